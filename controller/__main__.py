@@ -1,0 +1,5 @@
+"""``python -m controller`` runs the ``crisscross`` command line (see ``controller.cli``)."""
+
+from controller.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The ``crisscross`` command line.
+
+- ``crisscross run [--simulate] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
+  runs the table controller service (``controller.service``) from ``config/table.yaml``.
+- ``crisscross settle [FILE]`` settles one round given as JSON (FILE or standard input) and prints the
+  settlement as JSON (``controller.settlement.settle_round``). Invalid input: exit status 2, one line on
+  standard error naming the seat, the field and what is wrong, nothing on standard output.
+
+Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from controller.config import CONFIG_DIR, ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-v info, -vv debug)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the table controller service")
+    run.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
+    run.add_argument("--simulate", action="store_true",
+                     help="simulate the shoe, bet sensors and panel on pseudo-terminals, with scripted players and dealer")
+    run.add_argument("--rounds", type=_positive_int, default=None, help="stop after N rounds (default: run until signalled)")
+    run.add_argument("--seed", type=int, default=None, help="seed the simulated shoe and players (reproducible runs)")
+    run.add_argument("--journal", type=Path, default=None, help="journal file (overrides table.yaml)")
+    run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
+                     help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
+    run.add_argument("--quiet", action="store_true", help="do not print round summaries")
+
+    settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON")
+    settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``crisscross``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "settle":
+        return _settle(args.file)
+    return _run(args)
+
+
+def _settle(path: Path | None) -> int:
+    from controller.settlement import SettlementInputError, settle_round
+
+    source = str(path) if path else "<stdin>"
+    try:
+        text = path.read_text(encoding="utf-8") if path else sys.stdin.read()
+    except OSError as exc:
+        print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        print(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=sys.stderr)
+        return 2
+    try:
+        result = settle_round(data)
+    except SettlementInputError as exc:
+        print(f"{source}: {exc}", file=sys.stderr)
+        return 2
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from controller.service import run_service
+    from controller.table import load_table_config
+
+    try:
+        config = load_table_config(args.config)
+        ports = {}
+        for item in args.port:
+            device, sep, port = item.partition("=")
+            if not sep or device not in config.devices or not port:
+                raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(config.devices)}")
+            ports[device] = port
+        return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
+                           journal_path=args.journal, ports=ports, quiet=args.quiet)
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,127 @@
+"""The journal: an append-only JSON-lines file of every event, command and record of the table.
+
+Each line is one JSON object::
+
+    {"seq": 12, "time": "2026-11-29T12:00:00.123+00:00", "kind": "event" | "command" | "record",
+     "round": 3 | null, "type": "ButtonPressed", "data": {...}, "prev": "<hash of line 11>", "hash": "<sha256>"}
+
+``hash`` is the SHA-256 of the line's canonical JSON (sorted keys, no spaces) without ``hash``; ``prev`` is the
+previous line's hash (64 zeros for the first), so an edited, removed, inserted or reordered line breaks the
+chain. Write-ahead: the service appends an event before the round machine applies it and a command before a
+driver sends it; every append is flushed and fsynced before ``append`` returns. The journal keeps face-down
+cards, as a dispute needs them (PA 58 Pa. Code 674a.11(i)); reading it is a supervisor's right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+GENESIS = "0" * 64
+KINDS = ("event", "command", "record")
+
+
+class JournalError(ValueError):
+    """A journal file that cannot be read or extended: the message names the file and the line."""
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """SHA-256 (hex) of ``record`` without its ``hash`` key, as canonical JSON."""
+    body = {k: v for k, v in record.items() if k != "hash"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Read every record of the journal at ``path`` (an absent file has none).
+
+    Raises ``JournalError`` naming the file and line for a line that is not a JSON object or has no ``seq``.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith("\n"):
+                raise JournalError(f"{path}: line {number}: incomplete last line (no newline)")
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise JournalError(f"{path}: line {number}: not JSON: {exc.msg}") from None
+            if not isinstance(record, dict) or not isinstance(record.get("seq"), int):
+                raise JournalError(f"{path}: line {number}: not a journal record")
+            records.append(record)
+    return records
+
+
+def verify_chain(records: list[dict[str, Any]]) -> str | None:
+    """Check sequence numbers and the hash chain; return None when intact, else what is wrong and where."""
+    prev = GENESIS
+    for index, record in enumerate(records, 1):
+        if record.get("seq") != index:
+            return f"record {index}: seq {record.get('seq')} where {index} was expected (removed, inserted or reordered)"
+        if record.get("prev") != prev:
+            return f"record {index}: prev does not match record {index - 1}'s hash (removed, inserted or reordered)"
+        if record.get("hash") != record_hash(record):
+            return f"record {index}: content does not match its hash (edited)"
+        prev = record["hash"]
+    return None
+
+
+class Journal:
+    """An open journal, appended to by one thread (the controller thread).
+
+    ``path``: the file, created with its folder if absent. An existing journal is read and its chain verified
+    first; a broken one raises ``JournalError`` and nothing is appended to it. ``last_round_no`` is the highest
+    round number already recorded. ``clock`` returns the timestamp text of each record.
+    """
+
+    def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now) -> None:
+        self.path = Path(path)
+        records = read_records(self.path)
+        problem = verify_chain(records)
+        if problem:
+            raise JournalError(f"{self.path}: {problem}")
+        self._seq = len(records)
+        self._prev = records[-1]["hash"] if records else GENESIS
+        self.last_round_no = max((r["round"] for r in records if isinstance(r.get("round"), int)), default=0)
+        self._fsync = fsync
+        self._clock = clock
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def append(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> dict[str, Any]:
+        """Append one record and make it durable (flush + fsync) before returning it.
+
+        ``kind`` is one of ``KINDS``; ``type_`` the event, command or record class name; ``data`` its fields.
+        Raises ``ValueError`` for an unknown kind and ``OSError`` when the disk refuses the write.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
+        record = {"seq": self._seq + 1, "time": self._clock(), "kind": kind, "round": round_no,
+                  "type": type_, "data": data, "prev": self._prev}
+        record["hash"] = record_hash(record)
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+        self._seq += 1
+        self._prev = record["hash"]
+        return record
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        if not self._file.closed:
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+            self._file.close()

@@ -1,0 +1,79 @@
+"""Rounds rebuilt from the journal's records: what was locked, dealt, decided, revealed and settled.
+
+Used by the round summary, by the hardware-in-the-loop rig's checks and for game recall. Reads records only
+(``controller.journal.read_records``), never the devices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class RoundRecord:
+    """One round as journaled. Amounts in minor units.
+
+    ``wagers``: ``{seat: {wager: amount}}`` locked at "no more bets"; ``stacks``: ``(stack, seat, cards)`` in
+    dealing order (stack 0 = the cross, seat None); ``dispenses``: the ``Dispense`` commands' data in order;
+    ``decisions``: ``(decision, seat, action, amount)`` in order; ``reveals``: ``(step, cards)``;
+    ``settlements``: ``{seat: SeatSettled.settlement}`` in settlement order; ``settled_order``: seats as settled;
+    ``totals``: the ``RoundClosed`` totals (None while open); ``irregularities`` and ``faults``: their data.
+    """
+
+    round_no: int
+    wagers: dict[int, dict[str, int]] = field(default_factory=dict)
+    stacks: list[tuple[int, int | None, tuple[str, ...]]] = field(default_factory=list)
+    dispenses: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[tuple[str, int, str, int]] = field(default_factory=list)
+    reveals: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    settlements: dict[int, dict[str, Any]] = field(default_factory=dict)
+    settled_order: list[int] = field(default_factory=list)
+    totals: dict[str, int] | None = None
+    irregularities: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def closed(self) -> bool:
+        """True once the round's ``RoundClosed`` record is in."""
+        return self.totals is not None
+
+    @property
+    def cross(self) -> tuple[str, ...] | None:
+        """The five community cards in lay-out order (across, across, down, down, middle), once dealt."""
+        return next((cards for stack, _, cards in self.stacks if stack == 0), None)
+
+    def seat_cards(self, seat: int) -> tuple[str, ...] | None:
+        """The two cards dealt to ``seat`` (face-down information: for supervisors and checks)."""
+        return next((cards for _, s, cards in self.stacks if s == seat), None)
+
+
+def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]:
+    """Group journal records into ``RoundRecord`` objects keyed by round number, in journal order."""
+    rounds: dict[int, RoundRecord] = {}
+    for record in records:
+        number = record.get("round")
+        if not isinstance(number, int):
+            continue
+        rnd = rounds.setdefault(number, RoundRecord(number))
+        kind, data = record.get("type"), record.get("data", {})
+        if kind == "WagersLocked":
+            rnd.wagers = {entry["seat"]: dict(entry["wagers"]) for entry in data["seats"]}
+        elif kind == "StackDealt":
+            rnd.stacks.append((data["stack"], data["seat"], tuple(data["cards"])))
+        elif kind == "Dispense" and record.get("kind") == "command":
+            rnd.dispenses.append(dict(data))
+        elif kind == "DecisionMade":
+            rnd.decisions.append((data["decision"], data["seat"], data["action"], data["amount"]))
+        elif kind == "CardsRevealed":
+            rnd.reveals.append((data["step"], tuple(data["cards"])))
+        elif kind == "SeatSettled":
+            rnd.settlements[data["seat"]] = data["settlement"]
+            rnd.settled_order.append(data["seat"])
+        elif kind == "RoundClosed":
+            rnd.totals = dict(data["totals"])
+        elif kind == "Irregularity":
+            rnd.irregularities.append(dict(data))
+        elif kind == "FaultRaised":
+            rnd.faults.append(dict(data))
+    return rounds

@@ -1,0 +1,232 @@
+"""The table controller service: devices, the controller thread, the journal and the round summaries.
+
+Threads (docs/architecture.md): each device driver has one owner thread that opens, reads, writes and closes
+its port and only posts events; the controller thread (the thread that calls ``Controller.run``, the main
+thread under ``crisscross run``) is the only one that touches the round machine and the journal. Nothing is
+sent to a device before its handshake; the round machine leaves ``starting`` only when all three answered.
+
+Write-ahead: every event is journaled (fsync) before the machine applies it, and every command before the
+driver is asked to send it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller import commands as cmd
+from controller.config import CONFIG_DIR
+from controller.journal import Journal
+from controller.paytable import Jurisdiction, load_jurisdiction
+from controller.recall import RoundRecord, rounds_from_records
+from controller.round import Round
+from controller.summary import format_round
+from controller.table import TableConfig
+from drivers import DRIVERS
+from drivers.events import DeviceFault
+from drivers.link import Device
+from drivers.panel.simulator import PanelSimulator
+from drivers.sensors.simulator import SensorSimulator
+from drivers.shoe.simulator import ShoeSimulator
+from drivers.sim import PtySimulator
+
+log = logging.getLogger(__name__)
+
+#: Put on the event queue to stop the controller thread (signal handlers, tests).
+STOP = object()
+
+
+class Controller:
+    """Owns the round machine and the journal; consumes ``events`` on the thread that calls ``run``.
+
+    ``drivers`` maps ``shoe``/``sensors``/``panel`` to started ``Device`` objects. ``on_round_closed`` is called
+    with each closed round's ``RoundRecord`` (built from the journaled records). ``rounds`` stops the loop after
+    that many closed rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the machine faults.
+    """
+
+    def __init__(self, machine: Round, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
+                 *, on_round_closed: Callable[[RoundRecord], None] | None = None, rounds: int | None = None,
+                 stop_on_fault: bool = False) -> None:
+        self.machine = machine
+        self.journal = journal
+        self.drivers = drivers
+        self.events = events
+        self.on_round_closed = on_round_closed
+        self.rounds = rounds
+        self.stop_on_fault = stop_on_fault
+        self.rounds_closed = 0
+        self._round_records: list[dict[str, Any]] = []
+        self._done = False
+
+    def run(self) -> int:
+        """Process events until ``STOP``, the round count or (with ``stop_on_fault``) a fault.
+
+        Returns 0, or 1 when the machine ended in its fault state.
+        """
+        self.journal.append("record", "ServiceStarted", {"last_round_no": self.machine.last_round_no}, None)
+        while not self._done:
+            item = self.events.get()
+            if item is STOP:
+                break
+            self.process(item)
+        self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine._round_no())
+        return 1 if self.machine.state == "fault" else 0
+
+    def process(self, event: Any) -> None:
+        """Journal one event, apply it to the machine, then journal and carry out each output in order.
+
+        An exception from the machine is a defect: it is logged with the event, and the machine is moved to
+        its fault state (cause ``internal``) so the round stops in a defined state.
+        """
+        round_no = self.machine._round_no()
+        fields = dataclasses.asdict(event)
+        self._journal("event", type(event).__name__, fields, round_no)
+        try:
+            outputs = self.machine.handle(event)
+        except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
+            log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
+            outputs = [cmd.FaultRaised(round_no, None, "internal", f"{type(exc).__name__}: {exc}")]
+            self.machine.fault = outputs[0]
+            self.machine.fail()
+        for output in outputs:
+            self._carry_out(output)
+
+    def _journal(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> None:
+        record = self.journal.append(kind, type_, data, round_no)
+        if round_no is not None:
+            self._round_records.append(record)
+
+    def _carry_out(self, output: Any) -> None:
+        round_no = getattr(output, "round_no", self.machine._round_no())
+        kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
+        self._journal(kind, type(output).__name__, dataclasses.asdict(output), round_no)
+        if kind == "command":
+            self._send(output)
+        elif isinstance(output, cmd.RoundClosed):
+            self._round_closed(output.round_no)
+        elif isinstance(output, cmd.FaultRaised):
+            log.error("fault in round %s: %s %s (%s)", output.round_no, output.device or "-", output.cause, output.detail)
+            if self.stop_on_fault:
+                self._done = True
+        elif isinstance(output, cmd.Irregularity):
+            log.warning("irregularity in round %s: %s %s", output.round_no, output.kind, output.detail)
+
+    def _send(self, command: Any) -> None:
+        driver = self.drivers[command.device]
+        try:
+            if isinstance(command, cmd.Shuffle):
+                driver.shuffle()
+            elif isinstance(command, cmd.Dispense):
+                driver.dispense(command.txn_id, command.count)
+            elif isinstance(command, cmd.ReadSpots):
+                driver.read_spots(command.request_id)
+            elif isinstance(command, cmd.SetLamps):
+                driver.set_lamps(command.buttons)
+            elif isinstance(command, cmd.Display):
+                driver.show(command.text)
+        except Exception as exc:  # noqa: BLE001 - a driver that cannot take a command is a device fault
+            log.error("%s: cannot send %s: %s", command.device, type(command).__name__, exc)
+            self.events.put(DeviceFault(command.device, "link_lost", f"cannot send {type(command).__name__}: {exc}"))
+
+    def _round_closed(self, round_no: int) -> None:
+        record = rounds_from_records(self._round_records).get(round_no)
+        self._round_records = []
+        self.rounds_closed += 1
+        if record is not None and self.on_round_closed is not None:
+            self.on_round_closed(record)
+        if self.rounds is not None and self.rounds_closed >= self.rounds:
+            self._done = True
+
+
+SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
+    "shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator,
+}
+
+
+def jurisdiction_for(config: TableConfig) -> Jurisdiction:
+    """Load the table's jurisdiction, looking first beside ``table.yaml`` then in ``config/``."""
+    here = config.source.parent
+    return load_jurisdiction(config.jurisdiction, here if (here / "jurisdictions").is_dir() else CONFIG_DIR)
+
+
+def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None) -> dict[str, PtySimulator]:
+    """Start the simulator of each device in ``names`` (``drivers`` gives each device's driver kind)."""
+    sims: dict[str, PtySimulator] = {}
+    for name in names:
+        kind = drivers[name]
+        sim = SIMULATORS[kind](seed=seed) if kind == "shoe" else SIMULATORS[kind]()
+        sim.start()
+        sims[name] = sim
+    return sims
+
+
+def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
+                journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
+                out: TextIO = sys.stdout) -> int:
+    """Run the service until ``rounds`` rounds closed, SIGINT/SIGTERM, or (with ``rounds``) a fault.
+
+    ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
+    dealer, ``controller.simtable``); without it a device whose port is ``simulator`` gets its simulator and
+    the others are opened at their configured port (``ports`` overrides, by device name). Prints each closed
+    round's summary on ``out`` unless ``quiet``. Returns 0, or 1 when the machine ended in its fault state.
+    Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
+    a journal that does not verify.
+    """
+    from controller.simtable import SimulatedTable
+
+    jurisdiction = jurisdiction_for(config)
+    ports = dict(ports or {})
+    journal = Journal(journal_path or config.journal)
+    events: queue.Queue = queue.Queue()
+    kinds = {name: dev.driver for name, dev in config.devices.items()}
+    simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
+    sims: dict[str, PtySimulator] = {}
+    drivers: dict[str, Device] = {}
+    table = None
+    previous_handlers = {}
+    try:
+        sims = start_simulators(simulated, kinds, seed)
+        for name, dev in config.devices.items():
+            port = sims[name].port if name in sims else ports.get(name, dev.port)
+            drivers[name] = DRIVERS[dev.driver](port, events, name=name, handshake_timeout=config.handshake_timeout_s,
+                                                response_timeout=config.response_timeout_s, retries=config.retries)
+        machine = Round(config, jurisdiction, last_round_no=journal.last_round_no)
+
+        def summary(record: RoundRecord) -> None:
+            if not quiet:
+                print(format_round(record), file=out, flush=True)
+
+        controller = Controller(machine, journal, drivers, events, on_round_closed=summary, rounds=rounds,
+                                stop_on_fault=rounds is not None)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous_handlers[sig] = signal.signal(sig, lambda *_: events.put(STOP))
+        for driver in drivers.values():
+            driver.start()
+        if simulate:
+            table = SimulatedTable(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, seed=seed,
+                                   ante_limits=config.ante_limits, bonus_limits=config.bonus_limits, rounds=rounds)
+            table.start()
+        status = controller.run()
+        if status:
+            fault = machine.fault
+            print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
+                  f" ({fault.detail if fault else ''})", file=sys.stderr)
+        return status
+    finally:
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+        if table is not None:
+            table.stop()
+        for driver in drivers.values():
+            driver.stop()
+        for sim in sims.values():
+            sim.stop()
+        journal.close()

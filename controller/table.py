@@ -1,0 +1,189 @@
+"""The table: its configuration (``config/table.yaml``) and the wager rules of a seat.
+
+Wager rules (sources): two antes of equal amount and an optional five-card bonus, placed before "no more bets"
+(NY 9 NYCRR 5324.39(c)(3),(c)(4),(e)(1)); the across, down and middle bets are each one of the jurisdiction's
+allowed multiples of the ante (NY (c)(4),(e)(3),(e)(5),(e)(7); PA 58 Pa. Code 674a.11(b),(d),(f)); a player who
+declines a bet forfeits and makes no later bet (NY (e)(3)-(7)); per-wager table limits from ``table.yaml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.config import CONFIG_DIR, ConfigError, check_keys, load_yaml, require_int
+from drivers.events import SEATS, SPOTS
+
+#: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
+WAGERS: tuple[str, ...] = SPOTS
+#: The three decisions in the order they are taken (NY 5324.39(e)(3),(5),(7)).
+DECISIONS: tuple[str, ...] = ("across", "down", "middle")
+ANTES: tuple[str, ...] = ("ante_across", "ante_down")
+
+
+class WagerError(ValueError):
+    """A wager that breaks a rule. ``seat`` (int or None) and ``field`` (e.g. ``"wagers.across"``) say where."""
+
+    def __init__(self, seat: int | None, field: str, message: str) -> None:
+        self.seat = seat
+        self.field = field
+        self.reason = message
+        prefix = f"seat {seat}: " if seat is not None else ""
+        super().__init__(f"{prefix}{field}: {message}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Minimum and maximum of one wager, in minor units."""
+
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """One device: the driver's name and its port (a path, a pySerial URL, or ``simulator``)."""
+
+    driver: str
+    port: str
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The contents of ``table.yaml`` (see the file for each key's meaning). Amounts are minor units."""
+
+    table_id: str
+    jurisdiction: str
+    seats: tuple[int, ...]
+    ante_limits: Limits
+    bonus_limits: Limits
+    journal: Path
+    devices: dict[str, DeviceConfig]
+    handshake_timeout_s: float = 3.0
+    response_timeout_s: float = 2.0
+    retries: int = 3
+    source: Path = field(default=CONFIG_DIR / "table.yaml")
+
+
+def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
+    """Load and check ``table.yaml``.
+
+    Raises ``ConfigError`` naming the file and key for a missing/unknown key, a seat outside 1-6, limits
+    that are not positive integers with min <= max, an unknown device driver or a non-positive timing value.
+    """
+    path = Path(path)
+    data = load_yaml(path)
+    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"}, {"timing"})
+    seats = data["seats"]
+    if not isinstance(seats, list) or not seats or len(set(map(str, seats))) != len(seats):
+        raise ConfigError(f"{path}: seats: expected a list of distinct seat numbers, got {seats!r}")
+    for s in seats:
+        if require_int(path, "seats", s, 1) not in SEATS:
+            raise ConfigError(f"{path}: seats: {s} is not a seat (1-6, NY 5324.39(a)(1))")
+    limits = data["limits"]
+    check_keys(path, "limits", limits, {"ante", "five_card_bonus"})
+    ante_limits, bonus_limits = (_limits(path, f"limits.{k}", limits[k]) for k in ("ante", "five_card_bonus"))
+    devices = data["devices"]
+    check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
+    device_configs = {}
+    for name, entry in devices.items():
+        check_keys(path, f"devices.{name}", entry, {"driver", "port"})
+        if entry["driver"] not in ("shoe", "sensors", "panel"):
+            raise ConfigError(f"{path}: devices.{name}.driver: unknown driver {entry['driver']!r}")
+        device_configs[name] = DeviceConfig(str(entry["driver"]), str(entry["port"]))
+    timing = data.get("timing") or {}
+    check_keys(path, "timing", timing, set(), {"handshake_timeout_s", "response_timeout_s", "retries"})
+    for key in ("handshake_timeout_s", "response_timeout_s"):
+        value = timing.get(key, 1.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"{path}: timing.{key}: expected a positive number of seconds, got {value!r}")
+    return TableConfig(
+        table_id=str(data["table_id"]),
+        jurisdiction=str(data["jurisdiction"]),
+        seats=tuple(sorted(seats)),
+        ante_limits=ante_limits,
+        bonus_limits=bonus_limits,
+        journal=Path(str(data["journal"])),
+        devices=device_configs,
+        handshake_timeout_s=float(timing.get("handshake_timeout_s", 3.0)),
+        response_timeout_s=float(timing.get("response_timeout_s", 2.0)),
+        retries=require_int(path, "timing.retries", timing.get("retries", 3), 1),
+        source=path,
+    )
+
+
+def _limits(path: Path, where: str, entry: Any) -> Limits:
+    check_keys(path, where, entry, {"min", "max"})
+    low = require_int(path, f"{where}.min", entry["min"], 1)
+    high = require_int(path, f"{where}.max", entry["max"], 1)
+    if low > high:
+        raise ConfigError(f"{path}: {where}: min {low} is above max {high}")
+    return Limits(low, high)
+
+
+def check_amount(seat: int | None, name: str, amount: Any) -> int:
+    """Return ``amount`` if it is a positive integer number of minor units; else raise ``WagerError``."""
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise WagerError(seat, f"wagers.{name}", f"amount must be an integer number of minor units, got {amount!r}")
+    if amount <= 0:
+        raise WagerError(seat, f"wagers.{name}", f"amount must be positive, got {amount}")
+    return amount
+
+
+def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int, ...]) -> dict[str, int]:
+    """Check one seat's wagers of a round (placed so far or final) against the game's rules.
+
+    ``wagers`` maps wager names (``WAGERS``) to amounts in minor units; a decision bet absent means the seat
+    folded there or has not decided yet. Checks: known names, positive integer amounts, both antes present and
+    equal (NY 5324.39(c)(4),(e)(1)), a five-card bonus only with antes, each bet an allowed multiple of the ante
+    (NY (c)(4)), and no bet after a fold (NY (e)(3)-(7)). Returns the wagers as a plain dict in ``WAGERS`` order.
+    Raises ``WagerError`` naming the seat and field.
+    """
+    if not isinstance(wagers, Mapping):
+        raise WagerError(seat, "wagers", f"expected a mapping of wager names to amounts, got {type(wagers).__name__}")
+    for name in wagers:
+        if name not in WAGERS:
+            raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
+    checked = {name: check_amount(seat, name, wagers[name]) for name in WAGERS if name in wagers}
+    if not any(a in checked for a in ANTES):
+        if checked:
+            first = next(iter(checked))
+            raise WagerError(seat, f"wagers.{first}", "placed without the two antes")
+        raise WagerError(seat, "wagers", "no wagers: a playing seat places two antes")
+    for name in ANTES:
+        if name not in checked:
+            raise WagerError(seat, f"wagers.{name}", "missing: both antes are required and equal (NY 5324.39(e)(1))")
+    ante = checked["ante_across"]
+    if checked["ante_down"] != ante:
+        raise WagerError(seat, "wagers.ante_down", f"{checked['ante_down']} differs from ante_across {ante}: antes must be equal")
+    folded_at = None
+    for name in DECISIONS:
+        if name not in checked:
+            folded_at = folded_at or name
+            continue
+        if folded_at is not None:
+            raise WagerError(seat, f"wagers.{name}", f"bet after a fold at the {folded_at} decision")
+        check_bet(seat, name, checked[name], ante, bet_multiples)
+    return checked
+
+
+def check_bet(seat: int | None, name: str, amount: int, ante: int, bet_multiples: tuple[int, ...]) -> None:
+    """Check that a decision bet is one of the allowed multiples of the ante (NY 5324.39(c)(4)).
+
+    Raises ``WagerError`` naming the seat, the bet and the allowed amounts.
+    """
+    allowed = [m * ante for m in bet_multiples]
+    if amount not in allowed:
+        names = ", ".join(f"{m}x" for m in bet_multiples)
+        raise WagerError(seat, f"wagers.{name}", f"{amount} is not {names} the ante {ante} (allowed: {allowed})")
+
+
+def check_limits(seat: int, wagers: Mapping[str, int], config: TableConfig) -> None:
+    """Check the antes and the five-card bonus against the table limits. Raises ``WagerError``."""
+    for name, limits in (("ante_across", config.ante_limits), ("ante_down", config.ante_limits),
+                         ("five_card_bonus", config.bonus_limits)):
+        amount = wagers.get(name)
+        if amount is not None and not limits.min <= amount <= limits.max:
+            raise WagerError(seat, f"wagers.{name}", f"{amount} is outside the table limits {limits.min}-{limits.max}")

@@ -1,0 +1,120 @@
+"""The vocabulary devices speak to the controller: one frozen dataclass per device fact.
+
+Drivers turn decoded frames into these events and post them on the controller's event queue; the round
+state machine (``controller.round``) consumes them. Every event is plain data that round-trips through JSON
+(``to_record`` / ``event_from_record``) so the journal can store it before it is applied and replay it later.
+
+Spot names follow NY 9 NYCRR 5324.39(a)(2)(i): ``five_card_bonus``, ``ante_across``, ``ante_down``,
+``across``, ``down``, ``middle``. Seats are numbered 1-6 from the dealer's left, clockwise.
+Amounts are integer minor units (cents). Cards are two characters, rank ``23456789TJQKA`` + suit ``cdhs``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+#: The six betting areas of a seat, nearest the dealer first (NY 5324.39(a)(2)(i)). The index in this
+#: tuple is the spot's code on the bet-sensor wire protocol (docs/protocol.md).
+SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across", "down", "middle")
+
+#: Dealer panel buttons; the index + 1 is the button's code on the panel wire protocol (docs/protocol.md).
+BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal")
+
+#: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
+SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")
+
+#: Seats on a Criss-Cross Poker table (NY 5324.39(a)(1): no more than six player positions).
+SEATS: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class DeviceReady:
+    """A device answered the handshake: ``device`` is ``"shoe"``, ``"sensors"`` or ``"panel"``."""
+
+    device: str
+    device_id: str
+    firmware: str
+    protocol: int
+
+
+@dataclass(frozen=True)
+class DeviceFault:
+    """A device or its link failed. ``code`` is a short cause (``link_lost``, ``timeout``, ``handshake``,
+    ``protocol``, or a shoe fault from ``SHOE_FAULTS``); ``detail`` is human-readable context."""
+
+    device: str
+    code: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ShuffleComplete:
+    """The shoe finished shuffling and counted ``card_count`` cards (52 expected for one deck)."""
+
+    card_count: int
+
+
+@dataclass(frozen=True)
+class StackDispensed:
+    """The shoe dispensed the stack requested by transaction ``txn_id``; ``cards`` in the order recognised."""
+
+    txn_id: int
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SpotChanged:
+    """The bet sensors saw the chips on ``seat``/``spot`` change to ``amount`` minor units (0 = empty)."""
+
+    seat: int
+    spot: str
+    amount: int
+
+
+@dataclass(frozen=True)
+class SpotsSnapshot:
+    """Answer to a read request ``request_id``: every non-empty spot as ``(seat, spot, amount)`` triples,
+    sorted by seat then spot order. Spots not listed are empty."""
+
+    request_id: int
+    spots: tuple[tuple[int, str, int], ...]
+
+
+@dataclass(frozen=True)
+class ButtonPressed:
+    """The dealer pressed ``button`` (one of ``BUTTONS``) on the panel."""
+
+    button: str
+
+
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed)
+}
+
+
+def to_record(event: Any) -> dict[str, Any]:
+    """Return ``{"type": ClassName, **fields}`` for a device event (tuples become lists in JSON)."""
+    return {"type": type(event).__name__, **dataclasses.asdict(event)}
+
+
+def event_from_record(record: dict[str, Any]) -> Any:
+    """Rebuild an event from ``to_record`` output (after a JSON round trip).
+
+    Raises ``ValueError`` naming the type when it is unknown or the fields do not match.
+    """
+    fields = dict(record)
+    name = fields.pop("type", None)
+    cls = EVENT_TYPES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown device event type {name!r}")
+    if cls is StackDispensed:
+        fields["cards"] = tuple(fields.get("cards", ()))
+    elif cls is SpotsSnapshot:
+        fields["spots"] = tuple(tuple(s) for s in fields.get("spots", ()))
+    try:
+        return cls(**fields)
+    except TypeError as exc:
+        raise ValueError(f"bad fields for {name}: {exc}") from None

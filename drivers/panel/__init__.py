@@ -1,0 +1,1 @@
+"""The dealer panel: wire messages (``protocol``), driver (``driver``) and pty simulator (``simulator``)."""

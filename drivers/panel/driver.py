@@ -1,0 +1,49 @@
+"""Driver for the dealer panel (docs/protocol.md, "Dealer panel").
+
+``set_lamps`` and ``show`` are fire-and-forget (the panel answers only with NAK when it rejects a frame;
+resending the full lamp state or text is idempotent, so the controller simply sends the state again).
+BUTTON frames become ``ButtonPressed`` events; an unknown button code is logged and NAKed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from drivers.events import ButtonPressed
+from drivers.framing import NAK_UNKNOWN_TYPE, Frame, ProtocolError
+from drivers.link import Device
+from drivers.panel import protocol
+
+log = logging.getLogger(__name__)
+
+
+class PanelDriver(Device):
+    """The dealer panel on one serial port. Constructor arguments as ``drivers.link.Device``."""
+
+    kind = protocol.KIND
+
+    def set_lamps(self, buttons: Iterable[str]) -> None:
+        """Light exactly the lamps of ``buttons`` (names from ``BUTTONS``), all others off (LAMPS).
+
+        Raises ``ProtocolError`` (a ``ValueError``) for an unknown name, ``DeviceNotRunning`` if not running.
+        """
+        self.send(protocol.LAMPS, protocol.encode_lamps(buttons))
+
+    def show(self, text: str) -> None:
+        """Show ``text`` on the panel display (DISPLAY), cut to 64 UTF-8 bytes at a character boundary.
+
+        Raises ``TypeError`` if ``text`` is not a str, ``ProtocolError`` if it cannot be UTF-8 encoded and
+        ``DeviceNotRunning`` if not running.
+        """
+        self.send(protocol.DISPLAY, protocol.encode_display(protocol.fit_display(text)))
+
+    def handle_frame(self, frame: Frame) -> list[Any]:
+        """BUTTON -> ``ButtonPressed``; an unknown code raises ``ProtocolError`` (logged, NAK reason 2);
+        other types raise ``ProtocolError`` (NAK reason 1)."""
+        if frame.msg_type == protocol.BUTTON:
+            button = protocol.decode_button(frame.payload)
+            log.info("%s: button %s pressed", self.name, button.button)
+            return [ButtonPressed(button.button)]
+        raise ProtocolError(frame.msg_type, "not a panel -> host message", nak_reason=NAK_UNKNOWN_TYPE)

@@ -1,0 +1,70 @@
+"""Simulated dealer panel on a pty (docs/protocol.md, "Dealer panel"; base behaviour and limits in ``drivers.sim``).
+
+Tests press buttons with ``press``; LAMPS and DISPLAY from the host update ``lamps``, ``display`` and
+``messages``, and wake ``wait_for_lamp`` / ``wait_for``.
+
+Does not model: key bounce or a held key (one press is one BUTTON frame), a panel that refuses presses of unlit
+buttons (the controller must check), display width or scrolling.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from drivers import framing
+from drivers.events import BUTTONS
+from drivers.framing import Frame, ProtocolError
+from drivers.panel import protocol
+from drivers.sim import PtySimulator
+
+log = logging.getLogger(__name__)
+
+
+class PanelSimulator(PtySimulator):
+    """A dealer panel with the ``BUTTONS`` keys, one lamp per key and a text display."""
+
+    kind = protocol.KIND
+
+    def __init__(self, device_id: str = "SIM-PANEL-1") -> None:
+        super().__init__(device_id)
+        self._lamps: frozenset[str] = frozenset()
+        self._messages: list[str] = []
+
+    @property
+    def lamps(self) -> frozenset[str]:
+        """Names of the buttons whose lamp is lit."""
+        with self.lock:
+            return self._lamps
+
+    @property
+    def display(self) -> str:
+        """The text on the display ("" before any DISPLAY)."""
+        with self.lock:
+            return self._messages[-1] if self._messages else ""
+
+    @property
+    def messages(self) -> list[str]:
+        """Every DISPLAY text received, in order (a copy)."""
+        with self.lock:
+            return list(self._messages)
+
+    def press(self, button: str) -> None:
+        """Press ``button`` (a ``BUTTONS`` name): sends BUTTON. ``ValueError`` if unknown, ``OSError`` when
+        unplugged."""
+        if button not in BUTTONS:
+            raise ValueError(f"button must be one of {BUTTONS}, got {button!r}")
+        self.send(protocol.BUTTON, protocol.encode_button(button))
+
+    def wait_for_lamp(self, button: str, timeout: float) -> bool:
+        """Wait until ``button``'s lamp is lit; False if ``timeout`` seconds passed first."""
+        return self.wait_for(lambda: button in self._lamps, timeout)
+
+    def handle(self, frame: Frame) -> None:
+        """LAMPS -> ``lamps``; DISPLAY -> ``display`` and ``messages``; other types are NAKed (reason 1)."""
+        if frame.msg_type == protocol.LAMPS:
+            self._lamps = protocol.decode_lamps(frame.payload).buttons
+            log.info("panel-sim: lamps %s", sorted(self._lamps))
+        elif frame.msg_type == protocol.DISPLAY:
+            self._messages.append(protocol.decode_display(frame.payload).text)
+        else:
+            raise ProtocolError(frame.msg_type, "not a host -> panel message", nak_reason=framing.NAK_UNKNOWN_TYPE)

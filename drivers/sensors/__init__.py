@@ -1,0 +1,1 @@
+"""The bet sensors: wire messages (``protocol``), driver (``driver``) and pty simulator (``simulator``)."""

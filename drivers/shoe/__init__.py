@@ -1,0 +1,1 @@
+"""The automated shoe: wire messages (``protocol``), driver (``driver``) and pty simulator (``simulator``)."""

@@ -1,0 +1,80 @@
+"""Driver for our automated shoe (docs/protocol.md, "Shoe"; timing in "Timing").
+
+``ShoeDriver.shuffle()`` and ``ShoeDriver.dispense(txn_id, count)`` queue requests; the answers arrive on the
+event queue as ``ShuffleComplete`` and ``StackDispensed``. A request without an answer is sent again with the
+same payload (the same ``txn_id``); the shoe answers a repeated ``txn_id`` with its recorded stack and never
+deals twice, so retransmission is safe (exactly-once dispensing). A FAULT from the shoe is posted as
+``DeviceFault("shoe", <SHOE_FAULTS name>, detail)`` and cancels the automatic retransmission of whatever was
+outstanding; the controller decides whether to retry the same ``txn_id`` after the dealer cleared the fault.
+
+Hole-card secrecy: card values are never logged at INFO or above; only counts and transaction ids are.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from drivers.events import DeviceFault, ShuffleComplete, StackDispensed
+from drivers.framing import NAK_UNKNOWN_TYPE, Frame, ProtocolError
+from drivers.link import Device
+from drivers.shoe import protocol
+
+log = logging.getLogger(__name__)
+
+
+class ShoeDriver(Device):
+    """The shoe on one serial port. Constructor arguments as ``drivers.link.Device``."""
+
+    kind = protocol.KIND
+
+    def shuffle(self) -> None:
+        """Ask the shoe to shuffle (SHUFFLE); ``ShuffleComplete(card_count)`` follows.
+
+        Raises ``DeviceNotRunning`` if the owner thread is not running.
+        """
+        self.request("shuffle", protocol.SHUFFLE, b"", "SHUFFLE")
+
+    def dispense(self, txn_id: int, count: int) -> None:
+        """Ask the shoe to dispense ``count`` cards (2 or 5) under transaction ``txn_id`` (u32).
+
+        ``StackDispensed(txn_id, cards)`` follows; calling again with the same ``txn_id`` returns the same
+        cards without dealing again (docs/protocol.md, "Exactly-once dispensing"). Raises ``ProtocolError``
+        (a ``ValueError``) for a txn id outside 0..2**32-1 or a count other than 2 or 5, and
+        ``DeviceNotRunning`` if the owner thread is not running.
+        """
+        payload = protocol.encode_dispense(txn_id, count)
+        self.request(("dispense", txn_id), protocol.DISPENSE, payload, f"DISPENSE txn {txn_id} ({count} cards)")
+
+    def fault_name(self, code: int) -> str:
+        """FAULT code -> ``SHOE_FAULTS`` name (``"fault_<code>"`` for codes the protocol does not define)."""
+        return protocol.fault_name(code)
+
+    def handle_frame(self, frame: Frame) -> list[Any]:
+        """SHUFFLE_DONE -> ``ShuffleComplete``; STACK -> ``StackDispensed`` (cards validated as distinct
+        two-character cards, as many as the DISPENSE asked for; a different number is posted as
+        ``DeviceFault("shoe", "protocol")`` instead). Answers to no outstanding request are logged at DEBUG and not posted again.
+        Other types raise ``ProtocolError`` (NAK reason 1)."""
+        if frame.msg_type == protocol.SHUFFLE_DONE:
+            done = protocol.decode_shuffle_done(frame.payload)
+            if not self.answered("shuffle"):
+                log.debug("%s: SHUFFLE_DONE without an outstanding SHUFFLE, not posted", self.name)
+                return []
+            log.info("%s: shuffle complete, %d cards", self.name, done.card_count)
+            return [ShuffleComplete(done.card_count)]
+        if frame.msg_type == protocol.STACK:
+            stack = protocol.decode_stack(frame.payload)
+            key = ("dispense", stack.txn_id)
+            request = self.outstanding_payload(key)
+            if request is None:
+                log.debug("%s: STACK for txn %d which is not outstanding, not posted", self.name, stack.txn_id)
+                return []
+            self.answered(key)
+            asked = protocol.decode_dispense(request).count
+            if len(stack.cards) != asked:
+                detail = f"STACK for txn {stack.txn_id} has {len(stack.cards)} cards, {asked} were asked"
+                log.warning("%s: %s", self.name, detail)
+                return [DeviceFault(self.kind, "protocol", detail)]
+            log.info("%s: stack dispensed, txn %d, %d cards", self.name, stack.txn_id, len(stack.cards))
+            return [StackDispensed(stack.txn_id, stack.cards)]
+        raise ProtocolError(frame.msg_type, "not a shoe -> host message", nak_reason=NAK_UNKNOWN_TYPE)

@@ -1,0 +1,142 @@
+"""Shoe messages: type codes and payload encoders/decoders (docs/protocol.md, "Shoe").
+
+| type | name          | direction    | payload                                                        |
+|------|---------------|--------------|----------------------------------------------------------------|
+| 0x10 | SHUFFLE       | host -> shoe | empty                                                          |
+| 0x11 | SHUFFLE_DONE  | shoe -> host | card count u8                                                  |
+| 0x12 | DISPENSE      | host -> shoe | txn_id u32 BE, count u8 (2 or 5)                               |
+| 0x13 | STACK         | shoe -> host | txn_id u32 BE, count u8, cards as 2*count ASCII bytes ("AhTd") |
+
+FAULT codes from the shoe are ``SHOE_FAULTS`` index + 1 (1 jam, 2 misfeed, 3 unreadable_card, 4 empty,
+5 door_open). Encoders validate their arguments and raise ``ProtocolError``; decoders raise ``ProtocolError``
+naming the message and the problem, never a card value (hole-card secrecy).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from drivers.events import SHOE_FAULTS
+from drivers.framing import ProtocolError, check_range, need_length, register_names
+
+KIND = "shoe"
+
+SHUFFLE = 0x10
+SHUFFLE_DONE = 0x11
+DISPENSE = 0x12
+STACK = 0x13
+
+register_names({SHUFFLE: "SHUFFLE", SHUFFLE_DONE: "SHUFFLE_DONE", DISPENSE: "DISPENSE", STACK: "STACK"})
+
+#: Stack sizes a dispense may ask for: 2 (a player's hole cards) or 5 (the community cross).
+STACK_SIZES: tuple[int, ...] = (2, 5)
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+#: The 52 cards of one deck, ranks 2..A times suits c, d, h, s (drivers.events: "two characters").
+DECK: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
+
+
+class ShuffleDone(NamedTuple):
+    """SHUFFLE_DONE payload: ``card_count`` u8 counted after the shuffle (52 for one deck)."""
+
+    card_count: int
+
+
+class Dispense(NamedTuple):
+    """DISPENSE payload: ``txn_id`` u32 (exactly-once key), ``count`` u8 (2 or 5)."""
+
+    txn_id: int
+    count: int
+
+
+class Stack(NamedTuple):
+    """STACK payload: ``txn_id`` u32 and ``cards``, a tuple of two-character cards in dispense order."""
+
+    txn_id: int
+    cards: tuple[str, ...]
+
+
+def is_card(text: str) -> bool:
+    """True if ``text`` is a two-character card: rank in ``23456789TJQKA`` then suit in ``cdhs``."""
+    return len(text) == 2 and text[0] in RANKS and text[1] in SUITS
+
+
+def fault_code(name: str) -> int:
+    """Wire code of a shoe fault name (``SHOE_FAULTS`` index + 1); ``ValueError`` for an unknown name."""
+    if name not in SHOE_FAULTS:
+        raise ValueError(f"unknown shoe fault {name!r}; expected one of {SHOE_FAULTS}")
+    return SHOE_FAULTS.index(name) + 1
+
+
+def fault_name(code: int) -> str:
+    """Fault name for a wire code, or ``"fault_<code>"`` when the code is not in ``SHOE_FAULTS``."""
+    if 1 <= code <= len(SHOE_FAULTS):
+        return SHOE_FAULTS[code - 1]
+    return f"fault_{code}"
+
+
+def encode_shuffle_done(card_count: int) -> bytes:
+    """SHUFFLE_DONE payload: one byte, the card count (0..255)."""
+    return bytes((check_range(SHUFFLE_DONE, "card count", card_count, 0, 255),))
+
+
+def decode_shuffle_done(payload: bytes) -> ShuffleDone:
+    """Parse SHUFFLE_DONE; ``ProtocolError`` unless exactly one byte."""
+    need_length(SHUFFLE_DONE, payload, 1)
+    return ShuffleDone(payload[0])
+
+
+def _check_txn(msg_type: int, txn_id: int) -> int:
+    return check_range(msg_type, "txn_id", txn_id, 0, 0xFFFF_FFFF)
+
+
+def encode_dispense(txn_id: int, count: int) -> bytes:
+    """DISPENSE payload: ``txn_id`` u32 BE + ``count`` u8; ``ProtocolError`` unless count is 2 or 5."""
+    _check_txn(DISPENSE, txn_id)
+    if count not in STACK_SIZES or isinstance(count, bool):
+        raise ProtocolError(DISPENSE, f"count must be one of {STACK_SIZES}, got {count!r}")
+    return struct.pack(">IB", txn_id, count)
+
+
+def decode_dispense(payload: bytes) -> Dispense:
+    """Parse DISPENSE (5 bytes). The count is returned as sent; the shoe itself NAKs counts other than
+    2 or 5 with reason 2 (docs/protocol.md, "Shoe"). ``ProtocolError`` on a wrong length."""
+    need_length(DISPENSE, payload, 5)
+    txn_id, count = struct.unpack(">IB", payload)
+    return Dispense(txn_id, count)
+
+
+def encode_stack(txn_id: int, cards: tuple[str, ...] | list[str]) -> bytes:
+    """STACK payload: ``txn_id`` u32 BE, count u8, then each card's two ASCII characters.
+
+    ``ProtocolError`` for a bad txn id, more than 127 cards or a malformed card (named by position only).
+    """
+    _check_txn(STACK, txn_id)
+    cards = tuple(cards)
+    if len(cards) > 127:
+        raise ProtocolError(STACK, f"{len(cards)} cards do not fit in one frame")
+    for index, card in enumerate(cards):
+        if not isinstance(card, str) or not is_card(card):
+            raise ProtocolError(STACK, f"card {index + 1} is not a two-character card")
+    return struct.pack(">IB", txn_id, len(cards)) + "".join(cards).encode("ascii")
+
+
+def decode_stack(payload: bytes) -> Stack:
+    """Parse STACK; ``ProtocolError`` if the length does not match the count, a card is malformed (named by
+    position, never by value) or a card appears twice in the stack."""
+    if len(payload) < 5:
+        raise ProtocolError(STACK, f"payload is {len(payload)} bytes, at least 5 expected")
+    txn_id, count = struct.unpack(">IB", payload[:5])
+    if len(payload) != 5 + 2 * count:
+        raise ProtocolError(STACK, f"count {count} needs {5 + 2 * count} bytes, payload is {len(payload)}")
+    cards = []
+    for index in range(count):
+        raw = payload[5 + 2 * index : 7 + 2 * index]
+        card = raw.decode("ascii", errors="replace")
+        if not is_card(card):
+            raise ProtocolError(STACK, f"card {index + 1} is not a two-character card")
+        cards.append(card)
+    if len(set(cards)) != len(cards):
+        raise ProtocolError(STACK, "the stack contains the same card twice")
+    return Stack(txn_id, tuple(cards))

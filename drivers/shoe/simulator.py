@@ -1,0 +1,104 @@
+"""Simulated shoe on a pty (docs/protocol.md, "Shoe"; base behaviour and limits in ``drivers.sim``).
+
+Models one 52-card deck: SHUFFLE restores and shuffles all 52 cards and answers SHUFFLE_DONE(52); DISPENSE
+deals the next ``count`` cards and answers STACK; each transaction's result is recorded and a repeated
+``txn_id`` is answered with the recorded STACK without dealing again (exactly-once). A dispense with a count
+other than 2 or 5 gets NAK reason 2, before the first shuffle NAK reason 3; too few cards left, or a fault
+injected with ``inject_fault``, answers FAULT and deals nothing (the txn is not recorded, so a later retry
+of the same id can succeed).
+
+Does not model: card recognition errors other than injected ones, the time a shuffle or dispense takes, burn
+cards, the discard rack, the door sensor, or losing its transaction record on power loss.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+
+from drivers import framing
+from drivers.events import SHOE_FAULTS
+from drivers.framing import Frame, ProtocolError
+from drivers.shoe import protocol
+from drivers.sim import PtySimulator
+
+log = logging.getLogger(__name__)
+
+
+class ShoeSimulator(PtySimulator):
+    """A shoe with one deck. ``seed`` makes the shuffles reproducible (``random.Random(seed)``); without it
+    shuffles use ``secrets.SystemRandom()``."""
+
+    kind = protocol.KIND
+
+    def __init__(self, seed: int | None = None, device_id: str = "SIM-SHOE-1") -> None:
+        super().__init__(device_id)
+        self._rng: random.Random = secrets.SystemRandom() if seed is None else random.Random(seed)
+        self._deck: list[str] = []
+        self._shuffled = False
+        self._records: dict[int, tuple[str, ...]] = {}
+        self._dispensed: list[tuple[int, tuple[str, ...]]] = []
+        self._fault: str | None = None
+        self.shuffles = 0
+
+    @property
+    def dispensed(self) -> list[tuple[int, tuple[str, ...]]]:
+        """Every stack actually dealt, as ``(txn_id, cards)`` in order (a copy; repeats are not listed)."""
+        with self.lock:
+            return list(self._dispensed)
+
+    @property
+    def remaining(self) -> int:
+        """Cards left in the shoe."""
+        with self.lock:
+            return len(self._deck)
+
+    def inject_fault(self, code_name: str) -> None:
+        """Make the next DISPENSE answer FAULT ``code_name`` (one of ``SHOE_FAULTS``) instead of dealing.
+
+        Raises ``ValueError`` for an unknown name.
+        """
+        protocol.fault_code(code_name)
+        with self.lock:
+            self._fault = code_name
+
+    def handle(self, frame: Frame) -> None:
+        """SHUFFLE -> SHUFFLE_DONE; DISPENSE -> STACK, FAULT or NAK as described in the module docstring."""
+        if frame.msg_type == protocol.SHUFFLE:
+            framing.decode_empty(protocol.SHUFFLE, frame.payload)
+            self._deck = list(protocol.DECK)
+            self._rng.shuffle(self._deck)
+            self._shuffled = True
+            self.shuffles += 1
+            log.info("shoe-sim: shuffled %d cards", len(self._deck))
+            self.send(protocol.SHUFFLE_DONE, protocol.encode_shuffle_done(len(self._deck)))
+        elif frame.msg_type == protocol.DISPENSE:
+            self._dispense(protocol.decode_dispense(frame.payload))
+        else:
+            raise ProtocolError(frame.msg_type, "not a host -> shoe message", nak_reason=framing.NAK_UNKNOWN_TYPE)
+
+    def _dispense(self, request: protocol.Dispense) -> None:
+        recorded = self._records.get(request.txn_id)
+        if recorded is not None:
+            log.info("shoe-sim: txn %d repeated, answering the recorded stack", request.txn_id)
+            self.send(protocol.STACK, protocol.encode_stack(request.txn_id, recorded))
+            return
+        if request.count not in protocol.STACK_SIZES:
+            raise ProtocolError(protocol.DISPENSE, f"count {request.count} is not one of {protocol.STACK_SIZES}")
+        if not self._shuffled:
+            raise ProtocolError(protocol.DISPENSE, "no shuffle yet", nak_reason=framing.NAK_NOT_ALLOWED)
+        if self._fault is not None:
+            name, self._fault = self._fault, None
+            self.send(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
+            return
+        if len(self._deck) < request.count:
+            detail = f"{len(self._deck)} cards left, {request.count} asked"
+            self.send(framing.FAULT, framing.encode_fault(protocol.fault_code(SHOE_FAULTS[3]), detail))
+            return
+        cards = tuple(self._deck[: request.count])
+        del self._deck[: request.count]
+        self._records[request.txn_id] = cards
+        self._dispensed.append((request.txn_id, cards))
+        log.info("shoe-sim: txn %d dealt %d cards, %d left", request.txn_id, len(cards), len(self._deck))
+        self.send(protocol.STACK, protocol.encode_stack(request.txn_id, cards))

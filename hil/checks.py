@@ -1,0 +1,143 @@
+"""Checks of a journal, from the journal alone (and, when given, the shoe's own record of what it dealt).
+
+Each check returns discrepancies as text; an empty list means the journal proves the property. Sources: card
+accounting 5 + 2 x wagering seats per round in the regulated order (NY 9 NYCRR 5324.39(d)(2)); no card before
+"no more bets" (NY (c)(3)); decisions from the dealer's left clockwise (PA 58 Pa. Code 674a.11(b),(d),(f));
+settlement from the dealer's right counterclockwise (NY (e)(9), PA (g)); every wager settled exactly once and
+money conserved; every settlement equal to what ``crisscross settle`` computes for that round.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.cards import DECK
+from controller.journal import read_records, verify_chain
+from controller.recall import RoundRecord, rounds_from_records
+
+
+def settle_input(rnd: RoundRecord, jurisdiction: str) -> dict[str, Any]:
+    """The ``crisscross settle`` input for a journaled round: the cross, each seat's cards and final wagers."""
+    cross = rnd.cross
+    assert cross is not None
+    seats = []
+    for seat in sorted(rnd.wagers):
+        wagers = dict(rnd.wagers[seat])
+        for decision, s, action, amount in rnd.decisions:
+            if s == seat and action == "bet":
+                wagers[decision] = amount
+        seats.append({"seat": seat, "cards": list(rnd.seat_cards(seat) or ()), "wagers": wagers})
+    return {"jurisdiction": jurisdiction,
+            "community": {"across": list(cross[0:2]), "down": list(cross[2:4]), "middle": cross[4]},
+            "seats": seats}
+
+
+def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str]:
+    """Check one closed round's dealing, decisions, settlement and money. ``records`` are the round's records."""
+    problems: list[str] = []
+    where = f"round {rnd.round_no}"
+    seats = sorted(rnd.wagers)
+    if not rnd.closed:
+        return [f"{where}: not closed"]
+    # dealing: the cross first, then one stack of two per wagering seat, clockwise from the dealer's left
+    expected_plan = [(0, None, 5)] + [(i + 1, seat, 2) for i, seat in enumerate(seats)]
+    plan = [(stack, seat, len(cards)) for stack, seat, cards in rnd.stacks]
+    if plan != expected_plan:
+        problems.append(f"{where}: stacks dealt {plan}, expected {expected_plan}")
+    cards = [c for _, _, stack in rnd.stacks for c in stack]
+    if len(cards) != 5 + 2 * len(seats) or len(set(cards)) != len(cards) or not set(cards) <= set(DECK):
+        problems.append(f"{where}: {len(cards)} cards dealt ({len(set(cards))} distinct), expected "
+                        f"{5 + 2 * len(seats)} distinct cards")
+    types = [r["type"] for r in records]
+    if "Dispense" in types and ("WagersLocked" not in types or types.index("Dispense") < types.index("WagersLocked")):
+        problems.append(f"{where}: a card was dispensed before the wagers were locked")
+    if [d["stack"] for d in rnd.dispenses] != list(range(len(seats) + 1)):
+        problems.append(f"{where}: dispense requests {[d['stack'] for d in rnd.dispenses]} out of order or repeated")
+    # decisions from the dealer's left, clockwise; only seats still in action; reveals in order
+    folded: set[int] = set()
+    for step in ("across", "down", "middle"):
+        asked = [s for d, s, _, _ in rnd.decisions if d == step]
+        expected = [s for s in seats if s not in folded]
+        if asked != expected:
+            problems.append(f"{where}: {step} decisions taken from seats {asked}, expected {expected}")
+        folded |= {s for d, s, a, _ in rnd.decisions if d == step and a == "fold"}
+    if [step for step, _ in rnd.reveals] != ["across", "down", "middle"]:
+        problems.append(f"{where}: reveals {[s for s, _ in rnd.reveals]}, expected across, down, middle")
+    # settlement: every seat once, from the dealer's right; every wager placed settled exactly once
+    if rnd.settled_order != sorted(seats, reverse=True):
+        problems.append(f"{where}: seats settled in order {rnd.settled_order}, expected {sorted(seats, reverse=True)}")
+    wagered = returned = collected = 0
+    for seat in seats:
+        placed = dict(rnd.wagers[seat])
+        placed.update({d: a for d, s, act, a in rnd.decisions if s == seat and act == "bet"})
+        settled = rnd.settlements.get(seat, {}).get("wagers", {})
+        if {k: v["amount"] for k, v in settled.items()} != placed:
+            problems.append(f"{where}: seat {seat} placed {placed} but settled {settled}")
+        for name, result in settled.items():
+            amount, outcome, net = result["amount"], result["outcome"], result["net"]
+            wagered += amount
+            returned += amount if outcome in ("win", "push") else 0
+            collected += amount if outcome == "lose" else 0
+            if (outcome == "lose" and net != -amount) or (outcome == "push" and net != 0) or (
+                    outcome == "win" and (net <= 0 or net % amount)):
+                problems.append(f"{where}: seat {seat} {name}: outcome {outcome} with net {net} on {amount}")
+    if wagered != returned + collected:
+        problems.append(f"{where}: wagered {wagered} != returned {returned} + collected {collected}")
+    totals = rnd.totals or {}
+    if (totals.get("wagered"), totals.get("returned"), totals.get("collected")) != (wagered, returned, collected):
+        problems.append(f"{where}: round totals {totals} disagree with the seats' settlements")
+    return problems
+
+
+def check_against_settle(rnd: RoundRecord, jurisdiction: str = "ny") -> list[str]:
+    """Run ``crisscross settle`` (a separate process) on the journaled round and compare seat by seat."""
+    data = settle_input(rnd, jurisdiction)
+    proc = subprocess.run([sys.executable, "-m", "controller", "settle"], input=json.dumps(data),
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        return [f"round {rnd.round_no}: crisscross settle refused the journaled round: {proc.stderr.strip()}"]
+    reference = {s["seat"]: s for s in json.loads(proc.stdout)["seats"]}
+    problems = []
+    for seat, settled in rnd.settlements.items():
+        mine = {k: v for k, v in settled.items() if k != "folded_at"}
+        if mine != reference.get(seat):
+            problems.append(f"round {rnd.round_no}: seat {seat} settled {mine}, crisscross settle says {reference.get(seat)}")
+    return problems
+
+
+def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, ...]]] | None = None,
+                  jurisdiction: str = "ny", against_settle: bool = True) -> tuple[dict[int, RoundRecord], list[str]]:
+    """Check every round of the journal at ``path``; return the rounds and the discrepancies found.
+
+    ``shoe_dispensed``: the shoe simulator's own ``(txn_id, cards)`` record; every stack it dealt must be the
+    journal's stack, in order, and none dealt twice. ``against_settle`` runs ``crisscross settle`` per round.
+    """
+    records = read_records(path)
+    problems = []
+    broken = verify_chain(records)
+    if broken:
+        problems.append(f"journal chain: {broken}")
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        if isinstance(record.get("round"), int):
+            by_round.setdefault(record["round"], []).append(record)
+    rounds = rounds_from_records(records)
+    for number, rnd in rounds.items():
+        problems += check_round(rnd, by_round[number])
+        if against_settle and rnd.closed:
+            problems += check_against_settle(rnd, jurisdiction)
+    if shoe_dispensed is not None:
+        journaled = [cards for rnd in rounds.values() for _, _, cards in rnd.stacks]
+        dealt = [tuple(cards) for _, cards in shoe_dispensed]
+        if dealt != journaled:
+            problems.append(f"shoe dealt {len(dealt)} stacks, the journal records {len(journaled)} (or they differ)")
+        txns = [txn for txn, _ in shoe_dispensed]
+        if len(set(txns)) != len(txns):
+            problems.append("the shoe dealt a transaction twice")
+    return rounds, problems
+

@@ -1,0 +1,93 @@
+"""The rig: simulators on pseudo-terminals and a scripted table here, the service in its own process.
+
+    python -m hil.rig --rounds 20 --seed 5 [--journal PATH] [--config config/table.yaml]
+
+Starts the shoe, bet-sensor and panel simulators on pseudo-terminals and the scripted players and dealer
+(``controller.simtable``), starts ``crisscross run`` as a separate process with ``--port`` pointing each device
+at its simulator's port (opened exactly as a real serial port), waits for it to finish N rounds, then checks
+the journal (``hil.checks``) and the shoe simulator's own record. Prints the rounds completed and every
+discrepancy; exits 0 only when there is none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.config import CONFIG_DIR
+from controller.simtable import SimulatedTable
+from controller.service import start_simulators
+from controller.table import load_table_config
+from hil.checks import check_journal
+
+
+@dataclass
+class RigResult:
+    """What a rig run saw: the service's exit status and output, rounds closed, discrepancies (empty = pass)."""
+
+    status: int
+    rounds_closed: int
+    problems: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+
+
+def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
+            timeout: float = 300.0) -> RigResult:
+    """Run ``rounds`` rounds of the service (separate process) against simulators in this process; check them.
+
+    ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
+    ``config``, ``subprocess.TimeoutExpired`` when the service has not finished within ``timeout`` seconds.
+    """
+    if journal.exists() and journal.stat().st_size:
+        raise ValueError(f"{journal}: the rig needs a new journal file (its checks compare it with this run's shoe)")
+    table_config = load_table_config(config)
+    names = list(table_config.devices)
+    sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
+    table = SimulatedTable(sims["shoe"], sims["sensors"], sims["panel"], seats=table_config.seats, seed=seed,
+                           ante_limits=table_config.ante_limits, bonus_limits=table_config.bonus_limits,
+                           rounds=rounds)
+    command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--rounds", str(rounds),
+               "--journal", str(journal), "--quiet"]
+    for name in names:
+        command += ["--port", f"{name}={sims[name].port}"]
+    try:
+        table.start()
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    finally:
+        table.stop()
+        dispensed = sims["shoe"].dispensed
+        for sim in sims.values():
+            sim.stop()
+    rounds_seen, problems = check_journal(journal, shoe_dispensed=dispensed)
+    closed = sum(1 for r in rounds_seen.values() if r.closed)
+    if proc.returncode != 0:
+        problems.insert(0, f"service exited with status {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    if closed != rounds:
+        problems.insert(0, f"{closed} rounds closed, {rounds} expected")
+    return RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line of the rig; returns 0 when every check passed."""
+    parser = argparse.ArgumentParser(prog="python -m hil.rig", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
+    parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
+    args = parser.parse_args(argv)
+    journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.jsonl"
+    result = run_rig(args.rounds, args.seed, journal, args.config)
+    print(f"journal: {journal}")
+    print(f"rounds closed: {result.rounds_closed} of {args.rounds}; discrepancies: {len(result.problems)}")
+    for problem in result.problems:
+        print(f"  - {problem}")
+    return 0 if not result.problems else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

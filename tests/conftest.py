@@ -1,0 +1,30 @@
+"""Shared test fixtures.
+
+``no_leaked_threads`` (autouse, pymodbus style): a test fails if it leaves behind a non-daemon thread that it
+started, because such a thread keeps the process alive and usually still owns a port or a pty.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+#: How long a test's threads may take to finish after its fixtures are torn down (seconds).
+THREAD_GRACE = 2.0
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads():
+    """Fail the test if a non-daemon thread started during it is still alive after a short grace period."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + THREAD_GRACE
+    while True:
+        leaked = [t for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive()]
+        if not leaked or time.monotonic() >= deadline:
+            break
+        time.sleep(0.01)
+    if leaked:
+        pytest.fail(f"test leaked non-daemon threads: {sorted(t.name for t in leaked)}")

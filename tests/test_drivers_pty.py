@@ -1,0 +1,439 @@
+"""Each driver against its simulator over a real pseudo-terminal (docs/protocol.md; design.md "Drivers at the edge").
+
+The driver opens the pty slave path with pyserial exactly as it would open ``/dev/ttyUSB0``. Every test gets its
+simulator and driver from fixtures that stop them, and the autouse ``no_leaked_threads`` fixture (conftest.py)
+fails a test that leaves a thread behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import re
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from drivers import DRIVERS, framing
+from drivers.events import (
+    ButtonPressed,
+    DeviceFault,
+    DeviceReady,
+    ShuffleComplete,
+    SpotChanged,
+    SpotsSnapshot,
+    StackDispensed,
+)
+from drivers.link import Device, DeviceNotRunning
+from drivers.panel import protocol as panel_protocol
+from drivers.panel.driver import PanelDriver
+from drivers.panel.simulator import PanelSimulator
+from drivers.sensors.driver import SensorDriver
+from drivers.sensors.simulator import SensorSimulator
+from drivers.shoe import protocol as shoe_protocol
+from drivers.shoe.driver import ShoeDriver
+from drivers.shoe.simulator import ShoeSimulator
+from drivers.sim import PtySimulator
+
+pytestmark = pytest.mark.timeout(30)
+
+WAIT = 3.0  # generous upper bound for one answer over a pty (they take milliseconds)
+FAST = {"handshake_timeout": 1.0, "response_timeout": 0.25, "retries": 2}
+SIMULATORS: dict[str, Callable[[], PtySimulator]] = {
+    "shoe": lambda: ShoeSimulator(seed=20240601),
+    "sensors": SensorSimulator,
+    "panel": PanelSimulator,
+}
+
+
+def expect(events: queue.Queue, kind: type, timeout: float = WAIT):
+    """The next event, which must be of type ``kind``."""
+    try:
+        event = events.get(timeout=timeout)
+    except queue.Empty:
+        pytest.fail(f"no {kind.__name__} within {timeout} s")
+    assert isinstance(event, kind), f"expected {kind.__name__}, got {event!r}"
+    return event
+
+
+def expect_quiet(events: queue.Queue, seconds: float) -> None:
+    """No event arrives for ``seconds``."""
+    try:
+        event = events.get(timeout=seconds)
+    except queue.Empty:
+        return
+    pytest.fail(f"unexpected event {event!r}")
+
+
+@pytest.fixture
+def events() -> queue.Queue:
+    return queue.Queue()
+
+
+@pytest.fixture
+def simulators() -> Iterator[Callable[[str], PtySimulator]]:
+    """Factory for started simulators; all are stopped at teardown (after the drivers)."""
+    made: list[PtySimulator] = []
+
+    def make(kind: str, start: bool = True) -> PtySimulator:
+        sim = SIMULATORS[kind]()
+        made.append(sim)
+        if start:
+            sim.start()
+        return sim
+
+    yield make
+    for sim in made:
+        sim.stop()
+
+
+@pytest.fixture
+def drivers(simulators, events) -> Iterator[Callable[..., Device]]:
+    """Factory for started drivers on a port; all are stopped at teardown."""
+    made: list[Device] = []
+
+    def make(kind: str, port: str, **options) -> Device:
+        driver = DRIVERS[kind](port, events, **{**FAST, **options})
+        made.append(driver)
+        driver.start()
+        return driver
+
+    yield make
+    for driver in made:
+        driver.stop()
+
+
+def connect(kind, simulators, drivers, events):
+    sim = simulators(kind)
+    driver = drivers(kind, sim.port)
+    ready = expect(events, DeviceReady)
+    assert ready == DeviceReady(kind, sim.device_id, "sim-1.0", 1)
+    return sim, driver
+
+
+@pytest.fixture
+def shoe(simulators, drivers, events) -> tuple[ShoeSimulator, ShoeDriver]:
+    return connect("shoe", simulators, drivers, events)
+
+
+@pytest.fixture
+def sensors(simulators, drivers, events) -> tuple[SensorSimulator, SensorDriver]:
+    return connect("sensors", simulators, drivers, events)
+
+
+@pytest.fixture
+def panel(simulators, drivers, events) -> tuple[PanelSimulator, PanelDriver]:
+    return connect("panel", simulators, drivers, events)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Handshake and link
+
+
+@pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
+def test_handshake_posts_device_ready(kind, simulators, drivers, events):
+    sim, driver = connect(kind, simulators, drivers, events)
+    assert driver.ident == framing.Ident(1, kind, sim.device_id, "sim-1.0")
+    assert sim.received[0] == framing.Frame(0, framing.HELLO, b"\x01")
+
+
+@pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
+def test_unplug_posts_link_lost_and_thread_ends(kind, simulators, drivers, events):
+    sim, driver = connect(kind, simulators, drivers, events)
+    sim.unplug()
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == (kind, "link_lost")
+    assert driver.join(WAIT)
+    assert not driver.running
+
+
+def test_wrong_kind_of_device_fails_handshake(simulators, drivers, events):
+    sim = simulators("panel")
+    driver = drivers("shoe", sim.port)
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "handshake")
+    assert "'panel'" in fault.detail
+    assert driver.join(WAIT)
+
+
+def test_silent_device_fails_handshake_after_timeout(simulators, drivers, events):
+    sim = simulators("shoe", start=False)  # nobody answers on the master end
+    started = time.monotonic()
+    driver = drivers("shoe", sim.port, handshake_timeout=0.3)
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "handshake")
+    assert 0.3 <= time.monotonic() - started < WAIT
+    assert driver.join(WAIT)
+
+
+def test_missing_port_is_link_lost(drivers, events, tmp_path):
+    driver = drivers("sensors", str(tmp_path / "ttyUSB-missing"))
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("sensors", "link_lost")
+    assert driver.join(WAIT)
+    with pytest.raises(DeviceNotRunning):
+        driver.read_spots(1)
+
+
+def test_port_is_opened_exclusively(shoe, drivers, events):
+    sim, first = shoe
+    second = drivers("shoe", sim.port)
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "link_lost")
+    assert second.join(WAIT)
+    assert first.running
+
+
+def test_commands_after_stop_raise(shoe):
+    _, driver = shoe
+    driver.stop()
+    assert not driver.running
+    with pytest.raises(DeviceNotRunning):
+        driver.shuffle()
+
+
+def test_corrupted_bytes_on_the_wire_are_skipped(sensors, events):
+    sim, driver = sensors
+    good = framing.encode_frame(200, 0x21, bytes([1, 0, 0, 0, 0, 100]))
+    broken = bytearray(framing.encode_frame(201, 0x21, bytes([1, 0, 0, 0, 0, 200])))
+    broken[-1] ^= 0x55
+    sim.send_raw(b"\x00" + bytes(broken) + good)
+    assert expect(events, SpotChanged) == SpotChanged(1, "five_card_bonus", 100)
+    assert driver.decoder.error_counts == {"garbage": 1, "bad_crc": 1}
+    # A false SYNC announcing 255 bytes, then a frame split across two writes: found without stalling.
+    later = framing.encode_frame(201, 0x21, bytes([1, 0, 0, 0, 0, 200]))
+    sim.send_raw(b"\xa5\xff" + later[:3])
+    sim.send_raw(later[3:])
+    assert expect(events, SpotChanged) == SpotChanged(1, "five_card_bonus", 200)
+    assert driver.decoder.error_counts == {"garbage": 2, "bad_crc": 1}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Shoe
+
+
+def test_shuffle_then_dispense_five_then_two(shoe, events):
+    sim, driver = shoe
+    driver.shuffle()
+    assert expect(events, ShuffleComplete) == ShuffleComplete(52)
+    driver.dispense(1, 5)
+    first = expect(events, StackDispensed)
+    driver.dispense(2, 2)
+    second = expect(events, StackDispensed)
+    assert (first.txn_id, len(first.cards), second.txn_id, len(second.cards)) == (1, 5, 2, 2)
+    cards = first.cards + second.cards
+    assert all(re.fullmatch(r"[23456789TJQKA][cdhs]", card) for card in cards)
+    assert len(set(cards)) == 7
+    assert sim.dispensed == [(1, first.cards), (2, second.cards)]
+    assert sim.remaining == 45
+
+
+def test_repeated_txn_returns_recorded_stack_without_dealing(shoe, events):
+    sim, driver = shoe
+    driver.shuffle()
+    expect(events, ShuffleComplete)
+    driver.dispense(41, 5)
+    first = expect(events, StackDispensed)
+    driver.dispense(41, 5)
+    again = expect(events, StackDispensed)
+    assert again == first
+    assert sim.dispensed == [(41, first.cards)]
+    assert sim.remaining == 47
+
+
+def test_lost_stack_is_retransmitted_and_dealt_once(shoe, events):
+    sim, driver = shoe
+    driver.shuffle()
+    expect(events, ShuffleComplete)
+    sim.drop_replies(1)  # the shoe deals, but its STACK never reaches the host
+    driver.dispense(7, 2)
+    stack = expect(events, StackDispensed)
+    assert sim.dispensed == [(7, stack.cards)]
+    requests = [f for f in sim.received if f.msg_type == shoe_protocol.DISPENSE]
+    assert len(requests) == 2
+    assert requests[0].payload == requests[1].payload == shoe_protocol.encode_dispense(7, 2)
+    assert requests[1].seq == (requests[0].seq + 1) % 256  # a new frame, not a link-level duplicate
+    expect_quiet(events, FAST["response_timeout"] * 2)
+
+
+def test_unanswered_dispense_times_out_after_retries(shoe, events):
+    sim, driver = shoe
+    sim.ignore_next(10)
+    driver.dispense(9, 5)
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "timeout")
+    sends = [f for f in sim.received if f.msg_type == shoe_protocol.DISPENSE]
+    assert len(sends) == 1 + FAST["retries"]
+    assert driver.running  # a timeout is reported, the link stays up
+
+
+def test_injected_jam_posts_fault_and_nothing_is_retransmitted(shoe, events):
+    sim, driver = shoe
+    driver.shuffle()
+    expect(events, ShuffleComplete)
+    sim.inject_fault("jam")
+    driver.dispense(3, 5)
+    assert expect(events, DeviceFault) == DeviceFault("shoe", "jam", "injected jam (abandoned: DISPENSE txn 3 (5 cards))")
+    expect_quiet(events, FAST["response_timeout"] * 2)
+    assert sim.dispensed == []
+    driver.dispense(3, 5)  # the controller retries the same transaction once the jam is cleared
+    assert len(expect(events, StackDispensed).cards) == 5
+
+
+def test_dispense_before_shuffle_is_nakked(shoe, events):
+    sim, driver = shoe
+    driver.dispense(1, 2)
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "protocol")
+    assert "not_allowed_now" in fault.detail
+    expect_quiet(events, FAST["response_timeout"] * 2)  # a NAKed request is not retransmitted
+    assert sim.dispensed == []
+
+
+def test_empty_shoe_answers_fault_empty(shoe, events):
+    sim, driver = shoe
+    driver.shuffle()
+    expect(events, ShuffleComplete)
+    for txn in range(10):
+        driver.dispense(txn, 5)
+        expect(events, StackDispensed)
+    driver.dispense(10, 5)  # 2 cards left
+    assert expect(events, DeviceFault).code == "empty"
+    dealt = [card for _, cards in sim.dispensed for card in cards]
+    assert len(dealt) == len(set(dealt)) == 50 and set(dealt) <= set(shoe_protocol.DECK)
+    assert sim.remaining == 2
+
+
+def test_stack_with_wrong_card_count_is_a_protocol_fault(shoe, events):
+    sim, driver = shoe
+    sim.ignore_next(1)
+    driver.dispense(12, 5)
+    assert sim.wait_for(lambda: len(sim.received) == 2, WAIT)
+    sim.send(shoe_protocol.STACK, shoe_protocol.encode_stack(12, ("Ah", "Kd")))
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "protocol")
+    assert "2 cards, 5 were asked" in fault.detail
+    expect_quiet(events, FAST["response_timeout"] * 2)  # settled: no retransmission, no timeout
+
+
+def test_dispense_arguments_checked_before_sending(shoe):
+    sim, driver = shoe
+    with pytest.raises(ValueError, match="count must be one of"):
+        driver.dispense(1, 3)
+    with pytest.raises(ValueError, match="txn_id"):
+        driver.dispense(2**32, 2)
+    assert [f.msg_type for f in sim.received] == [framing.HELLO]
+
+
+def test_hole_cards_never_logged_at_info(shoe, events, caplog):
+    sim, driver = shoe
+    with caplog.at_level(logging.DEBUG):
+        driver.shuffle()
+        expect(events, ShuffleComplete)
+        driver.dispense(5, 5)
+        cards = expect(events, StackDispensed).cards
+    visible = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert any("txn 5" in message for message in visible)  # the dispense itself is logged
+    for message in visible:
+        for card in cards:
+            assert not re.search(rf"\b{card}\b", message), f"card value logged at INFO+: {message!r}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Bet sensors
+
+
+def test_place_posts_spot_changed(sensors, events):
+    sim, _ = sensors
+    sim.place(2, "ante_across", 500)
+    assert expect(events, SpotChanged) == SpotChanged(2, "ante_across", 500)
+    sim.place(2, "ante_across", 500)  # unchanged: nothing sent
+    sim.place(2, "ante_across", 0)
+    assert expect(events, SpotChanged) == SpotChanged(2, "ante_across", 0)
+    assert sim.amounts() == {}
+
+
+def test_read_spots_snapshot_matches_the_table(sensors, events):
+    sim, driver = sensors
+    placed = [(3, "middle", 2500), (1, "five_card_bonus", 100), (3, "ante_across", 1000), (1, "down", 500)]
+    for seat, spot, amount in placed:
+        sim.place(seat, spot, amount)
+        assert expect(events, SpotChanged) == SpotChanged(seat, spot, amount)
+    driver.read_spots(77)
+    snapshot = expect(events, SpotsSnapshot)
+    assert snapshot == SpotsSnapshot(
+        77, ((1, "five_card_bonus", 100), (1, "down", 500), (3, "ante_across", 1000), (3, "middle", 2500))
+    )
+    assert {(s, p): a for s, p, a in snapshot.spots} == sim.amounts()
+
+
+def test_clear_one_seat(sensors, events):
+    sim, driver = sensors
+    sim.place(1, "across", 300)
+    sim.place(2, "across", 400)
+    expect(events, SpotChanged)
+    expect(events, SpotChanged)
+    sim.clear(1)
+    assert expect(events, SpotChanged) == SpotChanged(1, "across", 0)
+    assert sim.amounts() == {(2, "across"): 400}
+    driver.read_spots(1)
+    assert expect(events, SpotsSnapshot) == SpotsSnapshot(1, ((2, "across", 400),))
+
+
+def test_unanswered_read_is_retransmitted(sensors, events):
+    sim, driver = sensors
+    sim.place(4, "ante_down", 200)
+    expect(events, SpotChanged)
+    sim.ignore_next(1)
+    driver.read_spots(5)
+    assert expect(events, SpotsSnapshot) == SpotsSnapshot(5, ((4, "ante_down", 200),))
+    assert len([f for f in sim.received if f.msg_type == 0x20]) == 2
+
+
+def test_sensor_simulator_validates_its_inputs(sensors):
+    sim, _ = sensors
+    with pytest.raises(ValueError, match="seat"):
+        sim.place(7, "middle", 1)
+    with pytest.raises(ValueError, match="spot"):
+        sim.place(1, "side_bet", 1)
+    with pytest.raises(ValueError, match="amount"):
+        sim.place(1, "middle", -5)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Dealer panel
+
+
+def test_press_posts_button_pressed(panel, events):
+    sim, _ = panel
+    sim.press("no_more_bets")
+    assert expect(events, ButtonPressed) == ButtonPressed("no_more_bets")
+
+
+def test_set_lamps_and_show(panel):
+    sim, driver = panel
+    driver.set_lamps(["open_betting", "confirm"])
+    assert sim.wait_for_lamp("confirm", WAIT)
+    assert sim.lamps == {"open_betting", "confirm"}
+    driver.set_lamps([])
+    assert sim.wait_for(lambda: not sim.lamps, WAIT)
+    driver.show("Place your bets")
+    driver.show("a" + "é" * 40)  # 81 UTF-8 bytes, cut to 63 at a character boundary
+    assert sim.wait_for(lambda: len(sim.messages) == 2, WAIT)
+    assert sim.messages == ["Place your bets", "a" + "é" * 31]
+    assert sim.display == "a" + "é" * 31
+    assert not sim.wait_for_lamp("reveal", 0.05)
+
+
+def test_unknown_button_code_is_logged_and_nakked(panel, events, caplog):
+    sim, driver = panel
+    with caplog.at_level(logging.WARNING, logger="drivers.panel.driver"):
+        sim.send(panel_protocol.BUTTON, b"\x09")
+        assert sim.wait_for(lambda: any(f.msg_type == framing.NAK for f in sim.received), WAIT)
+    nak = next(f for f in sim.received if f.msg_type == framing.NAK)
+    assert framing.decode_nak(nak.payload) == framing.Nak(seq=1, reason=framing.NAK_BAD_PAYLOAD)  # IDENT was seq 0
+    assert "unknown button code 9" in caplog.text
+    assert driver.protocol_errors == 1
+    sim.press("reveal")  # the link carries on
+    assert expect(events, ButtonPressed) == ButtonPressed("reveal")

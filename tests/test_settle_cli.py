@@ -1,0 +1,214 @@
+"""End-to-end tests of `crisscross settle [FILE]` / `python -m controller settle [FILE]`.
+
+Expected payouts are worked out by hand from NY 5324.39(e)(9) and (f); the error contract (exit status 2,
+exactly one stderr line naming the seat and the field, nothing on stdout) comes from the API contract.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EXAMPLE = {
+    "jurisdiction": "ny",
+    "community": {"across": ["7d", "2c"], "down": ["9s", "3h"], "middle": "Kc"},
+    "seats": [
+        {
+            "seat": 1,
+            "cards": ["Jh", "Jd"],
+            "wagers": {"ante_across": 500, "ante_down": 500, "across": 1500, "down": 500, "middle": 1500,
+                       "five_card_bonus": 500},
+        }
+    ],
+}
+
+# Worked by hand:
+# across hand Jh Jd 7d 2c Kc = pair of jacks -> ante_across 1:1 (+500), across 1:1 (+1500)  NY (f)(1),(2)
+# down hand   Jh Jd 9s 3h Kc = pair of jacks -> ante_down 1:1 (+500), down 1:1 (+500)        NY (f)(1),(2)
+# middle: both win, higher-ranking hand is a pair of jacks -> 1:1 (+1500)                   NY (e)(9)(ii)
+# board 7d 2c 9s 3h Kc = high card -> five-card bonus loses (-500)                          NY (f)(3)
+EXAMPLE_WAGERS = {
+    "ante_across": {"amount": 500, "outcome": "win", "net": 500},
+    "ante_down": {"amount": 500, "outcome": "win", "net": 500},
+    "across": {"amount": 1500, "outcome": "win", "net": 1500},
+    "down": {"amount": 500, "outcome": "win", "net": 500},
+    "middle": {"amount": 1500, "outcome": "win", "net": 1500},
+    "five_card_bonus": {"amount": 500, "outcome": "lose", "net": -500},
+}
+EXAMPLE_NET = 4000
+
+
+def run_file(tmp_path, data, name="round.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return subprocess.run(
+        [sys.executable, "-m", "controller", "settle", str(path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+
+
+def run_stdin(data):
+    return subprocess.run(
+        [sys.executable, "-m", "controller", "settle"],
+        input=json.dumps(data), capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+
+
+def check_example_output(proc):
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["jurisdiction"] == "ny"
+    (seat,) = out["seats"]
+    assert seat["seat"] == 1
+    assert seat["across_hand"]["category"] == "pair"
+    assert sorted(seat["across_hand"]["cards"]) == sorted(["Jh", "Jd", "7d", "2c", "Kc"])
+    assert seat["down_hand"]["category"] == "pair"
+    assert sorted(seat["down_hand"]["cards"]) == sorted(["Jh", "Jd", "9s", "3h", "Kc"])
+    assert seat["five_card_bonus_hand"]["category"] == "high_card"
+    assert sorted(seat["five_card_bonus_hand"]["cards"]) == sorted(["7d", "2c", "9s", "3h", "Kc"])
+    assert seat["wagers"] == EXAMPLE_WAGERS
+    assert seat["net"] == EXAMPLE_NET
+
+
+def test_example_from_file_ny_5324_39_e_9_f(tmp_path):
+    """The issue's example via FILE: pairs of jacks across and down win 1:1 (NY (f)(1),(2)), middle 1:1
+    (NY (e)(9)(ii)), high-card board loses the bonus (NY (f)(3)); net +4000."""
+    check_example_output(run_file(tmp_path, EXAMPLE))
+
+
+def test_example_from_stdin_ny_5324_39_e_9_f():
+    """The same example read from stdin gives the same settlement."""
+    check_example_output(run_stdin(EXAMPLE))
+
+
+def test_console_script_example(tmp_path):
+    """The `crisscross` console script (pyproject [project.scripts]) settles the example from a file."""
+    exe = shutil.which("crisscross")
+    if exe is None:
+        pytest.skip("crisscross console script not installed (pip install -e .)")
+    path = tmp_path / "round.json"
+    path.write_text(json.dumps(EXAMPLE))
+    proc = subprocess.run([exe, "settle", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    check_example_output(proc)
+
+
+def test_cli_settlement_order_ny_5324_39_e_9_pa_674a_11_g(tmp_path):
+    """NY 5324.39(e)(9), PA 674a.11(g): the printed seats are in settlement order, highest seat first.
+    Seat 4 (Ah Ad): pairs of aces both ways -> 1:1 everywhere: +100 x 5 = +500.
+    Seat 2 (5h 5d): pairs of 5s both ways -> all lose: -500. Board high card: no bonus placed."""
+    data = copy.deepcopy(EXAMPLE)
+    wagers = {"ante_across": 100, "ante_down": 100, "across": 100, "down": 100, "middle": 100}
+    data["seats"] = [
+        {"seat": 2, "cards": ["5h", "5d"], "wagers": dict(wagers)},
+        {"seat": 4, "cards": ["Ah", "Ad"], "wagers": dict(wagers)},
+    ]
+    proc = run_file(tmp_path, data)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert [s["seat"] for s in out["seats"]] == [4, 2]
+    nets = {s["seat"]: s["net"] for s in out["seats"]}
+    assert nets == {4: 500, 2: -500}
+
+
+# --------------------------------------------------------------------------- invalid input
+
+
+def with_seat(**changes):
+    data = copy.deepcopy(EXAMPLE)
+    seat = data["seats"][0]
+    seat["seat"] = changes.pop("seat", 3)
+    for key, value in changes.pop("wagers", {}).items():
+        if value is None:
+            seat["wagers"].pop(key, None)
+        else:
+            seat["wagers"][key] = value
+    if "cards" in changes:
+        seat["cards"] = changes.pop("cards")
+    assert not changes
+    return data
+
+
+def community(**changes):
+    data = copy.deepcopy(EXAMPLE)
+    data["community"].update(changes)
+    data["seats"][0]["seat"] = 3
+    return data
+
+
+INVALID = [
+    # id, data, expected "seat N" (or None), substring(s) the line must contain (the field)
+    ("unknown_seat_card", with_seat(cards=["Jh", "10d"]), 3, ["cards[1]"]),
+    ("lowercase_seat_card", with_seat(cards=["jh", "Jd"]), 3, ["cards[0]"]),
+    ("unknown_community_card", community(down=["9x", "3h"]), None, ["community.down[0]"]),
+    ("duplicate_seat_vs_community", with_seat(cards=["Jh", "Kc"]), 3, ["cards"]),
+    ("duplicate_in_community", community(down=["9s", "2c"]), None, ["community"]),
+    ("unequal_antes", with_seat(wagers={"ante_down": 1000}), 3, ["wagers.ante_"]),
+    ("bet_four_times_ante", with_seat(wagers={"across": 2000}), 3, ["wagers.across"]),
+    ("bet_not_a_multiple", with_seat(wagers={"middle": 750}), 3, ["wagers.middle"]),
+    ("down_after_across_fold", with_seat(wagers={"across": None}), 3, ["wagers.down"]),
+    ("middle_after_down_fold", with_seat(wagers={"down": None}), 3, ["wagers.middle"]),
+    ("bonus_without_antes",
+     with_seat(wagers={"ante_across": None, "ante_down": None, "across": None, "down": None, "middle": None}),
+     3, ["wagers."]),
+    ("float_amount", with_seat(wagers={"down": 500.5}), 3, ["wagers.down"]),
+    ("string_amount", with_seat(wagers={"five_card_bonus": "500"}), 3, ["wagers.five_card_bonus"]),
+    ("zero_amount", with_seat(wagers={"five_card_bonus": 0}), 3, ["wagers.five_card_bonus"]),
+    ("negative_amount", with_seat(wagers={"five_card_bonus": -500}), 3, ["wagers.five_card_bonus"]),
+    ("unknown_wager_name", with_seat(wagers={"insurance": 500}), 3, ["wagers.insurance"]),
+    ("seat_zero", with_seat(seat=0), None, ["seat"]),
+    ("seat_seven", with_seat(seat=7), None, ["seat"]),
+]
+
+
+def repeated_seat():
+    data = with_seat(seat=5)
+    data["seats"].append({"seat": 5, "cards": ["Ah", "Ad"], "wagers": dict(data["seats"][0]["wagers"])})
+    return data
+
+
+def unknown_jurisdiction():
+    data = copy.deepcopy(EXAMPLE)
+    data["jurisdiction"] = "zz"
+    return data
+
+
+INVALID += [
+    ("repeated_seat", repeated_seat(), 5, ["seat"]),
+    ("unknown_jurisdiction", unknown_jurisdiction(), None, ["jurisdiction"]),
+]
+
+
+def check_error(proc, seat, fields):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    line = lines[0]
+    if seat is not None:
+        assert f"seat {seat}" in line, line
+    for field in fields:
+        assert field in line, line
+
+
+@pytest.mark.parametrize("case", INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_input_from_file_exits_2_with_one_line(tmp_path, case):
+    """Contract: invalid input -> exit 2, exactly one stderr line naming "seat N" (when a seat is at fault)
+    and the field, nothing on stdout. Rules behind the classes: one deck (NY 5324.39(a)(1)), equal antes
+    and 1x-3x bets (NY (c)(4)), no bet after a fold (PA 674a.11(b),(d),(f)), seats 1-6 (NY (a)(1))."""
+    _, data, seat, fields = case
+    check_error(run_file(tmp_path, data), seat, fields)
+
+
+@pytest.mark.parametrize("case", INVALID[:6], ids=[c[0] for c in INVALID[:6]])
+def test_invalid_input_from_stdin_exits_2_with_one_line(case):
+    """The same error contract holds when the round is read from stdin."""
+    _, data, seat, fields = case
+    check_error(run_stdin(data), seat, fields)
