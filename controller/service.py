@@ -167,6 +167,78 @@ def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None
     return sims
 
 
+class Service:
+    """The assembled service: journal, simulators where asked, drivers, round machine, controller, scripted table.
+
+    Built by the constructor without touching a device; ``run`` starts the drivers (each does its handshake
+    first) and the scripted table, then runs the controller on the calling thread; ``close`` stops everything
+    and closes the journal (also after a failed ``run``). Arguments as for ``run_service``. Raises
+    ``ConfigError`` for a refused jurisdiction and ``JournalError`` for a journal that does not verify, before
+    any simulator or port is opened.
+    """
+
+    def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
+                 seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
+                 quiet: bool = False, out: TextIO = sys.stdout) -> None:
+        from controller.simtable import SimulatedTable
+
+        jurisdiction = jurisdiction_for(config)
+        ports = dict(ports or {})
+        self.out = out
+        self.quiet = quiet
+        self.events: queue.Queue = queue.Queue()
+        self.journal = Journal(journal_path or config.journal)
+        self.sims: dict[str, PtySimulator] = {}
+        self.drivers: dict[str, Device] = {}
+        self.table: SimulatedTable | None = None
+        kinds = {name: dev.driver for name, dev in config.devices.items()}
+        simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
+        try:
+            self.sims = start_simulators(simulated, kinds, seed)
+            for name, dev in config.devices.items():
+                port = self.sims[name].port if name in self.sims else ports.get(name, dev.port)
+                self.drivers[name] = DRIVERS[dev.driver](
+                    port, self.events, name=name, handshake_timeout=config.handshake_timeout_s,
+                    response_timeout=config.response_timeout_s, retries=config.retries)
+        except BaseException:
+            self.close()
+            raise
+        self.machine = Round(config, jurisdiction, last_round_no=self.journal.last_round_no)
+        self.controller = Controller(self.machine, self.journal, self.drivers, self.events,
+                                     on_round_closed=self._print_summary, rounds=rounds,
+                                     stop_on_fault=rounds is not None)
+        if simulate:
+            self.table = SimulatedTable(self.sims["shoe"], self.sims["sensors"], self.sims["panel"],
+                                        seats=config.seats, seed=seed, ante_limits=config.ante_limits,
+                                        bonus_limits=config.bonus_limits, rounds=rounds)
+
+    def _print_summary(self, record: RoundRecord) -> None:
+        if not self.quiet:
+            print(format_round(record), file=self.out, flush=True)
+
+    def stop(self) -> None:
+        """Ask the controller thread to stop after the event it is processing (safe from any thread)."""
+        self.events.put(STOP)
+
+    def run(self) -> int:
+        """Start the drivers and the scripted table, run the controller; 0, or 1 when it ended in a fault."""
+        for driver in self.drivers.values():
+            driver.start()
+        if self.table is not None:
+            self.table.start()
+        return self.controller.run()
+
+    def close(self) -> None:
+        """Stop the scripted table, the drivers (closing their ports) and the simulators; close the journal."""
+        if self.table is not None:
+            self.table.stop()
+        for driver in self.drivers.values():
+            driver.stop()
+        for sim in self.sims.values():
+            sim.stop()
+        self.journal.close()
+
+
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout) -> int:
@@ -179,54 +251,20 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
     """
-    from controller.simtable import SimulatedTable
-
-    jurisdiction = jurisdiction_for(config)
-    ports = dict(ports or {})
-    journal = Journal(journal_path or config.journal)
-    events: queue.Queue = queue.Queue()
-    kinds = {name: dev.driver for name, dev in config.devices.items()}
-    simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
-    sims: dict[str, PtySimulator] = {}
-    drivers: dict[str, Device] = {}
-    table = None
+    service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
+                      ports=ports, quiet=quiet, out=out)
     previous_handlers = {}
     try:
-        sims = start_simulators(simulated, kinds, seed)
-        for name, dev in config.devices.items():
-            port = sims[name].port if name in sims else ports.get(name, dev.port)
-            drivers[name] = DRIVERS[dev.driver](port, events, name=name, handshake_timeout=config.handshake_timeout_s,
-                                                response_timeout=config.response_timeout_s, retries=config.retries)
-        machine = Round(config, jurisdiction, last_round_no=journal.last_round_no)
-
-        def summary(record: RoundRecord) -> None:
-            if not quiet:
-                print(format_round(record), file=out, flush=True)
-
-        controller = Controller(machine, journal, drivers, events, on_round_closed=summary, rounds=rounds,
-                                stop_on_fault=rounds is not None)
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                previous_handlers[sig] = signal.signal(sig, lambda *_: events.put(STOP))
-        for driver in drivers.values():
-            driver.start()
-        if simulate:
-            table = SimulatedTable(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, seed=seed,
-                                   ante_limits=config.ante_limits, bonus_limits=config.bonus_limits, rounds=rounds)
-            table.start()
-        status = controller.run()
+                previous_handlers[sig] = signal.signal(sig, lambda *_: service.stop())
+        status = service.run()
         if status:
-            fault = machine.fault
+            fault = service.machine.fault
             print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
                   f" ({fault.detail if fault else ''})", file=sys.stderr)
         return status
     finally:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
-        if table is not None:
-            table.stop()
-        for driver in drivers.values():
-            driver.stop()
-        for sim in sims.values():
-            sim.stop()
-        journal.close()
+        service.close()

@@ -1,0 +1,185 @@
+"""Builders for driving the pure round state machine (controller.round.Round) in tests.
+
+``TableDriver`` feeds device events one at a time and keeps every output. It answers the machine's own
+requests the way the devices do: a ``SpotsSnapshot`` carries the request id of the ``ReadSpots`` just returned,
+a ``StackDispensed`` the transaction id of the ``Dispense`` just returned. ``play_round`` plays a whole round
+from wagers, a cross, the seats' two-card stacks and the decisions, in the order of NY 9 NYCRR 5324.39(c)-(e):
+open betting, shuffle, "no more bets" (lock), deal, across decision, reveal, down decision, reveal, middle
+decision, reveal (settlement follows the last reveal).
+
+Conventions (domain.md; drivers/events.py): seats 1-6 from the dealer's left clockwise; spots and wagers by
+their names in ``drivers.events.SPOTS``; amounts in minor units; the cross is given as the shoe's five-card
+stack: cards 1-2 the across line's outside cards, 3-4 the down line's outside cards, 5 the middle card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from controller import commands as cmd
+from controller.paytable import load_jurisdiction
+from controller.round import Round
+from controller.table import load_table_config
+from drivers import events as ev
+
+CONFIG = load_table_config()
+NY = load_jurisdiction("ny")
+DEVICES = ("shoe", "sensors", "panel")
+DECISION_STEPS = ("across", "down", "middle")
+
+#: Device commands (sent to a device) as opposed to records of the round.
+DEVICE_COMMANDS = (cmd.Shuffle, cmd.Dispense, cmd.ReadSpots, cmd.SetLamps, cmd.Display)
+
+
+def ready(device: str) -> ev.DeviceReady:
+    """The handshake answer of one device."""
+    return ev.DeviceReady(device, f"{device}-test", "1.0", 1)
+
+
+def antes(amount: int, bonus: int | None = None) -> dict[str, int]:
+    """A seat's wagers at "no more bets": two equal antes (NY (e)(1)) and an optional five-card bonus."""
+    wagers = {"ante_across": amount, "ante_down": amount}
+    if bonus is not None:
+        wagers["five_card_bonus"] = bonus
+    return wagers
+
+
+def spots_of(table: Mapping[int, Mapping[str, int]]) -> tuple[tuple[int, str, int], ...]:
+    """Snapshot triples (seat, spot, amount) for every non-empty spot, sorted by seat then spot order."""
+    return tuple(
+        (seat, spot, table[seat][spot])
+        for seat in sorted(table)
+        for spot in ev.SPOTS
+        if table[seat].get(spot)
+    )
+
+
+def of_type(outputs: Iterable[Any], kind: type) -> list[Any]:
+    """The outputs of one type, in order."""
+    return [o for o in outputs if isinstance(o, kind)]
+
+
+def new_round(last_round_no: int = 0) -> Round:
+    return Round(CONFIG, NY, last_round_no=last_round_no)
+
+
+class TableDriver:
+    """Drives one ``Round`` and records every output. ``last`` is the list returned by the latest event."""
+
+    def __init__(self, machine: Round | None = None) -> None:
+        self.machine = machine or new_round()
+        self.outputs: list[Any] = []
+        self.last: list[Any] = []
+        #: the chips on the layout as the bet sensors see them: seat -> spot -> amount
+        self.layout: dict[int, dict[str, int]] = {}
+
+    # -------------------------------------------------------------- raw events
+    def send(self, event: Any) -> list[Any]:
+        self.last = self.machine.handle(event)
+        self.outputs.extend(self.last)
+        return self.last
+
+    def press(self, button: str) -> list[Any]:
+        return self.send(ev.ButtonPressed(button))
+
+    @property
+    def state(self) -> str:
+        return self.machine.state
+
+    def pending_read(self) -> cmd.ReadSpots:
+        reads = of_type(self.last, cmd.ReadSpots)
+        assert len(reads) == 1, f"expected one ReadSpots in {self.last}"
+        return reads[0]
+
+    def pending_dispense(self) -> cmd.Dispense:
+        dispenses = of_type(self.last, cmd.Dispense)
+        assert len(dispenses) == 1, f"expected one Dispense in {self.last}"
+        return dispenses[0]
+
+    def answer_read(self, layout: Mapping[int, Mapping[str, int]] | None = None) -> list[Any]:
+        """Answer the ReadSpots just returned with the layout (default: the driver's own layout)."""
+        request = self.pending_read()
+        return self.send(ev.SpotsSnapshot(request.request_id, spots_of(self.layout if layout is None else layout)))
+
+    def answer_dispense(self, cards: Iterable[str], txn_id: int | None = None) -> list[Any]:
+        """Answer the Dispense just returned with these cards (and its own transaction id unless given)."""
+        request = self.pending_dispense()
+        return self.send(ev.StackDispensed(request.txn_id if txn_id is None else txn_id, tuple(cards)))
+
+    def move_chips(self, seat: int, spot: str, amount: int) -> list[Any]:
+        """Chips on one spot change; the sensors report it."""
+        self.layout.setdefault(seat, {})[spot] = amount
+        return self.send(ev.SpotChanged(seat, spot, amount))
+
+    # -------------------------------------------------------------- the script
+    def start(self) -> list[Any]:
+        out: list[Any] = []
+        for device in DEVICES:
+            out += self.send(ready(device))
+        return out
+
+    def open_betting(self, shuffle_count: int = 52) -> list[Any]:
+        out = self.press("open_betting")
+        out += self.send(ev.ShuffleComplete(shuffle_count))
+        return out
+
+    def place(self, wagers: Mapping[int, Mapping[str, int]]) -> None:
+        """Set the layout to these wagers (betting open: the sensors report nothing irregular)."""
+        self.layout = {seat: dict(w) for seat, w in wagers.items()}
+
+    def lock(self, wagers: Mapping[int, Mapping[str, int]] | None = None) -> list[Any]:
+        """Press "no more bets" and answer the read with the layout (or the given wagers)."""
+        if wagers is not None:
+            self.place(wagers)
+        out = self.press("no_more_bets")
+        out += self.answer_read()
+        return out
+
+    def deal(self, cross: Iterable[str], hands: Mapping[int, Iterable[str]]) -> list[Any]:
+        """Answer every Dispense: stack 0 with the cross, each seat's stack with that seat's two cards."""
+        out: list[Any] = []
+        while of_type(self.last, cmd.Dispense):
+            request = self.pending_dispense()
+            cards = cross if request.seat is None else hands[request.seat]
+            out += self.answer_dispense(cards)
+        return out
+
+    def decide(self, step: str, bets: Mapping[int, int]) -> list[Any]:
+        """Players put their bets for ``step`` on its spot (absent or 0: a fold), the dealer confirms, the
+        sensors answer. Folded seats' forfeited wagers are not touched here (see ``collect``)."""
+        for seat, amount in bets.items():
+            if amount:
+                self.layout.setdefault(seat, {})[step] = amount
+            else:
+                self.layout.setdefault(seat, {}).pop(step, None)
+        out = self.press("confirm")
+        out += self.answer_read()
+        return out
+
+    def reveal(self) -> list[Any]:
+        return self.press("reveal")
+
+
+def play_round(
+    wagers: Mapping[int, Mapping[str, int]],
+    cross: Iterable[str],
+    hands: Mapping[int, Iterable[str]],
+    decisions: Mapping[str, Mapping[int, int]],
+    driver: TableDriver | None = None,
+) -> TableDriver:
+    """Play one full round (starting the table first if the driver is new) and return the driver.
+
+    ``decisions[step][seat]`` is the bet placed at that decision; a seat missing or 0 folds. A seat that
+    folded earlier is simply left out of later steps.
+    """
+    if driver is None:
+        driver = TableDriver()
+        driver.start()
+    driver.open_betting()
+    driver.lock(wagers)
+    driver.deal(tuple(cross), {s: tuple(c) for s, c in hands.items()})
+    for step in DECISION_STEPS:
+        driver.decide(step, decisions.get(step, {}))
+        driver.reveal()
+    return driver

@@ -1,0 +1,114 @@
+"""Configuration files are checked on load and refused with an error that names the file and the key."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from controller.config import CONFIG_DIR, ConfigError
+from controller.paytable import PAY_HANDS, load_jurisdiction, pay_hand
+from controller.hands import evaluate
+from controller.table import load_table_config
+
+
+def test_ny_file_holds_the_regulated_tables():
+    """NY 9 NYCRR 5324.39(f)(1)-(3) as configured; (c)(4) bets of one to three times the ante."""
+    ny = load_jurisdiction("ny")
+    assert ny.bet_multiples == (1, 2, 3)
+    assert ny.wheel is True
+    assert ny.ante.pays == {"pair_6s_to_10s": "push", **{h: 1 for h in PAY_HANDS[1:]}}
+    assert ny.bet.pays == {"pair_6s_to_10s": "push", "pair_jacks_or_better": 1, "two_pair": 2,
+                           "three_of_a_kind": 3, "straight": 5, "flush": 8, "full_house": 12,
+                           "four_of_a_kind": 40, "straight_flush": 100, "royal_flush": 500}
+    assert ny.five_card_bonus.pays == {"pair_6s_to_10s": 1, "pair_jacks_or_better": 1, "two_pair": 3,
+                                       "three_of_a_kind": 4, "straight": 6, "flush": 10, "full_house": 15,
+                                       "four_of_a_kind": 40, "straight_flush": 100, "royal_flush": 250}
+
+
+@pytest.mark.parametrize("cards, expected", [
+    (["5h", "5d", "Ac", "Kd", "Qs"], None),            # pair of 5s: below the push band
+    (["6h", "6d", "Ac", "Kd", "Qs"], "pair_6s_to_10s"),
+    (["Th", "Td", "Ac", "Kd", "Qs"], "pair_6s_to_10s"),
+    (["Jh", "Jd", "Ac", "Kd", "Qs"], "pair_jacks_or_better"),
+    (["Ah", "Jd", "9c", "5d", "3s"], None),
+])
+def test_pay_hand_splits_pairs_at_6s_and_jacks(cards, expected):
+    """NY 5324.39(f)(1): a pair of 6s through 10s pushes; jacks or better win."""
+    assert pay_hand(evaluate(cards)) == expected
+
+
+def _copy_ny(tmp_path, edit):
+    data = yaml.safe_load((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
+    edit(data)
+    path = tmp_path / "custom.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["pay_tables"]["bet"]["pays"].pop("flush"), "pay_tables.bet.pays: missing key(s) flush"),
+    (lambda d: d["pay_tables"]["bet"]["pays"].update(five_aces=9), "unknown key(s) five_aces"),
+    (lambda d: d["pay_tables"]["bet"]["pays"].update(flush=-8), "pay_tables.bet.pays.flush: -8 is below"),
+    (lambda d: d["pay_tables"]["bet"]["pays"].update(flush=8.5), "pay_tables.bet.pays.flush: expected an integer"),
+    (lambda d: d["ranking"]["wrap_around"].update(value=True), "wrap_around: true is not supported"),
+    (lambda d: d.update(bet_multiples={"value": [], "citation": "x"}), "bet_multiples.value"),
+    (lambda d: d.update(extra=1), "unknown key(s) extra"),
+])
+def test_a_bad_pay_table_is_refused_naming_file_and_key(tmp_path, edit, message):
+    path = _copy_ny(tmp_path, edit)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    assert str(path) in str(caught.value) and message in str(caught.value)
+
+
+def test_malformed_yaml_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("jurisdiction: ny\npay_tables: [1, 2\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: line \d+, column \d+ malformed YAML"):
+        load_jurisdiction(path)
+
+
+def test_unknown_jurisdiction_names_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown jurisdiction 'zz' \(known: .*ny"):
+        load_jurisdiction("zz")
+
+
+def test_the_shipped_table_config_loads():
+    config = load_table_config()
+    assert config.seats == (1, 2, 3, 4, 5, 6)
+    assert config.ante_limits.min <= config.ante_limits.max
+    assert set(config.devices) == {"shoe", "sensors", "panel"}
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("seats: [1, 2, 3, 4, 5, 6]", "seats: [1, 2, 7]", "seats: 7 is not a seat"),
+    ("ante: {min: 500, max: 50000}", "ante: {min: 600, max: 500}", "limits.ante: min 600 is above max 500"),
+    ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: toaster, port: simulator}",
+     "devices.shoe.driver: unknown driver 'toaster'"),
+    ("response_timeout_s: 2.0", "response_timeout_s: 0", "timing.response_timeout_s"),
+])
+def test_a_bad_table_config_is_refused_naming_the_key(tmp_path, old, new, message):
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    assert old in text
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(ConfigError) as caught:
+        load_table_config(path)
+    assert str(path) in str(caught.value) and message in str(caught.value)
+
+
+def test_the_service_refuses_to_start_on_a_refused_configuration(tmp_path):
+    """Nothing talks to a device when the configuration is refused: exit status 2 and one clear line."""
+    import subprocess
+    import sys
+
+    shutil.copytree(CONFIG_DIR, tmp_path / "config")
+    table = tmp_path / "config" / "table.yaml"
+    table.write_text(table.read_text().replace("jurisdiction: ny ", "jurisdiction: zz "))
+    proc = subprocess.run([sys.executable, "-m", "controller", "run", "--config", str(table), "--rounds", "1",
+                           "--journal", str(tmp_path / "j.jsonl")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "unknown jurisdiction 'zz'" in proc.stderr
+    assert not (tmp_path / "j.jsonl").exists()

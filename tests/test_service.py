@@ -1,0 +1,152 @@
+"""The service over real pseudo-terminals: faults stop the round in a defined state; a signal stops cleanly.
+
+Faults (domain.md, "What the industry expects"): a jam, an unplugged device, a shuffle that does not count 52
+cards each move the round to the fault state with its cause recorded in the journal, and nothing after it is
+dealt or settled. Hole-card secrecy: nothing on the panel or in the summaries shows a card before it is turned.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from controller.journal import read_records, verify_chain
+from controller.recall import rounds_from_records
+from controller.service import Service
+from controller.table import load_table_config
+
+
+@pytest.fixture
+def service_factory(tmp_path):
+    made = []
+
+    def make(**kwargs):
+        kwargs.setdefault("journal_path", tmp_path / "journal.jsonl")
+        kwargs.setdefault("out", io.StringIO())
+        service = Service(load_table_config(), simulate=True, **kwargs)
+        made.append(service)
+        return service
+
+    yield make
+    for service in made:
+        service.close()
+
+
+def _types(path):
+    return [r["type"] for r in read_records(path)]
+
+
+def test_a_jam_during_the_deal_faults_the_round_and_nothing_is_settled(service_factory, tmp_path):
+    service = service_factory(rounds=3, seed=11)
+    service.sims["shoe"].inject_fault("jam")
+    status = service.run()
+    service.close()
+    assert status == 1
+    records = read_records(tmp_path / "journal.jsonl")
+    faults = [r["data"] for r in records if r["type"] == "FaultRaised"]
+    assert faults == [{"round_no": 1, "device": "shoe", "cause": "jam", "detail": faults[0]["detail"]}]
+    assert "StackDealt" not in _types(tmp_path / "journal.jsonl")
+    assert "SeatSettled" not in _types(tmp_path / "journal.jsonl")
+    assert service.sims["shoe"].dispensed == []
+    assert any(m.startswith("FAULT jam") for m in service.sims["panel"].messages)
+    assert verify_chain(records) is None
+
+
+def test_an_unplugged_sensor_board_faults_the_round_as_link_lost(service_factory, tmp_path):
+    service = service_factory(rounds=50, seed=12)
+    sensors = service.sims["sensors"]
+
+    def unplug_after_first_round():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and service.controller.rounds_closed < 1:
+            time.sleep(0.01)
+        sensors.unplug()
+
+    pulling = threading.Thread(target=unplug_after_first_round)
+    pulling.start()
+    status = service.run()
+    pulling.join()
+    assert status == 1
+    faults = [r["data"] for r in read_records(tmp_path / "journal.jsonl") if r["type"] == "FaultRaised"]
+    assert len(faults) == 1 and faults[0]["device"] == "sensors" and faults[0]["cause"] == "link_lost"
+    assert service.machine.state == "fault"
+    assert service.machine.allowed_buttons() == ()
+
+
+def test_a_shuffle_that_does_not_count_52_cards_faults(service_factory, tmp_path, monkeypatch):
+    """Card accounting: a 52-card count is verified at each shuffle; a mismatch is an irregularity that stops."""
+    from drivers.shoe import simulator
+
+    monkeypatch.setattr(simulator.protocol, "DECK", simulator.protocol.DECK[:-1])
+    service = service_factory(rounds=2, seed=13)
+    assert service.run() == 1
+    faults = [r["data"] for r in read_records(tmp_path / "journal.jsonl") if r["type"] == "FaultRaised"]
+    assert [(f["cause"], f["detail"]) for f in faults] == [("card_count", "shuffle counted 51 cards, 52 expected")]
+
+
+def test_panel_and_summaries_never_show_a_card_before_it_is_turned(service_factory, tmp_path):
+    out = io.StringIO()
+    service = service_factory(rounds=10, seed=14, out=out)
+    assert service.run() == 0
+    rounds = rounds_from_records(read_records(tmp_path / "journal.jsonl"))
+    panel_by_round = _split(service.sims["panel"].messages, r"^Round (\d+): place your bets")
+    summary_by_round = _split(out.getvalue().splitlines(), r"^Round (\d+) \|")
+    folds = 0
+    for number, rnd in rounds.items():
+        shown = " ".join(panel_by_round[number] + summary_by_round[number])
+        for seat, settled in rnd.settlements.items():
+            if settled["folded_at"]:
+                folds += 1
+                leaked = [c for c in rnd.seat_cards(seat) if re.search(rf"\b{c}\b", shown)]
+                assert leaked == [], f"round {number} seat {seat} folded; its cards were shown"
+    assert folds, "the seeded run must contain folds for this test to mean anything"
+    # the panel shows community cards only in the reveal messages, in the order they were turned
+    card = re.compile(r"\b[2-9TJQKA][cdhs]\b")
+    panel_cards = [c for m in service.sims["panel"].messages for c in card.findall(m)]
+    turned = [c for rnd in rounds.values() for _, cards in rnd.reveals for c in cards]
+    assert panel_cards == turned
+
+
+def _split(lines, pattern):
+    """Group lines by the round number that the last line matching ``pattern`` announced."""
+    groups, current = {}, None
+    for line in lines:
+        match = re.match(pattern, line)
+        if match:
+            current = int(match.group(1))
+        if current is not None:
+            groups.setdefault(current, []).append(line)
+    return groups
+
+
+def test_summary_shows_the_cross_decisions_results_and_totals(service_factory, tmp_path):
+    out = io.StringIO()
+    service = service_factory(rounds=2, seed=15, out=out)
+    assert service.run() == 0
+    text = out.getvalue()
+    assert text.count("Round ") == 2
+    assert re.search(r"cross: across \w\w \w\w \| down \w\w \w\w \| middle \w\w", text)
+    assert re.search(r"totals: wagered [\d,]+\.\d\d \| returned [\d,]+\.\d\d \| collected", text)
+    assert re.search(r"ante_across [\d,]+\.\d\d (win|push|lose) [+-]?[\d,]+\.\d\d", text)
+
+
+def test_sigterm_stops_the_service_cleanly_with_the_journal_intact(tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--seed", "16", "--quiet",
+                             "--journal", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "RoundClosed" not in (journal.read_text() if journal.exists() else ""):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    records = read_records(journal)
+    assert verify_chain(records) is None
+    assert records[-1]["type"] == "ServiceStopped"
