@@ -31,7 +31,7 @@ from typing import Any
 from transitions import Machine, MachineError
 
 from controller import commands as cmd
-from controller.cards import CardError, parse_cards
+from controller.cards import DECK
 from controller.paytable import Jurisdiction
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
@@ -255,12 +255,11 @@ class Round:
         if len(cards) != size:
             self._fail("shoe", "stack_size", f"stack {index} has {len(cards)} cards, {size} expected")
             return
-        try:
-            parse_cards(cards, size, f"stack {index}")
-        except CardError as exc:
-            self._fail("shoe", "unreadable_card", exc.reason)
+        # fault details name the stack, never a card: they reach the panel and the log (hole-card secrecy)
+        if not all(c in DECK for c in cards):
+            self._fail("shoe", "unreadable_card", f"stack {index} has a card that is not a card of the deck")
             return
-        if data.dealt & set(cards):
+        if len(set(cards)) != size or data.dealt & set(cards):
             self._fail("shoe", "card_count", f"stack {index} repeats a card already dealt this round")
             return
         data.dealt.update(cards)

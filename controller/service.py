@@ -210,7 +210,8 @@ class Service:
         if simulate:
             self.table = SimulatedTable(self.sims["shoe"], self.sims["sensors"], self.sims["panel"],
                                         seats=config.seats, seed=seed, ante_limits=config.ante_limits,
-                                        bonus_limits=config.bonus_limits, rounds=rounds)
+                                        bonus_limits=config.bonus_limits, rounds=rounds,
+                                        on_failure=self.stop)
 
     def _print_summary(self, record: RoundRecord) -> None:
         if not self.quiet:

@@ -18,7 +18,7 @@ import random
 import secrets
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from controller.cards import rank_index
 from controller.table import Limits
@@ -54,19 +54,21 @@ def decide(step: str, hole: Sequence[str], across: Sequence[str], down: Sequence
 class SimulatedTable:
     """Players at ``seats`` and a dealer, driving the simulators until ``stop()`` or ``rounds`` rounds.
 
-    Runs one thread (``start``/``stop``). ``timeout`` bounds every wait for a lamp; a wait that runs out logs
-    a warning and the dealer keeps waiting (the controller may be in its fault state) until stopped.
+    Runs one thread (``start``/``stop``). The dealer waits for each lamp until it lights or the table is
+    stopped (the controller may be in its fault state). An unexpected
+    exception in the table's thread is logged and ``on_failure`` is called (the service stops).
     """
 
     def __init__(self, shoe: ShoeSimulator, sensors: SensorSimulator, panel: PanelSimulator, *,
                  seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, seed: int | None = None,
-                 rounds: int | None = None, timeout: float = 30.0) -> None:
+                 rounds: int | None = None,
+                 on_failure: Callable[[], None] | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
         self.rounds = rounds
-        self.timeout = timeout
+        self.on_failure = on_failure
         self.rounds_played = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -84,7 +86,7 @@ class SimulatedTable:
 
     def _wait(self, button: str) -> bool:
         while not self._stop.is_set():
-            if self.panel.wait_for_lamp(button, min(self.timeout, 0.5)):
+            if self.panel.wait_for_lamp(button, 0.5):
                 return True
         return False
 
@@ -101,7 +103,11 @@ class SimulatedTable:
                     return
                 self.rounds_played += 1
         except OSError as exc:  # a simulator was unplugged or stopped under us
-            log.warning("simulated table stopped: %s", exc)
+            log.warning("simulated table stopped after %d rounds: %s", self.rounds_played, exc)
+        except Exception:
+            log.exception("simulated table failed in round %d", self.rounds_played + 1)
+            if self.on_failure is not None:
+                self.on_failure()
 
     def _play_round(self) -> bool:
         if not self._press_when_lit("open_betting"):
