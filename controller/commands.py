@@ -8,7 +8,8 @@ store them as JSON (``to_record``). Amounts are minor units; cards are two-chara
 
 Hole-card secrecy: ``StackDealt`` carries face-down cards. It goes to the journal only (a supervisor's record,
 PA 58 Pa. Code 674a.11(i)); nothing shows it on the panel, the summary or a log line above debug before the
-cards are revealed on the table.
+cards are revealed on the table. ``SeatSettled`` of a seat that folded carries that seat's cards (never turned
+on the table) for the same reason, and is likewise journal-only; the summary leaves them out.
 """
 
 from __future__ import annotations

@@ -121,15 +121,18 @@ class Round:
         self._lamps: tuple[str, ...] | None = None
         self._request_id = 0
         self._pending_read: int | None = None
+        self._visited: set[str] = {"starting"}
         self.machine = Machine(model=self, states=STATES, transitions=_transitions(), initial="starting",
-                               queued=True, auto_transitions=False, send_event=False)
+                               queued=True, auto_transitions=False, send_event=False,
+                               after_state_change=lambda: self._visited.add(self.state))
 
     # ------------------------------------------------------------------ public
     def handle(self, event: Any) -> list[Any]:
         """Apply one device event; return the commands to send and records to journal, in order.
 
         Never raises for a device event: a press not allowed now yields ``PressRefused`` + ``Display``; an
-        event that makes no sense in the current state is recorded as an ``Irregularity``.
+        event that makes no sense in the current state is recorded as an ``Irregularity``. Until every device
+        passed its handshake (the start-up self-check), only records come out: no device command.
         """
         self._outbox = []
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -138,6 +141,8 @@ class Round:
         else:
             handler(event)
         self._update_lamps()
+        if "idle" not in self._visited:  # nothing talks to a device before the start-up self-check passed
+            self._outbox = [o for o in self._outbox if not isinstance(o, cmd.DEVICE_COMMANDS)]
         return self._outbox
 
     def allowed_buttons(self) -> tuple[str, ...]:

@@ -73,11 +73,18 @@ class TableDriver:
         self.last: list[Any] = []
         #: the chips on the layout as the bet sensors see them: seat -> spot -> amount
         self.layout: dict[int, dict[str, int]] = {}
+        self._read: cmd.ReadSpots | None = None
+        self._dispense: cmd.Dispense | None = None
 
     # -------------------------------------------------------------- raw events
     def send(self, event: Any) -> list[Any]:
         self.last = self.machine.handle(event)
         self.outputs.extend(self.last)
+        for output in self.last:  # the requests still waiting for their device's answer
+            if isinstance(output, cmd.ReadSpots):
+                self._read = output
+            elif isinstance(output, cmd.Dispense):
+                self._dispense = output
         return self.last
 
     def press(self, button: str) -> list[Any]:
@@ -88,23 +95,25 @@ class TableDriver:
         return self.machine.state
 
     def pending_read(self) -> cmd.ReadSpots:
-        reads = of_type(self.last, cmd.ReadSpots)
-        assert len(reads) == 1, f"expected one ReadSpots in {self.last}"
-        return reads[0]
+        """The latest ReadSpots not answered yet (other events may have come in between)."""
+        assert self._read is not None, "no read request pending"
+        return self._read
 
     def pending_dispense(self) -> cmd.Dispense:
-        dispenses = of_type(self.last, cmd.Dispense)
-        assert len(dispenses) == 1, f"expected one Dispense in {self.last}"
-        return dispenses[0]
+        """The latest Dispense not answered yet (other events may have come in between)."""
+        assert self._dispense is not None, "no dispense request pending"
+        return self._dispense
 
     def answer_read(self, layout: Mapping[int, Mapping[str, int]] | None = None) -> list[Any]:
         """Answer the ReadSpots just returned with the layout (default: the driver's own layout)."""
         request = self.pending_read()
+        self._read = None
         return self.send(ev.SpotsSnapshot(request.request_id, spots_of(self.layout if layout is None else layout)))
 
     def answer_dispense(self, cards: Iterable[str], txn_id: int | None = None) -> list[Any]:
         """Answer the Dispense just returned with these cards (and its own transaction id unless given)."""
         request = self.pending_dispense()
+        self._dispense = None
         return self.send(ev.StackDispensed(request.txn_id if txn_id is None else txn_id, tuple(cards)))
 
     def move_chips(self, seat: int, spot: str, amount: int) -> list[Any]:
@@ -139,7 +148,7 @@ class TableDriver:
     def deal(self, cross: Iterable[str], hands: Mapping[int, Iterable[str]]) -> list[Any]:
         """Answer every Dispense: stack 0 with the cross, each seat's stack with that seat's two cards."""
         out: list[Any] = []
-        while of_type(self.last, cmd.Dispense):
+        while self._dispense is not None:
             request = self.pending_dispense()
             cards = cross if request.seat is None else hands[request.seat]
             out += self.answer_dispense(cards)

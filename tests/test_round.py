@@ -1,0 +1,1076 @@
+"""The round state machine (controller/round.py), written from the regulations and domain.md, not the code.
+
+Sources cited per test: NY 9 NYCRR 5324.39 ("NY") and 58 Pa. Code 674a.11 ("PA") in /work/shared/regs/, and
+the equipment expectations of /work/shared/domain.md (start-up self-check, interlocks, card accounting,
+hole-card secrecy). Every expected value below comes from the regulation text or a hand count; the hand
+counts are written out in the docstrings. Seats are numbered 1-6 from the dealer's left clockwise, so
+"from the dealer's left clockwise" is ascending seat order and "from the dealer's right counterclockwise"
+descending seat order. The cross stack: cards 1-2 the across line's outside cards, 3-4 the down line's
+outside cards, 5 the middle card. Amounts are minor units; table limits from config/table.yaml: each ante
+500-50000, five-card bonus 100-10000.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller import commands as cmd
+from controller.cards import DECK
+from drivers import events as ev
+from tests.round_helpers import (
+    DECISION_STEPS,
+    DEVICE_COMMANDS,
+    DEVICES,
+    TableDriver,
+    antes,
+    new_round,
+    of_type,
+    play_round,
+    ready,
+)
+
+# --------------------------------------------------------------------------- a hand-built round
+#
+# Cross: across line Kh Kd + middle 9d; down line 7c 2s + middle 9d; the board Kh Kd 7c 2s 9d is a pair of
+# kings (five-card bonus "pair of 6s or better" 1 to 1, NY (f)(3)).
+CROSS = ("Kh", "Kd", "7c", "2s", "9d")
+HANDS = {
+    1: ("9h", "9s"),  # across 9h 9s Kh Kd 9d = full house; down 9h 9s 7c 2s 9d = three 9s
+    3: ("4c", "5h"),  # across 4c 5h Kh Kd 9d = pair of kings; down 4c 5h 7c 2s 9d = high card (no straight)
+    5: ("Ac", "3d"),  # folds at the across decision
+}
+WAGERS = {1: antes(500, bonus=100), 3: antes(1000), 5: antes(500, bonus=200)}
+DECISIONS = {
+    "across": {1: 1000, 3: 1000, 5: 0},  # seat 1 2x, seat 3 1x, seat 5 folds
+    "down": {1: 500, 3: 1000},  # seat 1 1x, seat 3 1x
+    "middle": {1: 1500, 3: 2000},  # seat 1 3x, seat 3 2x
+}
+PLAYER_CARDS = {c for cards in HANDS.values() for c in cards}
+
+
+def full_round(**overrides: Any) -> TableDriver:
+    args = dict(wagers=WAGERS, cross=CROSS, hands=HANDS, decisions=DECISIONS)
+    args.update(overrides)
+    return play_round(**args)
+
+
+def dealt_driver(wagers=None, hands=None) -> TableDriver:
+    """A started table with the wagers locked and every stack dealt: the across decision is open."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS if wagers is None else wagers)
+    driver.deal(CROSS, HANDS if hands is None else hands)
+    assert driver.state == "across_decision"
+    return driver
+
+
+def settlement(driver: TableDriver, seat: int) -> dict[str, Any]:
+    (settled,) = [o for o in of_type(driver.outputs, cmd.SeatSettled) if o.seat == seat]
+    return settled.settlement
+
+
+def wager_results(driver: TableDriver, seat: int) -> dict[str, tuple[int, str, int]]:
+    """seat's wagers as name -> (amount, outcome, net)."""
+    return {n: (r["amount"], r["outcome"], r["net"]) for n, r in settlement(driver, seat)["wagers"].items()}
+
+
+def refused_nothing_else(outputs: list[Any], button: str, self_checked: bool = True) -> None:
+    """A refused press: a PressRefused for that button and a Display, nothing else (lamps unchanged). Before the
+    start-up self-check passed only the record comes out: nothing talks to a device yet (domain.md)."""
+    expected = [cmd.PressRefused, cmd.Display] if self_checked else [cmd.PressRefused]
+    assert [type(o) for o in outputs] == expected
+    assert outputs[0].button == button
+
+
+# =========================================================================== start-up self-check
+# domain.md "Interlocks" / "What the industry expects": nothing talks to the devices before the start-up
+# self-check passes; the table opens only when shoe, bet sensors and panel have all answered.
+
+NOISE_BEFORE_READY = [
+    ev.SpotChanged(2, "ante_across", 500),
+    ev.ShuffleComplete(52),
+    ev.StackDispensed(16, ("Ah", "Kh", "Qh", "Jh", "Th")),
+    ev.SpotsSnapshot(1, ((2, "ante_across", 500),)),
+]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(DEVICES)), ids="-".join)
+def test_self_check_only_lamps_and_records_until_all_three_devices_ready(order):
+    """domain.md start-up self-check: before the third DeviceReady the machine sends no device command
+    except panel lamps, whatever device events arrive; no lamp before the panel itself is ready; only after
+    shoe, sensors and panel are all ready is the table idle with exactly open_betting lit."""
+    machine = new_round()
+    panel_ready = False
+    for i, device in enumerate(order):
+        for noise in NOISE_BEFORE_READY:
+            out = machine.handle(noise)
+            assert not [o for o in out if isinstance(o, DEVICE_COMMANDS) and not isinstance(o, cmd.SetLamps)]
+            if not panel_ready:
+                assert not of_type(out, cmd.SetLamps), "a lamp before the panel answered its handshake"
+            assert machine.state == "starting"
+            assert machine.allowed_buttons() == ()
+        out = machine.handle(ready(device))
+        panel_ready = panel_ready or device == "panel"
+        assert not [o for o in out if isinstance(o, DEVICE_COMMANDS) and not isinstance(o, cmd.SetLamps)]
+        if not panel_ready:
+            assert not of_type(out, cmd.SetLamps)
+        if i < 2:
+            assert machine.state == "starting"
+            assert all(lamps.buttons == () for lamps in of_type(out, cmd.SetLamps))
+    assert machine.state == "idle"
+    assert machine.allowed_buttons() == ("open_betting",)
+    assert of_type(out, cmd.SetLamps)[-1].buttons == ("open_betting",)
+
+
+@pytest.mark.parametrize("button", ev.BUTTONS)
+def test_self_check_no_button_works_before_all_devices_ready(button):
+    """domain.md start-up self-check: open_betting (or any press) before the self-check passes starts
+    nothing: no round, no shuffle, no read, no dispense."""
+    machine = new_round()
+    machine.handle(ready("panel"))
+    machine.handle(ready("shoe"))
+    out = machine.handle(ev.ButtonPressed(button))
+    assert not of_type(out, (cmd.RoundOpened, cmd.Shuffle, cmd.ReadSpots, cmd.Dispense))
+    assert of_type(out, cmd.PressRefused)[0].button == button
+    assert machine.state == "starting"
+
+
+@pytest.mark.parametrize("ready_first, event", [
+    ((), ev.ButtonPressed("open_betting")),
+    (("panel",), ev.ButtonPressed("open_betting")),
+    (("panel", "shoe"), ev.ButtonPressed("no_more_bets")),
+    (("sensors",), ev.DeviceFault("shoe", "jam", "")),
+], ids=["press-none-ready", "press-panel-ready", "press-panel+shoe-ready", "fault-panel-not-ready"])
+def test_self_check_event_before_ready_sends_no_device_command(ready_first, event):
+    """domain.md start-up self-check: before all three DeviceReady only lamps and records may come out,
+    whatever event arrives (a fault is still recorded as FaultRaised, a press as PressRefused)."""
+    machine = new_round()
+    for device in ready_first:
+        machine.handle(ready(device))
+    out = machine.handle(event)
+    assert of_type(out, (cmd.PressRefused, cmd.FaultRaised))
+    assert not [o for o in out if isinstance(o, DEVICE_COMMANDS) and not isinstance(o, cmd.SetLamps)]
+
+
+# =========================================================================== interlocks (NY (c)(3))
+
+
+def test_no_dispense_before_no_more_bets_and_wagers_locked_ny_c3():
+    """NY 5324.39(c)(3), domain.md interlocks: no card leaves the shoe before "no more bets" is called and
+    the wagers are locked; the first Dispense comes after WagersLocked in the same output."""
+    driver = TableDriver()
+    driver.start()
+    out = driver.open_betting()
+    driver.place(WAGERS)
+    out += driver.move_chips(1, "ante_across", 500)
+    out += driver.press("no_more_bets")
+    assert not of_type(driver.outputs, cmd.Dispense)
+    assert driver.state == "locking"
+    out = driver.answer_read()
+    kinds = [type(o) for o in out]
+    assert kinds.index(cmd.WagersLocked) < kinds.index(cmd.Dispense)
+    assert len(of_type(out, cmd.Dispense)) == 1
+
+
+def test_no_more_bets_not_allowed_until_shuffle_counted_52():
+    """domain.md card accounting ("a 52-card count is verified at each shuffle") and NY (c)(3): before the
+    shuffle reports 52 cards "no more bets" is dark and refused; after it, lit."""
+    driver = TableDriver()
+    driver.start()
+    driver.press("open_betting")
+    assert driver.state == "betting"
+    assert "no_more_bets" not in driver.machine.allowed_buttons()
+    out = driver.press("no_more_bets")
+    refused_nothing_else(out, "no_more_bets")
+    assert driver.state == "betting"
+    out = driver.send(ev.ShuffleComplete(52))
+    assert driver.machine.allowed_buttons() == ("no_more_bets",)
+    assert of_type(out, cmd.SetLamps)[-1].buttons == ("no_more_bets",)
+
+
+@pytest.mark.parametrize("count", [0, 51, 53, 104])
+def test_shuffle_count_other_than_52_faults_card_count(count):
+    """domain.md card accounting: a 52-card count is verified at each shuffle; a mismatch is an irregularity
+    that stops the round (fault, cause card_count), not a warning."""
+    driver = TableDriver()
+    driver.start()
+    driver.press("open_betting")
+    out = driver.send(ev.ShuffleComplete(count))
+    (fault,) = of_type(out, cmd.FaultRaised)
+    assert (fault.device, fault.cause) == ("shoe", "card_count")
+    assert driver.state == "fault"
+    assert not of_type(out, (cmd.Dispense, cmd.StackDealt))
+    assert fault.device == "shoe"
+    assert driver.state == "fault"
+    assert driver.machine.allowed_buttons() == ()
+    refused_nothing_else(driver.press("no_more_bets"), "no_more_bets")
+    assert not of_type(driver.outputs, cmd.Dispense)
+
+
+# =========================================================================== lock validation
+
+
+INVALID_LOCKS = {
+    # name: (wagers on the layout, seat the refusal must name)
+    "unequal_antes_ny_e1": ({2: antes(500), 4: {"ante_across": 500, "ante_down": 1000}}, 4),
+    "single_ante_ny_c4": ({4: {"ante_across": 500}}, 4),
+    "single_ante_down_only_ny_c4": ({1: antes(500), 3: {"ante_down": 500}}, 3),
+    "bonus_without_antes_ny_e1": ({2: antes(500), 5: {"five_card_bonus": 500}}, 5),
+    "chip_on_across_spot_ny_c3": ({1: {**antes(500), "across": 500}}, 1),
+    "chip_on_down_spot_ny_c3": ({6: {**antes(500), "down": 1000}}, 6),
+    "chip_on_middle_spot_ny_c3": ({2: {**antes(500), "middle": 1500}}, 2),
+    "ante_below_table_min": ({3: antes(400)}, 3),
+    "ante_above_table_max": ({1: antes(500), 3: antes(50001)}, 3),
+    "bonus_below_table_min": ({6: antes(500, bonus=99)}, 6),
+    "bonus_above_table_max": ({6: antes(500, bonus=10001)}, 6),
+}
+
+
+@pytest.mark.parametrize("case", list(INVALID_LOCKS))
+def test_lock_refuses_invalid_seat_then_accepts_correction(case):
+    """NY 5324.39(c)(4),(e)(1): two equal antes per playing seat, a five-card bonus only with them; NY (c)(3):
+    nothing on a decision spot before its decision; config/table.yaml limits (ante 500-50000, bonus
+    100-10000). An invalid seat is refused at "no more bets" (PressRefused + Display naming the seat),
+    betting stays open and nothing is dispensed or locked; once corrected, the lock succeeds."""
+    wagers, seat = INVALID_LOCKS[case]
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    out = driver.lock(wagers)
+    (refused,) = of_type(out, cmd.PressRefused)
+    assert refused.button == "no_more_bets"
+    assert any(f"seat {seat}" in d.text for d in of_type(out, cmd.Display))
+    assert not of_type(driver.outputs, (cmd.WagersLocked, cmd.Dispense))
+    assert driver.state == "betting"
+    assert driver.machine.allowed_buttons() == ("no_more_bets",)
+
+    corrected = {s: w for s, w in wagers.items() if s != seat}
+    corrected[seat] = antes(1000)
+    out = driver.lock(corrected)
+    (locked,) = of_type(out, cmd.WagersLocked)
+    assert {entry["seat"]: entry["wagers"] for entry in locked.seats} == corrected
+    assert len(of_type(out, cmd.Dispense)) == 1
+    assert driver.state == "dealing"
+
+
+def test_lock_refuses_when_no_seat_has_wagered():
+    """NY 5324.39(d)(1),(2): cards go to each player who has placed a wager; with no wager at all there is
+    nobody to deal to: "no more bets" is refused, betting stays open, nothing is dispensed."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    out = driver.lock({})
+    assert [type(o) for o in out if not isinstance(o, (cmd.SetLamps, cmd.ReadSpots))] == [cmd.PressRefused, cmd.Display]
+    assert driver.state == "betting"
+    assert not of_type(driver.outputs, (cmd.WagersLocked, cmd.Dispense))
+    out = driver.lock({6: antes(500)})
+    assert of_type(out, cmd.WagersLocked)[0].seats == ({"seat": 6, "wagers": antes(500)},)
+
+
+# =========================================================================== dealing (NY (d)(2))
+
+
+def test_dealing_cross_first_then_two_per_wagering_seat_clockwise_ny_d2():
+    """NY 5324.39(d)(2): an automated shoe dispenses a stack of five first (the cross), then stacks of two
+    delivered clockwise (ascending seats) to each player who has placed a wager; each request follows the
+    arrival of the previous stack; transaction ids are distinct."""
+    wagers = {5: antes(500), 1: antes(500), 3: antes(700)}
+    hands = {1: ("2c", "3c"), 3: ("4c", "5c"), 5: ("6c", "8c")}
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    out = driver.lock(wagers)
+    requests = of_type(out, cmd.Dispense)
+    assert [(d.count, d.seat) for d in requests] == [(5, None)]
+    cards_for = {None: CROSS, **hands}
+    while True:
+        (request,) = of_type(driver.last, cmd.Dispense)
+        out = driver.answer_dispense(cards_for[request.seat])
+        following = of_type(out, cmd.Dispense)
+        assert len(following) <= 1  # one request at a time, after the previous stack arrived
+        requests += following
+        if not following:
+            break
+    assert [(d.count, d.seat) for d in requests] == [(5, None), (2, 1), (2, 3), (2, 5)]
+    assert len({d.txn_id for d in requests}) == 4
+    dealt = of_type(driver.outputs, cmd.StackDealt)
+    assert [(s.seat, s.cards) for s in dealt] == [(None, CROSS), (1, hands[1]), (3, hands[3]), (5, hands[5])]
+    assert driver.state == "across_decision"
+    assert 5 + 2 * 3 == sum(len(s.cards) for s in dealt)  # domain.md card accounting: 5 + 2 x seats
+
+
+def test_transaction_ids_distinct_over_two_rounds():
+    """Dispense: "exactly once per id" (controller/commands.py): no id is reused in the next round."""
+    driver = full_round()
+    driver = play_round(WAGERS, ("2h", "3h", "4h", "6h", "7s"), HANDS, DECISIONS, driver=driver)
+    ids = [d.txn_id for d in of_type(driver.outputs, cmd.Dispense)]
+    assert len(ids) == 8 and len(set(ids)) == 8
+
+
+BAD_STACKS = {
+    # name: (stack index to corrupt (0 = cross), cards sent, txn offset, expected cause)
+    "cross_short": (0, ("Kh", "Kd", "7c", "2s"), 0, "stack_size"),
+    "cross_long": (0, ("Kh", "Kd", "7c", "2s", "9d", "8d"), 0, "stack_size"),
+    "seat_stack_of_three": (2, ("4c", "5h", "6h"), 0, "stack_size"),
+    "seat_stack_of_one": (1, ("9h",), 0, "stack_size"),
+    "seat_repeats_cross_card": (1, ("9h", "Kd"), 0, "card_count"),
+    "seat_repeats_other_seat_card": (2, ("4c", "9s"), 0, "card_count"),
+    "unreadable_card_in_cross": (0, ("Kh", "Kd", "7c", "??", "9d"), 0, "unreadable_card"),
+    "unreadable_ten_text": (2, ("10h", "5h"), 0, "unreadable_card"),
+    "lowercase_rank": (1, ("9h", "ks"), 0, "unreadable_card"),
+    "wrong_transaction_id": (1, ("9h", "9s"), 1, "protocol"),
+    "old_transaction_id": (2, ("4c", "5h"), -1, "protocol"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_STACKS))
+def test_bad_stack_faults_round_naming_cause(case):
+    """NY 5324.39(d)(2) and domain.md card accounting: the cross must be five cards and each seat stack two,
+    every card readable and never seen before in the round, each stack answering its own request; anything
+    else faults the round (FaultRaised from the shoe, naming the cause) and no further stack is requested."""
+    index, cards, offset, cause = BAD_STACKS[case]
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    stacks = [CROSS, HANDS[1], HANDS[3], HANDS[5]]
+    for i in range(index):
+        driver.answer_dispense(stacks[i])
+    request = driver.pending_dispense()
+    out = driver.answer_dispense(cards, txn_id=request.txn_id + offset)
+    (fault,) = of_type(out, cmd.FaultRaised)
+    assert (fault.device, fault.cause) == ("shoe", cause)
+    assert driver.state == "fault"
+    assert not of_type(out, (cmd.Dispense, cmd.StackDealt))
+    assert driver.machine.allowed_buttons() == ()
+
+
+@pytest.mark.parametrize("index, cards", [(0, ("Kh", "Kh", "7c", "2s", "9d")), (1, ("9h", "9h"))], ids=["cross", "seat"])
+def test_card_repeated_within_a_stack_is_a_card_count_fault(index, cards):
+    """domain.md card accounting (one deck: no card twice in a round), NY 5324.39(d)(2): a stack that repeats
+    a card within itself faults the round as a count mismatch (cause card_count, as for a card repeated from
+    an earlier stack; the card itself was read), and the stack is not dealt. (Revision cce6709 reported this
+    as 'unreadable_card'; fixed in 82fe2fd.)"""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    if index:
+        driver.answer_dispense(CROSS)
+    out = driver.answer_dispense(cards)
+    (fault,) = of_type(out, cmd.FaultRaised)
+    assert (fault.device, fault.cause) == ("shoe", "card_count")
+    assert driver.state == "fault"
+    assert not of_type(out, (cmd.Dispense, cmd.StackDealt))
+
+
+@pytest.mark.parametrize("index, cards, secret", [(0, ("Kh", "Kh", "7c", "2s", "9d"), "Kh"), (1, ("9h", "9h"), "9h")],
+                         ids=["cross", "seat"])
+def test_stack_fault_shows_no_face_down_card(index, cards, secret):
+    """domain.md Hole-card secrecy: no face-down card on any display or log line, also when the stack that
+    carried it faults the round (the FaultRaised detail is logged by the service). (Revision cce6709 showed
+    "FAULT unreadable_card: duplicate card '9h' ..." on the panel; fixed in 82fe2fd.)"""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    if index:
+        driver.answer_dispense(CROSS)
+    out = driver.answer_dispense(cards)
+    assert driver.state == "fault"
+    shown = [d.text for d in of_type(out, cmd.Display)] + [f.detail for f in of_type(out, cmd.FaultRaised)]
+    assert not [text for text in shown if secret in card_tokens(text)]
+
+
+# =========================================================================== decisions
+
+
+def test_decisions_recorded_in_ascending_seat_order_pa_b_d_f():
+    """PA 674a.11(b),(d),(f): at each decision the dealer goes from the player farthest to the dealer's left,
+    clockwise: DecisionMade outputs in ascending seat order at every step."""
+    wagers = {6: antes(500), 2: antes(500), 4: antes(500)}
+    hands = {2: ("2c", "3c"), 4: ("4c", "5c"), 6: ("6h", "8c")}
+    bets = {6: 500, 2: 1000, 4: 1500}
+    driver = play_round(wagers, CROSS, hands, {step: bets for step in DECISION_STEPS})
+    for step in DECISION_STEPS:
+        made = [d for d in of_type(driver.outputs, cmd.DecisionMade) if d.decision == step]
+        assert [(d.seat, d.action, d.amount) for d in made] == [(2, "bet", 1000), (4, "bet", 1500), (6, "bet", 500)]
+
+
+def test_empty_decision_spot_is_a_fold_ny_e3():
+    """NY 5324.39(e)(3): make the across bet or forfeit the antes; an empty across spot is a fold (amount 0)."""
+    driver = dealt_driver()
+    out = driver.decide("across", {1: 500, 3: 0, 5: 0})
+    made = of_type(out, cmd.DecisionMade)
+    assert [(d.seat, d.action, d.amount) for d in made] == [(1, "bet", 500), (3, "fold", 0), (5, "fold", 0)]
+    assert driver.state == "across_reveal"
+
+
+@pytest.mark.parametrize("multiple", [1, 2, 3])
+@pytest.mark.parametrize("step", DECISION_STEPS)
+def test_one_to_three_times_the_ante_is_a_bet_ny_e3_e5_e7(step, multiple):
+    """NY 5324.39(e)(3),(5),(7) and (c)(4): each of the across, down and middle bets is one to three times the
+    ante; 1x, 2x and 3x are recorded as bets of that amount (seat 3's ante is 1000)."""
+    driver = dealt_driver()
+    for earlier in DECISION_STEPS[: DECISION_STEPS.index(step)]:
+        driver.decide(earlier, {1: 500, 3: 1000, 5: 500})
+        driver.reveal()
+    out = driver.decide(step, {1: 500, 3: 1000 * multiple, 5: 500})
+    seat3 = [d for d in of_type(out, cmd.DecisionMade) if d.seat == 3]
+    assert [(d.decision, d.action, d.amount) for d in seat3] == [(step, "bet", 1000 * multiple)]
+    assert driver.state == f"{step}_reveal"
+
+
+@pytest.mark.parametrize("amount", [1, 500, 999, 1500, 2500, 4000, -1000])
+@pytest.mark.parametrize("step", DECISION_STEPS)
+def test_other_bet_amounts_refused_then_corrected_ny_e3_e5_e7(step, amount):
+    """NY 5324.39(e)(3),(5),(7): a bet other than 1x-3x the ante (seat 3's ante is 1000) is refused: a
+    PressRefused + Display naming the seat, the decision stays open (confirm lit, reveal dark) and no seat's
+    decision is recorded; once the amount is corrected the decisions are taken."""
+    driver = dealt_driver()
+    for earlier in DECISION_STEPS[: DECISION_STEPS.index(step)]:
+        driver.decide(earlier, {1: 500, 3: 1000, 5: 500})
+        driver.reveal()
+    before = len(of_type(driver.outputs, cmd.DecisionMade))
+    out = driver.decide(step, {1: 1500, 3: amount, 5: 0})
+    assert of_type(out, cmd.PressRefused)[0].button == "confirm"
+    assert any("seat 3" in d.text for d in of_type(out, cmd.Display))
+    assert len(of_type(driver.outputs, cmd.DecisionMade)) == before
+    assert driver.state == f"{step}_decision"
+    assert driver.machine.allowed_buttons() == ("confirm",)
+    refused_nothing_else(driver.press("reveal"), "reveal")
+
+    out = driver.decide(step, {1: 1500, 3: 2000, 5: 0})
+    made = of_type(out, cmd.DecisionMade)
+    assert [(d.seat, d.action, d.amount) for d in made] == [(1, "bet", 1500), (3, "bet", 2000), (5, "fold", 0)]
+    assert driver.state == f"{step}_reveal"
+
+
+def test_folded_seat_not_asked_again_ny_e5_e7_pa_d_f():
+    """NY 5324.39(e)(5),(7), PA 674a.11(d),(f): only players still in the game are asked at later decisions;
+    a seat that folded at the across decision has no down or middle decision, even if chips later appear on
+    its down spot (those are not a bet)."""
+    driver = dealt_driver()
+    driver.decide("across", {1: 500, 3: 1000, 5: 0})
+    driver.reveal()
+    driver.layout[5]["down"] = 500
+    out = driver.decide("down", {1: 500, 3: 1000})
+    assert [(d.seat, d.decision) for d in of_type(out, cmd.DecisionMade)] == [(1, "down"), (3, "down")]
+    driver.reveal()
+    out = driver.decide("middle", {1: 0, 3: 3000})
+    assert [(d.seat, d.action) for d in of_type(out, cmd.DecisionMade)] == [(1, "fold"), (3, "bet")]
+    made = of_type(driver.outputs, cmd.DecisionMade)
+    assert [(d.decision, d.action) for d in made if d.seat == 5] == [("across", "fold")]
+    assert [(d.decision, d.action) for d in made if d.seat == 1] == [("across", "bet"), ("down", "bet"), ("middle", "fold")]
+
+
+def test_five_card_bonus_stays_after_fold_and_is_settled_pa_b_h5():
+    """PA 674a.11(b),(h)(5): a fold forfeits the antes, but the five-card bonus stays on the table and is
+    settled on the five community cards. Seat 5 (ante 500 each, bonus 200) folds at the across decision; the
+    board Kh Kd 7c 2s 9d is a pair of kings, NY (f)(3) pair of 6s or better 1 to 1: antes -500 -500,
+    bonus +200, seat net -800."""
+    driver = full_round()
+    assert wager_results(driver, 5) == {
+        "ante_across": (500, "lose", -500),
+        "ante_down": (500, "lose", -500),
+        "five_card_bonus": (200, "win", 200),
+    }
+    assert settlement(driver, 5)["net"] == -800
+
+
+def test_fold_at_middle_forfeits_all_but_bonus_ny_e7():
+    """NY 5324.39(e)(7): a player who declines the middle bet forfeits all previous wagers (antes, across,
+    down bets); PA (f): the five-card bonus stays. Seat 1 (antes 500, bonus 100, across 1000, down 500) folds
+    at the middle: -500 -1000 -500 -500 = -2500 forfeited, bonus on the pair of kings +100: net -2400, even
+    though its full house would have won."""
+    decisions = {"across": {1: 1000, 3: 1000, 5: 0}, "down": {1: 500, 3: 1000}, "middle": {1: 0, 3: 2000}}
+    driver = full_round(decisions=decisions)
+    assert wager_results(driver, 1) == {
+        "ante_across": (500, "lose", -500),
+        "across": (1000, "lose", -1000),
+        "ante_down": (500, "lose", -500),
+        "down": (500, "lose", -500),
+        "five_card_bonus": (100, "win", 100),
+    }
+    assert settlement(driver, 1)["net"] == -2400
+
+
+# =========================================================================== reveals
+
+
+def test_reveal_not_allowed_before_decisions_taken_ny_e4_pa_c():
+    """NY 5324.39(e)(4), PA 674a.11(c): the outside across cards are turned only after every player has made
+    the across decision: reveal is refused in the decision state and while the decision spots are being read,
+    and nothing is revealed."""
+    driver = dealt_driver()
+    refused_nothing_else(driver.press("reveal"), "reveal")
+    assert driver.state == "across_decision"
+    driver.press("confirm")
+    assert driver.state == "across_reading"
+    refused_nothing_else(driver.press("reveal"), "reveal")
+    assert driver.state == "across_reading"
+    assert not of_type(driver.outputs, cmd.CardsRevealed)
+
+
+def test_reveals_are_cross_cards_1_2_then_3_4_then_5_ny_e4_e6_e8():
+    """NY 5324.39(e)(4),(6),(8), PA (c),(e),(g): the two outside cards of the horizontal line (cross cards
+    1-2), then of the vertical line (3-4), then the middle card (5), each after its decision is in."""
+    driver = full_round()
+    revealed = of_type(driver.outputs, cmd.CardsRevealed)
+    assert [(r.step, r.cards) for r in revealed] == [("across", ("Kh", "Kd")), ("down", ("7c", "2s")), ("middle", ("9d",))]
+    kinds = driver.outputs
+    for step in DECISION_STEPS:
+        last_decision = max(i for i, o in enumerate(kinds) if isinstance(o, cmd.DecisionMade) and o.decision == step)
+        reveal_at = next(i for i, o in enumerate(kinds) if isinstance(o, cmd.CardsRevealed) and o.step == step)
+        assert last_decision < reveal_at
+
+
+def _steps_to(state: str):
+    """Scripted events (as callables on a driver) that bring a fresh machine to ``state``."""
+    script = [
+        ("idle", lambda d: d.start()),
+        ("betting", lambda d: d.press("open_betting")),
+        ("betting", lambda d: d.send(ev.ShuffleComplete(52))),
+        ("locking", lambda d: (d.place(WAGERS), d.press("no_more_bets"))),
+        ("dealing", lambda d: d.answer_read()),
+        ("across_decision", lambda d: d.deal(CROSS, HANDS)),
+    ]
+    after = {"across": "down_decision", "down": "middle_decision", "middle": "idle"}
+    for step in DECISION_STEPS:
+        script += [
+            (f"{step}_reading", lambda d: d.press("confirm")),
+            (f"{step}_reveal", lambda d, s=step: (_put_bets(d, s, DECISIONS[s]), d.answer_read())),
+            (after[step], lambda d: d.reveal()),
+        ]
+    return script
+
+
+def _put_bets(driver: TableDriver, step: str, bets: dict[int, int]) -> None:
+    for seat, amount in bets.items():
+        if amount:
+            driver.layout.setdefault(seat, {})[step] = amount
+
+
+def drive_to(state: str) -> TableDriver:
+    driver = TableDriver()
+    if state == "starting":
+        return driver
+    for reached, action in _steps_to(state):
+        action(driver)
+        if reached == state and driver.state == state:
+            return driver
+    raise AssertionError(f"could not reach {state}")
+
+
+REACHABLE = ["starting", "idle", "betting", "locking", "dealing"] + [
+    f"{step}_{phase}" for step in DECISION_STEPS for phase in ("decision", "reading", "reveal")
+]
+
+
+@pytest.mark.parametrize("state", REACHABLE)
+def test_press_not_allowed_is_refused_and_changes_nothing(state):
+    """Dealer panel: only lit buttons act (NY (c)-(e) sequence); every other press yields PressRefused (+ a
+    Display) and changes nothing: same state, same lamps, no record, no device request."""
+    for button in ev.BUTTONS:
+        driver = drive_to(state)
+        allowed = driver.machine.allowed_buttons()
+        if button in allowed:
+            continue
+        out = driver.press(button)
+        refused_nothing_else(out, button, self_checked=state != "starting")
+        assert driver.state == state
+        assert driver.machine.allowed_buttons() == allowed
+
+
+# =========================================================================== settlement
+
+
+def test_settlement_order_descending_then_round_closed_ny_e9_pa_g():
+    """NY 5324.39(e)(9), PA 674a.11(g): settle from the player farthest to the dealer's right,
+    counterclockwise (descending seats), one SeatSettled per playing seat (seat 5 folded but its bonus is in
+    action), then RoundClosed; totals: every staked unit is returned or collected."""
+    driver = full_round()
+    settled = of_type(driver.outputs, cmd.SeatSettled)
+    assert [s.seat for s in settled] == [5, 3, 1]
+    records = [o for o in driver.outputs if not isinstance(o, DEVICE_COMMANDS)]
+    assert isinstance(records[-1], cmd.RoundClosed)
+    (closed,) = of_type(driver.outputs, cmd.RoundClosed)
+    assert closed.totals["wagered"] == closed.totals["returned"] + closed.totals["collected"]
+    assert driver.state == "idle"
+    assert driver.machine.allowed_buttons() == ("open_betting",)
+
+
+def test_settlement_values_full_house_and_pair_of_kings_ny_e9_f():
+    """NY 5324.39(e)(9)(i),(ii), (f)(1)-(3), PA (h)(1)-(5), by hand (board Kh Kd 7c 2s 9d: pair of kings):
+
+    seat 1, cards 9h 9s, antes 500, bonus 100, across 1000, down 500, middle 1500:
+      across hand 9h 9s Kh Kd 9d full house: ante across 1 to 1 +500, across bet 12 to 1 +12000;
+      down hand 9h 9s 7c 2s 9d three 9s: ante down 1 to 1 +500, down bet 3 to 1 +1500;
+      middle at the odds of the higher hand (full house) 12 to 1: +18000; bonus pair 1 to 1: +100.
+      net 32600.
+    seat 3, cards 4c 5h, antes 1000, across 1000, down 1000, middle 2000:
+      across hand pair of kings: ante +1000, across 1 to 1 +1000; down hand high card: -1000, -1000;
+      middle: the across hand wins, so the middle is paid at 1 to 1: +2000. net 2000.
+    seat 5 folded (see the bonus test): net -800.
+    Totals: wagered 4100 + 6000 + 1200 = 11300; returned 4100 + 4000 + 200 = 8300; collected
+    0 + 2000 + 1000 = 3000; paid (winnings) 32600 + 4000 + 200 = 36800; players' net 33800."""
+    driver = full_round()
+    assert wager_results(driver, 1) == {
+        "ante_across": (500, "win", 500),
+        "across": (1000, "win", 12000),
+        "ante_down": (500, "win", 500),
+        "down": (500, "win", 1500),
+        "middle": (1500, "win", 18000),
+        "five_card_bonus": (100, "win", 100),
+    }
+    assert settlement(driver, 1)["net"] == 32600
+    assert wager_results(driver, 3) == {
+        "ante_across": (1000, "win", 1000),
+        "across": (1000, "win", 1000),
+        "ante_down": (1000, "lose", -1000),
+        "down": (1000, "lose", -1000),
+        "middle": (2000, "win", 2000),
+    }
+    assert settlement(driver, 3)["net"] == 2000
+    (closed,) = of_type(driver.outputs, cmd.RoundClosed)
+    assert closed.totals == {"wagered": 11300, "returned": 8300, "collected": 3000, "paid": 36800, "player_net": 33800}
+
+
+def test_settlement_middle_push_and_middle_loss_ny_e9_ii():
+    """NY 5324.39(e)(9)(ii), PA (h)(3): across push + down loss -> middle push; both lose -> middle loses.
+    Cross 7h 3c | Qd 4s | 2h: across line 7h 3c 2h, down line Qd 4s 2h, board high card (bonus loses).
+
+    seat 2, cards 7d Kc, antes 500, bonus 100, across 1500, down 500, middle 1000:
+      across 7d Kc 7h 3c 2h pair of 7s: ante push 0, across push 0; down 7d Kc Qd 4s 2h high card: -500,
+      -500; middle push 0; bonus -100. net -1100; returned 500+1500+1000 = 3000, collected 1100.
+    seat 4, cards 5d 9c, antes 500, 1x bets: across 5d 9c 7h 3c 2h high card, down 5d 9c Qd 4s 2h high
+      card: all five wagers lose, net -2500.
+    Totals: wagered 4100 + 2500 = 6600 = returned 3000 + collected 3600; paid 0; players' net -3600."""
+    cross = ("7h", "3c", "Qd", "4s", "2h")
+    hands = {2: ("7d", "Kc"), 4: ("5d", "9c")}
+    wagers = {2: antes(500, bonus=100), 4: antes(500)}
+    decisions = {"across": {2: 1500, 4: 500}, "down": {2: 500, 4: 500}, "middle": {2: 1000, 4: 500}}
+    driver = play_round(wagers, cross, hands, decisions)
+    assert wager_results(driver, 2) == {
+        "ante_across": (500, "push", 0),
+        "across": (1500, "push", 0),
+        "ante_down": (500, "lose", -500),
+        "down": (500, "lose", -500),
+        "middle": (1000, "push", 0),
+        "five_card_bonus": (100, "lose", -100),
+    }
+    assert {n: r[1] for n, r in wager_results(driver, 4).items()} == dict.fromkeys(
+        ("ante_across", "across", "ante_down", "down", "middle"), "lose")
+    assert settlement(driver, 4)["net"] == -2500
+    (closed,) = of_type(driver.outputs, cmd.RoundClosed)
+    assert closed.totals == {"wagered": 6600, "returned": 3000, "collected": 3600, "paid": 0, "player_net": -3600}
+    assert [s.seat for s in of_type(driver.outputs, cmd.SeatSettled)] == [4, 2]
+
+
+# =========================================================================== past-posting (NY (c)(3))
+
+
+def test_past_posting_on_locked_ante_recorded_and_locked_amount_settles_ny_c3():
+    """NY 5324.39(c)(3): a wager may not be increased after "no more bets". Seat 3 (ante 1000) pushes its
+    ante across to 3000 while the cards are dealt: Irregularity past_posting with locked 1000 and new 3000,
+    shown on the panel; the wager of record stays 1000 (seat 3's across hand wins 1 to 1: +1000)."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    driver.answer_dispense(CROSS)
+    out = driver.move_chips(3, "ante_across", 3000)
+    (irr,) = of_type(out, cmd.Irregularity)
+    assert irr.kind == "past_posting"
+    assert (irr.detail["seat"], irr.detail["spot"], irr.detail["locked"], irr.detail["new"]) == (3, "ante_across", 1000, 3000)
+    assert any("seat 3" in d.text.lower() for d in of_type(out, cmd.Display))
+    assert driver.state == "dealing"
+    driver.deal(CROSS, HANDS)
+    for step in DECISION_STEPS:
+        driver.decide(step, DECISIONS[step])
+        driver.reveal()
+    assert wager_results(driver, 3)["ante_across"] == (1000, "win", 1000)
+    assert settlement(driver, 3)["net"] == 2000
+
+
+@pytest.mark.parametrize("seat, spot, amount, locked", [
+    (1, "five_card_bonus", 0, 100),  # bonus withdrawn (NY (c)(3) "withdrawn")
+    (2, "ante_across", 500, 0),  # a seat that did not wager places an ante late (NY (c)(3) "made")
+    (1, "across", 2000, 1000),  # across bet changed after its decision was taken (NY (e)(4))
+])
+def test_past_posting_kinds_ny_c3(seat, spot, amount, locked):
+    """NY 5324.39(c)(3): no wager made, increased or withdrawn after "no more bets" (and a decision bet not
+    changed once that decision is in): each change is a past_posting Irregularity with the locked amount."""
+    driver = dealt_driver()
+    driver.decide("across", DECISIONS["across"])
+    out = driver.move_chips(seat, spot, amount)
+    (irr,) = of_type(out, cmd.Irregularity)
+    assert irr.kind == "past_posting"
+    assert (irr.detail["locked"], irr.detail["new"]) == (locked, amount)
+
+
+def test_collecting_forfeited_antes_after_fold_is_not_past_posting_ny_e4():
+    """NY 5324.39(e)(4), PA (b): after a fold the forfeited antes are collected by the dealer: emptying those
+    spots is not past-posting. Removing the bonus, which stays in action (PA (b)), still is."""
+    driver = dealt_driver()
+    driver.decide("across", DECISIONS["across"])  # seat 5 folds
+    out = driver.move_chips(5, "ante_across", 0) + driver.move_chips(5, "ante_down", 0)
+    assert not of_type(out, cmd.Irregularity)
+    out = driver.move_chips(5, "five_card_bonus", 0)
+    assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["past_posting"]
+
+
+def test_collecting_forfeited_across_bet_after_down_fold_is_not_past_posting_ny_e6():
+    """NY 5324.39(e)(5),(6): a down-decision fold forfeits antes and across bet; collecting them is not
+    past-posting."""
+    driver = dealt_driver()
+    driver.decide("across", DECISIONS["across"])
+    driver.reveal()
+    driver.decide("down", {1: 500, 3: 0})
+    out = sum((driver.move_chips(3, spot, 0) for spot in ("ante_across", "ante_down", "across")), [])
+    assert not of_type(out, cmd.Irregularity)
+
+
+def test_chip_moves_while_betting_open_are_not_irregular_ny_c3():
+    """NY 5324.39(c)(3): before "no more bets" wagers may be placed, changed and withdrawn freely."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    out: list[Any] = []
+    for seat, spot, amount in [(1, "ante_across", 500), (1, "ante_down", 500), (1, "ante_across", 1000),
+                               (1, "ante_across", 0), (4, "five_card_bonus", 100), (4, "middle", 700)]:
+        out += driver.move_chips(seat, spot, amount)
+    assert out == []
+    assert driver.state == "betting"
+
+
+# =========================================================================== stale snapshot
+
+
+def test_stale_snapshot_recorded_and_changes_nothing():
+    """A SpotsSnapshot that does not answer the pending read (wrong request id) is an Irregularity and
+    changes nothing: at "no more bets" no wager is locked from it; at a decision no decision is taken from it;
+    the real answer is then applied."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.place(WAGERS)
+    request = driver.press("no_more_bets")
+    (read,) = of_type(request, cmd.ReadSpots)
+    out = driver.send(ev.SpotsSnapshot(read.request_id + 1, ((2, "ante_across", 500), (2, "ante_down", 500))))
+    assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["stale_snapshot"]
+    assert not [o for o in out if not isinstance(o, cmd.Irregularity)]
+    assert driver.state == "locking"
+    out = driver.answer_read()
+    assert [e["seat"] for e in of_type(out, cmd.WagersLocked)[0].seats] == [1, 3, 5]
+
+    driver.deal(CROSS, HANDS)
+    driver.layout[1]["across"] = 500
+    request = driver.press("confirm")
+    (read,) = of_type(request, cmd.ReadSpots)
+    out = driver.send(ev.SpotsSnapshot(read.request_id - 1, ()))
+    assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["stale_snapshot"]
+    assert not of_type(out, cmd.DecisionMade)
+    assert driver.state == "across_reading"
+
+
+def test_snapshot_nobody_asked_for_is_stale():
+    """A snapshot while betting is open (no read pending) is recorded as stale and locks nothing."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    out = driver.send(ev.SpotsSnapshot(1, ((1, "ante_across", 500), (1, "ante_down", 500))))
+    assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["stale_snapshot"]
+    assert driver.state == "betting"
+    assert not of_type(driver.outputs, cmd.WagersLocked)
+
+
+# =========================================================================== device faults
+
+
+@pytest.mark.parametrize("state", REACHABLE)
+@pytest.mark.parametrize("device, code", [("shoe", "jam"), ("sensors", "link_lost"), ("panel", "timeout")])
+def test_device_fault_in_any_state_moves_to_fault(state, device, code):
+    """domain.md faults (jam, link lost, ...) stop the game: in any state a DeviceFault moves the machine to
+    ``fault`` with a FaultRaised naming device and cause; in ``fault`` no button is lit or accepted."""
+    driver = drive_to(state)
+    out = driver.send(ev.DeviceFault(device, code, "test"))
+    (fault,) = of_type(out, cmd.FaultRaised)
+    assert (fault.device, fault.cause) == (device, code)
+    assert driver.state == "fault"
+    assert driver.machine.allowed_buttons() == ()
+    lamps = of_type(driver.outputs, cmd.SetLamps)
+    if lamps:  # the panel was ready: its lamps go dark
+        assert lamps[-1].buttons == ()
+    for button in ev.BUTTONS:
+        out = driver.press(button)
+        assert of_type(out, cmd.PressRefused)[0].button == button
+        assert not of_type(out, (cmd.Dispense, cmd.ReadSpots, cmd.Shuffle, cmd.RoundOpened, cmd.CardsRevealed))
+        assert driver.state == "fault"
+
+
+def test_fault_while_faulted_stays_faulted():
+    """domain.md faults: a second fault while faulted keeps the machine in ``fault`` (recorded, not lost)."""
+    driver = drive_to("dealing")
+    driver.send(ev.DeviceFault("shoe", "jam"))
+    out = driver.send(ev.DeviceFault("sensors", "link_lost"))
+    assert of_type(out, (cmd.Irregularity, cmd.FaultRaised))
+    assert driver.state == "fault"
+    assert driver.machine.allowed_buttons() == ()
+
+
+# =========================================================================== hole-card secrecy
+
+CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
+
+
+def card_tokens(text: str) -> set[str]:
+    return set(CARD_TOKEN.findall(text))
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string inside an output (dataclass fields, dicts, lists, tuples)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in strings_in(k) + strings_in(v)]
+    if isinstance(value, (list, tuple, set)):
+        return [s for v in value for s in strings_in(v)]
+    return []
+
+
+def cards_in(output: Any) -> set[str]:
+    return {c for s in strings_in(output) for c in card_tokens(s) | ({s} if s in DECK else set())}
+
+
+def _secrecy_round() -> TableDriver:
+    """The hand-built round with a refused decision, a past-posting and a stale snapshot mixed in."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock({**WAGERS, 4: {"ante_across": 500}})  # refused first
+    driver.lock(WAGERS)
+    driver.deal(CROSS, HANDS)
+    driver.decide("across", {1: 1000, 3: 700, 5: 0})  # refused
+    driver.decide("across", DECISIONS["across"])
+    driver.move_chips(3, "ante_down", 5000)
+    driver.send(ev.SpotsSnapshot(999, ()))
+    for step in DECISION_STEPS:
+        if step != "across":
+            driver.decide(step, DECISIONS[step])
+        driver.reveal()
+    return driver
+
+
+def test_hole_card_secrecy_over_a_full_round():
+    """domain.md Hole-card secrecy (NY (d)(2) cards dealt face down; NY (e)(4),(6),(8) community cards turned
+    in three steps; NY (e)(9)(i) a player's cards revealed at its settlement): across every output of a round,
+    no Display and no SetLamps shows any player card, or a community card before its CardsRevealed; no
+    output other than StackDealt carries a player card before that seat's settlement (the reveal) or a
+    community card before its CardsRevealed."""
+    driver = _secrecy_round()
+    assert driver.state == "idle"
+    revealed: set[str] = set()
+    settled: set[str] = set()
+    for output in driver.outputs:
+        if isinstance(output, cmd.StackDealt):
+            continue
+        if isinstance(output, cmd.SeatSettled):
+            settled |= set(HANDS[output.seat])
+        if isinstance(output, cmd.CardsRevealed):
+            revealed |= set(output.cards)
+        seen = cards_in(output)
+        if isinstance(output, (cmd.Display, cmd.SetLamps)):
+            assert not seen & PLAYER_CARDS, output
+        assert not seen & (set(CROSS) - revealed), f"community card before its reveal: {output}"
+        assert not seen & (PLAYER_CARDS - settled), f"player card before its seat's settlement: {output}"
+    assert revealed == set(CROSS)
+    assert len(of_type(driver.outputs, cmd.StackDealt)) == 4
+
+
+def test_folded_seat_cards_never_displayed():
+    """PA 674a.11(b): a folded player's cards go to the discard rack unrevealed: no Display or lamp ever
+    shows seat 5's cards (Ac 3d), also after the round."""
+    driver = full_round()
+    for output in of_type(driver.outputs, (cmd.Display, cmd.SetLamps)):
+        assert not cards_in(output) & set(HANDS[5])
+
+
+# =========================================================================== random sequences
+
+BUTTON_CHOICES = ev.BUTTONS + ("bogus",)
+ANTE_CHOICES = [None, None, 500, 1000, 2000]
+
+
+class Invariants:
+    """Checks the round invariants on the output stream alone (no peeking into the machine)."""
+
+    def __init__(self) -> None:
+        self.round_no: int | None = None
+        self.locked_rounds: set[int] = set()
+        self.seats: set[int] = set()
+        self.folded_at: dict[int, str] = {}
+        self.decided: dict[str, list[int]] = {}
+        self.settled: set[tuple[int, int]] = set()
+        self.ante: dict[int, int] = {}
+
+    def feed(self, outputs: list[Any]) -> None:
+        for o in outputs:
+            if isinstance(o, cmd.RoundOpened):
+                assert o.round_no != self.round_no
+                self.round_no = o.round_no
+                self.seats, self.folded_at, self.decided, self.ante = set(), {}, {}, {}
+            elif isinstance(o, cmd.WagersLocked):
+                assert o.round_no == self.round_no
+                self.locked_rounds.add(o.round_no)
+                self.seats = {e["seat"] for e in o.seats}
+                self.ante = {e["seat"]: e["wagers"]["ante_across"] for e in o.seats}
+            elif isinstance(o, cmd.Dispense):
+                # NY (c)(3) / domain.md interlock: no card dispensed before the wagers of this round are locked
+                assert self.round_no in self.locked_rounds
+            elif isinstance(o, cmd.DecisionMade):
+                assert o.seat in self.seats and o.seat not in self.folded_at
+                done = self.decided.setdefault(o.decision, [])
+                assert o.seat not in done
+                done.append(o.seat)
+                if o.action == "fold":
+                    self.folded_at[o.seat] = o.decision
+                else:  # NY (e)(3),(5),(7): one to three times the ante
+                    assert o.amount in (self.ante[o.seat], 2 * self.ante[o.seat], 3 * self.ante[o.seat])
+            elif isinstance(o, cmd.CardsRevealed):
+                step_index = DECISION_STEPS.index(o.step)
+                active = {s for s in self.seats
+                          if s not in self.folded_at or DECISION_STEPS.index(self.folded_at[s]) >= step_index}
+                # NY (e)(4),(6),(8): a step's cards turn only after every active seat has decided
+                assert sorted(self.decided.get(o.step, [])) == sorted(active)
+                assert self.decided.get(o.step, []) == sorted(self.decided.get(o.step, []))
+            elif isinstance(o, cmd.SeatSettled):
+                key = (o.round_no, o.seat)
+                assert key not in self.settled  # each seat settled at most once per round
+                self.settled.add(key)
+            elif isinstance(o, cmd.RoundClosed):
+                t = o.totals
+                assert t["wagered"] == t["returned"] + t["collected"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_random_event_sequences_keep_the_invariants(data):
+    """Random sequences of presses, snapshots (valid and not), stacks from a shuffled deck (sometimes
+    corrupted), spot changes, device readiness and faults: handle() never raises; no Dispense before the
+    round's WagersLocked (NY (c)(3)); no CardsRevealed before every active seat's DecisionMade for that step
+    (NY (e)(4),(6),(8)); each seat settled at most once per round; wagered == returned + collected in every
+    RoundClosed."""
+    machine = new_round(last_round_no=data.draw(st.integers(0, 3), label="last_round_no"))
+    check = Invariants()
+    rng = random.Random(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    pending_read: int | None = None
+    pending_dispense: cmd.Dispense | None = None
+    deck: list[str] = []
+    dealt: list[str] = []
+
+    def feed(event: Any) -> None:
+        nonlocal pending_read, pending_dispense, deck, dealt
+        outputs = machine.handle(event)  # must never raise
+        check.feed(outputs)
+        for o in outputs:
+            if isinstance(o, cmd.ReadSpots):
+                pending_read = o.request_id
+            elif isinstance(o, cmd.Dispense):
+                pending_dispense = o
+            elif isinstance(o, cmd.RoundOpened):
+                deck, dealt = list(DECK), []
+                rng.shuffle(deck)
+
+    if data.draw(st.integers(0, 4), label="start") > 0:
+        for device in DEVICES:
+            feed(ready(device))
+
+    for _ in range(data.draw(st.integers(10, 150), label="length")):
+        smart = data.draw(st.integers(0, 9), label="smart") < 7
+        if smart:
+            if pending_read is not None:
+                kind = "read"
+            elif pending_dispense is not None:
+                kind = "dispense"
+            elif machine.state == "betting" and "no_more_bets" not in machine.allowed_buttons():
+                kind = "shuffle"
+            else:
+                kind = "press_allowed"
+        else:
+            kind = data.draw(st.sampled_from(
+                ["press", "press_allowed", "shuffle", "read", "stale", "dispense", "spot", "spot", "ready", "fault"]),
+                label="kind")
+
+        if kind in ("press", "press_allowed"):
+            lit = machine.allowed_buttons()
+            if kind == "press_allowed" and lit:
+                button = lit[0]
+            else:
+                button = data.draw(st.sampled_from(BUTTON_CHOICES), label="button")
+            feed(ev.ButtonPressed(button))
+        elif kind == "shuffle":
+            feed(ev.ShuffleComplete(data.draw(st.sampled_from([52, 52, 52, 51]), label="count")))
+        elif kind == "read":
+            request = pending_read if pending_read is not None else data.draw(st.integers(0, 5), label="rid")
+            pending_read = None
+            layout: dict[int, dict[str, int]] = {}
+            for seat in ev.SEATS:
+                ante = check.ante.get(seat) or data.draw(st.sampled_from(ANTE_CHOICES), label="ante")
+                if ante is None:
+                    continue
+                wagers = antes(ante)
+                variant = data.draw(st.integers(0, 9), label="variant")
+                if variant == 0:
+                    wagers["ante_down"] = ante + 100  # unequal antes
+                elif variant == 1:
+                    wagers["five_card_bonus"] = 100
+                for step in DECISION_STEPS:
+                    amount = data.draw(st.sampled_from([0, ante, 2 * ante, 3 * ante, ante, 2 * ante, ante + 1]),
+                                       label="bet")
+                    if amount and (check.ante or variant == 2):
+                        wagers[step] = amount
+                layout[seat] = wagers
+            spots = tuple((s, spot, layout[s][spot]) for s in sorted(layout) for spot in ev.SPOTS if layout[s].get(spot))
+            feed(ev.SpotsSnapshot(request, spots))
+        elif kind == "stale":
+            feed(ev.SpotsSnapshot((pending_read or 0) + data.draw(st.integers(1, 3), label="off"), ()))
+        elif kind == "dispense":
+            request = pending_dispense
+            pending_dispense = None
+            count = request.count if request else data.draw(st.sampled_from([2, 5]), label="count")
+            txn = request.txn_id if request else data.draw(st.integers(0, 200), label="txn")
+            flaw = data.draw(st.integers(0, 19), label="flaw")
+            if not deck:
+                deck = list(DECK)
+                rng.shuffle(deck)
+            cards = [deck.pop() for _ in range(min(count, len(deck)))]
+            if flaw == 0:
+                cards = cards[:-1]
+            elif flaw == 1 and dealt:
+                cards[-1] = dealt[0]
+            elif flaw == 2:
+                cards[0] = "Zz"
+            elif flaw == 3:
+                txn += 1
+            dealt += cards
+            feed(ev.StackDispensed(txn, tuple(cards)))
+        elif kind == "spot":
+            feed(ev.SpotChanged(data.draw(st.integers(1, 6), label="seat"), data.draw(st.sampled_from(ev.SPOTS), label="spot"),
+                                data.draw(st.sampled_from([0, 100, 500, 1000, 1500]), label="amount")))
+        elif kind == "ready":
+            feed(ready(data.draw(st.sampled_from(DEVICES), label="device")))
+        elif kind == "fault":
+            if data.draw(st.integers(0, 3), label="fault_gate") == 0:
+                feed(ev.DeviceFault(data.draw(st.sampled_from(DEVICES), label="device"), "jam", "random"))
