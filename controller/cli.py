@@ -2,6 +2,8 @@
 
 - ``crisscross run [--simulate] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
   runs the table controller service (``controller.service``) from ``config/table.yaml``.
+- ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
+  return and optimal strategy of a pay table (``controller.analysis``).
 - ``crisscross settle [FILE]`` settles one round given as JSON (FILE or standard input) and prints the
   settlement as JSON (``controller.settlement.settle_round``). Invalid input: exit status 2, one line on
   standard error naming the seat, the field and what is wrong, nothing on standard output.
@@ -36,6 +38,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
 
+    par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table")
+    par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
+                     help="a jurisdiction code (ny) or a jurisdiction/pay-table YAML file")
+    par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    par.add_argument("--workers", type=_positive_int, default=None, help="processes (default: one per CPU)")
+
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON")
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
     return parser
@@ -55,7 +63,37 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "settle":
         return _settle(args.file)
+    if args.command == "par-sheet":
+        return _par_sheet(args)
     return _run(args)
+
+
+def _par_sheet(args: argparse.Namespace) -> int:
+    from controller.analysis import report
+    from controller.analysis.parsheet import compute_par_sheet
+    from controller.paytable import load_jurisdiction
+
+    try:
+        jurisdiction = load_jurisdiction(args.pay_table)
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=169, unit="hand", desc="two-card hands", file=sys.stderr)
+    try:
+        sheet = compute_par_sheet(jurisdiction, progress=(lambda done, total: bar.update(1)) if bar else None,
+                                  workers=args.workers)
+    except ValueError as exc:
+        print(f"crisscross: {jurisdiction.source}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if bar is not None:
+            bar.close()
+    print({"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[args.format](sheet))
+    return 0
 
 
 def _settle(path: Path | None) -> int:

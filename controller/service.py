@@ -179,7 +179,8 @@ class Service:
 
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
-                 quiet: bool = False, out: TextIO = sys.stdout) -> None:
+                 quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0) -> None:
+        from controller.analysis.strategy import OptimalStrategy
         from controller.simtable import SimulatedTable
 
         jurisdiction = jurisdiction_for(config)
@@ -211,6 +212,7 @@ class Service:
             self.table = SimulatedTable(self.sims["shoe"], self.sims["sensors"], self.sims["panel"],
                                         seats=config.seats, seed=seed, ante_limits=config.ante_limits,
                                         bonus_limits=config.bonus_limits, rounds=rounds,
+                                        strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
                                         on_failure=self.stop)
 
     def _print_summary(self, record: RoundRecord) -> None:

@@ -6,9 +6,11 @@ lit (``PanelSimulator``), and stacks reach the seats in the order the shoe dispe
 one stack per wagering seat clockwise from the dealer's left (NY 9 NYCRR 5324.39(d)(2)). A player looks only at
 its own two cards and at community cards already turned.
 
-Players' choices come from a seeded ``random.Random`` (or the system RNG): whether the seat plays, its ante
-(table minimum x 1, 2 or 5) and five-card bonus, and at each decision a bet of 1x-3x or a fold following
-``decide``. Does not model: past-posting or irregular bets (tests inject those), players leaving mid-round.
+Players decide with the optimal strategy of the par sheet (``controller.analysis.strategy``); with probability
+``mistakes`` a decision is instead drawn at random among fold and the allowed bets, so that a run reaches every
+path. A seeded ``random.Random`` (or the system RNG) also chooses whether a seat plays, its ante (table minimum
+x 1, 2 or 5) and its five-card bonus. Does not model: past-posting or irregular bets (tests inject those),
+players leaving mid-round.
 """
 
 from __future__ import annotations
@@ -17,38 +19,15 @@ import logging
 import random
 import secrets
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
 
-from controller.cards import rank_index
+from controller.analysis.strategy import OptimalStrategy
 from controller.table import Limits
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe.simulator import ShoeSimulator
 
 log = logging.getLogger(__name__)
-SIX = rank_index("6c")
-
-
-def decide(step: str, hole: Sequence[str], across: Sequence[str], down: Sequence[str], rng: random.Random) -> int:
-    """A simple player's decision: the bet as a multiple of the ante (1-3), or 0 to fold.
-
-    ``hole`` is the player's two cards; ``across``/``down`` the outside cards of each line already turned (empty
-    before their reveal). Bets 3x holding a pair of 6s or better in either line so far, 2x with any pair, 1x
-    with a jack or better in hand, and otherwise folds with a probability that grows at each decision.
-    """
-    best = 0
-    for line in (across, down):
-        counts = Counter(rank_index(c) for c in (*hole, *line))
-        pairs = [r for r, n in counts.items() if n >= 2]
-        if pairs:
-            best = max(best, 3 if max(pairs) >= SIX else 2)
-    if best:
-        return best
-    if max(rank_index(c) for c in hole) >= rank_index("Jc"):
-        return 1
-    fold_chance = {"across": 0.25, "down": 0.35, "middle": 0.5}[step]
-    return 0 if rng.random() < fold_chance else 1
 
 
 class SimulatedTable:
@@ -60,14 +39,16 @@ class SimulatedTable:
     """
 
     def __init__(self, shoe: ShoeSimulator, sensors: SensorSimulator, panel: PanelSimulator, *,
-                 seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, seed: int | None = None,
-                 rounds: int | None = None,
+                 seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, strategy: OptimalStrategy,
+                 mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
                  on_failure: Callable[[], None] | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
         self.rounds = rounds
+        self.strategy = strategy
+        self.mistakes = mistakes
         self.on_failure = on_failure
         self.rounds_played = 0
         self._stop = threading.Event()
@@ -95,6 +76,17 @@ class SimulatedTable:
             return False
         self.panel.press(button)
         return True
+
+    def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
+        """The player's decision: the bet as a multiple of the ante, or 0 to fold. Only turned cards are used:
+        the across outside cards (cross[0:2]) from the down decision on, the down ones (cross[2:4]) at the middle."""
+        if self.mistakes and self.rng.random() < self.mistakes:
+            return self.rng.choice((0, *self.strategy.multiples))
+        if step == "across":
+            return self.strategy.across(hole)
+        if step == "down":
+            return self.strategy.down(hole, cross[0:2], bets[0])
+        return self.strategy.middle(hole, cross[0:2], cross[2:4], bets[0], bets[1])
 
     def _run(self) -> None:
         try:
@@ -137,21 +129,18 @@ class SimulatedTable:
         stacks = [cards for _, cards in self.shoe.dispensed[dealt_before:]]
         cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
         active = set(antes)
-        turned = {"across": (), "down": ()}
+        bets: dict[int, list[int]] = {seat: [] for seat in antes}
         for step in ("across", "down", "middle"):
             if step != "across" and not self._wait("confirm"):
                 return False
             for seat in sorted(active):
-                multiple = decide(step, hands[seat], turned["across"], turned["down"], self.rng)
+                multiple = self._decide(step, hands[seat], cross, bets[seat])
                 if multiple:
+                    bets[seat].append(multiple)
                     self.sensors.place(seat, step, antes[seat] * multiple)
                 else:
                     active.discard(seat)
             self.panel.press("confirm")
             if not self._press_when_lit("reveal"):
                 return False
-            if step == "across":
-                turned["across"] = cross[0:2]
-            elif step == "down":
-                turned["down"] = cross[2:4]
         return self._wait("open_betting")

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from controller.config import CONFIG_DIR
 from controller.simtable import SimulatedTable
-from controller.service import start_simulators
+from controller.analysis.strategy import OptimalStrategy
+from controller.service import jurisdiction_for, start_simulators
 from controller.table import load_table_config
 from hil.checks import check_journal
 
@@ -37,9 +38,11 @@ class RigResult:
 
 
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
-            timeout: float = 300.0) -> RigResult:
+            timeout: float = 300.0, mistakes: float = 0.1) -> RigResult:
     """Run ``rounds`` rounds of the service (separate process) against simulators in this process; check them.
 
+    The simulated players follow the optimal strategy but take a random decision with probability
+    ``mistakes``, so that every path (folds and bets at each decision) is exercised.
     ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
     ``config``, ``subprocess.TimeoutExpired`` when the service has not finished within ``timeout`` seconds.
     """
@@ -48,9 +51,10 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     table_config = load_table_config(config)
     names = list(table_config.devices)
     sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
+    strategy = OptimalStrategy(jurisdiction_for(table_config))
     table = SimulatedTable(sims["shoe"], sims["sensors"], sims["panel"], seats=table_config.seats, seed=seed,
                            ante_limits=table_config.ante_limits, bonus_limits=table_config.bonus_limits,
-                           rounds=rounds)
+                           rounds=rounds, strategy=strategy, mistakes=mistakes)
     command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--rounds", str(rounds),
                "--journal", str(journal), "--quiet"]
     for name in names:
@@ -79,9 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
     parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
+    parser.add_argument("--mistakes", type=float, default=0.1,
+                        help="probability that a simulated player's decision is random instead of optimal")
     args = parser.parse_args(argv)
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.jsonl"
-    result = run_rig(args.rounds, args.seed, journal, args.config)
+    result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes)
     print(f"journal: {journal}")
     print(f"rounds closed: {result.rounds_closed} of {args.rounds}; discrepancies: {len(result.problems)}")
     for problem in result.problems:

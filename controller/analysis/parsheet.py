@@ -1,0 +1,464 @@
+"""The par sheet: the exact expected value of Criss-Cross Poker under the strategy that maximises it.
+
+The game as the player sees it (NY 9 NYCRR 5324.39(e); PA 58 Pa. Code 674a.11): two cards, then the across
+decision (fold, or bet 1x-3x the ante), the two outside across cards turned, the down decision, the two outside
+down cards turned, the middle decision, the middle card turned, settlement (``controller.settlement``). Folding
+forfeits every wager made so far. Values are per unit of each ante (the player stakes two antes).
+
+Exact enumeration, by backward induction over every deal: for each of the 1,326 two-card hands (grouped into
+169 classes by exact suit symmetry, with weights 6, 4 and 12), every pair ``a`` of outside across cards, every
+pair ``d`` of outside down cards and every middle card ``m``. A line's hand is looked up once per (hole cards,
+pair, middle card) in ``classes.class_table``; the across and down lines are combined with array operations:
+sums over ``m`` of one line's payoffs are row sums, and the middle bet, which pays on the higher-ranking hand,
+is summed over ``m`` as ``sum_k (h(k) - h(k+1)) N_k`` where ``N_k[a, d]`` counts the middle cards for which
+both lines are of class <= k, a matrix product. All sums are of integers, exact in float64; the results are
+exact rationals with denominator 1326 x 1225 x 1128 x 46 (printed as fractions and as decimals).
+
+Ties are broken the same way everywhere: fold only when folding is strictly better; among bets of equal value,
+the smallest.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+
+from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table, colex_index
+from controller.paytable import PAY_HANDS, Jurisdiction, PayTable
+
+N_PAIRS = 1225  # pairs of the 50 cards left after the hole cards
+N_DOWN = 1128  # pairs of the 48 cards left after the hole cards and an across pair
+N_MIDDLE = 46  # cards left for the middle
+SCALE3 = N_MIDDLE
+SCALE2 = N_MIDDLE * N_DOWN
+SCALE1 = N_MIDDLE * N_DOWN * N_PAIRS
+STEPS = ("across", "down", "middle")
+
+
+def payoffs(table: PayTable) -> np.ndarray:
+    """Net result per unit staked for each pay class: -1 below a pair of 6s, 0 for a push, N for N to 1."""
+    out = [-1]
+    for hand in PAY_HANDS:
+        odds = table.pays[hand]
+        out.append(0 if odds == "push" else int(odds))
+    return np.array(out, dtype=np.float64)
+
+
+def check_middle_rule(bet: np.ndarray) -> None:
+    """The middle bet pays the odds of the higher-ranking winning hand (NY 5324.39(e)(9)(ii)); it equals the
+    bet payoff of the higher class of the two lines when no push ranks above a win. Raises ``ValueError``
+    for a table where one does (the par sheet cannot use the shortcut there)."""
+    wins = bet > 0
+    if any(wins[i] and bet[j] == 0 for i in range(N_CLASSES) for j in range(i + 1, N_CLASSES)):
+        raise ValueError("the par sheet needs a bet pay table whose pushes all rank below its wins")
+
+
+def hole_classes() -> list[tuple[tuple[int, int], int]]:
+    """The 169 classes of two-card hands up to suit symmetry, as (representative cards, number of hands)."""
+    out = []
+    for hi in range(12, -1, -1):
+        for lo in range(hi, -1, -1):
+            if hi == lo:
+                out.append(((hi, 13 + lo), 6))  # a pair: two suits
+            else:
+                out.append(((hi, lo), 4))  # suited
+                out.append(((hi, 13 + lo), 12))  # offsuit
+    return out
+
+
+@dataclass
+class HoleAnalysis:
+    """The exact analysis of one two-card hand. Values are integers scaled by ``SCALE1`` (per ante).
+
+    ``value``: the expected value under the optimal strategy x SCALE1. ``across``: the best across decision
+    (0 = fold, else the multiple). ``decisions[step][choice]``: probability mass of each choice at each step
+    x SCALE1 (choice 0 = fold; mass of rounds that did not reach the step is not counted). ``wager``: expected
+    total amount wagered x SCALE1 (antes included). ``returns[(wager, class)]``: contribution to the value by
+    wager (``fold``, ``ante``, ``across``, ``down``, ``middle``) and class (for ``fold``: the step), with
+    ``mass[(wager, class)]`` the probability mass x SCALE1 (for a line wager, each line counted).
+    ``seen``: the value when one community card is seen before the first decision, by which card
+    (``middle``, ``across_outside``, ``down_outside``) x SCALE1.
+    ``v2``: for each across multiple x, the value of each across pair after betting x (x SCALE2), array of
+    shape (len(multiples), N_PAIRS).
+    """
+
+    value: float
+    across: int
+    decisions: dict[str, dict[int, float]]
+    wager: float
+    returns: dict[tuple[str, object], float]
+    mass: dict[tuple[str, object], float]
+    seen: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Solution:
+    """Intermediate arrays of one hand's backward induction (pairs index the 50 cards left, in order).
+
+    ``cls[pair, m]``: class of the line (hole + pair + middle card m). ``v2[i, a]``: value after betting the
+    i-th multiple at the across decision, for across pair a (x SCALE2). ``choice_y[i, a]``: the best down
+    decision then (0 = fold). ``per_xy[(x, y)]``: ``(v3, goes_on)``, the middle decision's value for each
+    (a, d) (x SCALE3, 0 where d meets a) and whether betting beats folding. ``z_best[a, d]``: the best middle
+    multiple when betting.
+    """
+
+    cls: np.ndarray
+    ante: np.ndarray
+    bet: np.ndarray
+    below: list
+    n_le: list
+    z_best: np.ndarray
+    v2: np.ndarray
+    choice_y: np.ndarray
+    per_xy: dict
+    multiples: tuple[int, ...]
+
+    def across(self) -> tuple[float, int]:
+        """The value of the hand (x SCALE1) and the best across decision (0 = fold, else the multiple)."""
+        totals = self.v2.sum(1)  # x SCALE1
+        value, best = -2.0 * SCALE1, 0
+        for multiple, total in zip(self.multiples, totals):
+            if total > value:
+                value, best = total, multiple
+        return value, best
+
+
+class ParSheetEngine:
+    """Arrays shared by every hand: pay classes, payoffs and the pair layout of the 50 remaining cards."""
+
+    def __init__(self, jurisdiction: Jurisdiction) -> None:
+        self.jurisdiction = jurisdiction
+        self.classes = class_table(jurisdiction.wheel)
+        self.ante = payoffs(jurisdiction.ante)
+        self.bet = payoffs(jurisdiction.bet)
+        check_middle_rule(self.bet)
+        self.multiples = tuple(jurisdiction.bet_multiples)
+        pairs = np.array(list(combinations(range(50), 2)), dtype=np.int64)
+        self.p0, self.p1 = pairs[:, 0], pairs[:, 1]
+        self.disjoint = ((self.p0[:, None] != self.p0[None, :]) & (self.p0[:, None] != self.p1[None, :])
+                         & (self.p1[:, None] != self.p0[None, :]) & (self.p1[:, None] != self.p1[None, :]))
+        self.disjoint_f32 = self.disjoint.astype(np.float32)
+        self.pair_valid = (np.arange(50)[None, :] != self.p0[:, None]) & (np.arange(50)[None, :] != self.p1[:, None])
+        incidence = np.zeros((N_PAIRS, 50), dtype=np.float32)
+        incidence[np.arange(N_PAIRS), self.p0] = 1
+        incidence[np.arange(N_PAIRS), self.p1] = 1
+        self.incidence = incidence
+        # middle bet summed over m: sum_k (h(k) - h(k+1)) N_k, only where h changes
+        h = np.append(self.bet, 0.0)
+        self.middle_steps = [(k, h[k] - h[k + 1]) for k in range(N_CLASSES) if h[k] != h[k + 1]]
+
+    def line_classes(self, hole: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """Remaining cards (50) and the class of each line ``[pair, middle]`` (invalid entries are 0)."""
+        rest = np.array([c for c in range(52) if c not in hole], dtype=np.int64)
+        cards = np.empty((N_PAIRS, 50, 5), dtype=np.int64)
+        cards[..., 0], cards[..., 1] = hole
+        cards[..., 2] = rest[self.p0][:, None]
+        cards[..., 3] = rest[self.p1][:, None]
+        cards[..., 4] = rest[None, :]
+        index = np.where(self.pair_valid, colex_index(cards), 0)  # a middle card inside the pair: no hand
+        return rest, np.where(self.pair_valid, self.classes[index], 0)
+
+    def solve(self, hole: tuple[int, int]) -> "Solution":
+        """The down and middle decisions' values for the hand ``hole`` (two card indexes): see ``Solution``."""
+        _, cls = self.line_classes(hole)
+        valid = self.pair_valid
+        ante = np.where(valid, self.ante[cls], 0.0)
+        bet = np.where(valid, self.bet[cls], 0.0)
+        # sums over the middle card m (not in a or d) of each line's ante and bet payoff: [a, d]
+        ante_sum = ante.sum(1)[:, None] - ante[:, self.p0] - ante[:, self.p1]
+        bet_sum = bet.sum(1)[:, None] - bet[:, self.p0] - bet[:, self.p1]
+        # float32 holds every integer here exactly (|values| < 2**24); sums over d are taken in float64
+        below = [(valid & (cls <= k)).astype(np.float32) for k in range(N_CLASSES)]
+        n_le = [b @ b.T for b in below]  # N_k[a, d]: middle cards with both lines of class <= k
+        middle_sum = sum(step * n_le[k] for k, step in self.middle_steps)
+        z_lo, z_hi = self.multiples[0], self.multiples[-1]
+        z_best = np.where(middle_sum > 0, z_hi, z_lo)
+        base = (ante_sum + ante_sum.T).astype(np.float32) + np.maximum(z_lo * middle_sum, z_hi * middle_sum)
+        across_bet = bet_sum.astype(np.float32)
+        down_bet = np.ascontiguousarray(bet_sum.T, dtype=np.float32)
+        v2 = np.empty((len(self.multiples), N_PAIRS))
+        choice_y = np.empty((len(self.multiples), N_PAIRS), dtype=np.int64)
+        per_xy = {}
+        for i, x in enumerate(self.multiples):
+            best = np.full(N_PAIRS, -(2 + x) * SCALE2, dtype=np.float64)
+            choice = np.zeros(N_PAIRS, dtype=np.int64)
+            with_x = base + np.float32(x) * across_bet
+            for y in self.multiples:
+                cont = with_x + np.float32(y) * down_bet
+                fold3 = np.float32(-(2 + x + y) * SCALE3)
+                v3 = np.maximum(cont, fold3)
+                v3 *= self.disjoint_f32
+                total = v3.sum(1, dtype=np.float64)
+                better = total > best
+                best = np.where(better, total, best)
+                choice = np.where(better, y, choice)
+                per_xy[(x, y)] = (v3, cont > fold3)
+            v2[i], choice_y[i] = best, choice
+        return Solution(cls, ante, bet, below, n_le, z_best, v2, choice_y, per_xy, self.multiples)
+
+    def analyse(self, hole: tuple[int, int]) -> HoleAnalysis:
+        """Backward induction over every deal to the hand ``hole`` (two card indexes)."""
+        sol = self.solve(hole)
+        cls, ante, bet, below, n_le, z_best, v2, choice_y, per_xy = (
+            sol.cls, sol.ante, sol.bet, sol.below, sol.n_le, sol.z_best, sol.v2, sol.choice_y, sol.per_xy)
+        value, across = sol.across()
+        result = HoleAnalysis(value, across, {s: {} for s in STEPS}, 0.0, {}, {})
+        self._account(result, cls, ante, bet, below, n_le, per_xy, choice_y, z_best)
+        result.seen = self._seen(hole, cls, v2, per_xy)
+        return result
+
+    def _account(self, result: HoleAnalysis, cls, ante, bet, below, n_le, per_xy, choice_y, z_best) -> None:
+        """Decision frequencies, the average wager and the return table of the optimal strategy."""
+        add = lambda table, key, amount: table.__setitem__(key, table.get(key, 0.0) + amount)  # noqa: E731
+        x = result.across
+        dec = result.decisions
+        if x == 0:
+            dec["across"][0] = float(SCALE1)
+            result.wager = 2.0 * SCALE1
+            add(result.returns, ("fold", "across"), -2.0 * SCALE1)
+            add(result.mass, ("fold", "across"), float(SCALE1))
+            return
+        dec["across"][x] = float(SCALE1)
+        i = self.multiples.index(x)
+        y_of_a = choice_y[i]
+        per_a = float(SCALE1 // N_PAIRS)  # mass of one across pair
+        folded_down = y_of_a == 0
+        dec["down"][0] = folded_down.sum() * per_a
+        add(result.returns, ("fold", "down"), -(2 + x) * folded_down.sum() * per_a)
+        add(result.mass, ("fold", "down"), folded_down.sum() * per_a)
+        wager = 2.0 * SCALE1 + x * SCALE1
+        per_d = per_a / N_DOWN
+        per_m = per_d / N_MIDDLE
+        for y in self.multiples:
+            rows = (y_of_a == y)
+            if not rows.any():
+                continue
+            dec["down"][y] = rows.sum() * per_a
+            wager += y * rows.sum() * per_a
+            _, goes_on = per_xy[(x, y)]
+            reached = self.disjoint & rows[:, None]
+            plays = reached & goes_on
+            folds = reached & ~goes_on
+            dec["middle"][0] = dec["middle"].get(0, 0.0) + folds.sum() * per_d
+            add(result.returns, ("fold", "middle"), -(2 + x + y) * folds.sum() * per_d)
+            add(result.mass, ("fold", "middle"), folds.sum() * per_d)
+            for z in sorted(set(self.multiples) & {self.multiples[0], self.multiples[-1]}):
+                chosen = plays & (z_best == z)
+                dec["middle"][z] = dec["middle"].get(z, 0.0) + chosen.sum() * per_d
+                wager += z * chosen.sum() * per_d
+            weight = plays.astype(np.float32)
+            hit_d = weight @ self.incidence  # [a, c]: played mass of the down pairs holding card c
+            hit_a = weight.T @ self.incidence  # [d, c]: played mass of the across pairs holding card c
+            rows_a, rows_d = weight.sum(1), weight.sum(0)
+            for k in range(N_CLASSES):
+                name = CLASS_NAMES[k]
+                # middle cards (not in a or d) giving class k on the across line, on the down line
+                ind = (self.pair_valid & (cls == k)).astype(np.float64)  # [pair, m]
+                row = ind.sum(1)
+                across_mass = float((rows_a * row).sum() - (hit_d * ind).sum())
+                down_mass = float((rows_d * row).sum() - (hit_a * ind).sum())
+                add(result.mass, ("ante", name), (across_mass + down_mass) * per_m)
+                add(result.returns, ("ante", name), (across_mass + down_mass) * self.ante[k] * per_m)
+                add(result.mass, ("across", name), across_mass * per_m)
+                add(result.returns, ("across", name), x * across_mass * self.bet[k] * per_m)
+                add(result.mass, ("down", name), down_mass * per_m)
+                add(result.returns, ("down", name), y * down_mass * self.bet[k] * per_m)
+                n_eq = n_le[k] - (n_le[k - 1] if k else 0)
+                middle_mass = (weight * n_eq).sum()
+                middle_z = (weight * n_eq * z_best).sum()
+                add(result.mass, ("middle", name), middle_mass * per_m)
+                add(result.returns, ("middle", name), middle_z * self.bet[k] * per_m)
+        result.wager = wager
+
+    def _seen(self, hole, cls, v2, per_xy) -> dict[str, float]:
+        """The value (x SCALE1) when one community card is seen before the across decision."""
+        out = {}
+        # an across outside card c: the across decision knows c; the rest is played as usual
+        per_card = np.zeros((len(self.multiples), 50))
+        for i in range(len(self.multiples)):
+            per_card[i] = v2[i] @ self.incidence  # sum over the 49 pairs holding c
+        best = np.maximum(per_card.max(0), -2.0 * SCALE2 * 49)  # [c], x SCALE2 x 49
+        out["across_outside"] = float(best.sum() / (50 * 49) * N_PAIRS)
+        # a down outside card c: the down decision knows c too
+        total = np.zeros(50)
+        best_x = np.full(50, -2.0)
+        for i, x in enumerate(self.multiples):
+            best_y = None
+            for y in self.multiples:
+                v3, _ = per_xy[(x, y)]  # already 0 where d meets a
+                w = v3 @ self.incidence  # [a, c]: sum over the 47 d holding c, disjoint from a
+                best_y = w if best_y is None else np.maximum(best_y, w)
+            v2c = np.maximum(best_y, -(2 + x) * SCALE3 * 47)  # x SCALE3 x 47
+            v2c = np.where(self.incidence.astype(bool), 0.0, v2c)  # a must not hold c
+            value_c = v2c.sum(0) / (SCALE3 * 47 * 1176)  # mean over the 1176 pairs without c
+            best_x = np.maximum(best_x, value_c)
+        out["down_outside"] = float(best_x.mean() * SCALE1)
+        out["middle"] = self._middle_seen(cls)
+        return out
+
+    def _middle_seen(self, cls: np.ndarray) -> float:
+        """The value (x SCALE1) when the middle card is seen first: each line's hand is then a class of its
+        pair alone, so the down line is summed over class counts."""
+        k_a = np.arange(N_CLASSES)[:, None]
+        k_d = np.arange(N_CLASSES)[None, :]
+        top = np.maximum(k_a, k_d)
+        middle = np.maximum(self.multiples[0] * self.bet[top], self.multiples[-1] * self.bet[top])
+        by_m = cls.T  # [m, pair]: class of each pair's line with middle card m (0 when the pair holds m)
+        usable = self.pair_valid.T  # [m, pair]
+        onehot = np.zeros((50, N_PAIRS, N_CLASSES))
+        onehot[np.arange(50)[:, None], np.arange(N_PAIRS)[None, :], by_m] = usable
+        total_k = onehot.sum(1)  # [m, k]
+        by_card = np.einsum("pc,mpk->mck", self.incidence.astype(np.float64), onehot)  # [m, card, k]
+        # down pairs disjoint from a (and without m): all - through a's first card - through its second + a
+        count = total_k[:, None, :] - by_card[:, self.p0, :] - by_card[:, self.p1, :] + onehot  # [m, a, k]
+        best_x = np.full(50, -2.0)
+        for x in self.multiples:
+            best_y = np.full((50, N_PAIRS), -(2.0 + x))
+            for y in self.multiples:
+                payoff = self.ante[k_a] + self.ante[k_d] + x * self.bet[k_a] + y * self.bet[k_d] + middle
+                v3 = np.maximum(payoff, -(2.0 + x + y))  # [class of a, class of d]
+                ev = np.einsum("mak,mak->ma", count, v3[by_m]) / 1081  # over the 1081 down pairs
+                best_y = np.maximum(best_y, ev)
+            value = np.where(usable, best_y, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
+            best_x = np.maximum(best_x, value)
+        return float(best_x.mean() * SCALE1)
+
+
+@dataclass
+class ParSheet:
+    """The par sheet of one jurisdiction's pay tables (values per unit of each ante; see module docstring)."""
+
+    jurisdiction: str
+    expected_value: Fraction
+    average_total_wager: Fraction
+    decisions: dict[str, dict[str, float]]
+    return_table: list[dict[str, object]]
+    bonus_return: Fraction
+    seen_card_value: dict[str, float]
+    across_strategy: dict[str, int]
+
+    @property
+    def house_edge(self) -> Fraction:
+        """The house's expected gain as a fraction of the two antes."""
+        return -self.expected_value / 2
+
+    @property
+    def element_of_risk(self) -> Fraction:
+        """The house's expected gain as a fraction of the average total amount wagered."""
+        return -self.expected_value / self.average_total_wager
+
+
+def bonus_return(jurisdiction: Jurisdiction) -> tuple[Fraction, dict[str, int]]:
+    """The exact expected net of a one-unit five-card bonus over all 2,598,960 boards, and the class counts."""
+    counts = np.bincount(class_table(jurisdiction.wheel), minlength=N_CLASSES)
+    pays = payoffs(jurisdiction.five_card_bonus)
+    total = sum(int(n) * int(p) for n, p in zip(counts, pays))
+    return Fraction(total, int(counts.sum())), dict(zip(CLASS_NAMES, map(int, counts)))
+
+
+def hole_name(hole: tuple[int, int]) -> str:
+    """``AKs``, ``AKo`` or ``AA`` for a representative hole of ``hole_classes``."""
+    from controller.cards import RANKS
+
+    hi, lo = hole[0] % 13, hole[1] % 13
+    if hi == lo:
+        return RANKS[hi] * 2
+    return RANKS[hi] + RANKS[lo] + ("s" if hole[0] // 13 == hole[1] // 13 else "o")
+
+
+_ENGINE: ParSheetEngine | None = None
+
+
+def _init_worker(jurisdiction: Jurisdiction) -> None:
+    global _ENGINE
+    _ENGINE = ParSheetEngine(jurisdiction)
+
+
+def _analyse_in_worker(hole: tuple[int, int]) -> HoleAnalysis:
+    assert _ENGINE is not None
+    return _ENGINE.analyse(hole)
+
+
+def compute_par_sheet(jurisdiction: Jurisdiction, progress: Callable[[int, int], None] | None = None,
+                      workers: int | None = None) -> ParSheet:
+    """Analyse every class of two-card hand and add them up, weighted by their number of hands (1,326 in all).
+
+    ``progress(done, total)`` is called after each class; ``workers`` processes share the classes (default:
+    one per CPU). Raises ``ValueError`` for a pay table the exact method does not cover
+    (see ``check_middle_rule``).
+    """
+    check_middle_rule(payoffs(jurisdiction.bet))
+    classes = hole_classes()
+    workers = workers or os.cpu_count() or 1
+    class_table(jurisdiction.wheel)  # built once here, inherited by forked workers
+    results: dict[tuple[int, int], HoleAnalysis] = {}
+    if workers == 1:
+        engine = ParSheetEngine(jurisdiction)
+        for done, (hole, _) in enumerate(classes, 1):
+            results[hole] = engine.analyse(hole)
+            if progress:
+                progress(done, len(classes))
+    else:
+        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(jurisdiction,)) as pool:
+            futures = {pool.submit(_analyse_in_worker, hole): hole for hole, _ in classes}
+            for done, future in enumerate(as_completed(futures), 1):
+                results[futures[future]] = future.result()
+                if progress:
+                    progress(done, len(classes))
+    return _add_up(jurisdiction, classes, results)
+
+
+def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int]],
+            results: dict[tuple[int, int], HoleAnalysis]) -> ParSheet:
+    value = wager = 0.0
+    decisions: dict[str, dict[int, float]] = {s: {} for s in STEPS}
+    returns: dict[tuple[str, object], float] = {}
+    mass: dict[tuple[str, object], float] = {}
+    seen: dict[str, float] = {}
+    strategy = {}
+    for hole, weight in classes:
+        result = results[hole]
+        strategy[hole_name(hole)] = result.across
+        value += weight * result.value
+        wager += weight * result.wager
+        for step, choices in result.decisions.items():
+            for choice, amount in choices.items():
+                decisions[step][choice] = decisions[step].get(choice, 0.0) + weight * amount
+        for table, source in ((returns, result.returns), (mass, result.mass)):
+            for key, amount in source.items():
+                table[key] = table.get(key, 0.0) + weight * amount
+        for key, amount in result.seen.items():
+            seen[key] = seen.get(key, 0.0) + weight * amount
+    denominator = 1326 * SCALE1
+    names = {0: "fold"} | {m: f"{m}x" for m in jurisdiction.bet_multiples}
+    rows = []
+    for (wager_name, hand), amount in sorted(returns.items(), key=lambda kv: _row_order(kv[0])):
+        rows.append({"wager": wager_name, "outcome": hand, "probability": mass[(wager_name, hand)] / denominator,
+                     "return": amount / denominator})
+    bonus, _ = bonus_return(jurisdiction)
+    return ParSheet(
+        jurisdiction=jurisdiction.code,
+        expected_value=Fraction(int(round(value)), denominator),
+        average_total_wager=Fraction(int(round(wager)), denominator),
+        decisions={s: {names[c]: v / denominator for c, v in sorted(choices.items())} for s, choices in decisions.items()},
+        return_table=rows,
+        bonus_return=bonus,
+        seen_card_value={k: v / denominator for k, v in seen.items()},
+        across_strategy=strategy,
+    )
+
+
+def _row_order(key: tuple[str, object]) -> tuple[int, int]:
+    wager, outcome = key
+    order = ["fold", "ante", "across", "down", "middle"].index(wager)
+    inner = STEPS.index(outcome) if wager == "fold" else CLASS_NAMES.index(outcome)
+    return order, inner

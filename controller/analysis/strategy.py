@@ -1,0 +1,95 @@
+"""The optimal strategy of the par sheet, played hand by hand (the simulated players use it).
+
+``OptimalStrategy`` answers the three decisions for real cards. The across and down decisions come from the
+par sheet's backward induction (``ParSheetEngine.solve``) for the hand's suit-symmetry class, computed once
+per class and kept; the middle decision is computed directly from the 46 unseen middle cards. Ties are broken
+as in the par sheet: fold only when strictly better, else the smallest of equally good bets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from controller.analysis.classes import colex_index
+from controller.analysis.parsheet import ParSheetEngine, SCALE3
+from controller.cards import DECK
+from controller.paytable import Jurisdiction
+
+_INDEX = {card: i for i, card in enumerate(DECK)}
+
+
+def canonical(hole: Sequence[int]) -> tuple[tuple[int, int], list[int]]:
+    """The representative of ``hole``'s suit-symmetry class (as in ``parsheet.hole_classes``) and the suit
+    permutation (``perm[suit]`` -> representative's suit) that maps the hand onto it."""
+    hi, lo = sorted(hole, key=lambda c: c % 13, reverse=True)
+    perm = [-1] * 4
+    perm[hi // 13] = 0
+    if lo // 13 != hi // 13:
+        perm[lo // 13] = 1
+    free = iter(s for s in range(4) if s not in perm)
+    perm = [p if p >= 0 else next(free) for p in perm]
+    return (map_card(hi, perm), map_card(lo, perm)), perm
+
+
+def map_card(card: int, perm: Sequence[int]) -> int:
+    """A card index with its suit renamed by ``perm``."""
+    return perm[card // 13] * 13 + card % 13
+
+
+def pair_index(rest: Sequence[int], cards: Sequence[int]) -> int:
+    """Index of the pair ``cards`` among the pairs of ``rest`` (50 sorted cards), in ``combinations`` order."""
+    i, j = sorted(list(rest).index(c) for c in cards)
+    return i * (2 * len(rest) - i - 1) // 2 + (j - i - 1)
+
+
+class OptimalStrategy:
+    """The decisions that maximise expected value under ``jurisdiction``'s pay tables.
+
+    Cards are two-character strings. Each method returns the bet as a multiple of the ante, or 0 to fold.
+    """
+
+    def __init__(self, jurisdiction: Jurisdiction) -> None:
+        self.engine = ParSheetEngine(jurisdiction)
+        self.multiples = self.engine.multiples
+        self._policies: dict[tuple[int, int], tuple[int, np.ndarray, list[int]]] = {}
+
+    def _policy(self, hole: Sequence[str]):
+        indexes = [_INDEX[c] for c in hole]
+        rep, perm = canonical(indexes)
+        if rep not in self._policies:
+            solution = self.engine.solve(rep)
+            _, across = solution.across()
+            rest = [c for c in range(52) if c not in rep]
+            self._policies[rep] = (across, solution.choice_y, rest)
+        return self._policies[rep], perm
+
+    def across(self, hole: Sequence[str]) -> int:
+        """The across decision for the player's two cards (NY 5324.39(e)(3))."""
+        (across, _, _), _ = self._policy(hole)
+        return across
+
+    def down(self, hole: Sequence[str], across_cards: Sequence[str], across_bet: int) -> int:
+        """The down decision after betting ``across_bet`` x the ante, with the two outside across cards turned."""
+        (_, choice_y, rest), perm = self._policy(hole)
+        pair = pair_index(rest, [map_card(_INDEX[c], perm) for c in across_cards])
+        return int(choice_y[self.multiples.index(across_bet), pair])
+
+    def middle(self, hole: Sequence[str], across_cards: Sequence[str], down_cards: Sequence[str],
+               across_bet: int, down_bet: int) -> int:
+        """The middle decision with the four outside cards turned, over the 46 middle cards still unseen."""
+        seen = [_INDEX[c] for c in (*hole, *across_cards, *down_cards)]
+        unseen = np.array([c for c in range(52) if c not in seen])
+        def classes(line: Sequence[str]) -> np.ndarray:
+            cards = np.empty((len(unseen), 5), dtype=np.int64)
+            cards[:, :4] = [_INDEX[c] for c in (*hole, *line)]
+            cards[:, 4] = unseen
+            return self.engine.classes[colex_index(cards)]
+        c_a, c_d = classes(across_cards), classes(down_cards)
+        eng = self.engine
+        base = (eng.ante[c_a] + eng.ante[c_d] + across_bet * eng.bet[c_a] + down_bet * eng.bet[c_d]).sum()
+        middle = eng.bet[np.maximum(c_a, c_d)].sum()
+        z = self.multiples[-1] if middle > 0 else self.multiples[0]
+        fold = -(2 + across_bet + down_bet) * SCALE3
+        return 0 if fold > base + z * middle else z
