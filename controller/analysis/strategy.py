@@ -1,21 +1,32 @@
 """The optimal strategy of the par sheet, played hand by hand (the simulated players use it).
 
 ``OptimalStrategy`` answers the three decisions for real cards. The across and down decisions come from the
-par sheet's backward induction (``ParSheetEngine.solve``) for the hand's suit-symmetry class, computed once
-per class and kept; the middle decision is computed directly from the 46 unseen middle cards. Ties are broken
-as in the par sheet: fold only when strictly better, else the smallest of equally good bets.
+par sheet's backward induction (``ParSheetEngine.solve``) for the hand's suit-symmetry class; the middle
+decision is computed directly from the 46 unseen middle cards. Ties are broken as in the par sheet: fold only
+when strictly better, else the smallest of equally good bets.
+
+The across and down decisions of all 169 classes are kept in ``strategies/<fingerprint>.npz`` beside this
+module, where the fingerprint is a hash of what they depend on (ante and bet pay tables, wheel, bet multiples);
+a strategy for pay tables without a file is computed class by class when first needed. Write a file with
+``python -m controller.analysis.strategy JURISDICTION_OR_PAYTABLE_FILE``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from controller.analysis.classes import colex_index
-from controller.analysis.parsheet import ParSheetEngine, SCALE3
+from controller.analysis.parsheet import ParSheetEngine, SCALE3, hole_classes
 from controller.cards import DECK
-from controller.paytable import Jurisdiction
+from controller.paytable import Jurisdiction, load_jurisdiction
+
+STRATEGY_DIR = Path(__file__).resolve().parent / "strategies"
 
 _INDEX = {card: i for i, card in enumerate(DECK)}
 
@@ -44,16 +55,45 @@ def pair_index(rest: Sequence[int], cards: Sequence[int]) -> int:
     return i * (2 * len(rest) - i - 1) // 2 + (j - i - 1)
 
 
+def fingerprint(jurisdiction: Jurisdiction) -> str:
+    """A short hash of what the across and down decisions depend on: ante and bet pays, wheel, multiples."""
+    key = json.dumps([jurisdiction.ante.pays, jurisdiction.bet.pays, jurisdiction.wheel,
+                      list(jurisdiction.bet_multiples)], sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 class OptimalStrategy:
     """The decisions that maximise expected value under ``jurisdiction``'s pay tables.
 
     Cards are two-character strings. Each method returns the bet as a multiple of the ante, or 0 to fold.
     """
 
-    def __init__(self, jurisdiction: Jurisdiction) -> None:
+    def __init__(self, jurisdiction: Jurisdiction, directory: Path = STRATEGY_DIR) -> None:
         self.engine = ParSheetEngine(jurisdiction)
         self.multiples = self.engine.multiples
         self._policies: dict[tuple[int, int], tuple[int, np.ndarray, list[int]]] = {}
+        self.path = Path(directory) / f"{fingerprint(jurisdiction)}.npz"
+        if self.path.exists():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        with np.load(path) as data:
+            holes, across, choice_y = data["holes"], data["across"], data["choice_y"]
+        for hole, x, y in zip(holes, across, choice_y):
+            rep = (int(hole[0]), int(hole[1]))
+            rest = [c for c in range(52) if c not in rep]
+            self._policies[rep] = (int(x), y, rest)
+
+    def save(self) -> Path:
+        """Compute every class's across and down decisions and write them to ``self.path``."""
+        holes = [hole for hole, _ in hole_classes()]
+        for hole in holes:
+            self._policy([DECK[hole[0]], DECK[hole[1]]])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(self.path, holes=np.array(holes, dtype=np.int8),
+                            across=np.array([self._policies[h][0] for h in holes], dtype=np.int8),
+                            choice_y=np.array([self._policies[h][1] for h in holes], dtype=np.int8))
+        return self.path
 
     def _policy(self, hole: Sequence[str]):
         indexes = [_INDEX[c] for c in hole]
@@ -62,7 +102,7 @@ class OptimalStrategy:
             solution = self.engine.solve(rep)
             _, across = solution.across()
             rest = [c for c in range(52) if c not in rep]
-            self._policies[rep] = (across, solution.choice_y, rest)
+            self._policies[rep] = (across, solution.choice_y.astype(np.int8), rest)
         return self._policies[rep], perm
 
     def across(self, hole: Sequence[str]) -> int:
@@ -93,3 +133,7 @@ class OptimalStrategy:
         z = self.multiples[-1] if middle > 0 else self.multiples[0]
         fold = -(2 + across_bet + down_bet) * SCALE3
         return 0 if fold > base + z * middle else z
+
+
+if __name__ == "__main__":
+    print(OptimalStrategy(load_jurisdiction(sys.argv[1])).save())
