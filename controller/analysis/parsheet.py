@@ -29,6 +29,7 @@ from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table, colex_index
 from controller.paytable import PAY_HANDS, Jurisdiction, PayTable
@@ -378,6 +379,7 @@ _ENGINE: ParSheetEngine | None = None
 
 def _init_worker(jurisdiction: Jurisdiction) -> None:
     global _ENGINE
+    threadpool_limits(1)  # one BLAS thread per worker: the workers already use every core
     _ENGINE = ParSheetEngine(jurisdiction)
 
 
@@ -442,17 +444,19 @@ def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int
     names = {0: "fold"} | {m: f"{m}x" for m in jurisdiction.bet_multiples}
     rows = []
     for (wager_name, hand), amount in sorted(returns.items(), key=lambda kv: _row_order(kv[0])):
-        rows.append({"wager": wager_name, "outcome": hand, "probability": mass[(wager_name, hand)] / denominator,
-                     "return": amount / denominator})
+        rows.append({"wager": wager_name, "outcome": hand,
+                     "probability": float(mass[(wager_name, hand)] / denominator),
+                     "return": float(amount / denominator)})
     bonus, _ = bonus_return(jurisdiction)
     return ParSheet(
         jurisdiction=jurisdiction.code,
         expected_value=Fraction(int(round(value)), denominator),
         average_total_wager=Fraction(int(round(wager)), denominator),
-        decisions={s: {names[c]: v / denominator for c, v in sorted(choices.items())} for s, choices in decisions.items()},
+        decisions={s: {names[c]: float(v / denominator) for c, v in sorted(choices.items())}
+                   for s, choices in decisions.items()},
         return_table=rows,
         bonus_return=bonus,
-        seen_card_value={k: v / denominator for k, v in seen.items()},
+        seen_card_value={k: float(v / denominator) for k, v in seen.items()},
         across_strategy=strategy,
     )
 

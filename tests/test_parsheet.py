@@ -1,0 +1,203 @@
+"""The par sheet: exact values checked against independent counts, plain enumeration, published figures and
+a simulation through the real round machine.
+
+Independent sources used here: the textbook five-card hand counts; NY 9 NYCRR 5324.39(f) pay tables; plain
+enumeration with the controller's own scalar evaluator and ``settle_seat`` (a different code path from the
+array engine); E. Jacobson, "Hole-carding Criss Cross Poker" (888casino blog), which gives a 49.37% player edge
+when the middle card is seen and a strategy of "fold, raise 1 or raise 3"; and the published across strategy
+quoted from the Wizard of Odds ("if the hole cards are unsuited, unpaired, and the largest one is five or
+less, then fold").
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.analysis import report
+from controller.analysis.classes import CLASS_NAMES, class_table, classify
+from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet
+from controller.analysis.simulate import simulate
+from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
+from controller.cards import DECK, RANKS
+from controller.config import CONFIG_DIR
+from controller.hands import evaluate
+from controller.paytable import PAY_HANDS, load_jurisdiction, pay_hand
+from controller.settlement import Community, settle_seat
+
+NY = load_jurisdiction("ny")
+PAIR = 84_480  # five-card hands holding exactly one pair of a given rank: 13C1... textbook 1,098,240 / 13
+
+
+def test_class_table_gives_the_textbook_counts():
+    counts = dict(zip(CLASS_NAMES, np.bincount(class_table(True), minlength=len(CLASS_NAMES)).tolist()))
+    assert counts == {
+        "below_pair_of_6s": 1_302_540 + 4 * PAIR,  # high card, and pairs of 2s to 5s
+        "pair_6s_to_10s": 5 * PAIR, "pair_jacks_or_better": 4 * PAIR, "two_pair": 123_552,
+        "three_of_a_kind": 54_912, "straight": 10_200, "flush": 5_108, "full_house": 3_744,
+        "four_of_a_kind": 624, "straight_flush": 36, "royal_flush": 4,
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(range(52)), min_size=5, max_size=5, unique=True))
+def test_the_array_classifier_agrees_with_the_scalar_evaluator(cards):
+    expected = pay_hand(evaluate([DECK[c] for c in cards]))
+    got = int(classify(np.array([cards]))[0])
+    assert got == (0 if expected is None else 1 + PAY_HANDS.index(expected))
+
+
+def test_five_card_bonus_return_is_exact():
+    """NY 5324.39(f)(3) odds times the textbook counts, over 2,598,960 boards."""
+    net = (5 * PAIR + 4 * PAIR) * 1 + 123_552 * 3 + 54_912 * 4 + 10_200 * 6 + 5_108 * 10 + 3_744 * 15 \
+        + 624 * 40 + 36 * 100 + 4 * 250 - (1_302_540 + 4 * PAIR)
+    assert bonus_return(NY)[0] == Fraction(net, 2_598_960) == Fraction(-7653, 216580)
+
+
+def _plain_v2(hole, across):
+    """Plain enumeration with the scalar evaluator and the real settlement, for one hand and across pair:
+    x -> the down-decision value summed over the 1,128 down pairs, times 46 (integers, like the engine's)."""
+    rest = [c for c in DECK if c not in (*hole, *across)]
+    unit = {"ante_across": 1, "ante_down": 1, "across": 1, "down": 1, "middle": 1}
+    sums = []  # per down pair: per middle card, the unit nets (antes, across, down, middle)
+    for down in itertools.combinations(rest, 2):
+        nets = []
+        for middle in rest:
+            if middle in down:
+                continue
+            s = settle_seat(1, hole, Community(across, down, middle), unit, NY).wagers
+            nets.append((s["ante_across"].net + s["ante_down"].net, s["across"].net, s["down"].net, s["middle"].net))
+        sums.append([sum(col) for col in zip(*nets)])
+    out = {}
+    for x in (1, 2, 3):
+        best = -(2 + x) * SCALE2
+        for y in (1, 2, 3):
+            total = 0
+            for antes, a_bet, d_bet, middle in sums:
+                play = max(antes + x * a_bet + y * d_bet + z * middle for z in (1, 2, 3))
+                total += max(-(2 + x + y) * 46, play)
+            best = max(best, total)
+        out[x] = best
+    return out
+
+
+@pytest.mark.parametrize("hole, across", [(("Qh", "Jh"), ("Th", "2c")), (("7c", "2d"), ("7d", "Ks")),
+                                          (("8s", "8d"), ("Ac", "3h"))])
+def test_the_engine_matches_plain_enumeration(hole, across):
+    engine = ParSheetEngine(NY)
+    index = {c: i for i, c in enumerate(DECK)}
+    solution = engine.solve((index[hole[0]], index[hole[1]]))
+    rest = [c for c in range(52) if c not in (index[hole[0]], index[hole[1]])]
+    a = pair_index(rest, [index[c] for c in across])
+    expected = _plain_v2(hole, across)
+    for i, x in enumerate((1, 2, 3)):
+        assert solution.v2[i, a] == expected[x]
+
+
+@pytest.fixture(scope="module")
+def ny_sheet():
+    return compute_par_sheet(NY)
+
+
+def test_the_return_table_adds_up_to_the_expected_value(ny_sheet):
+    total = sum(row["return"] for row in ny_sheet.return_table)
+    assert total == pytest.approx(float(ny_sheet.expected_value), abs=1e-12)
+    assert ny_sheet.house_edge == -ny_sheet.expected_value / 2
+    assert ny_sheet.element_of_risk == -ny_sheet.expected_value / ny_sheet.average_total_wager
+
+
+def test_decisions_and_average_wager_are_consistent(ny_sheet):
+    d = ny_sheet.decisions
+    assert sum(d["across"].values()) == pytest.approx(1)
+    assert sum(d["down"].values()) == pytest.approx(1 - d["across"]["fold"])
+    bets_down = sum(v for k, v in d["down"].items() if k != "fold")
+    assert sum(d["middle"].values()) == pytest.approx(bets_down)
+    wager = 2 + sum(int(k[:-1]) * v for step in d.values() for k, v in step.items() if k != "fold")
+    assert float(ny_sheet.average_total_wager) == pytest.approx(wager, abs=1e-12)
+
+
+def test_published_strategy_fold_unsuited_unpaired_five_high_and_never_2x(ny_sheet):
+    folds = {hand for hand, x in ny_sheet.across_strategy.items() if x == 0}
+    five_high_offsuit = {a + b + "o" for a, b in itertools.combinations("5432", 2)}
+    assert folds == five_high_offsuit
+    assert all("2x" not in step for step in ny_sheet.decisions.values())
+
+
+def test_published_edge_when_the_middle_card_is_seen(ny_sheet):
+    """Jacobson: seeing the middle card gives the player a 49.37% edge (of the two antes)."""
+    assert round(100 * ny_sheet.seen_card_value["middle"] / 2, 2) == 49.37
+    assert ny_sheet.seen_card_value["across_outside"] > float(ny_sheet.expected_value)
+    assert ny_sheet.seen_card_value["down_outside"] > float(ny_sheet.expected_value)
+
+
+def test_the_shipped_strategy_is_the_computed_one(ny_sheet):
+    strategy = OptimalStrategy(NY)
+    assert strategy.path.exists()
+    for hand, x in ny_sheet.across_strategy.items():
+        hi, lo = RANKS.index(hand[0]), RANKS.index(hand[1])
+        hole = [DECK[hi], DECK[lo + (0 if hand.endswith("s") else 13)]]
+        assert strategy.across(hole) == x, hand
+    fresh = ParSheetEngine(NY)
+    for hole in [(12, 25), (5, 13), (10, 9), (3, 13 + 1)]:
+        assert (fresh.solve(hole).choice_y == strategy._policies[hole][1]).all()
+
+
+def test_a_simulation_through_the_round_machine_agrees_with_the_exact_value(ny_sheet):
+    tally = simulate("ny", 3000, seed=7)
+    assert abs(tally.mean - float(ny_sheet.expected_value)) < 5 * tally.standard_error
+
+
+def test_json_report_has_the_documented_keys(ny_sheet):
+    data = json.loads(report.to_json(ny_sheet))
+    for key in ("expected_value_per_ante", "house_edge", "element_of_risk", "average_total_wager", "decisions",
+                "return_table"):
+        assert key in data
+    assert data["house_edge"] == pytest.approx(float(ny_sheet.house_edge))
+    markdown = report.to_markdown(ny_sheet)
+    assert "## Return table" in markdown and "```" in markdown
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_decisions_do_not_depend_on_the_suits_names(rng):
+    """Exact suit symmetry: renaming the suits of every card changes no decision."""
+    strategy = _strategy()
+    cards = rng.sample(range(52), 6)
+    perm = rng.sample(range(4), 4)
+    named = [DECK[c] for c in cards]
+    renamed = [DECK[map_card(c, perm)] for c in cards]
+    assert strategy.across(named[:2]) == strategy.across(renamed[:2])
+    for x in (1, 3):
+        assert strategy.down(named[:2], named[2:4], x) == strategy.down(renamed[:2], renamed[2:4], x)
+    assert canonical(cards[:2])[0] == canonical([map_card(c, perm) for c in cards[:2]])[0]
+
+
+_CACHE = {}
+
+
+def _strategy():
+    if "s" not in _CACHE:
+        _CACHE["s"] = OptimalStrategy(NY)
+    return _CACHE["s"]
+
+
+def test_a_pay_table_with_a_push_above_a_win_is_refused(tmp_path):
+    data = yaml.safe_load((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
+    data["pay_tables"]["bet"]["pays"]["pair_6s_to_10s"] = 1
+    data["pay_tables"]["bet"]["pays"]["pair_jacks_or_better"] = "push"
+    path = tmp_path / "odd.yaml"
+    path.write_text(yaml.safe_dump(data))
+    proc = subprocess.run([sys.executable, "-m", "controller", "par-sheet", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "pushes all rank below its wins" in proc.stderr and proc.stdout == ""
