@@ -28,6 +28,12 @@ class CardError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
+def short(value: object, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages that quote bad input."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def parse_card(text: object, where: str = "card") -> str:
     """Return ``text`` as a card after checking it is exactly rank + suit (for example ``"Ah"``, ``"Td"``).
 
@@ -35,7 +41,9 @@ def parse_card(text: object, where: str = "card") -> str:
     """
     if isinstance(text, str) and text in _DECK_SET:
         return text
-    raise CardError(where, f"{text!r} is not a card (rank of {RANKS} then suit of {SUITS}, e.g. 'Ah')")
+    if text is None:
+        raise CardError(where, "missing")
+    raise CardError(where, f"{short(text)} is not a card (rank of {RANKS} then suit of {SUITS}, e.g. 'Ah')")
 
 
 def parse_cards(texts: object, count: int | None = None, where: str = "cards") -> tuple[str, ...]:

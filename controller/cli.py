@@ -23,11 +23,14 @@ from controller.config import CONFIG_DIR, ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-v info, -vv debug)")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more log output (-v info, -vv debug: raw frames, which carry card values)")
+    parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller",
+                                     parents=[common])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the table controller service")
+    run = sub.add_parser("run", help="run the table controller service", parents=[common])
     run.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
     run.add_argument("--simulate", action="store_true",
                      help="simulate the shoe, bet sensors and panel on pseudo-terminals, with scripted players and dealer")
@@ -38,13 +41,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
 
-    par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table")
+    par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
                      help="a jurisdiction code (ny) or a jurisdiction/pay-table YAML file")
     par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     par.add_argument("--workers", type=_positive_int, default=None, help="processes (default: one per CPU)")
 
-    settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON")
+    settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
+                            parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
     return parser
 
@@ -59,8 +63,9 @@ def _positive_int(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``crisscross``; returns the exit status."""
     args = _parser().parse_args(argv)
-    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(getattr(args, "verbose", 0), 2)]
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
         return _settle(args.file)
     if args.command == "par-sheet":
@@ -110,17 +115,25 @@ def _settle(path: Path | None) -> int:
     except json.JSONDecodeError as exc:
         print(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=sys.stderr)
         return 2
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; nesting too deep
+        print(f"{source}: invalid JSON: {str(exc)[:100] or type(exc).__name__}", file=sys.stderr)
+        return 2
     try:
         result = settle_round(data)
     except SettlementInputError as exc:
         print(f"{source}: {exc}", file=sys.stderr)
         return 2
-    json.dump(result, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    try:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
+        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
+    from controller.journal import JournalError
     from controller.service import run_service
     from controller.table import load_table_config
 
@@ -132,8 +145,13 @@ def _run(args: argparse.Namespace) -> int:
             if not sep or device not in config.devices or not port:
                 raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(config.devices)}")
             ports[device] = port
+        if ports and args.simulate:
+            raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet)
-    except ConfigError as exc:
+    except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the journal's folder or file cannot be created or opened
+        print(f"crisscross: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2

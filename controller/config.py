@@ -25,8 +25,12 @@ def load_yaml(path: Path) -> dict[str, Any]:
     Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column) or a
     document that is not a mapping.
     """
+    if Path(path).exists() and not Path(path).is_file():
+        raise ConfigError(f"{path}: not a regular file")
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:

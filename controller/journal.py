@@ -48,6 +48,8 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
+    if not path.is_file():
+        raise JournalError(f"{path}: not a regular file")
     records = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -80,13 +82,19 @@ def verify_chain(records: list[dict[str, Any]]) -> str | None:
 class Journal:
     """An open journal, appended to by one thread (the controller thread).
 
-    ``path``: the file, created with its folder if absent. An existing journal is read and its chain verified
-    first; a broken one raises ``JournalError`` and nothing is appended to it. ``last_round_no`` is the highest
-    round number already recorded. ``clock`` returns the timestamp text of each record.
+    ``path``: the file, created (mode 0600: it holds face-down cards) with its folder if absent. An existing
+    journal is read and its chain verified first; a broken one raises ``JournalError`` and nothing is appended
+    to it. A last line without its newline is an append that never completed (``append`` returns only after the
+    whole line is on disk, and the service applies nothing before that): its bytes are moved to
+    ``<path>.torn`` and the journal goes on from the last complete record (``torn_tail`` keeps them).
+    ``last_round_no`` is the highest round number recorded; ``open_rounds`` the rounds opened and never
+    closed. ``clock`` returns the timestamp text of each record. Raises ``OSError`` when the file cannot be
+    read, created or written.
     """
 
     def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now) -> None:
         self.path = Path(path)
+        self.torn_tail = self._set_aside_torn_tail()
         records = read_records(self.path)
         problem = verify_chain(records)
         if problem:
@@ -94,10 +102,32 @@ class Journal:
         self._seq = len(records)
         self._prev = records[-1]["hash"] if records else GENESIS
         self.last_round_no = max((r["round"] for r in records if isinstance(r.get("round"), int)), default=0)
+        opened = {r["round"] for r in records if r.get("type") == "RoundOpened"}
+        closed = {r["round"] for r in records if r.get("type") == "RoundClosed"}
+        self.open_rounds = sorted(opened - closed)
         self._fsync = fsync
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file = os.fdopen(fd, "a", encoding="utf-8")
+
+    def _set_aside_torn_tail(self) -> bytes:
+        if not self.path.is_file():
+            return b""
+        with self.path.open("rb+") as handle:
+            data = handle.read()
+            if not data or data.endswith(b"\n"):
+                return b""
+            keep = data.rfind(b"\n") + 1
+            torn = data[keep:]
+            with open(self.path.with_name(self.path.name + ".torn"), "ab") as aside:
+                aside.write(torn + b"\n")
+                aside.flush()
+                os.fsync(aside.fileno())
+            handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return torn
 
     def append(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> dict[str, Any]:
         """Append one record and make it durable (flush + fsync) before returning it.

@@ -80,6 +80,8 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     is missing or unknown. Wrap-around straights are refused: no regulation here allows them.
     """
     text = str(name_or_path)
+    if len(text) > 4096:
+        raise ConfigError(f"jurisdiction {text[:40]!r}...: neither a jurisdiction code nor a file path")
     if re.fullmatch(r"[a-z]{2,8}", text):
         path = Path(config_dir) / "jurisdictions" / f"{text}.yaml"
         if not path.is_file():

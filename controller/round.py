@@ -371,7 +371,7 @@ class Round:
                 if state.folded_at is not None or later == step:
                     data.locked[(seat, later)] = state.wagers.get(later, 0)
         self.decisions_taken()
-        self._emit(cmd.Display(f"Turn the {step} cards"))
+        self._emit(cmd.Display(f"Turn the {step} card" + ("" if step == "middle" else "s")))
 
     # ------------------------------------------------------------------ settlement
     def _settle(self) -> None:

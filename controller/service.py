@@ -39,8 +39,12 @@ from drivers.sim import PtySimulator
 
 log = logging.getLogger(__name__)
 
-#: Put on the event queue to stop the controller thread (signal handlers, tests).
+#: Put on the event queue to stop the controller thread at once (tests; a second signal).
 STOP = object()
+#: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
+STOP_AFTER_ROUND = object()
+#: States in which no round is in progress.
+BETWEEN_ROUNDS = ("starting", "idle", "fault")
 
 
 class Controller:
@@ -64,20 +68,36 @@ class Controller:
         self.rounds_closed = 0
         self._round_records: list[dict[str, Any]] = []
         self._done = False
+        self._stop_after_round = False
+        self.journal_error: OSError | None = None
 
     def run(self) -> int:
-        """Process events until ``STOP``, the round count or (with ``stop_on_fault``) a fault.
+        """Process events until ``STOP``, ``STOP_AFTER_ROUND`` once no round is in progress, the round count or
+        (with ``stop_on_fault``) a fault.
 
-        Returns 0, or 1 when the machine ended in its fault state.
+        Returns 0; 1 when the machine ended in its fault state, a round was left open, or the journal could not
+        be written (then nothing more is applied: an input that is not on disk is never acted on).
         """
-        self.journal.append("record", "ServiceStarted", {"last_round_no": self.machine.last_round_no}, None)
-        while not self._done:
-            item = self.events.get()
-            if item is STOP:
-                break
-            self.process(item)
-        self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine._round_no())
-        return 1 if self.machine.state == "fault" else 0
+        try:
+            self.journal.append("record", "ServiceStarted", {"last_round_no": self.machine.last_round_no,
+                                                             "open_rounds": self.journal.open_rounds}, None)
+            while not self._done:
+                item = self.events.get()
+                if item is STOP:
+                    break
+                if item is STOP_AFTER_ROUND:
+                    self._stop_after_round = True
+                    if self.machine.state in BETWEEN_ROUNDS:
+                        break
+                    log.warning("stopping after round %s", self.machine._round_no())
+                    continue
+                self.process(item)
+            self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine._round_no())
+        except OSError as exc:
+            log.critical("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
+            self.journal_error = exc
+            return 1
+        return 0 if self.machine.state in ("starting", "idle") else 1
 
     def process(self, event: Any) -> None:
         """Journal one event, apply it to the machine, then journal and carry out each output in order.
@@ -141,7 +161,7 @@ class Controller:
         self.rounds_closed += 1
         if record is not None and self.on_round_closed is not None:
             self.on_round_closed(record)
-        if self.rounds is not None and self.rounds_closed >= self.rounds:
+        if self._stop_after_round or (self.rounds is not None and self.rounds_closed >= self.rounds):
             self._done = True
 
 
@@ -216,12 +236,21 @@ class Service:
                                         on_failure=self.stop)
 
     def _print_summary(self, record: RoundRecord) -> None:
-        if not self.quiet:
+        if self.quiet:
+            return
+        try:
             print(format_round(record), file=self.out, flush=True)
+        except OSError as exc:  # a closed pipe or a full disk must not stop the table: the journal is the record
+            log.warning("round summaries stopped: cannot write them (%s)", exc)
+            self.quiet = True
 
     def stop(self) -> None:
         """Ask the controller thread to stop after the event it is processing (safe from any thread)."""
         self.events.put(STOP)
+
+    def stop_after_round(self) -> None:
+        """Ask the controller thread to stop once no round is in progress (safe from any thread)."""
+        self.events.put(STOP_AFTER_ROUND)
 
     def run(self) -> int:
         """Start the drivers and the scripted table, run the controller; 0, or 1 when it ended in a fault."""
@@ -257,15 +286,38 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                       ports=ports, quiet=quiet, out=out)
     previous_handlers = {}
+    signals = []
+
+    def on_signal(*_: Any) -> None:
+        # the first signal lets the round in progress finish; a second one stops at once
+        signals.append(1)
+        service.stop() if len(signals) > 1 else service.stop_after_round()
+
     try:
+        if service.journal.open_rounds:
+            print(f"crisscross: warning: round(s) {', '.join(map(str, service.journal.open_rounds))} in "
+                  f"{service.journal.path} were never closed: their wagers are unresolved", file=sys.stderr)
+        if service.journal.torn_tail:
+            print(f"crisscross: warning: an incomplete last record of {service.journal.path} (never applied) was "
+                  f"moved to {service.journal.path.name}.torn", file=sys.stderr)
+        if service.sims and service.table is None:
+            print(f"crisscross: {', '.join(service.sims)} simulated and no scripted table: waiting for panel "
+                  f"presses (run with --simulate for simulated players and dealer)", file=sys.stderr)
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                previous_handlers[sig] = signal.signal(sig, lambda *_: service.stop())
+                previous_handlers[sig] = signal.signal(sig, on_signal)
         status = service.run()
-        if status:
-            fault = service.machine.fault
+        machine = service.machine
+        if service.controller.journal_error is not None:
+            print(f"crisscross: stopped: the journal cannot be written: {service.controller.journal_error}",
+                  file=sys.stderr)
+        elif machine.state == "fault":
+            fault = machine.fault
             print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
                   f" ({fault.detail if fault else ''})", file=sys.stderr)
+        elif status:
+            print(f"crisscross: stopped with round {machine._round_no()} open ({machine.state}): its wagers are "
+                  f"unresolved; the journal keeps them", file=sys.stderr)
         return status
     finally:
         for sig, handler in previous_handlers.items():

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.cards import CardError, check_distinct, parse_card, parse_cards
+from controller.cards import CardError, check_distinct, parse_card, parse_cards, short
 from controller.config import CONFIG_DIR, ConfigError
 from controller.hands import HandValue, evaluate
 from controller.paytable import Jurisdiction, load_jurisdiction
@@ -177,7 +177,7 @@ def settle_round(data: Any, config_dir=CONFIG_DIR) -> dict[str, Any]:
 
     Input: ``{"jurisdiction": code or pay-table file, "community": {"across": [c, c], "down": [c, c],
     "middle": c}, "seats": [{"seat": n, "cards": [c, c], "wagers": {name: minor units}}]}``.
-    Output: ``{"jurisdiction": code, "seats": [seat objects in settlement order, highest seat first]}``; each
+    Output: ``{"jurisdiction": as given, "seats": [seat objects in settlement order, highest seat first]}``; each
     seat object is described by ``SeatSettlement.to_json``.
     Raises ``SettlementInputError`` (``seat``, ``field``) for an unknown card, a duplicate card anywhere in
     the round, unequal antes, a bet that is not an allowed multiple of the ante, a bet after a fold, a bonus
@@ -195,6 +195,8 @@ def settle_round(data: Any, config_dir=CONFIG_DIR) -> dict[str, Any]:
         raise SettlementInputError(None, "jurisdiction", str(exc)) from None
     community = _parse_community(_required(data, "community", dict))
     seats_data = _required(data, "seats", list)
+    if not seats_data:
+        raise SettlementInputError(None, "seats", "no seat: at least one seat is settled")
     places: dict[str, tuple[int | None, str]] = {}
     for line in ("across", "down"):
         for i in range(2):
@@ -215,7 +217,7 @@ def settle_round(data: Any, config_dir=CONFIG_DIR) -> dict[str, Any]:
         seat, field = places[exc.where]
         raise SettlementInputError(seat, field, exc.reason) from None
     settled = [settle_seat(s, c, community, w, jurisdiction) for s, c, w in sorted(seats, reverse=True)]
-    return {"jurisdiction": jurisdiction.code, "seats": [s.to_json() for s in settled]}
+    return {"jurisdiction": data["jurisdiction"], "seats": [s.to_json() for s in settled]}
 
 
 def _required(data: dict, key: str, kind: type) -> Any:
@@ -242,9 +244,12 @@ def _parse_community(community: dict) -> Community:
 def _parse_seat(index: int, entry: Any, jurisdiction: Jurisdiction, seen: set[int]) -> tuple[int, tuple, dict]:
     if not isinstance(entry, dict):
         raise SettlementInputError(None, f"seats[{index}]", f"expected an object, got {type(entry).__name__}")
-    seat = entry.get("seat")
-    if isinstance(seat, bool) or seat not in SEATS:
-        raise SettlementInputError(None, f"seats[{index}].seat", f"{seat!r} is not a seat (1-6, NY 5324.39(a)(1))")
+    if "seat" not in entry:
+        raise SettlementInputError(None, f"seats[{index}].seat", "missing")
+    seat = entry["seat"]
+    if type(seat) is not int or seat not in SEATS:
+        raise SettlementInputError(None, f"seats[{index}].seat",
+                                   f"{short(seat)} is not a seat (an integer 1-6, NY 5324.39(a)(1))")
     if seat in seen:
         raise SettlementInputError(seat, "seat", "seat listed twice")
     seen.add(seat)

@@ -8,6 +8,7 @@ units.cents without floating point.
 
 from __future__ import annotations
 
+from controller.hands import evaluate
 from controller.recall import RoundRecord
 from controller.settlement import SETTLEMENT_ORDER
 
@@ -17,6 +18,13 @@ def money(amount: int, signed: bool = False) -> str:
     sign = "-" if amount < 0 else ("+" if signed and amount > 0 else "")
     units, cents = divmod(abs(amount), 100)
     return f"{sign}{units:,}.{cents:02d}"
+
+
+def describe(hand: dict) -> str:
+    """A hand's category in words, with the rank for a pair (``pair of Qs``), from its settlement JSON."""
+    if hand["category"] == "pair":
+        return f"pair of {evaluate(hand['cards']).pair_rank}s"
+    return hand["category"].replace("_", " ")
 
 
 def _wager(name: str, result: dict) -> str:
@@ -39,14 +47,14 @@ def format_round(rnd: RoundRecord) -> str:
         else:
             bets = ", ".join(f"{d} {wagers[d]['amount'] // ante}x" for d in ("across", "down", "middle"))
             a, d = settled["across_hand"], settled["down_hand"]
-            head = (f"  seat {seat}: {' '.join(a['cards'][:2])} | {bets} | across hand {a['category']}, "
-                    f"down hand {d['category']}")
+            head = (f"  seat {seat}: {' '.join(a['cards'][:2])} | {bets} | across hand {describe(a)}, "
+                    f"down hand {describe(d)}")
         lines.append(head)
         results = [_wager(n, wagers[n]) for n in SETTLEMENT_ORDER if n in wagers]
         lines.append("      " + "; ".join(results) + f" | seat net {money(settled['net'], signed=True)}")
     if rnd.settlements:
-        board = next(iter(rnd.settlements.values()))["five_card_bonus_hand"]["category"]
-        lines.append(f"  board (five-card bonus hand): {board}")
+        board = next(iter(rnd.settlements.values()))["five_card_bonus_hand"]
+        lines.append(f"  board (five-card bonus hand): {describe(board)}")
     if rnd.irregularities:
         lines.append(f"  irregularities: {len(rnd.irregularities)} ({', '.join(i['kind'] for i in rnd.irregularities)})")
     if rnd.totals:

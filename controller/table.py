@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.cards import short
 from controller.config import CONFIG_DIR, ConfigError, check_keys, load_yaml, require_int
 from drivers.events import SEATS, SPOTS
 
@@ -105,7 +106,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         seats=tuple(sorted(seats)),
         ante_limits=ante_limits,
         bonus_limits=bonus_limits,
-        journal=Path(str(data["journal"])),
+        journal=path.parent / str(data["journal"]),  # a relative path is relative to this file's folder
         devices=device_configs,
         handshake_timeout_s=float(timing.get("handshake_timeout_s", 3.0)),
         response_timeout_s=float(timing.get("response_timeout_s", 2.0)),
@@ -126,7 +127,7 @@ def _limits(path: Path, where: str, entry: Any) -> Limits:
 def check_amount(seat: int | None, name: str, amount: Any) -> int:
     """Return ``amount`` if it is a positive integer number of minor units; else raise ``WagerError``."""
     if isinstance(amount, bool) or not isinstance(amount, int):
-        raise WagerError(seat, f"wagers.{name}", f"amount must be an integer number of minor units, got {amount!r}")
+        raise WagerError(seat, f"wagers.{name}", f"amount must be an integer number of minor units, got {short(amount)}")
     if amount <= 0:
         raise WagerError(seat, f"wagers.{name}", f"amount must be positive, got {amount}")
     return amount

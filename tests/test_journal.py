@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -71,15 +72,50 @@ def test_a_line_that_is_not_json_is_named_by_number(tmp_path):
         read_records(path)
 
 
-def test_an_incomplete_last_line_is_refused_not_truncated(tmp_path):
+def test_a_torn_last_line_is_set_aside_and_nothing_acknowledged_is_lost(tmp_path):
+    """A crash in the middle of an append leaves a line without its newline: that record was never
+    acknowledged (nothing was applied after it), so it is moved to ``.torn`` and the chain goes on."""
     path = tmp_path / "j.jsonl"
     _write(path)
+    complete = path.read_bytes()
     with path.open("a") as handle:
-        handle.write('{"seq": 4')
-    before = path.read_bytes()
-    with pytest.raises(JournalError, match="line 4: incomplete"):
-        Journal(path)
-    assert path.read_bytes() == before
+        handle.write('{"seq": 4, "ti')
+    journal = Journal(path)
+    assert journal.torn_tail == b'{"seq": 4, "ti'
+    assert (tmp_path / "j.jsonl.torn").read_bytes() == b'{"seq": 4, "ti\n'
+    assert path.read_bytes() == complete
+    journal.append("event", "ButtonPressed", {"button": "reveal"}, 4)
+    journal.close()
+    records = read_records(path)
+    assert [r["seq"] for r in records] == [1, 2, 3, 4] and verify_chain(records) is None
+    with pytest.raises(JournalError, match="line 1: incomplete"):
+        read_records(_torn_copy(tmp_path))
+
+
+def _torn_copy(tmp_path):
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text('{"seq": 1')
+    return copy
+
+
+def test_a_new_journal_is_readable_by_its_owner_only(tmp_path):
+    """The journal holds face-down cards (hole-card secrecy): mode 0600."""
+    Journal(tmp_path / "j.jsonl").close()
+    assert (tmp_path / "j.jsonl").stat().st_mode & 0o777 == 0o600
+
+
+def test_open_rounds_are_reported(tmp_path):
+    journal = Journal(tmp_path / "j.jsonl")
+    journal.append("record", "RoundOpened", {"round_no": 1}, 1)
+    journal.append("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1)
+    journal.append("record", "RoundOpened", {"round_no": 2}, 2)
+    journal.close()
+    assert Journal(tmp_path / "j.jsonl").open_rounds == [2]
+
+
+def test_a_device_file_is_not_read_as_a_journal():
+    with pytest.raises(JournalError, match="not a regular file"):
+        Journal(Path("/dev/zero"))
 
 
 def test_append_rejects_an_unknown_kind(tmp_path):

@@ -1,0 +1,173 @@
+"""Regression tests, each named after a way the product was broken from the outside."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from controller.journal import Journal, read_records
+from controller.service import Service
+from controller.table import load_table_config
+
+EXAMPLE = {"jurisdiction": "ny", "community": {"across": ["7d", "2c"], "down": ["9s", "3h"], "middle": "Kc"},
+           "seats": [{"seat": 1, "cards": ["Jh", "Jd"],
+                      "wagers": {"ante_across": 500, "ante_down": 500, "across": 1500, "down": 500,
+                                 "middle": 1500, "five_card_bonus": 500}}]}
+
+
+def _crisscross(*args, stdin=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "controller", *args], input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class _BrokenStream(io.StringIO):
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_broken_summary_pipe_does_not_stop_the_table(tmp_path):
+    service = Service(load_table_config(), simulate=True, rounds=3, seed=21, journal_path=tmp_path / "j.jsonl",
+                      out=_BrokenStream())
+    try:
+        assert service.run() == 0
+    finally:
+        service.close()
+    assert sum(r["type"] == "RoundClosed" for r in read_records(tmp_path / "j.jsonl")) == 3
+
+
+def _stop_mid_round(service, how):
+    def watch():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and service.machine.state != "down_decision":
+            time.sleep(0.002)
+        how()
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    return thread
+
+
+def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
+    service = Service(load_table_config(), simulate=True, seed=22, journal_path=tmp_path / "j.jsonl",
+                      out=io.StringIO())
+    watcher = _stop_mid_round(service, service.stop_after_round)
+    try:
+        assert service.run() == 0
+    finally:
+        watcher.join()
+        service.close()
+    records = read_records(tmp_path / "j.jsonl")
+    assert records[-1]["type"] == "ServiceStopped" and records[-1]["data"]["state"] == "idle"
+    assert Journal(tmp_path / "j.jsonl").open_rounds == []
+
+
+def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_sees_it(tmp_path):
+    journal = tmp_path / "j.jsonl"
+    service = Service(load_table_config(), simulate=True, seed=23, journal_path=journal, out=io.StringIO())
+    watcher = _stop_mid_round(service, service.stop)
+    try:
+        assert service.run() == 1
+    finally:
+        watcher.join()
+        service.close()
+    open_round = read_records(journal)[-1]["round"]
+    assert Journal(journal).open_rounds == [open_round]
+    proc = _crisscross("run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal), timeout=120)
+    assert proc.returncode == 0
+    assert f"round(s) {open_round} in" in proc.stderr and "never closed" in proc.stderr
+
+
+def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more_is_applied(tmp_path, mocker):
+    service = Service(load_table_config(), simulate=True, rounds=5, seed=24, journal_path=tmp_path / "j.jsonl",
+                      out=io.StringIO())
+    original = service.journal.append
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(args)
+        if len(calls) > 60:
+            raise OSError(28, "No space left on device")
+        return original(*args, **kwargs)
+
+    mocker.patch.object(service.journal, "append", side_effect=failing)
+    applied = []
+    real_handle = service.machine.handle
+    mocker.patch.object(service.machine, "handle", side_effect=lambda e: applied.append(e) or real_handle(e))
+    try:
+        assert service.run() == 1
+    finally:
+        service.close()
+    assert service.controller.journal_error is not None
+    events_on_disk = [r for r in read_records(tmp_path / "j.jsonl") if r["kind"] == "event"]
+    assert len(applied) == len(events_on_disk)  # write-ahead: nothing applied that is not on disk
+
+
+def test_a_tampered_journal_is_refused_in_one_line(tmp_path):
+    journal = tmp_path / "j.jsonl"
+    assert _crisscross("run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal),
+                       timeout=120).returncode == 0
+    lines = journal.read_text().splitlines(keepends=True)
+    lines[5] = lines[5].replace('"kind":"event"', '"kind":"record"')
+    journal.write_text("".join(lines))
+    before = journal.read_bytes()
+    proc = _crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "record 6: content does not match its hash" in proc.stderr
+    assert journal.read_bytes() == before
+
+
+@pytest.mark.parametrize("journal", ["/proc/version", "/dev/zero"])
+def test_a_journal_path_that_is_not_a_writable_file_is_refused_in_one_line(journal):
+    proc = _crisscross("run", "--simulate", "--rounds", "1", "--journal", journal)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_port_overrides_are_refused_with_simulate():
+    proc = _crisscross("run", "--simulate", "--rounds", "1", "--port", "shoe=/dev/ttyUSB0")
+    assert proc.returncode == 2 and "--port cannot be combined with --simulate" in proc.stderr
+
+
+def test_verbose_is_accepted_after_the_command():
+    proc = _crisscross("settle", "-v", stdin=json.dumps(EXAMPLE))
+    assert proc.returncode == 0 and json.loads(proc.stdout)["seats"][0]["net"] == 4000
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d["seats"][0].update(seat=1.0), "seats[0].seat"),
+    (lambda d: d.update(seats=[]), "seats"),
+    (lambda d: d["seats"][0].update(cards=["Jh", None]), "cards[1]"),
+])
+def test_settle_refuses_a_float_seat_an_empty_table_and_a_missing_card(edit, field):
+    data = json.loads(json.dumps(EXAMPLE))
+    edit(data)
+    proc = _crisscross("settle", stdin=json.dumps(data))
+    assert proc.returncode == 2 and proc.stdout == "" and field in proc.stderr
+
+
+@pytest.mark.parametrize("text", ['{"seats": [' * 100_000, '{"jurisdiction": ' + "9" * 5000 + "}"])
+def test_settle_refuses_pathological_json_without_a_traceback(text):
+    proc = _crisscross("settle", stdin=text)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+
+
+def test_settle_names_bad_input_without_echoing_all_of_it():
+    data = json.loads(json.dumps(EXAMPLE))
+    data["seats"][0]["cards"][0] = "X" * 1_000_000
+    proc = _crisscross("settle", stdin=json.dumps(data))
+    assert proc.returncode == 2 and len(proc.stderr) < 300
+
+
+def test_settle_echoes_the_pay_table_file_it_used(tmp_path):
+    from controller.config import CONFIG_DIR
+
+    custom = tmp_path / "house.yaml"
+    custom.write_text((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
+    data = dict(EXAMPLE, jurisdiction=str(custom))
+    proc = _crisscross("settle", stdin=json.dumps(data))
+    assert proc.returncode == 0 and json.loads(proc.stdout)["jurisdiction"] == str(custom)
