@@ -76,18 +76,30 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     return RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr)
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line of the rig; returns 0 when every check passed."""
     parser = argparse.ArgumentParser(prog="python -m hil.rig", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--rounds", type=_positive_int, default=20, help="rounds to play (default 20)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the shoe and the players (default: cryptographic randomness)")
     parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
     parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
     parser.add_argument("--mistakes", type=float, default=0.1,
                         help="probability that a simulated player's decision is random instead of optimal")
     args = parser.parse_args(argv)
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.jsonl"
-    result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes)
+    try:
+        result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes)
+    except (ValueError, OSError) as exc:  # ConfigError is a ValueError
+        print(f"python -m hil.rig: {exc}", file=sys.stderr)
+        return 2
     print(f"journal: {journal}")
     print(f"rounds closed: {result.rounds_closed} of {args.rounds}; discrepancies: {len(result.problems)}")
     for problem in result.problems:
