@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
     run.add_argument("--simulate", action="store_true",
                      help="simulate the shoe, bet sensors and panel on pseudo-terminals, with scripted players and dealer")
-    run.add_argument("--rounds", type=_positive_int, default=None, help="stop after N rounds (default: run until signalled)")
+    run.add_argument("--rounds", type=positive_int, default=None, help="stop after N rounds (default: run until signalled)")
     run.add_argument("--seed", type=int, default=None, help="seed the simulated shoe and players (reproducible runs)")
     run.add_argument("--journal", type=Path, default=None, help="journal file (overrides table.yaml)")
     run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
                      help="a jurisdiction code (ny) or a jurisdiction/pay-table YAML file")
     par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    par.add_argument("--workers", type=_positive_int, default=None, help="processes (default: one per CPU)")
+    par.add_argument("--workers", type=positive_int, default=None, help="processes (default: one per CPU)")
 
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text."""
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")

@@ -21,6 +21,7 @@ from pathlib import Path
 from controller.config import CONFIG_DIR
 from controller.simtable import SimulatedTable
 from controller.analysis.strategy import OptimalStrategy
+from controller.cli import positive_int
 from controller.service import jurisdiction_for, start_simulators
 from controller.table import load_table_config
 from hil.checks import check_journal
@@ -76,17 +77,10 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     return RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command line of the rig; returns 0 when every check passed."""
     parser = argparse.ArgumentParser(prog="python -m hil.rig", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=_positive_int, default=20, help="rounds to play (default 20)")
+    parser.add_argument("--rounds", type=positive_int, default=20, help="rounds to play (default 20)")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the shoe and the players (default: cryptographic randomness)")
     parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
