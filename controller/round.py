@@ -384,7 +384,7 @@ class Round:
             settled = settle_seat(seat, state.cards, community, state.wagers, self.jurisdiction)
             record = settled.to_json()
             record["folded_at"] = state.folded_at
-            for name, result in settled.wagers.items():
+            for result in settled.wagers.values():
                 totals["wagered"] += result.amount
                 totals["returned"] += result.returned
                 totals["collected"] += result.collected

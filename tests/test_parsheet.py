@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 import subprocess
 import sys
 from fractions import Fraction

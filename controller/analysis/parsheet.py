@@ -288,9 +288,8 @@ class ParSheetEngine:
         best = np.maximum(per_card.max(0), -2.0 * SCALE2 * 49)  # [c], x SCALE2 x 49
         out["across_outside"] = float(best.sum() / (50 * 49) * N_PAIRS)
         # a down outside card c: the down decision knows c too
-        total = np.zeros(50)
         best_x = np.full(50, -2.0)
-        for i, x in enumerate(self.multiples):
+        for x in self.multiples:
             best_y = None
             for y in self.multiples:
                 v3, _ = per_xy[(x, y)]  # already 0 where d meets a
