@@ -137,7 +137,7 @@ class Round:
         self._outbox = []
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is None:
-            self._emit(cmd.Irregularity(self._round_no(), "unknown_event", {"event": repr(event)}))
+            self._emit(cmd.Irregularity(self.round_no, "unknown_event", {"event": repr(event)}))
         else:
             handler(event)
         self._update_lamps()
@@ -162,8 +162,18 @@ class Round:
     def _emit(self, *outputs: Any) -> None:
         self._outbox.extend(outputs)
 
-    def _round_no(self) -> int | None:
+    @property
+    def round_no(self) -> int | None:
+        """The number of the current (or last) round; None before the first."""
         return self.round.round_no if self.round else None
+
+    def defect(self, error: Exception) -> list[Any]:
+        """Move to ``fault`` after an unexpected exception in ``handle`` (a defect, cause ``internal``); return
+        the outputs (``FaultRaised`` and a panel message) so the round stops in a defined state."""
+        self._outbox = []
+        self._fail(None, "internal", f"{type(error).__name__}: {error}")
+        self._update_lamps()
+        return self._outbox
 
     def _update_lamps(self) -> None:
         lamps = self.allowed_buttons() if "panel" in self.devices_ready else None
@@ -177,7 +187,7 @@ class Round:
         self._emit(cmd.ReadSpots(self._request_id))
 
     def _fail(self, device: str | None, cause: str, detail: str) -> None:
-        self.fault = cmd.FaultRaised(self._round_no(), device, cause, detail)
+        self.fault = cmd.FaultRaised(self.round_no, device, cause, detail)
         self._emit(self.fault, cmd.Display(f"FAULT {cause}: {detail}"[:64]))
         self.fail()
 
@@ -194,7 +204,7 @@ class Round:
 
     def _on_DeviceFault(self, event: ev.DeviceFault) -> None:
         if self.state == "fault":
-            self._emit(cmd.Irregularity(self._round_no(), "fault_while_faulted", vars(event).copy()))
+            self._emit(cmd.Irregularity(self.round_no, "fault_while_faulted", vars(event).copy()))
             return
         self._fail(event.device, event.code, event.detail)
 
@@ -238,7 +248,7 @@ class Round:
     # ------------------------------------------------------------------ shoe
     def _on_ShuffleComplete(self, event: ev.ShuffleComplete) -> None:
         if self.state != "betting" or self.round is None or self.round.shuffled:
-            self._emit(cmd.Irregularity(self._round_no(), "unexpected_shuffle", {"card_count": event.card_count}))
+            self._emit(cmd.Irregularity(self.round_no, "unexpected_shuffle", {"card_count": event.card_count}))
             return
         if event.card_count != 52:
             self._fail("shoe", "card_count", f"shuffle counted {event.card_count} cards, 52 expected")
@@ -248,7 +258,7 @@ class Round:
     def _on_StackDispensed(self, event: ev.StackDispensed) -> None:
         data = self.round
         if self.state != "dealing" or data is None:
-            self._emit(cmd.Irregularity(self._round_no(), "unexpected_stack", {"txn_id": event.txn_id}))
+            self._emit(cmd.Irregularity(self.round_no, "unexpected_stack", {"txn_id": event.txn_id}))
             return
         index = data.next_stack
         expected_txn = data.round_no * TXN_STRIDE + index
@@ -302,7 +312,7 @@ class Round:
 
     def _on_SpotsSnapshot(self, event: ev.SpotsSnapshot) -> None:
         if event.request_id != self._pending_read or not self.state.endswith(("locking", "_reading")):
-            self._emit(cmd.Irregularity(self._round_no(), "stale_snapshot", {"request_id": event.request_id}))
+            self._emit(cmd.Irregularity(self.round_no, "stale_snapshot", {"request_id": event.request_id}))
             return
         self._pending_read = None
         spots: dict[int, dict[str, int]] = {}

@@ -89,10 +89,10 @@ class Controller:
                     self._stop_after_round = True
                     if self.machine.state in BETWEEN_ROUNDS:
                         break
-                    log.warning("stopping after round %s", self.machine._round_no())
+                    log.warning("stopping after round %s", self.machine.round_no)
                     continue
                 self.process(item)
-            self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine._round_no())
+            self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
         except OSError as exc:
             log.critical("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
             self.journal_error = exc
@@ -105,16 +105,14 @@ class Controller:
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
         its fault state (cause ``internal``) so the round stops in a defined state.
         """
-        round_no = self.machine._round_no()
+        round_no = self.machine.round_no
         fields = dataclasses.asdict(event)
         self._journal("event", type(event).__name__, fields, round_no)
         try:
             outputs = self.machine.handle(event)
         except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
             log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
-            outputs = [cmd.FaultRaised(round_no, None, "internal", f"{type(exc).__name__}: {exc}")]
-            self.machine.fault = outputs[0]
-            self.machine.fail()
+            outputs = self.machine.defect(exc)
         for output in outputs:
             self._carry_out(output)
 
@@ -124,7 +122,7 @@ class Controller:
             self._round_records.append(record)
 
     def _carry_out(self, output: Any) -> None:
-        round_no = getattr(output, "round_no", self.machine._round_no())
+        round_no = getattr(output, "round_no", self.machine.round_no)
         kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
         self._journal(kind, type(output).__name__, dataclasses.asdict(output), round_no)
         if kind == "command":
@@ -316,7 +314,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
             print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
                   f" ({fault.detail if fault else ''})", file=sys.stderr)
         elif status:
-            print(f"crisscross: stopped with round {machine._round_no()} open ({machine.state}): its wagers are "
+            print(f"crisscross: stopped with round {machine.round_no} open ({machine.state}): its wagers are "
                   f"unresolved; the journal keeps them", file=sys.stderr)
         return status
     finally:

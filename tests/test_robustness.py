@@ -171,3 +171,16 @@ def test_settle_echoes_the_pay_table_file_it_used(tmp_path):
     data = dict(EXAMPLE, jurisdiction=str(custom))
     proc = _crisscross("settle", stdin=json.dumps(data))
     assert proc.returncode == 0 and json.loads(proc.stdout)["jurisdiction"] == str(custom)
+
+
+def test_a_defect_in_the_round_machine_faults_the_round_instead_of_killing_the_service(tmp_path, mocker):
+    service = Service(load_table_config(), simulate=True, rounds=2, seed=25, journal_path=tmp_path / "j.jsonl",
+                      out=io.StringIO())
+    mocker.patch.object(service.machine, "_on_StackDispensed", side_effect=ZeroDivisionError("bug"))
+    try:
+        assert service.run() == 1
+    finally:
+        service.close()
+    faults = [r["data"] for r in read_records(tmp_path / "j.jsonl") if r["type"] == "FaultRaised"]
+    assert faults == [{"round_no": 1, "device": None, "cause": "internal", "detail": "ZeroDivisionError: bug"}]
+    assert service.machine.state == "fault" and service.machine.allowed_buttons() == ()
