@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--journal", type=Path, default=None, help="journal file (overrides table.yaml)")
     run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
+    run.add_argument("--mistakes", type=float, default=0.0, metavar="P",
+                     help="with --simulate: probability that a player's decision is random, not optimal (default 0)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
@@ -148,8 +150,10 @@ def _run(args: argparse.Namespace) -> int:
             ports[device] = port
         if ports and args.simulate:
             raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
+        if not 0.0 <= args.mistakes <= 1.0:
+            raise ConfigError(f"--mistakes {args.mistakes}: expected a probability from 0 to 1")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
-                           journal_path=args.journal, ports=ports, quiet=args.quiet)
+                           journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

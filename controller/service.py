@@ -271,18 +271,19 @@ class Service:
 
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
-                out: TextIO = sys.stdout) -> int:
+                out: TextIO = sys.stdout, mistakes: float = 0.0) -> int:
     """Run the service until ``rounds`` rounds closed, SIGINT/SIGTERM, or (with ``rounds``) a fault.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
     dealer, ``controller.simtable``); without it a device whose port is ``simulator`` gets its simulator and
     the others are opened at their configured port (``ports`` overrides, by device name). Prints each closed
-    round's summary on ``out`` unless ``quiet``. Returns 0, or 1 when the machine ended in its fault state.
+    round's summary on ``out`` unless ``quiet``. ``mistakes``: the probability that a simulated player's
+    decision is random rather than optimal. Returns 0, or 1 when the machine ended in its fault state.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
     """
     service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
-                      ports=ports, quiet=quiet, out=out)
+                      ports=ports, quiet=quiet, out=out, mistakes=mistakes)
     previous_handlers = {}
     signals = []
 
