@@ -1,6 +1,8 @@
 """Benchmark: the batch evaluator of the par sheet against a well-known evaluator called hand by hand.
 
-    python bench/bench_evaluator.py [--sample N]
+    python bench/bench_evaluator.py [--sample N] [--no-par-sheet]
+
+(needs the test extras: ``pip install -e '.[test]'`` brings phevaluator).
 
 Times, in the same run and on the same hands: ``controller.analysis.classes.classify`` over all 2,598,960
 five-card hands at once (NumPy arrays), ``phevaluator.evaluate_cards`` (a C perfect-hash evaluator) called once
@@ -23,13 +25,14 @@ from phevaluator import evaluate_cards
 from controller.analysis.classes import N_HANDS, classify
 from controller.analysis.parsheet import compute_par_sheet
 from controller.cards import DECK
+from controller.cli import positive_int
 from controller.hands import evaluate
 from controller.paytable import load_jurisdiction
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=300_000)
+    parser.add_argument("--sample", type=positive_int, default=300_000)
     parser.add_argument("--no-par-sheet", action="store_true")
     args = parser.parse_args()
     combos = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(52), 5)),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -90,7 +91,8 @@ def _par_sheet(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=169, unit="hand", desc="two-card hands", file=sys.stderr)
+        width = shutil.get_terminal_size((80, 24)).columns or 80  # a terminal may report 0 columns
+        bar = tqdm(total=169, unit="hand", desc="two-card hands", file=sys.stderr, ncols=min(width, 100))
     try:
         sheet = compute_par_sheet(jurisdiction, progress=(lambda done, total: bar.update(1)) if bar else None,
                                   workers=args.workers)
@@ -114,11 +116,11 @@ def _settle(path: Path | None) -> int:
         print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 2
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         print(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=sys.stderr)
         return 2
-    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; nesting too deep
+    except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
         print(f"{source}: invalid JSON: {str(exc)[:100] or type(exc).__name__}", file=sys.stderr)
         return 2
     try:
@@ -133,6 +135,14 @@ def _settle(path: Path | None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
     return 0
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"key {repeated[0]!r} repeated in an object")
+    return dict(pairs)
 
 
 def _run(args: argparse.Namespace) -> int:

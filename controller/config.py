@@ -19,6 +19,19 @@ class ConfigError(ValueError):
     """A configuration file that cannot be used. The message names the file, the key and what is wrong."""
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that repeats a key (YAML would silently keep the last value)."""
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_yaml(path: Path) -> dict[str, Any]:
     """Read a YAML mapping from ``path``.
 
@@ -34,7 +47,7 @@ def load_yaml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -53,10 +66,13 @@ def check_keys(path: Path, where: str, mapping: Any, required: set[str], optiona
         raise ConfigError(f"{path}: {where}: expected a mapping, got {type(mapping).__name__}")
     missing = required - mapping.keys()
     unknown = mapping.keys() - required - optional
+    problems = []
     if missing:
-        raise ConfigError(f"{path}: {where}: missing key(s) {', '.join(sorted(missing))}")
+        problems.append(f"missing key(s) {', '.join(sorted(missing))}")
     if unknown:
-        raise ConfigError(f"{path}: {where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+        problems.append(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    if problems:
+        raise ConfigError(f"{path}: {where}: {'; '.join(problems)}")
 
 
 def require_int(path: Path, where: str, value: Any, minimum: int | None = None) -> int:

@@ -120,7 +120,9 @@ class Journal:
                 return b""
             keep = data.rfind(b"\n") + 1
             torn = data[keep:]
-            with open(self.path.with_name(self.path.name + ".torn"), "ab") as aside:
+            aside_fd = os.open(self.path.with_name(self.path.name + ".torn"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                               0o600)  # it may hold cards, like the journal
+            with os.fdopen(aside_fd, "ab") as aside:
                 aside.write(torn + b"\n")
                 aside.flush()
                 os.fsync(aside.fileno())

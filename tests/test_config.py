@@ -112,3 +112,17 @@ def test_the_service_refuses_to_start_on_a_refused_configuration(tmp_path):
     assert proc.returncode == 2
     assert "unknown jurisdiction 'zz'" in proc.stderr
     assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_a_repeated_key_is_refused_not_silently_overwritten(tmp_path):
+    text = (CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text().replace("      flush: 8\n", "      flush: 8\n      flush: 9\n")
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"dup.yaml: line \d+, column \d+ malformed YAML: duplicate key 'flush'"):
+        load_jurisdiction(path)
+
+
+def test_a_misspelt_hand_is_named_with_the_missing_one(tmp_path):
+    path = _copy_ny(tmp_path, lambda d: d["pay_tables"]["bet"]["pays"].update(flushy=d["pay_tables"]["bet"]["pays"].pop("flush")))
+    with pytest.raises(ConfigError, match="missing key.s. flush; unknown key.s. flushy"):
+        load_jurisdiction(path)

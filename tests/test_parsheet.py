@@ -162,8 +162,13 @@ def test_json_report_has_the_documented_keys(ny_sheet):
                 "return_table"):
         assert key in data
     assert data["house_edge"] == pytest.approx(float(ny_sheet.house_edge))
+    assert data["source"].endswith("config/jurisdictions/ny.yaml")
+    assert data["pay_tables"]["bet"]["royal_flush"] == 500 and data["pay_tables"]["five_card_bonus"]["royal_flush"] == 250
+    assert sum(data["five_card_bonus"]["boards"].values()) == 2_598_960
     markdown = report.to_markdown(ny_sheet)
-    assert "## Return table" in markdown and "```" in markdown
+    assert "## Return table" in markdown and "```" in markdown and "| royal_flush | 1 | 500 | 250 |" in markdown
+    text = report.to_text(ny_sheet)
+    assert "pay tables from" in text and "fold at across" in text
 
 
 @settings(max_examples=50, deadline=None)

@@ -184,3 +184,31 @@ def test_a_defect_in_the_round_machine_faults_the_round_instead_of_killing_the_s
     faults = [r["data"] for r in read_records(tmp_path / "j.jsonl") if r["type"] == "FaultRaised"]
     assert faults == [{"round_no": 1, "device": None, "cause": "internal", "detail": "ZeroDivisionError: bug"}]
     assert service.machine.state == "fault" and service.machine.allowed_buttons() == ()
+
+
+def test_settle_refuses_a_repeated_json_key():
+    text = json.dumps(EXAMPLE).replace('"ante_down": 500', '"ante_down": 500, "ante_down": 700')
+    proc = _crisscross("settle", stdin=text)
+    assert proc.returncode == 2 and "'ante_down' repeated" in proc.stderr and proc.stdout == ""
+
+
+def test_the_torn_tail_is_kept_as_privately_as_the_journal(tmp_path):
+    path = tmp_path / "j.jsonl"
+    Journal(path).close()
+    with path.open("a") as handle:
+        handle.write('{"seq": 1, "data": {"cards": ["Ah"')
+    Journal(path).close()
+    assert (tmp_path / "j.jsonl.torn").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_par_sheet_refuses_odds_beyond_its_exact_arithmetic(tmp_path):
+    import yaml
+
+    from controller.config import CONFIG_DIR
+
+    data = yaml.safe_load((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
+    data["pay_tables"]["bet"]["pays"]["flush"] = 10**30
+    path = tmp_path / "huge.yaml"
+    path.write_text(yaml.safe_dump(data))
+    proc = _crisscross("par-sheet", str(path))
+    assert proc.returncode == 2 and "beyond the exact arithmetic" in proc.stderr and proc.stdout == ""

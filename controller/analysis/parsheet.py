@@ -52,10 +52,16 @@ def payoffs(table: PayTable) -> np.ndarray:
     return np.array(out, dtype=np.float64)
 
 
+#: Largest odds the exact arithmetic covers: every sum stays an integer below 2**53 in float64.
+MAX_ODDS = 1_000_000
+
+
 def check_middle_rule(bet: np.ndarray) -> None:
     """The middle bet pays the odds of the higher-ranking winning hand (NY 5324.39(e)(9)(ii)); it equals the
     bet payoff of the higher class of the two lines when no push ranks above a win. Raises ``ValueError``
     for a table where one does (the par sheet cannot use the shortcut there)."""
+    if bet.max() > MAX_ODDS:
+        raise ValueError(f"odds above {MAX_ODDS:,} to 1 are beyond the exact arithmetic of the par sheet")
     wins = bet > 0
     if any(wins[i] and bet[j] == 0 for i in range(N_CLASSES) for j in range(i + 1, N_CLASSES)):
         raise ValueError("the par sheet needs a bet pay table whose pushes all rank below its wins")
@@ -343,6 +349,9 @@ class ParSheet:
     bonus_return: Fraction
     seen_card_value: dict[str, float]
     across_strategy: dict[str, int]
+    source: str = ""
+    pay_tables: dict[str, dict[str, object]] = field(default_factory=dict)
+    bonus_counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def house_edge(self) -> Fraction:
@@ -396,6 +405,9 @@ def compute_par_sheet(jurisdiction: Jurisdiction, progress: Callable[[int, int],
     (see ``check_middle_rule``).
     """
     check_middle_rule(payoffs(jurisdiction.bet))
+    for table in (jurisdiction.ante, jurisdiction.five_card_bonus):
+        if payoffs(table).max() > MAX_ODDS:
+            raise ValueError(f"{table.name} odds above {MAX_ODDS:,} to 1 are beyond the exact arithmetic of the par sheet")
     classes = hole_classes()
     workers = workers or os.cpu_count() or 1
     class_table(jurisdiction.wheel)  # built once here, inherited by forked workers
@@ -443,10 +455,10 @@ def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int
     names = {0: "fold"} | {m: f"{m}x" for m in jurisdiction.bet_multiples}
     rows = []
     for (wager_name, hand), amount in sorted(returns.items(), key=lambda kv: _row_order(kv[0])):
-        rows.append({"wager": wager_name, "outcome": hand,
+        rows.append({"wager": wager_name, "outcome": f"fold at {hand}" if wager_name == "fold" else hand,
                      "probability": float(mass[(wager_name, hand)] / denominator),
                      "return": float(amount / denominator)})
-    bonus, _ = bonus_return(jurisdiction)
+    bonus, bonus_counts = bonus_return(jurisdiction)
     return ParSheet(
         jurisdiction=jurisdiction.code,
         expected_value=Fraction(int(round(value)), denominator),
@@ -457,6 +469,9 @@ def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int
         bonus_return=bonus,
         seen_card_value={k: float(v / denominator) for k, v in seen.items()},
         across_strategy=strategy,
+        source=str(jurisdiction.source),
+        pay_tables={name: dict(getattr(jurisdiction, name).pays) for name in ("ante", "bet", "five_card_bonus")},
+        bonus_counts=bonus_counts,
     )
 
 

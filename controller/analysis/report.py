@@ -10,6 +10,8 @@ value), plus ``expected_value_fraction``, ``five_card_bonus``, ``card_seen_befor
 from __future__ import annotations
 
 import json
+import textwrap
+from pathlib import Path
 from typing import Any
 
 from controller.analysis.parsheet import ParSheet
@@ -22,6 +24,8 @@ def to_json_data(sheet: ParSheet) -> dict[str, Any]:
     """The par sheet as a JSON-ready dict (see module docstring)."""
     return {
         "jurisdiction": sheet.jurisdiction,
+        "source": sheet.source,
+        "pay_tables": sheet.pay_tables,
         "expected_value_per_ante": float(sheet.expected_value),
         "expected_value_fraction": f"{sheet.expected_value.numerator}/{sheet.expected_value.denominator}",
         "house_edge": float(sheet.house_edge),
@@ -30,7 +34,8 @@ def to_json_data(sheet: ParSheet) -> dict[str, Any]:
         "decisions": {step: {k: float(v) for k, v in choices.items()} for step, choices in sheet.decisions.items()},
         "return_table": sheet.return_table,
         "five_card_bonus": {"return": float(sheet.bonus_return),
-                            "return_fraction": f"{sheet.bonus_return.numerator}/{sheet.bonus_return.denominator}"},
+                            "return_fraction": f"{sheet.bonus_return.numerator}/{sheet.bonus_return.denominator}",
+                            "boards": sheet.bonus_counts},
         "card_seen_before_first_decision": {k: {"expected_value_per_ante": v, "player_edge": v / 2}
                                             for k, v in sheet.seen_card_value.items()},
         "across_strategy": sheet.across_strategy,
@@ -46,7 +51,37 @@ def _strategy_lines(sheet: ParSheet) -> list[str]:
     groups: dict[int, list[str]] = {}
     for hand, choice in sheet.across_strategy.items():
         groups.setdefault(choice, []).append(hand)
-    return [f"  {'fold' if c == 0 else f'{c}x'}: {' '.join(hands)}" for c, hands in sorted(groups.items())]
+    lines = []
+    for choice, hands in sorted(groups.items()):
+        lines += textwrap.wrap(" ".join(hands), 100, initial_indent=f"  {'fold' if choice == 0 else f'{choice}x'}: ",
+                               subsequent_indent="        ")
+    return lines
+
+
+def _where(source: str) -> str:
+    """The pay-table file as a path relative to the working folder when it lies below it."""
+    try:
+        return str(Path(source).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return source
+
+
+def _pay_lines(sheet: ParSheet) -> list[str]:
+    lines = []
+    for name, pays in sheet.pay_tables.items():
+        cells = ", ".join(f"{hand} {odds if odds == 'push' else f'{odds} to 1'}" for hand, odds in pays.items())
+        lines += textwrap.wrap(cells, 100, initial_indent=f"  {name}: ", subsequent_indent="    ")
+    return lines
+
+
+def _bonus_lines(sheet: ParSheet) -> list[tuple[str, int, str]]:
+    pays = sheet.pay_tables.get("five_card_bonus", {})
+    return [(hand, count, "loses" if hand not in pays else (pays[hand] if pays[hand] == "push" else f"{pays[hand]} to 1"))
+            for hand, count in sheet.bonus_counts.items()]
+
+
+PROBABILITY_NOTE = ("probability: per round, except ante, across and down rows, per line (the across and the down "
+                    "line each count once)")
 
 
 def _decision_line(choices: dict[str, float]) -> str:
@@ -57,6 +92,8 @@ def to_text(sheet: ParSheet) -> str:
     """A plain-text par sheet."""
     lines = [
         f"Criss-Cross Poker par sheet ({sheet.jurisdiction}), optimal strategy, exact enumeration",
+        f"pay tables from {_where(sheet.source)}:",
+        *_pay_lines(sheet),
         f"expected value per ante   {float(sheet.expected_value):+.6f}  "
         f"({sheet.expected_value.numerator}/{sheet.expected_value.denominator})",
         f"house edge (two antes)     {100 * float(sheet.house_edge):.4f}%",
@@ -65,12 +102,14 @@ def to_text(sheet: ParSheet) -> str:
         "decisions (probability per round):",
     ]
     lines += [f"  {step:<7}{_decision_line(choices)}" for step, choices in sheet.decisions.items()]
-    lines.append("return table (per ante):")
+    lines.append(f"return table (per ante; {PROBABILITY_NOTE}):")
     lines.append(f"  {'wager':<8}{'outcome':<22}{'probability':>14}{'return':>12}")
     for row in sheet.return_table:
         lines.append(f"  {row['wager']:<8}{row['outcome']:<22}{row['probability']:>14.8f}{row['return']:>12.6f}")
     bonus = sheet.bonus_return
-    lines.append(f"five-card bonus return     {100 * float(bonus):+.4f}%  ({bonus.numerator}/{bonus.denominator})")
+    lines.append(f"five-card bonus return     {100 * float(bonus):+.4f}%  ({bonus.numerator}/{bonus.denominator}), "
+                 f"over {sum(sheet.bonus_counts.values()):,} boards:")
+    lines += [f"  {hand:<22}{count:>10,}  {pays}" for hand, count, pays in _bonus_lines(sheet)]
     lines.append("one community card seen before the across decision (expected value per ante, player edge):")
     for key, value in sheet.seen_card_value.items():
         lines.append(f"  {SEEN_NAMES[key]:<24}{value:+.6f}  {100 * value / 2:+.2f}% of the two antes")
@@ -90,7 +129,12 @@ def to_markdown(sheet: ParSheet) -> str:
         f"# Criss-Cross Poker par sheet: {sheet.jurisdiction}",
         "",
         "Optimal strategy (fold or bet at each of the three decisions to maximise expected value), exact",
-        "enumeration of every deal.",
+        f"enumeration of every deal. Pay tables from `{_where(sheet.source)}` (odds N to 1):",
+        "",
+        "| hand | " + " | ".join(sheet.pay_tables) + " |",
+        "|---|" + "---|" * len(sheet.pay_tables),
+        *[f"| {hand} | " + " | ".join(str(t[hand]) for t in sheet.pay_tables.values()) + " |"
+          for hand in next(iter(sheet.pay_tables.values()), {})],
         "",
         "| measure | value |",
         "|---|---|",
@@ -104,26 +148,27 @@ def to_markdown(sheet: ParSheet) -> str:
         "",
         "## Decisions (probability per round)",
         "",
-        "| decision | " + " | ".join(next(iter(sheet.decisions.values())).keys()) + " |",
     ]
-    names = sorted({n for c in sheet.decisions.values() for n in c}, key=lambda n: (n != "fold", n))
-    out[-1] = "| decision | " + " | ".join(names) + " |"
+    names = sorted({n for c in sheet.decisions.values() for n in c}, key=lambda n: -1 if n == "fold" else int(n[:-1]))
+    out.append("| decision | " + " | ".join(names) + " |")
     out.append("|---|" + "---|" * len(names))
     for step, choices in sheet.decisions.items():
         out.append(f"| {step} | " + " | ".join(f"{100 * choices.get(n, 0.0):.4f}%" for n in names) + " |")
-    out += ["", "## Return table (per ante)", "", "| wager | outcome | probability | return |", "|---|---|---|---|"]
+    out += ["", "## Return table (per ante)", "", PROBABILITY_NOTE + ".", "",
+            "| wager | outcome | probability | return |", "|---|---|---|---|"]
     for row in sheet.return_table:
         out.append(f"| {row['wager']} | {row['outcome']} | {row['probability']:.8f} | {row['return']:+.6f} |")
     scale = max(abs(r["return"]) for r in sheet.return_table)
     out += ["", "Return by wager and outcome (each `+`/`-` is "
             f"{scale / 40:.4f} ante):", "", "```"]
     for row in sheet.return_table:
-        if abs(row["return"]) >= scale / 80:
-            out.append(f"{row['wager'] + ' ' + row['outcome']:<30}{row['return']:+9.4f} {_bar(row['return'], scale)}")
+        out.append(f"{row['wager'] + ' ' + row['outcome']:<32}{row['return']:+9.4f} {_bar(row['return'], scale)}")
     out += ["```", "", "## One community card seen before the across decision", "",
             "| card seen | expected value per ante | player edge (of two antes) |", "|---|---|---|"]
     for key, value in sheet.seen_card_value.items():
         out.append(f"| {SEEN_NAMES[key]} | {value:+.6f} | {100 * value / 2:+.2f}% |")
+    out += ["", "## Five-card bonus", "", "| board | boards | pays |", "|---|---|---|"]
+    out += [f"| {hand} | {count:,} | {pays} |" for hand, count, pays in _bonus_lines(sheet)]
     out += ["", "## Across decision by two-card hand", ""]
     out += [line.strip() + "  " for line in _strategy_lines(sheet)]
     return "\n".join(out) + "\n"

@@ -23,6 +23,8 @@ from typing import Any
 from controller import commands as cmd
 from controller.analysis.strategy import OptimalStrategy
 from controller.cards import DECK
+from controller.cli import positive_int
+from controller.config import ConfigError
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.round import Round
 from controller.table import Limits, load_table_config
@@ -33,14 +35,26 @@ ANTE = 100  # minor units per ante; nets are reported per ante
 
 @dataclass
 class Tally:
-    """Sums over simulated hands of the net per ante (``total``) and its square (``squares``)."""
+    """Sums over simulated rounds: hands played, the net per ante summed over all hands (``total``), and, per
+    round, the square of the round's summed net (``squares``). The seats of a round share the cross, so the
+    round, not the hand, is the independent draw the standard error is computed from."""
 
+    rounds: int = 0
     hands: int = 0
     total: float = 0.0
     squares: float = 0.0
 
+    def add_round(self, nets: list[float]) -> None:
+        """Count one round whose seats' nets per ante are ``nets``."""
+        round_total = sum(nets)
+        self.rounds += 1
+        self.hands += len(nets)
+        self.total += round_total
+        self.squares += round_total * round_total
+
     def add(self, other: "Tally") -> None:
         """Add another tally's counts."""
+        self.rounds += other.rounds
         self.hands += other.hands
         self.total += other.total
         self.squares += other.squares
@@ -52,9 +66,10 @@ class Tally:
 
     @property
     def standard_error(self) -> float:
-        """Standard error of ``mean``."""
-        variance = (self.squares - self.hands * self.mean ** 2) / (self.hands - 1)
-        return math.sqrt(variance / self.hands)
+        """Standard error of ``mean``, from the variance of the rounds' totals (hands per round constant)."""
+        round_mean = self.total / self.rounds
+        variance = (self.squares - self.rounds * round_mean ** 2) / (self.rounds - 1)
+        return math.sqrt(variance / self.rounds) / (self.hands / self.rounds)
 
 
 class InProcessTable:
@@ -120,11 +135,7 @@ class InProcessTable:
         if len(settled) != len(self.config.seats):
             raise RuntimeError(f"round {self.machine.last_round_no}: {len(settled)} seats settled, state "
                                f"{self.machine.state}")
-        for record in settled:
-            net = record.settlement["net"] / ANTE
-            tally.hands += 1
-            tally.total += net
-            tally.squares += net * net
+        tally.add_round([record.settlement["net"] / ANTE for record in settled])
 
 
 def simulate(jurisdiction_name: str, rounds: int, seed: int) -> Tally:
@@ -150,21 +161,25 @@ def simulate_parallel(jurisdiction_name: str, rounds: int, seed: int, workers: i
 def main(argv: list[str] | None = None) -> int:
     """Command line: simulate, compare with the exact value, print both; exit 1 beyond three standard errors."""
     parser = argparse.ArgumentParser(prog="python -m controller.analysis.simulate", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=lambda t: max(2, positive_int(t)), default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1)
     parser.add_argument("--jurisdiction", default="ny")
     parser.add_argument("--exact", type=float, default=None,
                         help="the exact expected value per ante (default: computed with the par sheet)")
     args = parser.parse_args(argv)
+    try:
+        jurisdiction = load_jurisdiction(args.jurisdiction)
+    except ConfigError as exc:
+        parser.error(str(exc))
     tally = simulate_parallel(args.jurisdiction, args.rounds, args.seed, args.workers)
     exact = args.exact
     if exact is None:
         from controller.analysis.parsheet import compute_par_sheet
 
-        exact = float(compute_par_sheet(load_jurisdiction(args.jurisdiction), workers=args.workers).expected_value)
+        exact = float(compute_par_sheet(jurisdiction, workers=args.workers).expected_value)
     distance = (tally.mean - exact) / tally.standard_error
-    print(f"rounds {args.rounds}, hands {tally.hands}: mean net per ante {tally.mean:+.6f} "
+    print(f"rounds {tally.rounds}, hands {tally.hands}: mean net per ante {tally.mean:+.6f} "
           f"(standard error {tally.standard_error:.6f}); exact {exact:+.6f}; {distance:+.2f} standard errors")
     return 0 if abs(distance) <= 3 else 1
 
