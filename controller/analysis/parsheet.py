@@ -89,7 +89,7 @@ class HoleAnalysis:
     x SCALE1 (choice 0 = fold; mass of rounds that did not reach the step is not counted). ``wager``: expected
     total amount wagered x SCALE1 (antes included). ``returns[(wager, class)]``: contribution to the value by
     wager (``fold``, ``ante``, ``across``, ``down``, ``middle``) and class (for ``fold``: the step), with
-    ``mass[(wager, class)]`` the probability mass x SCALE1 (for a line wager, each line counted).
+    ``mass[(wager, class)]`` the probability mass x SCALE1 (for ``ante``, both lines of a round counted).
     ``seen``: the value when one community card is seen before the first decision, by which card
     (``middle``, ``across_outside``, ``down_outside``) x SCALE1.
     ``v2``: for each across multiple x, the value of each across pair after betting x (x SCALE2), array of

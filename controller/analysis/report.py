@@ -80,8 +80,7 @@ def _bonus_lines(sheet: ParSheet) -> list[tuple[str, int, str]]:
             for hand, count in sheet.bonus_counts.items()]
 
 
-PROBABILITY_NOTE = ("probability: per round, except ante, across and down rows, per line (the across and the down "
-                    "line each count once)")
+PROBABILITY_NOTE = "probability per round; the ante rows count both lines of a round (the two antes)"
 
 
 def _decision_line(choices: dict[str, float]) -> str:
