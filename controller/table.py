@@ -108,8 +108,8 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         bonus_limits=bonus_limits,
         journal=path.parent / str(data["journal"]),  # a relative path is relative to this file's folder
         devices=device_configs,
-        handshake_timeout_s=float(timing.get("handshake_timeout_s", 3.0)),
-        response_timeout_s=float(timing.get("response_timeout_s", 2.0)),
+        handshake_timeout_s=timing.get("handshake_timeout_s", 3.0),  # seconds, checked positive above
+        response_timeout_s=timing.get("response_timeout_s", 2.0),
         retries=require_int(path, "timing.retries", timing.get("retries", 3), 1),
         source=path,
     )
