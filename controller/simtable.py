@@ -121,12 +121,12 @@ class SimulatedTable:
             antes[seat] = self.ante_limits.min
             self.sensors.place(seat, "ante_across", antes[seat])
             self.sensors.place(seat, "ante_down", antes[seat])
-        dealt_before = len(self.shoe.dispensed)
+        dealt_before = self.shoe.dealt
         if not self._press_when_lit("no_more_bets"):
             return False
         if not self._wait("confirm"):
             return False
-        stacks = [cards for _, cards in self.shoe.dispensed[dealt_before:]]
+        stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
         cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
         active = set(antes)
         bets: dict[int, list[int]] = {seat: [] for seat in antes}

@@ -24,6 +24,7 @@ import os
 import select
 import threading
 import tty
+from collections import deque
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -31,6 +32,9 @@ from drivers import framing
 from drivers.framing import Frame, FrameDecoder, ProtocolError
 
 log = logging.getLogger(__name__)
+
+#: How many past frames, messages or stacks a simulator remembers.
+HISTORY = 100_000
 
 #: How long the reader thread waits in select before checking for stop (seconds).
 SELECT_INTERVAL = 0.05
@@ -65,8 +69,9 @@ class PtySimulator(abc.ABC):
         self._drop = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        #: Every frame received and accepted by the decoder, in order (including ignored ones).
-        self.received: list[Frame] = []
+        #: The last ``HISTORY`` frames received and accepted by the decoder, in order (ignored ones included);
+        #: bounded so that a simulator running for days keeps a constant memory.
+        self.received: deque[Frame] = deque(maxlen=HISTORY)
 
     # ----------------------------------------------------------------------------------------------------
     # Lifecycle.

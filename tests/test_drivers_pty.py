@@ -437,3 +437,25 @@ def test_unknown_button_code_is_logged_and_nakked(panel, events, caplog):
     assert driver.protocol_errors == 1
     sim.press("reveal")  # the link carries on
     assert expect(events, ButtonPressed) == ButtonPressed("reveal")
+
+
+def test_simulators_remember_a_bounded_history_and_count_everything(monkeypatch):
+    """A simulator left running for days keeps constant memory: it remembers the last HISTORY stacks and
+    frames, while ``dealt`` still counts every stack and ``dispensed_since`` refuses what it forgot."""
+    from drivers.shoe import simulator as shoe_sim
+
+    monkeypatch.setattr(shoe_sim, "HISTORY", 3)
+    sim = shoe_sim.ShoeSimulator(seed=1)
+    try:
+        sim._shuffled = True
+        sim._deck = list(shoe_sim.protocol.DECK)
+        for txn in range(5):
+            sim._dispense(shoe_sim.protocol.Dispense(txn, 2))
+        assert sim.dealt == 5
+        assert [txn for txn, _ in sim.dispensed] == [2, 3, 4]
+        assert [txn for txn, _ in sim.dispensed_since(3)] == [3, 4]
+        with pytest.raises(ValueError, match="no longer remembered"):
+            sim.dispensed_since(1)
+        assert list(sim._records) == [2, 3, 4]
+    finally:
+        sim.stop()

@@ -10,12 +10,13 @@ buttons (the controller must check), display width or scrolling.
 from __future__ import annotations
 
 import logging
+from collections import deque
 
 from drivers import framing
 from drivers.events import BUTTONS
 from drivers.framing import Frame, ProtocolError
 from drivers.panel import protocol
-from drivers.sim import PtySimulator
+from drivers.sim import HISTORY, PtySimulator
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ class PanelSimulator(PtySimulator):
     def __init__(self, device_id: str = "SIM-PANEL-1") -> None:
         super().__init__(device_id)
         self._lamps: frozenset[str] = frozenset()
-        self._messages: list[str] = []
+        self._messages: deque[str] = deque(maxlen=HISTORY)
 
     @property
     def lamps(self) -> frozenset[str]:
@@ -44,7 +45,7 @@ class PanelSimulator(PtySimulator):
 
     @property
     def messages(self) -> list[str]:
-        """Every DISPLAY text received, in order (a copy)."""
+        """The DISPLAY texts received, in order (a copy; the last ``HISTORY``)."""
         with self.lock:
             return list(self._messages)
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+from collections import OrderedDict, deque
 
 from drivers import framing
 from drivers.events import SHOE_FAULTS
 from drivers.framing import Frame, ProtocolError
 from drivers.shoe import protocol
-from drivers.sim import PtySimulator
+from drivers.sim import HISTORY, PtySimulator
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +38,34 @@ class ShoeSimulator(PtySimulator):
         self._rng: random.Random = secrets.SystemRandom() if seed is None else random.Random(seed)
         self._deck: list[str] = []
         self._shuffled = False
-        self._records: dict[int, tuple[str, ...]] = {}
-        self._dispensed: list[tuple[int, tuple[str, ...]]] = []
+        self._records: OrderedDict[int, tuple[str, ...]] = OrderedDict()  # the last HISTORY transactions
+        self._dispensed: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=HISTORY)
+        self._dealt = 0
         self._fault: str | None = None
         self.shuffles = 0
 
     @property
     def dispensed(self) -> list[tuple[int, tuple[str, ...]]]:
-        """Every stack actually dealt, as ``(txn_id, cards)`` in order (a copy; repeats are not listed)."""
+        """The stacks actually dealt, as ``(txn_id, cards)`` in order (a copy of the last ``HISTORY``; repeats
+        are not listed)."""
         with self.lock:
             return list(self._dispensed)
+
+    @property
+    def dealt(self) -> int:
+        """How many stacks were dealt since the simulator started."""
+        with self.lock:
+            return self._dealt
+
+    def dispensed_since(self, count: int) -> list[tuple[int, tuple[str, ...]]]:
+        """The stacks dealt after the first ``count`` (``count`` a value of ``dealt`` read earlier).
+
+        Raises ``ValueError`` when some of them are no longer remembered (more than ``HISTORY`` ago)."""
+        with self.lock:
+            first_kept = self._dealt - len(self._dispensed)
+            if count < first_kept:
+                raise ValueError(f"stacks {count} to {first_kept - 1} are no longer remembered")
+            return list(self._dispensed)[count - first_kept:]
 
     @property
     def remaining(self) -> int:
@@ -99,6 +118,9 @@ class ShoeSimulator(PtySimulator):
         cards = tuple(self._deck[: request.count])
         del self._deck[: request.count]
         self._records[request.txn_id] = cards
+        if len(self._records) > HISTORY:
+            self._records.popitem(last=False)
         self._dispensed.append((request.txn_id, cards))
+        self._dealt += 1
         log.info("shoe-sim: txn %d dealt %d cards, %d left", request.txn_id, len(cards), len(self._deck))
         self.send(protocol.STACK, protocol.encode_stack(request.txn_id, cards))
