@@ -91,8 +91,9 @@ def _par_sheet(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         from tqdm import tqdm
 
-        width = shutil.get_terminal_size((80, 24)).columns or 80  # a terminal may report 0 columns
-        bar = tqdm(total=169, unit="hand", desc="two-card hands", file=sys.stderr, ncols=min(width, 100))
+        size = shutil.get_terminal_size((80, 24))  # a terminal may report 0 columns or 0 lines
+        bar = tqdm(total=169, unit="hand", desc="two-card hands", file=sys.stderr, ncols=min(size.columns or 80, 100),
+                   nrows=size.lines or 24)
     try:
         sheet = compute_par_sheet(jurisdiction, progress=(lambda done, total: bar.update(1)) if bar else None,
                                   workers=args.workers)
