@@ -121,10 +121,9 @@ class Round:
         self._lamps: tuple[str, ...] | None = None
         self._request_id = 0
         self._pending_read: int | None = None
-        self._visited: set[str] = {"starting"}
+        self.self_checked = False  # every device answered its handshake once
         self.machine = Machine(model=self, states=STATES, transitions=_transitions(), initial="starting",
-                               queued=True, auto_transitions=False, send_event=False,
-                               after_state_change=lambda: self._visited.add(self.state))
+                               queued=True, auto_transitions=False, send_event=False)
 
     # ------------------------------------------------------------------ public
     def handle(self, event: Any) -> list[Any]:
@@ -140,10 +139,7 @@ class Round:
             self._emit(cmd.Irregularity(self.round_no, "unknown_event", {"event": repr(event)}))
         else:
             handler(event)
-        self._update_lamps()
-        if "idle" not in self._visited:  # nothing talks to a device before the start-up self-check passed
-            self._outbox = [o for o in self._outbox if not isinstance(o, cmd.DEVICE_COMMANDS)]
-        return self._outbox
+        return self._outputs()
 
     def allowed_buttons(self) -> tuple[str, ...]:
         """Panel buttons whose press is allowed now (the lit lamps)."""
@@ -172,7 +168,13 @@ class Round:
         the outputs (``FaultRaised`` and a panel message) so the round stops in a defined state."""
         self._outbox = []
         self._fail(None, "internal", f"{type(error).__name__}: {error}")
+        return self._outputs()
+
+    def _outputs(self) -> list[Any]:
+        """The outbox with the lamps brought up to date; no device command before the start-up self-check."""
         self._update_lamps()
+        if not self.self_checked:
+            return [o for o in self._outbox if not isinstance(o, cmd.DEVICE_COMMANDS)]
         return self._outbox
 
     def _update_lamps(self) -> None:
@@ -201,6 +203,7 @@ class Round:
         self.devices_ready.add(event.device)
         if self.state == "starting" and self.devices_ready >= set(DEVICES):
             self.self_check_passed()  # every device answered its handshake: the table may open
+            self.self_checked = True
 
     def _on_DeviceFault(self, event: ev.DeviceFault) -> None:
         if self.state == "fault":
