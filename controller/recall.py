@@ -43,6 +43,12 @@ class RoundRecord:
         """The five community cards in lay-out order (across, across, down, down, middle), once dealt."""
         return next((cards for stack, _, cards in self.stacks if stack == 0), None)
 
+    def placed_wagers(self, seat: int) -> dict[str, int]:
+        """Every wager ``seat`` placed in the round: the locked antes and bonus plus each decision bet."""
+        placed = dict(self.wagers.get(seat, {}))
+        placed.update({d: amount for d, s, action, amount in self.decisions if s == seat and action == "bet"})
+        return placed
+
     def seat_cards(self, seat: int) -> tuple[str, ...] | None:
         """The two cards dealt to ``seat`` (face-down information: for supervisors and checks)."""
         return next((cards for _, s, cards in self.stacks if s == seat), None)

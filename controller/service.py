@@ -198,7 +198,6 @@ class Service:
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0) -> None:
-        from controller.analysis.strategy import OptimalStrategy
         from controller.simtable import SimulatedTable
 
         jurisdiction = jurisdiction_for(config)
@@ -227,11 +226,8 @@ class Service:
                                      on_round_closed=self._print_summary, rounds=rounds,
                                      stop_on_fault=rounds is not None)
         if simulate:
-            self.table = SimulatedTable(self.sims["shoe"], self.sims["sensors"], self.sims["panel"],
-                                        seats=config.seats, seed=seed, ante_limits=config.ante_limits,
-                                        bonus_limits=config.bonus_limits, rounds=rounds,
-                                        strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
-                                        on_failure=self.stop)
+            self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
+                                                  mistakes=mistakes, on_failure=self.stop)
 
     def _print_summary(self, record: RoundRecord) -> None:
         if self.quiet:

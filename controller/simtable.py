@@ -22,7 +22,8 @@ import threading
 from collections.abc import Callable, Sequence
 
 from controller.analysis.strategy import OptimalStrategy
-from controller.table import Limits
+from controller.paytable import Jurisdiction
+from controller.table import Limits, TableConfig
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe.simulator import ShoeSimulator
@@ -53,6 +54,15 @@ class SimulatedTable:
         self.rounds_played = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @classmethod
+    def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
+                  rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None) -> "SimulatedTable":
+        """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
+        ``shoe``/``sensors``/``panel`` simulators of ``sims``."""
+        return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
+                   bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
+                   seed=seed, rounds=rounds, on_failure=on_failure)
 
     def start(self) -> None:
         """Start the table's thread."""

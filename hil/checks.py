@@ -27,10 +27,7 @@ def settle_input(rnd: RoundRecord, jurisdiction: str) -> dict[str, Any]:
     assert cross is not None
     seats = []
     for seat in sorted(rnd.wagers):
-        wagers = dict(rnd.wagers[seat])
-        for decision, s, action, amount in rnd.decisions:
-            if s == seat and action == "bet":
-                wagers[decision] = amount
+        wagers = rnd.placed_wagers(seat)
         seats.append({"seat": seat, "cards": list(rnd.seat_cards(seat) or ()), "wagers": wagers})
     return {"jurisdiction": jurisdiction,
             "community": {"across": list(cross[0:2]), "down": list(cross[2:4]), "middle": cross[4]},
@@ -73,8 +70,7 @@ def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str
         problems.append(f"{where}: seats settled in order {rnd.settled_order}, expected {sorted(seats, reverse=True)}")
     wagered = returned = collected = 0
     for seat in seats:
-        placed = dict(rnd.wagers[seat])
-        placed.update({d: a for d, s, act, a in rnd.decisions if s == seat and act == "bet"})
+        placed = rnd.placed_wagers(seat)
         settled = rnd.settlements.get(seat, {}).get("wagers", {})
         if {k: v["amount"] for k, v in settled.items()} != placed:
             problems.append(f"{where}: seat {seat} placed {placed} but settled {settled}")

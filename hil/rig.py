@@ -18,11 +18,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.config import CONFIG_DIR
-from controller.simtable import SimulatedTable
-from controller.analysis.strategy import OptimalStrategy
 from controller.cli import positive_int
+from controller.config import CONFIG_DIR
 from controller.service import jurisdiction_for, start_simulators
+from controller.simtable import SimulatedTable
 from controller.table import load_table_config
 from hil.checks import check_journal
 
@@ -52,10 +51,8 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     table_config = load_table_config(config)
     names = list(table_config.devices)
     sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
-    strategy = OptimalStrategy(jurisdiction_for(table_config))
-    table = SimulatedTable(sims["shoe"], sims["sensors"], sims["panel"], seats=table_config.seats, seed=seed,
-                           ante_limits=table_config.ante_limits, bonus_limits=table_config.bonus_limits,
-                           rounds=rounds, strategy=strategy, mistakes=mistakes)
+    table = SimulatedTable.for_table(sims, table_config, jurisdiction_for(table_config), seed=seed, rounds=rounds,
+                                     mistakes=mistakes)
     command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--rounds", str(rounds),
                "--journal", str(journal), "--quiet"]
     for name in names:

@@ -41,6 +41,16 @@ def test_a_broken_summary_pipe_does_not_stop_the_table(tmp_path):
     assert sum(r["type"] == "RoundClosed" for r in read_records(tmp_path / "j.jsonl")) == 3
 
 
+def _run_stopped_mid_round(service, how):
+    """Run ``service`` while another thread calls ``how`` once a round reaches the down decision."""
+    watcher = _stop_mid_round(service, how)
+    try:
+        return service.run()
+    finally:
+        watcher.join()
+        service.close()
+
+
 def _stop_mid_round(service, how):
     def watch():
         deadline = time.monotonic() + 30
@@ -56,12 +66,7 @@ def _stop_mid_round(service, how):
 def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
     service = Service(load_table_config(), simulate=True, seed=22, journal_path=tmp_path / "j.jsonl",
                       out=io.StringIO())
-    watcher = _stop_mid_round(service, service.stop_after_round)
-    try:
-        assert service.run() == 0
-    finally:
-        watcher.join()
-        service.close()
+    assert _run_stopped_mid_round(service, service.stop_after_round) == 0
     records = read_records(tmp_path / "j.jsonl")
     assert records[-1]["type"] == "ServiceStopped" and records[-1]["data"]["state"] == "idle"
     assert Journal(tmp_path / "j.jsonl").open_rounds == []
@@ -70,12 +75,7 @@ def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
 def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_sees_it(tmp_path):
     journal = tmp_path / "j.jsonl"
     service = Service(load_table_config(), simulate=True, seed=23, journal_path=journal, out=io.StringIO())
-    watcher = _stop_mid_round(service, service.stop)
-    try:
-        assert service.run() == 1
-    finally:
-        watcher.join()
-        service.close()
+    assert _run_stopped_mid_round(service, service.stop) == 1
     open_round = read_records(journal)[-1]["round"]
     assert Journal(journal).open_rounds == [open_round]
     proc = _crisscross("run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal), timeout=120)

@@ -354,19 +354,24 @@ def test_bad_stack_faults_round_naming_cause(case):
     assert driver.machine.allowed_buttons() == ()
 
 
-@pytest.mark.parametrize("index, cards", [(0, ("Kh", "Kh", "7c", "2s", "9d")), (1, ("9h", "9h"))], ids=["cross", "seat"])
-def test_card_repeated_within_a_stack_is_a_card_count_fault(index, cards):
-    """domain.md card accounting (one deck: no card twice in a round), NY 5324.39(d)(2): a stack that repeats
-    a card within itself faults the round as a count mismatch (cause card_count, as for a card repeated from
-    an earlier stack; the card itself was read), and the stack is not dealt. (Revision cce6709 reported this
-    as 'unreadable_card'; fixed in 82fe2fd.)"""
+def _deal_faulty_stack(index, cards):
+    """Lock the wagers, deal the cross (when ``index`` is 1) then answer the next dispense with ``cards``."""
     driver = TableDriver()
     driver.start()
     driver.open_betting()
     driver.lock(WAGERS)
     if index:
         driver.answer_dispense(CROSS)
-    out = driver.answer_dispense(cards)
+    return driver, driver.answer_dispense(cards)
+
+
+@pytest.mark.parametrize("index, cards", [(0, ("Kh", "Kh", "7c", "2s", "9d")), (1, ("9h", "9h"))], ids=["cross", "seat"])
+def test_card_repeated_within_a_stack_is_a_card_count_fault(index, cards):
+    """domain.md card accounting (one deck: no card twice in a round), NY 5324.39(d)(2): a stack that repeats
+    a card within itself faults the round as a count mismatch (cause card_count, as for a card repeated from
+    an earlier stack; the card itself was read), and the stack is not dealt. (Revision cce6709 reported this
+    as 'unreadable_card'; fixed in 82fe2fd.)"""
+    driver, out = _deal_faulty_stack(index, cards)
     (fault,) = of_type(out, cmd.FaultRaised)
     assert (fault.device, fault.cause) == ("shoe", "card_count")
     assert driver.state == "fault"
@@ -379,13 +384,7 @@ def test_stack_fault_shows_no_face_down_card(index, cards, secret):
     """domain.md Hole-card secrecy: no face-down card on any display or log line, also when the stack that
     carried it faults the round (the FaultRaised detail is logged by the service). (Revision cce6709 showed
     "FAULT unreadable_card: duplicate card '9h' ..." on the panel; fixed in 82fe2fd.)"""
-    driver = TableDriver()
-    driver.start()
-    driver.open_betting()
-    driver.lock(WAGERS)
-    if index:
-        driver.answer_dispense(CROSS)
-    out = driver.answer_dispense(cards)
+    driver, out = _deal_faulty_stack(index, cards)
     assert driver.state == "fault"
     shown = [d.text for d in of_type(out, cmd.Display)] + [f.detail for f in of_type(out, cmd.FaultRaised)]
     assert not [text for text in shown if secret in card_tokens(text)]
