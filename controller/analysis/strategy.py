@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from controller.analysis.classes import colex_index
-from controller.analysis.parsheet import ParSheetEngine, SCALE3, hole_classes
+from controller.analysis.parsheet import SCALE3, ParSheetEngine, hole_classes
 from controller.cards import DECK
 from controller.paytable import Jurisdiction, load_jurisdiction
 
