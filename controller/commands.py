@@ -49,6 +49,16 @@ class ReadSpots:
 
 
 @dataclass(frozen=True)
+class QueryLast:
+    """Ask the shoe what it last dispensed, answered by ``ShoeLastDispense`` (docs/protocol.md, "Shoe").
+
+    Sent once every device passed its handshake after a (re)start and whenever the shoe's link comes back,
+    before any other shoe command: the journal and the shoe are reconciled first (exactly-once dispensing)."""
+
+    device = "shoe"
+
+
+@dataclass(frozen=True)
 class SetLamps:
     """Light exactly these panel buttons: the presses allowed now."""
 
@@ -140,23 +150,91 @@ class Irregularity:
 
 @dataclass(frozen=True)
 class FaultRaised:
-    """The machine entered its fault state: ``cause`` (e.g. ``jam``, ``link_lost``, ``card_count``), ``detail``."""
+    """A fault: ``cause`` (e.g. ``jam``, ``link_lost``, ``card_count``, ``restart``), ``detail`` (never a card).
+
+    ``resumable``: the round may resume once the cause is cleared (a supervisor's ``clear_fault``); False when
+    the cards of the round can no longer be trusted (a repeated or foreign card, a stack of the wrong size, a
+    shoe that dealt what the journal does not know, a defect): then only a void ends the round."""
 
     round_no: int | None
     device: str | None
     cause: str
     detail: str
+    resumable: bool = True
+
+
+@dataclass(frozen=True)
+class FaultCleared:
+    """A supervisor cleared the fault(s) ``causes``; the round resumed in state ``resumed``."""
+
+    round_no: int | None
+    causes: tuple[str, ...]
+    by: str
+    role: str
+    resumed: str
+
+
+@dataclass(frozen=True)
+class RoundVoided:
+    """Round ``round_no`` was voided by ``by`` (role ``role``) for ``reason``: every wager of record returned.
+
+    ``seats``: ``{"seat": n, "wagers": {wager: amount}}`` returned per seat (empty before "no more bets");
+    ``totals`` as ``RoundClosed`` (wagered = returned, nothing collected or paid)."""
+
+    round_no: int
+    by: str
+    role: str
+    reason: str
+    seats: tuple[dict[str, Any], ...]
+    totals: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SeatExcluded:
+    """Seat ``seat`` was excluded from the round at "no more bets" for an invalid wager (``reason``) by ``by``;
+    it plays no part and its chips go back to the player."""
+
+    round_no: int
+    seat: int
+    reason: str
+    by: str
+
+
+@dataclass(frozen=True)
+class PastPostingAcknowledged:
+    """A supervisor acknowledged the past-posting ``items`` (each ``{"seat", "spot", "locked", "new"}``); the
+    locked amounts stay the wagers of record (NY 9 NYCRR 5324.39(c)(3))."""
+
+    round_no: int
+    items: tuple[dict[str, Any], ...]
+    by: str
+
+
+@dataclass(frozen=True)
+class ShoeReconciled:
+    """The shoe's last transaction (``shoe_txn``, 0 = none) compared with the journal's (``journal_txn``);
+    ``outcome``: ``in_step``, ``stack_recovered`` (the stack in flight was dispensed: taken as dealt),
+    ``not_dispensed`` (the stack in flight never left the shoe: it is asked for again on resume),
+    ``shoe_ahead`` (between rounds: round numbering moves past the shoe's) or ``mismatch`` (a fault)."""
+
+    round_no: int | None
+    shoe_txn: int
+    journal_txn: int
+    outcome: str
 
 
 @dataclass(frozen=True)
 class PressRefused:
-    """A panel press that is not allowed now, and why; nothing changed."""
+    """A press (panel) or action (control interface) not allowed now or not allowed to ``role``, and why;
+    nothing changed. ``user`` is the supervisor key id or the control-interface user, ``""`` for the dealer."""
 
     button: str
     reason: str
+    user: str = ""
+    role: str = "dealer"
 
 
-DEVICE_COMMANDS = (Shuffle, Dispense, ReadSpots, SetLamps, Display)
+DEVICE_COMMANDS = (Shuffle, Dispense, QueryLast, ReadSpots, SetLamps, Display)
 
 
 def to_record(output: Any) -> dict[str, Any]:

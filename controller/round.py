@@ -1,26 +1,35 @@
-"""The round of Criss-Cross Poker as a pure state machine: one event in, a list of commands and records out.
+"""The round of Criss-Cross Poker as a pure state machine: one input in, a list of commands and records out.
 
-No I/O and no clock: the service feeds it device events (``drivers.events``) one at a time from its single
-controller thread and carries out what ``handle`` returns (``controller.commands``). Replaying the same events
-rebuilds the same state. The graph of states is a ``transitions.Machine`` (``queued=True``,
-``auto_transitions=False``); the rules that choose a transition live in the ``_on_*`` handlers.
+No I/O and no clock: the service feeds it inputs (device events of ``drivers.events``, the service's start and
+people's actions of ``controller.inputs``) one at a time from its single controller thread and carries out what
+``handle`` returns (``controller.commands``). Replaying the journaled inputs rebuilds the same state
+(``controller.recovery``). The graph of states is a ``transitions.Machine`` (``queued=True``,
+``auto_transitions=False``), drawn in docs/round-states.md; the rules that choose a transition live in the
+``_on_*`` handlers.
 
 The script (sources):
 - betting open -> "no more bets": every spot is read and locked; two equal antes per playing seat, a five-card
   bonus only with antes, nothing on the decision spots yet, amounts within table limits (NY 9 NYCRR
-  5324.39(c)(3),(c)(4),(e)(1)). An invalid seat is named on the panel and betting stays open.
+  5324.39(c)(3),(c)(4),(e)(1)). Seats with an invalid wager are named (``wagers_held``) and must be corrected
+  (``no_more_bets`` again) or excluded (``exclude``) before any card is dealt.
 - dealing, automated shoe: one stack of five (the cross) first, then one stack of two per playing seat,
   clockwise from the dealer's left (NY (d)(2)). Every stack must have its size and cards never seen before
   in the round, and the shuffle must count 52 cards; otherwise the round faults.
 - across, down and middle decisions: seats from the dealer's left, clockwise (PA 58 Pa. Code 674a.11(b),(d),
   (f)); the amount on the decision spot when the dealer confirms is the bet, an empty spot a fold, anything
-  else an irregular bet that names the seat and keeps the decision open (NY (e)(3),(5),(7)).
+  else an irregular bet that names the seat and spot and keeps the decision open (NY (e)(3),(5),(7)).
 - reveals after every decision is in: the two outside across cards, the two outside down cards, the middle
   (NY (e)(4),(6),(8); PA (c),(e),(g)).
 - settlement from the dealer's right, counterclockwise (NY (e)(9); PA (g),(h)), then the round closes.
-- a chip change on a locked spot is past-posting: recorded with the locked and new amounts, shown on the panel,
-  and the locked amount stays the wager of record (NY (c)(3)).
-- a device fault, a link loss or a card-accounting mismatch moves the round to ``fault``, which names the cause.
+- a chip change on a locked spot (seen as it happens or in any later reading of the spots) is past-posting:
+  recorded with the locked and new amounts, shown on the panel, the locked amount stays the wager of record
+  (NY (c)(3)), and no dealer action is taken until a supervisor acknowledges it.
+- a device fault, a link loss, a card-accounting mismatch or a restart of the service moves the round to
+  ``fault``, which names the cause. A supervisor clears a resumable fault once its device is back (the round
+  resumes where it stopped, asking again for what was in flight) or voids the round (every wager returned).
+- roles: the dealer's buttons need nobody else; ``acknowledge``, ``clear_fault`` and ``void_round`` need the
+  supervisor key turned on the panel, or supervisor credentials on the control interface. A refused action is
+  recorded (``PressRefused``) and changes nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from transitions import Machine, MachineError
 
 from controller import commands as cmd
 from controller.cards import DECK
+from controller.inputs import ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, ServiceStarted
 from controller.paytable import Jurisdiction
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
@@ -39,13 +49,17 @@ from drivers import events as ev
 
 DEVICES: tuple[str, ...] = ("shoe", "sensors", "panel")
 
-STATES: list[str] = [
-    "starting", "idle", "betting", "locking", "dealing",
-    "across_decision", "across_reading", "across_reveal",
-    "down_decision", "down_reading", "down_reveal",
-    "middle_decision", "middle_reading", "middle_reveal",
-    "settlement", "fault",
-]
+#: States with no round in progress: before the first round, after a round closed, after a round was voided.
+BETWEEN_ROUNDS: tuple[str, ...] = ("idle", "closed", "voided")
+
+#: States of a round in progress, in the order of the round.
+ROUND_STATES: tuple[str, ...] = (
+    "betting", "locking", "wagers_held", "dealing_cross", "dealing_players",
+    *(f"{step}_{phase}" for step in DECISIONS for phase in ("decision", "reading", "reveal")),
+    "settlement",
+)
+
+STATES: list[str] = ["starting", *BETWEEN_ROUNDS, *ROUND_STATES, "fault"]
 
 #: Community cards turned at each reveal, as indexes into the cross stack (cards 1-2 across, 3-4 down, 5 middle).
 REVEALS: dict[str, tuple[int, ...]] = {"across": (0, 1), "down": (2, 3), "middle": (4,)}
@@ -53,17 +67,24 @@ REVEALS: dict[str, tuple[int, ...]] = {"across": (0, 1), "down": (2, 3), "middle
 #: Transactions ids: ``round_no * TXN_STRIDE + stack`` (stack 0 = the cross), unique over the journal's life.
 TXN_STRIDE = 16
 
+#: Device fault codes that mean the device's link is down until it answers a handshake again.
+LINK_CODES: frozenset[str] = frozenset({"link_lost", "timeout", "handshake", "protocol"})
+
 
 def _transitions() -> list[dict[str, Any]]:
     table = [
         dict(trigger="self_check_passed", source="starting", dest="idle"),
-        dict(trigger="open_betting", source="idle", dest="betting"),
-        dict(trigger="no_more_bets", source="betting", dest="locking"),
-        dict(trigger="lock_refused", source="locking", dest="betting"),
-        dict(trigger="lock", source="locking", dest="dealing"),
-        dict(trigger="deal_done", source="dealing", dest="across_decision"),
-        dict(trigger="close", source="settlement", dest="idle"),
-        dict(trigger="fail", source="*", dest="fault"),
+        dict(trigger="restart", source=list(BETWEEN_ROUNDS), dest="starting"),
+        dict(trigger="open_betting", source=list(BETWEEN_ROUNDS), dest="betting"),
+        dict(trigger="no_more_bets", source=["betting", "wagers_held"], dest="locking"),
+        dict(trigger="lock_refused", source="locking", dest="wagers_held"),
+        dict(trigger="exclude", source="wagers_held", dest="locking"),
+        dict(trigger="lock", source="locking", dest="dealing_cross"),
+        dict(trigger="cross_dealt", source="dealing_cross", dest="dealing_players"),
+        dict(trigger="deal_done", source="dealing_players", dest="across_decision"),
+        dict(trigger="close", source="settlement", dest="closed"),
+        dict(trigger="fail", source=["starting", *BETWEEN_ROUNDS, *ROUND_STATES], dest="fault"),
+        dict(trigger="void_round", source=["betting", "wagers_held", "fault"], dest="voided"),
     ]
     for i, step in enumerate(DECISIONS):
         after_reveal = f"{DECISIONS[i + 1]}_decision" if i + 1 < len(DECISIONS) else "settlement"
@@ -73,7 +94,24 @@ def _transitions() -> list[dict[str, Any]]:
             dict(trigger="decisions_taken", source=f"{step}_reading", dest=f"{step}_reveal"),
             dict(trigger="reveal", source=f"{step}_reveal", dest=after_reveal),
         ]
+    table += [dict(trigger=f"resume_{state}", source="fault", dest=state)
+              for state in ("starting", *BETWEEN_ROUNDS, *ROUND_STATES) if state != "settlement"]
     return table
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acted: ``role`` (one of ``ROLES``), ``user`` (supervisor key id or control-interface user; ``""`` for
+    the dealer at the panel) and ``source`` (``panel`` or ``control``)."""
+
+    role: str
+    user: str
+    source: str
+
+    @property
+    def name(self) -> str:
+        """``user`` if known, else the role."""
+        return self.user or self.role
 
 
 @dataclass
@@ -89,7 +127,7 @@ class SeatState:
 
 @dataclass
 class RoundData:
-    """The current round's facts, rebuilt from events alone."""
+    """The current round's facts, rebuilt from inputs alone."""
 
     round_no: int
     seats: dict[int, SeatState] = field(default_factory=dict)
@@ -98,13 +136,18 @@ class RoundData:
     cross: tuple[str, ...] | None = None
     next_stack: int = 0
     dealt: set[str] = field(default_factory=set)
+    stacks: dict[int, tuple[str, ...]] = field(default_factory=dict)  # txn id -> cards, as accepted
     revealed: list[str] = field(default_factory=list)
     locked: dict[tuple[int, str], int] = field(default_factory=dict)
     collectable: set[tuple[int, str]] = field(default_factory=set)  # forfeited: may be emptied by the dealer
+    invalid: dict[int, str] = field(default_factory=dict)  # seat -> why its wagers were refused at the lock
+    excluded: set[int] = field(default_factory=set)
+    pending_acks: list[dict[str, Any]] = field(default_factory=list)  # past-posting awaiting a supervisor
+    acknowledged: list[dict[str, Any]] = field(default_factory=list)  # past-posting a supervisor acknowledged
 
 
 class Round:
-    """The round state machine. ``handle(event)`` returns the commands and records the event produces.
+    """The round state machine. ``handle(input)`` returns the commands and records the input produces.
 
     ``config`` gives the seats and limits, ``jurisdiction`` the bet multiples, ranking and pay tables;
     ``last_round_no`` is the highest round number already in the journal (rounds are numbered on from it).
@@ -115,70 +158,121 @@ class Round:
         self.jurisdiction = jurisdiction
         self.round: RoundData | None = None
         self.last_round_no = last_round_no
+        self.last_txn = 0  # the highest transaction id ever asked of the shoe
         self.devices_ready: set[str] = set()
-        self.fault: cmd.FaultRaised | None = None
+        self.faults: list[cmd.FaultRaised] = []  # the faults of the current fault episode
+        self.resume_state: str | None = None  # where the round stopped when it faulted
+        self.supervisor_key: str | None = None  # id of the supervisor key while it is turned on
         self._outbox: list[Any] = []
         self._lamps: tuple[str, ...] | None = None
+        self._display: str | None = None  # the panel's current text, shown again when the panel comes back
         self._request_id = 0
         self._pending_read: int | None = None
-        self.self_checked = False  # every device answered its handshake once
+        self._verifying = False  # a reading of the spots after a resume is awaited: no dealer action meanwhile
+        self._querying = False  # the shoe was asked what it last dispensed and has not answered yet
+        self.self_checked = False  # every device answered its handshake since the (re)start
+        self.reconciled = False  # the shoe's last transaction was compared with the journal's since the (re)start
         self.machine = Machine(model=self, states=STATES, transitions=_transitions(), initial="starting",
                                queued=True, auto_transitions=False, send_event=False)
 
     # ------------------------------------------------------------------ public
     def handle(self, event: Any) -> list[Any]:
-        """Apply one device event; return the commands to send and records to journal, in order.
+        """Apply one input; return the commands to send and records to journal, in order.
 
-        Never raises for a device event: a press not allowed now yields ``PressRefused`` + ``Display``; an
-        event that makes no sense in the current state is recorded as an ``Irregularity``. Until every device
-        passed its handshake (the start-up self-check), only records come out: no device command.
+        Never raises for a device event or an action: a press not allowed now (or not to this role) yields
+        ``PressRefused`` + ``Display``; an event that makes no sense in the current state is recorded as an
+        ``Irregularity``. Device commands go only to devices whose link is up, and none before the start-up
+        self-check (every device answered its handshake).
         """
         self._outbox = []
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is None:
-            self._emit(cmd.Irregularity(self.round_no, "unknown_event", {"event": repr(event)}))
+            self._emit(cmd.Irregularity(self.round_no, "unknown_event", {"event": repr(event)[:200]}))
         else:
             handler(event)
         return self._outputs()
 
-    def allowed_buttons(self) -> tuple[str, ...]:
-        """Panel buttons whose press is allowed now (the lit lamps)."""
-        state = self.state
-        if state == "idle":
-            return ("open_betting",)
-        if state == "betting":
-            return ("no_more_bets",) if self.round and self.round.shuffled else ()
-        if state.endswith("_decision"):
-            return ("confirm",)
-        if state.endswith("_reveal"):
-            return ("reveal",)
-        return ()
-
-    # ------------------------------------------------------------------ helpers
-    def _emit(self, *outputs: Any) -> None:
-        self._outbox.extend(outputs)
+    @property
+    def fault(self) -> cmd.FaultRaised | None:
+        """The first fault of the current fault episode (None when not faulted)."""
+        return self.faults[0] if self.faults and self.state == "fault" else None
 
     @property
     def round_no(self) -> int | None:
         """The number of the current (or last) round; None before the first."""
         return self.round.round_no if self.round else None
 
+    @property
+    def phase(self) -> str:
+        """The state of the round: the current state, or in ``fault`` the state the round stopped in."""
+        return self.resume_state if self.state == "fault" and self.resume_state else self.state
+
+    def round_open(self) -> bool:
+        """True while a round is in progress (also when it is held in ``fault``)."""
+        return self.phase in ROUND_STATES
+
+    def allowed_actions(self) -> tuple[str, ...]:
+        """Actions allowed now by the state of the round, whoever asks (supervisor actions included)."""
+        state, data = self.state, self.round
+        if self._verifying or self._querying:
+            return ()
+        if state == "fault":
+            allowed = []
+            if self.faults and all(f.resumable for f in self.faults) and self.devices_ready >= set(DEVICES) \
+                    and self.reconciled:
+                allowed.append("clear_fault")
+            if self.round_open():
+                allowed.append("void_round")
+            return tuple(allowed)
+        if data is not None and data.pending_acks and self.round_open():
+            return ("acknowledge",)
+        if state in BETWEEN_ROUNDS:
+            return ("open_betting",)
+        if state == "betting":
+            return (("no_more_bets",) if data and data.shuffled else ()) + ("void_round",)
+        if state == "wagers_held":
+            return ("no_more_bets",) + (("exclude",) if data and data.invalid else ()) + ("void_round",)
+        if state.endswith("_decision"):
+            return ("confirm",)
+        if state.endswith("_reveal"):
+            return ("reveal",)
+        return ()
+
+    def allowed_buttons(self) -> tuple[str, ...]:
+        """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on."""
+        return tuple(a for a in self.allowed_actions() if a not in SUPERVISOR_ACTIONS or self.supervisor_key)
+
     def defect(self, error: Exception) -> list[Any]:
-        """Move to ``fault`` after an unexpected exception in ``handle`` (a defect, cause ``internal``); return
-        the outputs (``FaultRaised`` and a panel message) so the round stops in a defined state."""
+        """Move to ``fault`` after an unexpected exception in ``handle`` (a defect, cause ``internal``, not
+        resumable); return the outputs (``FaultRaised`` and a panel message) so the round stops in a defined
+        state."""
         self._outbox = []
-        self._fail(None, "internal", f"{type(error).__name__}: {error}")
+        self._fail(None, "internal", f"{type(error).__name__}: {error}"[:200], resumable=False)
         return self._outputs()
 
+    # ------------------------------------------------------------------ helpers
+    def _emit(self, *outputs: Any) -> None:
+        self._outbox.extend(outputs)
+
+    def _show(self, text: str) -> None:
+        self._emit(cmd.Display(text[:64]))
+
     def _outputs(self) -> list[Any]:
-        """The outbox with the lamps brought up to date; no device command before the start-up self-check."""
+        """The outbox with the lamps brought up to date; device commands only to devices whose link is up, and
+        none before the start-up self-check."""
         self._update_lamps()
-        if not self.self_checked:
-            return [o for o in self._outbox if not isinstance(o, cmd.DEVICE_COMMANDS)]
-        return self._outbox
+        out = []
+        for output in self._outbox:
+            if isinstance(output, cmd.Display):
+                self._display = output.text
+            if isinstance(output, cmd.DEVICE_COMMANDS) and (
+                    not self.self_checked or output.device not in self.devices_ready):
+                continue
+            out.append(output)
+        return out
 
     def _update_lamps(self) -> None:
-        lamps = self.allowed_buttons() if "panel" in self.devices_ready else None
+        lamps = self.allowed_buttons() if "panel" in self.devices_ready and self.self_checked else None
         if lamps is not None and lamps != self._lamps:
             self._lamps = lamps
             self._emit(cmd.SetLamps(lamps))
@@ -188,99 +282,284 @@ class Round:
         self._pending_read = self._request_id
         self._emit(cmd.ReadSpots(self._request_id))
 
-    def _fail(self, device: str | None, cause: str, detail: str) -> None:
-        self.fault = cmd.FaultRaised(self.round_no, device, cause, detail)
-        self._emit(self.fault, cmd.Display(f"FAULT {cause}: {detail}"[:64]))
-        self.fail()
+    def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True) -> None:
+        fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable)
+        if self.state != "fault":
+            self.faults = []
+            self.resume_state = self.state
+            self._pending_read = None
+            self._verifying = False
+            self.fail()
+        self.faults.append(fault)
+        need = "clear or void" if self.round_open() else "clear"
+        self._emit(fault)
+        self._show(f"FAULT {cause}: supervisor to {need if resumable else 'void'}")
 
     def _active_seats(self) -> list[SeatState]:
         """Seats still in action, from the dealer's left clockwise (ascending seat number)."""
         assert self.round is not None
         return [s for _, s in sorted(self.round.seats.items()) if s.folded_at is None]
 
-    # ------------------------------------------------------------------ devices
+    def _in_flight_txn(self) -> int | None:
+        """The transaction of the stack being dealt (asked of the shoe and not yet accepted), if any."""
+        data = self.round
+        if data is None or self.phase not in ("dealing_cross", "dealing_players"):
+            return None
+        return data.round_no * TXN_STRIDE + data.next_stack
+
+    # ------------------------------------------------------------------ start, devices
+    def _on_ServiceStarted(self, event: ServiceStarted) -> None:
+        self.devices_ready.clear()
+        self.self_checked = self.reconciled = self._querying = self._verifying = False
+        self._lamps = None
+        self._pending_read = None
+        self.supervisor_key = None
+        if self.state in BETWEEN_ROUNDS:
+            self.restart()
+        elif self.state in ROUND_STATES:
+            self._fail(None, "restart", f"the service restarted during {self.state}")
+
     def _on_DeviceReady(self, event: ev.DeviceReady) -> None:
+        if event.device not in DEVICES:
+            self._emit(cmd.Irregularity(self.round_no, "unknown_device", {"device": event.device}))
+            return
+        back = self.self_checked and event.device not in self.devices_ready
         self.devices_ready.add(event.device)
-        if self.state == "starting" and self.devices_ready >= set(DEVICES):
-            self.self_check_passed()  # every device answered its handshake: the table may open
-            self.self_checked = True
+        if not self.self_checked and self.devices_ready >= set(DEVICES):
+            self.self_checked = True  # every device answered its handshake: ask the shoe before anything else
+            self._query_shoe()
+            if self._display:
+                self._emit(cmd.Display(self._display))
+        elif back:
+            if event.device == "shoe":
+                self._query_shoe()
+            if event.device == "panel":
+                self._lamps = None
+                if self._display:
+                    self._emit(cmd.Display(self._display))
+            if self.state == "fault":
+                self._show(f"{event.device} back: supervisor may clear")
+
+    def _query_shoe(self) -> None:
+        self._querying = True
+        self._emit(cmd.QueryLast())
+
+    def _on_ShoeLastDispense(self, event: ev.ShoeLastDispense) -> None:
+        if not self._querying:
+            self._emit(cmd.Irregularity(self.round_no, "unexpected_last_dispense", {"txn_id": event.txn_id}))
+            return
+        self._querying = False
+        in_flight = self._in_flight_txn()
+        shoe_txn = event.txn_id
+        if in_flight is not None and shoe_txn == in_flight:
+            outcome = "stack_recovered"
+        elif in_flight is not None and shoe_txn < in_flight:
+            outcome = "not_dispensed"
+        elif shoe_txn <= self.last_txn:
+            outcome = "in_step"
+        elif not self.round_open() or self.phase in ("betting", "locking", "wagers_held"):
+            outcome = "shoe_ahead"
+        else:
+            outcome = "mismatch"
+        self._emit(cmd.ShoeReconciled(self.round_no, shoe_txn, self.last_txn, outcome))
+        self.reconciled = True
+        if outcome == "stack_recovered":
+            self._accept_stack(ev.StackDispensed(shoe_txn, tuple(event.cards)))
+        elif outcome == "shoe_ahead":  # number on past the shoe's transactions: an id is never reused
+            self.last_round_no = max(self.last_round_no, shoe_txn // TXN_STRIDE)
+            self.last_txn = shoe_txn
+        elif outcome == "mismatch":
+            self._fail("shoe", "shoe_mismatch", f"the shoe's last transaction {shoe_txn} is unknown to the journal "
+                       f"(last asked: {self.last_txn})", resumable=False)
+        if self.state == "starting":
+            self.self_check_passed()
+            self._show("Table ready")
 
     def _on_DeviceFault(self, event: ev.DeviceFault) -> None:
-        if self.state == "fault":
-            self._emit(cmd.Irregularity(self.round_no, "fault_while_faulted", vars(event).copy()))
+        if event.code in LINK_CODES:
+            self.devices_ready.discard(event.device)
+            if event.device == "shoe":
+                self._querying = False
+        if self.state == "starting":
+            self._emit(cmd.FaultRaised(None, event.device, event.code, event.detail))
             return
         self._fail(event.device, event.code, event.detail)
 
-    # ------------------------------------------------------------------ panel
-    def _on_ButtonPressed(self, event: ev.ButtonPressed) -> None:
-        button = event.button
-        if button not in self.allowed_buttons():
-            reason = f"{button} not allowed in {self.state}"
-            self._emit(cmd.PressRefused(button, reason), cmd.Display(f"Not now: {button}"))
-            return
-        try:
-            {"open_betting": self._open_betting, "no_more_bets": self._no_more_bets,
-             "confirm": self._confirm, "reveal": self._reveal}[button]()
-        except MachineError as exc:  # allowed_buttons and the graph disagree: a defect, made visible
-            self._fail(None, "internal", f"{button} in {self.state}: {exc}")
+    def _on_SupervisorKey(self, event: ev.SupervisorKey) -> None:
+        self.supervisor_key = (event.key_id or "supervisor") if event.on else None
 
-    def _open_betting(self) -> None:
+    # ------------------------------------------------------------------ people
+    def _on_ButtonPressed(self, event: ev.ButtonPressed) -> None:
+        if self.supervisor_key:
+            actor = Actor("supervisor", self.supervisor_key, "panel")
+        else:
+            actor = Actor("dealer", "", "panel")
+        self._act(event.button, actor, "")
+
+    def _on_OperatorAction(self, event: OperatorAction) -> None:
+        if event.action not in ACTIONS or event.role not in ROLES:
+            self._emit(cmd.PressRefused(str(event.action)[:40], "unknown action or role", str(event.user)[:40],
+                                        str(event.role)[:20]))
+            return
+        self._act(event.action, Actor(event.role, event.user, "control"), event.reason)
+
+    def _act(self, action: str, actor: Actor, reason: str) -> None:
+        if action not in self.allowed_actions():
+            self._emit(cmd.PressRefused(action, f"{action} not allowed in {self.state}", actor.user, actor.role))
+            self._show(f"Not now: {action}")
+            return
+        if action in SUPERVISOR_ACTIONS and actor.role != "supervisor":
+            self._emit(cmd.PressRefused(action, f"{action} needs a supervisor", actor.user, actor.role))
+            self._show(f"{action}: supervisor key needed")
+            return
+        handlers = {"open_betting": self._open_betting, "no_more_bets": self._no_more_bets,
+                    "confirm": self._confirm, "reveal": self._reveal, "exclude": self._exclude,
+                    "acknowledge": self._acknowledge, "clear_fault": self._clear_fault,
+                    "void_round": self._void}
+        try:
+            handlers[action](actor, reason)
+        except MachineError as exc:  # allowed_actions and the graph disagree: a defect, made visible
+            self._fail(None, "internal", f"{action} in {self.state}: {exc}", resumable=False)
+
+    def _open_betting(self, actor: Actor, reason: str) -> None:
         self.last_round_no += 1
         self.round = RoundData(self.last_round_no)
+        self.faults = []
         self.open_betting()
-        self._emit(cmd.RoundOpened(self.last_round_no), cmd.Shuffle(), cmd.Display(f"Round {self.last_round_no}: place your bets"))
+        self._emit(cmd.RoundOpened(self.last_round_no), cmd.Shuffle())
+        self._show(f"Round {self.last_round_no}: place your bets")
 
-    def _no_more_bets(self) -> None:
+    def _no_more_bets(self, actor: Actor, reason: str) -> None:
         self.no_more_bets()
         self._read_spots()
 
-    def _confirm(self) -> None:
+    def _exclude(self, actor: Actor, reason: str) -> None:
+        data = self.round
+        assert data is not None
+        for seat, why in sorted(data.invalid.items()):
+            data.excluded.add(seat)
+            self._emit(cmd.SeatExcluded(data.round_no, seat, why, actor.name))
+        data.invalid = {}
+        self.exclude()
+        self._read_spots()
+
+    def _confirm(self, actor: Actor, reason: str) -> None:
         self.confirm()
         self._read_spots()
 
-    def _reveal(self) -> None:
+    def _reveal(self, actor: Actor, reason: str) -> None:
         assert self.round is not None and self.round.cross is not None
         step = self.state.removesuffix("_reveal")
         cards = tuple(self.round.cross[i] for i in REVEALS[step])
         self.round.revealed.extend(cards)
-        self._emit(cmd.CardsRevealed(self.round.round_no, step, cards), cmd.Display(f"{step}: {' '.join(cards)}"))
+        self._emit(cmd.CardsRevealed(self.round.round_no, step, cards))
+        self._show(f"{step}: {' '.join(cards)}")
         self.reveal()
         if self.state == "settlement":
             self._settle()
 
+    def _acknowledge(self, actor: Actor, reason: str) -> None:
+        data = self.round
+        assert data is not None
+        items, data.pending_acks = tuple(data.pending_acks), []
+        data.acknowledged.extend(items)
+        self._emit(cmd.PastPostingAcknowledged(data.round_no, items, actor.name))
+        self._show("Past-posting acknowledged: locked amounts stand")
+        if self.state in ("dealing_cross", "dealing_players"):
+            self._dispense(data.next_stack)  # dealing was held at the acknowledgement
+
+    def _clear_fault(self, actor: Actor, reason: str) -> None:
+        target = self.resume_state or "idle"
+        self._emit(cmd.FaultCleared(self.round_no, tuple(f.cause for f in self.faults), actor.name, actor.role,
+                                    target))
+        self.faults = []
+        self.resume_state = None
+        getattr(self, f"resume_{target}")()
+        self._show(f"Fault cleared by {actor.name}")
+        self._resume_in_flight()
+
+    def _resume_in_flight(self) -> None:
+        """Ask again for what the round was waiting for when it faulted; read the spots to catch any change
+        made to a locked spot meanwhile."""
+        data, state = self.round, self.state
+        if data is None or state in BETWEEN_ROUNDS:
+            return
+        if state == "betting" and not data.shuffled:
+            self._emit(cmd.Shuffle())
+        elif state == "locking" or state.endswith("_reading"):
+            self._read_spots()
+        elif data.locked:
+            self._verifying = True
+            self._read_spots()
+        if state in ("dealing_cross", "dealing_players") and not data.pending_acks:
+            self._dispense(data.next_stack)
+
+    def _void(self, actor: Actor, reason: str) -> None:
+        data = self.round
+        assert data is not None
+        why = reason or ("fault: " + ", ".join(f.cause for f in self.faults) if self.state == "fault"
+                         else f"voided in {self.state}")
+        seats = tuple({"seat": s, "wagers": dict(state.wagers)} for s, state in sorted(data.seats.items()))
+        amount = sum(sum(entry["wagers"].values()) for entry in seats)
+        totals = {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
+        self._emit(cmd.RoundVoided(data.round_no, actor.name, actor.role, why, seats, totals))
+        if data.pending_acks:
+            self._emit(cmd.PastPostingAcknowledged(data.round_no, tuple(data.pending_acks), actor.name))
+            data.pending_acks = []
+        self.faults = []
+        self.resume_state = None
+        self._pending_read = None
+        self._verifying = False
+        self.void_round()
+        self._show(f"Round {data.round_no} void: return all wagers")
+
     # ------------------------------------------------------------------ shoe
     def _on_ShuffleComplete(self, event: ev.ShuffleComplete) -> None:
-        if self.state != "betting" or self.round is None or self.round.shuffled:
+        data = self.round
+        if self.phase != "betting" or data is None or data.shuffled:
             self._emit(cmd.Irregularity(self.round_no, "unexpected_shuffle", {"card_count": event.card_count}))
             return
         if event.card_count != 52:
             self._fail("shoe", "card_count", f"shuffle counted {event.card_count} cards, 52 expected")
             return
-        self.round.shuffled = True
+        data.shuffled = True
 
     def _on_StackDispensed(self, event: ev.StackDispensed) -> None:
         data = self.round
-        if self.state != "dealing" or data is None:
+        if data is not None and data.stacks.get(event.txn_id) == tuple(event.cards):
+            self._emit(cmd.Irregularity(data.round_no, "duplicate_stack", {"txn_id": event.txn_id}))
+            return  # the shoe's answer to a repeated transaction: already dealt, nothing new left the shoe
+        if self._in_flight_txn() is None:
             self._emit(cmd.Irregularity(self.round_no, "unexpected_stack", {"txn_id": event.txn_id}))
             return
+        self._accept_stack(event)
+
+    def _accept_stack(self, event: ev.StackDispensed) -> None:
+        data = self.round
+        assert data is not None
         index = data.next_stack
         expected_txn = data.round_no * TXN_STRIDE + index
         if event.txn_id != expected_txn:
-            self._fail("shoe", "protocol", f"stack for transaction {event.txn_id}, expected {expected_txn}")
+            self._fail("shoe", "protocol", f"stack for transaction {event.txn_id}, expected {expected_txn}",
+                       resumable=False)
             return
         size = 5 if index == 0 else 2
         cards = tuple(event.cards)
         if len(cards) != size:
-            self._fail("shoe", "stack_size", f"stack {index} has {len(cards)} cards, {size} expected")
+            self._fail("shoe", "stack_size", f"stack {index} has {len(cards)} cards, {size} expected",
+                       resumable=False)
             return
         # fault details name the stack, never a card: they reach the panel and the log (hole-card secrecy)
         if not all(c in DECK for c in cards):
-            self._fail("shoe", "unreadable_card", f"stack {index} has a card that is not a card of the deck")
+            self._fail("shoe", "unreadable_card", f"stack {index} has a card that is not a card of the deck",
+                       resumable=False)
             return
         if len(set(cards)) != size or data.dealt & set(cards):
-            self._fail("shoe", "card_count", f"stack {index} repeats a card already dealt this round")
+            self._fail("shoe", "card_count", f"stack {index} repeats a card already dealt this round",
+                       resumable=False)
             return
         data.dealt.update(cards)
+        data.stacks[event.txn_id] = cards
         data.next_stack += 1
         seat = data.stacks_planned[index]
         self._emit(cmd.StackDealt(data.round_no, index, seat, cards))
@@ -288,72 +567,102 @@ class Round:
             data.cross = cards
         else:
             data.seats[seat].cards = cards
-        if index + 1 < len(data.stacks_planned):
-            self._dispense(index + 1)
-        else:
+        done = data.next_stack >= len(data.stacks_planned)
+        if self.state == "fault":  # a stack answered while the round is held: take it, deal on after the resume
+            self.resume_state = "across_decision" if done else "dealing_players"
+            return
+        if index == 0:
+            self.cross_dealt()
+        if done:
             self.deal_done()
-            self._emit(cmd.Display("Across decision: bet 1x-3x or fold"))
+            self._show("Across decision: bet 1x-3x or fold")
+        elif not data.pending_acks:
+            self._dispense(data.next_stack)
 
     def _dispense(self, index: int) -> None:
         data = self.round
         assert data is not None
         seat = data.stacks_planned[index]
-        self._emit(cmd.Dispense(data.round_no * TXN_STRIDE + index, 5 if index == 0 else 2, index, seat))
+        txn = data.round_no * TXN_STRIDE + index
+        self.last_txn = max(self.last_txn, txn)
+        self._emit(cmd.Dispense(txn, 5 if index == 0 else 2, index, seat))
 
     # ------------------------------------------------------------------ sensors
     def _on_SpotChanged(self, event: ev.SpotChanged) -> None:
         data = self.round
-        if data is None or self.state in ("idle", "betting", "starting", "fault"):
-            return  # betting open or between rounds: chips move freely; the journal keeps the event
-        key = (event.seat, event.spot)
-        if key in data.collectable and event.amount == 0:
+        if data is None or not self.round_open():
+            return  # between rounds: chips move freely; the journal keeps the event
+        self._check_locked(event.seat, event.spot, event.amount)
+
+    def _check_locked(self, seat: int, spot: str, amount: int) -> None:
+        """Past-posting (NY (c)(3)): a locked spot whose chips differ from the locked amount."""
+        data = self.round
+        assert data is not None
+        key = (seat, spot)
+        if key not in data.locked or data.locked[key] == amount:
+            return
+        if key in data.collectable and amount == 0:
             return  # the dealer collected a forfeited wager (NY 5324.39(e)(4),(6),(7))
-        if key in data.locked and data.locked[key] != event.amount:
-            detail = {"seat": event.seat, "spot": event.spot, "locked": data.locked[key], "new": event.amount}
-            self._emit(cmd.Irregularity(data.round_no, "past_posting", detail),
-                       cmd.Display(f"Past-posting seat {event.seat} {event.spot}: {data.locked[key]} kept"))
+        item = {"seat": seat, "spot": spot, "locked": data.locked[key], "new": amount}
+        if item in data.pending_acks or item in data.acknowledged:
+            return  # already recorded: the same chips seen again
+        data.pending_acks.append(item)
+        self._emit(cmd.Irregularity(data.round_no, "past_posting", item))
+        self._show(f"Past-posting seat {seat} {spot}: {data.locked[key]} kept")
 
     def _on_SpotsSnapshot(self, event: ev.SpotsSnapshot) -> None:
-        if event.request_id != self._pending_read or not self.state.endswith(("locking", "_reading")):
+        if event.request_id != self._pending_read or self.state == "fault":
             self._emit(cmd.Irregularity(self.round_no, "stale_snapshot", {"request_id": event.request_id}))
             return
         self._pending_read = None
+        data = self.round
+        assert data is not None
         spots: dict[int, dict[str, int]] = {}
         for seat, spot, amount in event.spots:
             if amount:
                 spots.setdefault(seat, {})[spot] = amount
-        if self.state == "locking":
+        for seat, spot in list(data.locked):
+            self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
+        if self._verifying:
+            self._verifying = False
+        elif self.state == "locking":
             self._lock(spots)
-        else:
+        elif self.state.endswith("_reading"):
             self._take_decisions(self.state.removesuffix("_reading"), spots)
 
     def _lock(self, spots: dict[int, dict[str, int]]) -> None:
         data = self.round
         assert data is not None
-        try:
-            for seat in sorted(spots):
+        playing = {seat: wagers for seat, wagers in spots.items() if seat not in data.excluded}
+        data.invalid = {}
+        for seat in sorted(playing):
+            try:
                 if seat not in self.config.seats:
-                    raise WagerError(seat, f"wagers.{next(iter(spots[seat]))}", "seat is not in play at this table")
+                    raise WagerError(seat, f"wagers.{next(iter(playing[seat]))}", "seat is not in play at this table")
                 for name in DECISIONS:
-                    if name in spots[seat]:
+                    if name in playing[seat]:
                         raise WagerError(seat, f"wagers.{name}", "bet placed before its decision")
-                check_wagers(seat, spots[seat], self.jurisdiction.bet_multiples)
-                check_limits(seat, spots[seat], self.config)
-            if not spots:
-                raise WagerError(None, "wagers", "no seat has wagered")
-        except WagerError as exc:
-            self._emit(cmd.PressRefused("no_more_bets", str(exc)), cmd.Display(str(exc)[:64]))
+                check_wagers(seat, playing[seat], self.jurisdiction.bet_multiples)
+                check_limits(seat, playing[seat], self.config)
+            except WagerError as exc:
+                data.invalid[seat] = str(exc)
+                self._emit(cmd.Irregularity(data.round_no, "invalid_wager", {"seat": seat, "reason": str(exc)}))
+        if data.invalid or not playing:
+            first = min(data.invalid) if data.invalid else None
+            message = data.invalid[first] if first is not None else "no seat has wagered"
+            self._emit(cmd.PressRefused("no_more_bets", message))
+            self._show(message if len(data.invalid) < 2 else f"{len(data.invalid)} seats invalid; {message}")
             self.lock_refused()
             return
-        data.seats = {seat: SeatState(seat, dict(w)) for seat, w in spots.items()}
+        data.seats = {seat: SeatState(seat, dict(w)) for seat, w in playing.items()}
         for seat in self.config.seats:
             for spot in ev.SPOTS:
                 if seat not in data.seats or spot not in DECISIONS:
-                    data.locked[(seat, spot)] = spots.get(seat, {}).get(spot, 0)
+                    data.locked[(seat, spot)] = playing.get(seat, {}).get(spot, 0)
         data.stacks_planned = [None] + sorted(data.seats)
         self._emit(cmd.WagersLocked(data.round_no, tuple({"seat": s, "wagers": dict(data.seats[s].wagers)}
-                                                         for s in sorted(data.seats))),
-                   cmd.Display("No more bets"))
+                                                         for s in sorted(data.seats))))
+        self._show("No more bets")
         self.lock()
         self._dispense(0)
 
@@ -367,8 +676,10 @@ class Round:
                 try:
                     check_wagers(state.seat, {**state.wagers, step: amount}, self.jurisdiction.bet_multiples)
                 except WagerError as exc:
-                    self._emit(cmd.PressRefused("confirm", str(exc)),
-                               cmd.Display(f"Irregular bet seat {state.seat} {step}: {amount}"[:64]))
+                    detail = {"seat": state.seat, "spot": step, "amount": amount, "reason": str(exc)}
+                    self._emit(cmd.Irregularity(data.round_no, "irregular_bet", detail),
+                               cmd.PressRefused("confirm", str(exc)))
+                    self._show(f"Irregular bet seat {state.seat} {step}: {amount}")
                     self.decisions_refused()
                     return
             decisions.append((state, amount))
@@ -384,7 +695,7 @@ class Round:
                 if state.folded_at is not None or later == step:
                     data.locked[(seat, later)] = state.wagers.get(later, 0)
         self.decisions_taken()
-        self._emit(cmd.Display(f"Turn the {step} card" + ("" if step == "middle" else "s")))
+        self._show(f"Turn the {step} card" + ("" if step == "middle" else "s"))
 
     # ------------------------------------------------------------------ settlement
     def _settle(self) -> None:
@@ -404,5 +715,6 @@ class Round:
                 totals["paid"] += max(result.net, 0)
             totals["player_net"] += settled.net
             self._emit(cmd.SeatSettled(data.round_no, seat, record))
-        self._emit(cmd.RoundClosed(data.round_no, totals), cmd.Display(f"Round {data.round_no} settled"))
+        self._emit(cmd.RoundClosed(data.round_no, totals))
+        self._show(f"Round {data.round_no} settled")
         self.close()

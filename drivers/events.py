@@ -20,7 +20,10 @@ from typing import Any
 SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across", "down", "middle")
 
 #: Dealer panel buttons; the index + 1 is the button's code on the panel wire protocol (docs/protocol.md).
-BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal")
+#: The first five are the dealer's; ``acknowledge``, ``clear_fault`` and ``void_round`` act only while the
+#: supervisor key is turned (``SupervisorKey``).
+BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal", "exclude",
+                            "acknowledge", "clear_fault", "void_round")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
 SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")
@@ -89,9 +92,28 @@ class ButtonPressed:
     button: str
 
 
+@dataclass(frozen=True)
+class SupervisorKey:
+    """The supervisor key on the dealer panel was turned on (``on``) or off; ``key_id`` identifies the key
+    (and so the supervisor who holds it)."""
+
+    on: bool
+    key_id: str
+
+
+@dataclass(frozen=True)
+class ShoeLastDispense:
+    """The shoe's answer to "what did you last do": the last transaction it dispensed and that stack's cards
+    (``txn_id`` 0 and no cards when it dispensed nothing since power-on)."""
+
+    txn_id: int
+    cards: tuple[str, ...]
+
+
 EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed)
+    for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed,
+                SupervisorKey, ShoeLastDispense)
 }
 
 
@@ -110,7 +132,7 @@ def event_from_record(record: dict[str, Any]) -> Any:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ValueError(f"unknown device event type {name!r}")
-    if cls is StackDispensed:
+    if cls in (StackDispensed, ShoeLastDispense):
         fields["cards"] = tuple(fields.get("cards", ()))
     elif cls is SpotsSnapshot:
         fields["spots"] = tuple(tuple(s) for s in fields.get("spots", ()))

@@ -29,7 +29,7 @@ DEVICES = ("shoe", "sensors", "panel")
 DECISION_STEPS = ("across", "down", "middle")
 
 #: Device commands (sent to a device) as opposed to records of the round.
-DEVICE_COMMANDS = (cmd.Shuffle, cmd.Dispense, cmd.ReadSpots, cmd.SetLamps, cmd.Display)
+DEVICE_COMMANDS = cmd.DEVICE_COMMANDS
 
 
 def ready(device: str) -> ev.DeviceReady:
@@ -122,10 +122,14 @@ class TableDriver:
         return self.send(ev.SpotChanged(seat, spot, amount))
 
     # -------------------------------------------------------------- the script
-    def start(self) -> list[Any]:
+    def start(self, shoe_txn: int = 0, shoe_cards: tuple[str, ...] = ()) -> list[Any]:
+        """Every device answers its handshake; the shoe then answers the machine's "what did you last do"
+        (by default: nothing since power-on)."""
         out: list[Any] = []
         for device in DEVICES:
             out += self.send(ready(device))
+        if any(isinstance(o, cmd.QueryLast) for o in out):
+            out += self.send(ev.ShoeLastDispense(shoe_txn, shoe_cards))
         return out
 
     def open_betting(self, shuffle_count: int = 52) -> list[Any]:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from controller import commands as cmd
 from controller.cards import DECK
+from controller.round import LINK_CODES
 from drivers import events as ev
 from tests.round_helpers import (
     DECISION_STEPS,
@@ -120,12 +121,19 @@ def test_self_check_only_lamps_and_records_until_all_three_devices_ready(order):
             assert machine.allowed_buttons() == ()
         out = machine.handle(ready(device))
         panel_ready = panel_ready or device == "panel"
-        assert not [o for o in out if isinstance(o, DEVICE_COMMANDS) and not isinstance(o, cmd.SetLamps)]
+        commands = [o for o in out if isinstance(o, DEVICE_COMMANDS) and not isinstance(o, cmd.SetLamps)]
         if not panel_ready:
             assert not of_type(out, cmd.SetLamps)
         if i < 2:
+            assert not commands
             assert machine.state == "starting"
             assert all(lamps.buttons == () for lamps in of_type(out, cmd.SetLamps))
+    # exactly-once dispensing: the shoe is asked what it last did before anything else, and the table opens
+    # only on its answer
+    assert [type(c) for c in commands if not isinstance(c, cmd.Display)] == [cmd.QueryLast]
+    assert machine.state == "starting" and machine.allowed_buttons() == ()
+    out = machine.handle(ev.ShoeLastDispense(0, ()))
+    assert of_type(out, cmd.ShoeReconciled) == [cmd.ShoeReconciled(None, 0, 0, "in_step")]
     assert machine.state == "idle"
     assert machine.allowed_buttons() == ("open_betting",)
     assert of_type(out, cmd.SetLamps)[-1].buttons == ("open_betting",)
@@ -239,8 +247,9 @@ INVALID_LOCKS = {
 def test_lock_refuses_invalid_seat_then_accepts_correction(case):
     """NY 5324.39(c)(4),(e)(1): two equal antes per playing seat, a five-card bonus only with them; NY (c)(3):
     nothing on a decision spot before its decision; config/table.yaml limits (ante 500-50000, bonus
-    100-10000). An invalid seat is refused at "no more bets" (PressRefused + Display naming the seat),
-    betting stays open and nothing is dispensed or locked; once corrected, the lock succeeds."""
+    100-10000). An invalid seat is refused at "no more bets" (an ``invalid_wager`` irregularity, PressRefused
+    and a Display naming the seat); the wagers are held (``wagers_held``: correct and press again, or exclude
+    the seat) and nothing is dispensed or locked; once corrected, the lock succeeds."""
     wagers, seat = INVALID_LOCKS[case]
     driver = TableDriver()
     driver.start()
@@ -248,10 +257,11 @@ def test_lock_refuses_invalid_seat_then_accepts_correction(case):
     out = driver.lock(wagers)
     (refused,) = of_type(out, cmd.PressRefused)
     assert refused.button == "no_more_bets"
+    assert [i.detail["seat"] for i in of_type(out, cmd.Irregularity) if i.kind == "invalid_wager"] == [seat]
     assert any(f"seat {seat}" in d.text for d in of_type(out, cmd.Display))
     assert not of_type(driver.outputs, (cmd.WagersLocked, cmd.Dispense))
-    assert driver.state == "betting"
-    assert driver.machine.allowed_buttons() == ("no_more_bets",)
+    assert driver.state == "wagers_held"
+    assert driver.machine.allowed_buttons() == ("no_more_bets", "exclude")
 
     corrected = {s: w for s, w in wagers.items() if s != seat}
     corrected[seat] = antes(1000)
@@ -259,7 +269,7 @@ def test_lock_refuses_invalid_seat_then_accepts_correction(case):
     (locked,) = of_type(out, cmd.WagersLocked)
     assert {entry["seat"]: entry["wagers"] for entry in locked.seats} == corrected
     assert len(of_type(out, cmd.Dispense)) == 1
-    assert driver.state == "dealing"
+    assert driver.state == "dealing_cross"
 
 
 def test_lock_refuses_when_no_seat_has_wagered():
@@ -270,7 +280,8 @@ def test_lock_refuses_when_no_seat_has_wagered():
     driver.open_betting()
     out = driver.lock({})
     assert [type(o) for o in out if not isinstance(o, (cmd.SetLamps, cmd.ReadSpots))] == [cmd.PressRefused, cmd.Display]
-    assert driver.state == "betting"
+    assert driver.state == "wagers_held"
+    assert driver.machine.allowed_buttons() == ("no_more_bets",)  # nobody to exclude
     assert not of_type(driver.outputs, (cmd.WagersLocked, cmd.Dispense))
     out = driver.lock({6: antes(500)})
     assert of_type(out, cmd.WagersLocked)[0].seats == ({"seat": 6, "wagers": antes(500)},)
@@ -464,6 +475,11 @@ def test_folded_seat_not_asked_again_ny_e5_e7_pa_d_f():
     driver.layout[5]["down"] = 500
     out = driver.decide("down", {1: 500, 3: 1000})
     assert [(d.seat, d.decision) for d in of_type(out, cmd.DecisionMade)] == [(1, "down"), (3, "down")]
+    # chips on a folded seat's spot are a wager made after "no more bets" (NY (c)(3)): past-posting
+    assert [i.detail for i in of_type(out, cmd.Irregularity)] == [{"seat": 5, "spot": "down", "locked": 0, "new": 500}]
+    driver.send(ev.SupervisorKey(True, "SUP-1"))
+    driver.press("acknowledge")
+    driver.send(ev.SupervisorKey(False, "SUP-1"))
     driver.reveal()
     out = driver.decide("middle", {1: 0, 3: 3000})
     assert [(d.seat, d.action) for d in of_type(out, cmd.DecisionMade)] == [(1, "fold"), (3, "bet")]
@@ -540,10 +556,11 @@ def _steps_to(state: str):
         ("betting", lambda d: d.press("open_betting")),
         ("betting", lambda d: d.send(ev.ShuffleComplete(52))),
         ("locking", lambda d: (d.place(WAGERS), d.press("no_more_bets"))),
-        ("dealing", lambda d: d.answer_read()),
+        ("dealing_cross", lambda d: d.answer_read()),
+        ("dealing_players", lambda d: d.answer_dispense(CROSS)),
         ("across_decision", lambda d: d.deal(CROSS, HANDS)),
     ]
-    after = {"across": "down_decision", "down": "middle_decision", "middle": "idle"}
+    after = {"across": "down_decision", "down": "middle_decision", "middle": "closed"}
     for step in DECISION_STEPS:
         script += [
             (f"{step}_reading", lambda d: d.press("confirm")),
@@ -570,9 +587,9 @@ def drive_to(state: str) -> TableDriver:
     raise AssertionError(f"could not reach {state}")
 
 
-REACHABLE = ["starting", "idle", "betting", "locking", "dealing"] + [
+REACHABLE = ["starting", "idle", "betting", "locking", "dealing_cross", "dealing_players"] + [
     f"{step}_{phase}" for step in DECISION_STEPS for phase in ("decision", "reading", "reveal")
-]
+] + ["closed"]
 
 
 @pytest.mark.parametrize("state", REACHABLE)
@@ -604,7 +621,7 @@ def test_settlement_order_descending_then_round_closed_ny_e9_pa_g():
     assert isinstance(records[-1], cmd.RoundClosed)
     (closed,) = of_type(driver.outputs, cmd.RoundClosed)
     assert closed.totals["wagered"] == closed.totals["returned"] + closed.totals["collected"]
-    assert driver.state == "idle"
+    assert driver.state == "closed"
     assert driver.machine.allowed_buttons() == ("open_betting",)
 
 
@@ -692,7 +709,18 @@ def test_past_posting_on_locked_ante_recorded_and_locked_amount_settles_ny_c3():
     assert irr.kind == "past_posting"
     assert (irr.detail["seat"], irr.detail["spot"], irr.detail["locked"], irr.detail["new"]) == (3, "ante_across", 1000, 3000)
     assert any("seat 3" in d.text.lower() for d in of_type(out, cmd.Display))
-    assert driver.state == "dealing"
+    assert driver.state == "dealing_players"
+    # the stack already asked for arrives; dealing then holds until a supervisor acknowledges
+    out = driver.deal(CROSS, HANDS)
+    assert len(of_type(out, cmd.StackDealt)) == 1 and not of_type(out, cmd.Dispense)
+    assert driver.machine.allowed_actions() == ("acknowledge",)
+    out = driver.press("acknowledge")  # the dealer alone may not
+    assert of_type(out, cmd.PressRefused)[0].role == "dealer"
+    driver.send(ev.SupervisorKey(True, "SUP-7"))
+    out = driver.press("acknowledge")
+    assert of_type(out, cmd.PastPostingAcknowledged) == [cmd.PastPostingAcknowledged(1, (irr.detail,), "SUP-7")]
+    assert of_type(out, cmd.Dispense)
+    driver.send(ev.SupervisorKey(False, "SUP-7"))
     driver.deal(CROSS, HANDS)
     for step in DECISION_STEPS:
         driver.decide(step, DECISIONS[step])
@@ -796,11 +824,21 @@ def test_snapshot_nobody_asked_for_is_stale():
 # =========================================================================== device faults
 
 
-@pytest.mark.parametrize("state", REACHABLE)
+def test_device_fault_while_starting_is_recorded_and_the_table_keeps_waiting():
+    """domain.md start-up self-check: a device that fails before the table opened is recorded (FaultRaised);
+    the machine keeps waiting for every handshake, nothing to clear."""
+    driver = drive_to("starting")
+    out = driver.send(ev.DeviceFault("shoe", "link_lost", "test"))
+    assert [(f.device, f.cause) for f in of_type(out, cmd.FaultRaised)] == [("shoe", "link_lost")]
+    assert driver.state == "starting"
+
+
+@pytest.mark.parametrize("state", REACHABLE[1:])
 @pytest.mark.parametrize("device, code", [("shoe", "jam"), ("sensors", "link_lost"), ("panel", "timeout")])
 def test_device_fault_in_any_state_moves_to_fault(state, device, code):
     """domain.md faults (jam, link lost, ...) stop the game: in any state a DeviceFault moves the machine to
-    ``fault`` with a FaultRaised naming device and cause; in ``fault`` no button is lit or accepted."""
+    ``fault`` with a FaultRaised naming device and cause; in ``fault`` no dealer button is lit or accepted
+    (clearing and voiding need the supervisor key)."""
     driver = drive_to(state)
     out = driver.send(ev.DeviceFault(device, code, "test"))
     (fault,) = of_type(out, cmd.FaultRaised)
@@ -808,7 +846,9 @@ def test_device_fault_in_any_state_moves_to_fault(state, device, code):
     assert driver.state == "fault"
     assert driver.machine.allowed_buttons() == ()
     lamps = of_type(driver.outputs, cmd.SetLamps)
-    if lamps:  # the panel was ready: its lamps go dark
+    if device == "panel" and code in LINK_CODES:  # nothing more can reach a panel whose link is down
+        assert not of_type(out, cmd.SetLamps)
+    elif lamps:  # the panel was ready: its lamps go dark
         assert lamps[-1].buttons == ()
     for button in ev.BUTTONS:
         out = driver.press(button)
@@ -819,7 +859,7 @@ def test_device_fault_in_any_state_moves_to_fault(state, device, code):
 
 def test_fault_while_faulted_stays_faulted():
     """domain.md faults: a second fault while faulted keeps the machine in ``fault`` (recorded, not lost)."""
-    driver = drive_to("dealing")
+    driver = drive_to("dealing_players")
     driver.send(ev.DeviceFault("shoe", "jam"))
     out = driver.send(ev.DeviceFault("sensors", "link_lost"))
     assert of_type(out, (cmd.Irregularity, cmd.FaultRaised))
@@ -864,6 +904,9 @@ def _secrecy_round() -> TableDriver:
     driver.decide("across", {1: 1000, 3: 700, 5: 0})  # refused
     driver.decide("across", DECISIONS["across"])
     driver.move_chips(3, "ante_down", 5000)
+    driver.send(ev.SupervisorKey(True, "SUP-1"))
+    driver.press("acknowledge")
+    driver.send(ev.SupervisorKey(False, "SUP-1"))
     driver.send(ev.SpotsSnapshot(999, ()))
     for step in DECISION_STEPS:
         if step != "across":
@@ -879,7 +922,7 @@ def test_hole_card_secrecy_over_a_full_round():
     output other than StackDealt carries a player card before that seat's settlement (the reveal) or a
     community card before its CardsRevealed."""
     driver = _secrecy_round()
-    assert driver.state == "idle"
+    assert driver.state == "closed"
     revealed: set[str] = set()
     settled: set[str] = set()
     for output in driver.outputs:
