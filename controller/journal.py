@@ -87,8 +87,8 @@ class Journal:
     to it. A last line without its newline is an append that never completed (``append`` returns only after the
     whole line is on disk, and the service applies nothing before that): its bytes are moved to
     ``<path>.torn`` and the journal goes on from the last complete record (``torn_tail`` keeps them).
-    ``last_round_no`` is the highest round number recorded; ``open_rounds`` the rounds opened and never
-    closed. ``clock`` returns the timestamp text of each record. Raises ``OSError`` when the file cannot be
+    ``records`` are the records read at opening; ``last_round_no`` is the highest round number recorded;
+    ``open_rounds`` the rounds opened and neither closed nor voided. ``clock`` returns the timestamp text of each record. Raises ``OSError`` when the file cannot be
     read, created or written.
     """
 
@@ -99,11 +99,12 @@ class Journal:
         problem = verify_chain(records)
         if problem:
             raise JournalError(f"{self.path}: {problem}")
+        self.records = records  # as read at opening (replayed by controller.recovery)
         self._seq = len(records)
         self._prev = records[-1]["hash"] if records else GENESIS
         self.last_round_no = max((r["round"] for r in records if isinstance(r.get("round"), int)), default=0)
         opened = {r["round"] for r in records if r.get("type") == "RoundOpened"}
-        closed = {r["round"] for r in records if r.get("type") == "RoundClosed"}
+        closed = {r["round"] for r in records if r.get("type") in ("RoundClosed", "RoundVoided")}
         self.open_rounds = sorted(opened - closed)
         self._fsync = fsync
         self._clock = clock

@@ -18,7 +18,10 @@ class RoundRecord:
     dealing order (stack 0 = the cross, seat None); ``dispenses``: the ``Dispense`` commands' data in order;
     ``decisions``: ``(decision, seat, action, amount)`` in order; ``reveals``: ``(step, cards)``;
     ``settlements``: ``{seat: SeatSettled.settlement}`` in settlement order; ``settled_order``: seats as settled;
-    ``totals``: the ``RoundClosed`` totals (None while open); ``irregularities`` and ``faults``: their data.
+    ``totals``: the ``RoundClosed`` (or ``RoundVoided``) totals (None while open); ``voided``: the
+    ``RoundVoided`` data (who, why, the wagers returned) or None; ``irregularities``, ``faults``,
+    ``faults_cleared``, ``acknowledgements`` (past-posting) and ``exclusions`` (seats excluded at the lock):
+    their records' data, in order.
     """
 
     round_no: int
@@ -32,11 +35,20 @@ class RoundRecord:
     totals: dict[str, int] | None = None
     irregularities: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
+    voided: dict[str, Any] | None = None
+    faults_cleared: list[dict[str, Any]] = field(default_factory=list)
+    acknowledgements: list[dict[str, Any]] = field(default_factory=list)
+    exclusions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def closed(self) -> bool:
-        """True once the round's ``RoundClosed`` record is in."""
+        """True once the round ended: its ``RoundClosed`` or ``RoundVoided`` record is in."""
         return self.totals is not None
+
+    @property
+    def revealed(self) -> tuple[str, ...]:
+        """The community cards turned face up, in turning order."""
+        return tuple(c for _, cards in self.reveals for c in cards)
 
     @property
     def cross(self) -> tuple[str, ...] | None:
@@ -82,4 +94,13 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
             rnd.irregularities.append(dict(data))
         elif kind == "FaultRaised":
             rnd.faults.append(dict(data))
+        elif kind == "RoundVoided":
+            rnd.voided = dict(data)
+            rnd.totals = dict(data["totals"])
+        elif kind == "FaultCleared":
+            rnd.faults_cleared.append(dict(data))
+        elif kind == "PastPostingAcknowledged":
+            rnd.acknowledgements.append(dict(data))
+        elif kind == "SeatExcluded":
+            rnd.exclusions.append(dict(data))
     return rounds

@@ -242,6 +242,34 @@ class Round:
         """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on."""
         return tuple(a for a in self.allowed_actions() if a not in SUPERVISOR_ACTIONS or self.supervisor_key)
 
+    def view(self) -> dict[str, Any]:
+        """The table as anyone may see it (control interface, displays): plain JSON-ready data, no face-down card.
+
+        Keys: ``state``, ``phase``, ``round_no``, ``allowed_actions``, ``lamps`` (lit panel buttons),
+        ``supervisor_key`` (bool), ``devices_ready``, ``faults`` (cause, device, detail, resumable),
+        ``pending_past_posting``, ``display`` (the panel's text), ``community`` (the revealed community cards
+        only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at`` and
+        ``dealt`` (whether its two cards are out; never the cards).
+        """
+        data = self.round
+        return {
+            "state": self.state,
+            "phase": self.phase,
+            "round_no": self.round_no,
+            "allowed_actions": list(self.allowed_actions()),
+            "lamps": list(self._lamps or ()),
+            "supervisor_key": self.supervisor_key is not None,
+            "devices_ready": sorted(self.devices_ready),
+            "faults": [{"cause": f.cause, "device": f.device, "detail": f.detail, "resumable": f.resumable}
+                       for f in self.faults] if self.state == "fault" else [],
+            "pending_past_posting": [dict(item) for item in data.pending_acks] if data else [],
+            "display": self._display,
+            "community": list(data.revealed) if data else [],
+            "seats": {str(seat): {"wagers": dict(state.wagers), "folded_at": state.folded_at,
+                                  "dealt": state.cards is not None}
+                      for seat, state in sorted(data.seats.items())} if data else {},
+        }
+
     def defect(self, error: Exception) -> list[Any]:
         """Move to ``fault`` after an unexpected exception in ``handle`` (a defect, cause ``internal``, not
         resumable); return the outputs (``FaultRaised`` and a panel message) so the round stops in a defined

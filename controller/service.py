@@ -23,9 +23,12 @@ from typing import Any, TextIO
 
 from controller import commands as cmd
 from controller.config import CONFIG_DIR
+from controller.inputs import ServiceStarted
 from controller.journal import Journal
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.recall import RoundRecord, rounds_from_records
+from controller.recovery import Recovered, replay
+from controller.round import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round import Round
 from controller.summary import format_round
 from controller.table import TableConfig
@@ -43,22 +46,33 @@ log = logging.getLogger(__name__)
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
-#: States in which no round is in progress.
-BETWEEN_ROUNDS = ("starting", "idle", "fault")
+#: States in which the service may stop at once on the first signal (a round held in ``fault`` stays in the
+#: journal and is resumed or voided after the restart).
+BETWEEN_ROUNDS = ("starting", *ROUND_OVER, "fault")
 
 
 class Controller:
     """Owns the round machine and the journal; consumes ``events`` on the thread that calls ``run``.
 
-    ``drivers`` maps ``shoe``/``sensors``/``panel`` to started ``Device`` objects. ``on_round_closed`` is called
-    with each closed round's ``RoundRecord`` (built from the journaled records). ``rounds`` stops the loop after
-    that many closed rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the machine faults.
+    ``machine`` is the round machine rebuilt from the journal (``controller.recovery``), ``missing`` the
+    records the replay found missing at the journal's end (journaled first) and ``round_records`` the journal
+    records of the round in progress. ``drivers`` maps ``shoe``/``sensors``/``panel`` to started ``Device``
+    objects. ``on_round_closed`` is called with each closed or voided round's ``RoundRecord`` (built from the
+    journaled records); ``on_record`` with every journal record as written and ``on_view`` with the machine's
+    ``view()`` after each input (both on the controller thread: they must not block). ``rounds`` stops the loop
+    after that many closed or voided rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the
+    machine faults.
     """
 
-    def __init__(self, machine: Round, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
+    def __init__(self, machine: Round | Recovered, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
                  *, on_round_closed: Callable[[RoundRecord], None] | None = None, rounds: int | None = None,
-                 stop_on_fault: bool = False) -> None:
-        self.machine = machine
+                 stop_on_fault: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
+                 on_view: Callable[[dict[str, Any]], None] | None = None) -> None:
+        recovered = machine if isinstance(machine, Recovered) else Recovered(machine)
+        self.machine = recovered.machine
+        self.missing = list(recovered.missing)
+        self.on_record = on_record
+        self.on_view = on_view
         self.journal = journal
         self.drivers = drivers
         self.events = events
@@ -66,7 +80,7 @@ class Controller:
         self.rounds = rounds
         self.stop_on_fault = stop_on_fault
         self.rounds_closed = 0
-        self._round_records: list[dict[str, Any]] = []
+        self._round_records: list[dict[str, Any]] = list(recovered.round_records)
         self._done = False
         self._stop_after_round = False
         self.journal_error: OSError | None = None
@@ -79,8 +93,12 @@ class Controller:
         be written (then nothing more is applied: an input that is not on disk is never acted on).
         """
         try:
-            self.journal.append("record", "ServiceStarted", {"last_round_no": self.machine.last_round_no,
-                                                             "open_rounds": self.journal.open_rounds}, None)
+            for output in self.missing:  # consequences of the last input that a crash kept off the journal
+                log.warning("journaling %s of round %s, lost by the last stop", type(output).__name__,
+                            getattr(output, "round_no", None))
+                self._carry_out(output)
+            self.missing = []
+            self.process(ServiceStarted())
             while not self._done:
                 item = self.events.get()
                 if item is STOP:
@@ -97,7 +115,7 @@ class Controller:
             log.critical("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
             self.journal_error = exc
             return 1
-        return 0 if self.machine.state in ("starting", "idle") else 1
+        return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
     def process(self, event: Any) -> None:
         """Journal one event, apply it to the machine, then journal and carry out each output in order.
@@ -115,11 +133,17 @@ class Controller:
             outputs = self.machine.defect(exc)
         for output in outputs:
             self._carry_out(output)
+        if self.on_view is not None:
+            self.on_view(self.machine.view())
 
     def _journal(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> None:
         record = self.journal.append(kind, type_, data, round_no)
         if round_no is not None:
+            if self._round_records and self._round_records[-1].get("round") != round_no:
+                self._round_records = []
             self._round_records.append(record)
+        if self.on_record is not None:
+            self.on_record(record)
 
     def _carry_out(self, output: Any) -> None:
         round_no = getattr(output, "round_no", self.machine.round_no)
@@ -127,7 +151,7 @@ class Controller:
         self._journal(kind, type(output).__name__, dataclasses.asdict(output), round_no)
         if kind == "command":
             self._send(output)
-        elif isinstance(output, cmd.RoundClosed):
+        elif isinstance(output, (cmd.RoundClosed, cmd.RoundVoided)):
             self._round_closed(output.round_no)
         elif isinstance(output, cmd.FaultRaised):
             log.error("fault in round %s: %s %s (%s)", output.round_no, output.device or "-", output.cause, output.detail)
@@ -143,6 +167,8 @@ class Controller:
                 driver.shuffle()
             elif isinstance(command, cmd.Dispense):
                 driver.dispense(command.txn_id, command.count)
+            elif isinstance(command, cmd.QueryLast):
+                driver.query_last()
             elif isinstance(command, cmd.ReadSpots):
                 driver.read_spots(command.request_id)
             elif isinstance(command, cmd.SetLamps):
@@ -206,6 +232,11 @@ class Service:
         self.quiet = quiet
         self.events: queue.Queue = queue.Queue()
         self.journal = Journal(journal_path or config.journal)
+        try:
+            recovered = replay(self.journal.records, config, jurisdiction)
+        except BaseException:
+            self.journal.close()
+            raise
         self.sims: dict[str, PtySimulator] = {}
         self.drivers: dict[str, Device] = {}
         self.table: SimulatedTable | None = None
@@ -221,10 +252,9 @@ class Service:
         except BaseException:
             self.close()
             raise
-        self.machine = Round(config, jurisdiction, last_round_no=self.journal.last_round_no)
-        self.controller = Controller(self.machine, self.journal, self.drivers, self.events,
-                                     on_round_closed=self._print_summary, rounds=rounds,
-                                     stop_on_fault=rounds is not None)
+        self.machine = recovered.machine
+        self.controller = Controller(recovered, self.journal, self.drivers, self.events,
+                                     on_round_closed=self._print_summary, rounds=rounds)
         if simulate:
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop)

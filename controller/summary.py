@@ -1,4 +1,4 @@
-"""A compact, readable text summary of a closed round, for the service's output and for recall.
+"""A compact, readable text summary of a closed or voided round, for the service's output and for recall.
 
 Shows the cross, each seat's decisions, hands and wager results, and the round's totals. A seat that folded
 never had its cards turned on the table, so its cards are not shown (hole-card secrecy; PA 58 Pa. Code
@@ -31,9 +31,27 @@ def _wager(name: str, result: dict) -> str:
     return f"{name} {money(result['amount'])} {result['outcome']} {money(result['net'], signed=True)}"
 
 
+def _format_voided(rnd: RoundRecord) -> list[str]:
+    voided = rnd.voided or {}
+    lines = [f"Round {rnd.round_no} VOIDED by {voided.get('by')} ({voided.get('role')}): {voided.get('reason')}"]
+    if rnd.revealed:  # only what was turned on the table: the rest stays face down
+        lines[0] += f" | turned: {' '.join(rnd.revealed)}"
+    for entry in voided.get("seats", ()):
+        amounts = ", ".join(f"{name} {money(amount)}" for name, amount in entry["wagers"].items())
+        lines.append(f"  seat {entry['seat']}: returned {amounts}")
+    return lines
+
+
 def format_round(rnd: RoundRecord) -> str:
-    """The summary of a closed round as lines of text (no trailing newline)."""
+    """The summary of a closed or voided round as lines of text (no trailing newline)."""
     cross = rnd.cross or ()
+    if rnd.voided is not None:
+        lines = _format_voided(rnd)
+        if rnd.faults:
+            lines.append(f"  faults: {', '.join(f['cause'] for f in rnd.faults)}")
+        t = rnd.totals or {}
+        lines.append(f"  totals: wagered {money(t.get('wagered', 0))} | returned {money(t.get('returned', 0))}")
+        return "\n".join(lines)
     lines = [f"Round {rnd.round_no}"]
     if len(cross) == 5:
         lines[0] += f" | cross: across {cross[0]} {cross[1]} | down {cross[2]} {cross[3]} | middle {cross[4]}"
@@ -55,6 +73,9 @@ def format_round(rnd: RoundRecord) -> str:
     if rnd.settlements:
         board = next(iter(rnd.settlements.values()))["five_card_bonus_hand"]
         lines.append(f"  board (five-card bonus hand): {describe(board)}")
+    if rnd.faults:
+        cleared = ", ".join(f"{c['by']}" for c in rnd.faults_cleared)
+        lines.append(f"  faults: {', '.join(f['cause'] for f in rnd.faults)} (cleared by {cleared or '-'})")
     if rnd.irregularities:
         lines.append(f"  irregularities: {len(rnd.irregularities)} ({', '.join(i['kind'] for i in rnd.irregularities)})")
     if rnd.totals:

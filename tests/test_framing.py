@@ -286,9 +286,9 @@ def test_panel_codec():
     assert panel.encode_lamps(["open_betting", "reveal"]) == b"\x00\x09"
     assert panel.decode_lamps(b"\x00\x06").buttons == {"no_more_bets", "confirm"}
     with pytest.raises(ProtocolError, match="beyond"):
-        panel.decode_lamps(b"\x00\x10")
-    with pytest.raises(ProtocolError, match="unknown button code 5"):
-        panel.decode_button(b"\x05")
+        panel.decode_lamps(b"\x01\x00")
+    with pytest.raises(ProtocolError, match="unknown button code 9"):
+        panel.decode_button(b"\x09")
     # "a" + 40 x "é" (2 bytes each) = 81 bytes; 64 bytes would split a character, so 63 are kept.
     cut = panel.fit_display("a" + "é" * 40)
     assert cut == "a" + "é" * 31 and len(cut.encode()) == 63
@@ -326,9 +326,10 @@ CODECS = {
     "LAMPS": (panel.LAMPS, panel.decode_lamps, lambda f: panel.encode_lamps(f["buttons"])),
     "BUTTON": (panel.BUTTON, panel.decode_button, lambda f: panel.encode_button(**f)),
     "DISPLAY": (panel.DISPLAY, panel.decode_display, lambda f: panel.encode_display(**f)),
+    "KEY": (panel.KEY, panel.decode_key, lambda f: panel.encode_key(**f)),
 }
 HOST_SENDS = {"HELLO", "NAK", "SHUFFLE", "DISPENSE", "READ_SPOTS", "LAMPS", "DISPLAY"}
-DEVICE_SENDS = {"IDENT", "NAK", "FAULT", "SHUFFLE_DONE", "STACK", "SPOT_CHANGED", "SPOTS", "BUTTON"}
+DEVICE_SENDS = {"IDENT", "NAK", "FAULT", "SHUFFLE_DONE", "STACK", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY"}
 
 
 def plain(value):

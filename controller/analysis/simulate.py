@@ -84,6 +84,7 @@ class InProcessTable:
         self.rng = random.Random(seed)
         self.spots: dict[tuple[int, str], int] = {}
         self.deck: list[str] = []
+        self.last_dispense: tuple[int, tuple[str, ...]] = (0, ())
         for device in ("shoe", "sensors", "panel"):
             self._feed(ev.DeviceReady(device, "in-process", "-", 1))
 
@@ -98,7 +99,10 @@ class InProcessTable:
             elif isinstance(output, cmd.Dispense):
                 stack = tuple(self.deck[:output.count])
                 del self.deck[:output.count]
+                self.last_dispense = (output.txn_id, stack)
                 everything += self._feed(ev.StackDispensed(output.txn_id, stack))
+            elif isinstance(output, cmd.QueryLast):
+                everything += self._feed(ev.ShoeLastDispense(*self.last_dispense))
             elif isinstance(output, cmd.ReadSpots):
                 spots = tuple((s, p, a) for (s, p), a in sorted(self.spots.items()) if a)
                 everything += self._feed(ev.SpotsSnapshot(output.request_id, spots))

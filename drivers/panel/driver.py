@@ -2,7 +2,8 @@
 
 ``set_lamps`` and ``show`` are fire-and-forget (the panel answers only with NAK when it rejects a frame;
 resending the full lamp state or text is idempotent, so the controller simply sends the state again).
-BUTTON frames become ``ButtonPressed`` events; an unknown button code is logged and NAKed.
+BUTTON frames become ``ButtonPressed`` events, KEY frames ``SupervisorKey`` events; an unknown button code
+or a malformed key is logged and NAKed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from drivers.events import ButtonPressed
+from drivers.events import ButtonPressed, SupervisorKey
 from drivers.framing import NAK_UNKNOWN_TYPE, Frame, ProtocolError
 from drivers.link import Device
 from drivers.panel import protocol
@@ -40,10 +41,14 @@ class PanelDriver(Device):
         self.send(protocol.DISPLAY, protocol.encode_display(protocol.fit_display(text)))
 
     def handle_frame(self, frame: Frame) -> list[Any]:
-        """BUTTON -> ``ButtonPressed``; an unknown code raises ``ProtocolError`` (logged, NAK reason 2);
-        other types raise ``ProtocolError`` (NAK reason 1)."""
+        """BUTTON -> ``ButtonPressed``, KEY -> ``SupervisorKey``; a bad payload raises ``ProtocolError``
+        (logged, NAK reason 2); other types raise ``ProtocolError`` (NAK reason 1)."""
         if frame.msg_type == protocol.BUTTON:
             button = protocol.decode_button(frame.payload)
             log.info("%s: button %s pressed", self.name, button.button)
             return [ButtonPressed(button.button)]
+        if frame.msg_type == protocol.KEY:
+            key = protocol.decode_key(frame.payload)
+            log.info("%s: supervisor key %s turned %s", self.name, key.key_id, "on" if key.on else "off")
+            return [SupervisorKey(key.on, key.key_id)]
         raise ProtocolError(frame.msg_type, "not a panel -> host message", nak_reason=NAK_UNKNOWN_TYPE)

@@ -5,6 +5,7 @@
 | 0x30 | LAMPS   | host -> panel | bitmask u16 BE; bit (code - 1) set = that button's lamp is lit     |
 | 0x31 | BUTTON  | panel -> host | button code u8 (``BUTTONS`` index + 1)                             |
 | 0x32 | DISPLAY | host -> panel | UTF-8 text, at most 64 bytes                                       |
+| 0x33 | KEY     | panel -> host | u8 state (1 turned on, 0 off) + key id, UTF-8, 1 to 32 bytes       |
 
 Decoded messages carry button *names* (``drivers.events.BUTTONS``). All errors are ``ProtocolError``.
 """
@@ -23,8 +24,12 @@ KIND = "panel"
 LAMPS = 0x30
 BUTTON = 0x31
 DISPLAY = 0x32
+KEY = 0x33
 
-register_names({LAMPS: "LAMPS", BUTTON: "BUTTON", DISPLAY: "DISPLAY"})
+register_names({LAMPS: "LAMPS", BUTTON: "BUTTON", DISPLAY: "DISPLAY", KEY: "KEY"})
+
+#: Longest supervisor key id in UTF-8 bytes.
+MAX_KEY_ID_BYTES = 32
 
 #: Longest DISPLAY text in UTF-8 bytes.
 MAX_DISPLAY_BYTES = 64
@@ -40,6 +45,13 @@ class Button(NamedTuple):
     """BUTTON payload: ``button`` name pressed."""
 
     button: str
+
+
+class Key(NamedTuple):
+    """KEY payload: the supervisor key ``key_id`` was turned on (``on``) or off."""
+
+    on: bool
+    key_id: str
 
 
 class Display(NamedTuple):
@@ -118,3 +130,30 @@ def decode_display(payload: bytes) -> Display:
         return Display(payload.decode("utf-8"))
     except UnicodeDecodeError:
         raise ProtocolError(DISPLAY, "text is not valid UTF-8") from None
+
+
+def encode_key(on: bool, key_id: str) -> bytes:
+    """KEY payload: u8 1/0 then the key id in UTF-8; ``ProtocolError`` for an empty, overlong or unencodable id."""
+    try:
+        raw = key_id.encode("utf-8")
+    except (UnicodeEncodeError, AttributeError):
+        raise ProtocolError(KEY, "key id is not a UTF-8 encodable string") from None
+    if not 1 <= len(raw) <= MAX_KEY_ID_BYTES:
+        raise ProtocolError(KEY, f"key id is {len(raw)} bytes, 1 to {MAX_KEY_ID_BYTES} expected")
+    return bytes((1 if on else 0,)) + raw
+
+
+def decode_key(payload: bytes) -> Key:
+    """Parse KEY; ``ProtocolError`` for a state other than 0/1 or a key id empty, longer than 32 bytes, not
+    UTF-8 or with control characters."""
+    if not 2 <= len(payload) <= 1 + MAX_KEY_ID_BYTES:
+        raise ProtocolError(KEY, f"payload is {len(payload)} bytes, 2 to {1 + MAX_KEY_ID_BYTES} expected")
+    if payload[0] not in (0, 1):
+        raise ProtocolError(KEY, f"state byte {payload[0]}, 0 or 1 expected")
+    try:
+        key_id = payload[1:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError(KEY, "key id is not valid UTF-8") from None
+    if not key_id.isprintable():
+        raise ProtocolError(KEY, "key id has control characters")
+    return Key(payload[0] == 1, key_id)

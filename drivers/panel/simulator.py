@@ -1,6 +1,6 @@
 """Simulated dealer panel on a pty (docs/protocol.md, "Dealer panel"; base behaviour and limits in ``drivers.sim``).
 
-Tests press buttons with ``press``; LAMPS and DISPLAY from the host update ``lamps``, ``display`` and
+Tests press buttons with ``press`` and turn the supervisor key with ``turn_key``; LAMPS and DISPLAY from the host update ``lamps``, ``display`` and
 ``messages``, and wake ``wait_for_lamp`` / ``wait_for``.
 
 Does not model: key bounce or a held key (one press is one BUTTON frame), a panel that refuses presses of unlit
@@ -55,6 +55,11 @@ class PanelSimulator(PtySimulator):
         if button not in BUTTONS:
             raise ValueError(f"button must be one of {BUTTONS}, got {button!r}")
         self.send(protocol.BUTTON, protocol.encode_button(button))
+
+    def turn_key(self, on: bool, key_id: str = "SIM-SUPERVISOR") -> None:
+        """Turn the supervisor key ``key_id`` on or off: sends KEY. ``ProtocolError`` for a bad id, ``OSError``
+        when unplugged."""
+        self.send(protocol.KEY, protocol.encode_key(on, key_id))
 
     def wait_for_lamp(self, button: str, timeout: float) -> bool:
         """Wait until ``button``'s lamp is lit; False if ``timeout`` seconds passed first."""
