@@ -11,6 +11,11 @@ Players decide with the optimal strategy of the par sheet (``controller.analysis
 path. A seeded ``random.Random`` (or the system RNG) also chooses whether a seat plays, its ante (table minimum
 x 1, 2 or 5) and its five-card bonus. Does not model: past-posting or irregular bets (tests inject those),
 players leaving mid-round.
+
+A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a fault on the display): with the
+key turned, it acknowledges past-posting, clears a fault once the lamp says it may, and voids the round when
+only voiding is offered for a while (or, with probability ``void_rate``, instead of clearing), then turns the
+key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ import logging
 import random
 import secrets
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from controller.analysis.strategy import OptimalStrategy
+from controller.inputs import SUPERVISOR_ACTIONS
 from controller.paytable import Jurisdiction
 from controller.table import Limits, TableConfig
 from drivers.panel.simulator import PanelSimulator
@@ -30,19 +37,29 @@ from drivers.shoe.simulator import ShoeSimulator
 
 log = logging.getLogger(__name__)
 
+#: Panel buttons that act only with the supervisor key turned.
+SUPERVISOR_BUTTONS = frozenset(SUPERVISOR_ACTIONS)
+
+
+class RoundOver(Exception):
+    """The round ended before the dealer finished it (a supervisor voided it)."""
+
 
 class SimulatedTable:
     """Players at ``seats`` and a dealer, driving the simulators until ``stop()`` or ``rounds`` rounds.
 
-    Runs one thread (``start``/``stop``). The dealer waits for each lamp until it lights or the table is
-    stopped (the controller may be in its fault state). An unexpected
-    exception in the table's thread is logged and ``on_failure`` is called (the service stops).
+    Runs two threads (``start``/``stop``): the dealer and players, and the supervisor. The dealer waits for
+    each lamp until it lights, the round is voided, or the table is stopped. An unexpected exception in a
+    thread is logged and ``on_failure`` is called (the service stops). ``supervisor_id`` is the key's id;
+    ``void_rate`` the probability that the supervisor voids a round it could resume; ``rounds_voided`` counts
+    the rounds the dealer saw end early.
     """
 
     def __init__(self, shoe: ShoeSimulator, sensors: SensorSimulator, panel: PanelSimulator, *,
                  seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, strategy: OptimalStrategy,
                  mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
-                 on_failure: Callable[[], None] | None = None) -> None:
+                 on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
+                 void_rate: float = 0.0) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
@@ -52,40 +69,107 @@ class SimulatedTable:
         self.mistakes = mistakes
         self.on_failure = on_failure
         self.rounds_played = 0
+        self.rounds_voided = 0
+        self.supervisor_id = supervisor_id
+        self.void_rate = void_rate
+        self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
+        self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
+        self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0}
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     @classmethod
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
-                  rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None) -> "SimulatedTable":
+                  rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
+                  void_rate: float = 0.0) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``."""
         return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
-                   seed=seed, rounds=rounds, on_failure=on_failure)
+                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate)
 
     def start(self) -> None:
-        """Start the table's thread."""
-        self._thread = threading.Thread(target=self._run, name="simulated-table")
-        self._thread.start()
+        """Start the dealer's and the supervisor's threads."""
+        self._threads = [threading.Thread(target=self._guard, args=(self._run,), name="simulated-table"),
+                         threading.Thread(target=self._guard, args=(self._supervise,), name="simulated-supervisor")]
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
-        """Stop after the current wait and join the thread."""
+        """Stop after the current waits and join the threads."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
+        for thread in self._threads:
+            thread.join(10)
 
     def _wait(self, button: str) -> bool:
+        """Wait until ``button`` is lit: True; False when stopped; ``RoundOver`` when the round ended early."""
         while not self._stop.is_set():
-            if self.panel.wait_for_lamp(button, 0.5):
+            lamps = self.panel.lamps
+            if button in lamps:
                 return True
+            if button != "open_betting" and "open_betting" in lamps:
+                raise RoundOver
+            self.panel.wait_for(lambda: bool(self.panel.lamps - lamps) or self.panel.lamps != lamps, 0.5)
         return False
 
     def _press_when_lit(self, button: str) -> bool:
-        if not self._wait(button):
-            return False
-        self.panel.press(button)
-        return True
+        """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
+        the lamp went out, False when stopped."""
+        while self._wait(button):
+            self.panel.press(button)
+            if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                return True
+        return False
+
+    def _guard(self, target: Callable[[], None]) -> None:
+        try:
+            target()
+        except OSError as exc:  # a simulator was unplugged or stopped under us
+            log.warning("simulated table stopped after %d rounds: %s", self.rounds_played, exc)
+        except Exception:
+            log.exception("simulated table failed in round %d", self.rounds_played + 1)
+            if self.on_failure is not None:
+                self.on_failure()
+
+    def _supervise(self) -> None:
+        """The supervisor: called when the table stalls or shows a fault; acts with the key, then leaves."""
+        stalled_since: float | None = None
+        while not self._stop.wait(0.02):
+            lamps, text = self.panel.lamps, self.panel.display
+            dealer_lamps = lamps - SUPERVISOR_BUTTONS
+            now = time.monotonic()
+            stalled_since = (stalled_since or now) if not dealer_lamps else None
+            if text.startswith(("FAULT", "Past-posting")) or (stalled_since is not None and now - stalled_since > 0.5):
+                self._attend()
+                stalled_since = None
+
+    def _attend(self) -> None:
+        self.panel.turn_key(True, self.supervisor_id)
+        try:
+            waited = time.monotonic()
+            while not self._stop.is_set():
+                lamps = self.panel.lamps
+                if "acknowledge" in lamps:
+                    action = "acknowledge"
+                elif "clear_fault" in lamps:
+                    action = "void_round" if "void_round" in lamps and self._supervisor_rng.random() < self.void_rate \
+                        else "clear_fault"
+                elif "void_round" in lamps and (self.panel.display.endswith("to void")
+                                                or time.monotonic() - waited > self.patience):
+                    action = "void_round"  # nothing to resume, or the device did not come back in time
+                elif lamps - SUPERVISOR_BUTTONS and not self.panel.display.startswith("FAULT"):
+                    return  # the table moves again
+                elif time.monotonic() - waited > self.patience:
+                    return  # nothing for a supervisor here; come back when called again
+                else:
+                    self.panel.wait_for(lambda: bool(self.panel.lamps & SUPERVISOR_BUTTONS), 0.2)
+                    continue
+                self.panel.press(action)
+                self.supervisor_actions[action] += 1
+                self.panel.wait_for(lambda a=action: a not in self.panel.lamps, 1.0)
+                waited = time.monotonic()
+        finally:
+            self.panel.turn_key(False, self.supervisor_id)
 
     def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
         """The player's decision: the bet as a multiple of the ante, or 0 to fold. Only turned cards are used:
@@ -99,17 +183,13 @@ class SimulatedTable:
         return self.strategy.middle(hole, cross[0:2], cross[2:4], bets[0], bets[1])
 
     def _run(self) -> None:
-        try:
-            while not self._stop.is_set() and (self.rounds is None or self.rounds_played < self.rounds):
+        while not self._stop.is_set() and (self.rounds is None or self.rounds_played < self.rounds):
+            try:
                 if not self._play_round():
                     return
-                self.rounds_played += 1
-        except OSError as exc:  # a simulator was unplugged or stopped under us
-            log.warning("simulated table stopped after %d rounds: %s", self.rounds_played, exc)
-        except Exception:
-            log.exception("simulated table failed in round %d", self.rounds_played + 1)
-            if self.on_failure is not None:
-                self.on_failure()
+            except RoundOver:
+                self.rounds_voided += 1
+            self.rounds_played += 1
 
     def _play_round(self) -> bool:
         if not self._press_when_lit("open_betting"):
@@ -150,7 +230,6 @@ class SimulatedTable:
                     self.sensors.place(seat, step, antes[seat] * multiple)
                 else:
                     active.discard(seat)
-            self.panel.press("confirm")
-            if not self._press_when_lit("reveal"):
+            if not self._press_when_lit("confirm") or not self._press_when_lit("reveal"):
                 return False
         return self._wait("open_betting")

@@ -34,13 +34,52 @@ def settle_input(rnd: RoundRecord, jurisdiction: str) -> dict[str, Any]:
             "seats": seats}
 
 
+def check_voided(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str]:
+    """Check a voided round: dealt in the regulated order as far as it went, no card before the lock, nothing
+    settled, every wager placed returned exactly once (``RoundVoided`` lists each seat's placed wagers), and
+    totals that return all of it."""
+    problems: list[str] = []
+    where = f"round {rnd.round_no} (voided)"
+    seats = sorted(rnd.wagers)
+    types = [r["type"] for r in records]
+    if "RoundClosed" in types or rnd.settlements:
+        problems.append(f"{where}: settled or closed as well as voided")
+    if types.count("RoundVoided") != 1:
+        problems.append(f"{where}: voided {types.count('RoundVoided')} times")
+    expected_plan = [(0, None, 5)] + [(i + 1, seat, 2) for i, seat in enumerate(seats)]
+    plan = [(stack, seat, len(cards)) for stack, seat, cards in rnd.stacks]
+    if plan != expected_plan[:len(plan)]:
+        problems.append(f"{where}: stacks dealt {plan}, expected a beginning of {expected_plan}")
+    cards = [c for _, _, stack in rnd.stacks for c in stack]
+    if len(set(cards)) != len(cards) or not set(cards) <= set(DECK):
+        problems.append(f"{where}: {len(cards)} cards dealt, {len(set(cards))} distinct")
+    if "Dispense" in types and ("WagersLocked" not in types or types.index("Dispense") < types.index("WagersLocked")):
+        problems.append(f"{where}: a card was dispensed before the wagers were locked")
+    voided = rnd.voided or {}
+    returned = {entry["seat"]: entry["wagers"] for entry in voided.get("seats", ())}
+    placed = {seat: rnd.placed_wagers(seat) for seat in seats}
+    if returned != placed:
+        problems.append(f"{where}: wagers placed {placed} but returned {returned}")
+    amount = sum(sum(w.values()) for w in placed.values())
+    totals = rnd.totals or {}
+    if (totals.get("wagered"), totals.get("returned"), totals.get("collected"), totals.get("paid")) != (
+            amount, amount, 0, 0):
+        problems.append(f"{where}: totals {totals}, expected {amount} wagered and returned, nothing collected")
+    return problems
+
+
 def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str]:
-    """Check one closed round's dealing, decisions, settlement and money. ``records`` are the round's records."""
+    """Check one closed round's dealing, decisions, settlement and money (a voided one with ``check_voided``).
+    ``records`` are the round's records."""
     problems: list[str] = []
     where = f"round {rnd.round_no}"
     seats = sorted(rnd.wagers)
     if not rnd.closed:
-        return [f"{where}: not closed"]
+        return [f"{where}: neither closed nor voided"]
+    if rnd.voided is not None:
+        return check_voided(rnd, records)
+    if len(set(rnd.settled_order)) != len(rnd.settled_order):
+        problems.append(f"{where}: a seat settled twice: {rnd.settled_order}")
     # dealing: the cross first, then one stack of two per wagering seat, clockwise from the dealer's left
     expected_plan = [(0, None, 5)] + [(i + 1, seat, 2) for i, seat in enumerate(seats)]
     plan = [(stack, seat, len(cards)) for stack, seat, cards in rnd.stacks]
@@ -125,7 +164,7 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
     rounds = rounds_from_records(records)
     for number, rnd in rounds.items():
         problems += check_round(rnd, by_round[number])
-        if against_settle and rnd.closed:
+        if against_settle and rnd.closed and rnd.voided is None:
             problems += check_against_settle(rnd, jurisdiction)
     if shoe_dispensed is not None:
         journaled = [cards for rnd in rounds.values() for _, _, cards in rnd.stacks]

@@ -1,0 +1,80 @@
+"""The round's state diagram, drawn from the round machine itself (``controller.round``) as Mermaid text.
+
+    python -m controller.statediagram [--check]
+
+writes docs/round-states.md (or, with ``--check``, exits 1 when the committed page differs from the machine).
+The graph is the ``transitions`` machine's own: every state and every trigger of ``controller.round._transitions``,
+rendered by ``transitions.extensions.GraphMachine`` with its Mermaid engine (no Graphviz needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from transitions.extensions import GraphMachine
+
+from controller.round import STATES, _transitions
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "round-states.md"
+
+INTRO = """# Round states
+
+Generated from `controller/round.py` by `python -m controller.statediagram`; a test fails when this page and
+the machine differ. Every state and trigger of the round machine is drawn; the rules that choose between
+triggers (which seats are valid, which bets are irregular, whether a fault may be cleared) are in the handlers
+of `controller/round.py` and in docs/architecture.md.
+
+- `idle`: no round yet since the start; `closed`: the last round was settled; `voided`: the last round was
+  voided (every wager returned). Each allows `open_betting`.
+- `betting` (betting open) -> `locking` ("no more bets": the spots are read) -> `wagers_held` (a seat's wagers
+  are invalid: correct them and press `no_more_bets` again, or `exclude` the seats named) or `dealing_cross`
+  (bets locked; the five-card stack) -> `dealing_players` (the two-card stacks, clockwise) -> for each of
+  across, down and middle: `*_decision` -> `*_reading` (`confirm`: the decision spots are read) -> `*_reveal`
+  -> `settlement` -> `closed`.
+- `fault`: from any state on a device fault, a link loss, a card-accounting mismatch or a restart of the
+  service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped;
+  `void_round` (a supervisor) ends it with every wager returned.
+- Past-posting does not change the state: it holds every dealer action (and the dealing) until a supervisor
+  presses `acknowledge`.
+
+"""
+
+
+def render() -> str:
+    """The Mermaid ``stateDiagram-v2`` text of the round machine, initial state ``starting``."""
+
+    class Model:
+        pass
+
+    model = Model()
+    GraphMachine(model=model, states=STATES, transitions=_transitions(), initial="starting",
+                 auto_transitions=False, graph_engine="mermaid", title="Criss-Cross Poker round")
+    return model.get_graph().draw(None)
+
+
+def page() -> str:
+    """The whole Markdown page: the introduction and the diagram in a ``mermaid`` block."""
+    return f"{INTRO}```mermaid\n{render().rstrip()}\n```\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the page, or with ``--check`` compare it; 0 when written or up to date, 1 when out of date."""
+    parser = argparse.ArgumentParser(prog="python -m controller.statediagram", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only compare the committed page with the machine")
+    parser.add_argument("--output", type=Path, default=PAGE)
+    args = parser.parse_args(argv)
+    text = page()
+    if args.check:
+        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+        if current != text:
+            print(f"{args.output} is out of date: run python -m controller.statediagram", file=sys.stderr)
+            return 1
+        return 0
+    args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
