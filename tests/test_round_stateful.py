@@ -1,0 +1,308 @@
+"""A stateful property test of the round machine (hypothesis ``RuleBasedStateMachine``).
+
+Random interleavings of button presses (with and without the supervisor key), control-interface actions,
+sensor changes and readings, shoe answers (lost, repeated, corrupted), device faults and reconnections, and
+restarts of the service. Model devices answer the machine the way the simulators do: the shoe dispenses each
+transaction once and answers a repeated one with the recorded stack; it answers "what did you last do".
+
+Invariants, checked on the output stream and the public view alone:
+- no card is asked of the shoe before the round's wagers are locked (NY 9 NYCRR 5324.39(c)(3));
+- no community card is turned before every seat in action decided that step (NY (e)(4),(6),(8));
+- no wager is settled twice or lost: every seat locked in a closed round is settled exactly once, with exactly
+  the wagers it placed; a voided round returns exactly the wagers placed; a round is closed or voided once;
+- money neither appears nor vanishes: wagered = returned + collected in every close, wagered = returned in
+  every void;
+- no face-down card (a player's card, a community card not yet turned) is ever on the panel or in the view;
+- no transaction is dealt twice and no card twice in a round.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from controller import commands as cmd
+from controller.cards import DECK
+from controller.inputs import OperatorAction, ServiceStarted
+from drivers import events as ev
+from tests.round_helpers import CONFIG, NY, antes, ready
+from controller.round import Round
+
+CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
+DEVICES = ("shoe", "sensors", "panel")
+
+
+class Ledger:
+    """What the output stream says happened, and the checks of each output as it comes."""
+
+    def __init__(self) -> None:
+        self.locked: dict[int, dict[int, dict[str, int]]] = {}  # round -> seat -> wagers placed
+        self.folded: dict[int, dict[int, str]] = {}
+        self.decided: dict[tuple[int, str], list[int]] = {}
+        self.settled: dict[int, list[int]] = {}
+        self.ended: dict[int, str] = {}
+        self.secret: set[str] = set()  # dealt, not turned
+        self.txns: dict[int, tuple[str, ...]] = {}
+        self.round_cards: dict[int, list[str]] = {}
+
+    def feed(self, outputs: list[Any]) -> None:
+        for o in outputs:
+            kind = type(o).__name__
+            handler = getattr(self, f"_{kind}", None)
+            if handler is not None:
+                handler(o)
+
+    def _RoundOpened(self, o: cmd.RoundOpened) -> None:
+        assert o.round_no not in self.locked and o.round_no not in self.ended
+        self.secret = set()
+
+    def _WagersLocked(self, o: cmd.WagersLocked) -> None:
+        assert o.round_no not in self.locked
+        self.locked[o.round_no] = {e["seat"]: dict(e["wagers"]) for e in o.seats}
+        self.folded[o.round_no] = {}
+
+    def _Dispense(self, o: cmd.Dispense) -> None:
+        assert o.txn_id // 16 in self.locked, "a card asked of the shoe before the wagers were locked"
+
+    def _StackDealt(self, o: cmd.StackDealt) -> None:
+        txn = o.round_no * 16 + o.stack
+        assert txn not in self.txns, "a transaction dealt twice"
+        self.txns[txn] = o.cards
+        cards = self.round_cards.setdefault(o.round_no, [])
+        assert not set(cards) & set(o.cards), "a card dealt twice in a round"
+        cards.extend(o.cards)
+        self.secret |= set(o.cards)
+
+    def _DecisionMade(self, o: cmd.DecisionMade) -> None:
+        assert o.seat in self.locked[o.round_no] and o.seat not in self.folded[o.round_no]
+        done = self.decided.setdefault((o.round_no, o.decision), [])
+        assert o.seat not in done
+        done.append(o.seat)
+        if o.action == "fold":
+            self.folded[o.round_no][o.seat] = o.decision
+        else:
+            self.locked[o.round_no][o.seat][o.decision] = o.amount
+
+    def _CardsRevealed(self, o: cmd.CardsRevealed) -> None:
+        steps = ("across", "down", "middle")
+        index = steps.index(o.step)
+        active = [s for s in sorted(self.locked[o.round_no])
+                  if s not in self.folded[o.round_no] or steps.index(self.folded[o.round_no][s]) >= index]
+        assert sorted(self.decided.get((o.round_no, o.step), [])) == active, "a reveal before every decision"
+        self.secret -= set(o.cards)
+
+    def _SeatSettled(self, o: cmd.SeatSettled) -> None:
+        assert o.round_no not in self.ended
+        seats = self.settled.setdefault(o.round_no, [])
+        assert o.seat not in seats, "a seat settled twice"
+        seats.append(o.seat)
+        placed = self.locked[o.round_no][o.seat]
+        assert {k: v["amount"] for k, v in o.settlement["wagers"].items()} == placed
+        if o.settlement.get("folded_at") is None:
+            self.secret -= set(o.settlement["across_hand"]["cards"][:2])
+
+    def _RoundClosed(self, o: cmd.RoundClosed) -> None:
+        assert o.round_no not in self.ended
+        self.ended[o.round_no] = "closed"
+        assert sorted(self.settled.get(o.round_no, [])) == sorted(self.locked[o.round_no]), "a wager lost"
+        t = o.totals
+        assert t["wagered"] == t["returned"] + t["collected"]
+        assert t["wagered"] == sum(sum(w.values()) for w in self.locked[o.round_no].values())
+
+    def _RoundVoided(self, o: cmd.RoundVoided) -> None:
+        assert o.round_no not in self.ended and o.round_no not in self.settled
+        self.ended[o.round_no] = "voided"
+        returned = {e["seat"]: e["wagers"] for e in o.seats}
+        assert returned == self.locked.get(o.round_no, {}), "a void that does not return every wager placed"
+        amount = sum(sum(w.values()) for w in returned.values())
+        assert o.totals == {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
+
+    def _Display(self, o: cmd.Display) -> None:
+        assert not set(CARD.findall(o.text)) & self.secret, f"face-down card on the panel: {o.text!r}"
+
+
+class RoundMachineTest(RuleBasedStateMachine):
+    """Drives one ``Round`` with model devices; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.machine = Round(CONFIG, NY)
+        self.ledger = Ledger()
+        self.rng = random.Random(0)
+        self.shoe: dict[int, tuple[str, ...]] = {}  # the shoe's own record: txn -> stack
+        self.last_txn = 0
+        self.deck: list[str] = []
+        self.layout: dict[tuple[int, str], int] = {}
+        self.read: int | None = None
+        self.dispense: cmd.Dispense | None = None
+        self.query = False
+        self.feed(ServiceStarted())
+        for device in DEVICES:
+            self.feed(ready(device))
+
+    def feed(self, event: Any) -> list[Any]:
+        outputs = self.machine.handle(event)
+        self.ledger.feed(outputs)
+        for o in outputs:
+            if isinstance(o, cmd.ReadSpots):
+                self.read = o.request_id
+            elif isinstance(o, cmd.Dispense):
+                self.dispense = o
+            elif isinstance(o, cmd.QueryLast):
+                self.query = True
+            elif isinstance(o, cmd.Shuffle):
+                self.deck = self.rng.sample(DECK, 52)
+        return outputs
+
+    # ------------------------------------------------------------------ people
+    @rule(button=st.sampled_from(ev.BUTTONS))
+    def press(self, button: str) -> None:
+        self.feed(ev.ButtonPressed(button))
+
+    @rule(data=st.data())
+    def press_a_lit_button(self, data: st.DataObject) -> None:
+        lit = self.machine.allowed_buttons()
+        if lit:
+            self.feed(ev.ButtonPressed(data.draw(st.sampled_from(lit))))
+
+    @rule(on=st.booleans())
+    def supervisor_key(self, on: bool) -> None:
+        self.feed(ev.SupervisorKey(on, "SUP-1"))
+
+    @rule(action=st.sampled_from(ev.BUTTONS + ("bogus",)), role=st.sampled_from(("dealer", "supervisor", "x")))
+    def control_action(self, action: str, role: str) -> None:
+        self.feed(OperatorAction(action, "alice", role, "test"))
+
+    # ------------------------------------------------------------------ sensors
+    @rule(seat=st.integers(1, 6), ante=st.sampled_from([500, 1000]), bonus=st.booleans())
+    def place_antes(self, seat: int, ante: int, bonus: bool) -> None:
+        for spot, amount in antes(ante, 100 if bonus else None).items():
+            self.layout[(seat, spot)] = amount
+
+    @rule(seat=st.integers(1, 6), step=st.sampled_from(("across", "down", "middle")), multiple=st.integers(0, 3))
+    def place_bet(self, seat: int, step: str, multiple: int) -> None:
+        ante = self.layout.get((seat, "ante_across"), 500)
+        self.layout[(seat, step)] = ante * multiple
+
+    @rule(seat=st.integers(1, 6), spot=st.sampled_from(ev.SPOTS), amount=st.sampled_from([0, 100, 500, 700]))
+    def move_chips(self, seat: int, spot: str, amount: int) -> None:
+        self.layout[(seat, spot)] = amount
+        self.feed(ev.SpotChanged(seat, spot, amount))
+
+    @precondition(lambda self: self.read is not None)
+    @rule()
+    def answer_read(self) -> None:
+        request, self.read = self.read, None
+        spots = tuple((s, p, a) for (s, p), a in sorted(self.layout.items(), key=lambda i: (i[0][0], ev.SPOTS.index(i[0][1]))) if a)
+        self.feed(ev.SpotsSnapshot(request, spots))
+
+    # ------------------------------------------------------------------ shoe
+    @rule(count=st.sampled_from([52, 52, 52, 51]))
+    def shuffle_done(self, count: int) -> None:
+        self.feed(ev.ShuffleComplete(count))
+
+    def _deal(self, request: cmd.Dispense) -> tuple[str, ...]:
+        if request.txn_id not in self.shoe:  # exactly once: a repeated transaction gets the recorded stack
+            self.shoe[request.txn_id] = tuple(self.deck[:request.count])
+            del self.deck[:request.count]
+            self.last_txn = request.txn_id
+        return self.shoe[request.txn_id]
+
+    @precondition(lambda self: self.dispense is not None)
+    @rule(lose_reply=st.integers(0, 9))
+    def answer_dispense(self, lose_reply: int) -> None:
+        request, self.dispense = self.dispense, None
+        cards = self._deal(request)
+        if lose_reply:  # 1 time in 10 the answer is lost on the way
+            self.feed(ev.StackDispensed(request.txn_id, cards))
+
+    @precondition(lambda self: bool(self.shoe))
+    @rule()
+    def repeated_answer(self) -> None:
+        txn = max(self.shoe)
+        self.feed(ev.StackDispensed(txn, self.shoe[txn]))
+
+    @rule(cards=st.lists(st.sampled_from((*DECK, "Zz")), min_size=2, max_size=5), rare=st.integers(0, 3))
+    def corrupt_stack(self, cards: list[str], rare: int) -> None:
+        if rare == 0:
+            self.feed(ev.StackDispensed(self.dispense.txn_id if self.dispense else 16, tuple(cards)))
+
+    @precondition(lambda self: self.query)
+    @rule()
+    def answer_query(self) -> None:
+        self.query = False
+        self.feed(ev.ShoeLastDispense(self.last_txn, self.shoe.get(self.last_txn, ())))
+
+    # ------------------------------------------------------------------ the table moving on
+    @rule(steps=st.integers(1, 12), data=st.data())
+    def advance(self, steps: int, data: st.DataObject) -> None:
+        """What a working table does next, ``steps`` times: answer the shoe's and the sensors' pending
+        requests, players put legal wagers and bets, the dealer (or the supervisor, with the key) presses a lit
+        button."""
+        for _ in range(steps):
+            if self.query:
+                self.answer_query()
+            elif self.read is not None:
+                self.answer_read()
+            elif self.dispense is not None:
+                self.answer_dispense(1)
+            elif self.machine.state == "betting" and not self.machine.round.shuffled:
+                self.feed(ev.ShuffleComplete(52))
+            else:
+                state = self.machine.state
+                if state == "betting" and not any(p == "ante_across" for (_, p) in self.layout):
+                    self.place_antes(data.draw(st.integers(1, 6)), 500, data.draw(st.booleans()))
+                if state.endswith("_decision"):
+                    step = state.removesuffix("_decision")
+                    for seat in range(1, 7):
+                        self.place_bet(seat, step, data.draw(st.integers(0, 3)))
+                actions = self.machine.allowed_actions()
+                if not actions:
+                    return
+                action = data.draw(st.sampled_from(actions))
+                if action in ("acknowledge", "clear_fault", "void_round") and not self.machine.supervisor_key:
+                    self.feed(ev.SupervisorKey(True, "SUP-1"))
+                self.feed(ev.ButtonPressed(action))
+
+    # ------------------------------------------------------------------ faults, restarts
+    @rule(device=st.sampled_from(DEVICES), code=st.sampled_from(("link_lost", "timeout", "jam", "empty")),
+          rare=st.integers(0, 3))
+    def device_fault(self, device: str, code: str, rare: int) -> None:
+        if rare == 0:
+            self.feed(ev.DeviceFault(device, code, "test"))
+
+    @rule(device=st.sampled_from(DEVICES))
+    def device_back(self, device: str) -> None:
+        self.feed(ready(device))
+
+    @rule(rare=st.integers(0, 3))
+    def restart(self, rare: int) -> None:
+        if rare:
+            return
+        self.read = self.dispense = None
+        self.query = False
+        self.feed(ServiceStarted())
+        for device in DEVICES:
+            self.feed(ready(device))
+
+    # ------------------------------------------------------------------ invariants
+    @invariant()
+    def view_shows_no_face_down_card(self) -> None:
+        text = json.dumps(self.machine.view())
+        assert not set(CARD.findall(text)) & self.ledger.secret
+
+    @invariant()
+    def lamps_are_allowed_actions(self) -> None:
+        assert set(self.machine.allowed_buttons()) <= set(self.machine.allowed_actions())
+
+
+RoundMachineTest.TestCase.settings = settings(
+    max_examples=150, stateful_step_count=80, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+test_round_machine_stateful = RoundMachineTest.TestCase
