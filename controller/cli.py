@@ -4,6 +4,7 @@
   runs the table controller service (``controller.service``) from ``config/table.yaml``.
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
+- ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step.
 - ``crisscross settle [FILE]`` settles one round given as JSON (FILE or standard input) and prints the
   settlement as JSON (``controller.settlement.settle_round``). Invalid input: exit status 2, one line on
   standard error naming the seat, the field and what is wrong, nothing on standard output.
@@ -53,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
+
+    recall = sub.add_parser("recall", help="the last rounds of the journal, step by step (a supervisor's view: "
+                                           "it shows face-down cards)", parents=[common])
+    recall.add_argument("--last", type=positive_int, default=10, help="how many rounds (default 10)")
+    recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
+    recall.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
     return parser
 
 
@@ -74,7 +81,27 @@ def main(argv: list[str] | None = None) -> int:
         return _settle(args.file)
     if args.command == "par-sheet":
         return _par_sheet(args)
+    if args.command == "recall":
+        return _recall(args)
     return _run(args)
+
+
+def _recall(args: argparse.Namespace) -> int:
+    from controller.journal import JournalError, read_records, verify_chain
+    from controller.recall import recall_last
+    from controller.table import load_table_config
+
+    try:
+        path = args.journal or load_table_config(args.config).journal
+        records = read_records(path)
+    except (OSError, ConfigError, JournalError) as exc:
+        print(f"crisscross recall: {exc}", file=sys.stderr)
+        return 2
+    problem = verify_chain(records)
+    if problem:
+        print(f"crisscross recall: warning: {path}: {problem} (run crisscross journal verify)", file=sys.stderr)
+    print(recall_last(records, args.last))
+    return 0
 
 
 def _par_sheet(args: argparse.Namespace) -> int:

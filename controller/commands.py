@@ -215,7 +215,9 @@ class ShoeReconciled:
     """The shoe's last transaction (``shoe_txn``, 0 = none) compared with the journal's (``journal_txn``);
     ``outcome``: ``in_step``, ``stack_recovered`` (the stack in flight was dispensed: taken as dealt),
     ``not_dispensed`` (the stack in flight never left the shoe: it is asked for again on resume),
-    ``shoe_ahead`` (between rounds: round numbering moves past the shoe's) or ``mismatch`` (a fault)."""
+    ``dealt_after_void`` (the stack in flight when the round was voided did leave the shoe: recorded as dealt,
+    never played), ``shoe_ahead`` (between rounds: round numbering moves past the shoe's) or ``mismatch`` (a
+    fault)."""
 
     round_no: int | None
     shoe_txn: int

@@ -104,3 +104,75 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
         elif kind == "SeatExcluded":
             rnd.exclusions.append(dict(data))
     return rounds
+
+
+def _amounts(wagers: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {amount}" for name, amount in wagers.items()) or "nothing"
+
+
+def _settled(data: dict[str, Any]) -> str:
+    settlement = data["settlement"]
+    results = "; ".join(f"{name} {r['amount']} {r['outcome']} {r['net']:+d}" for name, r in settlement["wagers"].items())
+    hands = ""
+    if settlement.get("folded_at") is None and settlement.get("across_hand"):
+        hands = (f" | across {settlement['across_hand']['category']}, down {settlement['down_hand']['category']}")
+    else:
+        hands = f" | folded at {settlement.get('folded_at')}"
+    return f"seat {data['seat']} settled: {results}{hands} | net {settlement['net']:+d}"
+
+
+#: How each journal record of a round reads in ``crisscross recall`` (None: not shown).
+STEP_TEXT: dict[str, Any] = {
+    "RoundOpened": lambda d: "betting opened",
+    "ShuffleComplete": lambda d: f"shoe shuffled: {d['card_count']} cards counted",
+    "Irregularity": lambda d: f"IRREGULARITY {d['kind']}: {d['detail']}",
+    "SeatExcluded": lambda d: f"seat {d['seat']} excluded by {d['by']}: {d['reason']}",
+    "WagersLocked": lambda d: "no more bets; locked: " + " | ".join(
+        f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"]),
+    "StackDealt": lambda d: (f"stack {d['stack']} dealt " + ("(the cross)" if d["seat"] is None else
+                                                             f"to seat {d['seat']}") + f": {' '.join(d['cards'])}"),
+    "DecisionMade": lambda d: (f"{d['decision']} decision, seat {d['seat']}: "
+                               + (f"bet {d['amount']}" if d["action"] == "bet" else "fold")),
+    "CardsRevealed": lambda d: f"{d['step']} revealed: {' '.join(d['cards'])}",
+    "SeatSettled": _settled,
+    "RoundClosed": lambda d: "round closed: " + ", ".join(f"{k} {v}" for k, v in d["totals"].items()),
+    "FaultRaised": lambda d: (f"FAULT {d['cause']} ({d.get('device') or '-'}): {d['detail']}"
+                              + ("" if d.get("resumable", True) else " [void only]")),
+    "FaultCleared": lambda d: f"fault {', '.join(d['causes'])} cleared by {d['by']} ({d['role']}); resumed at {d['resumed']}",
+    "PastPostingAcknowledged": lambda d: f"past-posting acknowledged by {d['by']}: {len(d['items'])} item(s)",
+    "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}): {d['reason']}; returned: " + " | ".join(
+        f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"])),
+    "ShoeReconciled": lambda d: f"shoe reconciled: shoe's last transaction {d['shoe_txn']}, {d['outcome']}",
+    "PressRefused": lambda d: f"refused {d['button']} ({d.get('role', 'dealer')} {d.get('user') or ''}): {d['reason']}",
+    "OperatorAction": lambda d: f"control interface: {d['action']} by {d['user']} ({d['role']})",
+    "SupervisorKey": lambda d: f"supervisor key {d['key_id']} turned {'on' if d['on'] else 'off'}",
+}
+
+
+def format_steps(records: list[dict[str, Any]]) -> list[str]:
+    """One round, step by step in journal order, for a supervisor (face-down cards included: the journal's
+    reader has that right): bets at each phase, cards in dealing order, decisions, reveals, the settlement,
+    faults and who cleared them, voiding. ``records`` are the journal records of the round, in order.
+    Records of other kinds (device commands, raw events) are left out."""
+    lines = []
+    for record in records:
+        text = STEP_TEXT.get(record.get("type"))
+        if text is None or (record.get("kind") == "command"):
+            continue
+        lines.append(f"  {record.get('time', '')[11:23]}  {text(record.get('data') or {})}")
+    return lines
+
+
+def recall_last(records: list[dict[str, Any]], last: int) -> str:
+    """The last ``last`` rounds of a journal's ``records``, each as a header and ``format_steps``."""
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        if isinstance(record.get("round"), int):
+            by_round.setdefault(record["round"], []).append(record)
+    out = []
+    for number in sorted(by_round)[-last:]:
+        rnd = rounds_from_records(by_round[number])[number]
+        status = "voided" if rnd.voided else ("closed" if rnd.closed else "OPEN")
+        out.append(f"Round {number} ({status})")
+        out += format_steps(by_round[number])
+    return "\n".join(out)

@@ -379,8 +379,12 @@ class Round:
         self._querying = False
         in_flight = self._in_flight_txn()
         shoe_txn = event.txn_id
+        data = self.round
         if in_flight is not None and shoe_txn == in_flight:
             outcome = "stack_recovered"
+        elif (data is not None and self.state == "voided" and data.stacks_planned
+              and shoe_txn == data.round_no * TXN_STRIDE + data.next_stack and data.next_stack < len(data.stacks_planned)):
+            outcome = "dealt_after_void"
         elif in_flight is not None and shoe_txn < in_flight:
             outcome = "not_dispensed"
         elif shoe_txn <= self.last_txn:
@@ -393,6 +397,12 @@ class Round:
         self.reconciled = True
         if outcome == "stack_recovered":
             self._accept_stack(ev.StackDispensed(shoe_txn, tuple(event.cards)))
+        elif outcome == "dealt_after_void":  # the stack in flight left the shoe after all: on record, unplayed
+            assert data is not None
+            data.stacks[shoe_txn] = tuple(event.cards)
+            self._emit(cmd.StackDealt(data.round_no, data.next_stack, data.stacks_planned[data.next_stack],
+                                      tuple(event.cards)))
+            data.next_stack += 1
         elif outcome == "shoe_ahead":  # number on past the shoe's transactions: an id is never reused
             self.last_round_no = max(self.last_round_no, shoe_txn // TXN_STRIDE)
             self.last_txn = shoe_txn
