@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cards import short
-from controller.config import CONFIG_DIR, ConfigError, check_keys, load_yaml, require_int
+from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 from drivers.events import SEATS, SPOTS
 
 #: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
@@ -117,10 +117,10 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
 
 def _limits(path: Path, where: str, entry: Any) -> Limits:
     check_keys(path, where, entry, {"min", "max"})
-    low = require_int(path, f"{where}.min", entry["min"], 1)
-    high = require_int(path, f"{where}.max", entry["max"], 1)
+    low = require_int(path, f"{where}.min", entry["min"], 1, line_of(entry, "min"))
+    high = require_int(path, f"{where}.max", entry["max"], 1, line_of(entry, "max"))
     if low > high:
-        raise ConfigError(f"{path}: {where}: min {low} is above max {high}")
+        raise error(path, where, f"min {low} is above max {high}", line_of(entry))
     return Limits(low, high)
 
 
