@@ -78,8 +78,8 @@ def format_paytable(jurisdiction: Jurisdiction, bonus: BonusReturn) -> str:
     """The report printed by ``crisscross paytable``: the three pay tables side by side with their citations
     (and readings), the ranking rules and bet multiples, then the bonus return by board class."""
     out = [f"{jurisdiction.name} ({jurisdiction.citation}): {jurisdiction.source}",
-           f"bets: {', '.join(f'{m}x' for m in jurisdiction.bet_multiples)} the ante; "
-           f"A-2-3-4-5 {'is' if jurisdiction.wheel else 'is not'} a straight; no wrap-around",
+           (f"bets: {', '.join(f'{m}x' for m in jurisdiction.bet_multiples)} the ante; "
+            f"A-2-3-4-5 {'is' if jurisdiction.wheel else 'is not'} a straight; no wrap-around"),
            "",
            f"{'hand':<26}{'ante (each)':>14}{'across/down/middle':>22}{'five-card bonus':>18}"]
     for name in CLASS_NAMES:
