@@ -5,8 +5,11 @@
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
 - ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step.
-- ``crisscross settle [FILE]`` settles one round given as JSON (FILE or standard input) and prints the
-  settlement as JSON (``controller.settlement.settle_round``). Invalid input: exit status 2, one line on
+- ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
+  five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
+- ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
+  prints the settlement as JSON (``controller.settlement.settle_round``); with ``--table`` the seats must be in
+  play at that table and the antes and five-card bonus within its limits. Invalid input: exit status 2, one line on
   standard error naming the seat, the field and what is wrong, nothing on standard output.
 
 Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the service.
@@ -51,9 +54,16 @@ def _parser() -> argparse.ArgumentParser:
     par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     par.add_argument("--workers", type=positive_int, default=None, help="processes (default: one per CPU)")
 
+    paytable = sub.add_parser("paytable", help="a jurisdiction's pay tables and the exact five-card bonus return",
+                              parents=[common])
+    paytable.add_argument("jurisdiction", metavar="JURISDICTION",
+                          help="a jurisdiction code (ny, pa, nj) or the path of a pay-table file")
+
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
+    settle.add_argument("--table", type=Path, default=None, metavar="TABLE_YAML",
+                        help="also check the seats in play and the table limits of this table configuration")
 
     recall = sub.add_parser("recall", help="the last rounds of the journal, step by step (a supervisor's view: "
                                            "it shows face-down cards)", parents=[common])
@@ -78,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
-        return _settle(args.file)
+        return _settle(args.file, args.table)
+    if args.command == "paytable":
+        return _paytable(args.jurisdiction)
     if args.command == "par-sheet":
         return _par_sheet(args)
     if args.command == "recall":
@@ -134,8 +146,30 @@ def _par_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settle(path: Path | None) -> int:
+def _paytable(name: str) -> int:
+    from controller.analysis.paytable_report import five_card_bonus_return, format_paytable
+    from controller.paytable import load_jurisdiction
+
+    try:
+        jurisdiction = load_jurisdiction(name)
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    print(format_paytable(jurisdiction, five_card_bonus_return(jurisdiction)))
+    return 0
+
+
+def _settle(path: Path | None, table_path: Path | None = None) -> int:
     from controller.settlement import SettlementInputError, settle_round
+    from controller.table import load_table_config
+
+    table = None
+    if table_path is not None:
+        try:
+            table = load_table_config(table_path)
+        except ConfigError as exc:
+            print(f"crisscross: {exc}", file=sys.stderr)
+            return 2
 
     source = str(path) if path else "<stdin>"
     try:
@@ -152,7 +186,7 @@ def _settle(path: Path | None) -> int:
         print(f"{source}: invalid JSON: {str(exc)[:100] or type(exc).__name__}", file=sys.stderr)
         return 2
     try:
-        result = settle_round(data)
+        result = settle_round(data, table=table)
     except SettlementInputError as exc:
         print(f"{source}: {exc}", file=sys.stderr)
         return 2

@@ -16,20 +16,64 @@ CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 
 
 class ConfigError(ValueError):
-    """A configuration file that cannot be used. The message names the file, the key and what is wrong."""
+    """A configuration file that cannot be used.
+
+    The message names the file, the line when it is known (``"{file}: line {n}: {key path}: {what is wrong}"``),
+    the key path and what is wrong.
+    """
+
+
+class YamlMapping(dict):
+    """A YAML mapping as a ``dict`` that remembers where it was written.
+
+    ``line``: 1-based line of the mapping's first key (or of the mapping itself); ``key_lines``: 1-based line
+    of each key. Built by ``load_yaml``; compare and use it as a plain ``dict``.
+    """
+
+    line: int = 0
+    key_lines: dict
+
+    def line_of(self, key: object) -> int:
+        """1-based line of ``key`` in the file, or the mapping's own line for a key that is not there."""
+        return getattr(self, "key_lines", {}).get(key, self.line)
+
+
+def line_of(mapping: Any, key: object | None = None) -> int | None:
+    """Line of ``key`` in ``mapping`` (of the mapping itself when ``key`` is None), None if not from a file."""
+    if not isinstance(mapping, YamlMapping):
+        return None
+    return mapping.line if key is None else mapping.line_of(key)
+
+
+def error(path: Path, where: str, message: str, line: int | None = None) -> ConfigError:
+    """A ``ConfigError`` whose message is ``"{path}: line {line}: {where}: {message}"`` (no line part if None)."""
+    at = f" line {line}:" if line else ""
+    return ConfigError(f"{path}:{at} {where}: {message}")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a mapping that repeats a key (YAML would silently keep the last value)."""
+    """YAML's safe loader, refusing a mapping that repeats a key (YAML would silently keep the last value), and
+    building ``YamlMapping`` objects that know the line of each key."""
 
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
         seen = set()
+        lines = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
-        return super().construct_mapping(node, deep)
+            try:
+                lines[key] = key_node.start_mark.line + 1
+            except TypeError:  # an unhashable key; SafeLoader refuses it below with its own message
+                pass
+        mapping = YamlMapping(super().construct_mapping(node, deep))
+        mapping.line = node.start_mark.line + 1
+        mapping.key_lines = lines
+        return mapping
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node, True))
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
@@ -60,10 +104,11 @@ def load_yaml(path: Path) -> dict[str, Any]:
 def check_keys(path: Path, where: str, mapping: Any, required: set[str], optional: set[str] = frozenset()) -> None:
     """Check that ``mapping`` (found at key path ``where`` in ``path``) is a dict with exactly the allowed keys.
 
-    Raises ``ConfigError`` naming the file, the key path and the missing or unknown keys.
+    Raises ``ConfigError`` naming the file, the line (of the first unknown key, else of the mapping), the key
+    path and the missing or unknown keys.
     """
     if not isinstance(mapping, dict):
-        raise ConfigError(f"{path}: {where}: expected a mapping, got {type(mapping).__name__}")
+        raise error(path, where, f"expected a mapping, got {type(mapping).__name__}", _line_hint(mapping))
     missing = required - mapping.keys()
     unknown = mapping.keys() - required - optional
     problems = []
@@ -72,13 +117,20 @@ def check_keys(path: Path, where: str, mapping: Any, required: set[str], optiona
     if unknown:
         problems.append(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
     if problems:
-        raise ConfigError(f"{path}: {where}: {'; '.join(problems)}")
+        first_unknown = min(unknown, key=lambda k: line_of(mapping, k) or 0) if unknown else None
+        line = line_of(mapping, first_unknown) if unknown else line_of(mapping)
+        raise error(path, where, "; ".join(problems), line)
 
 
-def require_int(path: Path, where: str, value: Any, minimum: int | None = None) -> int:
-    """Return ``value`` if it is an integer (not a bool) no smaller than ``minimum``, else raise ``ConfigError``."""
+def _line_hint(value: Any) -> int | None:
+    return value.line if isinstance(value, YamlMapping) else None
+
+
+def require_int(path: Path, where: str, value: Any, minimum: int | None = None, line: int | None = None) -> int:
+    """Return ``value`` if it is an integer (not a bool) no smaller than ``minimum``, else raise ``ConfigError``
+    naming ``path``, ``line`` (when known) and ``where``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{path}: {where}: expected an integer, got {value!r}")
+        raise error(path, where, f"expected an integer, got {value!r}", line)
     if minimum is not None and value < minimum:
-        raise ConfigError(f"{path}: {where}: {value} is below the minimum {minimum}")
+        raise error(path, where, f"{value} is below the minimum {minimum}", line)
     return value

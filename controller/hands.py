@@ -8,6 +8,9 @@ be combined with any other sequence", kept as the ``wheel`` flag of each jurisdi
 
 ``evaluate`` looks each hand up in a table of the 6,175 possible multisets of five ranks, built once at import
 from first principles (counts of each rank, five consecutive ranks), then applies the flush.
+
+``evaluate_three`` evaluates the three-card hands of NJ 13:69F-25.5(c) (the optional three-card wager of Double
+Cross Poker): A-2-3 and Q-K-A are straights, K-A-2 is not.
 """
 
 from __future__ import annotations
@@ -124,3 +127,74 @@ def evaluate(cards: Sequence[str], *, wheel: bool = True) -> HandValue:
         else:
             category = "flush"
     return HandValue(category, tiebreak)
+
+
+#: Three-card hand categories of NJ 13:69F-25.5(c), lowest first; "high_card" names a hand with none of them.
+THREE_CARD_CATEGORIES: tuple[str, ...] = (
+    "high_card",
+    "pair",
+    "flush",
+    "straight",
+    "three_of_a_kind",
+    "straight_flush",
+)
+_THREE_CARD_INDEX = {name: i for i, name in enumerate(THREE_CARD_CATEGORIES)}
+
+
+@functools.total_ordering
+@dataclass(frozen=True)
+class ThreeCardValue:
+    """The value of a three-card hand (NJ 13:69F-25.5(c), the optional three-card wager).
+
+    ``category`` is one of ``THREE_CARD_CATEGORIES``; ``ranks`` (0 = deuce .. 12 = ace) break ties within it
+    as for five cards (NY 5324.39(b)(3) read for three cards): the pair's rank then the kicker; a straight
+    gives its top card only (1, the three, for A-2-3). Values compare with ``<``/``==``: category first.
+    """
+
+    category: str
+    ranks: tuple[int, ...]
+
+    @property
+    def key(self) -> tuple[int, tuple[int, ...]]:
+        """Sort key: (category index, tie-break ranks)."""
+        return (_THREE_CARD_INDEX[self.category], self.ranks)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ThreeCardValue):
+            return NotImplemented
+        return self.key < other.key
+
+
+def evaluate_three(cards: Sequence[str]) -> ThreeCardValue:
+    """Evaluate exactly three distinct cards (e.g. ``["Qh", "Kh", "Ah"]``) into a ``ThreeCardValue``.
+
+    NJ 13:69F-25.5(c): three-card straight flush (three suited cards in consecutive rank), three of a kind,
+    three-card straight (three consecutive ranks not all suited; A-2-3 and Q-K-A count, K-A-2 does not:
+    "an ace may not be combined with a king and two", (c)3), three-card flush (suited, not consecutive), one
+    pair; anything else is ``high_card``. The order follows the probabilities of the categories (a straight
+    ranks above a flush with three cards). Raises ``CardError`` for anything other than three distinct cards.
+    """
+    try:
+        ranks = tuple(sorted((_RANK_OF[c] for c in cards), reverse=True))
+        valid = len(ranks) == 3 and len(set(cards)) == 3
+    except (KeyError, TypeError):
+        valid = False
+    if not valid:
+        parse_cards(cards, 3, "hand")  # raises a CardError that names the problem
+        raise CardError("hand", f"{cards!r} is not three distinct cards")
+    suited = len({c[1] for c in cards}) == 1
+    high, mid, low = ranks
+    if high == low:
+        return ThreeCardValue("three_of_a_kind", (high,))
+    if high == mid or mid == low:
+        pair, kicker = (high, low) if high == mid else (low, high)
+        return ThreeCardValue("pair", (pair, kicker))
+    if high - low == 2:
+        top: int | None = high
+    elif ranks == (_ACE, 1, 0):  # A-2-3, the ace low
+        top = 1
+    else:
+        top = None  # K-A-2 and every other gapped hand
+    if top is not None:
+        return ThreeCardValue("straight_flush" if suited else "straight", (top,))
+    return ThreeCardValue("flush" if suited else "high_card", ranks)

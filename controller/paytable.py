@@ -1,6 +1,8 @@
 """Jurisdictions: pay tables, ranking flags and bet multiples, loaded from ``config/jurisdictions/*.yaml``.
 
-Each value in a jurisdiction file carries the citation it comes from (see ``config/jurisdictions/ny.yaml``).
+Each value in a jurisdiction file carries the citation it comes from (see ``config/jurisdictions/ny.yaml``), and a
+``reading`` where the text we hold is silent. The regulation's floor and fixed rules are not in these editable
+files: they are in ``controller.minimums``, and a file that breaks them is refused on load.
 Pay tables map every paying hand to odds "N to 1" (an integer N >= 1; the stake comes back plus N times it)
 or to ``push``; a hand below a pair of 6s loses (NY 9 NYCRR 5324.39(f)). The paying hands split the NY (b)(2) "pair" into a
 pair of 6s through 10s and a pair of jacks or better, because NY (f)(1),(2) pay them differently.
@@ -13,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.config import CONFIG_DIR, ConfigError, check_keys, load_yaml, require_int
+from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 from controller.hands import CATEGORIES, HandValue
+from controller.minimums import REGULATIONS, Regulation, odds_text, odds_value
 
 #: Paying hands, lowest first. A hand below a pair of 6s has no entry and always loses.
 PAY_HANDS: tuple[str, ...] = ("pair_6s_to_10s", "pair_jacks_or_better") + CATEGORIES[2:]
@@ -37,11 +40,13 @@ def pay_hand(value: HandValue) -> str | None:
 
 @dataclass(frozen=True)
 class PayTable:
-    """One pay table: ``pays`` maps a paying hand to odds N (int, N to 1) or ``"push"``; ``citation`` its source."""
+    """One pay table: ``pays`` maps a paying hand to odds N (int, N to 1) or ``"push"``; ``citation`` its source;
+    ``reading`` the reading taken where the cited text is silent (None when the text says it)."""
 
     name: str
     pays: dict[str, int | str]
     citation: str
+    reading: str | None = None
 
     def outcome(self, value: HandValue) -> tuple[str, int]:
         """Outcome of a wager on a hand of ``value``: ``("win", N)``, ``("push", 0)`` or ``("lose", 0)``."""
@@ -75,14 +80,20 @@ class Jurisdiction:
 def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -> Jurisdiction:
     """Load a jurisdiction by code (``"ny"`` -> ``config/jurisdictions/ny.yaml``) or from a file path.
 
-    Raises ``ConfigError`` naming the jurisdiction or file and the key for an unknown jurisdiction, malformed
-    YAML, a missing or unknown key, odds that are not a positive integer or ``push``, or a paying hand that
-    is missing or unknown. Wrap-around straights are refused: no regulation here allows them.
+    The file's ``jurisdiction`` code selects the regulation it answers to (``controller.minimums``); loaded by
+    code, the file must carry that same code. Raises ``ConfigError`` naming the file, the line and the key
+    path for: an unknown jurisdiction, malformed YAML, a missing or unknown key, odds that are not a positive
+    integer or ``push``, a paying hand missing or unknown, a hand paid below its jurisdiction's minimum (NY
+    9 NYCRR 5324.39(f) "no less than"; the message gives the configured odds and the minimum with its
+    citation), ranking rules other than the regulation's (wheel allowed, no wrap-around: NY (b)(1),(b)(2);
+    NJ 13:69F-25.5(a)) and bet multiples outside one to three times the ante (NY (c)(4)).
     """
     text = str(name_or_path)
     if len(text) > 4096:
         raise ConfigError(f"jurisdiction {text[:40]!r}...: neither a jurisdiction code nor a file path")
+    code_asked = None
     if re.fullmatch(r"[a-z]{2,8}", text):
+        code_asked = text
         path = Path(config_dir) / "jurisdictions" / f"{text}.yaml"
         if not path.is_file():
             known = sorted(p.stem for p in (Path(config_dir) / "jurisdictions").glob("*.yaml"))
@@ -90,24 +101,45 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     else:
         path = Path(text)
     data = load_yaml(path)
-    check_keys(path, "top level", data, {"jurisdiction", "name", "citation", "ranking", "bet_multiples", "pay_tables"})
+    check_keys(path, "top level", data, {"jurisdiction", "name", "citation", "ranking", "bet_multiples", "pay_tables"},
+               {"reading"})
+    code = data["jurisdiction"]
+    if code not in REGULATIONS:
+        raise error(path, "jurisdiction", f"no regulation known for {code!r} (known: {', '.join(REGULATIONS)})",
+                    line_of(data, "jurisdiction"))
+    if code_asked is not None and code != code_asked:
+        raise error(path, "jurisdiction", f"{code!r} in a file loaded as jurisdiction {code_asked!r}",
+                    line_of(data, "jurisdiction"))
+    regulation = REGULATIONS[code]
     ranking = data["ranking"]
     check_keys(path, "ranking", ranking, {"wheel", "wrap_around"})
-    wheel = _cited_value(path, "ranking.wheel", ranking["wheel"])
-    wrap = _cited_value(path, "ranking.wrap_around", ranking["wrap_around"])
-    if not isinstance(wheel, bool) or not isinstance(wrap, bool):
-        raise ConfigError(f"{path}: ranking: wheel and wrap_around must be true or false")
-    if wrap:
-        raise ConfigError(f"{path}: ranking.wrap_around: true is not supported (no regulation allows wrap-around)")
+    for key in ("wheel", "wrap_around"):
+        value = _cited_value(path, f"ranking.{key}", ranking[key])
+        line = line_of(ranking[key], "value")
+        if not isinstance(value, bool):
+            raise error(path, f"ranking.{key}", f"expected true or false, got {value!r}", line)
+        if value != getattr(regulation, key):
+            if key == "wrap_around":
+                raise error(path, "ranking.wrap_around", "true is not supported (no regulation allows "
+                            f"wrap-around; {regulation.ranking_citation})", line)
+            raise error(path, f"ranking.{key}", f"{str(value).lower()} is not the ranking of "
+                        f"{regulation.name} ({regulation.ranking_citation})", line)
+    wheel = ranking["wheel"]["value"]
     multiples = _cited_value(path, "bet_multiples", data["bet_multiples"])
+    line = line_of(data["bet_multiples"], "value")
     if not isinstance(multiples, list) or not multiples:
-        raise ConfigError(f"{path}: bet_multiples.value: expected a non-empty list of integers, got {multiples!r}")
-    multiples = tuple(sorted({require_int(path, "bet_multiples.value", m, 1) for m in multiples}))
+        raise error(path, "bet_multiples.value", f"expected a non-empty list of integers, got {multiples!r}", line)
+    multiples = tuple(sorted({require_int(path, "bet_multiples.value", m, 1, line) for m in multiples}))
+    outside = [m for m in multiples if m not in regulation.bet_multiples]
+    if outside:
+        raise error(path, "bet_multiples.value", f"{outside[0]}x is not allowed in {regulation.name} (allowed: "
+                    f"{', '.join(f'{m}x' for m in sorted(regulation.bet_multiples))}; {regulation.multiples_citation})",
+                    line)
     tables = data["pay_tables"]
     check_keys(path, "pay_tables", tables, set(TABLE_NAMES))
-    loaded = {name: _load_table(path, name, tables[name]) for name in TABLE_NAMES}
+    loaded = {name: _load_table(path, name, tables[name], regulation) for name in TABLE_NAMES}
     return Jurisdiction(
-        code=str(data["jurisdiction"]),
+        code=str(code),
         name=str(data["name"]),
         citation=str(data["citation"]),
         wheel=wheel,
@@ -118,20 +150,27 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
 
 
 def _cited_value(path: Path, where: str, entry: Any) -> Any:
-    check_keys(path, where, entry, {"value", "citation"})
+    check_keys(path, where, entry, {"value", "citation"}, {"reading"})
     return entry["value"]
 
 
-def _load_table(path: Path, name: str, entry: Any) -> PayTable:
+def _load_table(path: Path, name: str, entry: Any, regulation: Regulation) -> PayTable:
     where = f"pay_tables.{name}"
-    check_keys(path, where, entry, {"citation", "pays"})
+    check_keys(path, where, entry, {"citation", "pays"}, {"reading"})
     pays = entry["pays"]
     check_keys(path, f"{where}.pays", pays, set(PAY_HANDS))
+    minimum = regulation.minimums[name]
     table: dict[str, int | str] = {}
     for hand in PAY_HANDS:
         odds = pays[hand]
-        if odds == "push":
-            table[hand] = "push"
-        else:
-            table[hand] = require_int(path, f"{where}.pays.{hand}", odds, 1)
-    return PayTable(name=name, pays=table, citation=str(entry["citation"]))
+        line = line_of(pays, hand)
+        if odds != "push":
+            odds = require_int(path, f"{where}.pays.{hand}", odds, 1, line)
+        least = minimum.pays[hand]
+        if odds_value(odds) < odds_value(least):
+            raise error(path, f"{where}.pays.{hand}", f"{hand} pays {odds_text(odds)}, below the minimum "
+                        f"{odds_text(least)} of {regulation.name} ({minimum.citation})", line)
+        table[hand] = odds
+    reading = entry.get("reading")
+    return PayTable(name=name, pays=table, citation=str(entry["citation"]),
+                    reading=None if reading is None else str(reading))

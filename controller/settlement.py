@@ -20,7 +20,7 @@ from controller.cards import CardError, check_distinct, parse_card, parse_cards,
 from controller.config import CONFIG_DIR, ConfigError
 from controller.hands import HandValue, evaluate
 from controller.paytable import Jurisdiction, load_jurisdiction
-from controller.table import DECISIONS, WagerError, check_wagers
+from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
 from drivers.events import SEATS
 
 #: Order in which a seat's wagers are settled: hand by hand, the five-card bonus last (PA 674a.11(h)(5)).
@@ -172,17 +172,18 @@ def _middle_outcome(across: HandValue, down: HandValue, jurisdiction: Jurisdicti
     return "lose", 0
 
 
-def settle_round(data: Any, config_dir=CONFIG_DIR) -> dict[str, Any]:
+def settle_round(data: Any, config_dir=CONFIG_DIR, table: TableConfig | None = None) -> dict[str, Any]:
     """Settle a round given in the ``crisscross settle`` JSON shape and return the output JSON object.
 
-    Input: ``{"jurisdiction": code or pay-table file, "community": {"across": [c, c], "down": [c, c],
+    Input: ``{"jurisdiction": code (``ny``, ``pa``, ``nj``) or pay-table file, "community": {"across": [c, c], "down": [c, c],
     "middle": c}, "seats": [{"seat": n, "cards": [c, c], "wagers": {name: minor units}}]}``.
     Output: ``{"jurisdiction": as given, "seats": [seat objects in settlement order, highest seat first]}``; each
     seat object is described by ``SeatSettlement.to_json``.
     Raises ``SettlementInputError`` (``seat``, ``field``) for an unknown card, a duplicate card anywhere in
     the round, unequal antes, a bet that is not an allowed multiple of the ante, a bet after a fold, a bonus
     without antes, an amount that is not a positive integer, an unknown wager, an unknown jurisdiction, or a
-    seat outside 1-6 or repeated.
+    seat outside 1-6 or repeated. With ``table`` (a loaded ``table.yaml``), also a seat not in play at that table
+    and an ante or five-card bonus outside its limits (``controller.table.check_limits``).
     """
     if not isinstance(data, dict):
         raise SettlementInputError(None, "round", f"expected a JSON object, got {type(data).__name__}")
@@ -207,6 +208,14 @@ def settle_round(data: Any, config_dir=CONFIG_DIR) -> dict[str, Any]:
     seen_seats: set[int] = set()
     for index, entry in enumerate(seats_data):
         seat, cards, wagers = _parse_seat(index, entry, jurisdiction, seen_seats)
+        if table is not None:
+            if seat not in table.seats:
+                raise SettlementInputError(seat, "seat", f"not in play at table {table.table_id} "
+                                           f"(seats {', '.join(map(str, table.seats))}, {table.source})")
+            try:
+                check_limits(seat, wagers, table)
+            except WagerError as exc:
+                raise SettlementInputError(seat, exc.field, f"{exc.reason} (table {table.table_id})") from None
         for i, card in enumerate(cards):
             places[f"seat {seat} cards[{i}]"] = (seat, f"cards[{i}]")
             placed.append((f"seat {seat} cards[{i}]", card))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cards import short
-from controller.config import CONFIG_DIR, ConfigError, check_keys, load_yaml, require_int
+from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 from drivers.events import SEATS, SPOTS
 
 #: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
@@ -117,10 +117,10 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
 
 def _limits(path: Path, where: str, entry: Any) -> Limits:
     check_keys(path, where, entry, {"min", "max"})
-    low = require_int(path, f"{where}.min", entry["min"], 1)
-    high = require_int(path, f"{where}.max", entry["max"], 1)
+    low = require_int(path, f"{where}.min", entry["min"], 1, line_of(entry, "min"))
+    high = require_int(path, f"{where}.max", entry["max"], 1, line_of(entry, "max"))
     if low > high:
-        raise ConfigError(f"{path}: {where}: min {low} is above max {high}")
+        raise error(path, where, f"min {low} is above max {high}", line_of(entry))
     return Limits(low, high)
 
 
@@ -182,9 +182,19 @@ def check_bet(seat: int | None, name: str, amount: int, ante: int, bet_multiples
 
 
 def check_limits(seat: int, wagers: Mapping[str, int], config: TableConfig) -> None:
-    """Check the antes and the five-card bonus against the table limits. Raises ``WagerError``."""
+    """Check a seat's antes and five-card bonus (minor units) against the table limits of ``config``
+    (``limits`` in ``table.yaml``: ``ante`` applies to each of the two antes, ``five_card_bonus`` to the bonus).
+
+    The across, down and middle bets have no limits of their own: they are one to three times the ante (NY 9
+    NYCRR 5324.39(c)(4)), so the ante limits bound them. Raises ``WagerError`` naming the seat, the wager, the
+    amount and the limit it breaks (e.g. ``seat 3: wagers.ante_across: 400 is below the table minimum 500``).
+    """
     for name, limits in (("ante_across", config.ante_limits), ("ante_down", config.ante_limits),
                          ("five_card_bonus", config.bonus_limits)):
         amount = wagers.get(name)
-        if amount is not None and not limits.min <= amount <= limits.max:
-            raise WagerError(seat, f"wagers.{name}", f"{amount} is outside the table limits {limits.min}-{limits.max}")
+        if amount is None:
+            continue
+        if amount < limits.min:
+            raise WagerError(seat, f"wagers.{name}", f"{amount} is below the table minimum {limits.min}")
+        if amount > limits.max:
+            raise WagerError(seat, f"wagers.{name}", f"{amount} is above the table maximum {limits.max}")

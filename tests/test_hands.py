@@ -130,11 +130,16 @@ def test_lowest_of_each_category_beats_highest_of_the_one_below_ny_5324_39_b_2()
 # --------------------------------------------------------------------------- exhaustive count
 
 
-def test_exhaustive_category_counts_match_textbook_frequencies():
-    """All C(52,5) = 2,598,960 five-card hands give the textbook frequency of each category
-    (NY 5324.39(b)(2) definitions, ace high or low for straights, no wrap-around), and each of the
-    13 pair ranks occurs in 1,098,240 / 13 = 84,480 'pair' hands (C(4,2) * C(12,3) * 4^3), with
-    pair_rank None for every other category."""
+def test_exhaustive_counts_and_order_agree_with_textbook_and_phevaluator():
+    """All C(52,5) = 2,598,960 five-card hands, one pass:
+
+    * the textbook frequency of each category (NY 5324.39(b)(2) definitions, ace high or low for straights,
+      no wrap-around), and each of the 13 pair ranks in 1,098,240 / 13 = 84,480 'pair' hands
+      (C(4,2) * C(12,3) * 4^3), with pair_rank None for every other category;
+    * the total order of NY 5324.39(b)(3) agrees with phevaluator on every hand: hands with equal values
+      have equal oracle ranks and hands with different values different ones (7,462 classes each way), and
+      sorting the classes by our value sorts the oracle's rank numbers strictly downwards (lower = stronger).
+      Together these say: for any two of the 2,598,960 hands, <, == and > agree with the oracle."""
     expected = {
         "royal_flush": 4,
         "straight_flush": 36,
@@ -150,11 +155,16 @@ def test_exhaustive_category_counts_match_textbook_frequencies():
     assert sum(expected.values()) == 2_598_960
     started = time.perf_counter()
     counts = Counter()
-    for hand in itertools.combinations(DECK, 5):
-        value = evaluate(hand)
+    oracle_of: dict = {}  # our value -> the oracle's rank number
+    mismatches = []
+    for ids in itertools.combinations(range(52), 5):  # DECK index = rank * 4 + suit, phevaluator's card ids
+        value = evaluate([DECK[i] for i in ids])
         counts[value.category, value.pair_rank] += 1
+        rank = evaluate_cards(*ids)
+        if oracle_of.setdefault(value, rank) != rank and len(mismatches) < 5:
+            mismatches.append(([DECK[i] for i in ids], value, rank, oracle_of[value]))
     elapsed = time.perf_counter() - started
-    print(f"exhaustive enumeration of 2,598,960 hands took {elapsed:.1f} s")
+    print(f"exhaustive enumeration of 2,598,960 hands (with the oracle) took {elapsed:.1f} s")
     by_category = Counter()
     for (category, _), n in counts.items():
         by_category[category] += n
@@ -163,6 +173,10 @@ def test_exhaustive_category_counts_match_textbook_frequencies():
     for category in expected:
         if category != "pair":
             assert counts[category, None] == expected[category]
+    assert mismatches == []  # equal values -> equal oracle ranks
+    assert len(oracle_of) == 7_462 and len(set(oracle_of.values())) == 7_462  # and different -> different
+    oracle_by_value = [oracle_of[v] for v in sorted(oracle_of)]
+    assert all(a > b for a, b in itertools.pairwise(oracle_by_value))  # the same order
 
 
 # --------------------------------------------------------------------------- wheel and wrap-around

@@ -196,6 +196,10 @@ def _strategy():
 
 
 def test_a_pay_table_with_a_push_above_a_win_is_refused(tmp_path):
+    """A push ranking above a win cannot be loaded (jacks or better must pay at least 1 to 1, NY 5324.39(f)(2));
+    the par sheet's own guard refuses such a table if one is built in code."""
+    from controller.analysis.parsheet import check_middle_rule
+
     data = yaml.safe_load((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
     data["pay_tables"]["bet"]["pays"]["pair_6s_to_10s"] = 1
     data["pay_tables"]["bet"]["pays"]["pair_jacks_or_better"] = "push"
@@ -204,4 +208,6 @@ def test_a_pay_table_with_a_push_above_a_win_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "controller", "par-sheet", str(path)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2
-    assert "pushes all rank below its wins" in proc.stderr and proc.stdout == ""
+    assert "pair_jacks_or_better pays push, below the minimum 1 to 1" in proc.stderr and proc.stdout == ""
+    with pytest.raises(ValueError, match="pushes all rank below its wins"):
+        check_middle_rule(np.array([-1, 1, 0, 2, 3, 5, 8, 12, 40, 100, 500], dtype=np.float64))

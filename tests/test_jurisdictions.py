@@ -1,0 +1,267 @@
+"""The three jurisdiction files and the regulation's minimums (NY 9 NYCRR 5324.39(f) "no less than").
+
+Expected tables are written out here from the regulation texts (NY (f)(1)-(3)); Pennsylvania (58 Pa. Code
+674a.12) and New Jersey (N.J.A.C. 13:69F-25.11) pay tables are not in our texts, and their files state the
+reading taken (New York's figures). Line numbers in expected errors are found by reading the file's text here,
+not from the loader.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.config import CONFIG_DIR, ConfigError
+from controller.paytable import load_jurisdiction
+
+JURISDICTIONS = ("ny", "pa", "nj")
+HANDS = ("pair_6s_to_10s", "pair_jacks_or_better", "two_pair", "three_of_a_kind", "straight", "flush",
+         "full_house", "four_of_a_kind", "straight_flush", "royal_flush")
+
+# NY 5324.39(f)(1): jacks or better 1:1, 6s-10s push.
+NY_ANTE = dict(zip(HANDS, ["push"] + [1] * 9))
+# NY 5324.39(f)(2): push, 1, 2, 3, 5, 8, 12, 40, 100, 500.
+NY_BET = dict(zip(HANDS, ["push", 1, 2, 3, 5, 8, 12, 40, 100, 500]))
+# NY 5324.39(f)(3): pair of 6s or better 1, two pair 3, trips 4, straight 6, flush 10, full house 15, quads 40,
+# straight flush 100, royal flush 250.
+NY_BONUS = dict(zip(HANDS, [1, 1, 3, 4, 6, 10, 15, 40, 100, 250]))
+NY_TABLES = {"ante": NY_ANTE, "bet": NY_BET, "five_card_bonus": NY_BONUS}
+
+
+def file_of(code: str):
+    return CONFIG_DIR / "jurisdictions" / f"{code}.yaml"
+
+
+def hand_line(text: str, table: str, hand: str) -> int:
+    """1-based line of ``hand:`` inside ``pay_tables.<table>.pays`` of a jurisdiction file's text."""
+    lines = text.splitlines()
+    start = lines.index("pay_tables:")
+    table_at = next(i for i in range(start, len(lines)) if lines[i] == f"  {table}:")
+    return next(i for i in range(table_at, len(lines)) if lines[i].startswith(f"      {hand}:")) + 1
+
+
+def with_line(text: str, line: int, new_value: str) -> str:
+    lines = text.splitlines(keepends=True)
+    key = lines[line - 1].split(":")[0]
+    lines[line - 1] = f"{key}: {new_value}\n"
+    return "".join(lines)
+
+
+def lower(odds):
+    """One step below: N -> N-1 (1 -> push), push -> 0 (zero odds are not a table entry either)."""
+    if odds == "push":
+        return "0"
+    return "push" if odds == 1 else str(odds - 1)
+
+
+def text_of(odds) -> str:
+    return "push" if odds == "push" else f"{odds} to 1"
+
+
+@pytest.mark.parametrize("code", JURISDICTIONS)
+def test_each_jurisdiction_has_its_own_file_with_the_tables_it_cites(code):
+    """NY 5324.39(f)(1)-(3); PA and NJ keep their own files (their tables are a stated reading of NY's)."""
+    jurisdiction = load_jurisdiction(code)
+    assert jurisdiction.code == code
+    assert jurisdiction.source == file_of(code)
+    for name, expected in NY_TABLES.items():
+        assert getattr(jurisdiction, name).pays == expected, (code, name)
+    assert jurisdiction.wheel is True
+    assert jurisdiction.bet_multiples == (1, 2, 3)
+
+
+@pytest.mark.parametrize("code", ("pa", "nj"))
+def test_silent_texts_are_said_so_with_the_reading_taken(code):
+    """PA 674a.12 and NJ 13:69F-25.11 are not in our texts: each pay table of those files names the missing
+    section and the reading taken; so does the file's top level."""
+    data = yaml.safe_load(file_of(code).read_text())
+    missing = {"pa": "674a.12", "nj": "13:69F-25.11"}[code]
+    assert "reading" in data
+    for name in NY_TABLES:
+        table = data["pay_tables"][name]
+        assert missing in table["reading"] and "not in our texts" in table["reading"], (code, name)
+        assert load_jurisdiction(code).__getattribute__(name).reading == table["reading"]
+
+
+def test_every_value_carries_a_citation():
+    """Each configured value (ranking flags, multiples, each pay table) comes with its citation."""
+    for code in JURISDICTIONS:
+        data = yaml.safe_load(file_of(code).read_text())
+        entries = [data["ranking"]["wheel"], data["ranking"]["wrap_around"], data["bet_multiples"],
+                   *data["pay_tables"].values()]
+        for entry in entries:
+            assert isinstance(entry["citation"], str) and entry["citation"].strip(), (code, entry)
+
+
+def test_ny_file_cites_the_ny_paragraphs():
+    data = yaml.safe_load(file_of("ny").read_text())
+    assert "5324.39(f)(1)" in data["pay_tables"]["ante"]["citation"]
+    assert "5324.39(f)(2)" in data["pay_tables"]["bet"]["citation"]
+    assert "5324.39(f)(3)" in data["pay_tables"]["five_card_bonus"]["citation"]
+
+
+# --------------------------------------------------------------------------- minimums
+
+
+CASES = [(code, table, hand) for code in JURISDICTIONS for table in NY_TABLES for hand in HANDS]
+
+
+@pytest.mark.parametrize("code,table,hand", CASES)
+def test_paying_less_than_the_minimum_is_refused_naming_file_line_hand_odds_minimum(tmp_path, code, table, hand):
+    """NY 5324.39(f) "no less than" (PA, NJ: the reading): one step below the minimum on any hand is refused.
+    The error names the file, the line of the hand, the hand, the configured odds and the minimum."""
+    text = file_of(code).read_text()
+    line = hand_line(text, table, hand)
+    minimum = NY_TABLES[table][hand]
+    configured = lower(minimum)
+    path = tmp_path / f"{code}.yaml"
+    path.write_text(with_line(text, line, configured))
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {line}: pay_tables.{table}.pays.{hand}:"), message
+    if configured == "0":
+        assert "0 is below the minimum 1" in message  # zero odds are not odds at all
+    else:
+        assert f"{hand} pays {text_of(lower(minimum))}, below the minimum {text_of(minimum)}" in message
+
+
+@pytest.mark.parametrize("code", JURISDICTIONS)
+def test_paying_more_than_the_minimum_is_accepted(tmp_path, code):
+    """A facility may pay more than the minimum on every hand (NY 5324.39(f) "no less than")."""
+    text = file_of(code).read_text()
+    raised = {}
+    for table, hands in NY_TABLES.items():
+        for hand, odds in hands.items():
+            raised[table, hand] = 1 if odds == "push" else odds + 1
+            text = with_line(text, hand_line(text, table, hand), str(raised[table, hand]))
+    path = tmp_path / f"{code}.yaml"
+    path.write_text(text)
+    jurisdiction = load_jurisdiction(path)
+    for (table, hand), odds in raised.items():
+        assert getattr(jurisdiction, table).pays[hand] == odds
+
+
+def test_the_minimums_are_not_in_the_editable_file():
+    """The regulation floor lives in code, not beside the pay table it polices: editing a file's odds up or
+    down cannot move the floor (the same edit is judged against the same minimum)."""
+    from controller import minimums
+
+    for code in JURISDICTIONS:
+        assert "minimum" not in yaml.safe_load(file_of(code).read_text())
+        with pytest.raises(TypeError):
+            minimums.REGULATIONS[code].minimums["bet"].pays["royal_flush"] = 1  # read-only mapping
+    with pytest.raises(TypeError):
+        minimums.REGULATIONS["zz"] = minimums.REGULATIONS["ny"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(code=st.sampled_from(JURISDICTIONS), table=st.sampled_from(tuple(NY_TABLES)), hand=st.sampled_from(HANDS),
+       odds=st.one_of(st.integers(min_value=-5, max_value=1000), st.just("push")))
+def test_property_any_odds_accepted_iff_at_least_the_minimum(tmp_path_factory, code, table, hand, odds):
+    """Parser property: a single hand set to any integer or push loads iff it is a positive integer or push
+    and is no less than the NY (f) minimum (push counts below 1 to 1); otherwise the error names its line."""
+    text = file_of(code).read_text()
+    line = hand_line(text, table, hand)
+    path = tmp_path_factory.mktemp("j") / "edited.yaml"
+    path.write_text(with_line(text, line, str(odds)))
+    minimum = NY_TABLES[table][hand]
+    value = 0 if odds == "push" else odds
+    valid = (odds == "push" or odds >= 1) and value >= (0 if minimum == "push" else minimum)
+    if valid:
+        assert getattr(load_jurisdiction(path), table).pays[hand] == odds
+    else:
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: pay_tables.{table}.pays.{hand}: ")):
+            load_jurisdiction(path)
+
+
+# --------------------------------------------------------------------------- malformed files, with lines
+
+
+def ny_text():
+    return file_of("ny").read_text()
+
+
+def line_containing(text: str, fragment: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if fragment in line)
+
+
+@pytest.mark.parametrize("edit,where,reason", [
+    (lambda t: t.replace("      flush: 8\n", "      flush: 8\n      five_aces: 9\n"), "pay_tables.bet.pays",
+     "unknown key(s) five_aces"),
+    (lambda t: t.replace("      flush: 8\n", "      flush: -8\n"), "pay_tables.bet.pays.flush", "-8 is below the minimum 1"),
+    (lambda t: t.replace("      flush: 8\n", "      flush: 8.5\n"), "pay_tables.bet.pays.flush",
+     "expected an integer, got 8.5"),
+    (lambda t: t.replace("      flush: 8\n", "      flush: eight\n"), "pay_tables.bet.pays.flush",
+     "expected an integer, got 'eight'"),
+    (lambda t: t.replace("  value: [1, 2, 3]\n", "  value: [1, 2, 3, 4]\n"), "bet_multiples.value",
+     "4x is not allowed in New York"),
+    (lambda t: t.replace("    value: true\n", "    value: false\n", 1), "ranking.wheel",
+     "false is not the ranking of New York"),
+    (lambda t: t.replace("jurisdiction: ny\n", "jurisdiction: zz\n"), "jurisdiction", "no regulation known for 'zz'"),
+])
+def test_a_bad_value_is_refused_with_file_and_line(tmp_path, edit, where, reason):
+    """Unknown keys, negative or non-integer odds, multiples beyond 3x the ante (NY 5324.39(c)(4)), a ranking
+    other than the regulation's (NY (b)) and an unknown jurisdiction are refused naming file and line."""
+    text = edit(ny_text())
+    assert text != ny_text()
+    changed = next(i for i, (a, b) in enumerate(zip(text.splitlines(), ny_text().splitlines()), 1) if a != b)
+    path = tmp_path / "custom.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {changed}: {where}: "), message
+    assert reason in message
+
+
+def test_a_missing_hand_is_refused_with_the_line_of_its_table(tmp_path):
+    text = ny_text().replace("      flush: 8\n", "")
+    path = tmp_path / "custom.yaml"
+    path.write_text(text)
+    pays_line = hand_line(text, "bet", "pair_6s_to_10s")  # a mapping's line is that of its first key
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {pays_line}: pay_tables.bet.pays: missing key(s) flush")):
+        load_jurisdiction(path)
+
+
+def test_malformed_yaml_is_refused_with_its_line(tmp_path):
+    text = ny_text().replace("      flush: 8\n", "      flush: [8\n")
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"bad.yaml: line \d+, column \d+ malformed YAML"):
+        load_jurisdiction(path)
+
+
+def test_a_file_loaded_by_code_must_carry_that_code(tmp_path):
+    """``pa`` must load the Pennsylvania rules: a file named pa.yaml that says ``jurisdiction: ny`` is refused."""
+    shutil.copytree(CONFIG_DIR, tmp_path / "config")
+    pa = tmp_path / "config" / "jurisdictions" / "pa.yaml"
+    pa.write_text(pa.read_text().replace("jurisdiction: pa\n", "jurisdiction: ny\n"))
+    line = line_containing(pa.read_text(), "jurisdiction: ny")
+    with pytest.raises(ConfigError, match=re.escape(f"{pa}: line {line}: jurisdiction: 'ny' in a file loaded as jurisdiction 'pa'")):
+        load_jurisdiction("pa", tmp_path / "config")
+
+
+def test_the_service_refuses_to_start_below_the_minimum(tmp_path):
+    """`crisscross run` on a table whose jurisdiction file pays below the minimum: exit status 2, one line
+    naming the file, the line and the hand; no journal is created, no device is opened."""
+    shutil.copytree(CONFIG_DIR, tmp_path / "config")
+    ny = tmp_path / "config" / "jurisdictions" / "ny.yaml"
+    text = ny.read_text()
+    line = hand_line(text, "bet", "royal_flush")
+    ny.write_text(with_line(text, line, "400"))
+    table = tmp_path / "config" / "table.yaml"
+    proc = subprocess.run([sys.executable, "-m", "controller", "run", "--config", str(table), "--rounds", "1",
+                           "--journal", str(tmp_path / "j.jsonl")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    (message,) = proc.stderr.splitlines()
+    assert f"{ny}: line {line}: pay_tables.bet.pays.royal_flush: royal_flush pays 400 to 1, below the minimum 500 to 1" in message
+    assert not (tmp_path / "j.jsonl").exists()
