@@ -1,0 +1,176 @@
+"""The crash test: kill the service with SIGKILL at random moments, restart it, and prove nothing was lost.
+
+    python -m hil.crash --rounds 200 --seed 1 [--journal PATH] [--config config/table.yaml]
+
+The shoe, bet-sensor and panel simulators and the scripted table (players, dealer and a supervisor,
+``controller.simtable``) run in this process for the whole test, as the real devices and people stay when the
+table PC loses power. The service runs as a separate process (``crisscross run`` with ``--port`` at each
+simulator) and is killed with SIGKILL after a random time (0.2 s to ``--max-life`` seconds: during start-up,
+replay, dealing, settlement, anywhere), then started again on the same journal. On each start it replays the
+journal, asks the shoe what it last dispensed and holds an interrupted round in its fault state until the
+simulated supervisor clears it (or, with probability ``--void-rate``, voids it).
+
+Once at least ``--rounds`` rounds ended (closed or voided), the service is started one last time and stopped
+with SIGTERM, which lets the round in progress finish. Then the journal and the shoe simulator's own record
+must prove: every round finished or was voided; every wager placed was settled or returned exactly once; money
+is conserved; no card was dispensed twice and every stack the shoe dealt is in the journal; the journal's hash
+chain verifies (``hil.checks``). Prints the kills, the rounds completed and voided and the discrepancies (which
+must be zero); exits 0 only when there is none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.cli import positive_int
+from controller.config import CONFIG_DIR
+from controller.journal import JournalError, read_records
+from controller.service import jurisdiction_for, start_simulators
+from controller.simtable import SimulatedTable
+from controller.table import load_table_config
+from hil.checks import check_journal
+
+
+@dataclass
+class CrashResult:
+    """What a crash test saw: kills, rounds closed and voided, supervisor actions, discrepancies."""
+
+    kills: int = 0
+    starts: int = 0
+    rounds_closed: int = 0
+    rounds_voided: int = 0
+    supervisor_actions: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def rounds_ended(journal: Path) -> int:
+    """Rounds closed or voided so far, counted from the journal's lines (a torn last line is ignored)."""
+    try:
+        text = journal.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return 0
+    return sum(1 for line in text.splitlines() if '"type":"RoundClosed"' in line or '"type":"RoundVoided"' in line)
+
+
+def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_DIR / "table.yaml", *,
+                   max_life: float = 4.0, void_rate: float = 0.1, mistakes: float = 0.1,
+                   timeout: float = 1200.0, log=print) -> CrashResult:
+    """Run the crash test (module docstring) until ``rounds`` rounds ended; return what it saw.
+
+    ``journal`` must be new. Raises ``ValueError`` for a journal that exists, ``ConfigError`` for a bad
+    ``config``; a service that does not stop within 120 s of SIGTERM is killed and reported as a discrepancy.
+    """
+    if journal.exists() and journal.stat().st_size:
+        raise ValueError(f"{journal}: the crash test needs a new journal file")
+    rng = random.Random(seed)
+    table_config = load_table_config(config)
+    names = list(table_config.devices)
+    sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
+    table = SimulatedTable.for_table(sims, table_config, jurisdiction_for(table_config), seed=seed, rounds=None,
+                                     mistakes=mistakes, void_rate=void_rate)
+    command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--journal", str(journal),
+               "--quiet"]
+    for name in names:
+        command += ["--port", f"{name}={sims[name].port}"]
+    result = CrashResult()
+    deadline = time.monotonic() + timeout
+    stderr_path = journal.with_name(journal.name + ".stderr")
+    try:
+        table.start()
+        with stderr_path.open("w") as stderr:
+            while rounds_ended(journal) < rounds and time.monotonic() < deadline:
+                proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+                result.starts += 1
+                life = rng.uniform(0.2, max_life)
+                try:
+                    proc.wait(timeout=life)
+                    result.problems.append(f"start {result.starts}: the service exited by itself with status "
+                                           f"{proc.returncode} (see {stderr_path})")
+                    break
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(signal.SIGKILL)
+                    proc.wait()
+                    result.kills += 1
+                log(f"kill {result.kills} after {life:.2f} s: {rounds_ended(journal)} rounds ended")
+            # the last start: SIGTERM lets the round in progress finish (or a held one be cleared or voided)
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+            result.starts += 1
+            time.sleep(3.0)
+            proc.send_signal(signal.SIGTERM)
+            try:
+                status = proc.wait(timeout=120)
+                if status != 0:
+                    result.problems.append(f"the last run stopped with status {status} (see {stderr_path})")
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                result.problems.append("the last run did not stop within 120 s of SIGTERM")
+    finally:
+        table.stop()
+        dispensed = sims["shoe"].dispensed
+        for sim in sims.values():
+            sim.stop()
+    result.supervisor_actions = dict(table.supervisor_actions)
+    if rounds_ended(journal) < rounds:
+        result.problems.append(f"only {rounds_ended(journal)} rounds ended within {timeout:.0f} s")
+    try:
+        rounds_seen, problems = check_journal(journal, shoe_dispensed=dispensed)
+    except JournalError as exc:
+        result.problems.append(f"journal: {exc}")
+        return result
+    result.problems += problems
+    result.rounds_closed = sum(1 for r in rounds_seen.values() if r.closed and r.voided is None)
+    result.rounds_voided = sum(1 for r in rounds_seen.values() if r.voided is not None)
+    torn = journal.with_name(journal.name + ".torn")
+    if torn.exists():
+        log(f"torn last records set aside at restarts: {len(torn.read_bytes().splitlines())} (in {torn.name})")
+    restarts = sum(1 for r in read_records(journal) if r.get("type") == "ServiceStarted" and r.get("kind") == "event")
+    if restarts != result.starts:
+        log(f"service starts journaled: {restarts} of {result.starts} (a kill during start-up comes before it)")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line of the crash test; returns 0 when no discrepancy was found."""
+    parser = argparse.ArgumentParser(prog="python -m hil.crash", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=positive_int, default=200, help="rounds to finish (default 200)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the kills, the shoe and the players")
+    parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
+    parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
+    parser.add_argument("--max-life", type=float, default=4.0,
+                        help="longest a service process lives before it is killed, seconds (default 4)")
+    parser.add_argument("--void-rate", type=float, default=0.1,
+                        help="probability that the supervisor voids a round it could resume (default 0.1)")
+    parser.add_argument("--quiet", action="store_true", help="print only the result")
+    args = parser.parse_args(argv)
+    journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-crash-")) / "journal.jsonl"
+    started = time.monotonic()
+    try:
+        result = run_crash_test(args.rounds, args.seed, journal, args.config, max_life=args.max_life,
+                                void_rate=args.void_rate, log=(lambda *_: None) if args.quiet else print)
+    except (ValueError, OSError) as exc:  # ConfigError is a ValueError
+        print(f"python -m hil.crash: {exc}", file=sys.stderr)
+        return 2
+    print(f"journal: {journal}")
+    print(f"kills (SIGKILL): {result.kills}; service starts: {result.starts}; "
+          f"time: {time.monotonic() - started:.0f} s")
+    print(f"rounds closed: {result.rounds_closed}; rounds voided: {result.rounds_voided}; "
+          f"supervisor actions: {result.supervisor_actions}")
+    print(f"discrepancies: {len(result.problems)}")
+    for problem in result.problems:
+        print(f"  - {problem}")
+    return 0 if not result.problems else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())
