@@ -65,6 +65,16 @@ class StackDispensed:
 
 
 @dataclass(frozen=True)
+class ShoeLastDispense:
+    """The shoe's answer to "what did you last do" (LAST; docs/protocol.md, "What did you last do"): the last
+    stack it dealt, transaction ``txn_id`` and its ``cards`` in the order recognised; ``txn_id`` 0 and ``()``
+    when it dealt nothing since power-on. The controller asks after a restart, before anything else."""
+
+    txn_id: int
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SpotChanged:
     """The bet sensors saw the chips on ``seat``/``spot`` change to ``amount`` minor units (0 = empty)."""
 
@@ -93,6 +103,7 @@ EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed)
 }
+EVENT_TYPES[ShoeLastDispense.__name__] = ShoeLastDispense
 
 
 def to_record(event: Any) -> dict[str, Any]:
@@ -110,7 +121,7 @@ def event_from_record(record: dict[str, Any]) -> Any:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ValueError(f"unknown device event type {name!r}")
-    if cls is StackDispensed:
+    if cls in (StackDispensed, ShoeLastDispense):
         fields["cards"] = tuple(fields.get("cards", ()))
     elif cls is SpotsSnapshot:
         fields["spots"] = tuple(tuple(s) for s in fields.get("spots", ()))
