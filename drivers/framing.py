@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -45,6 +46,8 @@ PROTOCOL_VERSION = 1
 HELLO = 0x01  #: host -> device: protocol version u8
 IDENT = 0x02  #: device -> host: version u8, kind, device id, firmware (length-prefixed ASCII)
 NAK = 0x03  #: either way: rejected seq u8, reason u8
+PING = 0x04  #: host -> device: empty; the heartbeat (docs/protocol.md, "Heartbeat")
+PONG = 0x05  #: device -> host: empty; the answer to PING
 FAULT = 0x0F  #: device -> host: code u8, length-prefixed ASCII detail
 
 #: NAK reasons (docs/protocol.md, "NAK"): code -> name.
@@ -54,7 +57,7 @@ NAK_BAD_PAYLOAD = 2
 NAK_NOT_ALLOWED = 3
 
 #: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names``.
-MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", FAULT: "FAULT"}
+MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", FAULT: "FAULT"}
 
 _CRC = Calculator(Crc16.IBM_3740, optimized=True)
 
@@ -206,12 +209,16 @@ class FrameDecoder:
     With ``track_sequence`` (default) it also applies the receiver sequence rules: a frame identical to the
     previous one (same seq, type and payload) is an exact duplicate and is dropped (``duplicates`` counts
     them); a seq other than previous + 1 (mod 256) is logged at WARNING and counted in ``gaps``, and the frame
-    is still delivered. ``name`` labels the log lines (e.g. ``"shoe<-"``).
+    is still delivered. ``name`` labels the log lines (e.g. ``"shoe<-"``). ``on_duplicate``, if given, is
+    called with each dropped exact duplicate (a device uses it to answer the frame again without acting on it
+    twice; docs/protocol.md, "Receiving"); an exception it raises propagates out of ``feed``.
     """
 
-    def __init__(self, *, name: str = "link", track_sequence: bool = True) -> None:
+    def __init__(self, *, name: str = "link", track_sequence: bool = True,
+                 on_duplicate: Callable[[Frame], None] | None = None) -> None:
         self.name = name
         self.track_sequence = track_sequence
+        self.on_duplicate = on_duplicate
         self._buffer = bytearray()
         self._last: Frame | None = None
         self.error_counts: collections.Counter[str] = collections.Counter()
@@ -255,6 +262,8 @@ class FrameDecoder:
             if frame == last:
                 self.duplicates += 1
                 log.debug("%s: dropped exact duplicate %r", self.name, frame)
+                if self.on_duplicate is not None:
+                    self.on_duplicate(frame)
                 return False
             expected = (last.seq + 1) & 0xFF
             if frame.seq != expected:
