@@ -216,8 +216,8 @@ class Service:
             for name, dev in config.devices.items():
                 port = self.sims[name].port if name in self.sims else ports.get(name, dev.port)
                 self.drivers[name] = DRIVERS[dev.driver](
-                    port, self.events, name=name, handshake_timeout=config.handshake_timeout_s,
-                    response_timeout=config.response_timeout_s, retries=config.retries)
+                    port, self.events, name=name, timing=config.timing, identity=dev.identity,
+                    search=dev.search if name not in self.sims else ())
         except BaseException:
             self.close()
             raise
