@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -209,16 +208,12 @@ class FrameDecoder:
     With ``track_sequence`` (default) it also applies the receiver sequence rules: a frame identical to the
     previous one (same seq, type and payload) is an exact duplicate and is dropped (``duplicates`` counts
     them); a seq other than previous + 1 (mod 256) is logged at WARNING and counted in ``gaps``, and the frame
-    is still delivered. ``name`` labels the log lines (e.g. ``"shoe<-"``). ``on_duplicate``, if given, is
-    called with each dropped exact duplicate (a device uses it to answer the frame again without acting on it
-    twice; docs/protocol.md, "Receiving"); an exception it raises propagates out of ``feed``.
+    is still delivered. ``name`` labels the log lines (e.g. ``"shoe<-"``).
     """
 
-    def __init__(self, *, name: str = "link", track_sequence: bool = True,
-                 on_duplicate: Callable[[Frame], None] | None = None) -> None:
+    def __init__(self, *, name: str = "link", track_sequence: bool = True) -> None:
         self.name = name
         self.track_sequence = track_sequence
-        self.on_duplicate = on_duplicate
         self._buffer = bytearray()
         self._last: Frame | None = None
         self.error_counts: collections.Counter[str] = collections.Counter()
@@ -262,8 +257,6 @@ class FrameDecoder:
             if frame == last:
                 self.duplicates += 1
                 log.debug("%s: dropped exact duplicate %r", self.name, frame)
-                if self.on_duplicate is not None:
-                    self.on_duplicate(frame)
                 return False
             expected = (last.seq + 1) & 0xFF
             if frame.seq != expected:

@@ -115,9 +115,11 @@ class PtySimulator(abc.ABC):
         self._replug_timer: threading.Timer | None = None
         #: Every fault that took effect, by kind (injected or chosen by ``chaos``).
         self.fault_counts: collections.Counter[str] = collections.Counter()
-        #: The last ``HISTORY`` frames received and accepted by the decoder, in order (dropped ones included);
+        #: The last ``HISTORY`` frames received with a valid CRC, in order (dropped and duplicate ones included);
         #: bounded so that a simulator running for days keeps a constant memory.
         self.received: deque[Frame] = deque(maxlen=HISTORY)
+        #: Exact duplicates received (same seq, type and payload as the frame before): answered again, not handled.
+        self.duplicates = 0
         #: ``(time.monotonic(), frame)`` for the same frames as ``received``.
         self.arrivals: deque[tuple[float, Frame]] = deque(maxlen=HISTORY)
 
@@ -189,7 +191,8 @@ class PtySimulator(abc.ABC):
             os.replace(tmp, link)  # atomic, as udev does
 
     def _new_decoder(self) -> FrameDecoder:
-        return FrameDecoder(name=f"{self.kind}-sim<-", on_duplicate=self._answer_again)
+        # Exact duplicates are found in ``_dispatch``, in frame order, so that they can be answered again.
+        return FrameDecoder(name=f"{self.kind}-sim<-", track_sequence=False)
 
     def _start_reader(self) -> None:
         self._reader_stop = threading.Event()
@@ -444,21 +447,11 @@ class PtySimulator(abc.ABC):
             for frame in self._decoder.feed(data):
                 self._dispatch(frame)
 
-    def _answer_again(self, frame: Frame) -> None:
-        """An exact duplicate of a received frame: send the recorded answer to it again (new seq numbers, same
-        payloads), without handling the frame a second time (docs/protocol.md, "Receiving")."""
-        with self.changed:
-            if self._is_silent():
-                return
-            last = self._last_answer
-            if last is None or last[0] != frame:
-                return
-            log.debug("%s-sim: duplicate %r answered again, not handled again", self.kind, frame)
-            try:
-                for msg_type, payload in last[1]:
-                    self.send(msg_type, payload)
-            except OSError as exc:
-                log.error("%s-sim: cannot answer duplicate seq=%d: %s", self.kind, frame.seq, exc)
+    def _answer_again(self, answers: list[tuple[int, bytes]]) -> None:
+        """Send the recorded answer to a frame again (new seq numbers, same payloads): the frame was an exact
+        duplicate of the previous one and is not handled a second time (docs/protocol.md, "Receiving")."""
+        for msg_type, payload in answers:
+            self.send(msg_type, payload)
 
     def _dispatch(self, frame: Frame) -> None:
         with self.changed:
@@ -467,6 +460,12 @@ class PtySimulator(abc.ABC):
                 self.arrivals.append((time.monotonic(), frame))
                 if self._is_silent():
                     log.debug("%s-sim: silent, ignored %r", self.kind, frame)
+                    return
+                last = self._last_answer
+                if last is not None and last[0] == frame:
+                    self.duplicates += 1
+                    log.debug("%s-sim: duplicate %r answered again, not handled again", self.kind, frame)
+                    self._answer_again(last[1])
                     return
                 if self._drop_in or self._chaos_pick(frame.msg_type, incoming=True):
                     self._drop_in = max(0, self._drop_in - 1)
