@@ -5,6 +5,9 @@
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
 - ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step.
+- ``crisscross journal verify PATH`` checks a journal's sequence numbers and hash chain without changing the
+  file: exit 0 intact, 1 tampered (the first edited, removed, inserted or reordered record is named by line and
+  seq), 2 a file that cannot be read as a journal (one line on standard error).
 - ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
   five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
 - ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
@@ -59,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     paytable.add_argument("jurisdiction", metavar="JURISDICTION",
                           help="a jurisdiction code (ny, pa, nj) or the path of a pay-table file")
 
+    journal = sub.add_parser("journal", help="journal tools", parents=[common])
+    journal_sub = journal.add_subparsers(dest="journal_command", required=True)
+    verify = journal_sub.add_parser("verify", help="check a journal's hash chain; name the first tampered record",
+                                    parents=[common])
+    verify.add_argument("path", type=Path, metavar="PATH", help="journal file (JSON lines)")
+
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
@@ -95,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         return _par_sheet(args)
     if args.command == "recall":
         return _recall(args)
+    if args.command == "journal":
+        return _journal_verify(args.path)
     return _run(args)
 
 
@@ -197,6 +208,23 @@ def _settle(path: Path | None, table_path: Path | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
     return 0
+
+
+def _journal_verify(path: Path) -> int:
+    """``crisscross journal verify PATH``: 0 intact, 1 tampered, 2 unreadable (controller.journal.verify_journal).
+    Reads the file only; never writes it."""
+    from controller.journal import JournalError, verify_journal
+
+    try:
+        count, tamper = verify_journal(path)
+    except JournalError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    if tamper is None:
+        print(f"{path}: intact, {count} records")
+        return 0
+    print(f"{path}: tampered: {tamper}")
+    return 1
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -51,17 +52,27 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise JournalError(f"{path}: not a regular file")
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith("\n"):
-                raise JournalError(f"{path}: line {number}: incomplete last line (no newline)")
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise JournalError(f"{path}: line {number}: not JSON: {exc.msg}") from None
-            if not isinstance(record, dict) or not isinstance(record.get("seq"), int):
-                raise JournalError(f"{path}: line {number}: not a journal record")
-            records.append(record)
+    number = 0
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith("\n"):
+                    raise JournalError(f"{path}: line {number}: incomplete last line (no newline)")
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise JournalError(f"{path}: line {number}: not JSON: {exc.msg}") from None
+                except (ValueError, RecursionError) as exc:  # thousands of digits; nesting too deep
+                    raise JournalError(f"{path}: line {number}: not JSON: {str(exc)[:80] or type(exc).__name__}") \
+                        from None
+                seq = record.get("seq") if isinstance(record, dict) else None
+                if not isinstance(seq, int) or isinstance(seq, bool):
+                    raise JournalError(f"{path}: line {number}: not a journal record")
+                records.append(record)
+    except UnicodeDecodeError as exc:
+        raise JournalError(f"{path}: line {number + 1}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return records
 
 
@@ -77,6 +88,94 @@ def verify_chain(records: list[dict[str, Any]]) -> str | None:
             return f"record {index}: content does not match its hash (edited)"
         prev = record["hash"]
     return None
+
+
+#: The ways a journal can be tampered with, as ``verify_journal`` names them.
+TAMPER_KINDS = ("edited", "removed", "inserted", "reordered")
+
+
+@dataclass(frozen=True)
+class Tamper:
+    """The first tampered place in a journal: ``kind`` (one of ``TAMPER_KINDS``), the 1-based ``line`` of the
+    file and the ``seq`` found there (for ``removed``: the line that follows the gap and its seq), and
+    ``detail`` saying what the chain shows."""
+
+    kind: str
+    line: int
+    seq: int
+    detail: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}, seq {self.seq}: {self.kind}: {self.detail}"
+
+
+def find_tampering(records: Sequence[dict[str, Any]]) -> Tamper | None:
+    """Name the first record that was edited, removed, inserted or reordered; None when the chain is intact.
+
+    Rules (this module's docstring: ``seq`` counts 1, 2, ...; ``prev`` is the previous record's ``hash``;
+    ``hash`` covers the record): at the first line whose seq, prev or hash is wrong,
+
+    - ``inserted``: the file verifies from the line after as if this line were absent;
+    - ``edited``: seq and prev are right but the content does not match its hash (or the hash was recomputed:
+      then the next record's prev no longer matches, and the record before that one is named); or prev is
+      right and only the seq is not;
+    - ``reordered``: the seq expected here appears later in the file;
+    - ``removed``: the seq expected here appears nowhere; the line holding the next seq is named;
+    - a seq already seen earlier is ``inserted`` (a copy).
+
+    Limits: a chain without a secret cannot show records cut from the end, records appended with a correct
+    chain, or a rewrite of every hash from the edited record on.
+    """
+    prev = GENESIS
+    for index, record in enumerate(records):
+        line, expected = index + 1, index + 1
+        seq = record.get("seq")
+        self_ok = record.get("hash") == record_hash(record)
+        if seq == expected and record.get("prev") == prev and self_ok:
+            prev = record["hash"]
+            continue
+        if index + 1 < len(records) and _chain_ok(records[index + 1:], expected, prev):
+            return Tamper("inserted", line, seq, f"the chain is whole without this line (seq {expected} follows)")
+        if seq == expected and record.get("prev") == prev:
+            return Tamper("edited", line, seq, "its content does not match its hash")
+        if seq == expected:
+            if self_ok and index > 0:
+                before = records[index - 1]
+                return Tamper("edited", line - 1, before.get("seq"),
+                              f"its hash was changed: record {seq} was chained to another one")
+            return Tamper("edited", line, seq, "its prev and its content do not match the chain")
+        if record.get("prev") == prev:
+            return Tamper("edited", line, seq, f"its seq was changed (seq {expected} expected; the chain is intact)")
+        later = [i for i in range(index + 1, len(records)) if records[i].get("seq") == expected]
+        if later:
+            return Tamper("reordered", line, seq, f"seq {expected} expected here is on line {later[0] + 1}")
+        if isinstance(seq, int) and seq > expected:
+            missing = f"seq {expected}" if seq == expected + 1 else f"seq {expected}-{seq - 1}"
+            return Tamper("removed", line, seq, f"{missing} missing before this line")
+        return Tamper("inserted", line, seq, f"seq {seq} repeats an earlier record (seq {expected} expected)")
+    return None
+
+
+def _chain_ok(records: Sequence[dict[str, Any]], seq: int, prev: str) -> bool:
+    for offset, record in enumerate(records):
+        if record.get("seq") != seq + offset or record.get("prev") != prev or record.get("hash") != record_hash(record):
+            return False
+        prev = record["hash"]
+    return True
+
+
+def verify_journal(path: Path) -> tuple[int, Tamper | None]:
+    """Verify the journal file at ``path`` without changing it: ``(records, None)`` when intact, else
+    ``(records, Tamper)`` naming the first tampered record (``find_tampering``).
+
+    Raises ``JournalError`` (one line naming the file, and the line where it applies) for a file that is
+    missing, unreadable, not UTF-8, or has a line that is not a journal record or no final newline.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise JournalError(f"{path}: no such file")
+    records = read_records(path)
+    return len(records), find_tampering(records)
 
 
 class Journal:

@@ -27,6 +27,8 @@ The script (sources):
 - a device fault, a link loss, a card-accounting mismatch or a restart of the service moves the round to
   ``fault``, which names the cause. A supervisor clears a resumable fault once its device is back (the round
   resumes where it stopped, asking again for what was in flight) or voids the round (every wager returned).
+- a supervisor may void a round in progress at any time before its settlement (a misdeal, a player dispute,
+  a fault that cannot be cleared): every wager of record is returned and the voiding recorded with who and why.
 - roles: the dealer's buttons need nobody else; ``acknowledge``, ``clear_fault`` and ``void_round`` need the
   supervisor key turned on the panel, or supervisor credentials on the control interface. A refused action is
   recorded (``PressRefused``) and changes nothing.
@@ -67,8 +69,11 @@ REVEALS: dict[str, tuple[int, ...]] = {"across": (0, 1), "down": (2, 3), "middle
 #: Transactions ids: ``round_no * TXN_STRIDE + stack`` (stack 0 = the cross), unique over the journal's life.
 TXN_STRIDE = 16
 
-#: Device fault codes that mean the device's link is down until it answers a handshake again.
-LINK_CODES: frozenset[str] = frozenset({"link_lost", "timeout", "handshake", "protocol"})
+#: Device fault codes that mean the device is out of reach until it answers a handshake again (``DeviceReady``):
+#: a lost link, a device of the wrong kind or identity at the start, a driver that stopped on a defect
+#: (drivers/link.py). A ``timeout`` (a request unanswered after every repeat) or a ``protocol`` rejection leaves
+#: the link up.
+LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal"})
 
 
 def _transitions() -> list[dict[str, Any]]:
@@ -84,7 +89,7 @@ def _transitions() -> list[dict[str, Any]]:
         dict(trigger="deal_done", source="dealing_players", dest="across_decision"),
         dict(trigger="close", source="settlement", dest="closed"),
         dict(trigger="fail", source=["starting", *BETWEEN_ROUNDS, *ROUND_STATES], dest="fault"),
-        dict(trigger="void_round", source=["betting", "wagers_held", "fault"], dest="voided"),
+        dict(trigger="void_round", source=[*(s for s in ROUND_STATES if s != "settlement"), "fault"], dest="voided"),
     ]
     for i, step in enumerate(DECISIONS):
         after_reveal = f"{DECISIONS[i + 1]}_decision" if i + 1 < len(DECISIONS) else "settlement"
@@ -233,10 +238,10 @@ class Round:
         if state == "wagers_held":
             return ("no_more_bets",) + (("exclude",) if data and data.invalid else ()) + ("void_round",)
         if state.endswith("_decision"):
-            return ("confirm",)
+            return ("confirm", "void_round")
         if state.endswith("_reveal"):
-            return ("reveal",)
-        return ()
+            return ("reveal", "void_round")
+        return ("void_round",)  # waiting for a device: the supervisor may still end the round (a misdeal)
 
     def allowed_buttons(self) -> tuple[str, ...]:
         """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on."""

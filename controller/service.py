@@ -14,8 +14,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import queue
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +36,7 @@ from controller.summary import format_round
 from controller.table import TableConfig
 from drivers import DRIVERS
 from drivers.events import DeviceFault
-from drivers.link import Device
+from drivers.link import Device, LinkDown
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe.simulator import ShoeSimulator
@@ -175,6 +177,8 @@ class Controller:
                 driver.set_lamps(command.buttons)
             elif isinstance(command, cmd.Display):
                 driver.show(command.text)
+        except LinkDown as exc:  # the driver posts its own link_lost once per loss; the round asks again on resume
+            log.warning("%s: %s not sent: %s", command.device, type(command).__name__, exc)
         except Exception as exc:  # noqa: BLE001 - a driver that cannot take a command is a device fault
             log.error("%s: cannot send %s: %s", command.device, type(command).__name__, exc)
             self.events.put(DeviceFault(command.device, "link_lost", f"cannot send {type(command).__name__}: {exc}"))
@@ -200,15 +204,27 @@ def jurisdiction_for(config: TableConfig) -> Jurisdiction:
     return load_jurisdiction(config.jurisdiction, here if (here / "jurisdictions").is_dir() else CONFIG_DIR)
 
 
-def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None) -> dict[str, PtySimulator]:
-    """Start the simulator of each device in ``names`` (``drivers`` gives each device's driver kind)."""
+def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None,
+                     link_dir: Path | None = None) -> dict[str, PtySimulator]:
+    """Start the simulator of each device in ``names`` (``drivers`` gives each device's driver kind).
+
+    With ``link_dir`` each keeps a by-id style symlink there (``sim_port``), which follows it when it comes
+    back under another pty name (fault injection ``replug``), as udev's /dev/serial/by-id does for hardware.
+    """
     sims: dict[str, PtySimulator] = {}
     for name in names:
         kind = drivers[name]
-        sim = SIMULATORS[kind](seed=seed) if kind == "shoe" else SIMULATORS[kind]()
+        sim = (SIMULATORS[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
+               else SIMULATORS[kind](link_dir=link_dir))
         sim.start()
         sims[name] = sim
     return sims
+
+
+def sim_port(sim: PtySimulator) -> str:
+    """The port to open a simulator by: its by-id style symlink when it keeps one, else its pty."""
+    link = sim.link_path
+    return str(link) if link is not None else sim.port
 
 
 class Service:
@@ -242,13 +258,14 @@ class Service:
         self.table: SimulatedTable | None = None
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
+        self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
-            self.sims = start_simulators(simulated, kinds, seed)
+            self.sims = start_simulators(simulated, kinds, seed, self._link_dir)
             for name, dev in config.devices.items():
-                port = self.sims[name].port if name in self.sims else ports.get(name, dev.port)
+                port = sim_port(self.sims[name]) if name in self.sims else ports.get(name, dev.port)
+                search = (str(self._link_dir / f"sim-{dev.driver}-*"),) if name in self.sims else dev.search
                 self.drivers[name] = DRIVERS[dev.driver](
-                    port, self.events, name=name, handshake_timeout=config.handshake_timeout_s,
-                    response_timeout=config.response_timeout_s, retries=config.retries)
+                    port, self.events, name=name, timing=config.timing, identity=dev.identity, search=search)
         except BaseException:
             self.close()
             raise
@@ -292,6 +309,8 @@ class Service:
             driver.stop()
         for sim in self.sims.values():
             sim.stop()
+        if self._link_dir is not None:
+            shutil.rmtree(self._link_dir, ignore_errors=True)
         self.journal.close()
 
 

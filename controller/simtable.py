@@ -72,6 +72,7 @@ class SimulatedTable:
         self.rounds_voided = 0
         self.supervisor_id = supervisor_id
         self.void_rate = void_rate
+        self._clears_in_round = 0  # faults the supervisor cleared in the round being played
         self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
         self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
         self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0}
@@ -152,8 +153,9 @@ class SimulatedTable:
                 if "acknowledge" in lamps:
                     action = "acknowledge"
                 elif "clear_fault" in lamps:
-                    action = "void_round" if "void_round" in lamps and self._supervisor_rng.random() < self.void_rate \
-                        else "clear_fault"
+                    give_up = self._clears_in_round >= 3  # the same trouble keeps coming back: end the round
+                    action = "void_round" if "void_round" in lamps and (
+                        give_up or self._supervisor_rng.random() < self.void_rate) else "clear_fault"
                 elif "void_round" in lamps and (self.panel.display.endswith("to void")
                                                 or time.monotonic() - waited > self.patience):
                     action = "void_round"  # nothing to resume, or the device did not come back in time
@@ -166,6 +168,7 @@ class SimulatedTable:
                     continue
                 self.panel.press(action)
                 self.supervisor_actions[action] += 1
+                self._clears_in_round += action == "clear_fault"
                 self.panel.wait_for(lambda a=action: a not in self.panel.lamps, 1.0)
                 waited = time.monotonic()
         finally:
@@ -191,9 +194,31 @@ class SimulatedTable:
                 self.rounds_voided += 1
             self.rounds_played += 1
 
+    def _void_unknown_round(self) -> None:
+        """At the first round: a round this dealer did not start is in progress (the service kept it from an
+        earlier run; this table knows neither its players nor its cards): the supervisor voids it."""
+        seen_since: float | None = None
+        while not self._stop.is_set() and "open_betting" not in self.panel.lamps:
+            if self.panel.lamps and seen_since is None:
+                seen_since = time.monotonic()
+            if seen_since is not None and time.monotonic() - seen_since > 1.5:
+                self.panel.turn_key(True, self.supervisor_id)
+                try:
+                    if self.panel.wait_for(lambda: "void_round" in self.panel.lamps, 2.0):
+                        self.panel.press("void_round")
+                        self.supervisor_actions["void_round"] += 1
+                        self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 2.0)
+                finally:
+                    self.panel.turn_key(False, self.supervisor_id)
+                seen_since = None
+            self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 0.2)
+
     def _play_round(self) -> bool:
+        if self.rounds_played == 0:
+            self._void_unknown_round()
         if not self._press_when_lit("open_betting"):
             return False
+        self._clears_in_round = 0
         self.sensors.clear()
         antes: dict[int, int] = {}
         for seat in self.seats:

@@ -16,6 +16,7 @@ from typing import Any
 from controller.cards import short
 from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 from drivers.events import SEATS, SPOTS
+from drivers.link import LinkTiming
 
 #: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
 WAGERS: tuple[str, ...] = SPOTS
@@ -45,10 +46,29 @@ class Limits:
 
 @dataclass(frozen=True)
 class DeviceConfig:
-    """One device: the driver's name and its port (a path, a pySerial URL, or ``simulator``)."""
+    """One device: the driver's name and its port (a path, a pySerial URL, or ``simulator``); ``identity`` is
+    the device id its IDENT reply must carry (None: the id seen at the first handshake) and ``search`` the
+    glob patterns of ports where the driver looks for it after a loss (docs/protocol.md, "Link loss and
+    reconnection")."""
 
     driver: str
     port: str
+    identity: str | None = None
+    search: tuple[str, ...] = ()
+
+
+#: ``timing:`` keys of table.yaml -> ``drivers.link.LinkTiming`` fields (docs/protocol.md, "Timing").
+TIMING_KEYS: dict[str, str] = {
+    "handshake_timeout_s": "handshake_timeout",
+    "response_timeout_s": "response_timeout",
+    "response_timeout_max_s": "response_timeout_max",
+    "retries": "retries",
+    "heartbeat_interval_s": "heartbeat_interval",
+    "link_silence_s": "link_silence",
+    "reconnect_min_s": "reconnect_min",
+    "reconnect_max_s": "reconnect_max",
+    "write_timeout_s": "write_timeout",
+}
 
 
 @dataclass(frozen=True)
@@ -66,13 +86,17 @@ class TableConfig:
     response_timeout_s: float = 2.0
     retries: int = 3
     source: Path = field(default=CONFIG_DIR / "table.yaml")
+    #: Every link timing value (the three above included), for the drivers.
+    timing: LinkTiming = field(default_factory=LinkTiming)
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     """Load and check ``table.yaml``.
 
     Raises ``ConfigError`` naming the file and key for a missing/unknown key, a seat outside 1-6, limits
-    that are not positive integers with min <= max, an unknown device driver or a non-positive timing value.
+    that are not positive integers with min <= max, an unknown device driver, a device ``identity`` that is not
+    a non-empty string, a ``search`` that is not a list of glob patterns, a non-positive timing value, a timing
+    ceiling below its floor or a ``link_silence_s`` not above ``heartbeat_interval_s``.
     """
     path = Path(path)
     data = load_yaml(path)
@@ -90,16 +114,31 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
     device_configs = {}
     for name, entry in devices.items():
-        check_keys(path, f"devices.{name}", entry, {"driver", "port"})
+        check_keys(path, f"devices.{name}", entry, {"driver", "port"}, {"identity", "search"})
         if entry["driver"] not in ("shoe", "sensors", "panel"):
             raise ConfigError(f"{path}: devices.{name}.driver: unknown driver {entry['driver']!r}")
-        device_configs[name] = DeviceConfig(str(entry["driver"]), str(entry["port"]))
+        identity = entry.get("identity")
+        if identity is not None and (not isinstance(identity, str) or not identity):
+            raise ConfigError(f"{path}: devices.{name}.identity: expected a device id (text), got {identity!r}")
+        search = entry.get("search", [])
+        if not isinstance(search, list) or not all(isinstance(p, str) and p for p in search):
+            raise ConfigError(f"{path}: devices.{name}.search: expected a list of glob patterns, got {search!r}")
+        device_configs[name] = DeviceConfig(str(entry["driver"]), str(entry["port"]), identity, tuple(search))
     timing = data.get("timing") or {}
-    check_keys(path, "timing", timing, set(), {"handshake_timeout_s", "response_timeout_s", "retries"})
-    for key in ("handshake_timeout_s", "response_timeout_s"):
-        value = timing.get(key, 1.0)
+    check_keys(path, "timing", timing, set(), set(TIMING_KEYS))
+    for key in TIMING_KEYS:
+        if key == "retries" or key not in timing:
+            continue
+        value = timing[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ConfigError(f"{path}: timing.{key}: expected a positive number of seconds, got {value!r}")
+    retries = require_int(path, "timing.retries", timing.get("retries", 3), 1)
+    timing.setdefault("handshake_timeout_s", 3.0)
+    timing.setdefault("response_timeout_s", 2.0)
+    try:
+        link_timing = LinkTiming(**{TIMING_KEYS[k]: v for k, v in timing.items()})
+    except ValueError as exc:
+        raise ConfigError(f"{path}: timing: {exc}") from None
     return TableConfig(
         table_id=str(data["table_id"]),
         jurisdiction=str(data["jurisdiction"]),
@@ -110,8 +149,9 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         devices=device_configs,
         handshake_timeout_s=timing.get("handshake_timeout_s", 3.0),  # seconds, checked positive above
         response_timeout_s=timing.get("response_timeout_s", 2.0),
-        retries=require_int(path, "timing.retries", timing.get("retries", 3), 1),
+        retries=retries,
         source=path,
+        timing=link_timing,
     )
 
 

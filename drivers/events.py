@@ -68,6 +68,16 @@ class StackDispensed:
 
 
 @dataclass(frozen=True)
+class ShoeLastDispense:
+    """The shoe's answer to "what did you last do" (LAST; docs/protocol.md, "What did you last do"): the last
+    stack it dealt, transaction ``txn_id`` and its ``cards`` in the order recognised; ``txn_id`` 0 and ``()``
+    when it dealt nothing since power-on. The controller asks after a restart, before anything else."""
+
+    txn_id: int
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SpotChanged:
     """The bet sensors saw the chips on ``seat``/``spot`` change to ``amount`` minor units (0 = empty)."""
 
@@ -99,15 +109,6 @@ class SupervisorKey:
 
     on: bool
     key_id: str
-
-
-@dataclass(frozen=True)
-class ShoeLastDispense:
-    """The shoe's answer to "what did you last do": the last transaction it dispensed and that stack's cards
-    (``txn_id`` 0 and no cards when it dispensed nothing since power-on)."""
-
-    txn_id: int
-    cards: tuple[str, ...]
 
 
 EVENT_TYPES: dict[str, type] = {

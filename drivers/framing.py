@@ -45,6 +45,8 @@ PROTOCOL_VERSION = 1
 HELLO = 0x01  #: host -> device: protocol version u8
 IDENT = 0x02  #: device -> host: version u8, kind, device id, firmware (length-prefixed ASCII)
 NAK = 0x03  #: either way: rejected seq u8, reason u8
+PING = 0x04  #: host -> device: empty; the heartbeat (docs/protocol.md, "Heartbeat")
+PONG = 0x05  #: device -> host: empty; the answer to PING
 FAULT = 0x0F  #: device -> host: code u8, length-prefixed ASCII detail
 
 #: NAK reasons (docs/protocol.md, "NAK"): code -> name.
@@ -54,7 +56,7 @@ NAK_BAD_PAYLOAD = 2
 NAK_NOT_ALLOWED = 3
 
 #: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names``.
-MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", FAULT: "FAULT"}
+MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", FAULT: "FAULT"}
 
 _CRC = Calculator(Crc16.IBM_3740, optimized=True)
 

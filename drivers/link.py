@@ -1,29 +1,32 @@
-"""The device base class: one owner thread per serial port (docs/protocol.md, "Handshake", "Timing").
+"""The device base class: one owner thread per serial port (docs/protocol.md, "Handshake", "Heartbeat",
+"Timing", "Link loss and reconnection").
 
 ``Device`` owns everything a driver shares: opening the port with pyserial, the HELLO/IDENT handshake, the
-frame decoder, sequence numbers, the outbound queue, retransmission of requests that got no answer, NAK and
-FAULT handling, and turning link errors into ``DeviceFault`` events. Concrete drivers (``ShoeDriver``,
-``SensorDriver``, ``PanelDriver``) add command methods that enqueue frames and a ``handle_frame`` hook that
-turns the device's frames into events.
+frame decoder, sequence numbers, the outbound queue, retransmission of requests that got no answer (doubling
+delay between a floor and a ceiling, a bounded number of sends), the heartbeat, NAK and FAULT handling, and
+link loss: it posts ``DeviceFault(kind, "link_lost", detail)`` once per loss, then finds the device again by
+identity and posts ``DeviceReady`` again. Concrete drivers (``ShoeDriver``, ``SensorDriver``, ``PanelDriver``)
+add command methods that enqueue frames and a ``handle_frame`` hook that turns the device's frames into events.
 
 Threading model: ``start()`` starts one non-daemon owner thread named after the device. Only that thread
 touches the port (opens, reads, writes, closes it) and the table of outstanding requests. Command methods may be
 called from any thread: they validate their arguments, put the frame on a queue and wake the owner thread
-with ``cancel_read()``. Events go to the ``events`` queue given to the constructor.
-
-Not yet done (later work): reconnection. After a link error the owner thread posts
-``DeviceFault(kind, "link_lost", detail)``, closes the port and ends; the controller decides what to do.
+with ``cancel_read()``. Events go to the ``events`` queue given to the constructor. The owner thread runs until
+``stop()`` (or a defect in a driver, posted as ``DeviceFault(kind, "internal")``); a lost link does not end it.
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
+import glob
 import logging
+import os
 import queue
 import termios
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -38,17 +41,93 @@ log = logging.getLogger(__name__)
 #: Exceptions that mean the port is gone (unplugged adapter, closed pty master, write timeout).
 LINK_ERRORS: tuple[type[BaseException], ...] = (serial.SerialException, OSError, termios.error)
 
-#: Serial settings (docs/protocol.md, "Timing"): 115200 baud, 8N1.
+#: Serial settings (docs/protocol.md, "Physical link"): 115200 baud, 8N1.
 BAUDRATE = 115200
 #: Longest the owner thread blocks in one read (seconds); commands also wake it at once via cancel_read.
 POLL_INTERVAL = 0.05
-#: A write that cannot complete within this many seconds is a lost link (seconds).
-WRITE_TIMEOUT = 1.0
+
+
+@dataclass(frozen=True)
+class LinkTiming:
+    """Every timing value of a link, in seconds unless named otherwise (docs/protocol.md, "Timing").
+
+    - ``handshake_timeout``: IDENT must arrive this long after HELLO.
+    - ``response_timeout``: the floor of the retransmission delay: an unanswered request is first sent again
+      after this long; each further wait doubles, up to ``response_timeout_max`` (the ceiling).
+    - ``retries``: how many times a request is sent again after its first send; when the last wait ends
+      unanswered, ``DeviceFault(kind, "timeout")`` is posted.
+    - ``heartbeat_interval``: after this long without a frame from the device the host sends PING (at most one
+      PING per interval).
+    - ``link_silence``: no valid frame from the device for this long = the link is lost. Must exceed
+      ``heartbeat_interval``.
+    - ``reconnect_min`` / ``reconnect_max``: the wait between two searches for a lost device starts at the
+      floor and doubles up to the ceiling.
+    - ``write_timeout``: a write that does not complete in this long means the link is lost.
+
+    Raises ``ValueError`` naming the field for a non-positive value, a ceiling below its floor, a negative or
+    non-integer ``retries`` or a ``link_silence`` not above ``heartbeat_interval``.
+    """
+
+    handshake_timeout: float = 2.0
+    response_timeout: float = 0.5
+    response_timeout_max: float = 4.0
+    retries: int = 4
+    heartbeat_interval: float = 1.0
+    link_silence: float = 3.5
+    reconnect_min: float = 0.5
+    reconnect_max: float = 8.0
+    write_timeout: float = 1.0
+
+    def __post_init__(self) -> None:
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.name == "retries":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"retries must be an integer >= 0, got {value!r}")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"{item.name} must be a positive number of seconds, got {value!r}")
+        if self.response_timeout_max < self.response_timeout:
+            raise ValueError(f"response_timeout_max {self.response_timeout_max} is below response_timeout "
+                             f"{self.response_timeout}")
+        if self.reconnect_max < self.reconnect_min:
+            raise ValueError(f"reconnect_max {self.reconnect_max} is below reconnect_min {self.reconnect_min}")
+        if self.link_silence <= self.heartbeat_interval:
+            raise ValueError(f"link_silence {self.link_silence} must exceed heartbeat_interval "
+                             f"{self.heartbeat_interval}")
+
+    def retransmit_waits(self) -> list[float]:
+        """The waits after each send of a request, in order (``retries + 1`` values, seconds): the floor,
+        doubling, capped at the ceiling. The last one ends in ``DeviceFault(kind, "timeout")``."""
+        waits, wait = [], self.response_timeout
+        for _ in range(self.retries + 1):
+            waits.append(wait)
+            wait = min(wait * 2, self.response_timeout_max)
+        return waits
 
 
 class DeviceNotRunning(RuntimeError):
     """A command was given to a driver whose owner thread is not running (never started, stopped, or ended
-    after a fault that was already posted as ``DeviceFault``)."""
+    after a defect that was already posted as ``DeviceFault(kind, "internal")``)."""
+
+
+class LinkDown(DeviceNotRunning):
+    """A command was given while the link is down: before the first handshake, or after a loss that was posted
+    as ``DeviceFault(kind, "link_lost")`` and before the ``DeviceReady`` of the reconnection. The command is
+    not queued (docs/protocol.md, "Link loss and reconnection"): the controller repeats what it still needs
+    after ``DeviceReady``."""
+
+
+class _LinkSilent(Exception):
+    """Nothing valid was received for longer than ``link_silence`` (owner thread only)."""
+
+
+class _Refused(Exception):
+    """A candidate port's handshake failed: ``code`` is the ``DeviceFault`` code it would be reported as."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
 
 
 @dataclass
@@ -66,6 +145,7 @@ class _Pending:
     payload: bytes
     what: str
     deadline: float
+    wait: float
     sends: int = 1
     seqs: list[int] = field(default_factory=list)
 
@@ -73,17 +153,22 @@ class _Pending:
 class Device(abc.ABC):
     """Base class of a device driver; subclasses set ``kind`` and implement ``handle_frame``.
 
-    ``url`` is anything ``serial.serial_for_url`` opens (``/dev/ttyUSB0``, a pty slave path, ``loop://``).
-    ``events`` receives ``DeviceReady``, ``DeviceFault`` and the device's own events. ``name`` (default: the
-    kind) names the owner thread and the log lines. Timing (docs/protocol.md, "Timing"): the device must answer
-    HELLO within ``handshake_timeout`` seconds; a request without its answer after ``response_timeout``
-    seconds is sent again as a new frame (new seq, same payload) up to ``retries`` more times, then
-    ``DeviceFault(kind, "timeout")`` is posted and the request is dropped (the thread keeps running).
+    ``url`` is anything ``serial.serial_for_url`` opens (``/dev/ttyUSB0``, a pty slave path, ``loop://``); it is
+    the first port tried. ``events`` receives ``DeviceReady``, ``DeviceFault`` and the device's own events.
+    ``name`` (default: the kind) names the owner thread and the log lines. ``timing`` (a ``LinkTiming``; the
+    keyword arguments named like its fields override single values) sets every timeout (docs/protocol.md,
+    "Timing"). ``identity`` is the device id the IDENT reply must carry (None: any id at the first handshake,
+    then the same id as that one at every reconnection). ``search`` are glob patterns of candidate ports
+    (``/dev/serial/by-id/*``) tried, in sorted order, after the last port that worked when the device is lost.
 
-    Fault codes posted: ``link_lost`` (port cannot be opened or failed; the thread ends), ``handshake`` (no
-    IDENT, wrong protocol version or wrong kind; the thread ends), ``timeout``, ``protocol`` (the device
-    NAKed one of our frames), ``internal`` (a bug in a driver; logged with traceback, the thread ends), and
-    device FAULT codes mapped by ``fault_name``.
+    Fault codes posted: ``link_lost`` (the port failed, vanished or went silent; or it cannot be opened at
+    start), ``handshake`` (at start: no IDENT, wrong protocol version, kind or identity), ``timeout`` (a request
+    unanswered after its last send; the link stays up), ``protocol`` (the device NAKed one of our frames),
+    ``internal`` (a bug in a driver; logged with traceback, the thread ends), and device FAULT codes mapped by
+    ``fault_name``. After a ``link_lost`` or a start-up ``handshake`` fault the thread searches again with a
+    doubling wait (``reconnect_min`` .. ``reconnect_max``) and posts no further fault until the device is back
+    (``DeviceReady``). Raises ``ValueError`` for bad timing values and ``TypeError`` for a subclass without
+    ``kind``.
     """
 
     kind: ClassVar[str] = ""
@@ -94,34 +179,56 @@ class Device(abc.ABC):
         events: queue.Queue[Any],
         *,
         name: str | None = None,
-        handshake_timeout: float = 2.0,
-        response_timeout: float = 2.0,
-        retries: int = 3,
+        timing: LinkTiming | None = None,
+        identity: str | None = None,
+        search: Iterable[str] = (),
+        **timing_overrides: float,
     ) -> None:
         if not self.kind:
             raise TypeError(f"{type(self).__name__} must set the class attribute 'kind'")
-        if handshake_timeout <= 0 or response_timeout <= 0:
-            raise ValueError("timeouts must be positive seconds")
-        if retries < 0:
-            raise ValueError("retries must be >= 0")
+        unknown = set(timing_overrides) - {f.name for f in dataclasses.fields(LinkTiming)}
+        if unknown:
+            raise TypeError(f"unknown timing argument(s): {', '.join(sorted(unknown))}")
+        self.timing = dataclasses.replace(timing or LinkTiming(), **timing_overrides)
         self.url = url
+        #: The port in use, or the last one that worked (tried first when the device is lost).
+        self.port = url
         self.events = events
         self.name = name or self.kind
-        self.handshake_timeout = handshake_timeout
-        self.response_timeout = response_timeout
-        self.retries = retries
+        self.identity = identity
+        self.search = tuple(search)
         self.ident: framing.Ident | None = None
         #: Frames from the device we could not use (bad payload, unexpected type); each was logged and NAKed.
         self.protocol_errors = 0
+        #: Links lost since start (each posted one ``DeviceFault(kind, "link_lost")``).
+        self.losses = 0
         self.decoder = FrameDecoder(name=f"{self.name}<-")
         self._seq = 0
         self._outbox: queue.SimpleQueue[_Outgoing] = queue.SimpleQueue()
         self._pending: dict[Hashable, _Pending] = {}
         self._stop = threading.Event()
+        self._up = False  # guarded by _state_lock: commands are accepted only while True
+        self._state_lock = threading.Lock()
         self._port_lock = threading.Lock()
         self._ser: serial.SerialBase | None = None
         self._thread: threading.Thread | None = None
         self._log = logging.getLogger(type(self).__module__)  # one logger per driver module
+
+    # Compatibility accessors for the single values most callers know.
+    @property
+    def handshake_timeout(self) -> float:
+        """Seconds IDENT may take after HELLO (``timing.handshake_timeout``)."""
+        return self.timing.handshake_timeout
+
+    @property
+    def response_timeout(self) -> float:
+        """Floor of the retransmission delay in seconds (``timing.response_timeout``)."""
+        return self.timing.response_timeout
+
+    @property
+    def retries(self) -> int:
+        """Sends of a request after its first (``timing.retries``)."""
+        return self.timing.retries
 
     # ----------------------------------------------------------------------------------------------------
     # Public lifecycle.
@@ -136,8 +243,9 @@ class Device(abc.ABC):
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the owner thread to end, wake it and join it; the thread closes the port.
 
-        Safe to call more than once and after the thread ended by itself. ``TimeoutError`` if the thread is
-        still alive after ``timeout`` seconds (it cannot block longer than the write timeout, so this is a bug).
+        Ends a backoff wait or a handshake at once. Safe to call more than once and after the thread ended.
+        ``TimeoutError`` if the thread is still alive after ``timeout`` seconds (it cannot block longer than the
+        write timeout, so this is a bug).
         """
         self._stop.set()
         self._wake()
@@ -149,11 +257,17 @@ class Device(abc.ABC):
 
     @property
     def running(self) -> bool:
-        """True while the owner thread is alive."""
+        """True while the owner thread is alive (also while the link is down and being searched for)."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def link_up(self) -> bool:
+        """True between a ``DeviceReady`` and the next ``DeviceFault(kind, "link_lost")`` (or ``stop()``)."""
+        with self._state_lock:
+            return self._up
+
     def join(self, timeout: float | None = None) -> bool:
-        """Wait for the owner thread to end (for example after a link fault); return True if it ended."""
+        """Wait for the owner thread to end (after ``stop()`` or a defect); return True if it ended."""
         if self._thread is None:
             return True
         self._thread.join(timeout)
@@ -175,15 +289,27 @@ class Device(abc.ABC):
         """Map a FAULT code to a ``DeviceFault.code``; the default is ``"fault_<code>"``."""
         return f"fault_{code}"
 
+    def on_heartbeat(self) -> list[tuple[int, bytes]]:
+        """Frames ``(msg_type, payload)`` to send with each PING (owner thread); the default is none. The panel
+        driver uses it to repeat its idempotent lamp state (docs/protocol.md, "Heartbeat")."""
+        return []
+
     def send(self, msg_type: int, payload: bytes) -> None:
-        """Queue a frame that expects no answer (fire and forget) for the owner thread to write."""
+        """Queue a frame that expects no answer (fire and forget) for the owner thread to write.
+
+        Raises ``LinkDown`` while the link is down, ``DeviceNotRunning`` when the thread is not running.
+        """
         self._enqueue(_Outgoing(msg_type, payload))
 
     def request(self, key: Hashable, msg_type: int, payload: bytes, what: str) -> None:
-        """Queue a frame that expects an answer identified by ``key``; it is retransmitted (new seq, same
-        payload) every ``response_timeout`` seconds until ``answered(key)``, at most ``retries`` times, then
-        ``DeviceFault(kind, "timeout", what)`` is posted. A request with a key already outstanding replaces it
-        and is sent again. ``what`` describes it in logs and fault details (never with card values)."""
+        """Queue a frame that expects an answer identified by ``key``.
+
+        It is sent again (new seq, same payload) when unanswered: first after ``response_timeout``, then after
+        doubling waits capped at ``response_timeout_max``, ``retries`` times; when the last wait ends
+        ``DeviceFault(kind, "timeout", what)`` is posted (docs/protocol.md, "Timing"). A request with a key
+        already outstanding replaces it and is sent again. ``what`` describes it in logs and fault details
+        (never with card values). Raises ``LinkDown`` / ``DeviceNotRunning`` as ``send``.
+        """
         self._enqueue(_Outgoing(msg_type, payload, key, what))
 
     def outstanding_payload(self, key: Hashable) -> bytes | None:
@@ -200,13 +326,29 @@ class Device(abc.ABC):
         self.events.put(event)
 
     # ----------------------------------------------------------------------------------------------------
-    # Internals.
+    # Internals: commands and waking.
 
     def _enqueue(self, item: _Outgoing) -> None:
         if not self.running or self._stop.is_set():
             raise DeviceNotRunning(f"{self.name}: driver is not running")
-        self._outbox.put(item)
+        with self._state_lock:
+            if not self._up:
+                raise LinkDown(f"{self.name}: link is down (waiting for the device)")
+            self._outbox.put(item)
         self._wake()
+
+    def _set_up(self, up: bool) -> list[str]:
+        """Mark the link up or down; drop queued commands either way and return what they were."""
+        with self._state_lock:
+            self._up = up
+            dropped = []
+            while True:
+                try:
+                    item = self._outbox.get_nowait()
+                except queue.Empty:
+                    break
+                dropped.append(item.what or framing.message_name(item.msg_type))
+        return dropped
 
     def _wake(self) -> None:
         with self._port_lock:
@@ -221,44 +363,124 @@ class Device(abc.ABC):
         self._log.error("%s: fault %s: %s", self.name, code, detail)
         self.post(DeviceFault(self.kind, code, detail))
 
+    # ----------------------------------------------------------------------------------------------------
+    # Internals: the owner thread.
+
     def _run(self) -> None:
         try:
-            ser = serial.serial_for_url(
-                self.url,
-                baudrate=BAUDRATE,
-                timeout=POLL_INTERVAL,
-                write_timeout=WRITE_TIMEOUT,
-                exclusive=True,
-            )
-        except LINK_ERRORS as exc:
-            self._log.error("%s: cannot open %s: %s", self.name, self.url, exc)
-            self.post(DeviceFault(self.kind, "link_lost", f"cannot open {self.url}: {exc}"))
-            return
-        with self._port_lock:
-            self._ser = ser
-        try:
-            if self._handshake(ser):
-                self._serve(ser)
-        except LINK_ERRORS as exc:
-            if self._stop.is_set():
-                self._log.info("%s: link error while stopping: %s", self.name, exc)
-            else:
-                self._fault("link_lost", f"{self.url}: {exc}")
-        except Exception as exc:
+            self._life()
+        except Exception as exc:  # noqa: BLE001 - a driver defect is logged and posted, never swallowed
             self._log.exception("%s: driver failure", self.name)
+            self._set_up(False)
             self.post(DeviceFault(self.kind, "internal", f"{type(exc).__name__}: {exc}"))
         finally:
+            self._close_port()
+            self._log.info("%s: owner thread ended", self.name)
+
+    def _life(self) -> None:
+        """Connect, serve, and after each loss search again with a doubling wait, until ``stop()``."""
+        wait = self.timing.reconnect_min
+        reported = False  # a fault was posted for the current absence of the device
+        while not self._stop.is_set():
+            ser, problem = self._find()
+            if ser is None:
+                if self._stop.is_set():
+                    return
+                if not reported and problem is not None:
+                    self._fault(problem.code, problem.detail)
+                    reported = True
+                self._log.info("%s: device not found, searching again in %.2f s", self.name, wait)
+                if self._stop.wait(wait):
+                    return
+                wait = min(wait * 2, self.timing.reconnect_max)
+                continue
+            wait, reported = self.timing.reconnect_min, False
+            dropped = self._set_up(True)
+            if dropped:  # cannot happen (commands are refused while down); logged should it ever
+                self._log.warning("%s: dropped commands queued while down: %s", self.name, ", ".join(dropped))
+            ident = self.ident
+            assert ident is not None
+            self._log.info("%s: ready on %s: %s id=%s firmware=%s protocol=%d", self.name, self.port, ident.kind,
+                           ident.device_id, ident.firmware, ident.version)
+            self.post(DeviceReady(self.kind, ident.device_id, ident.firmware, ident.version))
+            try:
+                self._serve(ser)
+                return  # stop() was called
+            except LINK_ERRORS as exc:
+                if self._stop.is_set():
+                    self._log.info("%s: link error while stopping: %s", self.name, exc)
+                    return
+                detail = f"{self.port}: {type(exc).__name__}: {exc}"
+            except _LinkSilent as exc:
+                detail = f"{self.port}: {exc}"
+            finally:
+                abandoned = self._set_up(False) + [p.what for p in self._pending.values()]
+                self._pending.clear()
+                self._close_port()
+            if abandoned:
+                detail += f" (abandoned: {', '.join(abandoned)})"
+            self.losses += 1
+            self._fault("link_lost", detail)
+            reported = True
+
+    def _candidates(self) -> list[str]:
+        """The last port that worked, then every port matching ``search`` (sorted), each device once."""
+        seen: set[str] = set()
+        ports: list[str] = []
+        for port in [self.port, *(p for pattern in self.search for p in sorted(glob.glob(pattern)))]:
+            real = os.path.realpath(port) if "://" not in port else port
+            if real not in seen:
+                seen.add(real)
+                ports.append(port)
+        return ports
+
+    def _find(self) -> tuple[serial.SerialBase | None, _Refused | None]:
+        """Open and handshake each candidate; return the first accepted port, else the first one's problem."""
+        first_problem: _Refused | None = None
+        for port in self._candidates():
+            if self._stop.is_set():
+                break
+            try:
+                ser = serial.serial_for_url(port, baudrate=BAUDRATE, timeout=POLL_INTERVAL,
+                                            write_timeout=self.timing.write_timeout, exclusive=True)
+            except LINK_ERRORS as exc:
+                self._log.debug("%s: cannot open %s: %s", self.name, port, exc)
+                first_problem = first_problem or _Refused("link_lost", f"cannot open {port}: {exc}")
+                continue
             with self._port_lock:
-                self._ser = None
+                self._ser = ser
+            self.decoder = FrameDecoder(name=f"{self.name}<-")
+            try:
+                self._handshake(ser, port)
+            except _Refused as refused:
+                self._log.info("%s: %s refused: %s", self.name, port, refused.detail)
+                first_problem = first_problem or refused
+                self._close_port()
+                continue
+            except LINK_ERRORS as exc:
+                self._log.info("%s: %s failed during the handshake: %s", self.name, port, exc)
+                first_problem = first_problem or _Refused("link_lost", f"{port}: {exc}")
+                self._close_port()
+                continue
+            if self._stop.is_set():
+                self._close_port()
+                break
+            self.port = port
+            return ser, None
+        return None, first_problem
+
+    def _close_port(self) -> None:
+        with self._port_lock:
+            ser, self._ser = self._ser, None
+        if ser is not None:
             try:
                 ser.close()
             except LINK_ERRORS as exc:
                 self._log.debug("%s: close failed: %s", self.name, exc)
-            self._log.info("%s: owner thread ended, port %s closed", self.name, self.url)
 
     def _write(self, ser: serial.SerialBase, msg_type: int, payload: bytes) -> int:
         seq = self._seq
-        self._seq = (self._seq + 1) & 0xFF
+        self._seq = (self._seq + 1) & 0xFF  # continues across reconnections: no HELLO repeats a previous frame
         data = framing.encode_frame(seq, msg_type, payload)
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug("%s -> %s", self.name, data.hex(" "))
@@ -273,46 +495,54 @@ class Device(abc.ABC):
             self._log.debug("%s <- %s", self.name, data.hex(" "))
         return self.decoder.feed(data)
 
-    def _handshake(self, ser: serial.SerialBase) -> bool:
+    def _handshake(self, ser: serial.SerialBase, port: str) -> None:
+        """HELLO, then IDENT within ``handshake_timeout``; sets ``ident`` or raises ``_Refused``."""
         self._write(ser, framing.HELLO, framing.encode_hello())
-        deadline = time.monotonic() + self.handshake_timeout
+        deadline = time.monotonic() + self.timing.handshake_timeout
+        expected_id = self.identity or (self.ident.device_id if self.ident else None)
         while not self._stop.is_set():
             if time.monotonic() >= deadline:
-                self._fault("handshake", f"no IDENT within {self.handshake_timeout} s")
-                return False
+                raise _Refused("handshake", f"{port}: no IDENT within {self.timing.handshake_timeout} s")
             for frame in self._read_frames(ser):
                 if frame.msg_type == framing.NAK:
-                    self._fault("handshake", "device NAKed HELLO")
-                    return False
+                    raise _Refused("handshake", f"{port}: device NAKed HELLO")
                 if frame.msg_type != framing.IDENT:
                     self._log.debug("%s: ignoring %r before IDENT", self.name, frame)
                     continue
                 try:
                     ident = framing.decode_ident(frame.payload)
                 except ProtocolError as exc:
-                    self._fault("handshake", str(exc))
-                    return False
+                    raise _Refused("handshake", f"{port}: {exc}") from None
                 if ident.version != framing.PROTOCOL_VERSION:
-                    self._fault("handshake", f"device speaks protocol {ident.version}, not {framing.PROTOCOL_VERSION}")
-                    return False
+                    raise _Refused("handshake", f"{port}: device speaks protocol {ident.version}, "
+                                                f"not {framing.PROTOCOL_VERSION}")
                 if ident.kind != self.kind:
-                    self._fault("handshake", f"expected a {self.kind!r} device, {self.url} is a {ident.kind!r}")
-                    return False
+                    raise _Refused("handshake", f"expected a {self.kind!r} device, {port} is a {ident.kind!r}")
+                if expected_id is not None and ident.device_id != expected_id:
+                    raise _Refused("handshake", f"expected device id {expected_id!r}, {port} is "
+                                                f"{ident.device_id!r}")
                 self.ident = ident
-                self._log.info(
-                    "%s: ready: %s id=%s firmware=%s protocol=%d",
-                    self.name, ident.kind, ident.device_id, ident.firmware, ident.version,
-                )
-                self.post(DeviceReady(self.kind, ident.device_id, ident.firmware, ident.version))
-                return True
-        return False
+                return
 
     def _serve(self, ser: serial.SerialBase) -> None:
+        last_rx = last_ping = time.monotonic()
         while not self._stop.is_set():
             self._send_queued(ser)
             self._retransmit_due(ser)
-            for frame in self._read_frames(ser):
+            frames = self._read_frames(ser)
+            now = time.monotonic()
+            if frames:
+                last_rx = now
+            for frame in frames:
                 self._dispatch(ser, frame)
+            if now - last_rx > self.timing.link_silence:
+                raise _LinkSilent(f"nothing received for {now - last_rx:.2f} s "
+                                  f"(link_silence {self.timing.link_silence} s)")
+            if now - last_rx >= self.timing.heartbeat_interval and now - last_ping >= self.timing.heartbeat_interval:
+                self._write(ser, framing.PING, b"")
+                for msg_type, payload in self.on_heartbeat():
+                    self._write(ser, msg_type, payload)
+                last_ping = now
 
     def _send_queued(self, ser: serial.SerialBase) -> None:
         while True:
@@ -322,36 +552,38 @@ class Device(abc.ABC):
                 return
             seq = self._write(ser, item.msg_type, item.payload)
             if item.key is not None:
-                self._pending[item.key] = _Pending(
-                    item.key, item.msg_type, item.payload, item.what,
-                    deadline=time.monotonic() + self.response_timeout, seqs=[seq],
-                )
+                wait = self.timing.response_timeout
+                self._pending[item.key] = _Pending(item.key, item.msg_type, item.payload, item.what,
+                                                   deadline=time.monotonic() + wait, wait=wait, seqs=[seq])
 
     def _retransmit_due(self, ser: serial.SerialBase) -> None:
         now = time.monotonic()
         for key, pending in list(self._pending.items()):
             if now < pending.deadline:
                 continue
-            if pending.sends > self.retries:
+            if pending.sends > self.timing.retries:
                 del self._pending[key]
-                self._fault(
-                    "timeout",
-                    f"no answer to {pending.what} after {pending.sends} sends {self.response_timeout} s apart",
-                )
+                waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
+                self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends "
+                                       f"(waits {waits} s)")
                 continue
             pending.sends += 1
-            self._log.warning("%s: no answer to %s, sending it again (send %d)", self.name, pending.what, pending.sends)
+            pending.wait = min(pending.wait * 2, self.timing.response_timeout_max)
+            self._log.warning("%s: no answer to %s, sending it again (send %d, next wait %.2f s)",
+                              self.name, pending.what, pending.sends, pending.wait)
             pending.seqs.append(self._write(ser, pending.msg_type, pending.payload))
-            pending.deadline = now + self.response_timeout
+            pending.deadline = now + pending.wait
 
     def _dispatch(self, ser: serial.SerialBase, frame: Frame) -> None:
+        if frame.msg_type == framing.PONG:
+            return  # its arrival already counted as a sign of life
         if frame.msg_type == framing.NAK:
             self._on_nak(frame)
             return
         if frame.msg_type == framing.FAULT:
             self._on_fault(ser, frame)
             return
-        if frame.msg_type in (framing.HELLO, framing.IDENT):
+        if frame.msg_type in (framing.HELLO, framing.IDENT, framing.PING):
             self._reject(ser, frame, ProtocolError(frame.msg_type, "not expected after the handshake",
                                                    nak_reason=framing.NAK_NOT_ALLOWED))
             return

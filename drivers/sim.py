@@ -2,31 +2,40 @@
 
 A ``PtySimulator`` creates a pty pair, keeps both ends open and exposes the slave's path as ``.port``; a driver
 opens that path with pyserial exactly as it opens ``/dev/ttyUSB0``. The simulator reads the master end on one
-thread, decodes frames with the same ``FrameDecoder`` the drivers use, answers HELLO with IDENT and hands every
-other frame to the subclass's ``handle``.
+thread, decodes frames with the same ``FrameDecoder`` the drivers use, answers HELLO with IDENT and PING with
+PONG, answers an exact duplicate frame again without acting on it twice, and hands every other frame to the
+subclass's ``handle``. Given ``link_dir``, it keeps a symlink ``<link_dir>/sim-<kind>-<device_id>`` to its
+current port, as udev keeps ``/dev/serial/by-id``, so a driver can find it again by a ``search`` glob.
 
 What it does not model: baud rate and transmission time (a pty moves bytes instantly), electrical noise (no
-corrupted bytes unless a test writes them with ``send_raw``), flow control, the device's power-up time, and a
-device that reboots (its sequence counter and state live as long as the object). Its FAULT answers are only the
-ones a test injects. It never NAKs a frame with a bad CRC (the decoder drops it; the driver times out and
-retransmits). Writes to the master block if nobody reads the slave and the pty buffer (some KiB) fills up.
+corrupted bytes unless injected), flow control, the device's power-up time, and a device that reboots (its
+sequence counter and state live as long as the object, also across ``replug``). It never NAKs a frame with a
+bad CRC (the decoder drops it; the driver times out and retransmits). Writes to the master block if nobody
+reads the slave and the pty buffer (some KiB) fills up. Delayed and split frames are written by the reader
+thread, so they need a started simulator.
 
-Fault injection for tests (OctoPrint style): ``ignore_next(n)`` drops the next n received frames, as if they
-were lost on the way in; ``drop_replies(n)`` drops the next n frames the simulator sends, as if lost on the way
-out; ``unplug()`` closes the master end, which the driver sees as a lost link.
+Fault injection (OctoPrint style; docs/protocol.md, "Fault injection"): ``inject(kind, count=1, **params)``
+with ``kind`` one of ``FAULT_KINDS`` (plus the device's own, e.g. the shoe's ``jam``); ``clear_faults()``
+cancels what is armed and ends a silence; ``chaos(rate, seed)`` injects at random. ``fault_counts`` counts
+every fault that took effect, by kind.
 """
 
 from __future__ import annotations
 
 import abc
+import collections
+import heapq
 import logging
 import os
+import random
 import select
 import threading
+import time
 import tty
 from collections import deque
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
 
 from drivers import framing
 from drivers.framing import Frame, FrameDecoder, ProtocolError
@@ -39,52 +48,107 @@ HISTORY = 100_000
 #: How long the reader thread waits in select before checking for stop (seconds).
 SELECT_INTERVAL = 0.05
 
+#: Faults every simulator can inject (docs/protocol.md, "Fault injection"):
+#: ``drop_in`` the next ``count`` received frames are lost on the way in (not handled);
+#: ``drop_out`` the next ``count`` frames the device sends are lost on the way out (its state changes anyway);
+#: ``corrupt`` the next ``count`` sent frames get one byte flipped (the receiver sees a bad CRC);
+#: ``delay`` the next ``count`` sent frames leave ``seconds`` late (default 0.2; frames behind wait too);
+#: ``duplicate`` the next ``count`` sent frames are written twice;
+#: ``split`` the next ``count`` sent frames are written in two pieces ``pause`` seconds apart (default 0.02);
+#: ``garbage`` ``count`` random bytes are written now;
+#: ``silent`` receive nothing and send nothing for ``seconds`` (default: until ``clear_faults()``);
+#: ``unplug`` the master end is closed now (a pulled USB adapter); the slave stays until ``stop()``;
+#: ``replug`` unplug now and come back ``after`` seconds later (default 0) on a NEW pty (another port name),
+#: with the same identity and state; the ``link_dir`` symlink follows.
+FAULT_KINDS: tuple[str, ...] = ("drop_in", "drop_out", "corrupt", "delay", "duplicate", "split", "garbage",
+                                "silent", "unplug", "replug")
+#: Kinds that act on the next sent frames, in the order they were armed.
+_OUTGOING = ("drop_out", "corrupt", "delay", "duplicate", "split")
+#: Kinds ``chaos`` may choose, per direction; the lossy ones only for frames the protocol recovers.
+CHAOS_KINDS: tuple[str, ...] = ("drop_in", "drop_out", "corrupt", "delay", "duplicate", "split")
+_LOSSY = ("drop_in", "drop_out", "corrupt")
+
 
 class PtySimulator(abc.ABC):
     """Base class of a device simulator on a pty; subclasses set ``kind`` and implement ``handle``.
 
-    ``device_id`` and ``firmware`` are reported in IDENT. Public methods are thread-safe: one re-entrant lock
+    ``device_id`` and ``firmware`` are reported in IDENT. ``link_dir``: a folder (created if absent) where the
+    simulator keeps a symlink to its current port. Public methods are thread-safe: one re-entrant lock
     (``self.lock``, also the ``self.changed`` condition, notified after every handled frame) guards the state.
     ``handle`` runs on the reader thread with the lock held. Raises ``OSError`` if no pty can be created.
+
+    Subclasses may set ``RECOVERABLE_IN`` / ``RECOVERABLE_OUT``: the message types whose loss the protocol
+    recovers from (a request the host retransmits; an answer whose request is retransmitted). ``chaos`` uses
+    lossy faults only on those, so a random fault never loses a button press or a lamp state.
     """
 
     kind: ClassVar[str] = ""
+    RECOVERABLE_IN: ClassVar[frozenset[int]] = frozenset({framing.PING})
+    RECOVERABLE_OUT: ClassVar[frozenset[int]] = frozenset({framing.PONG})
 
-    def __init__(self, device_id: str, firmware: str = "sim-1.0") -> None:
+    def __init__(self, device_id: str, firmware: str = "sim-1.0", *, link_dir: str | Path | None = None) -> None:
         if not self.kind:
             raise TypeError(f"{type(self).__name__} must set the class attribute 'kind'")
         self.device_id = device_id
         self.firmware = firmware
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
+        self.link_dir = Path(link_dir) if link_dir is not None else None
         self._master: int | None = None
         self._slave: int | None = None
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
-        #: Path of the slave end, for the driver to open (``/dev/pts/N``).
-        self.port: str = os.ttyname(self._slave)
-        self._decoder = FrameDecoder(name=f"{self.kind}-sim<-")
+        #: Path of the slave end, for the driver to open (``/dev/pts/N``); changes with ``replug``.
+        self.port: str = ""
+        self._open_pty()
+        self._decoder = self._new_decoder()
         self._seq = 0
-        self._ignore = 0
-        self._drop = 0
-        self._stop = threading.Event()
+        self._drop_in = 0
+        self._out_faults: deque[tuple[str, dict[str, Any]]] = deque()
+        self._silent_until: float | None = None
+        self._outq: list[tuple[float, int, bytes]] = []  # heap of (due, order, bytes) for delayed writes
+        self._order = 0
+        self._answering: list[tuple[int, bytes]] | None = None
+        self._last_answer: tuple[Frame, list[tuple[int, bytes]]] | None = None
+        self._chaos: tuple[float, random.Random, frozenset[str]] | None = None
+        self._closed = False
+        self._reader_stop = threading.Event()
         self._thread: threading.Thread | None = None
-        #: The last ``HISTORY`` frames received and accepted by the decoder, in order (ignored ones included);
+        self._replug_timer: threading.Timer | None = None
+        #: Every fault that took effect, by kind (injected or chosen by ``chaos``).
+        self.fault_counts: collections.Counter[str] = collections.Counter()
+        #: The last ``HISTORY`` frames received with a valid CRC, in order (dropped and duplicate ones included);
         #: bounded so that a simulator running for days keeps a constant memory.
         self.received: deque[Frame] = deque(maxlen=HISTORY)
+        #: Exact duplicates received (same seq, type and payload as the frame before): answered again, not handled.
+        self.duplicates = 0
+        #: ``(time.monotonic(), frame)`` for the same frames as ``received``.
+        self.arrivals: deque[tuple[float, Frame]] = deque(maxlen=HISTORY)
 
     # ----------------------------------------------------------------------------------------------------
     # Lifecycle.
+
+    @property
+    def link_path(self) -> Path | None:
+        """The symlink this simulator keeps in ``link_dir`` (None without a ``link_dir``)."""
+        if self.link_dir is None:
+            return None
+        return self.link_dir / f"sim-{self.kind}-{self.device_id}"
 
     def start(self) -> None:
         """Start the reader thread (non-daemon, named ``<kind>-sim``). ``RuntimeError`` if started before."""
         if self._thread is not None:
             raise RuntimeError(f"{self.kind} simulator already started")
-        self._thread = threading.Thread(target=self._run, name=f"{self.kind}-sim", daemon=False)
-        self._thread.start()
+        self._start_reader()
 
     def stop(self) -> None:
-        """End the reader thread and close both ends of the pty. Safe to call more than once."""
+        """End the reader thread (and a pending replug), close both ends of the pty and remove the symlink.
+        Safe to call more than once."""
+        with self.lock:
+            self._closed = True
+            timer, self._replug_timer = self._replug_timer, None
+        if timer is not None:
+            timer.cancel()
+            if timer is not threading.current_thread():
+                timer.join(5.0)
         self._halt()
         with self.lock:
             for attr in ("_master", "_slave"):
@@ -92,57 +156,230 @@ class PtySimulator(abc.ABC):
                 if fd is not None:
                     setattr(self, attr, None)
                     os.close(fd)
+            link = self.link_path
+            if link is not None and link.is_symlink() and os.readlink(link) == self.port:
+                link.unlink()
 
     def unplug(self) -> None:
         """Close the master end, like pulling the USB adapter: the driver's next read or write fails.
 
         The reader thread ends first, so no thread is left selecting on a closed descriptor. The slave end
-        stays open until ``stop()``.
+        stays open until ``stop()`` or ``replug``. Same as ``inject("unplug")``.
         """
         self._halt()
         with self.lock:
             if self._master is not None:
                 fd, self._master = self._master, None
                 os.close(fd)
+            self.fault_counts["unplug"] += 1
+
+    def _open_pty(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        old_slave = self._slave
+        self._master, self._slave = master, slave
+        self.port = os.ttyname(slave)
+        if old_slave is not None:  # closed only now, so the new pty cannot reuse the old name
+            os.close(old_slave)
+        link = self.link_path
+        if link is not None:
+            link.parent.mkdir(parents=True, exist_ok=True)
+            tmp = link.with_name(link.name + ".new")
+            if tmp.is_symlink():
+                tmp.unlink()
+            os.symlink(self.port, tmp)
+            os.replace(tmp, link)  # atomic, as udev does
+
+    def _new_decoder(self) -> FrameDecoder:
+        # Exact duplicates are found in ``_dispatch``, in frame order, so that they can be answered again.
+        return FrameDecoder(name=f"{self.kind}-sim<-", track_sequence=False)
+
+    def _start_reader(self) -> None:
+        self._reader_stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(self._reader_stop,), name=f"{self.kind}-sim",
+                                        daemon=False)
+        self._thread.start()
 
     def _halt(self) -> None:
-        self._stop.set()
+        self._reader_stop.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(5.0)
             if thread.is_alive():
                 raise TimeoutError(f"{self.kind} simulator thread did not end")
 
-    # ----------------------------------------------------------------------------------------------------
-    # Fault injection and sending.
-
-    def ignore_next(self, count: int = 1) -> None:
-        """Drop the next ``count`` received frames without handling them (lost on the way to the device)."""
+    def _replug_now(self) -> None:
         with self.lock:
-            self._ignore += count
+            self._replug_timer = None
+            if self._closed:
+                return
+            self._open_pty()
+            self._decoder = self._new_decoder()
+            self._outq.clear()
+            log.info("%s-sim: plugged in again as %s", self.kind, self.port)
+            if self._thread is not None:
+                self._start_reader()
+
+    # ----------------------------------------------------------------------------------------------------
+    # Fault injection.
+
+    def inject(self, kind: str, count: int = 1, **params: Any) -> None:
+        """Inject a fault (docs/protocol.md, "Fault injection"): ``kind`` is one of ``FAULT_KINDS`` or of the
+        device's ``device_faults()``; ``count`` how many frames (or bytes, for ``garbage``) it affects;
+        ``params``: ``seconds`` for ``delay`` and ``silent``, ``pause`` for ``split``, ``after`` for ``replug``.
+
+        Raises ``ValueError`` for an unknown kind, a count below 1, an unknown or negative parameter, and
+        ``OSError`` for ``garbage`` while unplugged.
+        """
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        allowed = {"delay": {"seconds"}, "silent": {"seconds"}, "split": {"pause"}, "replug": {"after"}}
+        if kind not in FAULT_KINDS and kind not in self.device_faults():
+            raise ValueError(f"unknown fault {kind!r}; expected one of {FAULT_KINDS + self.device_faults()}")
+        unknown = set(params) - allowed.get(kind, set())
+        if unknown:
+            raise ValueError(f"fault {kind!r} takes no parameter(s) {', '.join(sorted(unknown))}")
+        for name, value in params.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
+        if kind == "unplug":
+            self.unplug()
+        elif kind == "replug":
+            self.unplug()
+            self.fault_counts["unplug"] -= 1
+            self.fault_counts["replug"] += 1
+            after = params.get("after") or 0.0
+            with self.lock:
+                if after == 0:
+                    self._replug_now()
+                else:
+                    self._replug_timer = threading.Timer(after, self._replug_now)
+                    self._replug_timer.name = f"{self.kind}-sim-replug"
+                    self._replug_timer.start()
+        elif kind == "garbage":
+            data = bytes(random.getrandbits(8) for _ in range(count))
+            with self.lock:
+                self.fault_counts["garbage"] += 1
+                self._write_now(data)
+        elif kind == "silent":
+            seconds = params.get("seconds")
+            with self.lock:
+                self._silent_until = float("inf") if seconds is None else time.monotonic() + seconds
+                self.fault_counts["silent"] += 1
+        elif kind == "drop_in":
+            with self.lock:
+                self._drop_in += count
+        elif kind in _OUTGOING:
+            with self.lock:
+                self._out_faults.extend((kind, dict(params)) for _ in range(count))
+        else:
+            self.inject_device_fault(kind, count)
+
+    def device_faults(self) -> tuple[str, ...]:
+        """Fault kinds of this device beyond ``FAULT_KINDS`` (none here; the shoe has its FAULT causes)."""
+        return ()
+
+    def inject_device_fault(self, kind: str, count: int) -> None:
+        """Arm a device-specific fault from ``device_faults()`` for the next ``count`` occasions."""
+        raise ValueError(f"{self.kind} simulator has no fault {kind!r}")
+
+    def clear_faults(self) -> None:
+        """Cancel every armed fault, end a silence and stop ``chaos``; delayed frames still leave."""
+        with self.lock:
+            self._drop_in = 0
+            self._out_faults.clear()
+            self._silent_until = None
+            self._chaos = None
+
+    def chaos(self, rate: float, seed: int | None = None, kinds: Iterable[str] = CHAOS_KINDS) -> None:
+        """Inject faults at random: each frame received or sent suffers, with probability ``rate``, one fault
+        drawn from ``kinds`` (a subset of ``CHAOS_KINDS``) that suits its direction; a lossy one (drop, corrupt)
+        only on the frame types in ``RECOVERABLE_IN`` / ``RECOVERABLE_OUT``. HELLO and IDENT are spared (the
+        start-up handshake is not retried). ``seed`` makes the choices reproducible. ``ValueError`` for a rate
+        outside 0..1 or an unknown kind."""
+        kinds = frozenset(kinds)
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"rate must be from 0 to 1, got {rate!r}")
+        if not kinds <= set(CHAOS_KINDS):
+            raise ValueError(f"chaos kinds must be among {CHAOS_KINDS}, got {sorted(kinds)}")
+        with self.lock:
+            self._chaos = (rate, random.Random(seed), kinds) if rate else None
+
+    def _chaos_pick(self, msg_type: int, incoming: bool) -> str | None:
+        if self._chaos is None or msg_type in (framing.HELLO, framing.IDENT):
+            return None
+        rate, rng, kinds = self._chaos
+        if rng.random() >= rate:
+            return None
+        if incoming:
+            options = ["drop_in"] if msg_type in self.RECOVERABLE_IN and "drop_in" in kinds else []
+        else:
+            options = [k for k in sorted(kinds) if k in _OUTGOING
+                       and (k not in _LOSSY or msg_type in self.RECOVERABLE_OUT)]
+        return rng.choice(options) if options else None
+
+    def _is_silent(self) -> bool:
+        if self._silent_until is None:
+            return False
+        if time.monotonic() >= self._silent_until:
+            self._silent_until = None
+            return False
+        return True
+
+    # Legacy names, kept for existing callers.
+    def ignore_next(self, count: int = 1) -> None:
+        """Same as ``inject("drop_in", count)``."""
+        self.inject("drop_in", count)
 
     def drop_replies(self, count: int = 1) -> None:
-        """Drop the next ``count`` frames this simulator sends (lost on the way to the host); the device's
-        state changes as if they had been delivered."""
-        with self.lock:
-            self._drop += count
+        """Same as ``inject("drop_out", count)``."""
+        self.inject("drop_out", count)
+
+    # ----------------------------------------------------------------------------------------------------
+    # Sending.
 
     def send(self, msg_type: int, payload: bytes = b"") -> None:
-        """Frame ``payload`` with the simulator's own seq counter (wraps 255 -> 0) and write it to the master.
+        """Frame ``payload`` with the simulator's own seq counter (wraps 255 -> 0) and write it to the master,
+        subject to armed faults (a silent device sends nothing).
 
         Raises ``ProtocolError`` for an oversized payload and ``OSError`` when unplugged or stopped.
         """
         with self.lock:
             data = framing.encode_frame(self._seq, msg_type, payload)
             self._seq = (self._seq + 1) & 0xFF
-            if self._drop:
-                self._drop -= 1
-                log.debug("%s-sim: dropped outgoing %s", self.kind, framing.message_name(msg_type))
+            if self._answering is not None:
+                self._answering.append((msg_type, payload))
+            if self._is_silent():
+                log.debug("%s-sim: silent, not sending %s", self.kind, framing.message_name(msg_type))
                 return
-            self.send_raw(data)
+            if self._out_faults:
+                fault, params = self._out_faults.popleft()
+            else:
+                fault, params = self._chaos_pick(msg_type, incoming=False), {}
+            if fault is None:
+                self._write_now(data)
+                return
+            self.fault_counts[fault] += 1
+            log.debug("%s-sim: %s on outgoing %s", self.kind, fault, framing.message_name(msg_type))
+            now = time.monotonic()
+            if fault == "drop_out":
+                return
+            if fault == "corrupt":
+                index = random.randrange(1, len(data))  # never the SYNC byte: the frame must arrive, broken
+                data = data[:index] + bytes((data[index] ^ 0x5A,)) + data[index + 1:]
+                self._write_now(data)
+            elif fault == "duplicate":
+                self._write_now(data + data)
+            elif fault == "delay":
+                self._write_at(now + (params.get("seconds") or 0.2), data)
+            elif fault == "split":
+                cut = random.randrange(1, len(data))
+                self._write_now(data[:cut])
+                self._write_at(now + (params.get("pause") or 0.02), data[cut:])
 
     def send_raw(self, data: bytes) -> None:
-        """Write raw bytes to the master end (for corrupted or split frames in tests); ``OSError`` if closed."""
+        """Write raw bytes to the master end now (for hand-made corrupted or split frames in tests), ahead of
+        delayed frames; ``OSError`` if closed."""
         with self.lock:
             if self._master is None:
                 raise OSError(f"{self.kind} simulator is unplugged or stopped")
@@ -150,6 +387,27 @@ class PtySimulator(abc.ABC):
             while view:
                 written = os.write(self._master, view)
                 view = view[written:]
+
+    def _write_now(self, data: bytes) -> None:
+        """Write ``data`` in order: behind delayed frames if any are waiting (a serial line is FIFO)."""
+        if self._outq:
+            self._write_at(time.monotonic(), data)
+        else:
+            self.send_raw(data)
+
+    def _write_at(self, due: float, data: bytes) -> None:
+        latest = max((entry[0] for entry in self._outq), default=due)
+        self._order += 1
+        heapq.heappush(self._outq, (max(due, latest), self._order, data))
+
+    def _flush_due(self) -> float:
+        """Write the delayed frames that are due; return seconds until the next one (SELECT_INTERVAL if none)."""
+        with self.lock:
+            now = time.monotonic()
+            while self._outq and self._outq[0][0] <= now:
+                _, _, data = heapq.heappop(self._outq)
+                self.send_raw(data)
+            return min(SELECT_INTERVAL, self._outq[0][0] - now) if self._outq else SELECT_INTERVAL
 
     def nak(self, seq: int, reason: int) -> None:
         """Send NAK for the frame ``seq`` with ``reason`` (``framing.NAK_REASONS``)."""
@@ -165,19 +423,21 @@ class PtySimulator(abc.ABC):
 
     @abc.abstractmethod
     def handle(self, frame: Frame) -> None:
-        """Act on one host frame other than HELLO (reader thread, lock held). Raise ``ProtocolError`` to have
-        the simulator NAK it with the error's ``nak_reason``."""
+        """Act on one host frame other than HELLO, PING and NAK (reader thread, lock held). Raise
+        ``ProtocolError`` to have the simulator NAK it with the error's ``nak_reason``."""
 
     # ----------------------------------------------------------------------------------------------------
     # Reader thread.
 
-    def _run(self) -> None:
-        master = self._master
+    def _run(self, stop: threading.Event) -> None:
+        with self.lock:
+            master = self._master
         if master is None:
             return
-        while not self._stop.is_set():
+        while not stop.is_set():
             try:
-                ready, _, _ = select.select([master], [], [], SELECT_INTERVAL)
+                wait = self._flush_due()
+                ready, _, _ = select.select([master], [], [], max(wait, 0.0))
                 if not ready:
                     continue
                 data = os.read(master, 4096)
@@ -187,14 +447,32 @@ class PtySimulator(abc.ABC):
             for frame in self._decoder.feed(data):
                 self._dispatch(frame)
 
+    def _answer_again(self, answers: list[tuple[int, bytes]]) -> None:
+        """Send the recorded answer to a frame again (new seq numbers, same payloads): the frame was an exact
+        duplicate of the previous one and is not handled a second time (docs/protocol.md, "Receiving")."""
+        for msg_type, payload in answers:
+            self.send(msg_type, payload)
+
     def _dispatch(self, frame: Frame) -> None:
         with self.changed:
             try:
                 self.received.append(frame)
-                if self._ignore:
-                    self._ignore -= 1
-                    log.debug("%s-sim: ignored %r", self.kind, frame)
+                self.arrivals.append((time.monotonic(), frame))
+                if self._is_silent():
+                    log.debug("%s-sim: silent, ignored %r", self.kind, frame)
                     return
+                last = self._last_answer
+                if last is not None and last[0] == frame:
+                    self.duplicates += 1
+                    log.debug("%s-sim: duplicate %r answered again, not handled again", self.kind, frame)
+                    self._answer_again(last[1])
+                    return
+                if self._drop_in or self._chaos_pick(frame.msg_type, incoming=True):
+                    self._drop_in = max(0, self._drop_in - 1)
+                    self.fault_counts["drop_in"] += 1
+                    log.debug("%s-sim: dropped incoming %r", self.kind, frame)
+                    return
+                self._answering = []
                 try:
                     if frame.msg_type == framing.HELLO:
                         framing.decode_hello(frame.payload)
@@ -202,6 +480,9 @@ class PtySimulator(abc.ABC):
                             framing.IDENT,
                             framing.encode_ident(framing.PROTOCOL_VERSION, self.kind, self.device_id, self.firmware),
                         )
+                    elif frame.msg_type == framing.PING:
+                        framing.decode_empty(framing.PING, frame.payload)
+                        self.send(framing.PONG)
                     elif frame.msg_type == framing.NAK:
                         log.warning("%s-sim: host rejected our frame: %s", self.kind, framing.decode_nak(frame.payload))
                     else:
@@ -209,6 +490,9 @@ class PtySimulator(abc.ABC):
                 except ProtocolError as exc:
                     log.warning("%s-sim: rejecting frame seq=%d: %s", self.kind, frame.seq, exc)
                     self.nak(frame.seq, exc.nak_reason)
+                finally:
+                    self._last_answer = (frame, self._answering)
+                    self._answering = None
             except OSError as exc:
                 log.error("%s-sim: cannot answer frame seq=%d: %s", self.kind, frame.seq, exc)
             finally:

@@ -1,12 +1,15 @@
 """The rig: simulators on pseudo-terminals and a scripted table here, the service in its own process.
 
-    python -m hil.rig --rounds 20 --seed 5 [--journal PATH] [--config config/table.yaml]
+    python -m hil.rig --rounds 20 --seed 5 [--journal PATH] [--config config/table.yaml] [--faults RATE]
 
 Starts the shoe, bet-sensor and panel simulators on pseudo-terminals and the scripted players and dealer
 (``controller.simtable``), starts ``crisscross run`` as a separate process with ``--port`` pointing each device
 at its simulator's port (opened exactly as a real serial port), waits for it to finish N rounds, then checks
 the journal (``hil.checks``) and the shoe simulator's own record. Prints the rounds completed and every
-discrepancy; exits 0 only when there is none.
+discrepancy; exits 0 only when there is none. With ``--faults RATE`` every simulator injects faults at random
+(``PtySimulator.chaos``: each frame is dropped, corrupted, delayed, duplicated or split with probability RATE,
+lossy faults only where the protocol recovers; reproducible with ``--seed``), and the counts by kind are
+printed at the end: the run must still pass every check.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,14 +39,17 @@ class RigResult:
     problems: list[str] = field(default_factory=list)
     stdout: str = ""
     stderr: str = ""
+    #: Faults that took effect, by kind, over all simulators (empty without ``faults``).
+    fault_counts: Counter[str] = field(default_factory=Counter)
 
 
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
-            timeout: float = 300.0, mistakes: float = 0.1) -> RigResult:
+            timeout: float = 300.0, mistakes: float = 0.1, faults: float = 0.0) -> RigResult:
     """Run ``rounds`` rounds of the service (separate process) against simulators in this process; check them.
 
     The simulated players follow the optimal strategy but take a random decision with probability
-    ``mistakes``, so that every path (folds and bets at each decision) is exercised.
+    ``mistakes``, so that every path (folds and bets at each decision) is exercised. ``faults`` (0..1) is the
+    probability that a simulator's frame suffers a random fault (``PtySimulator.chaos``, seeded from ``seed``).
     ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
     ``config``, ``subprocess.TimeoutExpired`` when the service has not finished within ``timeout`` seconds.
     """
@@ -50,7 +57,12 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
         raise ValueError(f"{journal}: the rig needs a new journal file (its checks compare it with this run's shoe)")
     table_config = load_table_config(config)
     names = list(table_config.devices)
+    if not 0.0 <= faults <= 1.0:
+        raise ValueError(f"faults must be a probability from 0 to 1, got {faults}")
     sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
+    if faults:
+        for index, name in enumerate(names):
+            sims[name].chaos(faults, seed=None if seed is None else seed * 31 + index)
     table = SimulatedTable.for_table(sims, table_config, jurisdiction_for(table_config), seed=seed, rounds=rounds,
                                      mistakes=mistakes)
     command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--rounds", str(rounds),
@@ -63,15 +75,17 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     finally:
         table.stop()
         dispensed = sims["shoe"].dispensed
+        fault_counts: Counter[str] = Counter()
         for sim in sims.values():
             sim.stop()
+            fault_counts.update(sim.fault_counts)
     rounds_seen, problems = check_journal(journal, shoe_dispensed=dispensed)
     closed = sum(1 for r in rounds_seen.values() if r.closed)
     if proc.returncode != 0:
         problems.insert(0, f"service exited with status {proc.returncode}: {proc.stderr.strip()[-500:]}")
     if closed != rounds:
         problems.insert(0, f"{closed} rounds closed, {rounds} expected")
-    return RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr)
+    return RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr, fault_counts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,10 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
     parser.add_argument("--mistakes", type=float, default=0.1,
                         help="probability that a simulated player's decision is random instead of optimal")
+    parser.add_argument("--faults", type=float, default=0.0, metavar="RATE",
+                        help="probability that a frame suffers a random fault (drop, corrupt, delay, duplicate, "
+                             "split; default 0)")
     args = parser.parse_args(argv)
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.jsonl"
     try:
-        result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes)
+        result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes, faults=args.faults)
     except (ValueError, OSError) as exc:  # ConfigError is a ValueError
         print(f"python -m hil.rig: {exc}", file=sys.stderr)
         return 2
@@ -95,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rounds closed: {result.rounds_closed} of {args.rounds}; discrepancies: {len(result.problems)}")
     for problem in result.problems:
         print(f"  - {problem}")
+    if args.faults:
+        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(result.fault_counts.items())) or "none"
+        print(f"faults injected: {sum(result.fault_counts.values())} ({counts})")
     return 0 if not result.problems else 1
 
 

@@ -80,6 +80,18 @@ def test_the_shipped_table_config_loads():
     assert config.seats == (1, 2, 3, 4, 5, 6)
     assert config.ante_limits.min <= config.ante_limits.max
     assert set(config.devices) == {"shoe", "sensors", "panel"}
+    assert config.timing.retransmit_waits() == [0.5, 1.0, 2.0, 4.0, 4.0]
+    assert (config.timing.heartbeat_interval, config.timing.link_silence) == (1.0, 3.5)
+
+
+def test_device_identity_and_search_are_read(tmp_path):
+    text = (CONFIG_DIR / "table.yaml").read_text().replace(
+        "shoe:    {driver: shoe, port: simulator}",
+        'shoe:    {driver: shoe, port: /dev/ttyUSB0, identity: SHOE-42, search: ["/dev/serial/by-id/*"]}')
+    path = tmp_path / "table.yaml"
+    path.write_text(text)
+    shoe = load_table_config(path).devices["shoe"]
+    assert (shoe.identity, shoe.search) == ("SHOE-42", ("/dev/serial/by-id/*",))
 
 
 @pytest.mark.parametrize("old, new, message", [
@@ -87,7 +99,16 @@ def test_the_shipped_table_config_loads():
     ("ante: {min: 500, max: 50000}", "ante: {min: 600, max: 500}", "limits.ante: min 600 is above max 500"),
     ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: toaster, port: simulator}",
      "devices.shoe.driver: unknown driver 'toaster'"),
-    ("response_timeout_s: 2.0", "response_timeout_s: 0", "timing.response_timeout_s"),
+    ("response_timeout_s: 0.5 ", "response_timeout_s: 0 ", "timing.response_timeout_s"),
+    ("link_silence_s: 3.5 ", "link_silence_s: yes ", "timing.link_silence_s: expected a positive number"),
+    ("link_silence_s: 3.5 ", "link_silence_s: 0.5 ", "timing: link_silence 0.5 must exceed heartbeat_interval 1.0"),
+    ("reconnect_max_s: 8.0 ", "reconnect_max_s: 0.1 ", "timing: reconnect_max 0.1 is below reconnect_min 0.5"),
+    ("retries: 4 ", "retries: 1.5 ", "timing.retries: expected an integer"),
+    ("  heartbeat_interval_s: 1.0 ", "  heartbeat_s: 1.0 ", "timing: unknown key(s) heartbeat_s"),
+    ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: simulator, identity: 7}",
+     "devices.shoe.identity: expected a device id"),
+    ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: simulator, search: /dev/tty*}",
+     "devices.shoe.search: expected a list of glob patterns"),
 ])
 def test_a_bad_table_config_is_refused_naming_the_key(tmp_path, old, new, message):
     text = (CONFIG_DIR / "table.yaml").read_text()

@@ -25,7 +25,7 @@ from drivers.events import (
     SpotsSnapshot,
     StackDispensed,
 )
-from drivers.link import Device, DeviceNotRunning
+from drivers.link import Device, DeviceNotRunning, LinkDown
 from drivers.panel import protocol as panel_protocol
 from drivers.panel.driver import PanelDriver
 from drivers.panel.simulator import PanelSimulator
@@ -39,7 +39,8 @@ from drivers.sim import PtySimulator
 pytestmark = pytest.mark.timeout(30)
 
 WAIT = 3.0  # generous upper bound for one answer over a pty (they take milliseconds)
-FAST = {"handshake_timeout": 1.0, "response_timeout": 0.25, "retries": 2}
+FAST = {"handshake_timeout": 1.0, "response_timeout": 0.25, "response_timeout_max": 0.25, "retries": 2,
+        "heartbeat_interval": 0.5, "link_silence": 2.0, "reconnect_min": 0.05, "reconnect_max": 0.2}
 SIMULATORS: dict[str, Callable[[], PtySimulator]] = {
     "shoe": lambda: ShoeSimulator(seed=20240601),
     "sensors": SensorSimulator,
@@ -139,13 +140,16 @@ def test_handshake_posts_device_ready(kind, simulators, drivers, events):
 
 
 @pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
-def test_unplug_posts_link_lost_and_thread_ends(kind, simulators, drivers, events):
+def test_unplug_posts_link_lost_once_and_keeps_searching(kind, simulators, drivers, events):
     sim, driver = connect(kind, simulators, drivers, events)
     sim.unplug()
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == (kind, "link_lost")
-    assert driver.join(WAIT)
-    assert not driver.running
+    expect_quiet(events, 0.5)  # several failed searches later: still one fault for one loss
+    assert driver.running and not driver.link_up and driver.losses == 1
+    with pytest.raises(LinkDown):
+        {"shoe": lambda: driver.shuffle(), "sensors": lambda: driver.read_spots(1),
+         "panel": lambda: driver.show("x")}[kind]()
 
 
 def test_wrong_kind_of_device_fails_handshake(simulators, drivers, events):
@@ -154,7 +158,9 @@ def test_wrong_kind_of_device_fails_handshake(simulators, drivers, events):
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == ("shoe", "handshake")
     assert "'panel'" in fault.detail
-    assert driver.join(WAIT)
+    expect_quiet(events, 0.4)
+    assert driver.running and not driver.link_up
+    assert {f.msg_type for f in sim.received} == {framing.HELLO}  # only ever asked who it is
 
 
 def test_silent_device_fails_handshake_after_timeout(simulators, drivers, events):
@@ -164,14 +170,17 @@ def test_silent_device_fails_handshake_after_timeout(simulators, drivers, events
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == ("shoe", "handshake")
     assert 0.3 <= time.monotonic() - started < WAIT
-    assert driver.join(WAIT)
+    assert driver.running and not driver.link_up
 
 
 def test_missing_port_is_link_lost(drivers, events, tmp_path):
     driver = drivers("sensors", str(tmp_path / "ttyUSB-missing"))
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == ("sensors", "link_lost")
-    assert driver.join(WAIT)
+    with pytest.raises(DeviceNotRunning):  # LinkDown is a DeviceNotRunning
+        driver.read_spots(1)
+    driver.stop()
+    assert not driver.running
     with pytest.raises(DeviceNotRunning):
         driver.read_spots(1)
 
@@ -181,8 +190,8 @@ def test_port_is_opened_exclusively(shoe, drivers, events):
     second = drivers("shoe", sim.port)
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == ("shoe", "link_lost")
-    assert second.join(WAIT)
-    assert first.running
+    assert not second.link_up
+    assert first.running and first.link_up
 
 
 def test_commands_after_stop_raise(shoe):

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import GENESIS, Journal, JournalError, read_records, verify_chain
+from controller.journal import (
+    GENESIS,
+    Journal,
+    JournalError,
+    find_tampering,
+    read_records,
+    record_hash,
+    verify_chain,
+    verify_journal,
+)
 
 
 def _write(path, n=3):
@@ -134,3 +143,109 @@ def test_every_append_is_fsynced_before_it_returns(tmp_path, mocker):
     journal.append("command", "Shuffle", {}, 1)
     assert fsync.call_count == 2
     journal.close()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# crisscross journal verify: name the first record edited, removed, inserted or reordered
+
+
+def _lines(tmp_path, n=6):
+    path = tmp_path / "j.jsonl"
+    _write(path, n)
+    return path, path.read_text().splitlines(keepends=True)
+
+
+def _rehash(line):
+    record = json.loads(line)
+    record["i"] = "forged"
+    record["hash"] = record_hash(record)
+    return json.dumps(record, separators=(",", ":")) + "\n"
+
+
+def _forged(line, seq):
+    record = json.loads(line)
+    record["seq"] = seq
+    record["hash"] = record_hash(record)
+    return json.dumps(record, separators=(",", ":")) + "\n"
+
+
+def _swap(lines, a, b):
+    lines[a], lines[b] = lines[b], lines[a]
+
+
+TAMPERING = [
+    ("edited in place", lambda ls: ls.__setitem__(2, ls[2].replace('"i":2', '"i":9')), ("edited", 3, 3)),
+    ("edited, hash recomputed", lambda ls: ls.__setitem__(2, _rehash(ls[2])), ("edited", 3, 3)),
+    ("seq edited", lambda ls: ls.__setitem__(2, ls[2].replace('"seq":3', '"seq":30')), ("edited", 3, 30)),
+    ("removed", lambda ls: ls.pop(2), ("removed", 3, 4)),
+    ("two removed", lambda ls: (ls.pop(2), ls.pop(2)), ("removed", 3, 5)),
+    ("first removed", lambda ls: ls.pop(0), ("removed", 1, 2)),
+    ("copy inserted", lambda ls: ls.insert(4, ls[1]), ("inserted", 5, 2)),
+    ("forged inserted", lambda ls: ls.insert(2, _forged(ls[2], 99)), ("inserted", 3, 99)),
+    ("swapped", lambda ls: _swap(ls, 2, 3), ("reordered", 3, 4)),
+    ("reversed", lambda ls: ls.reverse(), ("reordered", 1, 6)),
+]
+
+
+@pytest.mark.parametrize("tamper, expected", [t[1:] for t in TAMPERING], ids=[t[0] for t in TAMPERING])
+def test_find_tampering_names_the_first_record_and_the_kind(tmp_path, tamper, expected):
+    path, lines = _lines(tmp_path)
+    tamper(lines)
+    path.write_text("".join(lines))
+    count, found = verify_journal(path)
+    assert count == len(lines)
+    assert found is not None and (found.kind, found.line, found.seq) == expected, found
+
+
+def test_an_intact_journal_verifies(tmp_path):
+    path, _ = _lines(tmp_path)
+    assert verify_journal(path) == (6, None)
+    assert find_tampering([]) is None
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "controller", "journal", "verify", *map(str, args)],
+                          check=False, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_exit_status_and_message(tmp_path, capsys):
+    from controller.cli import main
+
+    path, lines = _lines(tmp_path)
+    assert main(["journal", "verify", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: intact, 6 records\n"
+    lines.pop(3)
+    path.write_text("".join(lines))
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    assert main(["journal", "verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out == f"{path}: tampered: line 4, seq 5: removed: seq 4 missing before this line\n"
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before  # verifying never rewrites the file
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json\n", "line 1: not JSON"),
+    (b"\xff\xfe\x00garbage\n", "line 1: not UTF-8"),
+    (b"[" * 100_000 + b"\n", "line 1: not JSON"),
+    (b'{"seq": 1}\n{"seq": ' + b"9" * 5000 + b"}\n", "line 2: not JSON"),
+    (b'{"seq": true}\n', "line 1: not a journal record"),
+    (b'{"seq": 1, "hash": "x"}', "line 1: incomplete last line"),
+])
+def test_cli_refuses_a_malformed_or_hostile_file_in_one_line_and_changes_nothing(tmp_path, content, message):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(content)
+    proc = _cli(path)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1
+    assert str(path) in proc.stderr and message in proc.stderr
+    assert path.read_bytes() == content
+    assert not (tmp_path / "j.jsonl.torn").exists()
+
+
+def test_cli_refuses_a_missing_file_and_a_directory(tmp_path):
+    for target, message in ((tmp_path / "absent.jsonl", "no such file"), (tmp_path, "not a regular file")):
+        proc = _cli(target)
+        assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.splitlines()) == 1

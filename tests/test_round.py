@@ -834,7 +834,7 @@ def test_device_fault_while_starting_is_recorded_and_the_table_keeps_waiting():
 
 
 @pytest.mark.parametrize("state", REACHABLE[1:])
-@pytest.mark.parametrize("device, code", [("shoe", "jam"), ("sensors", "link_lost"), ("panel", "timeout")])
+@pytest.mark.parametrize("device, code", [("shoe", "jam"), ("sensors", "link_lost"), ("panel", "link_lost")])
 def test_device_fault_in_any_state_moves_to_fault(state, device, code):
     """domain.md faults (jam, link lost, ...) stop the game: in any state a DeviceFault moves the machine to
     ``fault`` with a FaultRaised naming device and cause; in ``fault`` no dealer button is lit or accepted

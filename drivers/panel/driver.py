@@ -24,13 +24,24 @@ class PanelDriver(Device):
     """The dealer panel on one serial port. Constructor arguments as ``drivers.link.Device``."""
 
     kind = protocol.KIND
+    #: The last LAMPS payload sent, repeated with each heartbeat (None before the first ``set_lamps``).
+    _lamps_payload: bytes | None = None
 
     def set_lamps(self, buttons: Iterable[str]) -> None:
         """Light exactly the lamps of ``buttons`` (names from ``BUTTONS``), all others off (LAMPS).
 
-        Raises ``ProtocolError`` (a ``ValueError``) for an unknown name, ``DeviceNotRunning`` if not running.
+        The same lamp state is sent again with every heartbeat PING (LAMPS is idempotent; docs/protocol.md,
+        "Heartbeat"), so a lost LAMPS frame is repaired within a heartbeat interval. Raises ``ProtocolError``
+        (a ``ValueError``) for an unknown name, ``LinkDown`` / ``DeviceNotRunning`` if the link is down.
         """
-        self.send(protocol.LAMPS, protocol.encode_lamps(buttons))
+        payload = protocol.encode_lamps(buttons)
+        self.send(protocol.LAMPS, payload)
+        self._lamps_payload = payload
+
+    def on_heartbeat(self) -> list[tuple[int, bytes]]:
+        """The last lamp state, to be sent again with the heartbeat (none before the first ``set_lamps``)."""
+        payload = self._lamps_payload
+        return [] if payload is None else [(protocol.LAMPS, payload)]
 
     def show(self, text: str) -> None:
         """Show ``text`` on the panel display (DISPLAY), cut to 64 UTF-8 bytes at a character boundary.

@@ -25,9 +25,11 @@ class PanelSimulator(PtySimulator):
     """A dealer panel with the ``BUTTONS`` keys, one lamp per key and a text display."""
 
     kind = protocol.KIND
+    RECOVERABLE_IN = frozenset({framing.PING})
+    RECOVERABLE_OUT = frozenset({framing.PONG})
 
-    def __init__(self, device_id: str = "SIM-PANEL-1") -> None:
-        super().__init__(device_id)
+    def __init__(self, device_id: str = "SIM-PANEL-1", *, link_dir=None) -> None:
+        super().__init__(device_id, link_dir=link_dir)
         self._lamps: frozenset[str] = frozenset()
         self._messages: deque[str] = deque(maxlen=HISTORY)
 

@@ -24,9 +24,11 @@ class SensorSimulator(PtySimulator):
     """Bet sensors for seats 1..6 and the six ``SPOTS`` of each seat."""
 
     kind = protocol.KIND
+    RECOVERABLE_IN = frozenset({framing.PING, protocol.READ_SPOTS})
+    RECOVERABLE_OUT = frozenset({framing.PONG, protocol.SPOTS_MSG})
 
-    def __init__(self, device_id: str = "SIM-SENSORS-1") -> None:
-        super().__init__(device_id)
+    def __init__(self, device_id: str = "SIM-SENSORS-1", *, link_dir=None) -> None:
+        super().__init__(device_id, link_dir=link_dir)
         self._amounts: dict[tuple[int, str], int] = {}
 
     def place(self, seat: int, spot: str, amount: int) -> None:

@@ -15,7 +15,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from drivers.events import DeviceFault, ShuffleComplete, StackDispensed
+from drivers.events import (
+    DeviceFault,
+    ShoeLastDispense,
+    ShuffleComplete,
+    StackDispensed,
+)
 from drivers.framing import NAK_UNKNOWN_TYPE, Frame, ProtocolError
 from drivers.link import Device
 from drivers.shoe import protocol
@@ -46,12 +51,21 @@ class ShoeDriver(Device):
         payload = protocol.encode_dispense(txn_id, count)
         self.request(("dispense", txn_id), protocol.DISPENSE, payload, f"DISPENSE txn {txn_id} ({count} cards)")
 
+    def query_last(self) -> None:
+        """Ask the shoe what it last dispensed (QUERY_LAST; docs/protocol.md, "What did you last do").
+
+        ``ShoeLastDispense(txn_id, cards)`` follows (``0, ()`` when the shoe dealt nothing since power-on). The
+        request is retransmitted like the others; it changes nothing in the shoe. The controller calls it after
+        a restart, before any other shoe command. Raises ``LinkDown`` / ``DeviceNotRunning`` as ``request``.
+        """
+        self.request("query_last", protocol.QUERY_LAST, b"", "QUERY_LAST")
+
     def fault_name(self, code: int) -> str:
         """FAULT code -> ``SHOE_FAULTS`` name (``"fault_<code>"`` for codes the protocol does not define)."""
         return protocol.fault_name(code)
 
     def handle_frame(self, frame: Frame) -> list[Any]:
-        """SHUFFLE_DONE -> ``ShuffleComplete``; STACK -> ``StackDispensed`` (cards validated as distinct
+        """SHUFFLE_DONE -> ``ShuffleComplete``; LAST -> ``ShoeLastDispense``; STACK -> ``StackDispensed`` (cards validated as distinct
         two-character cards, as many as the DISPENSE asked for; a different number is posted as
         ``DeviceFault("shoe", "protocol")`` instead). Answers to no outstanding request are logged at DEBUG and not posted again.
         Other types raise ``ProtocolError`` (NAK reason 1)."""
@@ -77,4 +91,11 @@ class ShoeDriver(Device):
                 return [DeviceFault(self.kind, "protocol", detail)]
             log.info("%s: stack dispensed, txn %d, %d cards", self.name, stack.txn_id, len(stack.cards))
             return [StackDispensed(stack.txn_id, stack.cards)]
+        if frame.msg_type == protocol.LAST:
+            last = protocol.decode_last(frame.payload)
+            if not self.answered("query_last"):
+                log.debug("%s: LAST without an outstanding QUERY_LAST, not posted", self.name)
+                return []
+            log.info("%s: last dispense was txn %d (%d cards)", self.name, last.txn_id, len(last.cards))
+            return [ShoeLastDispense(last.txn_id, last.cards)]
         raise ProtocolError(frame.msg_type, "not a shoe -> host message", nak_reason=NAK_UNKNOWN_TYPE)

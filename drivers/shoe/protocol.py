@@ -6,6 +6,8 @@
 | 0x11 | SHUFFLE_DONE  | shoe -> host | card count u8                                                  |
 | 0x12 | DISPENSE      | host -> shoe | txn_id u32 BE, count u8 (2 or 5)                               |
 | 0x13 | STACK         | shoe -> host | txn_id u32 BE, count u8, cards as 2*count ASCII bytes ("AhTd") |
+| 0x14 | QUERY_LAST    | host -> shoe | empty: "what did you last dispense?"                           |
+| 0x15 | LAST          | shoe -> host | as STACK: the last stack dealt (txn 0, count 0: none since power-on) |
 
 FAULT codes from the shoe are ``SHOE_FAULTS`` index + 1 (1 jam, 2 misfeed, 3 unreadable_card, 4 empty,
 5 door_open). Encoders validate their arguments and raise ``ProtocolError``; decoders raise ``ProtocolError``
@@ -26,8 +28,11 @@ SHUFFLE = 0x10
 SHUFFLE_DONE = 0x11
 DISPENSE = 0x12
 STACK = 0x13
+QUERY_LAST = 0x14
+LAST = 0x15
 
-register_names({SHUFFLE: "SHUFFLE", SHUFFLE_DONE: "SHUFFLE_DONE", DISPENSE: "DISPENSE", STACK: "STACK"})
+register_names({SHUFFLE: "SHUFFLE", SHUFFLE_DONE: "SHUFFLE_DONE", DISPENSE: "DISPENSE", STACK: "STACK",
+                QUERY_LAST: "QUERY_LAST", LAST: "LAST"})
 
 #: Stack sizes a dispense may ask for: 2 (a player's hole cards) or 5 (the community cross).
 STACK_SIZES: tuple[int, ...] = (2, 5)
@@ -107,36 +112,58 @@ def decode_dispense(payload: bytes) -> Dispense:
     return Dispense(txn_id, count)
 
 
-def encode_stack(txn_id: int, cards: tuple[str, ...] | list[str]) -> bytes:
-    """STACK payload: ``txn_id`` u32 BE, count u8, then each card's two ASCII characters.
+def encode_stack(txn_id: int, cards: tuple[str, ...] | list[str], *, msg_type: int = STACK) -> bytes:
+    """STACK payload (also LAST's, with ``msg_type=LAST``): ``txn_id`` u32 BE, count u8, then each card's two
+    ASCII characters.
 
     ``ProtocolError`` for a bad txn id, more than 127 cards or a malformed card (named by position only).
     """
-    _check_txn(STACK, txn_id)
+    _check_txn(msg_type, txn_id)
     cards = tuple(cards)
     if len(cards) > 127:
-        raise ProtocolError(STACK, f"{len(cards)} cards do not fit in one frame")
+        raise ProtocolError(msg_type, f"{len(cards)} cards do not fit in one frame")
     for index, card in enumerate(cards):
         if not isinstance(card, str) or not is_card(card):
-            raise ProtocolError(STACK, f"card {index + 1} is not a two-character card")
+            raise ProtocolError(msg_type, f"card {index + 1} is not a two-character card")
     return struct.pack(">IB", txn_id, len(cards)) + "".join(cards).encode("ascii")
 
 
-def decode_stack(payload: bytes) -> Stack:
-    """Parse STACK; ``ProtocolError`` if the length does not match the count, a card is malformed (named by
-    position, never by value) or a card appears twice in the stack."""
+def decode_stack(payload: bytes, *, msg_type: int = STACK) -> Stack:
+    """Parse STACK (or LAST, with ``msg_type=LAST``); ``ProtocolError`` if the length does not match the count,
+    a card is malformed (named by position, never by value) or a card appears twice in the stack."""
     if len(payload) < 5:
-        raise ProtocolError(STACK, f"payload is {len(payload)} bytes, at least 5 expected")
+        raise ProtocolError(msg_type, f"payload is {len(payload)} bytes, at least 5 expected")
     txn_id, count = struct.unpack(">IB", payload[:5])
     if len(payload) != 5 + 2 * count:
-        raise ProtocolError(STACK, f"count {count} needs {5 + 2 * count} bytes, payload is {len(payload)}")
+        raise ProtocolError(msg_type, f"count {count} needs {5 + 2 * count} bytes, payload is {len(payload)}")
     cards = []
     for index in range(count):
         raw = payload[5 + 2 * index : 7 + 2 * index]
         card = raw.decode("ascii", errors="replace")
         if not is_card(card):
-            raise ProtocolError(STACK, f"card {index + 1} is not a two-character card")
+            raise ProtocolError(msg_type, f"card {index + 1} is not a two-character card")
         cards.append(card)
     if len(set(cards)) != len(cards):
-        raise ProtocolError(STACK, "the stack contains the same card twice")
+        raise ProtocolError(msg_type, "the stack contains the same card twice")
     return Stack(txn_id, tuple(cards))
+
+
+def encode_last(txn_id: int, cards: tuple[str, ...] | list[str]) -> bytes:
+    """LAST payload (docs/protocol.md, "Shoe", "What did you last do"): the last stack the shoe dealt, laid
+    out as STACK; ``encode_last(0, ())`` when it dealt nothing since power-on. ``ProtocolError`` as
+    ``encode_stack``, and for txn 0 with cards or cards other than 0, 2 or 5 of them."""
+    if len(cards) not in (0, *STACK_SIZES):
+        raise ProtocolError(LAST, f"{len(cards)} cards: a stack has {STACK_SIZES[0]} or {STACK_SIZES[1]}")
+    return encode_stack(txn_id, cards, msg_type=LAST)
+
+
+def decode_last(payload: bytes) -> Stack:
+    """Parse LAST into ``Stack(txn_id, cards)``; ``cards`` is empty when the shoe dealt nothing since power-on.
+    ``ProtocolError`` as ``decode_stack``, and for a count other than 0, 2 or 5, or a count of 0 with a txn
+    id other than 0."""
+    last = decode_stack(payload, msg_type=LAST)
+    if len(last.cards) not in (0, *STACK_SIZES):
+        raise ProtocolError(LAST, f"{len(last.cards)} cards: a stack has {STACK_SIZES[0]} or {STACK_SIZES[1]}")
+    if not last.cards and last.txn_id != 0:
+        raise ProtocolError(LAST, f"txn {last.txn_id} with no cards (nothing dealt is txn 0)")
+    return last

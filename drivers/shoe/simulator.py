@@ -4,8 +4,9 @@ Models one 52-card deck: SHUFFLE restores and shuffles all 52 cards and answers 
 deals the next ``count`` cards and answers STACK; each transaction's result is recorded and a repeated
 ``txn_id`` is answered with the recorded STACK without dealing again (exactly-once). A dispense with a count
 other than 2 or 5 gets NAK reason 2, before the first shuffle NAK reason 3; too few cards left, or a fault
-injected with ``inject_fault``, answers FAULT and deals nothing (the txn is not recorded, so a later retry
-of the same id can succeed).
+injected with ``inject(name)`` (``name`` one of ``SHOE_FAULTS``: jam, misfeed, unreadable_card, empty,
+door_open), answers FAULT and deals nothing (the txn is not recorded, so a later retry of the same id can
+succeed). QUERY_LAST is answered with LAST: the last stack dealt, or txn 0 and no cards.
 
 Does not model: card recognition errors other than injected ones, the time a shuffle or dispense takes, burn
 cards, the discard rack, the door sensor, or losing its transaction record on power loss.
@@ -33,15 +34,18 @@ class ShoeSimulator(PtySimulator):
 
     kind = protocol.KIND
 
-    def __init__(self, seed: int | None = None, device_id: str = "SIM-SHOE-1") -> None:
-        super().__init__(device_id)
+    RECOVERABLE_IN = frozenset({framing.PING, protocol.SHUFFLE, protocol.DISPENSE, protocol.QUERY_LAST})
+    RECOVERABLE_OUT = frozenset({framing.PONG, protocol.SHUFFLE_DONE, protocol.STACK, protocol.LAST})
+
+    def __init__(self, seed: int | None = None, device_id: str = "SIM-SHOE-1", *, link_dir=None) -> None:
+        super().__init__(device_id, link_dir=link_dir)
         self._rng: random.Random = secrets.SystemRandom() if seed is None else random.Random(seed)
         self._deck: list[str] = []
         self._shuffled = False
         self._records: OrderedDict[int, tuple[str, ...]] = OrderedDict()  # the last HISTORY transactions
         self._dispensed: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=HISTORY)
         self._dealt = 0
-        self._fault: str | None = None
+        self._faults: deque[str] = deque()
         self.shuffles = 0
 
     @property
@@ -74,16 +78,27 @@ class ShoeSimulator(PtySimulator):
             return len(self._deck)
 
     def inject_fault(self, code_name: str) -> None:
-        """Make the next DISPENSE answer FAULT ``code_name`` (one of ``SHOE_FAULTS``) instead of dealing.
-
-        Raises ``ValueError`` for an unknown name.
-        """
+        """Same as ``inject(code_name)``: the next DISPENSE answers FAULT ``code_name`` (one of ``SHOE_FAULTS``)
+        instead of dealing. Raises ``ValueError`` for an unknown name."""
         protocol.fault_code(code_name)
+        self.inject(code_name)
+
+    def device_faults(self) -> tuple[str, ...]:
+        """The shoe's FAULT causes (``SHOE_FAULTS``): each makes one DISPENSE answer FAULT instead of dealing."""
+        return SHOE_FAULTS
+
+    def inject_device_fault(self, kind: str, count: int) -> None:
+        """The next ``count`` new DISPENSE requests answer FAULT ``kind`` and deal nothing."""
         with self.lock:
-            self._fault = code_name
+            self._faults.extend([kind] * count)
+
+    def last(self) -> tuple[int, tuple[str, ...]]:
+        """The last stack dealt as ``(txn_id, cards)``, ``(0, ())`` before any."""
+        with self.lock:
+            return self._dispensed[-1] if self._dispensed else (0, ())
 
     def handle(self, frame: Frame) -> None:
-        """SHUFFLE -> SHUFFLE_DONE; DISPENSE -> STACK, FAULT or NAK as described in the module docstring."""
+        """SHUFFLE -> SHUFFLE_DONE; DISPENSE -> STACK, FAULT or NAK; QUERY_LAST -> LAST (module docstring)."""
         if frame.msg_type == protocol.SHUFFLE:
             framing.decode_empty(protocol.SHUFFLE, frame.payload)
             self._deck = list(protocol.DECK)
@@ -94,6 +109,10 @@ class ShoeSimulator(PtySimulator):
             self.send(protocol.SHUFFLE_DONE, protocol.encode_shuffle_done(len(self._deck)))
         elif frame.msg_type == protocol.DISPENSE:
             self._dispense(protocol.decode_dispense(frame.payload))
+        elif frame.msg_type == protocol.QUERY_LAST:
+            framing.decode_empty(protocol.QUERY_LAST, frame.payload)
+            txn_id, cards = self.last()
+            self.send(protocol.LAST, protocol.encode_last(txn_id, cards))
         else:
             raise ProtocolError(frame.msg_type, "not a host -> shoe message", nak_reason=framing.NAK_UNKNOWN_TYPE)
 
@@ -107,8 +126,9 @@ class ShoeSimulator(PtySimulator):
             raise ProtocolError(protocol.DISPENSE, f"count {request.count} is not one of {protocol.STACK_SIZES}")
         if not self._shuffled:
             raise ProtocolError(protocol.DISPENSE, "no shuffle yet", nak_reason=framing.NAK_NOT_ALLOWED)
-        if self._fault is not None:
-            name, self._fault = self._fault, None
+        if self._faults:
+            name = self._faults.popleft()
+            self.fault_counts[name] += 1
             self.send(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
             return
         if len(self._deck) < request.count:
