@@ -15,6 +15,7 @@ from typing import Any
 
 from controller.cards import short
 from controller.config import CONFIG_DIR, ConfigError, check_keys, load_yaml, require_int
+from controller.control import ControlConfig, parse_control_config
 from drivers.events import SEATS, SPOTS
 
 #: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
@@ -66,17 +67,20 @@ class TableConfig:
     response_timeout_s: float = 2.0
     retries: int = 3
     source: Path = field(default=CONFIG_DIR / "table.yaml")
+    control: ControlConfig = field(default_factory=ControlConfig)  # the control interface (docs/control.md)
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     """Load and check ``table.yaml``.
 
     Raises ``ConfigError`` naming the file and key for a missing/unknown key, a seat outside 1-6, limits
-    that are not positive integers with min <= max, an unknown device driver or a non-positive timing value.
+    that are not positive integers with min <= max, an unknown device driver, a non-positive timing value or a
+    ``control:`` section that ``controller.control.parse_control_config`` refuses (a host off loopback).
     """
     path = Path(path)
     data = load_yaml(path)
-    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"}, {"timing"})
+    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"},
+               {"timing", "control"})
     seats = data["seats"]
     if not isinstance(seats, list) or not seats or len(set(map(str, seats))) != len(seats):
         raise ConfigError(f"{path}: seats: expected a list of distinct seat numbers, got {seats!r}")
@@ -112,6 +116,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         response_timeout_s=timing.get("response_timeout_s", 2.0),
         retries=require_int(path, "timing.retries", timing.get("retries", 3), 1),
         source=path,
+        control=parse_control_config(path, data.get("control")),
     )
 
 
