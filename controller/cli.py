@@ -4,6 +4,9 @@
   runs the table controller service (``controller.service``) from ``config/table.yaml``.
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
+- ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
+  user of the control interface (``controller.operators``, docs/control.md); the password is asked with
+  ``getpass`` on a terminal, else read as the first line of standard input.
 - ``crisscross settle [FILE]`` settles one round given as JSON (FILE or standard input) and prints the
   settlement as JSON (``controller.settlement.settle_round``). Invalid input: exit status 2, one line on
   standard error naming the seat, the field and what is wrong, nothing on standard output.
@@ -50,6 +53,15 @@ def _parser() -> argparse.ArgumentParser:
     par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     par.add_argument("--workers", type=positive_int, default=None, help="processes (default: one per CPU)")
 
+    operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
+    operator_sub = operator.add_subparsers(dest="operator_command", required=True)
+    add = operator_sub.add_parser("add", help="add a user or replace their role and password", parents=[common])
+    add.add_argument("name", help="user name (letters, digits, . _ -)")
+    add.add_argument("--role", required=True, choices=("dealer", "supervisor"))
+    add.add_argument("--file", type=Path, default=None,
+                     help="operators file (default: control.operators of the table configuration)")
+    add.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
+
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
@@ -74,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return _settle(args.file)
     if args.command == "par-sheet":
         return _par_sheet(args)
+    if args.command == "operator":
+        return _operator_add(args)
     return _run(args)
 
 
@@ -144,6 +158,32 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if repeated:
         raise ValueError(f"key {repeated[0]!r} repeated in an object")
     return dict(pairs)
+
+
+def _operator_add(args: argparse.Namespace) -> int:
+    """``crisscross operator add``: 0 done, 2 a refused name, role, password, file or configuration."""
+    import getpass
+
+    from controller.operators import add_operator
+    from controller.table import load_table_config
+
+    try:
+        path = args.file or load_table_config(args.config).control.operators
+        if sys.stdin.isatty():
+            password = getpass.getpass(f"password for {args.name}: ")
+            if getpass.getpass("again: ") != password:
+                raise ValueError("the two passwords differ")
+        else:
+            password = sys.stdin.readline().rstrip("\r\n")
+        new = add_operator(path, args.name, args.role, password)
+    except (ConfigError, ValueError) as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
