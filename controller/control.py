@@ -2,7 +2,9 @@
 
 Endpoints (docs/control.md):
 
-- ``GET /state``: the latest ``Round.view()`` the controller published (``on_view``); no face-down card.
+- ``GET /state``: the latest ``Round.view()`` the controller published (``on_view``), no face-down card, with
+  ``seq``: the journal record it reflects (views are published once every record of an input is written, so
+  a view with ``seq`` >= N includes the effect of record N).
 - ``GET /events?after=SEQ&timeout=S``: the public journal records with ``seq`` above ``SEQ`` (long poll: waits
   up to ``S`` seconds, at most ``MAX_WAIT``, for one to arrive). Answer ``{"records": [...], "next": N,
   "missed": bool}``: ask again with ``after=N``; ``missed`` says records after ``SEQ`` are no longer held here
@@ -218,14 +220,14 @@ class ControlServer:
 
     # ------------------------------------------------------------------ from the controller thread
     def publish_view(self, view: dict[str, Any]) -> None:
-        """Keep ``view`` (``Round.view()``) as the answer of ``GET /state``. Never raises: an error is logged
-        and the previous view stays."""
-        try:
-            body = json.dumps(view).encode()
-        except (TypeError, ValueError):
-            log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
-            return
+        """Keep ``view`` (``Round.view()``) with ``seq`` (the last journal record published) as the answer of
+        ``GET /state``. Never raises: an error is logged and the previous view stays."""
         with self._cond:
+            try:
+                body = json.dumps({**view, "seq": self._last_seq}).encode()
+            except (TypeError, ValueError):
+                log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
+                return
             self._view = body
 
     def publish_record(self, record: dict[str, Any]) -> None:
