@@ -513,3 +513,23 @@ def test_an_operator_added_while_running_can_act(bare_server, operators_file):
 
 def test_the_service_config_round_trips_the_shipped_table_file():
     assert CONFIG.control.enabled is False and CONFIG.control.port == 8740 and CONFIG.control.host == "127.0.0.1"
+
+
+def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_path, operators_file):
+    """Wiring (controller.service): the controller publishes to the interface; ``close`` stops its thread."""
+    import dataclasses
+    import io
+
+    from controller.service import Service
+
+    control = dataclasses.replace(CONFIG.control, enabled=True, port=0, operators=operators_file)
+    service = Service(dataclasses.replace(CONFIG, control=control), simulate=True,
+                      journal_path=tmp_path / "journal.jsonl", out=io.StringIO())
+    try:
+        assert service.control is not None and service.control.port > 0
+        assert service.controller.on_record == service.control.publish_record
+        assert service.controller.on_view == service.control.publish_view
+        service.control.start()
+        assert Client(service.control).get("/events?after=0")[0] == 200
+    finally:
+        service.close()
