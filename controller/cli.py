@@ -8,6 +8,9 @@
 - ``crisscross journal verify PATH`` checks a journal's sequence numbers and hash chain without changing the
   file: exit 0 intact, 1 tampered (the first edited, removed, inserted or reordered record is named by line and
   seq), 2 a file that cannot be read as a journal (one line on standard error).
+- ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
+  user of the control interface (``controller.operators``, docs/control.md); the password is asked with
+  ``getpass`` on a terminal, else read as the first line of standard input.
 - ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
   five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
 - ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
@@ -68,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
                                     parents=[common])
     verify.add_argument("path", type=Path, metavar="PATH", help="journal file (JSON lines)")
 
+    operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
+    operator_sub = operator.add_subparsers(dest="operator_command", required=True)
+    add = operator_sub.add_parser("add", help="add a user or replace their role and password", parents=[common])
+    add.add_argument("name", help="user name (letters, digits, . _ -)")
+    add.add_argument("--role", required=True, choices=("dealer", "supervisor"))
+    add.add_argument("--file", type=Path, default=None,
+                     help="operators file (default: control.operators of the table configuration)")
+    add.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
+
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
@@ -106,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         return _recall(args)
     if args.command == "journal":
         return _journal_verify(args.path)
+    if args.command == "operator":
+        return _operator_add(args)
     return _run(args)
 
 
@@ -233,6 +247,32 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if repeated:
         raise ValueError(f"key {repeated[0]!r} repeated in an object")
     return dict(pairs)
+
+
+def _operator_add(args: argparse.Namespace) -> int:
+    """``crisscross operator add``: 0 done, 2 a refused name, role, password, file or configuration."""
+    import getpass
+
+    from controller.operators import add_operator
+    from controller.table import load_table_config
+
+    try:
+        path = args.file or load_table_config(args.config).control.operators
+        if sys.stdin.isatty():
+            password = getpass.getpass(f"password for {args.name}: ")
+            if getpass.getpass("again: ") != password:
+                raise ValueError("the two passwords differ")
+        else:
+            password = sys.stdin.readline().rstrip("\r\n")
+        new = add_operator(path, args.name, args.role, password)
+    except (ConfigError, ValueError) as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:

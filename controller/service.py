@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from controller import commands as cmd
 from controller.config import CONFIG_DIR
+from controller.control import ControlServer
 from controller.inputs import ServiceStarted
 from controller.journal import Journal
 from controller.paytable import Jurisdiction, load_jurisdiction
@@ -231,10 +232,11 @@ class Service:
     """The assembled service: journal, simulators where asked, drivers, round machine, controller, scripted table.
 
     Built by the constructor without touching a device; ``run`` starts the drivers (each does its handshake
-    first) and the scripted table, then runs the controller on the calling thread; ``close`` stops everything
+    first), the control interface (``controller.control``, when ``table.yaml`` enables it) and the scripted
+    table, then runs the controller on the calling thread; ``close`` stops everything
     and closes the journal (also after a failed ``run``). Arguments as for ``run_service``. Raises
-    ``ConfigError`` for a refused jurisdiction and ``JournalError`` for a journal that does not verify, before
-    any simulator or port is opened.
+    ``ConfigError`` for a refused jurisdiction or operators file, ``JournalError`` for a journal that does not
+    verify and ``OSError`` for a control port in use, before any simulator or port is opened.
     """
 
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
@@ -256,10 +258,13 @@ class Service:
         self.sims: dict[str, PtySimulator] = {}
         self.drivers: dict[str, Device] = {}
         self.table: SimulatedTable | None = None
+        self.control: ControlServer | None = None  # the control interface, when table.yaml enables it
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
+            if config.control.enabled:  # bound here: a port in use is refused before any device is touched
+                self.control = ControlServer(config.control, self.events)
             self.sims = start_simulators(simulated, kinds, seed, self._link_dir)
             for name, dev in config.devices.items():
                 port = sim_port(self.sims[name]) if name in self.sims else ports.get(name, dev.port)
@@ -271,7 +276,9 @@ class Service:
             raise
         self.machine = recovered.machine
         self.controller = Controller(recovered, self.journal, self.drivers, self.events,
-                                     on_round_closed=self._print_summary, rounds=rounds)
+                                     on_round_closed=self._print_summary, rounds=rounds,
+                                     on_record=self.control.publish_record if self.control else None,
+                                     on_view=self.control.publish_view if self.control else None)
         if simulate:
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop)
@@ -297,12 +304,17 @@ class Service:
         """Start the drivers and the scripted table, run the controller; 0, or 1 when it ended in a fault."""
         for driver in self.drivers.values():
             driver.start()
+        if self.control is not None:
+            self.control.start()
         if self.table is not None:
             self.table.start()
         return self.controller.run()
 
     def close(self) -> None:
-        """Stop the scripted table, the drivers (closing their ports) and the simulators; close the journal."""
+        """Stop the control interface, the scripted table, the drivers (closing their ports) and the simulators;
+        close the journal."""
+        if self.control is not None:
+            self.control.stop()
         if self.table is not None:
             self.table.stop()
         for driver in self.drivers.values():

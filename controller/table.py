@@ -15,6 +15,7 @@ from typing import Any
 
 from controller.cards import short
 from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
+from controller.control import ControlConfig, parse_control_config
 from drivers.events import SEATS, SPOTS
 from drivers.link import LinkTiming
 
@@ -88,6 +89,7 @@ class TableConfig:
     source: Path = field(default=CONFIG_DIR / "table.yaml")
     #: Every link timing value (the three above included), for the drivers.
     timing: LinkTiming = field(default_factory=LinkTiming)
+    control: ControlConfig = field(default_factory=ControlConfig)  # the control interface (docs/control.md)
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -96,11 +98,13 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     Raises ``ConfigError`` naming the file and key for a missing/unknown key, a seat outside 1-6, limits
     that are not positive integers with min <= max, an unknown device driver, a device ``identity`` that is not
     a non-empty string, a ``search`` that is not a list of glob patterns, a non-positive timing value, a timing
-    ceiling below its floor or a ``link_silence_s`` not above ``heartbeat_interval_s``.
+    ceiling below its floor, a ``link_silence_s`` not above ``heartbeat_interval_s`` or a ``control:``
+    section that ``controller.control.parse_control_config`` refuses (a host off loopback).
     """
     path = Path(path)
     data = load_yaml(path)
-    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"}, {"timing"})
+    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"},
+               {"timing", "control"})
     seats = data["seats"]
     if not isinstance(seats, list) or not seats or len(set(map(str, seats))) != len(seats):
         raise ConfigError(f"{path}: seats: expected a list of distinct seat numbers, got {seats!r}")
@@ -152,6 +156,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         retries=retries,
         source=path,
         timing=link_timing,
+        control=parse_control_config(path, data.get("control")),
     )
 
 

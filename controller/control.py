@@ -1,0 +1,507 @@
+"""The local control interface: HTTP with JSON on a loopback address, for a software panel, a display and the rig.
+
+Endpoints (docs/control.md):
+
+- ``GET /state``: the latest ``Round.view()`` the controller published (``on_view``), no face-down card, with
+  ``seq``: the journal record it reflects (views are published once every record of an input is written, so
+  a view with ``seq`` >= N includes the effect of record N).
+- ``GET /events?after=SEQ&timeout=S``: the public journal records with ``seq`` above ``SEQ`` (long poll: waits
+  up to ``S`` seconds, at most ``MAX_WAIT``, for one to arrive). Answer ``{"records": [...], "next": N,
+  "missed": bool}``: ask again with ``after=N``; ``missed`` says records after ``SEQ`` are no longer held here
+  (read the journal).
+- ``POST /actions`` with HTTP Basic credentials and ``{"action": ..., "reason": ...}``: puts an
+  ``OperatorAction`` on the controller's event queue (journaled before it is applied, like a device event) and
+  answers 202; the outcome shows in ``/state`` and ``/events`` (a refused action as ``PressRefused``).
+
+The server never touches the round machine or the journal: the controller thread publishes to it through
+``publish_view`` and ``publish_record`` (the ``Controller``'s ``on_view``/``on_record``), and actions reach the
+machine only through the event queue (docs/architecture.md, "Threads").
+
+Hole-card secrecy (domain.md; NY 9 NYCRR 5324.39(e)(9)(i): a seat's cards are turned at its settlement):
+``public_record`` passes an allow-list of record types, drops every record that carries face-down cards
+(``StackDealt``, ``StackDispensed``, ``ShoeLastDispense``) and the shoe and sensor commands, strips the cards
+and hands of a seat that folded from its ``SeatSettled``, and never shows ``prev`` or ``hash``: the hash of the
+record after a ``StackDealt`` would let anyone search the few thousand possible two-card stacks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import collections
+import ipaddress
+import json
+import logging
+import queue
+import socket
+import threading
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+from controller.config import ConfigError, check_keys, require_int
+from controller.inputs import ACTIONS, OperatorAction
+from controller.operators import Operator, authenticate, load_operators
+
+log = logging.getLogger(__name__)
+
+#: The documented port of the control interface (docs/control.md); 0 in ``table.yaml`` takes any free port.
+DEFAULT_PORT = 8740
+#: Largest request body accepted (bytes); a larger one is answered 413 without being read.
+MAX_BODY = 4096
+#: Longest ``reason`` of an action (characters).
+MAX_REASON = 200
+#: Longest wait of one ``GET /events`` (seconds).
+MAX_WAIT = 30.0
+#: Most records in one ``GET /events`` answer.
+MAX_BATCH = 500
+#: Public records kept in memory for ``GET /events``.
+RING_SIZE = 2000
+#: Seconds a client may take to send its request line, headers or body before the connection is closed.
+REQUEST_TIMEOUT = 5.0
+
+#: Journal record types shown as they are (none carries a face-down card).
+PUBLIC_TYPES: frozenset[str] = frozenset({
+    # inputs (kind "event")
+    "ServiceStarted", "DeviceReady", "DeviceFault", "ShuffleComplete", "SpotChanged", "SpotsSnapshot",
+    "ButtonPressed", "SupervisorKey", "OperatorAction",
+    # device commands shown to a display (kind "command")
+    "Display", "SetLamps",
+    # records of the round (kind "record")
+    "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
+    "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
+})
+#: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community
+#: cards, all turned before settlement).
+FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")
+#: Keys of a journal record that a client sees (never ``prev`` or ``hash``, see the module docstring).
+RECORD_KEYS: tuple[str, ...] = ("seq", "time", "kind", "round", "type", "data")
+
+
+@dataclass(frozen=True)
+class ControlConfig:
+    """``control:`` of ``table.yaml``: ``enabled``, ``host`` (a loopback address), ``port`` (0 = any free port)
+    and ``operators`` (the operators file, ``controller.operators``)."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    operators: Path | None = None
+
+
+def parse_control_config(path: Path, entry: Any) -> ControlConfig:
+    """Check the ``control:`` mapping of the table file at ``path`` (None: the defaults, interface off).
+
+    A relative ``operators`` path is relative to the table file's folder (default ``operators.yaml`` there).
+    Raises ``ConfigError`` naming the file and key for an unknown key, a non-boolean ``enabled``, a port outside
+    0-65535, or a host that is not a literal loopback address (127.0.0.0/8 or ::1): the interface sends
+    dealer and supervisor actions and must not be reachable from the network (docs/control.md).
+    """
+    path = Path(path)
+    entry = {} if entry is None else entry
+    check_keys(path, "control", entry, set(), {"enabled", "host", "port", "operators"})
+    enabled = entry.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{path}: control.enabled: expected true or false, got {enabled!r}")
+    host = entry.get("host", "127.0.0.1")
+    try:
+        loopback = ipaddress.ip_address(str(host)).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ConfigError(f"{path}: control.host: {host!r} is not a loopback address (127.0.0.1 or ::1); the "
+                          f"control interface is never served to the network")
+    port = require_int(path, "control.port", entry.get("port", DEFAULT_PORT), 0)
+    if port > 65535:
+        raise ConfigError(f"{path}: control.port: {port} is above 65535")
+    operators = entry.get("operators", "operators.yaml")
+    if not isinstance(operators, str) or not operators:
+        raise ConfigError(f"{path}: control.operators: expected a file path, got {operators!r}")
+    return ControlConfig(enabled, str(host), port, path.parent / operators)
+
+
+def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The part of a journal record anyone may see, or None when it must not leave the journal.
+
+    ``record`` is a journal record (``controller.journal``: ``seq``, ``time``, ``kind``, ``round``, ``type``,
+    ``data``, ...). Returns ``seq``, ``time``, ``kind``, ``round``, ``type`` and ``data`` of a type in
+    ``PUBLIC_TYPES``; a ``SeatSettled`` of a seat that folded keeps only ``FOLDED_KEYS`` of its settlement
+    (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)); an ``Irregularity`` of kind ``unknown_event``
+    keeps only the event's type name. Every other type (``StackDealt``, ``StackDispensed``,
+    ``ShoeLastDispense``, shoe and sensor commands, types added later) is None: new types stay private until
+    they are reviewed.
+    """
+    kind = record.get("type")
+    data = record.get("data")
+    if not isinstance(data, dict):
+        return None
+    if kind == "SeatSettled":
+        settlement = data.get("settlement")
+        if not isinstance(settlement, dict):
+            return None
+        if settlement.get("folded_at"):
+            settlement = {k: settlement[k] for k in FOLDED_KEYS if k in settlement}
+        data = {**data, "settlement": settlement}
+    elif kind == "Irregularity":
+        if data.get("kind") == "unknown_event":
+            event = str((data.get("detail") or {}).get("event", ""))
+            data = {**data, "detail": {"event": event.partition("(")[0][:60]}}
+    elif kind not in PUBLIC_TYPES:
+        return None
+    public = {key: record.get(key) for key in RECORD_KEYS}
+    public["data"] = data
+    return public
+
+
+class ControlServer:
+    """The control interface's HTTP server (module docstring) on its own thread.
+
+    ``config`` gives host and port (the socket is bound here, so a port in use raises ``OSError`` before
+    anything starts); ``events`` is the controller's event queue. ``port`` is the port actually bound and
+    ``url`` the base URL. ``request_timeout`` (seconds) closes a connection whose request is not complete in
+    time; ``ring_size`` bounds the public records held for ``GET /events``. Call ``start`` then ``stop``
+    (idempotent; it wakes every waiting ``GET /events`` and joins the server thread).
+    """
+
+    def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
+                 ring_size: int = RING_SIZE) -> None:
+        self.config = config
+        self.events = events
+        self.request_timeout = request_timeout
+        self._operators_path = config.operators
+        self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
+        self._operators_stamp = self._stamp()
+        self._cond = threading.Condition()
+        self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=ring_size)
+        self._last_seq = 0  # the highest journal seq seen (public or not)
+        self._horizon: int | None = None  # records with seq <= horizon may be missing from the ring
+        self._view: bytes | None = None
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        server_class = _Server6 if ":" in config.host else _Server
+        self._httpd = server_class((config.host, config.port), _Handler)
+        self._httpd.control = self
+        self.port: int = self._httpd.server_address[1]
+        if not self._operators:
+            log.warning("control interface: no operators in %s: every action will be refused (401); add one with "
+                        "`crisscross operator add`", config.operators)
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:8740``."""
+        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> None:
+        """Serve on a new (non-daemon) thread named ``control-http``; logs the URL at info level."""
+        self._thread = threading.Thread(target=self._serve, name="control-http")
+        self._thread.start()
+        log.info("control interface on %s", self.url)
+
+    def _serve(self) -> None:
+        try:
+            self._httpd.serve_forever(poll_interval=0.2)
+        except Exception:  # a defect of the server loop itself: logged, the table carries on without it
+            log.exception("control interface stopped on an error")
+
+    def stop(self) -> None:
+        """Stop serving, wake every waiting ``GET /events``, close the socket and join the thread."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    # ------------------------------------------------------------------ from the controller thread
+    def publish_view(self, view: dict[str, Any]) -> None:
+        """Keep ``view`` (``Round.view()``) with ``seq`` (the last journal record published) as the answer of
+        ``GET /state``. Never raises: an error is logged and the previous view stays."""
+        with self._cond:
+            try:
+                body = json.dumps({**view, "seq": self._last_seq}).encode()
+            except (TypeError, ValueError):
+                log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
+                return
+            self._view = body
+
+    def publish_record(self, record: dict[str, Any]) -> None:
+        """Offer one journal record to ``GET /events`` through ``public_record``. Never raises: a record that
+        cannot be filtered is logged (type and seq, never its data) and left out."""
+        try:
+            public = public_record(record)
+            seq = int(record["seq"])
+        except Exception:  # fail closed: a record the filter cannot read is not shown
+            log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
+            return
+        with self._cond:
+            if self._horizon is None:
+                self._horizon = seq - 1  # records before this run are in the journal only
+            if public is not None:
+                if len(self._ring) == self._ring.maxlen:
+                    self._horizon = max(self._horizon, self._ring[0]["seq"])
+                self._ring.append(public)
+            self._last_seq = max(self._last_seq, seq)
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ for the handlers
+    def state_body(self) -> bytes | None:
+        """The latest published view as JSON bytes (None before the first)."""
+        with self._cond:
+            return self._view
+
+    def events_after(self, after: int, wait: float) -> dict[str, Any]:
+        """The public records with ``seq`` above ``after`` (at most ``MAX_BATCH``), waiting up to ``wait``
+        seconds for one; ``{"records", "next", "missed"}`` (module docstring)."""
+        def ready() -> bool:
+            return self._stopping or bool(self._ring and self._ring[-1]["seq"] > after)
+
+        with self._cond:
+            self._cond.wait_for(ready, timeout=wait)
+            records = [r for r in self._ring if r["seq"] > after][:MAX_BATCH]
+            full = len(records) == MAX_BATCH
+            nxt = records[-1]["seq"] if full else max(after, self._last_seq)
+            missed = self._horizon is not None and after < self._horizon
+            return {"records": records, "next": nxt, "missed": missed}
+
+    def operators(self) -> dict[str, Operator]:
+        """The operators, read again when the file changed (an unreadable new file keeps the old set, logged)."""
+        stamp = self._stamp()
+        if stamp != self._operators_stamp and self._operators_path is not None:
+            try:
+                self._operators = load_operators(self._operators_path)
+                log.info("control interface: operators read again from %s", self._operators_path)
+            except ConfigError as exc:
+                log.error("control interface: %s; the previous operators stay", exc)
+            self._operators_stamp = stamp
+        return self._operators
+
+    def _stamp(self) -> tuple[float, int] | None:
+        try:
+            info = self._operators_path.stat() if self._operators_path else None
+        except OSError:
+            return None
+        return (info.st_mtime, info.st_size) if info else None
+
+
+class _Server(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` that logs a handler's unexpected error instead of printing it."""
+
+    daemon_threads = True  # a handler blocked on a slow client must not keep the process alive
+    control: ControlServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.exception("control interface: error on a request from %s", client_address[0])
+
+
+class _Server6(_Server):
+    """The same on IPv6 (``::1``)."""
+
+    address_family = socket.AF_INET6
+
+
+class _HTTPError(Exception):
+    """An answer other than success: ``status``, ``message`` and extra headers."""
+
+    def __init__(self, status: HTTPStatus, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One request (HTTP/1.0: one request per connection). Errors answer ``{"error": message}``."""
+
+    server: _Server
+    server_version = "crisscross-control"
+    sys_version = ""
+
+    def setup(self) -> None:
+        self.timeout = self.server.control.request_timeout
+        super().setup()
+
+    # ------------------------------------------------------------------ dispatch
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    ROUTES: ClassVar[dict[str, tuple[str, str]]] = {"/state": ("GET", "_state"), "/events": ("GET", "_events"), "/actions": ("POST", "_actions")}
+
+    def _dispatch(self, method: str) -> None:
+        path = urlsplit(self.path).path
+        self._body: bytes | None = None
+        try:
+            if path not in self.ROUTES:
+                raise _HTTPError(HTTPStatus.NOT_FOUND, f"no such path {path[:60]!r}: /state, /events, /actions")
+            allowed, handler = self.ROUTES[path]
+            if method != allowed:
+                raise _HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
+            status, body = getattr(self, handler)()
+            self._send(status, body)
+        except _HTTPError as exc:
+            if exc.status != HTTPStatus.REQUEST_ENTITY_TOO_LARGE:
+                self._drain()  # a body left unread would reset the connection before the client reads the answer
+            self._send(exc.status, {"error": exc.message}, exc.headers)
+        except (BrokenPipeError, ConnectionResetError):
+            log.info("control interface: %s went away during %s %s", self.client_address[0], method, path)
+        except Exception:
+            log.exception("control interface: %s %s from %s failed", method, path, self.client_address[0])
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error; nothing was changed"})
+
+    def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            log.info("control interface: cannot answer %s: connection closed", self.client_address[0])
+
+    # ------------------------------------------------------------------ endpoints
+    def _state(self) -> tuple[HTTPStatus, bytes]:
+        body = self.server.control.state_body()
+        if body is None:
+            raise _HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no state yet: the controller has not started")
+        return HTTPStatus.OK, body
+
+    def _events(self) -> tuple[HTTPStatus, dict[str, Any]]:
+        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
+        unknown = set(query) - {"after", "timeout"}
+        if unknown:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown parameter(s) {', '.join(sorted(unknown))[:60]}: "
+                                                     f"after, timeout")
+        try:
+            after = int(query.get("after", ["0"])[-1])
+            wait = float(query.get("timeout", ["0"])[-1])
+        except ValueError:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, "after must be an integer and timeout a number of "
+                                                     "seconds") from None
+        if after < 0 or not 0 <= wait <= MAX_WAIT:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 or more and timeout 0 to {MAX_WAIT:g} s")
+        return HTTPStatus.OK, self.server.control.events_after(after, wait)
+
+    def _read_body(self) -> bytes:
+        """The request body: ``Content-Length`` bytes, at most ``MAX_BODY`` (413 without reading a larger one),
+        411 without a length, 408 when it does not arrive within the request timeout."""
+        if self._body is not None:
+            return self._body
+        if self.headers.get("Transfer-Encoding"):
+            raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required") from None
+        if length < 0:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, "Content-Length must not be negative")
+        if length > MAX_BODY:
+            raise _HTTPError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
+        self._body = b""  # whatever happens next, the body is not read again
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            raw = b""
+        if len(raw) < length:
+            raise _HTTPError(HTTPStatus.REQUEST_TIMEOUT, "the body did not arrive in time; nothing was queued")
+        self._body = raw
+        return raw
+
+    def _drain(self) -> None:
+        """Read a small unread body before an error answer; give up quietly on a bad length or a timeout."""
+        if self._body is None and self.headers is not None and self.headers.get("Content-Length"):
+            try:
+                self._read_body()
+            except _HTTPError:
+                pass  # the answer already being sent says what is wrong; the connection closes after it
+
+    def _actions(self) -> tuple[HTTPStatus, dict[str, Any]]:
+        control = self.server.control
+        raw = self._read_body()
+        operator = self._authenticate(control)
+        content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise _HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
+        action, reason = _check_action(body)
+        queued = OperatorAction(action, operator.name, operator.role, reason)
+        control.events.put(queued)
+        log.info("control interface: %s (%s) queued %s from %s", operator.name, operator.role, action,
+                 self.client_address[0])
+        return HTTPStatus.ACCEPTED, {"queued": {"action": action, "user": operator.name, "role": operator.role,
+                                                "reason": reason}}
+
+    def _authenticate(self, control: ControlServer) -> Operator:
+        challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
+        header = self.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        user = ""
+        operator = None
+        if scheme.lower() == "basic":
+            try:
+                user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
+            except (binascii.Error, UnicodeDecodeError):
+                sep = ""
+            if sep:
+                operator = authenticate(control.operators(), user, password)
+        if operator is None:
+            log.warning("control interface: refused credentials for user %r from %s", user[:40],
+                        self.client_address[0])
+            raise _HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
+        return operator
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Access log at debug level (http.server writes to standard error otherwise)."""
+        log.debug("control interface: %s %s", self.client_address[0], format % args)
+
+    def log_error(self, format: str, *args: Any) -> None:
+        """Protocol errors (a request that timed out, a malformed request line) at warning level."""
+        log.warning("control interface: %s %s", self.client_address[0], format % args)
+
+
+def _check_action(body: Any) -> tuple[str, str]:
+    """``(action, reason)`` of an action body, else ``_HTTPError`` 400 saying what is wrong.
+
+    ``void_round`` needs a reason (``controller.inputs.OperatorAction``)."""
+    if not isinstance(body, dict):
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "reason": ...}')
+    unknown = set(body) - {"action", "reason"}
+    if unknown:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s) {', '.join(sorted(unknown))[:60]}: action, reason")
+    action = body.get("action")
+    if action not in ACTIONS:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {str(action)[:40]!r}; allowed: {', '.join(ACTIONS)}")
+    reason = body.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be a string of at most {MAX_REASON} characters")
+    if action == "void_round" and not reason.strip():
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, "void_round needs a reason")
+    return action, reason
+

@@ -1,0 +1,172 @@
+"""Operators of the control interface: who may act, in which role, and how their passwords are kept.
+
+The operators file (YAML, ``control.operators`` in ``table.yaml``) maps each user name to a role (``dealer`` or
+``supervisor``, ``controller.inputs.ROLES``) and a salted password hash::
+
+    operators:
+      alice: {role: supervisor, password: "pbkdf2_sha256$600000$<salt, base64>$<hash, base64>"}
+
+The hash is PBKDF2-HMAC-SHA256 with a per-user random salt of 16 bytes and ``ITERATIONS`` iterations (the
+OWASP password storage recommendation for PBKDF2-HMAC-SHA256); a file whose hash has fewer than
+``MIN_ITERATIONS`` is refused. Passwords are compared with ``hmac.compare_digest``; a name that is not in the
+file costs the same work as one that is, so the answer time does not tell which names exist. The file is
+written with mode 0600 (``save_operators``): the hashes are salted, but nobody else needs to read them.
+Roles (domain.md, "Roles"): voiding a round, clearing a fault and acknowledging past-posting need a
+supervisor; the round machine enforces it (``controller.round``), this module only says who someone is.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.config import ConfigError, check_keys, load_yaml
+from controller.inputs import ROLES
+
+#: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
+ITERATIONS = 600_000
+#: Fewest iterations accepted in an operators file.
+MIN_ITERATIONS = 200_000
+#: The scheme name that starts every stored hash.
+SCHEME = "pbkdf2_sha256"
+#: User names: letters, digits, ``.``, ``_``, ``-``; no ``:`` (HTTP Basic separates user and password by it).
+NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,40}")
+#: Shortest password accepted by ``crisscross operator add`` (characters).
+MIN_PASSWORD = 8
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One user of the control interface: ``name``, ``role`` (one of ``ROLES``) and the stored ``password``
+    hash (``pbkdf2_sha256$iterations$salt$hash``, salt and hash in base64)."""
+
+    name: str
+    role: str
+    password: str
+
+
+def hash_password(password: str, *, iterations: int = ITERATIONS, salt: bytes | None = None) -> str:
+    """The stored form of ``password``: ``pbkdf2_sha256$<iterations>$<salt b64>$<hash b64>`` with a fresh
+    16-byte salt unless one is given. Raises ``ValueError`` for fewer than ``MIN_ITERATIONS`` iterations."""
+    if iterations < MIN_ITERATIONS:
+        raise ValueError(f"{iterations} iterations: at least {MIN_ITERATIONS} are required")
+    salt = secrets.token_bytes(16) if salt is None else salt
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
+    return f"{SCHEME}${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
+
+
+def _parse_hash(stored: str) -> tuple[int, bytes, bytes]:
+    """(iterations, salt, digest) of a stored hash; raises ``ValueError`` saying what is wrong (never the hash)."""
+    parts = stored.split("$") if isinstance(stored, str) else []
+    if len(parts) != 4 or parts[0] != SCHEME:
+        raise ValueError(f"expected {SCHEME}$<iterations>$<salt>$<hash>")
+    try:
+        iterations = int(parts[1])
+        salt, digest = base64.b64decode(parts[2], validate=True), base64.b64decode(parts[3], validate=True)
+    except ValueError:
+        raise ValueError("iterations, salt or hash unreadable") from None
+    if iterations < MIN_ITERATIONS:
+        raise ValueError(f"{iterations} iterations: at least {MIN_ITERATIONS} are required")
+    if len(salt) < 8 or len(digest) != 32:
+        raise ValueError("salt shorter than 8 bytes or hash not 32 bytes")
+    return iterations, salt, digest
+
+
+def verify_password(password: str, stored: str) -> bool:
+    """True when ``password`` matches the stored hash (constant-time comparison, ``hmac.compare_digest``)."""
+    iterations, salt, digest = _parse_hash(stored)
+    candidate = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
+    return hmac.compare_digest(candidate, digest)
+
+
+#: Compared against when the user name is unknown, so that an unknown name costs as much as a wrong password.
+_DUMMY = hash_password("", salt=b"\0" * 16)
+
+
+def authenticate(operators: dict[str, Operator], user: str, password: str) -> Operator | None:
+    """The operator ``user`` if ``password`` is theirs, else None (unknown name or wrong password alike)."""
+    operator = operators.get(user)
+    ok = verify_password(password, operator.password if operator else _DUMMY)
+    return operator if ok and operator is not None else None
+
+
+def load_operators(path: Path) -> dict[str, Operator]:
+    """Read an operators file (module docstring); an absent file has no operators.
+
+    Raises ``ConfigError`` naming the file and user for malformed YAML, an unknown key, a bad name, an unknown
+    role or a password entry that is not a ``pbkdf2_sha256`` hash of at least ``MIN_ITERATIONS`` iterations.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = load_yaml(path)
+    check_keys(path, "top level", data, {"operators"})
+    entries = data["operators"] or {}
+    if not isinstance(entries, dict):
+        raise ConfigError(f"{path}: operators: expected a mapping of user names, got {type(entries).__name__}")
+    operators = {}
+    for name, entry in entries.items():
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+            raise ConfigError(f"{path}: operators: {name!r} is not a user name (letters, digits, . _ -; 1-40)")
+        check_keys(path, f"operators.{name}", entry, {"role", "password"})
+        if entry["role"] not in ROLES:
+            raise ConfigError(f"{path}: operators.{name}.role: {entry['role']!r} is not one of {', '.join(ROLES)}")
+        try:
+            _parse_hash(entry["password"])
+        except ValueError as exc:
+            raise ConfigError(f"{path}: operators.{name}.password: {exc}") from None
+        operators[name] = Operator(name, entry["role"], entry["password"])
+    return operators
+
+
+def save_operators(path: Path, operators: dict[str, Operator]) -> None:
+    """Write the operators file atomically (a temporary file in the same folder, then renamed) with mode 0600.
+
+    Raises ``OSError`` when the folder cannot be written.
+    """
+    path = Path(path)
+    body: dict[str, Any] = {"operators": {op.name: {"role": op.role, "password": op.password}
+                                          for op in sorted(operators.values(), key=lambda o: o.name)}}
+    text = ("# Operators of the control interface (docs/control.md). Written by `crisscross operator add`.\n"
+            + yaml.safe_dump(body, sort_keys=False, default_flow_style=False))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # created with mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def add_operator(path: Path, name: str, role: str, password: str, *, iterations: int = ITERATIONS) -> bool:
+    """Add user ``name`` with ``role`` and ``password`` to the file at ``path``, or replace their entry.
+
+    Returns True when the user was new. Raises ``ValueError`` for a bad name, an unknown role or a password
+    shorter than ``MIN_PASSWORD``; ``ConfigError`` for an existing file that does not load; ``OSError``.
+    """
+    if not NAME_PATTERN.fullmatch(name):
+        raise ValueError(f"{name!r} is not a user name (letters, digits, . _ -; 1-40 characters)")
+    if role not in ROLES:
+        raise ValueError(f"role {role!r} is not one of {', '.join(ROLES)}")
+    if len(password) < MIN_PASSWORD:
+        raise ValueError(f"the password must have at least {MIN_PASSWORD} characters")
+    operators = load_operators(path)
+    new = name not in operators
+    operators[name] = Operator(name, role, hash_password(password, iterations=iterations))
+    save_operators(path, operators)
+    return new

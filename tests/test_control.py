@@ -1,0 +1,535 @@
+"""The local control interface (controller.control, docs/control.md) over real HTTP on loopback.
+
+A ``Controller`` runs on its own thread against stand-in drivers that answer like the devices (the shuffle
+counts 52, a read of the spots returns the chips laid out by the test, a dispense returns the next scripted
+stack), so every action goes the real way: HTTP -> event queue -> journal -> round machine. Sources: hole-card
+secrecy and roles (domain.md, "What the industry expects"); a seat's cards are turned at its settlement
+(NY 9 NYCRR 5324.39(e)(9)(i)); community cards at their reveals (NY (e)(4),(6),(8)).
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import queue
+import re
+import socket
+import stat
+import threading
+import time
+
+import pytest
+
+from controller import cli
+from controller.config import ConfigError
+from controller.control import MAX_BODY, ControlConfig, ControlServer, parse_control_config, public_record
+from controller.journal import Journal, read_records
+from controller.operators import MIN_ITERATIONS, add_operator, load_operators
+from controller.service import STOP, Controller
+from drivers import events as ev
+from tests.round_helpers import CONFIG, antes, new_round
+
+PASSWORDS = {"sue": "supervisor-pass", "dan": "dealer-pass-1"}
+#: Longest a test waits for the controller to apply something (a bound, not a measured time).
+PATIENCE = 30.0
+
+CROSS = ("7d", "2c", "9s", "3h", "Kc")
+HANDS = {1: ("Jh", "Jd"), 3: ("4c", "8d"), 5: ("Qs", "Ah")}  # seat 3 folds at the across decision
+
+
+@pytest.fixture
+def operators_file(tmp_path):
+    path = tmp_path / "operators.yaml"
+    add_operator(path, "sue", "supervisor", PASSWORDS["sue"], iterations=MIN_ITERATIONS)
+    add_operator(path, "dan", "dealer", PASSWORDS["dan"], iterations=MIN_ITERATIONS)
+    return path
+
+
+@pytest.fixture
+def bare_server(operators_file):
+    """A server whose queue nobody reads: what a request put there stays there."""
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue(), request_timeout=0.5)
+    server.start()
+    yield server
+    server.stop()
+
+
+class StandInDevices:
+    """Drivers that answer like the devices, posting their answers on the controller's queue."""
+
+    def __init__(self, events: queue.Queue) -> None:
+        self.events = events
+        self.layout: dict[int, dict[str, int]] = {}
+        self.stacks = [CROSS, *(HANDS[s] for s in sorted(HANDS))]
+        self.panel: list[str] = []
+
+    def shuffle(self) -> None:
+        self.events.put(ev.ShuffleComplete(52))
+
+    def dispense(self, txn_id: int, count: int) -> None:
+        self.events.put(ev.StackDispensed(txn_id, self.stacks[txn_id % 16]))
+
+    def query_last(self) -> None:
+        self.events.put(ev.ShoeLastDispense(0, ()))
+
+    def read_spots(self, request_id: int) -> None:
+        spots = tuple((seat, spot, self.layout[seat][spot]) for seat in sorted(self.layout)
+                      for spot in ev.SPOTS if self.layout[seat].get(spot))
+        self.events.put(ev.SpotsSnapshot(request_id, spots))
+
+    def set_lamps(self, buttons) -> None:
+        pass
+
+    def show(self, text: str) -> None:
+        self.panel.append(text)
+
+
+@pytest.fixture
+def table(tmp_path, operators_file):
+    """A running controller with the control interface; stopped (thread joined) after the test."""
+    events: queue.Queue = queue.Queue()
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events)
+    journal = Journal(tmp_path / "journal.jsonl")
+    devices = StandInDevices(events)
+    controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
+                            on_record=server.publish_record, on_view=server.publish_view)
+    thread = threading.Thread(target=controller.run, name="controller")
+    server.start()
+    thread.start()
+    for device in ("shoe", "sensors", "panel"):
+        events.put(ev.DeviceReady(device, "test", "1.0", 1))
+    client = Client(server)
+    client.state_after(client.wait_for(lambda r: r["type"] == "ShoeReconciled")["seq"])  # the table is idle
+    yield client, devices, journal
+    events.put(STOP)
+    thread.join()
+    server.stop()
+    journal.close()
+
+
+class Client:
+    """HTTP client of one server; keeps an /events cursor and everything it received."""
+
+    def __init__(self, server: ControlServer) -> None:
+        self.port = server.port
+        self.cursor = 0
+        self.received: list[dict] = []
+        self.scanned = 0  # records of ``received`` that wait_for has looked at
+
+    def request(self, method, path, body=None, headers=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=PATIENCE + 5)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
+    def get(self, path):
+        status, _, body = self.request("GET", path)
+        return status, json.loads(body)
+
+    def act(self, action, user="dan", reason=None, password=None):
+        payload = {"action": action} if reason is None else {"action": action, "reason": reason}
+        token = base64.b64encode(f"{user}:{password or PASSWORDS[user]}".encode()).decode()
+        status, _, body = self.request("POST", "/actions", json.dumps(payload),
+                                       {"Content-Type": "application/json", "Authorization": f"Basic {token}"})
+        return status, json.loads(body)
+
+    def poll(self, timeout=0.0):
+        status, answer = self.get(f"/events?after={self.cursor}&timeout={timeout}")
+        assert status == 200 and not answer["missed"]
+        self.received += answer["records"]
+        self.cursor = answer["next"]
+        return answer["records"]
+
+    def state_after(self, seq):
+        """/state once it reflects journal record ``seq`` (views follow the records of their input)."""
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline:
+            status, state = self.get("/state")
+            if status == 200 and state["seq"] >= seq:
+                return state
+            time.sleep(0.01)
+        raise AssertionError(f"/state never reached record {seq}")
+
+    def wait_for(self, predicate):
+        """The next record (after the last one this returned) satisfying ``predicate``, long-polling for it."""
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            while self.scanned < len(self.received):
+                record = self.received[self.scanned]
+                self.scanned += 1
+                if predicate(record):
+                    return record
+            if time.monotonic() >= deadline:
+                raise AssertionError("the expected record never arrived")
+            self.poll(timeout=5)
+
+
+def test_state_is_the_published_view(table):
+    client, _, _ = table
+    status, state = client.get("/state")
+    assert status == 200
+    assert state["state"] == "idle" and state["allowed_actions"] == ["open_betting"]
+    assert state["devices_ready"] == ["panel", "sensors", "shoe"]
+
+
+def test_an_action_is_queued_journaled_as_an_event_and_applied(table):
+    client, _, journal = table
+    status, answer = client.act("open_betting")
+    assert status == 202
+    assert answer == {"queued": {"action": "open_betting", "user": "dan", "role": "dealer", "reason": ""}}
+    opened = client.wait_for(lambda r: r["type"] == "RoundOpened")
+    records = read_records(journal.path)
+    action = next(r for r in records if r["type"] == "OperatorAction")
+    assert action["kind"] == "event"
+    assert action["data"] == {"action": "open_betting", "user": "dan", "role": "dealer", "reason": ""}
+    assert action["seq"] < opened["seq"]  # journaled before it was applied
+    shuffled = client.wait_for(lambda r: r["type"] == "ShuffleComplete")
+    assert client.state_after(shuffled["seq"])["state"] == "betting"
+
+
+def test_a_supervisor_action_with_a_dealer_login_is_refused_and_recorded(table):
+    client, _, _ = table
+    client.act("open_betting")
+    client.wait_for(lambda r: r["type"] == "ShuffleComplete")
+    assert client.act("void_round", user="dan", reason="customer dispute")[0] == 202
+    refused = client.wait_for(lambda r: r["type"] == "PressRefused")
+    assert refused["data"] == {"button": "void_round", "reason": "void_round needs a supervisor", "user": "dan",
+                               "role": "dealer"}
+    assert client.state_after(refused["seq"])["state"] == "betting"
+    assert client.act("void_round", user="sue", reason="customer dispute")[0] == 202
+    voided = client.wait_for(lambda r: r["type"] == "RoundVoided")
+    assert (voided["data"]["by"], voided["data"]["role"], voided["data"]["reason"]) == (
+        "sue", "supervisor", "customer dispute")
+
+
+def test_a_full_round_shows_no_face_down_card_and_events_come_in_order_without_a_gap(table):
+    client, devices, journal = table
+    wagers = {1: antes(500, 100), 3: antes(500), 5: antes(1000)}
+    decisions = {"across": {1: 1500, 5: 1000}, "down": {1: 500, 5: 3000}, "middle": {1: 1500, 5: 2000}}
+    states = []
+
+    def step(action, until):
+        assert client.act(action)[0] == 202
+        record = client.wait_for(until)
+        states.append(client.state_after(record["seq"]))
+        return record
+
+    step("open_betting", lambda r: r["type"] == "ShuffleComplete")
+    devices.layout = {seat: dict(w) for seat, w in wagers.items()}
+    step("no_more_bets", lambda r: r["type"] == "Display" and "Across decision" in r["data"]["text"])
+    for name in ("across", "down", "middle"):
+        for seat, amount in decisions[name].items():
+            devices.layout[seat][name] = amount
+        step("confirm", lambda r, n=name: r["type"] == "Display" and r["data"]["text"].startswith("Turn the"))
+        step("reveal", lambda r: r["type"] in ("CardsRevealed", "RoundClosed"))
+    closed = client.wait_for(lambda r: r["type"] == "RoundClosed")
+    states.append(client.state_after(closed["seq"]))
+    assert states[-1]["state"] == "closed"
+
+    # secrecy: walk the public records in order, knowing what the table has turned face up so far
+    turned: set[str] = set()
+    dealt = set(CROSS) | {c for cards in HANDS.values() for c in cards}
+    folded = {r["data"]["seat"] for r in client.received if r["type"] == "DecisionMade"
+              and r["data"]["action"] == "fold"}
+    assert folded == {3}
+    settled = []
+    for record in client.received:
+        if record["type"] == "CardsRevealed":
+            turned |= set(record["data"]["cards"])
+        visible = turned | (set(HANDS[record["data"]["seat"]]) if record["type"] == "SeatSettled" else set())
+        text = json.dumps(record)
+        leaked = [c for c in dealt - visible if re.search(rf"\b{c}\b", text)]
+        assert leaked == [], f"{record['type']} (seq {record['seq']}) shows {leaked}"
+        assert "hash" not in record and "prev" not in record
+        if record["type"] == "SeatSettled":
+            settled.append(record["data"]["seat"])
+    assert settled == [5, 3, 1]  # from the dealer's right (NY (e)(9))
+    shown = json.dumps(client.received)
+    assert all(f'"{c}"' in shown for c in HANDS[1])  # a seat in action shows its cards at its settlement
+    for state in states:  # /state shows only the community cards turned, never a seat's cards
+        assert set(state["community"]) <= set(CROSS)
+        hidden = dealt - set(state["community"])
+        assert not [c for c in hidden if re.search(rf"\b{c}\b", json.dumps(state))]
+    assert states[-1]["community"] == ["7d", "2c", "9s", "3h", "Kc"]
+
+    # the subscription received every public record of the journal, in order, none twice
+    expected = [p for p in map(public_record, read_records(journal.path)) if p is not None]
+    assert client.received == expected[:len(client.received)]
+    assert [r["seq"] for r in client.received] == sorted({r["seq"] for r in client.received})
+    assert not any(r["type"] in ("StackDealt", "StackDispensed", "Dispense") for r in client.received)
+
+
+def test_events_after_a_cursor_resume_exactly_there(table):
+    client, _, _ = table
+    client.act("open_betting")
+    client.wait_for(lambda r: r["type"] == "ShuffleComplete")
+    everything = client.get("/events?after=0")[1]["records"]
+    middle = everything[len(everything) // 2]["seq"]
+    later = client.get(f"/events?after={middle}")[1]["records"]
+    expected = [r for r in everything if r["seq"] > middle]
+    assert later[:len(expected)] == expected  # more records may have arrived in between, never fewer
+    assert later[0]["seq"] > middle
+
+
+def test_bad_or_missing_credentials_are_refused_and_nothing_is_queued(bare_server, caplog):
+    client = Client(bare_server)
+    body = json.dumps({"action": "open_betting"})
+    cases = [
+        {},
+        {"Authorization": "Basic " + base64.b64encode(b"dan:wrong-password").decode()},
+        {"Authorization": "Basic " + base64.b64encode(b"nobody:dealer-pass-1").decode()},
+        {"Authorization": "Basic not-base64!"},
+        {"Authorization": "Bearer abc"},
+    ]
+    for headers in cases:
+        status, answer_headers, answer = client.request("POST", "/actions", body,
+                                                        {"Content-Type": "application/json", **headers})
+        assert status == 401, headers
+        assert "credentials required" in json.loads(answer)["error"]
+        assert answer_headers["WWW-Authenticate"].startswith("Basic")
+    assert bare_server.events.empty()
+    warnings = [r.getMessage() for r in caplog.records if "refused credentials" in r.getMessage()]
+    assert len(warnings) == len(cases) and "'dan' from 127.0.0.1" in warnings[1]
+    assert not any("wrong-password" in r.getMessage() for r in caplog.records)
+
+
+def _auth(user="dan"):
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{PASSWORDS[user]}".encode()).decode()}
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize(("method", "path", "body", "headers", "status", "says"), [
+    ("POST", "/actions", b"{not json", JSON, 400, "not JSON"),
+    ("POST", "/actions", b"\xff\xfe", JSON, 400, "not JSON"),
+    ("POST", "/actions", b"[1, 2]", JSON, 400, "JSON object"),
+    ("POST", "/actions", b'{"action": "deal_me_aces"}', JSON, 400, "allowed: open_betting, no_more_bets"),
+    ("POST", "/actions", b'{"action": "confirm", "reason": 5}', JSON, 400, "reason must be a string"),
+    ("POST", "/actions", json.dumps({"action": "confirm", "reason": "x" * 201}).encode(), JSON, 400, "at most 200"),
+    ("POST", "/actions", b'{"action": "confirm", "seat": 3}', JSON, 400, "unknown key(s) seat"),
+    ("POST", "/actions", b'{"action": "void_round"}', JSON, 400, "needs a reason"),
+    ("POST", "/actions", b'{"action": "confirm"}', {"Content-Type": "text/plain"}, 415, "application/json"),
+    ("POST", "/actions", b'{"action": "confirm"}', {}, 415, "application/json"),
+    ("GET", "/actions", None, {}, 405, "POST only"),
+    ("POST", "/state", b"{}", JSON, 405, "GET only"),
+    ("DELETE", "/events", None, {}, 405, "GET only"),
+    ("GET", "/journal", None, {}, 404, "no such path"),
+    ("GET", "/events?after=x", None, {}, 400, "integer"),
+    ("GET", "/events?timeout=31", None, {}, 400, "timeout 0 to 30"),
+    ("GET", "/events?after=-1", None, {}, 400, "0 or more"),
+    ("GET", "/events?since=3", None, {}, 400, "unknown parameter"),
+])
+def test_hostile_requests_get_a_clear_error_and_change_nothing(bare_server, method, path, body, headers, status,
+                                                              says):
+    client = Client(bare_server)
+    got, _, answer = client.request(method, path, body, {**_auth(), **headers})
+    assert got == status
+    assert says in json.loads(answer)["error"]
+    assert bare_server.events.empty()
+
+
+def _raw(server, data: bytes) -> bytes:
+    """Send raw bytes, then read until the server closes the connection."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(4096):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_body_over_the_limit_is_refused_without_being_read(bare_server):
+    head = (f"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {MAX_BODY + 1}\r\n"
+            f"Authorization: {_auth()['Authorization']}\r\n\r\n").encode()
+    answer = _raw(bare_server, head)  # the body is never sent: the answer must not wait for it
+    assert answer.startswith(b"HTTP/1.0 413")
+    assert bare_server.events.empty()
+
+
+def test_a_request_that_never_finishes_is_dropped_and_changes_nothing(bare_server):
+    # headers never finished: the connection is closed after the request timeout, with no answer
+    assert _raw(bare_server, b"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\n") == b""
+    # a body shorter than announced: 408, nothing queued
+    head = (f"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: 40\r\n"
+            f"Authorization: {_auth()['Authorization']}\r\n\r\n").encode()
+    answer = _raw(bare_server, head + b'{"action": "open_')
+    assert answer.startswith(b"HTTP/1.0 408")
+    assert bare_server.events.empty()
+    # the server still answers afterwards
+    assert Client(bare_server).get("/events?after=0")[0] == 200
+
+
+def test_state_before_the_controller_published_one_is_503(bare_server):
+    status, answer = Client(bare_server).get("/state")
+    assert status == 503 and "no state yet" in answer["error"]
+
+
+def test_a_long_poll_returns_when_a_record_arrives_and_stop_wakes_it(bare_server):
+    client = Client(bare_server)
+    answers = []
+    poller = threading.Thread(target=lambda: answers.append(client.get("/events?after=0&timeout=30")))
+    poller.start()
+    bare_server.publish_record({"seq": 1, "time": "t", "kind": "record", "round": 1, "type": "RoundOpened",
+                                "data": {"round_no": 1}, "prev": "0" * 64, "hash": "h"})
+    poller.join()
+    assert answers[0][1]["records"] == [{"seq": 1, "time": "t", "kind": "record", "round": 1,
+                                         "type": "RoundOpened", "data": {"round_no": 1}}]
+    assert answers[0][1]["next"] == 1
+
+
+def test_a_client_behind_the_ring_is_told_it_missed_records(operators_file):
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue(), ring_size=3)
+    server.start()
+    try:
+        for seq in range(1, 7):
+            server.publish_record({"seq": seq, "kind": "record", "type": "RoundOpened", "data": {"round_no": seq}})
+        client = Client(server)
+        assert client.get("/events?after=0")[1]["missed"] is True
+        fresh = client.get("/events?after=3")[1]
+        assert (fresh["missed"], [r["seq"] for r in fresh["records"]], fresh["next"]) == (False, [4, 5, 6], 6)
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------------- the secrecy filter on its own
+def _record(type_, data, kind="record"):
+    return {"seq": 9, "time": "t", "kind": kind, "round": 1, "type": type_, "data": data, "prev": "p", "hash": "h"}
+
+
+@pytest.mark.parametrize("type_, data, kind", [
+    ("StackDealt", {"round_no": 1, "stack": 1, "seat": 1, "cards": ["Jh", "Jd"]}, "record"),
+    ("StackDispensed", {"txn_id": 17, "cards": ["Jh", "Jd"]}, "event"),
+    ("ShoeLastDispense", {"txn_id": 17, "cards": ["Jh", "Jd"]}, "event"),
+    ("Dispense", {"txn_id": 17, "count": 2, "stack": 1, "seat": 1}, "command"),
+    ("ReadSpots", {"request_id": 1}, "command"),
+    ("SomethingNew", {"cards": ["Jh"]}, "record"),
+])
+def test_records_with_cards_or_device_commands_stay_in_the_journal(type_, data, kind):
+    assert public_record(_record(type_, data, kind)) is None
+
+
+def test_a_folded_seat_settlement_loses_its_cards_and_hands():
+    settlement = {"seat": 3, "across_hand": {"cards": ["4c", "8d", "7d", "2c", "Kc"], "category": "high_card"},
+                  "down_hand": {"cards": ["4c", "8d", "9s", "3h", "Kc"], "category": "high_card"},
+                  "five_card_bonus_hand": {"cards": ["7d", "2c", "9s", "3h", "Kc"], "category": "high_card"},
+                  "wagers": {"ante_across": {"amount": 500, "outcome": "lose", "net": -500}}, "net": -500,
+                  "folded_at": "across"}
+    public = public_record(_record("SeatSettled", {"round_no": 1, "seat": 3, "settlement": settlement}))
+    assert "4c" not in json.dumps(public) and "8d" not in json.dumps(public)
+    assert public["data"]["settlement"]["wagers"] == settlement["wagers"]
+    shown = public_record(_record("SeatSettled", {"round_no": 1, "seat": 3,
+                                                  "settlement": {**settlement, "folded_at": None}}))
+    assert shown["data"]["settlement"]["across_hand"]["cards"][:2] == ["4c", "8d"]
+
+
+def test_an_unknown_event_irregularity_shows_only_the_type_name():
+    record = _record("Irregularity", {"round_no": 1, "kind": "unknown_event",
+                                      "detail": {"event": "Peek(cards=('Ah', 'Kd'))"}})
+    assert public_record(record)["data"]["detail"] == {"event": "Peek"}
+
+
+# ---------------------------------------------------------------------- configuration and operators
+@pytest.mark.parametrize("entry, says", [
+    ({"host": "0.0.0.0"}, "not a loopback address"),
+    ({"host": "192.168.1.10"}, "not a loopback address"),
+    ({"host": "localhost"}, "not a loopback address"),
+    ({"port": 70000}, "above 65535"),
+    ({"port": -1}, "below the minimum"),
+    ({"enabled": "yes"}, "true or false"),
+    ({"bind": "127.0.0.1"}, "unknown key(s) bind"),
+])
+def test_control_configuration_is_checked(tmp_path, entry, says):
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        parse_control_config(tmp_path / "table.yaml", entry)
+
+
+def test_loopback_addresses_are_accepted_and_ipv6_serves(tmp_path, operators_file):
+    assert parse_control_config(tmp_path / "t.yaml", {"host": "::1", "port": 0}).host == "::1"
+    assert parse_control_config(tmp_path / "t.yaml", None).enabled is False
+    try:
+        server = ControlServer(ControlConfig(True, "::1", 0, operators_file), queue.Queue())
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    server.start()
+    try:
+        conn = http.client.HTTPConnection("::1", server.port, timeout=PATIENCE)
+        conn.request("GET", "/state")
+        assert conn.getresponse().status == 503
+        conn.close()
+        assert server.url == f"http://[::1]:{server.port}"
+    finally:
+        server.stop()
+
+
+def test_operator_add_writes_a_private_file_and_the_password_verifies(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "ops.yaml"
+    monkeypatch.setattr("sys.stdin", _Lines("a-long-password\n"))
+    assert cli.main(["operator", "add", "rita", "--role", "supervisor", "--file", str(path)]) == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    stored = load_operators(path)["rita"]
+    assert stored.role == "supervisor" and "a-long-password" not in path.read_text()
+    from controller.operators import authenticate
+    assert authenticate(load_operators(path), "rita", "a-long-password") == stored
+    assert authenticate(load_operators(path), "rita", "a-long-passwore") is None
+    monkeypatch.setattr("sys.stdin", _Lines("short\n"))
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+    assert "at least 8 characters" in capsys.readouterr().err
+
+
+class _Lines:
+    """A non-terminal standard input."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+
+    def isatty(self) -> bool:
+        return False
+
+    def readline(self) -> str:
+        return self.lines.pop(0) if self.lines else ""
+
+
+def test_an_operators_file_with_a_weak_hash_is_refused(tmp_path):
+    path = tmp_path / "ops.yaml"
+    path.write_text("operators:\n  eve: {role: supervisor, password: 'pbkdf2_sha256$1000$AAAAAAAAAAA=$"
+                    + "A" * 43 + "='}\n")
+    with pytest.raises(ConfigError, match="at least 200000"):
+        load_operators(path)
+
+
+def test_an_operator_added_while_running_can_act(bare_server, operators_file):
+    add_operator(operators_file, "newbie", "dealer", "newbie-password", iterations=MIN_ITERATIONS)
+    token = base64.b64encode(b"newbie:newbie-password").decode()
+    status, _, _ = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',
+                                               {**JSON, "Authorization": f"Basic {token}"})
+    assert status == 202
+    assert bare_server.events.get_nowait().user == "newbie"
+
+
+def test_the_service_config_round_trips_the_shipped_table_file():
+    assert CONFIG.control.enabled is False and CONFIG.control.port == 8740 and CONFIG.control.host == "127.0.0.1"
+
+
+def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_path, operators_file):
+    """Wiring (controller.service): the controller publishes to the interface; ``close`` stops its thread."""
+    import dataclasses
+    import io
+
+    from controller.service import Service
+
+    control = dataclasses.replace(CONFIG.control, enabled=True, port=0, operators=operators_file)
+    service = Service(dataclasses.replace(CONFIG, control=control), simulate=True,
+                      journal_path=tmp_path / "journal.jsonl", out=io.StringIO())
+    try:
+        assert service.control is not None and service.control.port > 0
+        assert service.controller.on_record == service.control.publish_record
+        assert service.controller.on_view == service.control.publish_view
+        service.control.start()
+        assert Client(service.control).get("/events?after=0")[0] == 200
+    finally:
+        service.close()
