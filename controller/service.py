@@ -49,9 +49,6 @@ log = logging.getLogger(__name__)
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
-#: States in which the service may stop at once on the first signal (a round held in ``fault`` stays in the
-#: journal and is resumed or voided after the restart).
-BETWEEN_ROUNDS = ("starting", *ROUND_OVER, "fault")
 
 
 class Controller:
@@ -108,7 +105,7 @@ class Controller:
                     break
                 if item is STOP_AFTER_ROUND:
                     self._stop_after_round = True
-                    if self.machine.state in BETWEEN_ROUNDS:
+                    if not self.machine.round_open():  # a round held in fault is still in progress
                         break
                     log.warning("stopping after round %s", self.machine.round_no)
                     continue

@@ -73,6 +73,7 @@ class SimulatedTable:
         self.supervisor_id = supervisor_id
         self.void_rate = void_rate
         self._clears_in_round = 0  # faults the supervisor cleared in the round being played
+        self._last_pressed = ""  # the dealer's last press
         self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
         self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
         self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0}
@@ -103,21 +104,33 @@ class SimulatedTable:
             thread.join(10)
 
     def _wait(self, button: str) -> bool:
-        """Wait until ``button`` is lit: True; False when stopped; ``RoundOver`` when the round ended early."""
+        """Wait until ``button`` is lit: True; False when stopped; ``RoundOver`` when the round ended early.
+
+        While waiting, a lamp of the button pressed last that is lit again (for more than 0.3 s) means that press
+        never took effect (the controller restarted, the frame was lost): it is pressed again."""
+        relit_since: float | None = None
         while not self._stop.is_set():
             lamps = self.panel.lamps
             if button in lamps:
                 return True
             if button != "open_betting" and "open_betting" in lamps:
                 raise RoundOver
-            self.panel.wait_for(lambda: bool(self.panel.lamps - lamps) or self.panel.lamps != lamps, 0.5)
+            if self._last_pressed in lamps and self._last_pressed != button:
+                relit_since = relit_since or time.monotonic()
+                if time.monotonic() - relit_since > 0.3:
+                    self.panel.press(self._last_pressed)
+                    relit_since = None
+            else:
+                relit_since = None
+            self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
         return False
 
     def _press_when_lit(self, button: str) -> bool:
         """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
-        the lamp went out, False when stopped."""
+        the lamp went out (a later ``_wait`` presses it again should it light up again), False when stopped."""
         while self._wait(button):
             self.panel.press(button)
+            self._last_pressed = button
             if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
                 return True
         return False

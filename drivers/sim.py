@@ -453,6 +453,9 @@ class PtySimulator(abc.ABC):
         for msg_type, payload in answers:
             self.send(msg_type, payload)
 
+    def on_hello(self) -> None:
+        """Called (reader thread, lock held) after each IDENT sent: a new host session began. Default: nothing."""
+
     def _dispatch(self, frame: Frame) -> None:
         with self.changed:
             try:
@@ -480,6 +483,7 @@ class PtySimulator(abc.ABC):
                             framing.IDENT,
                             framing.encode_ident(framing.PROTOCOL_VERSION, self.kind, self.device_id, self.firmware),
                         )
+                        self.on_hello()
                     elif frame.msg_type == framing.PING:
                         framing.decode_empty(framing.PING, frame.payload)
                         self.send(framing.PONG)

@@ -62,7 +62,7 @@ def rounds_ended(journal: Path) -> int:
 
 
 def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_DIR / "table.yaml", *,
-                   max_life: float = 4.0, void_rate: float = 0.1, mistakes: float = 0.1,
+                   max_life: float = 1.5, void_rate: float = 0.1, mistakes: float = 0.1,
                    timeout: float = 1200.0, log=print) -> CrashResult:
     """Run the crash test (module docstring) until ``rounds`` rounds ended; return what it saw.
 
@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the kills, the shoe and the players")
     parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
     parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
-    parser.add_argument("--max-life", type=float, default=4.0,
-                        help="longest a service process lives before it is killed, seconds (default 4)")
+    parser.add_argument("--max-life", type=float, default=1.5,
+                        help="longest a service process lives before it is killed, seconds (default 1.5)")
     parser.add_argument("--void-rate", type=float, default=0.1,
                         help="probability that the supervisor voids a round it could resume (default 0.1)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")

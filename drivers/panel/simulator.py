@@ -32,6 +32,8 @@ class PanelSimulator(PtySimulator):
         super().__init__(device_id, link_dir=link_dir)
         self._lamps: frozenset[str] = frozenset()
         self._messages: deque[str] = deque(maxlen=HISTORY)
+        self._key: str | None = None  # the id of the supervisor key while it is turned
+        self._report_key = False
 
     @property
     def lamps(self) -> frozenset[str]:
@@ -61,7 +63,15 @@ class PanelSimulator(PtySimulator):
     def turn_key(self, on: bool, key_id: str = "SIM-SUPERVISOR") -> None:
         """Turn the supervisor key ``key_id`` on or off: sends KEY. ``ProtocolError`` for a bad id, ``OSError``
         when unplugged."""
-        self.send(protocol.KEY, protocol.encode_key(on, key_id))
+        payload = protocol.encode_key(on, key_id)
+        with self.lock:
+            self._key = key_id if on else None
+        self.send(protocol.KEY, payload)
+
+    def on_hello(self) -> None:
+        """A new host session: a key still turned is reported after the host's first LAMPS or DISPLAY
+        (docs/protocol.md, "Dealer panel")."""
+        self._report_key = True
 
     def wait_for_lamp(self, button: str, timeout: float) -> bool:
         """Wait until ``button``'s lamp is lit; False if ``timeout`` seconds passed first."""
@@ -76,3 +86,7 @@ class PanelSimulator(PtySimulator):
             self._messages.append(protocol.decode_display(frame.payload).text)
         else:
             raise ProtocolError(frame.msg_type, "not a host -> panel message", nak_reason=framing.NAK_UNKNOWN_TYPE)
+        if self._report_key:
+            self._report_key = False
+            if self._key is not None:
+                self.send(protocol.KEY, protocol.encode_key(True, self._key))
