@@ -118,7 +118,7 @@ class SimulatedTable:
             if self._last_pressed in lamps and self._last_pressed != button:
                 relit_since = relit_since or time.monotonic()
                 if time.monotonic() - relit_since > 0.3:
-                    self.panel.press(self._last_pressed)
+                    self._act(self.panel.press, self._last_pressed)
                     relit_since = None
             else:
                 relit_since = None
@@ -129,11 +129,20 @@ class SimulatedTable:
         """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
         the lamp went out (a later ``_wait`` presses it again should it light up again), False when stopped."""
         while self._wait(button):
-            self.panel.press(button)
+            self._act(self.panel.press, button)
             self._last_pressed = button
             if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
                 return True
         return False
+
+    @staticmethod
+    def _act(action: Callable[..., None], *args: object) -> None:
+        """A person acting on a device: if the device is unplugged the signal is lost (the chips still lie where
+        they were put), which the table notices and repeats like a person would; the table goes on."""
+        try:
+            action(*args)
+        except OSError as exc:
+            log.debug("simulated table: %s%s lost: %s", getattr(action, "__name__", action), args, exc)
 
     def _guard(self, target: Callable[[], None]) -> None:
         try:
@@ -158,7 +167,7 @@ class SimulatedTable:
                 stalled_since = None
 
     def _attend(self) -> None:
-        self.panel.turn_key(True, self.supervisor_id)
+        self._act(self.panel.turn_key, True, self.supervisor_id)
         try:
             waited = time.monotonic()
             while not self._stop.is_set():
@@ -179,13 +188,13 @@ class SimulatedTable:
                 else:
                     self.panel.wait_for(lambda: bool(self.panel.lamps & SUPERVISOR_BUTTONS), 0.2)
                     continue
-                self.panel.press(action)
+                self._act(self.panel.press, action)
                 self.supervisor_actions[action] += 1
                 self._clears_in_round += action == "clear_fault"
                 self.panel.wait_for(lambda a=action: a not in self.panel.lamps, 1.0)
                 waited = time.monotonic()
         finally:
-            self.panel.turn_key(False, self.supervisor_id)
+            self._act(self.panel.turn_key, False, self.supervisor_id)
 
     def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
         """The player's decision: the bet as a multiple of the ante, or 0 to fold. Only turned cards are used:
@@ -215,14 +224,14 @@ class SimulatedTable:
             if self.panel.lamps and seen_since is None:
                 seen_since = time.monotonic()
             if seen_since is not None and time.monotonic() - seen_since > 1.5:
-                self.panel.turn_key(True, self.supervisor_id)
+                self._act(self.panel.turn_key, True, self.supervisor_id)
                 try:
                     if self.panel.wait_for(lambda: "void_round" in self.panel.lamps, 2.0):
-                        self.panel.press("void_round")
+                        self._act(self.panel.press, "void_round")
                         self.supervisor_actions["void_round"] += 1
                         self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 2.0)
                 finally:
-                    self.panel.turn_key(False, self.supervisor_id)
+                    self._act(self.panel.turn_key, False, self.supervisor_id)
                 seen_since = None
             self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 0.2)
 
@@ -232,7 +241,7 @@ class SimulatedTable:
         if not self._press_when_lit("open_betting"):
             return False
         self._clears_in_round = 0
-        self.sensors.clear()
+        self._act(self.sensors.clear)
         antes: dict[int, int] = {}
         for seat in self.seats:
             if self.rng.random() < 0.1:
@@ -240,15 +249,15 @@ class SimulatedTable:
             ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
             ante = min(ante, self.ante_limits.max)
             antes[seat] = ante
-            self.sensors.place(seat, "ante_across", ante)
-            self.sensors.place(seat, "ante_down", ante)
+            self._act(self.sensors.place, seat, "ante_across", ante)
+            self._act(self.sensors.place, seat, "ante_down", ante)
             if self.rng.random() < 0.5:
-                self.sensors.place(seat, "five_card_bonus", self.bonus_limits.min * self.rng.choice((1, 5)))
+                self._act(self.sensors.place, seat, "five_card_bonus", self.bonus_limits.min * self.rng.choice((1, 5)))
         if not antes:  # nobody played: one player sits down anyway
             seat = self.seats[0]
             antes[seat] = self.ante_limits.min
-            self.sensors.place(seat, "ante_across", antes[seat])
-            self.sensors.place(seat, "ante_down", antes[seat])
+            self._act(self.sensors.place, seat, "ante_across", antes[seat])
+            self._act(self.sensors.place, seat, "ante_down", antes[seat])
         dealt_before = self.shoe.dealt
         if not self._press_when_lit("no_more_bets"):
             return False
@@ -265,7 +274,7 @@ class SimulatedTable:
                 multiple = self._decide(step, hands[seat], cross, bets[seat])
                 if multiple:
                     bets[seat].append(multiple)
-                    self.sensors.place(seat, step, antes[seat] * multiple)
+                    self._act(self.sensors.place, seat, step, antes[seat] * multiple)
                 else:
                     active.discard(seat)
             if not self._press_when_lit("confirm") or not self._press_when_lit("reveal"):

@@ -15,6 +15,9 @@ printed at the end: the run must still pass every check.
 from __future__ import annotations
 
 import argparse
+import random
+import shutil
+import threading
 import subprocess
 import sys
 import tempfile
@@ -24,7 +27,8 @@ from pathlib import Path
 
 from controller.cli import positive_int
 from controller.config import CONFIG_DIR
-from controller.service import jurisdiction_for, start_simulators
+from controller.journal import read_records
+from controller.service import jurisdiction_for, sim_port, start_simulators
 from controller.simtable import SimulatedTable
 from controller.table import load_table_config
 from hil.checks import check_journal
@@ -41,16 +45,64 @@ class RigResult:
     stderr: str = ""
     #: Faults that took effect, by kind, over all simulators (empty without ``faults``).
     fault_counts: Counter[str] = field(default_factory=Counter)
+    #: What the journal shows: faults raised by cause, faults cleared, rounds voided, past-posting acknowledged.
+    journal_faults: Counter[str] = field(default_factory=Counter)
+    rounds_voided: int = 0
+    #: Wagers placed that were neither settled nor returned (must be 0).
+    wagers_lost: int = 0
+
+
+#: Device-level faults the rig injects with ``device_faults``: (simulator, kind, parameters).
+DEVICE_FAULTS: tuple[tuple[str, str, dict], ...] = (
+    ("shoe", "replug", {"after": 1.0}), ("sensors", "replug", {"after": 1.0}), ("panel", "replug", {"after": 1.0}),
+    ("sensors", "silent", {"seconds": 5.0}), ("shoe", "jam", {}), ("shoe", "unreadable_card", {}),
+    ("shoe", "empty", {}), ("shoe", "misfeed", {}), ("shoe", "door_open", {}),
+)
+
+
+def _inject_device_faults(sims: dict, count: int, rng: random.Random, stop: threading.Event,
+                          injected: Counter[str]) -> None:
+    """Inject ``count`` faults drawn from ``DEVICE_FAULTS``, one every 2 to 6 seconds, until ``stop``."""
+    for _ in range(count):
+        if stop.wait(rng.uniform(2.0, 6.0)):
+            return
+        name, kind, params = rng.choice(DEVICE_FAULTS)
+        sims[name].inject(kind, **params)
+        injected[f"{name} {kind}"] += 1
+
+
+def _journal_faults(journal: Path) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for record in read_records(journal):
+        if record.get("type") == "FaultRaised":
+            counts[f"raised {record['data']['cause']}"] += 1
+        elif record.get("type") in ("FaultCleared", "RoundVoided", "PastPostingAcknowledged"):
+            counts[record["type"]] += 1
+    return counts
+
+
+def wagers_lost(rounds_seen: dict) -> int:
+    """Wagers placed (locked antes and bonus, decision bets) that were neither settled nor returned."""
+    lost = 0
+    for rnd in rounds_seen.values():
+        returned = {e["seat"]: e["wagers"] for e in (rnd.voided or {}).get("seats", ())}
+        for seat in rnd.wagers:
+            accounted = set(rnd.settlements.get(seat, {}).get("wagers", {})) | set(returned.get(seat, {}))
+            lost += len(set(rnd.placed_wagers(seat)) - accounted)
+    return lost
 
 
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
-            timeout: float = 300.0, mistakes: float = 0.1, faults: float = 0.0) -> RigResult:
+            timeout: float = 300.0, mistakes: float = 0.1, faults: float = 0.0,
+            device_faults: int = 0) -> RigResult:
     """Run ``rounds`` rounds of the service (separate process) against simulators in this process; check them.
 
     The simulated players follow the optimal strategy but take a random decision with probability
     ``mistakes``, so that every path (folds and bets at each decision) is exercised. ``faults`` (0..1) is the
     probability that a simulator's frame suffers a random fault (``PtySimulator.chaos``, seeded from ``seed``).
-    ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
+    ``device_faults``: that many device-level faults (``DEVICE_FAULTS``: a device unplugged and back under
+    another port name, sensors gone silent, shoe faults) injected at random moments; the simulated supervisor
+    clears or voids what they cause. ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
     ``config``, ``subprocess.TimeoutExpired`` when the service has not finished within ``timeout`` seconds.
     """
     if journal.exists() and journal.stat().st_size:
@@ -59,7 +111,8 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     names = list(table_config.devices)
     if not 0.0 <= faults <= 1.0:
         raise ValueError(f"faults must be a probability from 0 to 1, got {faults}")
-    sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
+    link_dir = Path(tempfile.mkdtemp(prefix="crisscross-rig-ports-"))
+    sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed, link_dir)
     if faults:
         for index, name in enumerate(names):
             sims[name].chaos(faults, seed=None if seed is None else seed * 31 + index)
@@ -68,24 +121,42 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--rounds", str(rounds),
                "--journal", str(journal), "--quiet"]
     for name in names:
-        command += ["--port", f"{name}={sims[name].port}"]
+        command += ["--port", f"{name}={sim_port(sims[name])}"]  # by-id style: follows a replugged device
+    injected: Counter[str] = Counter()
+    stop_injecting = threading.Event()
+    injector = threading.Thread(target=_inject_device_faults, name="rig-device-faults",
+                                args=(sims, device_faults, random.Random(seed), stop_injecting, injected))
     try:
         table.start()
+        injector.start()
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     finally:
+        stop_injecting.set()
+        injector.join()
         table.stop()
         dispensed = sims["shoe"].dispensed
         fault_counts: Counter[str] = Counter()
         for sim in sims.values():
             sim.stop()
             fault_counts.update(sim.fault_counts)
+        device_kinds = {kind for _, kind, _ in DEVICE_FAULTS} | {"unplug"}
+        fault_counts = Counter({k: n for k, n in fault_counts.items() if n and k not in device_kinds})
+        fault_counts.update(injected)
+        shutil.rmtree(link_dir, ignore_errors=True)
     rounds_seen, problems = check_journal(journal, shoe_dispensed=dispensed)
     closed = sum(1 for r in rounds_seen.values() if r.closed)
     if proc.returncode != 0:
         problems.insert(0, f"service exited with status {proc.returncode}: {proc.stderr.strip()[-500:]}")
     if closed != rounds:
         problems.insert(0, f"{closed} rounds closed, {rounds} expected")
-    return RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr, fault_counts)
+    lost = wagers_lost(rounds_seen)
+    if lost:
+        problems.append(f"{lost} wagers placed were neither settled nor returned")
+    result = RigResult(proc.returncode, closed, problems, proc.stdout, proc.stderr, fault_counts)
+    result.journal_faults = _journal_faults(journal)
+    result.rounds_voided = sum(1 for r in rounds_seen.values() if r.voided is not None)
+    result.wagers_lost = lost
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,13 +169,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
     parser.add_argument("--mistakes", type=float, default=0.1,
                         help="probability that a simulated player's decision is random instead of optimal")
+    parser.add_argument("--device-faults", type=int, default=0, metavar="N",
+                        help="inject N device faults (unplug and back under another port, sensors silent, shoe jam, "
+                             "unreadable card, empty, misfeed, door open) at random moments (default 0)")
     parser.add_argument("--faults", type=float, default=0.0, metavar="RATE",
                         help="probability that a frame suffers a random fault (drop, corrupt, delay, duplicate, "
                              "split; default 0)")
     args = parser.parse_args(argv)
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.jsonl"
     try:
-        result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes, faults=args.faults)
+        result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes, faults=args.faults,
+                         device_faults=args.device_faults)
     except (ValueError, OSError) as exc:  # ConfigError is a ValueError
         print(f"python -m hil.rig: {exc}", file=sys.stderr)
         return 2
@@ -112,9 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rounds closed: {result.rounds_closed} of {args.rounds}; discrepancies: {len(result.problems)}")
     for problem in result.problems:
         print(f"  - {problem}")
-    if args.faults:
+    if args.faults or args.device_faults:
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(result.fault_counts.items())) or "none"
         print(f"faults injected: {sum(result.fault_counts.values())} ({counts})")
+        seen = ", ".join(f"{kind} {n}" for kind, n in sorted(result.journal_faults.items())) or "none"
+        print(f"in the journal: {seen}")
+        print(f"rounds voided: {result.rounds_voided}; wagers lost: {result.wagers_lost}")
     return 0 if not result.problems else 1
 
 
