@@ -76,6 +76,12 @@ TXN_STRIDE = 16
 LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal"})
 
 
+#: Device fault codes after which the round's cards cannot be trusted (a stack of the wrong size reported by the
+#: shoe driver, a card count that does not add up) or the device will not come back (its driver stopped on a
+#: defect): the round can only be voided.
+UNTRUSTED_CODES: frozenset[str] = frozenset({"stack_size", "card_count", "internal"})
+
+
 def _transitions() -> list[dict[str, Any]]:
     table = [
         dict(trigger="self_check_passed", source="starting", dest="idle"),
@@ -426,7 +432,7 @@ class Round:
         if self.state == "starting":
             self._emit(cmd.FaultRaised(None, event.device, event.code, event.detail))
             return
-        self._fail(event.device, event.code, event.detail)
+        self._fail(event.device, event.code, event.detail, resumable=event.code not in UNTRUSTED_CODES)
 
     def _on_SupervisorKey(self, event: ev.SupervisorKey) -> None:
         self.supervisor_key = (event.key_id or "supervisor") if event.on else None

@@ -321,7 +321,7 @@ def test_stack_with_wrong_card_count_is_a_protocol_fault(shoe, events):
     assert sim.wait_for(lambda: len(sim.received) == 2, WAIT)
     sim.send(shoe_protocol.STACK, shoe_protocol.encode_stack(12, ("Ah", "Kd")))
     fault = expect(events, DeviceFault)
-    assert (fault.device, fault.code) == ("shoe", "protocol")
+    assert (fault.device, fault.code) == ("shoe", "stack_size")
     assert "2 cards, 5 were asked" in fault.detail
     expect_quiet(events, FAST["response_timeout"] * 2)  # settled: no retransmission, no timeout
 

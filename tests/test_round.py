@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from controller import commands as cmd
 from controller.cards import DECK
+from controller.inputs import OperatorAction
 from controller.round import LINK_CODES
 from drivers import events as ev
 from tests.round_helpers import (
@@ -1116,3 +1117,64 @@ def test_random_event_sequences_keep_the_invariants(data):
         elif kind == "fault":
             if data.draw(st.integers(0, 3), label="fault_gate") == 0:
                 feed(ev.DeviceFault(data.draw(st.sampled_from(DEVICES), label="device"), "jam", "random"))
+
+
+# =========================================================================== roles, exclusion, voiding
+
+
+def test_invalid_seat_excluded_by_the_dealer_plays_no_part():
+    """Issue game protection: a seat with an invalid wager at "no more bets" is named; the dealer excludes
+    it (SeatExcluded, with the reason); the lock goes on without it: its spots are locked at 0 (chips placed
+    there later are past-posting) and it gets no cards (NY (d)(2): stacks only to seats that wagered)."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    out = driver.lock({1: antes(500), 4: {"ante_across": 500}})  # seat 4: one ante only
+    assert driver.state == "wagers_held" and "exclude" in driver.machine.allowed_buttons()
+    out = driver.press("exclude")
+    (excluded,) = of_type(out, cmd.SeatExcluded)
+    assert (excluded.seat, excluded.by) == (4, "dealer") and "ante" in excluded.reason
+    out = driver.answer_read()  # the seat's chips are still there: they are ignored
+    (locked,) = of_type(out, cmd.WagersLocked)
+    assert [entry["seat"] for entry in locked.seats] == [1]
+    driver.deal(CROSS, {1: HANDS[1]})
+    assert [s.seat for s in of_type(driver.outputs, cmd.StackDealt)] == [None, 1]
+    out = driver.move_chips(4, "ante_down", 500)
+    assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["past_posting"]
+
+
+@pytest.mark.parametrize("state", ["betting", "dealing_players", "across_decision", "down_reveal", "middle_decision"])
+def test_a_supervisor_voids_a_round_in_progress_and_every_wager_is_returned(state):
+    """A round voided by a supervisor (a misdeal, a dispute, a fault that will not clear): every wager of record
+    returned (the locked ones and each decision bet), who and why recorded; without the key the press is
+    refused and recorded and nothing changes."""
+    driver = drive_to(state)
+    out = driver.press("void_round")
+    (refused,) = of_type(out, cmd.PressRefused)
+    assert (refused.button, refused.role) == ("void_round", "dealer") and "supervisor" in refused.reason
+    assert driver.state == state
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    out = driver.press("void_round")
+    (voided,) = of_type(out, cmd.RoundVoided)
+    assert driver.state == "voided" and (voided.by, voided.role) == ("SUP-2", "supervisor")
+    placed = {s.seat: dict(s.wagers) for s in driver.machine.round.seats.values()}
+    assert {e["seat"]: e["wagers"] for e in voided.seats} == placed
+    amount = sum(sum(w.values()) for w in placed.values())
+    assert voided.totals == {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
+    assert driver.machine.allowed_actions() == ("open_betting",)
+    assert not of_type(driver.outputs, cmd.SeatSettled)
+
+
+def test_control_interface_actions_carry_their_role():
+    """Control interface (controller.inputs.OperatorAction): a dealer login may not clear a fault or void, a
+    supervisor login may; an unknown action or role is refused and recorded; nothing else changes."""
+    driver = drive_to("across_decision")
+    driver.send(ev.DeviceFault("shoe", "jam", "test"))
+    out = driver.send(OperatorAction("clear_fault", "dan", "dealer"))
+    assert [(r.button, r.user, r.role) for r in of_type(out, cmd.PressRefused)] == [("clear_fault", "dan", "dealer")]
+    out = driver.send(OperatorAction("reboot", "sue", "supervisor"))
+    assert of_type(out, cmd.PressRefused)[0].reason == "unknown action or role" and driver.state == "fault"
+    out = driver.send(OperatorAction("clear_fault", "sue", "supervisor", "jam cleared by hand"))
+    (cleared,) = of_type(out, cmd.FaultCleared)
+    assert (cleared.by, cleared.role, cleared.resumed) == ("sue", "supervisor", "across_decision")
+    assert driver.state == "across_decision"

@@ -67,7 +67,7 @@ class ShoeDriver(Device):
     def handle_frame(self, frame: Frame) -> list[Any]:
         """SHUFFLE_DONE -> ``ShuffleComplete``; LAST -> ``ShoeLastDispense``; STACK -> ``StackDispensed`` (cards validated as distinct
         two-character cards, as many as the DISPENSE asked for; a different number is posted as
-        ``DeviceFault("shoe", "protocol")`` instead). Answers to no outstanding request are logged at DEBUG and not posted again.
+        ``DeviceFault("shoe", "stack_size")`` instead: the stack cannot be trusted, the round is voided). Answers to no outstanding request are logged at DEBUG and not posted again.
         Other types raise ``ProtocolError`` (NAK reason 1)."""
         if frame.msg_type == protocol.SHUFFLE_DONE:
             done = protocol.decode_shuffle_done(frame.payload)
@@ -88,7 +88,7 @@ class ShoeDriver(Device):
             if len(stack.cards) != asked:
                 detail = f"STACK for txn {stack.txn_id} has {len(stack.cards)} cards, {asked} were asked"
                 log.warning("%s: %s", self.name, detail)
-                return [DeviceFault(self.kind, "protocol", detail)]
+                return [DeviceFault(self.kind, "stack_size", detail)]
             log.info("%s: stack dispensed, txn %d, %d cards", self.name, stack.txn_id, len(stack.cards))
             return [StackDispensed(stack.txn_id, stack.cards)]
         if frame.msg_type == protocol.LAST:

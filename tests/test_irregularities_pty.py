@@ -1,0 +1,150 @@
+"""Each irregularity of the round run through real pseudo-terminals, ending resumed or voided as specified.
+
+The service runs with the simulated devices and the simulated table, whose supervisor turns the panel key
+when the table stalls: it clears a fault that may be resumed once its device is back, voids a round whose
+cards can no longer be trusted, and acknowledges past-posting. Sources: domain.md ("faults", "game
+protection"); NY 9 NYCRR 5324.39(c)(3) (no wager made, increased or withdrawn after "no more bets").
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+
+import pytest
+
+from controller.journal import read_records
+from controller.recall import rounds_from_records
+from controller.service import Service
+from controller.table import load_table_config
+from hil.checks import check_journal
+
+
+@pytest.fixture
+def run_table(tmp_path):
+    services = []
+
+    def run(rounds, seed, before=None, during=None):
+        service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed,
+                          journal_path=tmp_path / "journal.jsonl", out=io.StringIO())
+        services.append(service)
+        if before is not None:
+            before(service)
+        helper = threading.Thread(target=during, args=(service,)) if during else None
+        if helper:
+            helper.start()
+        status = service.run()
+        if helper:
+            helper.join()
+        service.close()
+        return status, read_records(tmp_path / "journal.jsonl"), service
+
+    yield run
+    for service in services:
+        service.close()
+
+
+def _of(records, kind):
+    return [r["data"] for r in records if r["type"] == kind]
+
+
+@pytest.mark.parametrize("fault", ["jam", "misfeed", "unreadable_card", "empty", "door_open"])
+def test_a_shoe_fault_during_the_deal_is_cleared_and_the_round_resumes(run_table, tmp_path, fault):
+    """A shoe fault reported by the shoe during the deal: the round stops in ``fault`` naming the cause; the
+    supervisor clears it, the same transaction is asked again and the round is dealt, played and settled."""
+    status, records, service = run_table(2, 31, before=lambda s: s.sims["shoe"].inject(fault))
+    assert status == 0
+    assert [(f["cause"], f["resumable"]) for f in _of(records, "FaultRaised")] == [(fault, True)]
+    assert [c["causes"] for c in _of(records, "FaultCleared")] == [[fault]]
+    assert len(_of(records, "RoundClosed")) == 2 and not _of(records, "RoundVoided")
+    _, problems = check_journal(tmp_path / "journal.jsonl", shoe_dispensed=service.sims["shoe"].dispensed,
+                                against_settle=False)
+    assert problems == []
+
+
+def _corrupt_stack(monkeypatch, how):
+    """Make the shoe simulator answer its second stack of the run wrongly (``how``: ``short`` or ``repeat``)."""
+    from drivers.shoe import simulator
+
+    original = simulator.protocol.encode_stack
+    calls = []
+
+    def encode(txn_id, cards, **options):
+        if options:  # LAST, the answer to "what did you last do": as the shoe recorded it
+            return original(txn_id, cards, **options)
+        calls.append(txn_id)
+        if len(calls) == 2:
+            cards = tuple(cards)[:-1] if how == "short" else (simulator_first[0], *tuple(cards)[1:])
+        if len(calls) == 1:
+            simulator_first[:] = list(cards)
+        return original(txn_id, cards)
+
+    simulator_first: list[str] = []
+    monkeypatch.setattr(simulator.protocol, "encode_stack", encode)
+
+
+@pytest.mark.parametrize("how, cause", [("short", "stack_size"), ("repeat", "card_count")])
+def test_a_stack_that_cannot_be_trusted_voids_the_round(run_table, monkeypatch, how, cause):
+    """A stack of the wrong size, or with a card already dealt in the round (5 + 2 x seats distinct cards):
+    the round faults and cannot be resumed; the supervisor voids it, every locked wager is returned and the
+    voiding is recorded with who did it and why; the next round is played normally."""
+    _corrupt_stack(monkeypatch, how)
+    status, records, _ = run_table(2, 32)
+    assert status == 0
+    faults = _of(records, "FaultRaised")
+    assert [(f["cause"], f["resumable"]) for f in faults] == [(cause, False)]
+    (voided,) = _of(records, "RoundVoided")
+    (locked, *_) = _of(records, "WagersLocked")
+    assert voided["round_no"] == 1 and voided["seats"] == locked["seats"]
+    assert (voided["by"], voided["role"]) == ("SIM-SUPERVISOR", "supervisor") and cause in voided["reason"]
+    assert voided["totals"]["returned"] == voided["totals"]["wagered"] > 0
+    assert [c["round_no"] for c in _of(records, "RoundClosed")] == [2]
+    assert not _of(records, "FaultCleared")
+
+
+def test_sensors_that_stop_reporting_fault_the_round_until_they_answer_again(run_table):
+    """A bet-sensor board that goes silent: no frame for ``link_silence_s`` is a lost link (heartbeat); the
+    round waits in ``fault``; once the board answers a handshake again the supervisor clears and the round
+    goes on. Nothing is lost: the journal checks pass."""
+    def go_silent(service):
+        deadline = time.monotonic() + 30
+        while service.controller.rounds_closed < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        service.sims["sensors"].inject("silent", seconds=5.0)
+
+    status, records, service = run_table(3, 33, during=go_silent)
+    assert status == 0
+    assert [(f["device"], f["cause"]) for f in _of(records, "FaultRaised")] == [("sensors", "link_lost")]
+    assert len(_of(records, "FaultCleared")) == 1 and len(_of(records, "RoundClosed")) == 3
+
+
+def test_past_posting_is_held_until_a_supervisor_acknowledges_and_the_locked_amount_stands(run_table):
+    """NY (c)(3): a player adds chips to a locked ante while the round is in play. The controller records it
+    (seat, spot, locked and new amounts), shows it on the panel, holds every dealer action until the supervisor
+    acknowledges, and settles the locked amount."""
+    moved = {}
+
+    def past_post(service):
+        panel, sensors = service.sims["panel"], service.sims["sensors"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not panel.display.startswith("Across decision"):
+            time.sleep(0.005)
+        seat, spot = next(key for key in sorted(sensors.amounts()) if key[1] == "ante_across")
+        moved.update(seat=seat, locked=sensors.amounts()[(seat, spot)])
+        sensors.place(seat, spot, moved["locked"] + 500)
+
+    status, records, service = run_table(1, 34, during=past_post)
+    assert status == 0
+    (irregularity,) = [i for i in _of(records, "Irregularity") if i["kind"] == "past_posting"]
+    assert irregularity["detail"] == {"seat": moved["seat"], "spot": "ante_across", "locked": moved["locked"],
+                                      "new": moved["locked"] + 500}
+    (ack,) = _of(records, "PastPostingAcknowledged")
+    assert ack["by"] == "SIM-SUPERVISOR" and ack["items"] == [irregularity["detail"]]
+    types = [r["type"] for r in records]
+    # no dealer action between the irregularity and its acknowledgement
+    between = types[types.index("Irregularity"):types.index("PastPostingAcknowledged")]
+    assert "DecisionMade" not in between and "CardsRevealed" not in between
+    assert any(m.startswith("Past-posting seat") for m in service.sims["panel"].messages)
+    rnd = rounds_from_records(records)[1]
+    assert rnd.settlements[moved["seat"]]["wagers"]["ante_across"]["amount"] == moved["locked"]
