@@ -106,20 +106,26 @@ def _build_table(wheel: bool) -> dict[tuple[int, ...], tuple[str, tuple[int, ...
 _TABLES = {True: _build_table(True), False: _build_table(False)}
 
 
+
+def _ranks(cards: Sequence[str], count: int) -> tuple[int, ...]:
+    """The rank values of exactly ``count`` distinct valid cards, highest first; ``CardError`` otherwise."""
+    try:
+        ranks = tuple(sorted((_RANK_OF[c] for c in cards), reverse=True))
+        valid = len(ranks) == count and len(set(cards)) == count
+    except (KeyError, TypeError):
+        valid = False
+    if not valid:
+        parse_cards(cards, count, "hand")  # raises a CardError that names the problem
+        raise CardError("hand", f"{cards!r} is not {count} distinct cards")
+    return ranks
+
 def evaluate(cards: Sequence[str], *, wheel: bool = True) -> HandValue:
     """Evaluate exactly five distinct cards (e.g. ``["Ah", "Kh", "Qh", "Jh", "Th"]``) into a ``HandValue``.
 
     ``wheel`` says whether A-2-3-4-5 counts as the lowest straight (True for NY, PA and NJ; see module doc).
     Raises ``CardError`` for anything other than five distinct valid cards.
     """
-    try:
-        ranks = tuple(sorted((_RANK_OF[c] for c in cards), reverse=True))
-        valid = len(ranks) == 5 and len(set(cards)) == 5
-    except (KeyError, TypeError):
-        valid = False
-    if not valid:
-        parse_cards(cards, 5, "hand")  # raises a CardError that names the problem
-        raise CardError("hand", f"{cards!r} is not five distinct cards")
+    ranks = _ranks(cards, 5)
     category, tiebreak = _TABLES[wheel][ranks]
     if len({c[1] for c in cards}) == 1:
         if category == "straight":
@@ -174,14 +180,7 @@ def evaluate_three(cards: Sequence[str]) -> ThreeCardValue:
     pair; anything else is ``high_card``. The order follows the probabilities of the categories (a straight
     ranks above a flush with three cards). Raises ``CardError`` for anything other than three distinct cards.
     """
-    try:
-        ranks = tuple(sorted((_RANK_OF[c] for c in cards), reverse=True))
-        valid = len(ranks) == 3 and len(set(cards)) == 3
-    except (KeyError, TypeError):
-        valid = False
-    if not valid:
-        parse_cards(cards, 3, "hand")  # raises a CardError that names the problem
-        raise CardError("hand", f"{cards!r} is not three distinct cards")
+    ranks = _ranks(cards, 3)
     suited = len({c[1] for c in cards}) == 1
     high, mid, low = ranks
     if high == low:

@@ -66,6 +66,11 @@ class RoundRecord:
         return next((cards for _, s, cards in self.stacks if s == seat), None)
 
 
+#: Record types kept as lists of their data on ``RoundRecord``, by attribute.
+LISTED: dict[str, str] = {"Irregularity": "irregularities", "FaultRaised": "faults", "FaultCleared": "faults_cleared",
+                          "PastPostingAcknowledged": "acknowledgements", "SeatExcluded": "exclusions"}
+
+
 def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]:
     """Group journal records into ``RoundRecord`` objects keyed by round number, in journal order."""
     rounds: dict[int, RoundRecord] = {}
@@ -90,19 +95,11 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
             rnd.settled_order.append(data["seat"])
         elif kind == "RoundClosed":
             rnd.totals = dict(data["totals"])
-        elif kind == "Irregularity":
-            rnd.irregularities.append(dict(data))
-        elif kind == "FaultRaised":
-            rnd.faults.append(dict(data))
         elif kind == "RoundVoided":
             rnd.voided = dict(data)
             rnd.totals = dict(data["totals"])
-        elif kind == "FaultCleared":
-            rnd.faults_cleared.append(dict(data))
-        elif kind == "PastPostingAcknowledged":
-            rnd.acknowledgements.append(dict(data))
-        elif kind == "SeatExcluded":
-            rnd.exclusions.append(dict(data))
+        elif kind in LISTED:
+            getattr(rnd, LISTED[kind]).append(dict(data))
     return rounds
 
 

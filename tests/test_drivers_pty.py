@@ -35,10 +35,10 @@ from drivers.shoe import protocol as shoe_protocol
 from drivers.shoe.driver import ShoeDriver
 from drivers.shoe.simulator import ShoeSimulator
 from drivers.sim import PtySimulator
+from tests.pty_helpers import WAIT, expect, expect_quiet
 
 pytestmark = pytest.mark.timeout(30)
 
-WAIT = 3.0  # generous upper bound for one answer over a pty (they take milliseconds)
 FAST = {"handshake_timeout": 1.0, "response_timeout": 0.25, "response_timeout_max": 0.25, "retries": 2,
         "heartbeat_interval": 0.5, "link_silence": 2.0, "reconnect_min": 0.05, "reconnect_max": 0.2}
 SIMULATORS: dict[str, Callable[[], PtySimulator]] = {
@@ -46,25 +46,6 @@ SIMULATORS: dict[str, Callable[[], PtySimulator]] = {
     "sensors": SensorSimulator,
     "panel": PanelSimulator,
 }
-
-
-def expect(events: queue.Queue, kind: type, timeout: float = WAIT):
-    """The next event, which must be of type ``kind``."""
-    try:
-        event = events.get(timeout=timeout)
-    except queue.Empty:
-        pytest.fail(f"no {kind.__name__} within {timeout} s")
-    assert isinstance(event, kind), f"expected {kind.__name__}, got {event!r}"
-    return event
-
-
-def expect_quiet(events: queue.Queue, seconds: float) -> None:
-    """No event arrives for ``seconds``."""
-    try:
-        event = events.get(timeout=seconds)
-    except queue.Empty:
-        return
-    pytest.fail(f"unexpected event {event!r}")
 
 
 @pytest.fixture

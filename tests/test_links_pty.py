@@ -33,33 +33,14 @@ from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe import protocol as shoe_protocol
 from drivers.shoe.simulator import ShoeSimulator
 from drivers.sim import PtySimulator
+from tests.pty_helpers import WAIT, expect, expect_quiet
 
 pytestmark = pytest.mark.timeout(30)
 
-WAIT = 3.0
 FAST = LinkTiming(handshake_timeout=0.5, response_timeout=0.1, response_timeout_max=0.4, retries=4,
                   heartbeat_interval=1.0, link_silence=3.0, reconnect_min=0.05, reconnect_max=0.2)
 #: For the heartbeat tests only (elsewhere a PING must not take a fault meant for another frame).
 QUICK_HEARTBEAT = {"heartbeat_interval": 0.1, "link_silence": 0.5}
-
-
-def expect(events: queue.Queue, kind: type, timeout: float = WAIT):
-    """The next event, which must be of type ``kind``."""
-    try:
-        event = events.get(timeout=timeout)
-    except queue.Empty:
-        pytest.fail(f"no {kind.__name__} within {timeout} s")
-    assert isinstance(event, kind), f"expected {kind.__name__}, got {event!r}"
-    return event
-
-
-def expect_quiet(events: queue.Queue, seconds: float) -> None:
-    """No event arrives for ``seconds``."""
-    try:
-        event = events.get(timeout=seconds)
-    except queue.Empty:
-        return
-    pytest.fail(f"unexpected event {event!r}")
 
 
 @pytest.fixture
