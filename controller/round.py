@@ -684,6 +684,7 @@ class Round:
         assert data is not None
         playing = {seat: wagers for seat, wagers in spots.items() if seat not in data.excluded}
         data.invalid = {}
+        shown: dict[int, str] = {}
         for seat in sorted(playing):
             try:
                 if seat not in self.config.seats:
@@ -695,12 +696,14 @@ class Round:
                 check_limits(seat, playing[seat], self.config)
             except WagerError as exc:
                 data.invalid[seat] = str(exc)
+                shown[seat] = f"seat {seat} {exc.field.removeprefix('wagers.')}: {exc.reason}"
                 self._emit(cmd.Irregularity(data.round_no, "invalid_wager", {"seat": seat, "reason": str(exc)}))
         if data.invalid or not playing:
             first = min(data.invalid) if data.invalid else None
             message = data.invalid[first] if first is not None else "no seat has wagered"
             self._emit(cmd.PressRefused("no_more_bets", message))
-            self._show(message if len(data.invalid) < 2 else f"{len(data.invalid)} seats invalid; {message}")
+            short = shown[first] if first is not None else message  # the panel shows 64 bytes
+            self._show(short if len(data.invalid) < 2 else f"{len(data.invalid)} seats; {short}")
             self.lock_refused()
             return
         data.seats = {seat: SeatState(seat, dict(w)) for seat, w in playing.items()}
