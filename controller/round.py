@@ -674,6 +674,10 @@ class Round:
             self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
         if self._verifying:
             self._verifying = False
+        elif data.pending_acks and self.state.endswith("_reading"):
+            # past-posting holds the round: the decision is read again after the supervisor's acknowledgement
+            self.decisions_refused()
+            self._show("Past-posting: supervisor to acknowledge")
         elif self.state == "locking":
             self._lock(spots)
         elif self.state.endswith("_reading"):

@@ -126,15 +126,20 @@ def test_past_posting_is_held_until_a_supervisor_acknowledges_and_the_locked_amo
     moved = {}
 
     def past_post(service):
-        panel, sensors = service.sims["panel"], service.sims["sensors"]
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not panel.display.startswith("Across decision"):
-            time.sleep(0.005)
-        seat, spot = next(key for key in sorted(sensors.amounts()) if key[1] == "ante_across")
-        moved.update(seat=seat, locked=sensors.amounts()[(seat, spot)])
-        sensors.place(seat, spot, moved["locked"] + 500)
+        """During the across decision (the simulated players are deciding), one of them adds chips to its
+        locked ante."""
+        sensors, decide = service.sims["sensors"], service.table._decide
 
-    status, records, service = run_table(1, 34, during=past_post)
+        def deciding(step, hole, cross, bets):
+            if not moved:
+                seat, spot = next(key for key in sorted(sensors.amounts()) if key[1] == "ante_across")
+                moved.update(seat=seat, locked=sensors.amounts()[(seat, spot)])
+                sensors.place(seat, spot, moved["locked"] + 500)
+            return decide(step, hole, cross, bets)
+
+        service.table._decide = deciding
+
+    status, records, service = run_table(1, 34, before=past_post)
     assert status == 0
     (irregularity,) = [i for i in _of(records, "Irregularity") if i["kind"] == "past_posting"]
     assert irregularity["detail"] == {"seat": moved["seat"], "spot": "ante_across", "locked": moved["locked"],

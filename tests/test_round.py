@@ -475,12 +475,15 @@ def test_folded_seat_not_asked_again_ny_e5_e7_pa_d_f():
     driver.reveal()
     driver.layout[5]["down"] = 500
     out = driver.decide("down", {1: 500, 3: 1000})
-    assert [(d.seat, d.decision) for d in of_type(out, cmd.DecisionMade)] == [(1, "down"), (3, "down")]
-    # chips on a folded seat's spot are a wager made after "no more bets" (NY (c)(3)): past-posting
+    # chips on a folded seat's spot are a wager made after "no more bets" (NY (c)(3)): past-posting, which
+    # holds the decision until a supervisor acknowledges it
     assert [i.detail for i in of_type(out, cmd.Irregularity)] == [{"seat": 5, "spot": "down", "locked": 0, "new": 500}]
+    assert not of_type(out, cmd.DecisionMade)
     driver.send(ev.SupervisorKey(True, "SUP-1"))
     driver.press("acknowledge")
     driver.send(ev.SupervisorKey(False, "SUP-1"))
+    out = driver.decide("down", {1: 500, 3: 1000})
+    assert [(d.seat, d.decision) for d in of_type(out, cmd.DecisionMade)] == [(1, "down"), (3, "down")]
     driver.reveal()
     out = driver.decide("middle", {1: 0, 3: 3000})
     assert [(d.seat, d.action) for d in of_type(out, cmd.DecisionMade)] == [(1, "fold"), (3, "bet")]
@@ -1178,3 +1181,21 @@ def test_control_interface_actions_carry_their_role():
     (cleared,) = of_type(out, cmd.FaultCleared)
     assert (cleared.by, cleared.role, cleared.resumed) == ("sue", "supervisor", "across_decision")
     assert driver.state == "across_decision"
+
+
+def test_past_posting_seen_in_the_decision_reading_holds_the_decision():
+    """NY (c)(3): chips added to a locked ante between "confirm" and the sensors' answer: the reading shows
+    them; no decision is taken (the round does not advance) until a supervisor acknowledges; the decision is
+    then read again with the locked amount as the wager of record."""
+    driver = dealt_driver()
+    driver.press("confirm")
+    driver.layout[3]["ante_across"] = 5000
+    out = driver.answer_read()
+    assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["past_posting"]
+    assert not of_type(out, cmd.DecisionMade) and driver.state == "across_decision"
+    assert driver.machine.allowed_actions() == ("acknowledge",)
+    driver.send(ev.SupervisorKey(True, "SUP-3"))
+    driver.press("acknowledge")
+    driver.send(ev.SupervisorKey(False, "SUP-3"))
+    out = driver.decide("across", DECISIONS["across"])
+    assert len(of_type(out, cmd.DecisionMade)) == 3 and not of_type(out, cmd.Irregularity)
