@@ -297,6 +297,7 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # the journal's folder or file cannot be created or opened
-        print(f"crisscross: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+    except OSError as exc:  # the journal's folder or file, or the control interface's port, cannot be opened
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"crisscross: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2

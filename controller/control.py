@@ -182,7 +182,10 @@ class ControlServer:
         self._stopping = False
         self._thread: threading.Thread | None = None
         server_class = _Server6 if ":" in config.host else _Server
-        self._httpd = server_class((config.host, config.port), _Handler)
+        try:
+            self._httpd = server_class((config.host, config.port), _Handler)
+        except OSError as exc:
+            raise OSError(exc.errno, f"control interface {config.host}:{config.port}: {exc.strerror}") from None
         self._httpd.control = self
         self.port: int = self._httpd.server_address[1]
         if not self._operators:

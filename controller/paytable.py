@@ -130,11 +130,10 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     if not isinstance(multiples, list) or not multiples:
         raise error(path, "bet_multiples.value", f"expected a non-empty list of integers, got {multiples!r}", line)
     multiples = tuple(sorted({require_int(path, "bet_multiples.value", m, 1, line) for m in multiples}))
-    outside = [m for m in multiples if m not in regulation.bet_multiples]
-    if outside:
-        raise error(path, "bet_multiples.value", f"{outside[0]}x is not allowed in {regulation.name} (allowed: "
-                    f"{', '.join(f'{m}x' for m in sorted(regulation.bet_multiples))}; {regulation.multiples_citation})",
-                    line)
+    if set(multiples) != set(regulation.bet_multiples):  # the player's choice of 1x to 3x is the regulation's
+        raise error(path, "bet_multiples.value", f"{', '.join(f'{m}x' for m in multiples)} given; {regulation.name} "
+                    f"gives the player {', '.join(f'{m}x' for m in sorted(regulation.bet_multiples))} "
+                    f"({regulation.multiples_citation})", line)
     tables = data["pay_tables"]
     check_keys(path, "pay_tables", tables, set(TABLE_NAMES))
     loaded = {name: _load_table(path, name, tables[name], regulation) for name in TABLE_NAMES}

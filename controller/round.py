@@ -247,7 +247,9 @@ class Round:
             return ("confirm", "void_round")
         if state.endswith("_reveal"):
             return ("reveal", "void_round")
-        return ("void_round",)  # waiting for a device: the supervisor may still end the round (a misdeal)
+        if state in ROUND_STATES:
+            return ("void_round",)  # waiting for a device: the supervisor may still end the round (a misdeal)
+        return ()  # starting: nothing until every device answered and the shoe was asked
 
     def allowed_buttons(self) -> tuple[str, ...]:
         """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on."""
@@ -513,7 +515,7 @@ class Round:
         items, data.pending_acks = tuple(data.pending_acks), []
         data.acknowledged.extend(items)
         self._emit(cmd.PastPostingAcknowledged(data.round_no, items, actor.name))
-        self._show("Past-posting acknowledged: locked amounts stand")
+        self._show("Acknowledged: the locked amounts stand")
         if self.state in ("dealing_cross", "dealing_players"):
             self._dispense(data.next_stack)  # dealing was held at the acknowledgement
 
@@ -551,6 +553,7 @@ class Round:
         seats = tuple({"seat": s, "wagers": dict(state.wagers)} for s, state in sorted(data.seats.items()))
         amount = sum(sum(entry["wagers"].values()) for entry in seats)
         totals = {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
+        self.void_round()  # first: a void the graph does not allow raises before anything is recorded
         self._emit(cmd.RoundVoided(data.round_no, actor.name, actor.role, why, seats, totals))
         if data.pending_acks:
             self._emit(cmd.PastPostingAcknowledged(data.round_no, tuple(data.pending_acks), actor.name))
@@ -559,7 +562,6 @@ class Round:
         self.resume_state = None
         self._pending_read = None
         self._verifying = False
-        self.void_round()
         self._show(f"Round {data.round_no} void: return all wagers")
 
     # ------------------------------------------------------------------ shoe

@@ -74,6 +74,7 @@ class SimulatedTable:
         self.void_rate = void_rate
         self._clears_in_round = 0  # faults the supervisor cleared in the round being played
         self._last_pressed = ""  # the dealer's last press
+        self._attended_at = 0.0  # when the supervisor last left the table (monotonic seconds)
         self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
         self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
         self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0}
@@ -162,8 +163,10 @@ class SimulatedTable:
             dealer_lamps = lamps - SUPERVISOR_BUTTONS
             now = time.monotonic()
             stalled_since = (stalled_since or now) if not dealer_lamps else None
-            if text.startswith(("FAULT", "Past-posting")) or (stalled_since is not None and now - stalled_since > 0.5):
+            called = text.startswith(("FAULT", "Past-posting")) or (stalled_since is not None and now - stalled_since > 0.5)
+            if called and now - self._attended_at > 0.5:  # a person does not come back 50 times a second
                 self._attend()
+                self._attended_at = time.monotonic()
                 stalled_since = None
 
     def _attend(self) -> None:

@@ -17,6 +17,7 @@ from controller.cards import short
 from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 from controller.control import ControlConfig, parse_control_config
 from drivers.events import SEATS, SPOTS
+from drivers.sensors.protocol import MAX_AMOUNT
 from drivers.link import LinkTiming
 
 #: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
@@ -105,6 +106,8 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"},
                {"timing", "control"})
+    if not isinstance(data["table_id"], str) or not data["table_id"].strip():
+        raise ConfigError(f"{path}: table_id: expected the table's name (text), got {data['table_id']!r}")
     seats = data["seats"]
     if not isinstance(seats, list) or not seats or len(set(map(str, seats))) != len(seats):
         raise ConfigError(f"{path}: seats: expected a list of distinct seat numbers, got {seats!r}")
@@ -121,6 +124,9 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         check_keys(path, f"devices.{name}", entry, {"driver", "port"}, {"identity", "search"})
         if entry["driver"] not in ("shoe", "sensors", "panel"):
             raise ConfigError(f"{path}: devices.{name}.driver: unknown driver {entry['driver']!r}")
+        if entry["driver"] != name:
+            raise ConfigError(f"{path}: devices.{name}.driver: the {name} needs the {name} driver, "
+                              f"not {entry['driver']!r}")
         identity = entry.get("identity")
         if identity is not None and (not isinstance(identity, str) or not identity):
             raise ConfigError(f"{path}: devices.{name}.identity: expected a device id (text), got {identity!r}")
@@ -134,8 +140,9 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         if key == "retries" or key not in timing:
             continue
         value = timing[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"{path}: timing.{key}: expected a positive number of seconds, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 3600:
+            raise ConfigError(f"{path}: timing.{key}: expected a number of seconds above 0 and below 3600, "
+                              f"got {value!r}")
     retries = require_int(path, "timing.retries", timing.get("retries", 3), 1)
     timing.setdefault("handshake_timeout_s", 3.0)
     timing.setdefault("response_timeout_s", 2.0)
@@ -166,6 +173,9 @@ def _limits(path: Path, where: str, entry: Any) -> Limits:
     high = require_int(path, f"{where}.max", entry["max"], 1, line_of(entry, "max"))
     if low > high:
         raise error(path, where, f"min {low} is above max {high}", line_of(entry))
+    if high > MAX_AMOUNT // 3:  # a 3x bet on the largest ante must still fit the bet sensors' amount field
+        raise error(path, where, f"max {high} is above {MAX_AMOUNT // 3} (the bet sensors report at most "
+                                 f"{MAX_AMOUNT} per spot)", line_of(entry, "max"))
     return Limits(low, high)
 
 

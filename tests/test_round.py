@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from controller import commands as cmd
 from controller.cards import DECK
-from controller.inputs import OperatorAction
+from controller.inputs import OperatorAction, ServiceStarted
 from controller.round import LINK_CODES
 from drivers import events as ev
 from tests.round_helpers import (
@@ -1199,3 +1199,14 @@ def test_past_posting_seen_in_the_decision_reading_holds_the_decision():
     driver.send(ev.SupervisorKey(False, "SUP-3"))
     out = driver.decide("across", DECISIONS["across"])
     assert len(of_type(out, cmd.DecisionMade)) == 3 and not of_type(out, cmd.Irregularity)
+
+
+def test_nothing_to_void_while_starting_after_a_restart():
+    """A restart between rounds goes back to ``starting``: no round is open, so there is nothing to void and no
+    action at all until every device answered and the shoe was asked (found by the stateful test)."""
+    driver = full_round()
+    driver.send(ServiceStarted())
+    assert driver.state == "starting" and driver.machine.allowed_actions() == ()
+    driver.send(ev.SupervisorKey(True, "SUP-1"))
+    out = driver.press("void_round")
+    assert of_type(out, cmd.PressRefused) and not of_type(out, (cmd.RoundVoided, cmd.FaultRaised))
