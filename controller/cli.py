@@ -103,7 +103,16 @@ def positive_int(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``crisscross``; returns the exit status."""
+    """Entry point of ``crisscross``; returns the exit status. A reader that went away (``| head``) ends the
+    output quietly."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(getattr(args, "verbose", 0), 2)]
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -130,14 +139,14 @@ def _recall(args: argparse.Namespace) -> int:
 
     try:
         path = args.journal or load_table_config(args.config).journal
-        records = read_records(path)
+        records = read_records(path, skip_torn_tail=True)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
     problem = verify_chain(records)
     if problem:
         print(f"crisscross recall: warning: {path}: {problem} (run crisscross journal verify)", file=sys.stderr)
-    print(recall_last(records, args.last))
+    print(recall_last(records, args.last) or f"no rounds in {path}")
     return 0
 
 

@@ -41,10 +41,12 @@ def record_hash(record: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:
     """Read every record of the journal at ``path`` (an absent file has none).
 
-    Raises ``JournalError`` naming the file and line for a line that is not a JSON object or has no ``seq``.
+    Raises ``JournalError`` naming the file and line for a line that is not a JSON object or has no ``seq``,
+    and for a last line without its newline (an append a crash cut short) unless ``skip_torn_tail``, which
+    leaves it out (readers such as recall; ``Journal`` sets it aside at the next start).
     """
     path = Path(path)
     if not path.exists():
@@ -57,6 +59,8 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
                 if not line.endswith("\n"):
+                    if skip_torn_tail:
+                        break
                     raise JournalError(f"{path}: line {number}: incomplete last line (no newline)")
                 try:
                     record = json.loads(line)

@@ -140,7 +140,8 @@ STEP_TEXT: dict[str, Any] = {
     "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}): {d['reason']}; returned: " + " | ".join(
         f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"])),
     "ShoeReconciled": lambda d: f"shoe reconciled: shoe's last transaction {d['shoe_txn']}, {d['outcome']}",
-    "PressRefused": lambda d: f"refused {d['button']} ({d.get('role', 'dealer')} {d.get('user') or ''}): {d['reason']}",
+    "PressRefused": lambda d: (f"refused {d['button']} ({' '.join(filter(None, (d.get('role', 'dealer'), d.get('user'))))}): "
+                               f"{d['reason']}"),
     "OperatorAction": lambda d: f"control interface: {d['action']} by {d['user']} ({d['role']})",
     "SupervisorKey": lambda d: f"supervisor key {d['key_id']} turned {'on' if d['on'] else 'off'}",
 }

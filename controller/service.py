@@ -336,14 +336,29 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
     """
-    service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
-                      ports=ports, quiet=quiet, out=out, mistakes=mistakes)
     previous_handlers = {}
-    signals = []
+    signals: list[int] = []
+    built: list[Service] = []
 
     def on_signal(*_: Any) -> None:
-        # the first signal lets the round in progress finish; a second one stops at once
+        # the first signal lets the round in progress finish; a second one stops at once. A signal that comes
+        # while the service is still being built is kept and acted on once it exists.
         signals.append(1)
+        if built:
+            built[0].stop() if len(signals) > 1 else built[0].stop_after_round()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous_handlers[sig] = signal.signal(sig, on_signal)
+    try:
+        service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
+                          ports=ports, quiet=quiet, out=out, mistakes=mistakes)
+    except BaseException:
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+        raise
+    built.append(service)
+    if signals:
         service.stop() if len(signals) > 1 else service.stop_after_round()
 
     try:
@@ -356,9 +371,6 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         if service.sims and service.table is None:
             print(f"crisscross: {', '.join(service.sims)} simulated and no scripted table: waiting for panel "
                   f"presses (run with --simulate for simulated players and dealer)", file=sys.stderr)
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous_handlers[sig] = signal.signal(sig, on_signal)
         status = service.run()
         machine = service.machine
         if service.controller.journal_error is not None:

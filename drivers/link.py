@@ -68,7 +68,7 @@ class LinkTiming:
     non-integer ``retries`` or a ``link_silence`` not above ``heartbeat_interval``.
     """
 
-    handshake_timeout: float = 2.0
+    handshake_timeout: float = 3.0
     response_timeout: float = 0.5
     response_timeout_max: float = 4.0
     retries: int = 4
