@@ -6,6 +6,8 @@ table, its limits, its devices and journal) and ``jurisdictions/*.yaml`` (pay ta
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +62,13 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         lines = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError(None, None, f"a key must be a plain value, not {key!r}",
+                                                        key_node.start_mark)
             if key in seen:
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
-            try:
-                lines[key] = key_node.start_mark.line + 1
-            except TypeError:  # an unhashable key; SafeLoader refuses it below with its own message
-                pass
+            lines[key] = key_node.start_mark.line + 1
         mapping = YamlMapping(super().construct_mapping(node, deep))
         mapping.line = node.start_mark.line + 1
         mapping.key_lines = lines

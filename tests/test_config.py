@@ -6,8 +6,10 @@ import shutil
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from controller.config import CONFIG_DIR, ConfigError
+from controller.config import CONFIG_DIR, ConfigError, load_yaml
 from controller.paytable import PAY_HANDS, load_jurisdiction, pay_hand
 from controller.hands import evaluate
 from controller.table import load_table_config
@@ -151,3 +153,28 @@ def test_a_misspelt_hand_is_named_with_the_missing_one(tmp_path):
     path = _copy_ny(tmp_path, lambda d: d["pay_tables"]["bet"]["pays"].update(flushy=d["pay_tables"]["bet"]["pays"].pop("flush")))
     with pytest.raises(ConfigError, match="missing key.s. flush; unknown key.s. flushy"):
         load_jurisdiction(path)
+
+
+@pytest.mark.parametrize("key", ["? [1, 2]\n: 3\n", "? {a: 1}\n: 3\n"])
+def test_a_yaml_key_that_is_not_a_plain_value_is_refused_in_one_line(tmp_path, key):
+    """A hostile table file whose key is a list or a mapping: a ConfigError naming the file and line, no
+    traceback (``crisscross run`` prints it and exits 2)."""
+    path = tmp_path / "table.yaml"
+    path.write_text((CONFIG_DIR / "table.yaml").read_text() + key)
+    with pytest.raises(ConfigError, match=r"table.yaml: line \d+.*a key must be a plain value"):
+        load_table_config(path)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from(list("ab:-?[]{}!&*,|> \n\t'\"#%@`0123")), max_size=60))
+def test_any_text_is_read_or_refused_with_a_config_error(tmp_path, text):
+    """The YAML reader of every configuration file (property test): whatever the text, the outcome is a mapping
+    or a ``ConfigError`` naming the file, never another exception."""
+    path = tmp_path / "any.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        data = load_yaml(path)
+    except ConfigError as exc:
+        assert str(exc).startswith(str(path))
+    else:
+        assert isinstance(data, dict)
