@@ -39,7 +39,8 @@ class ReplayError(JournalError):
     """The journal does not replay: ``seq`` is the first record that differs from what the rules produce."""
 
     def __init__(self, seq: Any, problem: str) -> None:
-        super().__init__(f"journal record {seq}: {problem}")
+        super().__init__(f"journal record {seq}: {problem} (the journal does not replay under these rules: altered, "
+                         f"or written by another version; keep it as the record and start a new one with --journal)")
         self.seq = seq
 
 
