@@ -348,6 +348,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._dispatch("HEAD")
 
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors the HTTP layer finds itself (a malformed request line, an unknown method, headers too long)
+        answer JSON like every other answer: ``{"error": message}``."""
+        self.close_connection = True
+        status = HTTPStatus(code)
+        self._send(status, {"error": message or status.phrase}, {"Connection": "close"})
+
     ROUTES: ClassVar[dict[str, tuple[str, str]]] = {"/state": ("GET", "_state"), "/events": ("GET", "_events"), "/actions": ("POST", "_actions")}
 
     def _dispatch(self, method: str) -> None:

@@ -533,3 +533,13 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
         assert Client(service.control).get("/events?after=0")[0] == 200
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("request_line, status", [(b"OPTIONS /state HTTP/1.0", 405), (b"BREW /state HTTP/1.0", 501)])
+def test_errors_of_the_http_layer_answer_json_too(bare_server, request_line, status):
+    """docs/control.md: every answer is JSON, also the errors http.server finds itself; nothing is queued."""
+    answer = _raw(bare_server, request_line + b"\r\n\r\n")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == str(status).encode()
+    assert b"application/json" in head and "error" in json.loads(body)
+    assert bare_server.events.empty()
