@@ -56,6 +56,8 @@ MAX_BODY = 4096
 MAX_REASON = 200
 #: Longest wait of one ``GET /events`` (seconds).
 MAX_WAIT = 30.0
+#: Largest ``after`` cursor accepted by ``/events`` (a journal seq; far beyond any table's lifetime).
+MAX_SEQ = 2**53
 #: Most records in one ``GET /events`` answer.
 MAX_BATCH = 500
 #: Public records kept in memory for ``GET /events``.
@@ -409,14 +411,17 @@ class _Handler(BaseHTTPRequestHandler):
         if unknown:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown parameter(s) {', '.join(sorted(unknown))[:60]}: "
                                                      f"after, timeout")
+        repeated = sorted(name for name, values in query.items() if len(values) > 1)
+        if repeated:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
         try:
             after = int(query.get("after", ["0"])[-1])
             wait = float(query.get("timeout", ["0"])[-1])
         except ValueError:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, "after must be an integer and timeout a number of "
                                                      "seconds") from None
-        if after < 0 or not 0 <= wait <= MAX_WAIT:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 or more and timeout 0 to {MAX_WAIT:g} s")
+        if not 0 <= after <= MAX_SEQ or not 0 <= wait <= MAX_WAIT:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ} and timeout 0 to {MAX_WAIT:g} s")
         return HTTPStatus.OK, self.server.control.events_after(after, wait)
 
     def _read_body(self) -> bytes:
@@ -460,7 +465,9 @@ class _Handler(BaseHTTPRequestHandler):
         if content_type != "application/json":
             raise _HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, object_pairs_hook=_unique_keys)
+        except _RepeatedKey as exc:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise _HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
         action, reason = _check_action(body)
@@ -499,6 +506,19 @@ class _Handler(BaseHTTPRequestHandler):
         log.warning("control interface: %s %s", self.client_address[0], format % args)
 
 
+class _RepeatedKey(ValueError):
+    """A JSON object of the body repeats a key."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` hook: a JSON object that repeats a key is refused (``_RepeatedKey``), as in ``settle``."""
+    keys = [key for key, _ in pairs]
+    repeated = next((key for key in keys if keys.count(key) > 1), None)
+    if repeated is not None:
+        raise _RepeatedKey(f"key {repeated[:40]!r} repeated in the body")
+    return dict(pairs)
+
+
 def _check_action(body: Any) -> tuple[str, str]:
     """``(action, reason)`` of an action body, else ``_HTTPError`` 400 saying what is wrong.
 
@@ -512,8 +532,9 @@ def _check_action(body: Any) -> tuple[str, str]:
     if action not in ACTIONS:
         raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {str(action)[:40]!r}; allowed: {', '.join(ACTIONS)}")
     reason = body.get("reason", "")
-    if not isinstance(reason, str) or len(reason) > MAX_REASON:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be a string of at most {MAX_REASON} characters")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable():
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be one line of printable text, at most {MAX_REASON} "
+                                                 f"characters")
     if action == "void_round" and not reason.strip():
         raise _HTTPError(HTTPStatus.BAD_REQUEST, "void_round needs a reason")
     return action, reason
