@@ -92,7 +92,8 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     if len(text) > 4096:
         raise ConfigError(f"jurisdiction {text[:40]!r}...: neither a jurisdiction code nor a file path")
     code_asked = None
-    if re.fullmatch(r"[a-z]{2,8}", text):
+    if re.fullmatch(r"[A-Za-z]{2,8}", text) and not Path(text).is_file():
+        text = text.lower()  # codes are written in lower case; NY is ny
         code_asked = text
         path = Path(config_dir) / "jurisdictions" / f"{text}.yaml"
         if not path.is_file():

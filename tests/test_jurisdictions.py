@@ -267,3 +267,8 @@ def test_the_service_refuses_to_start_below_the_minimum(tmp_path):
     (message,) = proc.stderr.splitlines()
     assert f"{ny}: line {line}: pay_tables.bet.pays.royal_flush: royal_flush pays 400 to 1, below the minimum 500 to 1" in message
     assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_a_code_in_capitals_is_the_same_jurisdiction():
+    """``crisscross paytable NY`` and ``ny`` load the same file (codes are case-blind)."""
+    assert load_jurisdiction("NY") == load_jurisdiction("ny")
