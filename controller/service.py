@@ -326,13 +326,14 @@ class Service:
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0) -> int:
-    """Run the service until ``rounds`` rounds closed, SIGINT/SIGTERM, or (with ``rounds``) a fault.
+    """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
     dealer, ``controller.simtable``); without it a device whose port is ``simulator`` gets its simulator and
     the others are opened at their configured port (``ports`` overrides, by device name). Prints each closed
     round's summary on ``out`` unless ``quiet``. ``mistakes``: the probability that a simulated player's
-    decision is random rather than optimal. Returns 0, or 1 when the machine ended in its fault state.
+    decision is random rather than optimal. Returns 0, or 1 when it stopped with a round open (or held in
+    fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
     """

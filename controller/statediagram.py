@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from transitions.extensions import GraphMachine
 
@@ -45,10 +46,7 @@ of `controller/round.py` and in docs/architecture.md.
 def render() -> str:
     """The Mermaid ``stateDiagram-v2`` text of the round machine, initial state ``starting``."""
 
-    class Model:
-        pass
-
-    model = Model()
+    model = SimpleNamespace()  # transitions gives it the state and the triggers
     GraphMachine(model=model, states=STATES, transitions=_transitions(), initial="starting",
                  auto_transitions=False, graph_engine="mermaid", title="Criss-Cross Poker round")
     return model.get_graph().draw(None)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from controller.service import jurisdiction_for, start_simulators
 from controller.simtable import SimulatedTable
 from controller.table import load_table_config
 from hil.checks import check_journal
+from hil.rig import service_command
 
 
 @dataclass
@@ -74,13 +76,11 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     rng = random.Random(seed)
     table_config = load_table_config(config)
     names = list(table_config.devices)
-    sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed)
+    link_dir = Path(tempfile.mkdtemp(prefix="crisscross-crash-ports-"))
+    sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed, link_dir)
     table = SimulatedTable.for_table(sims, table_config, jurisdiction_for(table_config), seed=seed, rounds=None,
                                      mistakes=mistakes, void_rate=void_rate)
-    command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--journal", str(journal),
-               "--quiet"]
-    for name in names:
-        command += ["--port", f"{name}={sims[name].port}"]
+    command = service_command(config, journal, sims)
     result = CrashResult()
     deadline = time.monotonic() + timeout
     stderr_path = journal.with_name(journal.name + ".stderr")
@@ -119,6 +119,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
         dispensed = sims["shoe"].dispensed
         for sim in sims.values():
             sim.stop()
+        shutil.rmtree(link_dir, ignore_errors=True)
     result.supervisor_actions = dict(table.supervisor_actions)
     if rounds_ended(journal) < rounds:
         result.problems.append(f"only {rounds_ended(journal)} rounds ended within {timeout:.0f} s")

@@ -92,6 +92,16 @@ def wagers_lost(rounds_seen: dict) -> int:
     return lost
 
 
+def service_command(config: Path, journal: Path, sims: dict, *extra: str) -> list[str]:
+    """The command line of ``crisscross run`` in a process of its own, quiet, on ``journal``, with each device
+    pointed at its simulator's port (by its by-id style link when it keeps one: it follows a replugged device)."""
+    command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--journal", str(journal),
+               "--quiet", *extra]
+    for name, sim in sims.items():
+        command += ["--port", f"{name}={sim_port(sim)}"]
+    return command
+
+
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
             timeout: float = 300.0, mistakes: float = 0.1, faults: float = 0.0,
             device_faults: int = 0) -> RigResult:
@@ -118,10 +128,7 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
             sims[name].chaos(faults, seed=None if seed is None else seed * 31 + index)
     table = SimulatedTable.for_table(sims, table_config, jurisdiction_for(table_config), seed=seed, rounds=rounds,
                                      mistakes=mistakes)
-    command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--rounds", str(rounds),
-               "--journal", str(journal), "--quiet"]
-    for name in names:
-        command += ["--port", f"{name}={sim_port(sims[name])}"]  # by-id style: follows a replugged device
+    command = service_command(config, journal, sims, "--rounds", str(rounds))
     injected: Counter[str] = Counter()
     stop_injecting = threading.Event()
     injector = threading.Thread(target=_inject_device_faults, name="rig-device-faults",
