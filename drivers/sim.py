@@ -51,7 +51,9 @@ SELECT_INTERVAL = 0.05
 #: Faults every simulator can inject (docs/protocol.md, "Fault injection"):
 #: ``drop_in`` the next ``count`` received frames are lost on the way in (not handled);
 #: ``drop_out`` the next ``count`` frames the device sends are lost on the way out (its state changes anyway);
-#: ``corrupt`` the next ``count`` sent frames get one byte flipped (the receiver sees a bad CRC);
+#: ``corrupt`` the next ``count`` sent frames get one byte flipped, at random or at byte index ``at`` (1 is LEN,
+#: the last is the CRC's low byte; never 0, the SYNC): the receiver sees a bad CRC, or for a LEN made larger a
+#: frame that never completes and is dropped as a false SYNC when the next frame arrives;
 #: ``delay`` the next ``count`` sent frames leave ``seconds`` late (default 0.2; frames behind wait too);
 #: ``duplicate`` the next ``count`` sent frames are written twice;
 #: ``split`` the next ``count`` sent frames are written in two pieces ``pause`` seconds apart (default 0.02);
@@ -226,20 +228,27 @@ class PtySimulator(abc.ABC):
     def inject(self, kind: str, count: int = 1, **params: Any) -> None:
         """Inject a fault (docs/protocol.md, "Fault injection"): ``kind`` is one of ``FAULT_KINDS`` or of the
         device's ``device_faults()``; ``count`` how many frames (or bytes, for ``garbage``) it affects;
-        ``params``: ``seconds`` for ``delay`` and ``silent``, ``pause`` for ``split``, ``after`` for ``replug``.
+        ``params``: ``seconds`` for ``delay`` and ``silent``, ``pause`` for ``split``, ``after`` for ``replug``,
+        ``at`` (a byte index >= 1, past the end means the last byte) for ``corrupt``.
 
         Raises ``ValueError`` for an unknown kind, a count below 1, an unknown or negative parameter, and
         ``OSError`` for ``garbage`` while unplugged.
         """
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be an integer >= 1, got {count!r}")
-        allowed = {"delay": {"seconds"}, "silent": {"seconds"}, "split": {"pause"}, "replug": {"after"}}
+        allowed = {"delay": {"seconds"}, "silent": {"seconds"}, "split": {"pause"}, "replug": {"after"},
+                   "corrupt": {"at"}}
         if kind not in FAULT_KINDS and kind not in self.device_faults():
             raise ValueError(f"unknown fault {kind!r}; expected one of {FAULT_KINDS + self.device_faults()}")
         unknown = set(params) - allowed.get(kind, set())
         if unknown:
             raise ValueError(f"fault {kind!r} takes no parameter(s) {', '.join(sorted(unknown))}")
+        at = params.get("at")
+        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 1):
+            raise ValueError(f"at must be a byte index >= 1 (0 is the SYNC byte), got {at!r}")
         for name, value in params.items():
+            if name == "at":
+                continue
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
         if kind == "unplug":
@@ -365,7 +374,8 @@ class PtySimulator(abc.ABC):
             if fault == "drop_out":
                 return
             if fault == "corrupt":
-                index = random.randrange(1, len(data))  # never the SYNC byte: the frame must arrive, broken
+                at = params.get("at")  # never the SYNC byte: the frame must arrive, broken
+                index = min(at, len(data) - 1) if at else random.randrange(1, len(data))
                 data = data[:index] + bytes((data[index] ^ 0x5A,)) + data[index + 1:]
                 self._write_now(data)
             elif fault == "duplicate":

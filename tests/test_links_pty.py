@@ -101,15 +101,23 @@ def test_retransmission_waits_double_from_the_floor_to_the_ceiling(rig, events):
     assert sim.dealt == 0
 
 
-def test_lost_and_corrupted_replies_cost_repeats_never_a_second_stack(rig, events):
+@pytest.mark.parametrize(("at", "dropped_as"), [(None, None), (1, "garbage"), (4, "bad_crc"), (999, "bad_crc")],
+                         ids=["random-byte", "LEN", "payload", "CRC"])
+def test_lost_and_corrupted_replies_cost_repeats_never_a_second_stack(rig, events, at, dropped_as):
+    """A flipped LEN byte (0x5A turns 15 into 85) makes the STACK look longer: it never completes and is
+    dropped as a false SYNC ("garbage") when the next answer arrives; any other flipped byte fails the CRC."""
     sim, driver = shuffled_shoe(rig, events)
     sim.inject("drop_out")  # dealt, STACK lost
-    sim.inject("corrupt")  # the recorded STACK, resent, arrives with a bad CRC
+    sim.inject("corrupt", at=at)  # the recorded STACK, resent, arrives broken
     driver.dispense(3, 5)
     stack = expect(events, StackDispensed)
     assert sim.dispensed == [(3, stack.cards)]
     assert len([f for f in sim.received if f.msg_type == shoe_protocol.DISPENSE]) == 3
-    assert driver.decoder.error_counts["bad_crc"] == 1
+    errors = driver.decoder.error_counts
+    if dropped_as is None:
+        assert errors["bad_crc"] + errors["garbage"] >= 1
+    else:
+        assert errors[dropped_as] == 1
     assert sim.fault_counts == {"drop_out": 1, "corrupt": 1}
     expect_quiet(events, 0.3)
 
@@ -296,6 +304,9 @@ def test_shoe_faults_by_name_and_count(rig, events):
     (("drop_in", 0), {}, "count must be"),
     (("delay",), {"after": 1}, "takes no parameter"),
     (("silent",), {"seconds": -1}, "seconds must be"),
+    (("corrupt",), {"at": 0}, "at must be a byte index >= 1"),
+    (("corrupt",), {"at": 1.5}, "at must be a byte index >= 1"),
+    (("delay",), {"at": 1}, "takes no parameter"),
     (("jam",), {}, "unknown fault 'jam'"),  # the panel has no jams
 ])
 def test_inject_refuses_what_it_cannot_do(args, kwargs, message):
