@@ -134,6 +134,15 @@ def test_port_overrides_are_refused_with_simulate():
     assert proc.returncode == 2 and "--port cannot be combined with --simulate" in proc.stderr
 
 
+@pytest.mark.parametrize(("args", "named"), [(("--seed", "3"), "--seed"), (("--mistakes", "0.2"), "--mistakes"),
+                                             (("--seed", "0", "--mistakes", "1"), "--seed and --mistakes")])
+def test_simulation_options_are_refused_without_simulate(args, named):
+    """On real devices a seed or a mistake rate would do nothing; saying so beats ignoring them."""
+    proc = _crisscross("run", "--rounds", "1", *args)
+    assert proc.returncode == 2 and proc.stderr == f"crisscross: {named} only apply to --simulate " \
+        "(they seed and steer the simulated table)\n"
+
+
 def test_verbose_is_accepted_after_the_command():
     proc = _crisscross("settle", "-v", stdin=json.dumps(EXAMPLE))
     assert proc.returncode == 0 and json.loads(proc.stdout)["seats"][0]["net"] == 4000
