@@ -82,7 +82,7 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
 
     The file's ``jurisdiction`` code selects the regulation it answers to (``controller.minimums``); loaded by
     code, the file must carry that same code. Raises ``ConfigError`` naming the file, the line and the key
-    path for: an unknown jurisdiction, malformed YAML, a missing or unknown key, odds that are not a positive
+    path for: an unknown jurisdiction, a ``name`` that does not contain the state's name, malformed YAML, a missing or unknown key, odds that are not a positive
     integer or ``push``, a paying hand missing or unknown, a hand paid below its jurisdiction's minimum (NY
     9 NYCRR 5324.39(f) "no less than"; the message gives the configured odds and the minimum with its
     citation), ranking rules other than the regulation's (wheel allowed, no wrap-around: NY (b)(1),(b)(2);
@@ -112,6 +112,11 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
         raise error(path, "jurisdiction", f"{code!r} in a file loaded as jurisdiction {code_asked!r}",
                     line_of(data, "jurisdiction"))
     regulation = REGULATIONS[code]
+    name = data["name"]
+    if not isinstance(name, str) or regulation.name.lower() not in name.lower():
+        # A report headed "New York" over Pennsylvania's minimums would mislead whoever reads it.
+        raise error(path, "name", f"{name!r} does not name {regulation.name}, whose regulation the code "
+                    f"{code!r} selects", line_of(data, "name"))
     ranking = data["ranking"]
     check_keys(path, "ranking", ranking, {"wheel", "wrap_around"})
     for key in ("wheel", "wrap_around"):
@@ -140,7 +145,7 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     loaded = {name: _load_table(path, name, tables[name], regulation) for name in TABLE_NAMES}
     return Jurisdiction(
         code=str(code),
-        name=str(data["name"]),
+        name=name,
         citation=str(data["citation"]),
         wheel=wheel,
         bet_multiples=multiples,

@@ -251,6 +251,22 @@ def test_a_file_loaded_by_code_must_carry_that_code(tmp_path):
         load_jurisdiction("pa", tmp_path / "config")
 
 
+@pytest.mark.parametrize("name", ["New York", "", 7])
+def test_a_name_that_is_not_the_jurisdictions_is_refused(tmp_path, name):
+    """A Pennsylvania file headed "New York" would title Pennsylvania's tables and minimums with another
+    state's name in every report; a longer name that contains the state's ("Pennsylvania, high-limit room")
+    is fine."""
+    path = tmp_path / "pa.yaml"
+    text = (CONFIG_DIR / "jurisdictions" / "pa.yaml").read_text()
+    path.write_text(text.replace("name: Pennsylvania\n", "name: Pennsylvania, high-limit room\n"))
+    assert load_jurisdiction(path).name == "Pennsylvania, high-limit room"
+    path.write_text(text.replace("name: Pennsylvania\n", f"name: {name!r}\n"))
+    line = line_containing(path.read_text(), f"name: {name!r}")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: name: {name!r} does not name "
+                                                    "Pennsylvania, whose regulation the code 'pa' selects")):
+        load_jurisdiction(path)
+
+
 def test_the_service_refuses_to_start_below_the_minimum(tmp_path):
     """`crisscross run` on a table whose jurisdiction file pays below the minimum: exit status 2, one line
     naming the file, the line and the hand; no journal is created, no device is opened."""
