@@ -299,10 +299,11 @@ def _run(args: argparse.Namespace) -> int:
             ports[device] = port
         if ports and args.simulate:
             raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
-        if not args.simulate and (args.seed is not None or args.mistakes):
-            given = " and ".join(flag for flag, used in (("--seed", args.seed is not None),
-                                                         ("--mistakes", bool(args.mistakes))) if used)
-            raise ConfigError(f"{given} only apply to --simulate (they seed and steer the simulated table)")
+        any_simulator = args.simulate or "simulator" in {ports.get(n, d.port) for n, d in config.devices.items()}
+        if args.seed is not None and not any_simulator:
+            raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
+        if args.mistakes and not args.simulate:
+            raise ConfigError("--mistakes only applies to the simulated players of --simulate")
         if not 0.0 <= args.mistakes <= 1.0:
             raise ConfigError(f"--mistakes {args.mistakes}: expected a probability from 0 to 1")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,

@@ -191,12 +191,14 @@ class Journal:
     whole line is on disk, and the service applies nothing before that): its bytes are moved to
     ``<path>.torn`` and the journal goes on from the last complete record (``torn_tail`` keeps them).
     ``records`` are the records read at opening; ``last_round_no`` is the highest round number recorded;
-    ``open_rounds`` the rounds opened and neither closed nor voided. ``clock`` returns the timestamp text of each record. Raises ``OSError`` when the file cannot be
+    ``open_rounds`` the rounds opened and neither closed nor voided; ``created`` is true when there was no
+    file (or an empty one) at ``path``, so that a mistyped path can be told apart from a table's history. ``clock`` returns the timestamp text of each record. Raises ``OSError`` when the file cannot be
     read, created or written.
     """
 
     def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now) -> None:
         self.path = Path(path)
+        self.created = not self.path.exists() or (self.path.is_file() and self.path.stat().st_size == 0)
         self.torn_tail = self._set_aside_torn_tail()
         records = read_records(self.path)
         problem = verify_chain(records)

@@ -363,6 +363,9 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         service.stop() if len(signals) > 1 else service.stop_after_round()
 
     try:
+        if service.journal.created and not simulate:
+            print(f"crisscross: note: no journal at {service.journal.path}: a new one was started; if this table "
+                  f"has played before, stop and give the path of its journal", file=sys.stderr)
         if service.journal.open_rounds:
             print(f"crisscross: warning: round(s) {', '.join(map(str, service.journal.open_rounds))} in "
                   f"{service.journal.path} were never closed: their wagers are unresolved", file=sys.stderr)

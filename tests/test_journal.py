@@ -53,6 +53,17 @@ def test_reopening_appends_after_the_last_record_and_knows_the_last_round(tmp_pa
     assert len(records) == 4 and verify_chain(records) is None
 
 
+def test_a_journal_knows_whether_it_was_just_created(tmp_path):
+    """``created`` tells a new table (or a mistyped path) from a table with a history."""
+    path = tmp_path / "folder" / "j.jsonl"
+    journal = Journal(path)
+    assert journal.created and path.exists()
+    journal.close()
+    assert Journal(path).created  # still empty: nothing recorded yet
+    _write(tmp_path / "kept.jsonl")
+    assert not Journal(tmp_path / "kept.jsonl").created
+
+
 @pytest.mark.parametrize("tamper, expected", [
     (lambda lines: lines.__setitem__(1, lines[1].replace('"i":1', '"i":7')), "record 2: content"),
     (lambda lines: lines.pop(1), "record 2: seq 3"),
