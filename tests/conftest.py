@@ -2,6 +2,10 @@
 
 ``no_leaked_threads`` (autouse, pymodbus style): a test fails if it leaves behind a non-daemon thread that it
 started, because such a thread keeps the process alive and usually still owns a port or a pty.
+
+Property tests run without hypothesis's per-example deadline: speed is measured by benchmarks, and a slow
+machine must not turn a correct example into a failure. A failing example prints the blob that replays it
+(``@reproduce_failure``).
 """
 
 from __future__ import annotations
@@ -10,6 +14,10 @@ import threading
 import time
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("crisscross", deadline=None, print_blob=True)
+settings.load_profile("crisscross")
 
 #: How long a test's threads may take to finish after its fixtures are torn down (seconds).
 THREAD_GRACE = 2.0
