@@ -398,6 +398,11 @@ class Round:
         elif (data is not None and self.state == "voided" and data.stacks_planned
               and shoe_txn == data.round_no * TXN_STRIDE + data.next_stack and data.next_stack < len(data.stacks_planned)):
             outcome = "dealt_after_void"
+        elif in_flight is not None and data is not None and data.next_stack > 0 and shoe_txn != in_flight - 1:
+            # The shoe dealt this round's previous stack; not to know it, it must have lost its memory (a power
+            # cycle) or be another shoe: its state of the deck is unknown, and a card on the table could leave
+            # it again. Only a void is safe.
+            outcome = "mismatch"
         elif in_flight is not None and shoe_txn < in_flight:
             outcome = "not_dispensed"
         elif shoe_txn <= self.last_txn:
@@ -420,8 +425,12 @@ class Round:
             self.last_round_no = max(self.last_round_no, shoe_txn // TXN_STRIDE)
             self.last_txn = shoe_txn
         elif outcome == "mismatch":
-            self._fail("shoe", "shoe_mismatch", f"the shoe's last transaction {shoe_txn} is unknown to the journal "
-                       f"(last asked: {self.last_txn})", resumable=False)
+            if in_flight is not None and shoe_txn < in_flight:
+                detail = (f"the shoe's last transaction is {shoe_txn}, but it dealt transaction {in_flight - 1} "
+                          f"of this round: it lost its record or is another shoe")
+            else:
+                detail = f"the shoe's last transaction {shoe_txn} is unknown to the journal (last asked: {self.last_txn})"
+            self._fail("shoe", "shoe_mismatch", detail, resumable=False)
         if self.state == "starting":
             self.self_check_passed()
             self._show("Table ready")

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from controller import commands as cmd
 from controller.cards import DECK
 from controller.inputs import OperatorAction, ServiceStarted
-from controller.round import LINK_CODES
+from controller.round import LINK_CODES, TXN_STRIDE
 from drivers import events as ev
 from tests.round_helpers import (
     DECISION_STEPS,
@@ -859,6 +859,64 @@ def test_device_fault_in_any_state_moves_to_fault(state, device, code):
         assert of_type(out, cmd.PressRefused)[0].button == button
         assert not of_type(out, (cmd.Dispense, cmd.ReadSpots, cmd.Shuffle, cmd.RoundOpened, cmd.CardsRevealed))
         assert driver.state == "fault"
+
+
+# The shoe's answer after it came back with seat 3's stack (round 1, stack 2: txn 1*TXN_STRIDE + 2) in flight.
+# Stacks 0 (the cross) and 1 (seat 1) of this round were dealt and acknowledged; docs/protocol.md "What did you
+# last do": LAST is the shoe's last stack since power-on, 0 for none.
+@pytest.mark.parametrize("answer, outcome, resumable", [
+    ("previous", "not_dispensed", True),   # the shoe never received the request: ask again on resume
+    ("in_flight", "stack_recovered", True),  # it dealt the stack, the answer was lost: the cards are taken
+    ("zero", "mismatch", False),  # power-cycled: it forgot the stacks on the table
+    ("older", "mismatch", False),  # another shoe, or one whose record went back
+])
+def test_a_shoe_that_forgot_a_stack_of_this_round_can_only_be_voided(answer, outcome, resumable):
+    """Exactly-once dispensing across a shoe reconnection mid-deal: the shoe that dealt this round's previous
+    stack must still know it. One that does not (0 after a power cycle, or an older transaction) has lost its
+    record of the deck, so a card already on the table could leave it again: ``shoe_mismatch``, void only."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    driver.answer_dispense(CROSS)
+    driver.answer_dispense(HANDS[1])
+    in_flight = driver.pending_dispense().txn_id
+    assert in_flight % TXN_STRIDE == 2
+    driver.send(ev.DeviceFault("shoe", "link_lost", "unplugged"))
+    out = driver.send(ready("shoe"))
+    assert of_type(out, cmd.QueryLast)
+    shoe_txn = {"previous": in_flight - 1, "in_flight": in_flight, "zero": 0, "older": in_flight - 2}[answer]
+    out = driver.send(ev.ShoeLastDispense(shoe_txn, HANDS[3] if answer == "in_flight" else ()))
+    assert [r.outcome for r in of_type(out, cmd.ShoeReconciled)] == [outcome]
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    faults = of_type(driver.outputs, cmd.FaultRaised)
+    if resumable:
+        assert [f.cause for f in faults] == ["link_lost"]
+        assert driver.machine.allowed_actions() == ("clear_fault", "void_round")
+    else:
+        assert [f.cause for f in faults] == ["link_lost", "shoe_mismatch"] and not faults[-1].resumable
+        assert driver.machine.allowed_actions() == ("void_round",)
+        assert "lost its record or is another shoe" in faults[-1].detail
+        out = driver.press("void_round")
+        assert of_type(out, cmd.RoundVoided) and not of_type(out, cmd.Dispense)
+
+
+def test_a_shoe_that_forgot_its_shuffle_before_the_cross_may_be_asked_again():
+    """With the cross in flight no card is on the table yet: a shoe answering 0 (nothing since power-on) never
+    dealt it, and the request is made again on resume (a shoe that also forgot its shuffle refuses it, which
+    is a fault of its own)."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    in_flight = driver.pending_dispense().txn_id
+    driver.send(ev.DeviceFault("shoe", "link_lost", "unplugged"))
+    driver.send(ready("shoe"))
+    out = driver.send(ev.ShoeLastDispense(0, ()))
+    assert [r.outcome for r in of_type(out, cmd.ShoeReconciled)] == ["not_dispensed"]
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    out = driver.press("clear_fault")
+    assert [d.txn_id for d in of_type(out, cmd.Dispense)] == [in_flight]
 
 
 def test_fault_while_faulted_stays_faulted():
