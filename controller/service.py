@@ -389,6 +389,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                   f"unresolved; the journal keeps them", file=sys.stderr)
         return status
     finally:
-        for sig, handler in previous_handlers.items():
-            signal.signal(sig, handler)
-        service.close()
+        try:
+            service.close()  # a signal meanwhile finds the service already stopping: the status stays
+        finally:
+            for sig, handler in previous_handlers.items():
+                signal.signal(sig, handler)

@@ -8,6 +8,7 @@ settled while it is held; the simulated supervisor then clears it (the round res
 from __future__ import annotations
 
 import io
+import os
 import re
 import signal
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 
 from controller.journal import read_records, verify_chain
 from controller.recall import rounds_from_records
-from controller.service import Service
+from controller.service import Service, run_service
 from controller.table import load_table_config
 
 
@@ -182,6 +183,29 @@ def test_sigterm_stops_the_service_cleanly_with_the_journal_intact(tmp_path):
     records = read_records(journal)
     assert verify_chain(records) is None
     assert records[-1]["type"] == "ServiceStopped"
+
+
+def test_a_signal_while_the_service_closes_does_not_kill_it(tmp_path, monkeypatch):
+    """A service manager that sends SIGTERM twice: the second may arrive while ports and threads close (about a
+    second). The service is stopping already; the signal must not reach the handler that was in place before
+    (by default, death with status 143) and the status stays the one of the run."""
+    before: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: before.append(signum))
+    original_close = Service.close
+
+    def close(service):
+        os.kill(os.getpid(), signal.SIGTERM)
+        original_close(service)
+
+    monkeypatch.setattr(Service, "close", close)
+    try:
+        status = run_service(load_table_config(), simulate=True, rounds=1, seed=4, quiet=True,
+                             journal_path=tmp_path / "journal.jsonl")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert status == 0 and before == []
+    records = read_records(tmp_path / "journal.jsonl")
+    assert verify_chain(records) is None and records[-1]["type"] == "ServiceStopped"
 
 
 def _deal_and_decisions(path):
