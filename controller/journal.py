@@ -54,14 +54,17 @@ def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, 
     if not path.is_file():
         raise JournalError(f"{path}: not a regular file")
     records = []
-    number = 0
     try:
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.endswith("\n"):
+        with path.open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
+            for number, raw in enumerate(handle, 1):
+                if not raw.endswith(b"\n"):
                     if skip_torn_tail:
                         break
                     raise JournalError(f"{path}: line {number}: incomplete last line (no newline)")
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise JournalError(f"{path}: line {number}: not UTF-8 text ({exc.reason})") from None
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError as exc:
@@ -73,8 +76,6 @@ def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, 
                 if not isinstance(seq, int) or isinstance(seq, bool):
                     raise JournalError(f"{path}: line {number}: not a journal record")
                 records.append(record)
-    except UnicodeDecodeError as exc:
-        raise JournalError(f"{path}: line {number + 1}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise JournalError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return records

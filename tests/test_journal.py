@@ -240,6 +240,7 @@ def test_cli_exit_status_and_message(tmp_path, capsys):
 @pytest.mark.parametrize("content, message", [
     (b"{not json\n", "line 1: not JSON"),
     (b"\xff\xfe\x00garbage\n", "line 1: not UTF-8"),
+    (b'{"seq": 1}\n' * 6 + b'{"seq": 7, "x": "\xff"}\n' + b'{"seq": 8}\n' * 3000, "line 7: not UTF-8"),
     (b"[" * 100_000 + b"\n", "line 1: not JSON"),
     (b'{"seq": 1}\n{"seq": ' + b"9" * 5000 + b"}\n", "line 2: not JSON"),
     (b'{"seq": true}\n', "line 1: not a journal record"),
