@@ -297,6 +297,9 @@ def _run(args: argparse.Namespace) -> int:
             if not sep or device not in config.devices or not port:
                 raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(config.devices)}")
             ports[device] = port
+        if args.journal is not None and not args.journal.parent.is_dir():
+            raise ConfigError(f"--journal {args.journal}: no folder {args.journal.parent} (a mistyped path would "
+                              f"start a second history of the table; create the folder first for a new one)")
         if ports and args.simulate:
             raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
         any_simulator = args.simulate or "simulator" in {ports.get(n, d.port) for n, d in config.devices.items()}

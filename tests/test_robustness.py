@@ -129,6 +129,16 @@ def test_a_journal_path_that_is_not_a_writable_file_is_refused_in_one_line(journ
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
+def test_a_journal_in_a_folder_that_does_not_exist_is_refused(tmp_path):
+    """``--journal`` with a mistyped folder would begin a second history of the table, cut off from its open
+    rounds; the folder must exist (the journal of table.yaml, an installation's own path, is created)."""
+    journal = tmp_path / "typo" / "j.jsonl"
+    proc = _crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"crisscross: --journal {journal}: no folder {journal.parent} ")
+    assert not (tmp_path / "typo").exists()
+
+
 def test_port_overrides_are_refused_with_simulate():
     proc = _crisscross("run", "--simulate", "--rounds", "1", "--port", "shoe=/dev/ttyUSB0")
     assert proc.returncode == 2 and "--port cannot be combined with --simulate" in proc.stderr
