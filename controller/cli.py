@@ -4,7 +4,8 @@
   runs the table controller service (``controller.service``) from ``config/table.yaml``.
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
-- ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step.
+- ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step (exit 1,
+  under a warning line, when the journal does not verify).
 - ``crisscross journal verify PATH`` checks a journal's sequence numbers and hash chain without changing the
   file: exit 0 intact, 1 tampered (the first edited, removed, inserted or reordered record is named by line and
   seq), 2 a file that cannot be read as a journal (one line on standard error).
@@ -144,10 +145,12 @@ def _recall(args: argparse.Namespace) -> int:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
     problem = verify_chain(records)
-    if problem:
-        print(f"crisscross recall: warning: {path}: {problem} (run crisscross journal verify)", file=sys.stderr)
+    if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
+        warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
+        print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
+        print(warning)
     print(recall_last(records, args.last) or f"no rounds in {path}")
-    return 0
+    return 1 if problem else 0
 
 
 def _par_sheet(args: argparse.Namespace) -> int:

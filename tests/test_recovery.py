@@ -181,6 +181,24 @@ def test_a_rechained_edit_that_the_rules_contradict_is_refused(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "journal has SeatSettled" in proc.stderr
 
 
+def test_recall_of_a_journal_that_does_not_verify_says_so_on_the_copy_and_in_the_status(tmp_path):
+    """A supervisor settling a dispute from a printout must see that the journal was altered."""
+    path = tmp_path / "j.jsonl"
+    recorder = Recorder(path)
+    play_until(recorder)
+    recorder.journal.close()
+    lines = path.read_text().splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if '"type":"SeatSettled"' in line)
+    lines[index] = lines[index].replace('"net":', '"net":1', 1)
+    path.write_text("".join(lines))
+    proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    warning = f"WARNING: {path} does not verify: record {index + 1}: content does not match its hash (edited)"
+    assert proc.stdout.startswith(warning) and warning in proc.stderr
+    assert "Round 1 (closed)" in proc.stdout
+
+
 def test_recall_shows_the_last_rounds_step_by_step(tmp_path):
     """``crisscross recall --last N``: each round in order with the locked bets, the cards in dealing order,
     decisions, reveals, settlement, and faults with who cleared them."""
