@@ -302,3 +302,84 @@ def test_a_yes_where_true_or_false_is_expected_is_refused_with_its_line(tmp_path
         load_table_config(path)
     path.write_text(table.replace("table_id: CC-01\n", "table_id: NO\n"))
     assert load_table_config(path).table_id == "NO"
+
+
+# --------------------------------------------------------------------------- table.yaml
+
+
+@pytest.mark.parametrize("value, message", [
+    ('"CC\\n01"', "'CC\\n01' holds the control character U+000A"),
+    ('"CC\\001"', "'CC\\x0001' holds the control character U+0000"),
+    ('"CC\\u202e10"', "holds the control character U+202E"),  # a direction override
+    ("C" * 65, "65 characters, above the maximum 64"),
+    ("C" * 5000, "5000 characters, above the maximum 64"),
+])
+def test_a_table_id_with_control_characters_or_too_long_is_refused(tmp_path, value, message):
+    """The table's name goes on the panel and into every journal record: one line of at most 64 characters."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("table_id: CC-01\n", f"table_id: {value}\n"))
+    line = _line_of(text, "table_id: CC-01")
+    with pytest.raises(ConfigError) as caught:
+        load_table_config(path)
+    assert str(caught.value).startswith(f"{path}: line {line}: table_id: "), str(caught.value)
+    assert message in str(caught.value)
+    path.write_text(text.replace("table_id: CC-01\n", f"table_id: {'C' * 64}\n"))
+    assert load_table_config(path).table_id == "C" * 64
+
+
+@pytest.mark.parametrize("retries, accepted", [(1, True), (20, True), (21, False), (100000000000, False)])
+def test_link_retries_are_bounded(tmp_path, retries, accepted):
+    """docs/protocol.md, "Timing": retries from 1 to 20."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("retries: 4 ", f"retries: {retries} "))
+    if accepted:
+        assert load_table_config(path).timing.retries == retries
+        return
+    line = _line_of(text, "retries: 4 ")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: timing.retries: {retries} is above the "
+                                                    "maximum 20")):
+        load_table_config(path)
+
+
+@pytest.mark.parametrize("seats, bad", [("[0, 1]", 0), ("[1, 7]", 7), ("[-1, 2]", -1)])
+def test_a_seat_outside_1_to_6_is_refused_with_one_message(tmp_path, seats, bad):
+    """NY 5324.39(a)(1): no more than six player positions; a seat below or above says the same thing."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("seats: [1, 2, 3, 4, 5, 6]", f"seats: {seats}"))
+    line = _line_of(text, "seats: [1, 2, 3, 4, 5, 6]")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: seats: {bad} is not a seat (1-6, "
+                                                    "NY 5324.39(a)(1))")):
+        load_table_config(path)
+
+
+def test_a_jurisdiction_path_is_relative_to_the_table_file(tmp_path, monkeypatch):
+    """Like ``journal`` and ``control.operators``: the folder of table.yaml, not the current directory."""
+    from controller.service import jurisdiction_for
+
+    folder = tmp_path / "site"
+    (folder / "rules").mkdir(parents=True)
+    shutil.copy(CONFIG_DIR / "jurisdictions" / "pa.yaml", folder / "rules" / "pa-floor.yaml")
+    table = folder / "table.yaml"
+    table.write_text((CONFIG_DIR / "table.yaml").read_text().replace("jurisdiction: ny ", "jurisdiction: rules/pa-floor.yaml "))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    jurisdiction = jurisdiction_for(load_table_config(table))
+    assert jurisdiction.code == "pa"
+    assert jurisdiction.source.resolve() == (folder / "rules" / "pa-floor.yaml").resolve()
+
+
+@pytest.mark.parametrize("written", ["rules/missing.yaml", "rules/"])
+def test_an_unreadable_jurisdiction_path_names_the_table_file_and_line(tmp_path, written):
+    folder = tmp_path / "site"
+    (folder / "rules").mkdir(parents=True)
+    text = (CONFIG_DIR / "table.yaml").read_text().replace("jurisdiction: ny ", f"jurisdiction: {written} ")
+    table = folder / "table.yaml"
+    table.write_text(text)
+    line = _line_of(text, f"jurisdiction: {written}")
+    with pytest.raises(ConfigError, match=re.escape(f"{table}: line {line}: jurisdiction: cannot read "
+                                                    f"{folder / written}: ")):
+        load_table_config(table)
