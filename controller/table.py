@@ -205,14 +205,14 @@ def _jurisdiction(path: Path, data: dict) -> str:
     if not isinstance(text, str) or not text.strip():
         raise error(path, "jurisdiction", f"expected a jurisdiction code or file path, got {text!r}", line)
     here = path.parent / text  # an absolute path stays as written
-    if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
-        return text
-    if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
-        raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)
     try:
+        if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
+            return text
+        if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
+            raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)
         with open(here, "rb"):
             pass
-    except OSError as exc:
+    except OSError as exc:  # no such file, no permission, a name too long
         raise error(path, "jurisdiction", f"cannot read {here}: {exc.strerror or exc}", line) from None
     return str(here)
 

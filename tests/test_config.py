@@ -372,7 +372,7 @@ def test_a_jurisdiction_path_is_relative_to_the_table_file(tmp_path, monkeypatch
     assert jurisdiction.source.resolve() == (folder / "rules" / "pa-floor.yaml").resolve()
 
 
-@pytest.mark.parametrize("written", ["rules/missing.yaml", "rules/"])
+@pytest.mark.parametrize("written", ["rules/missing.yaml", "rules/", "rules/" + "x" * 5000])
 def test_an_unreadable_jurisdiction_path_names_the_table_file_and_line(tmp_path, written):
     folder = tmp_path / "site"
     (folder / "rules").mkdir(parents=True)
