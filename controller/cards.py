@@ -50,9 +50,11 @@ def parse_cards(texts: object, count: int | None = None, where: str = "cards") -
     """Parse a list or tuple of card texts into a tuple of cards, checking count and distinctness.
 
     ``count``, when given, is the exact number of cards expected. Raises ``CardError`` naming ``where``
-    (and the index of the bad card, ``where[i]``) for a non-sequence, a wrong count, a bad card or a
-    duplicate.
+    (and the index of the bad card, ``where[i]``) for ``None`` (``"missing"``, as ``parse_card`` says of one
+    card), a non-sequence, a wrong count, a bad card or a duplicate.
     """
+    if texts is None:
+        raise CardError(where, "missing")
     if not isinstance(texts, (list, tuple)):
         raise CardError(where, f"expected a list of cards, got {type(texts).__name__}")
     if count is not None and len(texts) != count:

@@ -6,8 +6,8 @@ table, its limits, its devices and journal) and ``jurisdictions/*.yaml`` (pay ta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
-
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,41 @@ def error(path: Path, where: str, message: str, line: int | None = None) -> Conf
     return ConfigError(f"{path}:{at} {where}: {message}")
 
 
+#: The only integers a configuration file may write: an optional minus, then ``0`` or digits without a leading
+#: zero. YAML 1.1 (PyYAML) also reads ``01000`` as octal 512, ``0x1f4`` and ``8:20`` (base 60) as 500, ``0b11``,
+#: ``1_000`` and ``+5`` as integers: a pay table meaning 1000 to 1 would silently pay 512 to 1.
+PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+
+
+class _RefusedScalar(yaml.YAMLError):
+    """A scalar the configuration files do not accept (see ``PLAIN_INT``); ``line`` is 1-based."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a mapping that repeats a key (YAML would silently keep the last value), and
-    building ``YamlMapping`` objects that know the line of each key."""
+    building ``YamlMapping`` objects that know the line of each key.
+
+    Scalars follow YAML 1.2 where YAML 1.1 surprises: an integer is a plain decimal (``PLAIN_INT``), and any
+    other text YAML 1.1 reads as an integer (octal, hexadecimal, binary, base 60, underscores, a leading ``+``)
+    is refused, as is a number written with ``_`` or ``:`` (``1_0.5``, ``1:30.0``) and an explicit tag
+    (``!!int``, ``!!binary``, ``!!set``...: a configuration value is written as itself, text quoted). Only ``true`` and ``false``
+    (also ``True``, ``TRUE``, ``False``, ``FALSE``) are booleans: ``yes``, ``no``, ``on`` and ``off`` are text,
+    so a key that expects true or false refuses them by name and a key that expects text (a table name, a
+    device id) keeps what was written.
+    """
+
+    def construct_document(self, node):  # noqa: D102 - PyYAML hook
+        _check_scalars(self, node)
+        return super().construct_document(node)
 
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
         seen = set()
@@ -76,13 +108,67 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node, True))
+# YAML 1.2 booleans: the resolvers of SafeLoader less its yes/no/on/off, plus true/false.
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
+    """Refuse, before anything is built, an integer or number of ``root``'s tree that is not plain decimal, and
+    a node whose tag was written explicitly.
+
+    Raises ``_RefusedScalar`` with the line, the text and its key path (for a number, with the value YAML 1.1
+    would give it).
+    """
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:  # an alias repeats a node already checked
+            continue
+        seen.add(id(node))
+        implicit = (node.style is None, node.style is not None) if isinstance(node, yaml.ScalarNode) else None
+        if node.tag != loader.resolve(type(node), node.value if implicit else None, implicit or (True, False)):
+            at = f" ({where})" if where else ""
+            raise _RefusedScalar(node.start_mark.line + 1, f"explicit tag {node.tag!r}{at}: configuration files "
+                                                           "do not use tags (write the value itself, text quoted)")
+        if isinstance(node, yaml.ScalarNode):
+            text = node.value
+            if node.tag == _INT_TAG and not PLAIN_INT.fullmatch(text):
+                kind = "a plain decimal integer"
+            elif node.tag == _FLOAT_TAG and ("_" in text or ":" in text):
+                kind = "a plain decimal number"
+            else:
+                continue
+            at = f"{where}; " if where else ""
+            raise _RefusedScalar(node.start_mark.line + 1, f"{text!r} is not {kind} ({at}{_yaml11_reading(node)})")
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                stack.append((key, where or "top level"))
+                stack.append((value, f"{where}.{name}" if where else str(name)))
+
+
+def _yaml11_reading(node: yaml.ScalarNode) -> str:
+    """What YAML 1.1 makes of an integer or number ``node``, for the message: ``512`` for ``01000``."""
+    construct = yaml.SafeLoader.construct_yaml_int if node.tag == _INT_TAG else yaml.SafeLoader.construct_yaml_float
+    try:
+        return f"YAML 1.1 would read it as {construct(yaml.SafeLoader(''), node)!r}"
+    except ValueError:  # an explicit !!int or !!float on text that is no number at all
+        return "not a number in YAML 1.1 either"
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
     """Read a YAML mapping from ``path``.
 
-    Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column) or a
-    document that is not a mapping.
+    Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column), a number
+    that is not plain decimal (with line and text, ``"{file}: line 12: '01000' is not a plain decimal integer
+    (...)"``; see ``_UniqueKeyLoader``) or a document that is not a mapping.
     """
     if Path(path).exists() and not Path(path).is_file():
         raise ConfigError(f"{path}: not a regular file")
@@ -94,6 +180,8 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except _RefusedScalar as exc:
+        raise ConfigError(f"{path}: line {exc.line}: {exc.message}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -128,11 +216,14 @@ def _line_hint(value: Any) -> int | None:
     return value.line if isinstance(value, YamlMapping) else None
 
 
-def require_int(path: Path, where: str, value: Any, minimum: int | None = None, line: int | None = None) -> int:
-    """Return ``value`` if it is an integer (not a bool) no smaller than ``minimum``, else raise ``ConfigError``
-    naming ``path``, ``line`` (when known) and ``where``."""
+def require_int(path: Path, where: str, value: Any, minimum: int | None = None, line: int | None = None,
+                maximum: int | None = None) -> int:
+    """Return ``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (either None: no bound),
+    else raise ``ConfigError`` naming ``path``, ``line`` (when known) and ``where``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise error(path, where, f"expected an integer, got {value!r}", line)
     if minimum is not None and value < minimum:
         raise error(path, where, f"{value} is below the minimum {minimum}", line)
+    if maximum is not None and value > maximum:
+        raise error(path, where, f"{value} is above the maximum {maximum}", line)
     return value

@@ -25,6 +25,11 @@ PAY_HANDS: tuple[str, ...] = ("pair_6s_to_10s", "pair_jacks_or_better") + CATEGO
 #: The three pay tables of Criss-Cross Poker: both antes; the across, down and middle bets; the five-card bonus.
 TABLE_NAMES: tuple[str, ...] = ("ante", "bet", "five_card_bonus")
 
+#: Largest odds a pay table may offer (N to 1). The regulation sets floors, not ceilings (NY 5324.39(f) "no less
+#: than"); this bound is the project's: the par sheet's exact arithmetic keeps every sum an integer below 2**53 in
+#: float64 up to these odds (``controller.analysis.parsheet``); ``paytable`` and ``settle`` share the bound.
+MAX_ODDS = 1_000_000
+
 
 def pay_hand(value: HandValue) -> str | None:
     """The paying hand of ``value`` (one of ``PAY_HANDS``), or ``None`` below a pair of 6s (NY 5324.39(f))."""
@@ -85,8 +90,10 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     path for: an unknown jurisdiction, a ``name`` that does not contain the state's name, malformed YAML, a missing or unknown key, odds that are not a positive
     integer or ``push``, a paying hand missing or unknown, a hand paid below its jurisdiction's minimum (NY
     9 NYCRR 5324.39(f) "no less than"; the message gives the configured odds and the minimum with its
-    citation), ranking rules other than the regulation's (wheel allowed, no wrap-around: NY (b)(1),(b)(2);
-    NJ 13:69F-25.5(a)) and bet multiples outside one to three times the ante (NY (c)(4)).
+    citation), odds above ``MAX_ODDS`` to 1, a ``citation`` that is empty or not text (every value carries
+    its source), ranking rules other than the regulation's (wheel allowed, no wrap-around: NY (b)(1),(b)(2);
+    NJ 13:69F-25.5(a)) and bet multiples outside one to three times the ante (NY (c)(4)). The file's
+    ``jurisdiction`` code is case-blind (``NY`` is ``ny``) and kept in lower case.
     """
     text = str(name_or_path)
     if len(text) > 4096:
@@ -105,6 +112,8 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     check_keys(path, "top level", data, {"jurisdiction", "name", "citation", "ranking", "bet_multiples", "pay_tables"},
                {"reading"})
     code = data["jurisdiction"]
+    if isinstance(code, str):
+        code = code.lower()  # codes are case-blind, as on the command line and in table.yaml
     if code not in REGULATIONS:
         raise error(path, "jurisdiction", f"no regulation known for {code!r} (known: {', '.join(REGULATIONS)})",
                     line_of(data, "jurisdiction"))
@@ -112,6 +121,7 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
         raise error(path, "jurisdiction", f"{code!r} in a file loaded as jurisdiction {code_asked!r}",
                     line_of(data, "jurisdiction"))
     regulation = REGULATIONS[code]
+    citation = _citation(path, "citation", data)
     name = data["name"]
     if not isinstance(name, str) or regulation.name.lower() not in name.lower():
         # A report headed "New York" over Pennsylvania's minimums would mislead whoever reads it.
@@ -146,7 +156,7 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     return Jurisdiction(
         code=str(code),
         name=name,
-        citation=str(data["citation"]),
+        citation=citation,
         wheel=wheel,
         bet_multiples=multiples,
         source=path,
@@ -156,12 +166,23 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
 
 def _cited_value(path: Path, where: str, entry: Any) -> Any:
     check_keys(path, where, entry, {"value", "citation"}, {"reading"})
+    _citation(path, f"{where}.citation", entry)
     return entry["value"]
+
+
+def _citation(path: Path, where: str, entry: Any) -> str:
+    """``entry["citation"]``: text that is not blank, else a ``ConfigError`` naming the file, line and key."""
+    citation = entry["citation"]
+    if not isinstance(citation, str) or not citation.strip():
+        raise error(path, where, f"expected the regulation text this value comes from, got {citation!r} (every "
+                    "value carries its citation)", line_of(entry, "citation"))
+    return citation
 
 
 def _load_table(path: Path, name: str, entry: Any, regulation: Regulation) -> PayTable:
     where = f"pay_tables.{name}"
     check_keys(path, where, entry, {"citation", "pays"}, {"reading"})
+    citation = _citation(path, f"{where}.citation", entry)
     pays = entry["pays"]
     check_keys(path, f"{where}.pays", pays, set(PAY_HANDS))
     minimum = regulation.minimums[name]
@@ -171,11 +192,14 @@ def _load_table(path: Path, name: str, entry: Any, regulation: Regulation) -> Pa
         line = line_of(pays, hand)
         if odds != "push":
             odds = require_int(path, f"{where}.pays.{hand}", odds, 1, line)
+            if odds > MAX_ODDS:
+                raise error(path, f"{where}.pays.{hand}", f"{hand} pays {odds_text(odds)}, above the largest odds "
+                            f"{odds_text(MAX_ODDS)} a pay table may offer (beyond the exact arithmetic of the par sheet)", line)
         least = minimum.pays[hand]
         if odds_value(odds) < odds_value(least):
             raise error(path, f"{where}.pays.{hand}", f"{hand} pays {odds_text(odds)}, below the minimum "
                         f"{odds_text(least)} of {regulation.name} ({minimum.citation})", line)
         table[hand] = odds
     reading = entry.get("reading")
-    return PayTable(name=name, pays=table, citation=str(entry["citation"]),
+    return PayTable(name=name, pays=table, citation=citation,
                     reading=None if reading is None else str(reading))

@@ -197,7 +197,8 @@ SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
 
 
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
-    """Load the table's jurisdiction, looking first beside ``table.yaml`` then in ``config/``."""
+    """Load the table's jurisdiction: a code from ``jurisdictions/`` beside ``table.yaml``, else from ``config/``;
+    a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder)."""
     here = config.source.parent
     return load_jurisdiction(config.jurisdiction, here if (here / "jurisdictions").is_dir() else CONFIG_DIR)
 

@@ -8,6 +8,8 @@ declines a bet forfeits and makes no later bet (NY (e)(3)-(7)); per-wager table 
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +75,13 @@ TIMING_KEYS: dict[str, str] = {
 }
 
 
+#: Longest ``table_id``: it is shown on the panel and written into every journal record.
+MAX_TABLE_ID = 64
+#: Most ``timing.retries`` (sends after the first). With the default waits 20 retries already keep a request
+#: unanswered for over a minute; beyond that a device is not coming back by being asked again.
+MAX_RETRIES = 20
+
+
 @dataclass(frozen=True)
 class TableConfig:
     """The contents of ``table.yaml`` (see the file for each key's meaning). Amounts are minor units."""
@@ -96,24 +105,29 @@ class TableConfig:
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     """Load and check ``table.yaml``.
 
-    Raises ``ConfigError`` naming the file and key for a missing/unknown key, a seat outside 1-6, limits
-    that are not positive integers with min <= max, an unknown device driver, a device ``identity`` that is not
-    a non-empty string, a ``search`` that is not a list of glob patterns, a non-positive timing value, a timing
-    ceiling below its floor, a ``link_silence_s`` not above ``heartbeat_interval_s`` or a ``control:``
-    section that ``controller.control.parse_control_config`` refuses (a host off loopback).
+    ``jurisdiction`` is a code (``ny``; looked up by ``controller.service.jurisdiction_for``) or the path of a
+    jurisdiction file, relative to this file's folder like ``journal`` and ``control.operators``; it is kept
+    as the resolved path.
+    Raises ``ConfigError`` naming the file and key (and the line, where the check is this function's own) for a
+    missing/unknown key, a ``table_id`` that is empty, longer than ``MAX_TABLE_ID`` or holds a control
+    character, a jurisdiction path that cannot be read, a seat outside 1-6, limits that are not positive
+    integers with min <= max, an unknown device driver, a device ``identity`` that is not a non-empty string, a
+    ``search`` that is not a list of glob patterns, a non-positive timing value, ``retries`` outside 1 to
+    ``MAX_RETRIES``, a timing ceiling below its floor, a ``link_silence_s`` not above ``heartbeat_interval_s``
+    or a ``control:`` section that ``controller.control.parse_control_config`` refuses (a host off loopback).
     """
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"},
                {"timing", "control"})
-    if not isinstance(data["table_id"], str) or not data["table_id"].strip():
-        raise ConfigError(f"{path}: table_id: expected the table's name (text), got {data['table_id']!r}")
+    table_id = _table_id(path, data)
+    jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
     if not isinstance(seats, list) or not seats or len(set(map(str, seats))) != len(seats):
         raise ConfigError(f"{path}: seats: expected a list of distinct seat numbers, got {seats!r}")
     for s in seats:
-        if require_int(path, "seats", s, 1) not in SEATS:
-            raise ConfigError(f"{path}: seats: {s} is not a seat (1-6, NY 5324.39(a)(1))")
+        if require_int(path, "seats", s, line=line_of(data, "seats")) not in SEATS:
+            raise error(path, "seats", f"{s} is not a seat (1-6, NY 5324.39(a)(1))", line_of(data, "seats"))
     limits = data["limits"]
     check_keys(path, "limits", limits, {"ante", "five_card_bonus"})
     ante_limits, bonus_limits = (_limits(path, f"limits.{k}", limits[k]) for k in ("ante", "five_card_bonus"))
@@ -143,7 +157,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 3600:
             raise ConfigError(f"{path}: timing.{key}: expected a number of seconds above 0 and below 3600, "
                               f"got {value!r}")
-    retries = require_int(path, "timing.retries", timing.get("retries", 3), 1)
+    retries = require_int(path, "timing.retries", timing.get("retries", 3), 1, line_of(timing, "retries"), MAX_RETRIES)
     timing.setdefault("handshake_timeout_s", 3.0)
     timing.setdefault("response_timeout_s", 2.0)
     try:
@@ -151,8 +165,8 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     except ValueError as exc:
         raise ConfigError(f"{path}: timing: {exc}") from None
     return TableConfig(
-        table_id=str(data["table_id"]),
-        jurisdiction=str(data["jurisdiction"]),
+        table_id=table_id,
+        jurisdiction=jurisdiction,
         seats=tuple(sorted(seats)),
         ante_limits=ante_limits,
         bonus_limits=bonus_limits,
@@ -165,6 +179,42 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         timing=link_timing,
         control=parse_control_config(path, data.get("control")),
     )
+
+
+def _table_id(path: Path, data: dict) -> str:
+    """``table_id``: text of 1 to ``MAX_TABLE_ID`` characters, none of them a control character (a newline, a
+    NUL, a direction override would garble the panel and the journal)."""
+    table_id = data["table_id"]
+    line = line_of(data, "table_id")
+    if not isinstance(table_id, str) or not table_id.strip():
+        raise error(path, "table_id", f"expected the table's name (text), got {table_id!r}", line)
+    if len(table_id) > MAX_TABLE_ID:
+        raise error(path, "table_id", f"{len(table_id)} characters, above the maximum {MAX_TABLE_ID} "
+                    f"({table_id[:20]!r}...)", line)
+    bad = next((c for c in table_id if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")), None)
+    if bad is not None:
+        raise error(path, "table_id", f"{table_id!r} holds the control character U+{ord(bad):04X}", line)
+    return table_id
+
+
+def _jurisdiction(path: Path, data: dict) -> str:
+    """``jurisdiction``: a code (letters, as ``load_jurisdiction`` takes them) unless a file of that name is
+    beside ``path``; otherwise a file path, relative to ``path``'s folder, that must be readable."""
+    text = data["jurisdiction"]
+    line = line_of(data, "jurisdiction")
+    if not isinstance(text, str) or not text.strip():
+        raise error(path, "jurisdiction", f"expected a jurisdiction code or file path, got {text!r}", line)
+    here = path.parent / text  # an absolute path stays as written
+    try:
+        if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
+            return text
+        if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
+            raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)
+        with open(here, "rb"):
+            pass
+    except OSError as exc:  # no such file, no permission, a name too long
+        raise error(path, "jurisdiction", f"cannot read {here}: {exc.strerror or exc}", line) from None
+    return str(here)
 
 
 def _limits(path: Path, where: str, entry: Any) -> Limits:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -178,3 +179,207 @@ def test_any_text_is_read_or_refused_with_a_config_error(tmp_path, text):
         assert str(exc).startswith(str(path))
     else:
         assert isinstance(data, dict)
+
+
+# --------------------------------------------------------------------------- YAML 1.1 numbers and booleans
+
+
+def _line_of(text: str, fragment: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if fragment in line)
+
+
+# Each text is an integer to YAML 1.1 (PyYAML) without being a plain decimal; the value YAML 1.1 gives it is
+# worked out by hand: octal 01000 = 8**3 = 512, base 60 8:20 = 8*60+20 = 500, hex 0x1f4 = 256+15*16+4 = 500.
+@pytest.mark.parametrize("text, yaml11", [
+    ("01000", 512), ("8:20", 500), ("0x1f4", 500), ("1_000", 1000), ("+1000", 1000), ("0b1111101000", 1000),
+])
+def test_an_integer_that_is_not_plain_decimal_is_refused_with_file_line_and_text(tmp_path, text, yaml11):
+    """A facility meaning 1000 to 1 for a royal flush must not be paid 512 to 1 (YAML 1.1 octal): every form
+    other than a plain decimal is refused, naming the file, the line, the text and the key."""
+    ny = (CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text()
+    assert "      royal_flush: 500\n" in ny
+    edited = ny.replace("      royal_flush: 500\n", f"      royal_flush: {text}\n")
+    line = _line_of(edited, f"royal_flush: {text}")
+    path = tmp_path / "ny.yaml"
+    path.write_text(edited)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {line}: {text!r} is not a plain decimal integer"), message
+    assert "pay_tables.bet.pays.royal_flush" in message and f"would read it as {yaml11}" in message
+
+
+@pytest.mark.parametrize("old, new, text", [
+    ("seats: [1, 2, 3, 4, 5, 6]", "seats: [1, 2, 03]", "03"),
+    ("retries: 4 ", "retries: 0x4 ", "0x4"),
+    ("ante: {min: 500, max: 50000}", "ante: {min: 500, max: 50_000}", "50_000"),
+    ("link_silence_s: 3.5 ", "link_silence_s: 0:3.5 ", "0:3.5"),  # base-60 float: 3.5 to YAML 1.1
+])
+def test_every_configuration_file_refuses_numbers_that_are_not_plain_decimal(tmp_path, old, new, text):
+    """The loader is shared: table.yaml refuses the same YAML 1.1 forms, with file, line and text."""
+    table = (CONFIG_DIR / "table.yaml").read_text()
+    assert old in table
+    edited = table.replace(old, new)
+    path = tmp_path / "table.yaml"
+    path.write_text(edited)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {_line_of(edited, new)}: {text!r} is not a "
+                                                    "plain decimal")):
+        load_table_config(path)
+
+
+@pytest.mark.parametrize("tagged, message", [
+    ("!!int 0x10", "'0x10' is not a plain decimal integer"), ("!!int '0x10'", "explicit tag"),
+    ("!!float 1_0.5", "'1_0.5' is not a plain decimal number"), ("!!float abc", "explicit tag"),
+    ("!!str 12", "explicit tag"), ("!!binary aGk=", "explicit tag"), ("!!set {a, b}", "explicit tag"),
+    ("!!timestamp x", "explicit tag"),
+])
+def test_an_explicit_yaml_tag_is_refused_with_its_line(tmp_path, tagged, message):
+    """A tag would bring back what the loader refuses (``!!int`` on quoted hex text) or build values no key
+    expects; configuration files write values as themselves."""
+    path = tmp_path / "any.yaml"
+    path.write_text(f"a: 1\nb: {tagged}\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2: {message}")):
+        load_yaml(path)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(min_value=-10**30, max_value=10**30))
+def test_property_a_plain_decimal_integer_is_read_as_itself(tmp_path, n):
+    """Any integer written in plain decimal (``str(n)``: a minus or not, no leading zero) loads as that integer."""
+    path = tmp_path / "n.yaml"
+    path.write_text(f"a: x\nn: {n}\nl: [{n}]\n")
+    assert load_yaml(path) == {"a": "x", "n": n, "l": [n]}
+
+
+def _yaml11_forms(n: int) -> list[str]:
+    """Texts YAML 1.1 reads as the integer n > 0, none of them plain decimal."""
+    forms = [f"0{n:o}", f"0x{n:x}", f"0b{n:b}", f"+{n}", f"-0{n:o}", f"-0x{n:x}"]
+    if n >= 10:
+        digits = str(n)
+        forms.append(f"{digits[0]}_{digits[1:]}")
+    if n >= 60:
+        forms.append(f"{n // 60}:{n % 60:02d}")
+    return forms
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), n=st.integers(min_value=1, max_value=10**12))
+def test_property_yaml11_integer_forms_are_refused(tmp_path, data, n):
+    """Octal, hexadecimal, binary, base 60, underscores and a leading ``+``: each is refused, naming the file,
+    the line and the text, wherever it stands (a mapping value or a list item)."""
+    text = data.draw(st.sampled_from(_yaml11_forms(n)))
+    assert yaml.safe_load(f"v: {text}")["v"] == (-n if text.startswith("-") else n)  # YAML 1.1 reads it as n
+    path = tmp_path / "n.yaml"
+    for body, line in ((f"a: x\nn: {text}\n", 2), (f"a: x\nb: y\nl: [1, {text}]\n", 3)):
+        path.write_text(body)
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: {text!r} is not a plain decimal "
+                                                        "integer")):
+            load_yaml(path)
+
+
+def test_yes_no_on_off_are_text_and_true_false_are_booleans(tmp_path):
+    """YAML 1.2 booleans: only true and false (as ``True``, ``TRUE``...). YAML 1.1's yes, no, on and off stay the
+    text written, so a name like ``NO`` is kept and a key that expects true or false refuses them by name."""
+    path = tmp_path / "any.yaml"
+    path.write_text("a: yes\nb: No\nc: ON\nd: off\ne: true\nf: False\ng: TRUE\n")
+    assert load_yaml(path) == {"a": "yes", "b": "No", "c": "ON", "d": "off", "e": True, "f": False, "g": True}
+
+
+def test_a_yes_where_true_or_false_is_expected_is_refused_with_its_line(tmp_path):
+    ny = (CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text()
+    assert "    value: true\n" in ny
+    edited = ny.replace("    value: true\n", "    value: yes\n", 1)
+    path = tmp_path / "ny.yaml"
+    path.write_text(edited)
+    line = _line_of(edited, "value: yes")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: ranking.wheel: expected true or false, "
+                                                    "got 'yes'")):
+        load_jurisdiction(path)
+    table = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(table.replace("  enabled: false\n", "  enabled: on\n"))
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: control.enabled: expected true or false, got 'on'")):
+        load_table_config(path)
+    path.write_text(table.replace("table_id: CC-01\n", "table_id: NO\n"))
+    assert load_table_config(path).table_id == "NO"
+
+
+# --------------------------------------------------------------------------- table.yaml
+
+
+@pytest.mark.parametrize("value, message", [
+    ('"CC\\n01"', "'CC\\n01' holds the control character U+000A"),
+    ('"CC\\001"', "'CC\\x0001' holds the control character U+0000"),
+    ('"CC\\u202e10"', "holds the control character U+202E"),  # a direction override
+    ("C" * 65, "65 characters, above the maximum 64"),
+    ("C" * 5000, "5000 characters, above the maximum 64"),
+])
+def test_a_table_id_with_control_characters_or_too_long_is_refused(tmp_path, value, message):
+    """The table's name goes on the panel and into every journal record: one line of at most 64 characters."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("table_id: CC-01\n", f"table_id: {value}\n"))
+    line = _line_of(text, "table_id: CC-01")
+    with pytest.raises(ConfigError) as caught:
+        load_table_config(path)
+    assert str(caught.value).startswith(f"{path}: line {line}: table_id: "), str(caught.value)
+    assert message in str(caught.value)
+    path.write_text(text.replace("table_id: CC-01\n", f"table_id: {'C' * 64}\n"))
+    assert load_table_config(path).table_id == "C" * 64
+
+
+@pytest.mark.parametrize("retries, accepted", [(1, True), (20, True), (21, False), (100000000000, False)])
+def test_link_retries_are_bounded(tmp_path, retries, accepted):
+    """docs/protocol.md, "Timing": retries from 1 to 20."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("retries: 4 ", f"retries: {retries} "))
+    if accepted:
+        assert load_table_config(path).timing.retries == retries
+        return
+    line = _line_of(text, "retries: 4 ")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: timing.retries: {retries} is above the "
+                                                    "maximum 20")):
+        load_table_config(path)
+
+
+@pytest.mark.parametrize("seats, bad", [("[0, 1]", 0), ("[1, 7]", 7), ("[-1, 2]", -1)])
+def test_a_seat_outside_1_to_6_is_refused_with_one_message(tmp_path, seats, bad):
+    """NY 5324.39(a)(1): no more than six player positions; a seat below or above says the same thing."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("seats: [1, 2, 3, 4, 5, 6]", f"seats: {seats}"))
+    line = _line_of(text, "seats: [1, 2, 3, 4, 5, 6]")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: seats: {bad} is not a seat (1-6, "
+                                                    "NY 5324.39(a)(1))")):
+        load_table_config(path)
+
+
+def test_a_jurisdiction_path_is_relative_to_the_table_file(tmp_path, monkeypatch):
+    """Like ``journal`` and ``control.operators``: the folder of table.yaml, not the current directory."""
+    from controller.service import jurisdiction_for
+
+    folder = tmp_path / "site"
+    (folder / "rules").mkdir(parents=True)
+    shutil.copy(CONFIG_DIR / "jurisdictions" / "pa.yaml", folder / "rules" / "pa-floor.yaml")
+    table = folder / "table.yaml"
+    table.write_text((CONFIG_DIR / "table.yaml").read_text().replace("jurisdiction: ny ", "jurisdiction: rules/pa-floor.yaml "))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    jurisdiction = jurisdiction_for(load_table_config(table))
+    assert jurisdiction.code == "pa"
+    assert jurisdiction.source.resolve() == (folder / "rules" / "pa-floor.yaml").resolve()
+
+
+@pytest.mark.parametrize("written", ["rules/missing.yaml", "rules/", "rules/" + "x" * 5000])
+def test_an_unreadable_jurisdiction_path_names_the_table_file_and_line(tmp_path, written):
+    folder = tmp_path / "site"
+    (folder / "rules").mkdir(parents=True)
+    text = (CONFIG_DIR / "table.yaml").read_text().replace("jurisdiction: ny ", f"jurisdiction: {written} ")
+    table = folder / "table.yaml"
+    table.write_text(text)
+    line = _line_of(text, f"jurisdiction: {written}")
+    with pytest.raises(ConfigError, match=re.escape(f"{table}: line {line}: jurisdiction: cannot read "
+                                                    f"{folder / written}: ")):
+        load_table_config(table)

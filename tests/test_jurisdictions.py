@@ -288,3 +288,58 @@ def test_the_service_refuses_to_start_below_the_minimum(tmp_path):
 def test_a_code_in_capitals_is_the_same_jurisdiction():
     """``crisscross paytable NY`` and ``ny`` load the same file (codes are case-blind)."""
     assert load_jurisdiction("NY") == load_jurisdiction("ny")
+
+
+# --------------------------------------------------------------------------- odds ceiling, citations, code case
+
+
+@pytest.mark.parametrize("table,hand", [("ante", "royal_flush"), ("bet", "royal_flush"), ("five_card_bonus", "flush")])
+def test_odds_above_a_million_to_one_are_refused_naming_file_line_hand_and_bound(tmp_path, table, hand):
+    """The one ceiling on odds, for every command that loads a pay table: 1,000,000 to 1 (the par sheet's exact
+    arithmetic keeps every sum an integer below 2**53 up to it). The bound itself loads; one above is refused."""
+    text = ny_text()
+    line = hand_line(text, table, hand)
+    path = tmp_path / "custom.yaml"
+    path.write_text(with_line(text, line, "1000000"))
+    assert getattr(load_jurisdiction(path), table).pays[hand] == 1_000_000
+    path.write_text(with_line(text, line, "1000001"))
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: pay_tables.{table}.pays.{hand}: {hand} "
+                                                    "pays 1000001 to 1, above the largest odds 1000000 to 1")):
+        load_jurisdiction(path)
+
+
+@pytest.mark.parametrize("fragment", [
+    'citation: "9 NYCRR 5324.39"',                                        # the file's own
+    "citation: \"NY 5324.39(b)(2)(ii),(vi)",                              # ranking.wheel
+    'citation: "NY 5324.39(c)(4), (e)(3)',                                # bet_multiples
+    'citation: "NY 5324.39(f)(1)',                                        # pay_tables.ante
+    'citation: "NY 5324.39(f)(3)"',                                       # pay_tables.five_card_bonus
+])
+@pytest.mark.parametrize("empty", ['""', '"   "', "''", "7"])
+def test_an_empty_citation_is_refused_with_file_and_line(tmp_path, fragment, empty):
+    """Every configured value carries the text it comes from: an empty or blank citation (or a number) is none."""
+    text = ny_text()
+    line = line_containing(text, fragment)
+    lines = text.splitlines(keepends=True)
+    indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+    lines[line - 1] = f"{indent}citation: {empty}\n"
+    path = tmp_path / "custom.yaml"
+    path.write_text("".join(lines))
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {line}: "), message
+    assert "citation: expected the regulation text this value comes from" in message
+
+
+@pytest.mark.parametrize("code", JURISDICTIONS)
+def test_a_code_in_capitals_inside_the_file_is_the_same_jurisdiction(tmp_path, code):
+    """``jurisdiction: NY`` in the file is ``ny``, as on the command line and in table.yaml; kept lower case."""
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG_DIR, config)
+    path = config / "jurisdictions" / f"{code}.yaml"
+    path.write_text(path.read_text().replace(f"jurisdiction: {code}\n", f"jurisdiction: {code.upper()}\n"))
+    by_path = load_jurisdiction(path)
+    assert by_path.code == code
+    assert load_jurisdiction(code.upper(), config).code == code
+    assert by_path.ante.pays == NY_ANTE and by_path.bet.pays == NY_BET

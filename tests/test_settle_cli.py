@@ -212,3 +212,23 @@ def test_invalid_input_from_stdin_exits_2_with_one_line(case):
     """The same error contract holds when the round is read from stdin."""
     _, data, seat, fields = case
     check_error(run_stdin(data), seat, fields)
+
+
+def without(key, where="seat"):
+    data = copy.deepcopy(EXAMPLE)
+    data["seats"][0]["seat"] = 3
+    (data["seats"][0] if where == "seat" else data["community"]).pop(key)
+    return data
+
+
+@pytest.mark.parametrize("data, expected", [
+    (without("cards"), "<stdin>: seat 3: cards: missing"),
+    (without("across", "community"), "<stdin>: community.across: missing"),
+    (without("down", "community"), "<stdin>: community.down: missing"),
+    (without("middle", "community"), "<stdin>: community.middle: missing"),
+])
+def test_a_missing_key_is_reported_as_missing(data, expected):
+    """A key left out is "missing", as for every other key, not a wrong type."""
+    proc = run_stdin(data)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [expected]

@@ -32,7 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table, colex_index
-from controller.paytable import PAY_HANDS, Jurisdiction, PayTable
+from controller.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
 
 N_PAIRS = 1225  # pairs of the 50 cards left after the hole cards
 N_DOWN = 1128  # pairs of the 48 cards left after the hole cards and an across pair
@@ -52,14 +52,12 @@ def payoffs(table: PayTable) -> np.ndarray:
     return np.array(out, dtype=np.float64)
 
 
-#: Largest odds the exact arithmetic covers: every sum stays an integer below 2**53 in float64.
-MAX_ODDS = 1_000_000
-
-
 def check_middle_rule(bet: np.ndarray) -> None:
     """The middle bet pays the odds of the higher-ranking winning hand (NY 5324.39(e)(9)(ii)); it equals the
     bet payoff of the higher class of the two lines when no push ranks above a win. Raises ``ValueError``
-    for a table where one does (the par sheet cannot use the shortcut there)."""
+    for a table where one does (the par sheet cannot use the shortcut there), or for odds above
+    ``controller.paytable.MAX_ODDS`` (every sum stays an integer below 2**53 in float64 up to them; a loaded
+    pay table never exceeds them, a ``PayTable`` built in code might)."""
     if bet.max() > MAX_ODDS:
         raise ValueError(f"odds above {MAX_ODDS:,} to 1 are beyond the exact arithmetic of the par sheet")
     wins = bet > 0
