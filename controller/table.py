@@ -198,8 +198,9 @@ def _table_id(path: Path, data: dict) -> str:
 
 
 def _jurisdiction(path: Path, data: dict) -> str:
-    """``jurisdiction``: a code (letters, as ``load_jurisdiction`` takes them) unless a file of that name is
-    beside ``path``; otherwise a file path, relative to ``path``'s folder, that must be readable."""
+    """``jurisdiction``: a code (letters, as ``load_jurisdiction`` takes them, with a file in the jurisdictions
+    folder beside ``path`` or else in ``config/``) unless a file of that name is beside ``path``; otherwise a
+    file path, relative to ``path``'s folder, that must be readable."""
     text = data["jurisdiction"]
     line = line_of(data, "jurisdiction")
     if not isinstance(text, str) or not text.strip():
@@ -207,6 +208,12 @@ def _jurisdiction(path: Path, data: dict) -> str:
     here = path.parent / text  # an absolute path stays as written
     try:
         if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
+            # looked up as ``service.jurisdiction_for`` does: beside table.yaml when it has them, else config/
+            folder = path.parent / "jurisdictions"
+            folder = folder if folder.is_dir() else CONFIG_DIR / "jurisdictions"
+            if not (folder / f"{text.lower()}.yaml").is_file():
+                known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
+                raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in {folder}: {known})", line)
             return text
         if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
             raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)

@@ -383,3 +383,27 @@ def test_an_unreadable_jurisdiction_path_names_the_table_file_and_line(tmp_path,
     with pytest.raises(ConfigError, match=re.escape(f"{table}: line {line}: jurisdiction: cannot read "
                                                     f"{folder / written}: ")):
         load_table_config(table)
+
+
+@pytest.mark.parametrize("beside", [False, True], ids=["config-folder", "beside-the-table"])
+def test_an_unknown_jurisdiction_code_names_the_table_file_and_line(tmp_path, beside):
+    """A code with no file where the service would look for it (the jurisdictions folder beside table.yaml
+    when there is one, else config/) is refused with table.yaml's line, not later by the service."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    if beside:
+        shutil.copytree(CONFIG_DIR / "jurisdictions", folder / "jurisdictions")
+        (folder / "jurisdictions" / "nj.yaml").unlink()
+    text = (CONFIG_DIR / "table.yaml").read_text().replace("jurisdiction: ny ", "jurisdiction: nj ")
+    table = folder / "table.yaml"
+    table.write_text(text)
+    line = _line_of(text, "jurisdiction: nj")
+    if not beside:
+        assert load_table_config(table).jurisdiction == "nj"
+        table.write_text(text.replace("jurisdiction: nj ", "jurisdiction: zz "))
+    known = "ny, pa" if beside else "nj, ny, pa"
+    where = folder / "jurisdictions" if beside else CONFIG_DIR / "jurisdictions"
+    wrong = "nj" if beside else "zz"
+    with pytest.raises(ConfigError, match=re.escape(f"{table}: line {line}: jurisdiction: unknown jurisdiction "
+                                                    f"'{wrong}' (known in {where}: {known})")):
+        load_table_config(table)
