@@ -13,6 +13,11 @@ Endpoints (docs/control.md):
   ``OperatorAction`` on the controller's event queue (journaled before it is applied, like a device event) and
   answers 202; the outcome shows in ``/state`` and ``/events`` (a refused action as ``PressRefused``).
 
+Requests (docs/control.md, "Requests"): a request line ``METHOD PATH HTTP/1.x`` (else 400, or 505 for HTTP/2
+and later, always a full HTTP/1.0 answer); a ``Host`` naming this server's own address and port (else 421: DNS
+rebinding; 400 when HTTP/1.1 leaves it out); ``SINGLE_HEADERS`` once each; numbers in plain decimal digits;
+at most ``MAX_CHECKS`` password checks at once (else 503).
+
 The server never touches the round machine or the journal: the controller thread publishes to it through
 ``publish_view`` and ``publish_record`` (the ``Controller``'s ``on_view``/``on_record``), and actions reach the
 machine only through the event queue (docs/architecture.md, "Threads").
@@ -33,6 +38,7 @@ import ipaddress
 import json
 import logging
 import queue
+import re
 import socket
 import threading
 from dataclasses import dataclass
@@ -64,6 +70,16 @@ MAX_BATCH = 500
 RING_SIZE = 2000
 #: Seconds a client may take to send its request line, headers or body before the connection is closed.
 REQUEST_TIMEOUT = 5.0
+#: Most password checks (PBKDF2, ``controller.operators``) running at once; one more is answered 503 at once.
+#: Each check takes a core for about 0.15 s: without a bound, a flood of wrong passwords shares the cores
+#: among all of them, so every check (a supervisor's too) waits, and so does the controller thread.
+MAX_CHECKS = 2
+#: Request headers that may appear once only: two values would let two readers of the request disagree.
+SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-Type", "Host")
+#: Plain ASCII decimal digits: ``int()`` also takes ``+5``, ``1_0``, `` 5`` and other scripts' digits.
+DIGITS = re.compile(r"[0-9]+")
+#: A ``timeout`` of ``/events``: decimal digits with an optional fraction (``25``, ``0.5``).
+SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 #: Journal record types shown as they are (none carries a face-down card).
 PUBLIC_TYPES: frozenset[str] = frozenset({
@@ -164,15 +180,18 @@ class ControlServer:
     ``config`` gives host and port (the socket is bound here, so a port in use raises ``OSError`` before
     anything starts); ``events`` is the controller's event queue. ``port`` is the port actually bound and
     ``url`` the base URL. ``request_timeout`` (seconds) closes a connection whose request is not complete in
-    time; ``ring_size`` bounds the public records held for ``GET /events``. Call ``start`` then ``stop``
-    (idempotent; it wakes every waiting ``GET /events`` and joins the server thread).
+    time; ``ring_size`` bounds the public records held for ``GET /events``; ``max_checks`` bounds the password
+    checks running at once (``checks``, a semaphore the handlers take without waiting). Call ``start`` then
+    ``stop`` (idempotent; it wakes every waiting ``GET /events`` and joins the server thread).
     """
 
     def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
-                 ring_size: int = RING_SIZE) -> None:
+                 ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS) -> None:
         self.config = config
         self.events = events
         self.request_timeout = request_timeout
+        self.max_checks = max_checks
+        self.checks = threading.BoundedSemaphore(max_checks)
         self._operators_path = config.operators
         self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
         self._operators_stamp = self._stamp()
@@ -190,6 +209,7 @@ class ControlServer:
             raise OSError(exc.errno, f"control interface {config.host}:{config.port}: {exc.strerror}") from None
         self._httpd.control = self
         self.port: int = self._httpd.server_address[1]
+        self._address = ipaddress.ip_address(self._httpd.server_address[0])
         if not self._operators:
             log.warning("control interface: no operators in %s: every action will be refused (401); add one with "
                         "`crisscross operator add`", config.operators)
@@ -199,6 +219,35 @@ class ControlServer:
         """The base URL, e.g. ``http://127.0.0.1:8740``."""
         host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
         return f"http://{host}:{self.port}"
+
+    def accepts_host(self, value: str) -> bool:
+        """True when ``value``, a request's ``Host`` header, names this server: its address (``127.0.0.1``,
+        ``[::1]``) or, on 127.0.0.1 and ::1, ``localhost``, with its port. A ``Host`` without a port means port
+        80 (RFC 9110, 4.2.1 and 7.2). Any other name is refused: a web page whose own name was made to resolve to
+        127.0.0.1 (DNS rebinding) sends that name."""
+        value = value.strip()
+        if value.startswith("["):
+            host, bracket, rest = value[1:].partition("]")
+            if not bracket:
+                return False
+        else:
+            host, colon, port = value.partition(":")
+            rest = colon + port
+        if rest == "":
+            port_no = 80
+        elif rest.startswith(":") and DIGITS.fullmatch(rest[1:]) and len(rest) <= 6:
+            port_no = int(rest[1:])
+        else:
+            return False
+        if port_no != self.port:
+            return False
+        if host.lower() == "localhost":
+            return self._address in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return address == self._address and (address.version == 6) == value.startswith("[")
 
     def start(self) -> None:
         """Serve on a new (non-daemon) thread named ``control-http``; logs the URL at info level."""
@@ -326,6 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "crisscross-control"
     sys_version = ""
+    #: Every answer has a status line and headers: http.server takes a request line without a version for
+    #: HTTP/0.9 and would answer it (and a line it cannot read at all) with a bare body.
+    default_request_version = "HTTP/1.0"
 
     def setup(self) -> None:
         self.timeout = self.server.control.request_timeout
@@ -353,12 +405,26 @@ class _Handler(BaseHTTPRequestHandler):
     def do_OPTIONS(self) -> None:
         self._dispatch("OPTIONS")
 
+    def parse_request(self) -> bool:
+        """``BaseHTTPRequestHandler.parse_request``, but a request line of two words (HTTP/0.9, or bytes that are
+        no request) is answered 400 at once: it has no headers to wait for."""
+        words = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n").split()
+        if len(words) == 2:
+            self.command, self.request_version = None, self.default_request_version
+            self.requestline = " ".join(words)
+            self.send_error(HTTPStatus.BAD_REQUEST, "bad request line: expected METHOD PATH HTTP/1.x")
+            return False
+        return super().parse_request()
+
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Errors the HTTP layer finds itself (a malformed request line, an unknown method, headers too long)
-        answer JSON like every other answer: ``{"error": message}``."""
+        """Errors the HTTP layer finds itself (a malformed request line, an unsupported HTTP version (505), an
+        unknown method, headers too long) answer JSON like every other answer, ``{"error": message}``, with a
+        status line and headers (``default_request_version``); the connection is closed after it."""
         self.close_connection = True
         status = HTTPStatus(code)
-        self._send(status, {"error": message or status.phrase}, {"Connection": "close"})
+        message = (message or status.phrase)[:200]  # a repr of the request line may be 64 KB long
+        self.log_error("code %d, message %s", code, message)
+        self._send(status, {"error": message}, {"Connection": "close"})
 
     ROUTES: ClassVar[dict[str, tuple[str, str]]] = {"/state": ("GET", "_state"), "/events": ("GET", "_events"), "/actions": ("POST", "_actions")}
 
@@ -366,6 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         self._body: bytes | None = None
         try:
+            self._check_headers()
             if path not in self.ROUTES:
                 raise _HTTPError(HTTPStatus.NOT_FOUND, f"no such path {path[:60]!r}: /state, /events, /actions")
             allowed, handler = self.ROUTES[path]
@@ -382,6 +449,23 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception:
             log.exception("control interface: %s %s from %s failed", method, path, self.client_address[0])
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error; nothing was changed"})
+
+    def _check_headers(self) -> None:
+        """400 for a header of ``SINGLE_HEADERS`` given more than once or an HTTP/1.1 request without ``Host``;
+        421 for a ``Host`` that does not name this server (``ControlServer.accepts_host``). An HTTP/1.0 request
+        may leave ``Host`` out (a browser always sends it)."""
+        for name in SINGLE_HEADERS:
+            if len(self.headers.get_all(name) or ()) > 1:
+                raise _HTTPError(HTTPStatus.BAD_REQUEST, f"header {name} repeated; send it once")
+        host = self.headers.get("Host")
+        if host is None:
+            if self.request_version != "HTTP/1.0":
+                raise _HTTPError(HTTPStatus.BAD_REQUEST, f"{self.request_version[:12]} request without a Host header")
+            return
+        control = self.server.control
+        if not control.accepts_host(host):
+            raise _HTTPError(HTTPStatus.MISDIRECTED_REQUEST, f"Host {host.strip()[:60]!r} is not this server; "
+                                                             f"use {control.url}")
 
     def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -414,31 +498,34 @@ class _Handler(BaseHTTPRequestHandler):
         repeated = sorted(name for name, values in query.items() if len(values) > 1)
         if repeated:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
-        try:
-            after = int(query.get("after", ["0"])[-1])
-            wait = float(query.get("timeout", ["0"])[-1])
-        except ValueError:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, "after must be an integer and timeout a number of "
-                                                     "seconds") from None
-        if not 0 <= after <= MAX_SEQ or not 0 <= wait <= MAX_WAIT:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ} and timeout 0 to {MAX_WAIT:g} s")
-        return HTTPStatus.OK, self.server.control.events_after(after, wait)
+        after_text = query.get("after", ["0"])[-1]
+        wait_text = query.get("timeout", ["0"])[-1]
+        if not DIGITS.fullmatch(after_text) or len(after_text) > 16 or int(after_text) > MAX_SEQ:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal "
+                                                     f"digits; got {after_text[:20]!r}")
+        if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
+                                                     f"(25, 0.5); got {wait_text[:20]!r}")
+        return HTTPStatus.OK, self.server.control.events_after(int(after_text), float(wait_text))
 
     def _read_body(self) -> bytes:
         """The request body: ``Content-Length`` bytes, at most ``MAX_BODY`` (413 without reading a larger one),
-        411 without a length, 408 when it does not arrive within the request timeout."""
+        411 without a length, 400 for a length that is not plain decimal digits, 408 when it does not arrive
+        within the request timeout."""
         if self._body is not None:
             return self._body
         if self.headers.get("Transfer-Encoding"):
             raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required") from None
-        if length < 0:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, "Content-Length must not be negative")
-        if length > MAX_BODY:
+        text = self.headers.get("Content-Length")
+        if text is None:
+            raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
+        text = text.strip()
+        if not DIGITS.fullmatch(text):
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, "Content-Length must be a number of bytes in plain decimal "
+                                                     "digits")
+        if len(text) > 16 or int(text) > MAX_BODY:
             raise _HTTPError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
+        length = int(text)
         self._body = b""  # whatever happens next, the body is not read again
         try:
             raw = self.rfile.read(length)
@@ -450,8 +537,10 @@ class _Handler(BaseHTTPRequestHandler):
         return raw
 
     def _drain(self) -> None:
-        """Read a small unread body before an error answer; give up quietly on a bad length or a timeout."""
-        if self._body is None and self.headers is not None and self.headers.get("Content-Length"):
+        """Read a small unread body before an error answer; give up quietly on a bad length or a timeout, and
+        read nothing when repeated ``Content-Length`` headers disagree (the body's length is unknown)."""
+        lengths = set(self.headers.get_all("Content-Length") or ()) if self.headers is not None else set()
+        if self._body is None and len(lengths) == 1:
             try:
                 self._read_body()
             except _HTTPError:
@@ -490,12 +579,25 @@ class _Handler(BaseHTTPRequestHandler):
             except (binascii.Error, UnicodeDecodeError):
                 sep = ""
             if sep:
-                operator = authenticate(control.operators(), user, password)
+                operator = self._check_password(control, user, password)
         if operator is None:
             log.warning("control interface: refused credentials for user %r from %s", user[:40],
                         self.client_address[0])
             raise _HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
         return operator
+
+    def _check_password(self, control: ControlServer, user: str, password: str) -> Operator | None:
+        """``authenticate`` in one of ``control.checks``' places; 503 at once (``Retry-After: 1``) when all
+        ``max_checks`` are taken, so a flood of wrong passwords cannot take every core (module ``MAX_CHECKS``)."""
+        if not control.checks.acquire(blocking=False):
+            log.warning("control interface: %d password checks already running; refused a check for user %r "
+                        "from %s", control.max_checks, user[:40], self.client_address[0])
+            raise _HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{control.max_checks} password checks already "
+                                                             f"running; try again in a second", {"Retry-After": "1"})
+        try:
+            return authenticate(control.operators(), user, password)
+        finally:
+            control.checks.release()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Access log at debug level (http.server writes to standard error otherwise)."""

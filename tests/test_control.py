@@ -323,11 +323,21 @@ JSON = {"Content-Type": "application/json"}
     ("DELETE", "/events", None, {}, 405, "GET only"),
     ("GET", "/journal", None, {}, 404, "no such path"),
     ("GET", "/events?after=x", None, {}, 400, "integer"),
-    ("GET", "/events?timeout=31", None, {}, 400, "timeout 0 to 30"),
+    ("GET", "/events?timeout=31", None, {}, 400, "timeout must be 0 to 30"),
     ("GET", "/events?after=-1", None, {}, 400, "after must be 0 to"),
     ("GET", "/events?after=99999999999999999999999999999", None, {}, 400, "after must be 0 to"),
     ("GET", "/events?after=1&after=2", None, {}, 400, "after given more than once"),
     ("GET", "/events?since=3", None, {}, 400, "unknown parameter"),
+    # int() and float() take more than decimal digits; the cursor and the wait take digits only
+    ("GET", "/events?after=1_0", None, {}, 400, "after must be 0 to"),
+    ("GET", "/events?after=%2B5", None, {}, 400, "after must be 0 to"),
+    ("GET", "/events?after=+5", None, {}, 400, "after must be 0 to"),
+    ("GET", "/events?after=%205", None, {}, 400, "after must be 0 to"),
+    ("GET", "/events?after=5%0A", None, {}, 400, "after must be 0 to"),
+    ("GET", "/events?after=%EF%BC%95", None, {}, 400, "after must be 0 to"),
+    ("GET", "/events?timeout=1_0", None, {}, 400, "timeout must be 0 to 30"),
+    ("GET", "/events?timeout=1e1", None, {}, 400, "timeout must be 0 to 30"),
+    ("GET", "/events?timeout=nan", None, {}, 400, "timeout must be 0 to 30"),
 ])
 def test_hostile_requests_get_a_clear_error_and_change_nothing(bare_server, method, path, body, headers, status,
                                                               says):
@@ -540,11 +550,165 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
         service.close()
 
 
-@pytest.mark.parametrize("request_line, status", [(b"OPTIONS /state HTTP/1.0", 405), (b"BREW /state HTTP/1.0", 501)])
+@pytest.mark.parametrize("request_line, status", [
+    (b"OPTIONS /state HTTP/1.0", 405),
+    (b"BREW /state HTTP/1.0", 501),
+    (b"\x00\x01\x02 garbage", 400),  # two words: http.server took it for HTTP/0.9 and answered a bare body
+    (b"GET /state", 400),  # HTTP/0.9
+    (b"garbage", 400),
+    (b"GET /state HTTP/1.x", 400),
+    (b"PRI * HTTP/2.0", 505),  # the HTTP/2 preface
+    (b"GET /state HTTP/1.0 extra", 400),
+])
 def test_errors_of_the_http_layer_answer_json_too(bare_server, request_line, status):
-    """docs/control.md: every answer is JSON, also the errors http.server finds itself; nothing is queued."""
+    """docs/control.md: every answer is JSON with a status line and headers, also the errors http.server finds
+    itself; the connection is closed after it (``_raw`` reads until it is); nothing is queued."""
     answer = _raw(bare_server, request_line + b"\r\n\r\n")
     head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.split(b" ")[1] == str(status).encode()
-    assert b"application/json" in head and "error" in json.loads(body)
+    assert head.startswith(b"HTTP/1.0 " + str(status).encode() + b" ")
+    headers = head.lower().split(b"\r\n")[1:]
+    assert b"content-type: application/json" in headers
+    assert f"content-length: {len(body)}".encode() in headers
+    assert "error" in json.loads(body)
     assert bare_server.events.empty()
+
+
+_ACTION = b'{"action": "confirm"}'
+
+
+@pytest.mark.parametrize("extra, name", [
+    (f"Authorization: {_auth()['Authorization']}\r\nAuthorization: {_auth('sue')['Authorization']}\r\n"
+     f"Content-Length: {len(_ACTION)}\r\n", "Authorization"),
+    (f"Authorization: {_auth()['Authorization']}\r\nContent-Length: {len(_ACTION)}\r\nContent-Length: 3\r\n",
+     "Content-Length"),
+    (f"Authorization: {_auth()['Authorization']}\r\ncontent-length: {len(_ACTION)}\r\n"
+     f"Content-Length: {len(_ACTION)}\r\n", "Content-Length"),
+    (f"Authorization: {_auth()['Authorization']}\r\nContent-Length: {len(_ACTION)}\r\n"
+     f"Content-Type: text/plain\r\n", "Content-Type"),
+    (f"Authorization: {_auth()['Authorization']}\r\nContent-Length: {len(_ACTION)}\r\nHost: {{host}}\r\n",
+     "Host"),
+])
+def test_a_repeated_header_is_refused_and_nothing_is_queued(bare_server, extra, name):
+    """Two values of a header that says who, how long, what or for whom: the request is ambiguous, 400."""
+    host = f"127.0.0.1:{bare_server.port}"
+    head = (f"POST /actions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            + extra.replace("{host}", host) + "\r\n")
+    answer = _raw(bare_server, head.encode() + _ACTION)
+    status, _, body = answer.partition(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.0 400 ")
+    assert json.loads(body)["error"] == f"header {name} repeated; send it once"
+    assert bare_server.events.empty()
+
+
+@pytest.mark.parametrize("length", ["+2", "1_0", "0x10", "-1", "2 2"])
+def test_a_content_length_that_is_not_plain_digits_is_refused(bare_server, length):
+    head = (f"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n"
+            f"Authorization: {_auth()['Authorization']}\r\n\r\n").encode()
+    answer = _raw(bare_server, head + _ACTION)
+    status, _, body = answer.partition(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.0 400 ")
+    assert "Content-Length must be a number of bytes in plain decimal digits" in json.loads(body)["error"]
+    assert bare_server.events.empty()
+
+
+def _host_request(server, host: str | None, version: str = "HTTP/1.1", method: str = "GET",
+                  path: str = "/events?after=0", extra: str = "", body: bytes = b"") -> tuple[int, dict]:
+    """Status and JSON answer of a raw request with the given ``Host`` (None: no Host header)."""
+    head = f"{method} {path} {version}\r\n" + (f"Host: {host}\r\n" if host is not None else "") + extra + "\r\n"
+    answer = _raw(server, head.encode() + body)
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split(b" ")[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+
+
+@pytest.mark.parametrize("host", [
+    "evil.com", "evil.com:{port}", "127.0.0.1.evil.com:{port}", "localhost.evil.com:{port}",
+    "127.0.0.1", "localhost", "127.0.0.1:1", "127.0.0.1:{port}0", "127.0.0.2:{port}", "[::1]:{port}",
+    "[127.0.0.1]:{port}", "127.0.0.1:+{port}", "127.0.0.1:{port}:{port}", "", "[::1:{port}",
+])
+def test_a_host_that_is_not_this_server_is_misdirected(bare_server, host):
+    """DNS rebinding: a web page whose name now resolves to 127.0.0.1 sends its own name as Host; 421."""
+    status, answer = _host_request(bare_server, host.format(port=bare_server.port))
+    assert status == 421
+    assert answer["error"].endswith(f"is not this server; use http://127.0.0.1:{bare_server.port}")
+
+
+def test_an_action_to_a_misdirected_host_is_refused_and_nothing_is_queued(bare_server):
+    extra = (f"Content-Type: application/json\r\nContent-Length: {len(_ACTION)}\r\n"
+             f"Authorization: {_auth()['Authorization']}\r\n")
+    status, answer = _host_request(bare_server, f"evil.com:{bare_server.port}", method="POST", path="/actions",
+                                   extra=extra, body=_ACTION)
+    assert status == 421 and "'evil.com:" in answer["error"]
+    assert bare_server.events.empty()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LocalHost:{port}", " 127.0.0.1:{port} "])
+def test_the_server_own_host_is_served(bare_server, host):
+    assert _host_request(bare_server, host.format(port=bare_server.port))[0] == 200
+
+
+def test_a_missing_host_is_refused_on_http_1_1_only(bare_server):
+    status, answer = _host_request(bare_server, None)
+    assert status == 400 and answer["error"] == "HTTP/1.1 request without a Host header"
+    assert _host_request(bare_server, None, version="HTTP/1.0")[0] == 200
+
+
+def test_the_server_on_ipv6_takes_its_own_host_only(operators_file):
+    try:
+        server = ControlServer(ControlConfig(True, "::1", 0, operators_file), queue.Queue())
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    server.start()
+    try:
+        def status(host):
+            with socket.create_connection(("::1", server.port), timeout=PATIENCE) as sock:
+                sock.sendall(f"GET /events?after=0 HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+                return sock.makefile("rb").readline().split(b" ")[1]
+        assert status(f"[::1]:{server.port}") == status(f"localhost:{server.port}") == b"200"
+        assert status(f"127.0.0.1:{server.port}") == status(f"::1:{server.port}") == b"421"
+    finally:
+        server.stop()
+
+
+def test_password_checks_beyond_the_bound_are_refused_at_once(operators_file, monkeypatch):
+    """The checks held in ``authenticate`` take every place; one more is 503 without reaching a check, a request
+    without credentials is still answered 401, and the places are free again once the checks end."""
+    import controller.control as control
+
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue(), max_checks=2)
+    server.start()
+    entered = threading.Semaphore(0)
+    release = threading.Event()
+    real = control.authenticate
+
+    def held(operators, user, password):
+        entered.release()
+        assert release.wait(PATIENCE), "the test never released the checks"
+        return real(operators, user, password)
+
+    monkeypatch.setattr(control, "authenticate", held)
+    client = Client(server)
+    answers = []
+    holders = [threading.Thread(target=lambda: answers.append(client.act("confirm"))),
+               threading.Thread(target=lambda: answers.append(client.act("confirm", password="wrong-password")))]
+    try:
+        for holder in holders:
+            holder.start()
+        for _ in holders:
+            assert entered.acquire(timeout=PATIENCE)
+        status, headers, body = client.request("POST", "/actions", _ACTION, {**JSON, **_auth("sue")})
+        assert status == 503 and headers["Retry-After"] == "1"
+        assert json.loads(body)["error"] == "2 password checks already running; try again in a second"
+        assert not entered.acquire(blocking=False)  # the refused request never reached a check
+        assert client.request("POST", "/actions", _ACTION, JSON)[0] == 401  # no credentials: no check to wait for
+    finally:
+        release.set()
+        for holder in holders:
+            holder.join()
+    assert sorted(status for status, _ in answers) == [202, 401]
+    assert server.checks.acquire(blocking=False) and server.checks.acquire(blocking=False)  # both places free
+    assert not server.checks.acquire(blocking=False)
+    server.checks.release()
+    server.checks.release()
+    assert client.act("confirm", user="sue")[0] == 202
+    assert server.events.qsize() == 2
+    server.stop()
