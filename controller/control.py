@@ -347,6 +347,8 @@ class _Server(ThreadingHTTPServer):
     """``ThreadingHTTPServer`` that logs a handler's unexpected error instead of printing it."""
 
     daemon_threads = True  # a handler blocked on a slow client must not keep the process alive
+    #: connections waiting to be accepted; the standard library's 5 resets the sixth of a burst of clients
+    request_queue_size = 64
     control: ControlServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
