@@ -463,22 +463,26 @@ def test_control_configuration_is_checked(tmp_path, entry, says):
         parse_control_config(tmp_path / "table.yaml", entry)
 
 
-def test_loopback_addresses_are_accepted_and_ipv6_serves(tmp_path, operators_file):
-    assert parse_control_config(tmp_path / "t.yaml", {"host": "::1", "port": 0}).host == "::1"
-    assert parse_control_config(tmp_path / "t.yaml", None).enabled is False
+@pytest.fixture
+def ipv6_server(operators_file):
+    """A server on the IPv6 loopback (the test is skipped on a machine without one)."""
     try:
         server = ControlServer(ControlConfig(True, "::1", 0, operators_file), queue.Queue())
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
     server.start()
-    try:
-        conn = http.client.HTTPConnection("::1", server.port, timeout=PATIENCE)
-        conn.request("GET", "/state")
-        assert conn.getresponse().status == 503
-        conn.close()
-        assert server.url == f"http://[::1]:{server.port}"
-    finally:
-        server.stop()
+    yield server
+    server.stop()
+
+
+def test_loopback_addresses_are_accepted_and_ipv6_serves(tmp_path, ipv6_server):
+    assert parse_control_config(tmp_path / "t.yaml", {"host": "::1", "port": 0}).host == "::1"
+    assert parse_control_config(tmp_path / "t.yaml", None).enabled is False
+    conn = http.client.HTTPConnection("::1", ipv6_server.port, timeout=PATIENCE)
+    conn.request("GET", "/state")
+    assert conn.getresponse().status == 503
+    conn.close()
+    assert ipv6_server.url == f"http://[::1]:{ipv6_server.port}"
 
 
 def test_operator_add_writes_a_private_file_and_the_password_verifies(tmp_path, monkeypatch, capsys):
@@ -652,21 +656,16 @@ def test_a_missing_host_is_refused_on_http_1_1_only(bare_server):
     assert _host_request(bare_server, None, version="HTTP/1.0")[0] == 200
 
 
-def test_the_server_on_ipv6_takes_its_own_host_only(operators_file):
-    try:
-        server = ControlServer(ControlConfig(True, "::1", 0, operators_file), queue.Queue())
-    except OSError:
-        pytest.skip("no IPv6 loopback on this machine")
-    server.start()
-    try:
-        def status(host):
-            with socket.create_connection(("::1", server.port), timeout=PATIENCE) as sock:
-                sock.sendall(f"GET /events?after=0 HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-                return sock.makefile("rb").readline().split(b" ")[1]
-        assert status(f"[::1]:{server.port}") == status(f"localhost:{server.port}") == b"200"
-        assert status(f"127.0.0.1:{server.port}") == status(f"::1:{server.port}") == b"421"
-    finally:
-        server.stop()
+def test_the_server_on_ipv6_takes_its_own_host_only(ipv6_server):
+    port = ipv6_server.port
+
+    def status(host):
+        with socket.create_connection(("::1", port), timeout=PATIENCE) as sock:
+            sock.sendall(f"GET /events?after=0 HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            return sock.makefile("rb").readline().split(b" ")[1]
+
+    assert status(f"[::1]:{port}") == status(f"localhost:{port}") == b"200"
+    assert status(f"127.0.0.1:{port}") == status(f"::1:{port}") == b"421"
 
 
 def test_password_checks_beyond_the_bound_are_refused_at_once(operators_file, monkeypatch):

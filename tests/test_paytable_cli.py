@@ -102,32 +102,23 @@ def test_bonus_return_of_a_richer_table_follows_its_odds(tmp_path):
     assert f"return to player   {returned.numerator}/{returned.denominator} = {100 * float(returned):.4f}%" in proc.stdout
 
 
-def test_a_refused_pay_table_exits_2_with_one_line(tmp_path):
-    text = (CONFIG_DIR / "jurisdictions" / "nj.yaml").read_text()
-    path = tmp_path / "low.yaml"
-    path.write_text(text.replace("      royal_flush: 250\n", "      royal_flush: 200\n"))
+@pytest.mark.parametrize("code, paid, says", [
+    ("nj", "200", "royal_flush pays 200 to 1, below the minimum 250 to 1 of New Jersey"),
+    # no house edge of minus quintillions of percent: refused on load, as `par-sheet` refuses them
+    ("ny", "99999999999999999999", "royal_flush pays 99999999999999999999 to 1, above the largest odds "
+                                   "1000000 to 1"),
+], ids=["below-the-minimum", "beyond-a-million-to-one"])
+def test_a_refused_pay_table_exits_2_with_one_line_naming_file_line_and_hand(tmp_path, code, paid, says):
+    text = (CONFIG_DIR / "jurisdictions" / f"{code}.yaml").read_text()
+    path = tmp_path / "refused.yaml"
+    path.write_text(text.replace("      royal_flush: 250\n", f"      royal_flush: {paid}\n"))
     line = 1 + text.splitlines().index("      royal_flush: 250")
     proc = run(str(path))
     assert proc.returncode == 2 and proc.stdout == ""
     (message,) = proc.stderr.splitlines()
-    assert f"{path}: line {line}: pay_tables.five_card_bonus.pays.royal_flush: royal_flush pays 200 to 1, " \
-           "below the minimum 250 to 1 of New Jersey" in message
+    assert f"{path}: line {line}: pay_tables.five_card_bonus.pays.royal_flush: {says}" in message
 
 
 def test_an_unknown_jurisdiction_exits_2():
     proc = run("zz")
     assert proc.returncode == 2 and "unknown jurisdiction 'zz'" in proc.stderr and proc.stdout == ""
-
-
-def test_odds_beyond_a_million_to_one_exit_2_naming_file_line_hand_and_bound(tmp_path):
-    """No house edge of minus quintillions of percent: odds above 1,000,000 to 1 are refused on load, before
-    anything is printed, as `par-sheet` refuses them."""
-    text = (CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text()
-    path = tmp_path / "huge.yaml"
-    path.write_text(text.replace("      royal_flush: 250\n", "      royal_flush: 99999999999999999999\n"))
-    line = 1 + text.splitlines().index("      royal_flush: 250")
-    proc = run(str(path))
-    assert proc.returncode == 2 and proc.stdout == ""
-    (message,) = proc.stderr.splitlines()
-    assert f"{path}: line {line}: pay_tables.five_card_bonus.pays.royal_flush: royal_flush pays " \
-           "99999999999999999999 to 1, above the largest odds 1000000 to 1" in message
