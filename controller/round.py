@@ -443,7 +443,11 @@ class Round:
         if self.state == "starting":
             self._emit(cmd.FaultRaised(None, event.device, event.code, event.detail))
             return
-        self._fail(event.device, event.code, event.detail, resumable=event.code not in UNTRUSTED_CODES)
+        # A shoe that refuses a request (NAK) does not hold the state the journal gives it (a shuffle it no
+        # longer has, after a power cycle): asking again is refused again, and its deck cannot be trusted.
+        refused_by_shoe = event.device == "shoe" and event.code == "protocol"
+        self._fail(event.device, event.code, event.detail,
+                   resumable=event.code not in UNTRUSTED_CODES and not refused_by_shoe)
 
     def _on_SupervisorKey(self, event: ev.SupervisorKey) -> None:
         self.supervisor_key = (event.key_id or "supervisor") if event.on else None

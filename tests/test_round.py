@@ -919,6 +919,22 @@ def test_a_shoe_that_forgot_its_shuffle_before_the_cross_may_be_asked_again():
     assert [d.txn_id for d in of_type(out, cmd.Dispense)] == [in_flight]
 
 
+@pytest.mark.parametrize("device, resumable", [("shoe", False), ("sensors", True), ("panel", True)])
+def test_a_request_the_shoe_refuses_can_only_be_voided(device, resumable):
+    """A shoe that NAKs a request (``protocol``) does not hold the state the journal gives it, e.g. the shuffle
+    it lost in a power cycle: asking it again would be refused again, so the round can only be voided. A frame
+    refused by the sensors or the panel is asked again."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock(WAGERS)
+    driver.send(ev.DeviceFault(device, "protocol", "device rejected DISPENSE txn 16 (5 cards): not_allowed_now"))
+    (fault,) = of_type(driver.outputs, cmd.FaultRaised)
+    assert (fault.device, fault.cause, fault.resumable) == (device, "protocol", resumable)
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    assert driver.machine.allowed_actions() == (("clear_fault", "void_round") if resumable else ("void_round",))
+
+
 def test_fault_while_faulted_stays_faulted():
     """domain.md faults: a second fault while faulted keeps the machine in ``fault`` (recorded, not lost)."""
     driver = drive_to("dealing_players")
