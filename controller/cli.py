@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -139,11 +140,21 @@ def _recall(args: argparse.Namespace) -> int:
     from controller.table import load_table_config
 
     try:
-        path = args.journal or load_table_config(args.config).journal
+        path = Path(args.journal or load_table_config(args.config).journal)
+        if not path.exists():
+            raise JournalError(f"{path}: no such file")
         records = read_records(path, skip_torn_tail=True)
+        torn = False  # a last line without its newline: an append a crash cut short
+        if path.stat().st_size:
+            with path.open("rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
+    if torn:  # not a tampering: the next start of the service sets it aside
+        print(f"crisscross recall: note: {path} ends with an incomplete record, never applied (a crash cut it "
+              f"short; the next start moves it to {path.name}.torn); it is not shown", file=sys.stderr)
     problem = verify_chain(records)
     if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
         warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"

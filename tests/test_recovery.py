@@ -199,6 +199,26 @@ def test_recall_of_a_journal_that_does_not_verify_says_so_on_the_copy_and_in_the
     assert "Round 1 (closed)" in proc.stdout
 
 
+def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record(tmp_path):
+    """A mistyped path is not "no rounds"; a record a crash cut short is not tampering, but it is said."""
+    missing = tmp_path / "nope.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(missing)],
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"crisscross recall: {missing}: no such file\n")
+    assert not missing.exists()
+    path = tmp_path / "j.jsonl"
+    recorder = Recorder(path)
+    play_until(recorder)
+    recorder.journal.close()
+    with path.open("ab") as handle:
+        handle.write(b'{"seq": 99999, "kind": "rec')
+    proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "Round 1 (closed)" in proc.stdout
+    assert proc.stderr == (f"crisscross recall: note: {path} ends with an incomplete record, never applied (a crash "
+                           f"cut it short; the next start moves it to j.jsonl.torn); it is not shown\n")
+
+
 def test_recall_shows_the_last_rounds_step_by_step(tmp_path):
     """``crisscross recall --last N``: each round in order with the locked bets, the cards in dealing order,
     decisions, reveals, settlement, and faults with who cleared them."""
