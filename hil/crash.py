@@ -176,9 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"journal: {journal}")
     print(f"kills (SIGKILL): {result.kills}; service starts: {result.starts}; "
           f"time: {time.monotonic() - started:.0f} s")
+    lost = sum(result.supervisor_presses.values()) - sum(result.supervisor_actions.values())
     print(f"rounds closed: {result.rounds_closed}; rounds voided: {result.rounds_voided}; "
-          f"supervisor actions journaled: {result.supervisor_actions} "
-          f"(presses made: {result.supervisor_presses}; one made while the service was down is lost)")
+          f"supervisor actions journaled: {result.supervisor_actions}"
+          + (f" (presses made: {result.supervisor_presses}: {lost} reached no running service)" if lost else ""))
     print(f"discrepancies: {len(result.problems)}")
     for problem in result.problems:
         print(f"  - {problem}")
