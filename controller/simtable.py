@@ -114,6 +114,8 @@ class SimulatedTable:
             lamps = self.panel.lamps
             if button in lamps:
                 return True
+            if button == "open_betting" and "no_more_bets" in lamps:
+                return True  # betting was opened by someone else (the control interface): the round is on
             if button != "open_betting" and "open_betting" in lamps:
                 raise RoundOver
             if self._last_pressed in lamps and self._last_pressed != button:
@@ -130,6 +132,8 @@ class SimulatedTable:
         """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
         the lamp went out (a later ``_wait`` presses it again should it light up again), False when stopped."""
         while self._wait(button):
+            if button not in self.panel.lamps:
+                return True  # opened meanwhile by someone else (see ``_wait``): nothing to press
             self._act(self.panel.press, button)
             self._last_pressed = button
             if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
