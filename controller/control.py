@@ -516,7 +516,7 @@ class _Handler(BaseHTTPRequestHandler):
         within the request timeout."""
         if self._body is not None:
             return self._body
-        if self.headers.get("Transfer-Encoding"):
+        if "Transfer-Encoding" in self.headers:  # even empty: the body's framing would be ambiguous
             raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
         text = self.headers.get("Content-Length")
         if text is None:

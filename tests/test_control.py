@@ -318,6 +318,9 @@ JSON = {"Content-Type": "application/json"}
     ("POST", "/actions", b'{"action": "void_round"}', JSON, 400, "needs a reason"),
     ("POST", "/actions", b'{"action": "confirm"}', {"Content-Type": "text/plain"}, 415, "application/json"),
     ("POST", "/actions", b'{"action": "confirm"}', {}, 415, "application/json"),
+    # a body framed two ways is ambiguous (request smuggling), even with an empty Transfer-Encoding
+    ("POST", "/actions", b'{"action": "confirm"}', {**JSON, "Transfer-Encoding": "chunked"}, 411, "not chunked"),
+    ("POST", "/actions", b'{"action": "confirm"}', {**JSON, "Transfer-Encoding": ""}, 411, "not chunked"),
     ("GET", "/actions", None, {}, 405, "POST only"),
     ("POST", "/state", b"{}", JSON, 405, "GET only"),
     ("DELETE", "/events", None, {}, 405, "GET only"),
