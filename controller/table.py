@@ -197,6 +197,14 @@ def _table_id(path: Path, data: dict) -> str:
     return table_id
 
 
+def jurisdictions_home(table_path: Path) -> Path:
+    """The folder whose ``jurisdictions/`` holds the jurisdiction codes of the table file at ``table_path``:
+    the table file's own folder when it has a ``jurisdictions`` folder (a copied configuration), else
+    ``CONFIG_DIR``. Pass it as ``config_dir`` to ``controller.paytable.load_jurisdiction``."""
+    here = Path(table_path).parent
+    return here if (here / "jurisdictions").is_dir() else CONFIG_DIR
+
+
 def _jurisdiction(path: Path, data: dict) -> str:
     """``jurisdiction``: a code (letters, as ``load_jurisdiction`` takes them, with a file in the jurisdictions
     folder beside ``path`` or else in ``config/``) unless a file of that name is beside ``path``; otherwise a
@@ -208,9 +216,7 @@ def _jurisdiction(path: Path, data: dict) -> str:
     here = path.parent / text  # an absolute path stays as written
     try:
         if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
-            # looked up as ``service.jurisdiction_for`` does: beside table.yaml when it has them, else config/
-            folder = path.parent / "jurisdictions"
-            folder = folder if folder.is_dir() else CONFIG_DIR / "jurisdictions"
+            folder = jurisdictions_home(path) / "jurisdictions"  # where the service will look it up
             if not (folder / f"{text.lower()}.yaml").is_file():
                 known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
                 raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in {folder}: {known})", line)
