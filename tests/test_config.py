@@ -242,6 +242,50 @@ def test_an_explicit_yaml_tag_is_refused_with_its_line(tmp_path, tagged, message
         load_yaml(path)
 
 
+def test_a_tag_that_agrees_with_the_value_changes_nothing(tmp_path):
+    """``!!int 4`` is the integer 4 with or without its tag, ``!!bool true`` is true: such a tag is accepted and
+    the value is what the untagged text gives; a tag that would change it (``!!bool yes``, ``!!float 1``) is
+    refused above."""
+    path = tmp_path / "any.yaml"
+    path.write_text("retries: !!int 4\nvalue: !!bool true\nname: !!str CC-01\nseats: !!seq [1, 2]\n")
+    assert load_yaml(path) == {"retries": 4, "value": True, "name": "CC-01", "seats": [1, 2]}
+    for tagged in ("!!bool yes", "!!float 1", "!!int 4.0"):
+        path.write_text(f"a: 1\nb: {tagged}\n")
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2: explicit tag")):
+            load_yaml(path)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("base: &base {min: 500, max: 50000}\nante:\n  <<: *base\n  max: 40000\n", 3),
+    ("base: &base {min: 500, max: 50000}\nante: {<<: *base}\n", 2),
+    ("a: 1\n<<: {b: 2}\n", 2),
+])
+def test_a_yaml_merge_key_is_refused_with_file_and_line(tmp_path, text, line):
+    """``<<`` would copy keys from elsewhere, overridden silently by the keys written beside it; configuration
+    files write each key where it applies."""
+    path = tmp_path / "any.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_yaml(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {line}: merge keys (<<) are not used in configuration files"), message
+    assert "\n" not in message and "constructor" not in message
+    path.write_text('ante: {"<<": 1}\n')  # quoted, it is an ordinary key
+    assert load_yaml(path) == {"ante": {"<<": 1}}
+
+
+def test_a_merge_key_in_table_yaml_is_refused_with_its_line(tmp_path):
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    old = "  five_card_bonus: {min: 100, max: 10000}\n"
+    assert old in text
+    edited = text.replace(old, old + "  <<: {extra: 1}\n")
+    path = tmp_path / "table.yaml"
+    path.write_text(edited)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {_line_of(edited, '<<:')}: merge keys (<<) "
+                                                    "are not used in configuration files (limits)")):
+        load_table_config(path)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(min_value=-10**30, max_value=10**30))
 def test_property_a_plain_decimal_integer_is_read_as_itself(tmp_path, n):
