@@ -226,6 +226,18 @@ def _line_hint(value: Any) -> int | None:
     return value.line if isinstance(value, YamlMapping) else None
 
 
+def require_text(path: Path, where: str, value: Any, what: str, line: int | None = None) -> str:
+    """Return ``value`` if it is text that is not blank and holds no NUL character (a path, a port, a host, a
+    device id), else raise ``ConfigError`` naming ``path``, ``line`` (when known), ``where`` and ``what`` was
+    expected (``"expected a file path (text), got None"``): an empty key is None to YAML, a list or a number is
+    no path, and ``str()`` of them would name a file ``None`` or ``['a', 'b']``."""
+    if not isinstance(value, str) or not value.strip():
+        raise error(path, where, f"expected {what} (text), got {value!r}", line)
+    if "\0" in value:
+        raise error(path, where, f"{value!r} holds a NUL character", line)
+    return value
+
+
 def require_int(path: Path, where: str, value: Any, minimum: int | None = None, line: int | None = None,
                 maximum: int | None = None) -> int:
     """Return ``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (either None: no bound),
