@@ -16,7 +16,8 @@
   five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
 - ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
   prints the settlement as JSON (``controller.settlement.settle_round``); with ``--table`` the seats must be in
-  play at that table and the antes and five-card bonus within its limits. Invalid input: exit status 2, one line on
+  play at that table, the antes and five-card bonus within its limits, and a jurisdiction code is looked up as
+  ``run`` does for that table (``jurisdictions/`` beside it when it has one, else ``config/``). Invalid input: exit status 2, one line on
   standard error naming the seat, the field and what is wrong, nothing on standard output.
 
 Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the service.
@@ -86,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
                             parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
     settle.add_argument("--table", type=Path, default=None, metavar="TABLE_YAML",
-                        help="also check the seats in play and the table limits of this table configuration")
+                        help="also check the seats in play and the table limits of this table configuration, "
+                             "and read a jurisdiction code from its jurisdictions folder as run does")
 
     recall = sub.add_parser("recall", help="the last rounds of the journal, step by step (a supervisor's view: "
                                            "it shows face-down cards)", parents=[common])
@@ -209,15 +211,17 @@ def _paytable(name: str) -> int:
 
 def _settle(path: Path | None, table_path: Path | None = None) -> int:
     from controller.settlement import SettlementInputError, settle_round
-    from controller.table import load_table_config
+    from controller.table import jurisdictions_home, load_table_config
 
     table = None
+    config_dir = CONFIG_DIR
     if table_path is not None:
         try:
             table = load_table_config(table_path)
         except ConfigError as exc:
             print(f"crisscross: {exc}", file=sys.stderr)
             return 2
+        config_dir = jurisdictions_home(table.source)  # a code is the table's, as ``crisscross run`` reads it
 
     source = str(path) if path else "<stdin>"
     try:
@@ -234,7 +238,7 @@ def _settle(path: Path | None, table_path: Path | None = None) -> int:
         print(f"{source}: invalid JSON: {str(exc)[:100] or type(exc).__name__}", file=sys.stderr)
         return 2
     try:
-        result = settle_round(data, table=table)
+        result = settle_round(data, config_dir, table=table)
     except SettlementInputError as exc:
         print(f"{source}: {exc}", file=sys.stderr)
         return 2

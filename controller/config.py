@@ -61,6 +61,7 @@ PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class _RefusedScalar(yaml.YAMLError):
@@ -78,11 +79,15 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
     Scalars follow YAML 1.2 where YAML 1.1 surprises: an integer is a plain decimal (``PLAIN_INT``), and any
     other text YAML 1.1 reads as an integer (octal, hexadecimal, binary, base 60, underscores, a leading ``+``)
-    is refused, as is a number written with ``_`` or ``:`` (``1_0.5``, ``1:30.0``) and an explicit tag
-    (``!!int``, ``!!binary``, ``!!set``...: a configuration value is written as itself, text quoted). Only ``true`` and ``false``
-    (also ``True``, ``TRUE``, ``False``, ``FALSE``) are booleans: ``yes``, ``no``, ``on`` and ``off`` are text,
-    so a key that expects true or false refuses them by name and a key that expects text (a table name, a
-    device id) keeps what was written.
+    is refused, as is a number written with ``_`` or ``:`` (``1_0.5``, ``1:30.0``). An explicit tag that
+    changes what the value would be without it is refused (``!!int '0x10'``, ``!!str 12``, ``!!float 1``,
+    ``!!bool yes``, ``!!binary``, ``!!set``, a local ``!tag``...: a configuration value is written as itself,
+    text quoted); a tag that agrees with what the value reads as without it (``!!int 4``, ``!!bool true``,
+    ``!!str abc``) changes nothing and is accepted, the value still checked as if untagged. Merge keys
+    (``<<: *anchor``) are refused: each key is written where it applies. Only ``true`` and ``false`` (also
+    ``True``, ``TRUE``, ``False``, ``FALSE``) are booleans: ``yes``, ``no``, ``on`` and ``off`` are text, so a
+    key that expects true or false refuses them by name and a key that expects text (a table name, a device
+    id) keeps what was written.
     """
 
     def construct_document(self, node):  # noqa: D102 - PyYAML hook
@@ -117,8 +122,8 @@ _UniqueKeyLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRU
 
 
 def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
-    """Refuse, before anything is built, an integer or number of ``root``'s tree that is not plain decimal, and
-    a node whose tag was written explicitly.
+    """Refuse, before anything is built, an integer or number of ``root``'s tree that is not plain decimal, a
+    node whose explicit tag differs from the tag its value resolves to without one, and a merge key (``<<``).
 
     Raises ``_RefusedScalar`` with the line, the text and its key path (for a number, with the value YAML 1.1
     would give it).
@@ -149,6 +154,10 @@ def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
             stack.extend((item, f"{where}[{i}]") for i, item in enumerate(node.value))
         elif isinstance(node, yaml.MappingNode):
             for key, value in node.value:
+                if key.tag == _MERGE_TAG:  # PyYAML would merge the aliased mapping in; the loader does not
+                    at = f" ({where})" if where else ""
+                    raise _RefusedScalar(key.start_mark.line + 1, f"merge keys (<<) are not used in configuration "
+                                                                  f"files{at}: write each key where it applies")
                 name = key.value if isinstance(key, yaml.ScalarNode) else "?"
                 stack.append((key, where or "top level"))
                 stack.append((value, f"{where}.{name}" if where else str(name)))
@@ -168,7 +177,8 @@ def load_yaml(path: Path) -> dict[str, Any]:
 
     Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column), a number
     that is not plain decimal (with line and text, ``"{file}: line 12: '01000' is not a plain decimal integer
-    (...)"``; see ``_UniqueKeyLoader``) or a document that is not a mapping.
+    (...)"``), a tag that changes a value or a merge key (with line; see ``_UniqueKeyLoader``) or a document
+    that is not a mapping.
     """
     if Path(path).exists() and not Path(path).is_file():
         raise ConfigError(f"{path}: not a regular file")
@@ -214,6 +224,18 @@ def check_keys(path: Path, where: str, mapping: Any, required: set[str], optiona
 
 def _line_hint(value: Any) -> int | None:
     return value.line if isinstance(value, YamlMapping) else None
+
+
+def require_text(path: Path, where: str, value: Any, what: str, line: int | None = None) -> str:
+    """Return ``value`` if it is text that is not blank and holds no NUL character (a path, a port, a host, a
+    device id), else raise ``ConfigError`` naming ``path``, ``line`` (when known), ``where`` and ``what`` was
+    expected (``"expected a file path (text), got None"``): an empty key is None to YAML, a list or a number is
+    no path, and ``str()`` of them would name a file ``None`` or ``['a', 'b']``."""
+    if not isinstance(value, str) or not value.strip():
+        raise error(path, where, f"expected {what} (text), got {value!r}", line)
+    if "\0" in value:
+        raise error(path, where, f"{value!r} holds a NUL character", line)
+    return value
 
 
 def require_int(path: Path, where: str, value: Any, minimum: int | None = None, line: int | None = None,

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
-from controller.config import ConfigError, check_keys, require_int
+from controller.config import ConfigError, check_keys, error, line_of, require_int, require_text
 from controller.inputs import ACTIONS, OperatorAction
 from controller.operators import Operator, authenticate, load_operators
 
@@ -114,31 +114,32 @@ def parse_control_config(path: Path, entry: Any) -> ControlConfig:
     """Check the ``control:`` mapping of the table file at ``path`` (None: the defaults, interface off).
 
     A relative ``operators`` path is relative to the table file's folder (default ``operators.yaml`` there).
-    Raises ``ConfigError`` naming the file and key for an unknown key, a non-boolean ``enabled``, a port outside
-    0-65535, or a host that is not a literal loopback address (127.0.0.0/8 or ::1): the interface sends
-    dealer and supervisor actions and must not be reachable from the network (docs/control.md).
+    Raises ``ConfigError`` naming the file, the line (when ``entry`` was read from it) and the key for an
+    unknown key, a non-boolean ``enabled``, a port outside 0-65535, an ``operators`` that is not a file path
+    (non-blank text), or a host that is not a literal loopback address (127.0.0.0/8 or ::1) written as text:
+    the interface sends dealer and supervisor actions and must not be reachable from the network
+    (docs/control.md).
     """
     path = Path(path)
     entry = {} if entry is None else entry
     check_keys(path, "control", entry, set(), {"enabled", "host", "port", "operators"})
     enabled = entry.get("enabled", False)
     if not isinstance(enabled, bool):
-        raise ConfigError(f"{path}: control.enabled: expected true or false, got {enabled!r}")
+        raise error(path, "control.enabled", f"expected true or false, got {enabled!r}", line_of(entry, "enabled"))
     host = entry.get("host", "127.0.0.1")
     try:
-        loopback = ipaddress.ip_address(str(host)).is_loopback
+        loopback = isinstance(host, str) and ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = False
     if not loopback:
-        raise ConfigError(f"{path}: control.host: {host!r} is not a loopback address (127.0.0.1 or ::1); the "
-                          f"control interface is never served to the network")
-    port = require_int(path, "control.port", entry.get("port", DEFAULT_PORT), 0)
+        raise error(path, "control.host", f"{host!r} is not a loopback address (127.0.0.1 or ::1); the control "
+                    "interface is never served to the network", line_of(entry, "host"))
+    port = require_int(path, "control.port", entry.get("port", DEFAULT_PORT), 0, line_of(entry, "port"))
     if port > 65535:
-        raise ConfigError(f"{path}: control.port: {port} is above 65535")
-    operators = entry.get("operators", "operators.yaml")
-    if not isinstance(operators, str) or not operators:
-        raise ConfigError(f"{path}: control.operators: expected a file path, got {operators!r}")
-    return ControlConfig(enabled, str(host), port, path.parent / operators)
+        raise error(path, "control.port", f"{port} is above 65535", line_of(entry, "port"))
+    operators = require_text(path, "control.operators", entry.get("operators", "operators.yaml"), "a file path",
+                             line_of(entry, "operators"))
+    return ControlConfig(enabled, host, port, path.parent / operators)
 
 
 def public_record(record: dict[str, Any]) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from controller.config import ConfigError, check_keys, load_yaml
+from controller.config import check_keys, error, line_of, load_yaml
 from controller.inputs import ROLES
 
 #: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
@@ -103,28 +103,32 @@ def authenticate(operators: dict[str, Operator], user: str, password: str) -> Op
 def load_operators(path: Path) -> dict[str, Operator]:
     """Read an operators file (module docstring); an absent file has no operators.
 
-    Raises ``ConfigError`` naming the file and user for malformed YAML, an unknown key, a bad name, an unknown
-    role or a password entry that is not a ``pbkdf2_sha256`` hash of at least ``MIN_ITERATIONS`` iterations.
+    Raises ``ConfigError`` naming the file, the line and the user for malformed YAML, ``operators`` that is not
+    a mapping, an unknown key, a bad name, an unknown role or a password entry that is not a ``pbkdf2_sha256``
+    hash of at least ``MIN_ITERATIONS`` iterations.
     """
     path = Path(path)
     if not path.exists():
         return {}
     data = load_yaml(path)
     check_keys(path, "top level", data, {"operators"})
-    entries = data["operators"] or {}
+    entries = {} if data["operators"] is None else data["operators"]  # ``operators:`` left empty: no one yet
     if not isinstance(entries, dict):
-        raise ConfigError(f"{path}: operators: expected a mapping of user names, got {type(entries).__name__}")
+        raise error(path, "operators", f"expected a mapping of user names, got {type(entries).__name__}",
+                    line_of(data, "operators"))
     operators = {}
     for name, entry in entries.items():
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            raise ConfigError(f"{path}: operators: {name!r} is not a user name (letters, digits, . _ -; 1-40)")
+            raise error(path, "operators", f"{name!r} is not a user name (letters, digits, . _ -; 1-40)",
+                        line_of(entries, name))
         check_keys(path, f"operators.{name}", entry, {"role", "password"})
         if entry["role"] not in ROLES:
-            raise ConfigError(f"{path}: operators.{name}.role: {entry['role']!r} is not one of {', '.join(ROLES)}")
+            raise error(path, f"operators.{name}.role", f"{entry['role']!r} is not one of {', '.join(ROLES)}",
+                        line_of(entry, "role"))
         try:
             _parse_hash(entry["password"])
         except ValueError as exc:
-            raise ConfigError(f"{path}: operators.{name}.password: {exc}") from None
+            raise error(path, f"operators.{name}.password", str(exc), line_of(entry, "password")) from None
         operators[name] = Operator(name, entry["role"], entry["password"])
     return operators
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller import commands as cmd
-from controller.config import CONFIG_DIR
 from controller.control import ControlServer
 from controller.inputs import ServiceStarted
 from controller.journal import Journal
@@ -34,7 +33,7 @@ from controller.recovery import Recovered, replay
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round import Round
 from controller.summary import format_round
-from controller.table import TableConfig
+from controller.table import TableConfig, jurisdictions_home
 from drivers import DRIVERS
 from drivers.events import DeviceFault
 from drivers.link import Device, LinkDown
@@ -199,8 +198,7 @@ SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
     """Load the table's jurisdiction: a code from ``jurisdictions/`` beside ``table.yaml``, else from ``config/``;
     a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder)."""
-    here = config.source.parent
-    return load_jurisdiction(config.jurisdiction, here if (here / "jurisdictions").is_dir() else CONFIG_DIR)
+    return load_jurisdiction(config.jurisdiction, jurisdictions_home(config.source))
 
 
 def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None,

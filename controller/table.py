@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cards import short
-from controller.config import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
+from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text
 from controller.control import ControlConfig, parse_control_config
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
@@ -108,13 +108,16 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     ``jurisdiction`` is a code (``ny``; looked up by ``controller.service.jurisdiction_for``) or the path of a
     jurisdiction file, relative to this file's folder like ``journal`` and ``control.operators``; it is kept
     as the resolved path.
-    Raises ``ConfigError`` naming the file and key (and the line, where the check is this function's own) for a
-    missing/unknown key, a ``table_id`` that is empty, longer than ``MAX_TABLE_ID`` or holds a control
-    character, a jurisdiction path that cannot be read, a seat outside 1-6, limits that are not positive
-    integers with min <= max, an unknown device driver, a device ``identity`` that is not a non-empty string, a
-    ``search`` that is not a list of glob patterns, a non-positive timing value, ``retries`` outside 1 to
-    ``MAX_RETRIES``, a timing ceiling below its floor, a ``link_silence_s`` not above ``heartbeat_interval_s``
-    or a ``control:`` section that ``controller.control.parse_control_config`` refuses (a host off loopback).
+    Raises ``ConfigError`` naming the file, the line and the key (``"{file}: line {n}: {key path}: {what is
+    wrong}"``) for a missing/unknown key, a ``table_id`` that is empty, longer than ``MAX_TABLE_ID`` or holds a
+    control character, a jurisdiction code with no file or a path that cannot be read, seats that are not a
+    list of distinct seats 1-6, limits that are not positive integers with min <= max, a ``journal`` that is
+    not a file path (non-blank text: ``journal:`` left empty is refused, not a file named ``None``), an
+    unknown device driver, a device ``port`` or ``identity`` that is not non-blank text, a ``search`` that is
+    not a list of glob patterns (text), a timing value that is not a number of seconds above 0 and below 3600,
+    ``retries`` outside 1 to ``MAX_RETRIES``, a timing ceiling below its floor, a ``link_silence_s`` not above
+    ``heartbeat_interval_s`` or a ``control:`` section that ``controller.control.parse_control_config`` refuses
+    (a host off loopback).
     """
     path = Path(path)
     data = load_yaml(path)
@@ -123,62 +126,101 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
+    seats_line = line_of(data, "seats")
     if not isinstance(seats, list) or not seats or len(set(map(str, seats))) != len(seats):
-        raise ConfigError(f"{path}: seats: expected a list of distinct seat numbers, got {seats!r}")
+        raise error(path, "seats", f"expected a list of distinct seat numbers, got {seats!r}", seats_line)
     for s in seats:
-        if require_int(path, "seats", s, line=line_of(data, "seats")) not in SEATS:
-            raise error(path, "seats", f"{s} is not a seat (1-6, NY 5324.39(a)(1))", line_of(data, "seats"))
+        if require_int(path, "seats", s, line=seats_line) not in SEATS:
+            raise error(path, "seats", f"{s} is not a seat (1-6, NY 5324.39(a)(1))", seats_line)
     limits = data["limits"]
     check_keys(path, "limits", limits, {"ante", "five_card_bonus"})
     ante_limits, bonus_limits = (_limits(path, f"limits.{k}", limits[k]) for k in ("ante", "five_card_bonus"))
+    journal = require_text(path, "journal", data["journal"], "a file path", line_of(data, "journal"))
     devices = data["devices"]
     check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
-    device_configs = {}
-    for name, entry in devices.items():
-        check_keys(path, f"devices.{name}", entry, {"driver", "port"}, {"identity", "search"})
-        if entry["driver"] not in ("shoe", "sensors", "panel"):
-            raise ConfigError(f"{path}: devices.{name}.driver: unknown driver {entry['driver']!r}")
-        if entry["driver"] != name:
-            raise ConfigError(f"{path}: devices.{name}.driver: the {name} needs the {name} driver, "
-                              f"not {entry['driver']!r}")
-        identity = entry.get("identity")
-        if identity is not None and (not isinstance(identity, str) or not identity):
-            raise ConfigError(f"{path}: devices.{name}.identity: expected a device id (text), got {identity!r}")
-        search = entry.get("search", [])
-        if not isinstance(search, list) or not all(isinstance(p, str) and p for p in search):
-            raise ConfigError(f"{path}: devices.{name}.search: expected a list of glob patterns, got {search!r}")
-        device_configs[name] = DeviceConfig(str(entry["driver"]), str(entry["port"]), identity, tuple(search))
-    timing = data.get("timing") or {}
-    check_keys(path, "timing", timing, set(), set(TIMING_KEYS))
-    for key in TIMING_KEYS:
-        if key == "retries" or key not in timing:
-            continue
-        value = timing[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 3600:
-            raise ConfigError(f"{path}: timing.{key}: expected a number of seconds above 0 and below 3600, "
-                              f"got {value!r}")
-    retries = require_int(path, "timing.retries", timing.get("retries", 3), 1, line_of(timing, "retries"), MAX_RETRIES)
-    timing.setdefault("handshake_timeout_s", 3.0)
-    timing.setdefault("response_timeout_s", 2.0)
-    try:
-        link_timing = LinkTiming(**{TIMING_KEYS[k]: v for k, v in timing.items()})
-    except ValueError as exc:
-        raise ConfigError(f"{path}: timing: {exc}") from None
+    device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
+    timing = {} if data.get("timing") is None else data["timing"]  # ``timing:`` left empty: the defaults
+    link_timing = _timing(path, timing)
     return TableConfig(
         table_id=table_id,
         jurisdiction=jurisdiction,
         seats=tuple(sorted(seats)),
         ante_limits=ante_limits,
         bonus_limits=bonus_limits,
-        journal=path.parent / str(data["journal"]),  # a relative path is relative to this file's folder
+        journal=path.parent / journal,  # a relative path is relative to this file's folder
         devices=device_configs,
-        handshake_timeout_s=timing.get("handshake_timeout_s", 3.0),  # seconds, checked positive above
-        response_timeout_s=timing.get("response_timeout_s", 2.0),
-        retries=retries,
+        handshake_timeout_s=link_timing.handshake_timeout,  # seconds, checked positive
+        response_timeout_s=link_timing.response_timeout,
+        retries=timing.get("retries", 3),
         source=path,
         timing=link_timing,
         control=parse_control_config(path, data.get("control")),
     )
+
+
+def _device(path: Path, name: str, entry: Any) -> DeviceConfig:
+    """``devices.NAME``: ``driver`` (the device's own), ``port`` (text), optional ``identity`` (text) and
+    ``search`` (a list of glob patterns, each text). Raises ``ConfigError`` with file, line and key."""
+    where = f"devices.{name}"
+    check_keys(path, where, entry, {"driver", "port"}, {"identity", "search"})
+    driver = entry["driver"]
+    if driver not in ("shoe", "sensors", "panel"):
+        raise error(path, f"{where}.driver", f"unknown driver {driver!r}", line_of(entry, "driver"))
+    if driver != name:
+        raise error(path, f"{where}.driver", f"the {name} needs the {name} driver, not {driver!r}",
+                    line_of(entry, "driver"))
+    port = require_text(path, f"{where}.port", entry["port"], "a port (a path, a pySerial URL or simulator)",
+                        line_of(entry, "port"))
+    identity = entry.get("identity")
+    if identity is not None or "identity" in entry:  # ``identity:`` left empty is no device id either
+        identity = require_text(path, f"{where}.identity", identity, "a device id", line_of(entry, "identity"))
+    search = entry.get("search", [])
+    if not isinstance(search, list):
+        raise error(path, f"{where}.search", f"expected a list of glob patterns, got {search!r}",
+                    line_of(entry, "search"))
+    for i, pattern in enumerate(search):
+        require_text(path, f"{where}.search[{i}]", pattern, "a glob pattern", line_of(entry, "search"))
+    return DeviceConfig(driver, port, identity, tuple(search))
+
+
+#: Pairs of ``timing:`` keys whose second must be at least (``>=``) or above (``>``) the first.
+_TIMING_ORDER: tuple[tuple[str, str, str], ...] = (
+    ("response_timeout_s", "response_timeout_max_s", ">="),
+    ("reconnect_min_s", "reconnect_max_s", ">="),
+    ("heartbeat_interval_s", "link_silence_s", ">"),
+)
+
+
+def _timing(path: Path, timing: Any) -> LinkTiming:
+    """``timing:``: each key of ``TIMING_KEYS`` optional; seconds above 0 and below 3600, ``retries`` 1 to
+    ``MAX_RETRIES``; a ceiling not below its floor and ``link_silence_s`` above ``heartbeat_interval_s``
+    (``_TIMING_ORDER``, values not written taken at their defaults). Raises ``ConfigError`` with file, line and
+    the file's key names."""
+    check_keys(path, "timing", timing, set(), set(TIMING_KEYS))
+    for key in TIMING_KEYS:
+        if key == "retries" or key not in timing:
+            continue
+        value = timing[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 3600:
+            raise error(path, f"timing.{key}", f"expected a number of seconds above 0 and below 3600, got {value!r}",
+                        line_of(timing, key))
+    require_int(path, "timing.retries", timing.get("retries", 3), 1, line_of(timing, "retries"), MAX_RETRIES)
+    written = {"handshake_timeout_s": 3.0, "response_timeout_s": 2.0, **timing}
+    defaults = LinkTiming()
+    values = {key: written.get(key, getattr(defaults, name)) for key, name in TIMING_KEYS.items()}
+    for low, high, order in _TIMING_ORDER:
+        if order == ">=" and values[high] < values[low]:
+            problem = f"{high} {values[high]} is below {low} {values[low]}"
+        elif order == ">" and values[high] <= values[low]:
+            problem = f"{high} {values[high]} must exceed {low} {values[low]}"
+        else:
+            continue
+        keys = [k for k in (high, low) if k in timing]  # the line of a value written, the ceiling first
+        raise error(path, "timing", problem, line_of(timing, keys[0]) if keys else line_of(timing))
+    try:
+        return LinkTiming(**{TIMING_KEYS[k]: v for k, v in values.items()})
+    except ValueError as exc:  # every check of LinkTiming is made above; kept so a new one names the file
+        raise error(path, "timing", str(exc), line_of(timing)) from None
 
 
 def _table_id(path: Path, data: dict) -> str:
@@ -197,6 +239,14 @@ def _table_id(path: Path, data: dict) -> str:
     return table_id
 
 
+def jurisdictions_home(table_path: Path) -> Path:
+    """The folder whose ``jurisdictions/`` holds the jurisdiction codes of the table file at ``table_path``:
+    the table file's own folder when it has a ``jurisdictions`` folder (a copied configuration), else
+    ``CONFIG_DIR``. Pass it as ``config_dir`` to ``controller.paytable.load_jurisdiction``."""
+    here = Path(table_path).parent
+    return here if (here / "jurisdictions").is_dir() else CONFIG_DIR
+
+
 def _jurisdiction(path: Path, data: dict) -> str:
     """``jurisdiction``: a code (letters, as ``load_jurisdiction`` takes them, with a file in the jurisdictions
     folder beside ``path`` or else in ``config/``) unless a file of that name is beside ``path``; otherwise a
@@ -208,9 +258,7 @@ def _jurisdiction(path: Path, data: dict) -> str:
     here = path.parent / text  # an absolute path stays as written
     try:
         if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
-            # looked up as ``service.jurisdiction_for`` does: beside table.yaml when it has them, else config/
-            folder = path.parent / "jurisdictions"
-            folder = folder if folder.is_dir() else CONFIG_DIR / "jurisdictions"
+            folder = jurisdictions_home(path) / "jurisdictions"  # where the service will look it up
             if not (folder / f"{text.lower()}.yaml").is_file():
                 known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
                 raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in {folder}: {known})", line)

@@ -108,23 +108,106 @@ def test_device_identity_and_search_are_read(tmp_path):
     ("table_id: CC-01", "table_id: 12", "table_id: expected the table's name"),
     ("shoe:    {driver: shoe,", "shoe:    {driver: panel,", "devices.shoe.driver: the shoe needs the shoe driver"),
     ("max: 50000", "max: 100000000000000000000000", "limits.ante: max 100000000000000000000000 is above"),
-    ("link_silence_s: 3.5 ", "link_silence_s: 0.5 ", "timing: link_silence 0.5 must exceed heartbeat_interval 1.0"),
-    ("reconnect_max_s: 8.0 ", "reconnect_max_s: 0.1 ", "timing: reconnect_max 0.1 is below reconnect_min 0.5"),
+    ("link_silence_s: 3.5 ", "link_silence_s: 0.5 ", "timing: link_silence_s 0.5 must exceed heartbeat_interval_s 1.0"),
+    ("reconnect_max_s: 8.0 ", "reconnect_max_s: 0.1 ", "timing: reconnect_max_s 0.1 is below reconnect_min_s 0.5"),
+    ("response_timeout_max_s: 4.0 ", "response_timeout_max_s: 0.25 ",
+     "timing: response_timeout_max_s 0.25 is below response_timeout_s 0.5"),
     ("retries: 4 ", "retries: 1.5 ", "timing.retries: expected an integer"),
     ("  heartbeat_interval_s: 1.0 ", "  heartbeat_s: 1.0 ", "timing: unknown key(s) heartbeat_s"),
     ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: simulator, identity: 7}",
      "devices.shoe.identity: expected a device id"),
     ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: simulator, search: /dev/tty*}",
      "devices.shoe.search: expected a list of glob patterns"),
+    ("shoe:    {driver: shoe, port: simulator}", 'shoe:    {driver: shoe, port: simulator, search: ["/dev/*", ""]}',
+     "devices.shoe.search[1]: expected a glob pattern (text), got ''"),
+    ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: simulator, identity: }",
+     "devices.shoe.identity: expected a device id (text), got None"),
+    ("seats: [1, 2, 3, 4, 5, 6]", "seats: [1, 1]", "seats: expected a list of distinct seat numbers, got [1, 1]"),
+    ("seats: [1, 2, 3, 4, 5, 6]", "seats: []", "seats: expected a list of distinct seat numbers, got []"),
+    ("link_silence_s: 3.5 ", "link_silence_s: 1e3 ", "timing.link_silence_s: expected a number of seconds above 0 "
+     "and below 3600, got '1e3'"),  # YAML 1.1 reads 1e3 (no dot) as text
+    ("link_silence_s: 3.5 ", "link_silence_s: .nan ", "timing.link_silence_s: expected a number of seconds"),
+    ("  enabled: false\n", "  enabled: off\n", "control.enabled: expected true or false, got 'off'"),
+    ("  port: 8740 ", "  port: 65536 ", "control.port: 65536 is above 65535"),
+    ("  port: 8740 ", "  port: 80.5 ", "control.port: expected an integer, got 80.5"),
 ])
 def test_a_bad_table_config_is_refused_naming_the_key(tmp_path, old, new, message):
+    """Each refusal names the file, the line of the value written and the key path, in the file's own names."""
     text = (CONFIG_DIR / "table.yaml").read_text()
     assert old in text
+    edited = text.replace(old, new)
     path = tmp_path / "table.yaml"
-    path.write_text(text.replace(old, new))
+    path.write_text(edited)
     with pytest.raises(ConfigError) as caught:
         load_table_config(path)
-    assert str(path) in str(caught.value) and message in str(caught.value)
+    assert f"{path}: line {_line_of(edited, new.strip())}: {message}" in str(caught.value), str(caught.value)
+
+
+# Each value is what YAML makes of the text: an empty key is None, a flow list a list, 12 an integer, a date a
+# date; none of them names a file or a port, and str() of them would (a journal named "None").
+@pytest.mark.parametrize("old, new, where, what, got", [
+    ("journal: ../var/journal.jsonl ", "journal: ", "journal", "a file path", "None"),
+    ("journal: ../var/journal.jsonl ", "journal: [a, b] ", "journal", "a file path", "['a', 'b']"),
+    ("journal: ../var/journal.jsonl ", "journal: 12 ", "journal", "a file path", "12"),
+    ("journal: ../var/journal.jsonl ", "journal: '  ' ", "journal", "a file path", "'  '"),
+    ("journal: ../var/journal.jsonl ", "journal: 2024-01-31 ", "journal", "a file path", "datetime.date(2024, 1, 31)"),
+    ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: }", "devices.shoe.port",
+     "a port", "None"),
+    ("sensors: {driver: sensors, port: simulator}", "sensors: {driver: sensors, port: 0}", "devices.sensors.port",
+     "a port", "0"),
+    ("  operators: operators.yaml ", "  operators: ", "control.operators", "a file path", "None"),
+    ("  operators: operators.yaml ", "  operators: [a] ", "control.operators", "a file path", "['a']"),
+])
+def test_a_path_or_port_that_is_not_text_is_refused_not_named_after_its_value(tmp_path, old, new, where, what, got):
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    assert old in text
+    edited = text.replace(old, new)
+    path = tmp_path / "table.yaml"
+    path.write_text(edited)
+    with pytest.raises(ConfigError) as caught:
+        load_table_config(path)
+    line = _line_of(edited, new.strip())
+    assert str(caught.value).startswith(f"{path}: line {line}: {where}: expected {what}"), str(caught.value)
+    assert str(caught.value).endswith(f"(text), got {got}")
+
+
+@pytest.mark.parametrize("host", ["", "[127.0.0.1]", "2130706433"])
+def test_a_control_host_that_is_not_a_loopback_address_written_as_text_is_refused_with_its_line(tmp_path, host):
+    """2130706433 is 127.0.0.1 as one number, but YAML reads it as an integer, not an address written as text."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    assert "  host: 127.0.0.1\n" in text
+    edited = text.replace("  host: 127.0.0.1\n", f"  host: {host}\n")
+    path = tmp_path / "table.yaml"
+    path.write_text(edited)
+    with pytest.raises(ConfigError) as caught:
+        load_table_config(path)
+    line = _line_of(edited, f"  host: {host}")
+    assert str(caught.value).startswith(f"{path}: line {line}: control.host: "), str(caught.value)
+    assert "is not a loopback address" in str(caught.value)
+
+
+def test_paths_and_ports_written_as_text_are_kept_as_written(tmp_path):
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    edited = text.replace("journal: ../var/journal.jsonl ", "journal: 'None' ").replace(
+        "shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: /dev/ttyUSB0}")
+    path = tmp_path / "table.yaml"
+    path.write_text(edited)
+    config = load_table_config(path)
+    assert config.journal == tmp_path / "None"  # quoted: the name really is None
+    assert config.devices["shoe"].port == "/dev/ttyUSB0"
+
+
+def test_an_empty_timing_section_takes_the_defaults_and_a_list_is_refused(tmp_path):
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    body = text[text.index("timing:\n"):text.index("\n\n", text.index("timing:\n"))]
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace(body, "timing:"))
+    timing = load_table_config(path).timing  # the defaults of docs/protocol.md, "Timing"
+    assert (timing.heartbeat_interval, timing.retries, timing.reconnect_max) == (1.0, 4, 8.0)
+    edited = text.replace(body, "timing: []")
+    path.write_text(edited)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: timing: expected a mapping, got list")):
+        load_table_config(path)
 
 
 def test_the_service_refuses_to_start_on_a_refused_configuration(tmp_path):
@@ -242,6 +325,50 @@ def test_an_explicit_yaml_tag_is_refused_with_its_line(tmp_path, tagged, message
         load_yaml(path)
 
 
+def test_a_tag_that_agrees_with_the_value_changes_nothing(tmp_path):
+    """``!!int 4`` is the integer 4 with or without its tag, ``!!bool true`` is true: such a tag is accepted and
+    the value is what the untagged text gives; a tag that would change it (``!!bool yes``, ``!!float 1``) is
+    refused above."""
+    path = tmp_path / "any.yaml"
+    path.write_text("retries: !!int 4\nvalue: !!bool true\nname: !!str CC-01\nseats: !!seq [1, 2]\n")
+    assert load_yaml(path) == {"retries": 4, "value": True, "name": "CC-01", "seats": [1, 2]}
+    for tagged in ("!!bool yes", "!!float 1", "!!int 4.0"):
+        path.write_text(f"a: 1\nb: {tagged}\n")
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2: explicit tag")):
+            load_yaml(path)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("base: &base {min: 500, max: 50000}\nante:\n  <<: *base\n  max: 40000\n", 3),
+    ("base: &base {min: 500, max: 50000}\nante: {<<: *base}\n", 2),
+    ("a: 1\n<<: {b: 2}\n", 2),
+])
+def test_a_yaml_merge_key_is_refused_with_file_and_line(tmp_path, text, line):
+    """``<<`` would copy keys from elsewhere, overridden silently by the keys written beside it; configuration
+    files write each key where it applies."""
+    path = tmp_path / "any.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_yaml(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {line}: merge keys (<<) are not used in configuration files"), message
+    assert "\n" not in message and "constructor" not in message
+    path.write_text('ante: {"<<": 1}\n')  # quoted, it is an ordinary key
+    assert load_yaml(path) == {"ante": {"<<": 1}}
+
+
+def test_a_merge_key_in_table_yaml_is_refused_with_its_line(tmp_path):
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    old = "  five_card_bonus: {min: 100, max: 10000}\n"
+    assert old in text
+    edited = text.replace(old, old + "  <<: {extra: 1}\n")
+    path = tmp_path / "table.yaml"
+    path.write_text(edited)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {_line_of(edited, '<<:')}: merge keys (<<) "
+                                                    "are not used in configuration files (limits)")):
+        load_table_config(path)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(min_value=-10**30, max_value=10**30))
 def test_property_a_plain_decimal_integer_is_read_as_itself(tmp_path, n):
@@ -298,7 +425,9 @@ def test_a_yes_where_true_or_false_is_expected_is_refused_with_its_line(tmp_path
     table = (CONFIG_DIR / "table.yaml").read_text()
     path = tmp_path / "table.yaml"
     path.write_text(table.replace("  enabled: false\n", "  enabled: on\n"))
-    with pytest.raises(ConfigError, match=re.escape(f"{path}: control.enabled: expected true or false, got 'on'")):
+    line = _line_of(table, "  enabled: false")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: control.enabled: expected true or false, "
+                                                    "got 'on'")):
         load_table_config(path)
     path.write_text(table.replace("table_id: CC-01\n", "table_id: NO\n"))
     assert load_table_config(path).table_id == "NO"

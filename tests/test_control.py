@@ -524,6 +524,35 @@ def test_an_operators_file_with_a_weak_hash_is_refused(tmp_path):
         load_operators(path)
 
 
+@pytest.mark.parametrize("entry, line, says", [
+    ("  alice: {role: supervisor, password: PW}\n  bob:\n    role: croupier\n    password: PW\n", 4,
+     "operators.bob.role: 'croupier' is not one of dealer, supervisor"),
+    ("  alice: {role: supervisor, password: PW}\n  bob:\n    role: dealer\n    password: 'pbkdf2_sha256$x'\n", 5,
+     "operators.bob.password: expected pbkdf2_sha256$<iterations>$<salt>$<hash>"),
+    ("  alice: {role: supervisor, password: PW}\n  bo b: {role: dealer, password: PW}\n", 3,
+     "operators: 'bo b' is not a user name"),
+])
+def test_an_operators_file_refusal_names_the_line(operators_file, entry, line, says):
+    """Line 1 is ``operators:``; each entry below it, counted by hand in the text written."""
+    stored = load_operators(operators_file)
+    password = next(iter(stored.values())).password  # a valid hash, so only the edited entry is wrong
+    path = operators_file.parent / "edited.yaml"
+    path.write_text("operators:\n" + entry.replace("PW", f"'{password}'"))
+    with pytest.raises(ConfigError) as caught:
+        load_operators(path)
+    assert str(caught.value).startswith(f"{path}: line {line}: {says}"), str(caught.value)
+
+
+def test_operators_that_is_not_a_mapping_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "ops.yaml"
+    path.write_text("# users\noperators: [alice]\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2: operators: expected a mapping of user names, "
+                                                    "got list")):
+        load_operators(path)
+    path.write_text("operators:\n")
+    assert load_operators(path) == {}
+
+
 def test_an_operator_added_while_running_can_act(bare_server, operators_file):
     add_operator(operators_file, "newbie", "dealer", "newbie-password", iterations=MIN_ITERATIONS)
     token = base64.b64encode(b"newbie:newbie-password").decode()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,47 @@ def test_settle_with_a_refused_table_file_exits_2(tmp_path):
     proc = run(ROUND, "--table", str(tmp_path / "missing.yaml"))
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1 and "missing.yaml" in proc.stderr
+
+
+def test_settle_with_a_copied_table_reads_its_jurisdiction_code_as_run_does(tmp_path):
+    """A copied configuration whose ny.yaml pays 2 to 1 on a pair of jacks or better on the across, down and
+    middle bets (the regulation's minimum is 1 to 1, NY 5324.39(f)(2): paying more is allowed). ``run --config``
+    reads ``ny`` from the copy's jurisdictions folder (``service.jurisdiction_for``); ``settle --table`` must
+    settle the same round with the same file.
+
+    Worked by hand for ROUND (seat 3, JJ across and down, board high card): antes 1 to 1 (NY (f)(1), not edited)
+    +500 +500; across 1500 and down 500 at the edited 2 to 1: +3000 +1000; middle 1500 at the odds of the
+    higher winning hand, a pair of jacks, 2 to 1 (NY (e)(9)(ii)): +3000; the bonus loses (NY (f)(3)): -500.
+    """
+    from controller.service import jurisdiction_for
+
+    shutil.copytree(CONFIG_DIR, tmp_path / "config")
+    ny = tmp_path / "config" / "jurisdictions" / "ny.yaml"
+    text = ny.read_text()
+    bet = text.index("  bet:\n")
+    old = "      pair_jacks_or_better: 1\n"
+    assert text.index(old, bet) < text.index("  five_card_bonus:\n")
+    at = text.index(old, bet)
+    ny.write_text(text[:at] + "      pair_jacks_or_better: 2\n" + text[at + len(old):])
+    table = tmp_path / "config" / "table.yaml"
+    edited_net = 500 + 500 + 2 * 1500 + 2 * 500 + 2 * 1500 - 500
+
+    config = load_table_config(table)
+    assert jurisdiction_for(config).source.resolve() == ny.resolve()  # what run uses
+    assert jurisdiction_for(config).bet.pays["pair_jacks_or_better"] == 2
+
+    proc = run(ROUND, "--table", str(table))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["seats"][0]["net"] == edited_net
+    proc = run(ROUND)  # without a table: the repository's file, the regulation's odds
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["seats"][0]["net"] == NET
+
+
+def test_settle_with_a_table_without_jurisdictions_folder_reads_codes_from_config(tmp_path):
+    """A table file alone in its folder: codes come from config/ (as for run), the regulation's odds."""
+    table = tmp_path / "table.yaml"
+    shutil.copy(CONFIG_DIR / "table.yaml", table)
+    proc = run(ROUND, "--table", str(table))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["seats"][0]["net"] == NET
