@@ -93,11 +93,8 @@ class TableConfig:
     bonus_limits: Limits
     journal: Path
     devices: dict[str, DeviceConfig]
-    handshake_timeout_s: float = 3.0
-    response_timeout_s: float = 2.0
-    retries: int = 3
     source: Path = field(default=CONFIG_DIR / "table.yaml")
-    #: Every link timing value (the three above included), for the drivers.
+    #: Every link timing value, a value not written at its default (docs/protocol.md, "Timing"), for the drivers.
     timing: LinkTiming = field(default_factory=LinkTiming)
     control: ControlConfig = field(default_factory=ControlConfig)  # the control interface (docs/control.md)
 
@@ -149,9 +146,6 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         bonus_limits=bonus_limits,
         journal=path.parent / journal,  # a relative path is relative to this file's folder
         devices=device_configs,
-        handshake_timeout_s=link_timing.handshake_timeout,  # seconds, checked positive
-        response_timeout_s=link_timing.response_timeout,
-        retries=timing.get("retries", 3),
         source=path,
         timing=link_timing,
         control=parse_control_config(path, data.get("control")),
@@ -204,10 +198,10 @@ def _timing(path: Path, timing: Any) -> LinkTiming:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 3600:
             raise error(path, f"timing.{key}", f"expected a number of seconds above 0 and below 3600, got {value!r}",
                         line_of(timing, key))
-    require_int(path, "timing.retries", timing.get("retries", 3), 1, line_of(timing, "retries"), MAX_RETRIES)
-    written = {"handshake_timeout_s": 3.0, "response_timeout_s": 2.0, **timing}
-    defaults = LinkTiming()
-    values = {key: written.get(key, getattr(defaults, name)) for key, name in TIMING_KEYS.items()}
+    defaults = LinkTiming()  # a value not written: the protocol's default (docs/protocol.md, "Timing")
+    require_int(path, "timing.retries", timing.get("retries", defaults.retries), 1, line_of(timing, "retries"),
+                MAX_RETRIES)
+    values = {key: timing.get(key, getattr(defaults, name)) for key, name in TIMING_KEYS.items()}
     for low, high, order in _TIMING_ORDER:
         if order == ">=" and values[high] < values[low]:
             problem = f"{high} {values[high]} is below {low} {values[low]}"

@@ -536,3 +536,18 @@ def test_an_unknown_jurisdiction_code_names_the_table_file_and_line(tmp_path, be
     with pytest.raises(ConfigError, match=re.escape(f"{table}: line {line}: jurisdiction: unknown jurisdiction "
                                                     f"'{wrong}' (known in {where}: {known})")):
         load_table_config(table)
+
+
+def test_timing_values_not_written_take_the_protocols_defaults(tmp_path):
+    """docs/protocol.md "Timing" gives each default (response_timeout_s 0.5 s, retries 4, ...): a table.yaml
+    without a timing section must get exactly those, not values of its own."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    start = text.index("\ntiming:\n") + 1
+    end = text.index("\n\n", start) + 1
+    path = tmp_path / "table.yaml"
+    path.write_text(text[:start] + text[end:])
+    timing = load_table_config(path).timing
+    documented = {"handshake_timeout": 3.0, "response_timeout": 0.5, "response_timeout_max": 4.0, "retries": 4,
+                  "heartbeat_interval": 1.0, "link_silence": 3.5, "reconnect_min": 0.5, "reconnect_max": 8.0,
+                  "write_timeout": 1.0}
+    assert {name: getattr(timing, name) for name in documented} == documented
