@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from controller.config import check_keys, error, line_of, load_yaml
+from controller.config import ConfigError, check_keys, error, line_of, load_yaml
 from controller.inputs import ROLES
 
 #: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
@@ -105,11 +105,16 @@ def load_operators(path: Path) -> dict[str, Operator]:
 
     Raises ``ConfigError`` naming the file, the line and the user for malformed YAML, ``operators`` that is not
     a mapping, an unknown key, a bad name, an unknown role or a password entry that is not a ``pbkdf2_sha256``
-    hash of at least ``MIN_ITERATIONS`` iterations.
+    hash of at least ``MIN_ITERATIONS`` iterations; and for a file that others may read or write (the hashes
+    are the owner's only, as ``save_operators`` writes them: mode 0600).
     """
     path = Path(path)
     if not path.exists():
         return {}
+    mode = path.stat().st_mode & 0o777
+    if path.is_file() and mode & 0o077:
+        raise ConfigError(f"{path}: mode {mode:04o} lets others read or change the password hashes; "
+                          f"chmod 600 {path}")
     data = load_yaml(path)
     check_keys(path, "top level", data, {"operators"})
     entries = {} if data["operators"] is None else data["operators"]  # ``operators:`` left empty: no one yet

@@ -13,6 +13,7 @@ import base64
 import http.client
 import json
 import queue
+import os
 import re
 import socket
 import stat
@@ -503,6 +504,17 @@ def test_operator_add_writes_a_private_file_and_the_password_verifies(tmp_path, 
     assert "at least 8 characters" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o606, 0o620])
+def test_an_operators_file_others_may_read_or_change_is_refused(operators_file, mode):
+    """The password hashes are the owner's only (``operator add`` writes mode 0600): a file group or others may
+    read (an offline guessing attack) or write (a supervisor of their own) is refused, naming the fix."""
+    assert load_operators(operators_file)  # mode 0600: read
+    os.chmod(operators_file, mode)
+    with pytest.raises(ConfigError, match=re.escape(f"{operators_file}: mode {mode:04o} lets others read or change "
+                                                    f"the password hashes; chmod 600 {operators_file}")):
+        load_operators(operators_file)
+
+
 class _Lines:
     """A non-terminal standard input."""
 
@@ -516,10 +528,16 @@ class _Lines:
         return self.lines.pop(0) if self.lines else ""
 
 
+def _write_private(path, text: str) -> None:
+    """Write an operators file as ``operator add`` does: readable by its owner only."""
+    path.write_text(text)
+    os.chmod(path, 0o600)
+
+
 def test_an_operators_file_with_a_weak_hash_is_refused(tmp_path):
     path = tmp_path / "ops.yaml"
-    path.write_text("operators:\n  eve: {role: supervisor, password: 'pbkdf2_sha256$1000$AAAAAAAAAAA=$"
-                    + "A" * 43 + "='}\n")
+    _write_private(path, "operators:\n  eve: {role: supervisor, password: 'pbkdf2_sha256$1000$AAAAAAAAAAA=$"
+                   + "A" * 43 + "='}\n")
     with pytest.raises(ConfigError, match="at least 200000"):
         load_operators(path)
 
@@ -537,7 +555,7 @@ def test_an_operators_file_refusal_names_the_line(operators_file, entry, line, s
     stored = load_operators(operators_file)
     password = next(iter(stored.values())).password  # a valid hash, so only the edited entry is wrong
     path = operators_file.parent / "edited.yaml"
-    path.write_text("operators:\n" + entry.replace("PW", f"'{password}'"))
+    _write_private(path, "operators:\n" + entry.replace("PW", f"'{password}'"))
     with pytest.raises(ConfigError) as caught:
         load_operators(path)
     assert str(caught.value).startswith(f"{path}: line {line}: {says}"), str(caught.value)
@@ -545,11 +563,11 @@ def test_an_operators_file_refusal_names_the_line(operators_file, entry, line, s
 
 def test_operators_that_is_not_a_mapping_is_refused_with_its_line(tmp_path):
     path = tmp_path / "ops.yaml"
-    path.write_text("# users\noperators: [alice]\n")
+    _write_private(path, "# users\noperators: [alice]\n")
     with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2: operators: expected a mapping of user names, "
                                                     "got list")):
         load_operators(path)
-    path.write_text("operators:\n")
+    _write_private(path, "operators:\n")
     assert load_operators(path) == {}
 
 
