@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -133,6 +134,13 @@ def test_device_identity_and_search_are_read(tmp_path):
 ])
 def test_a_bad_table_config_is_refused_naming_the_key(tmp_path, old, new, message):
     """Each refusal names the file, the line of the value written and the key path, in the file's own names."""
+    path, line, refusal = _refusal_of_edited_table(tmp_path, old, new)
+    assert f"{path}: line {line}: {message}" in refusal, refusal
+
+
+def _refusal_of_edited_table(tmp_path, old: str, new: str) -> tuple[Path, int, str]:
+    """Write the shipped table.yaml with ``old`` replaced by ``new``; return its path, the line of ``new`` and
+    the message of the ConfigError loading it must raise."""
     text = (CONFIG_DIR / "table.yaml").read_text()
     assert old in text
     edited = text.replace(old, new)
@@ -140,7 +148,7 @@ def test_a_bad_table_config_is_refused_naming_the_key(tmp_path, old, new, messag
     path.write_text(edited)
     with pytest.raises(ConfigError) as caught:
         load_table_config(path)
-    assert f"{path}: line {_line_of(edited, new.strip())}: {message}" in str(caught.value), str(caught.value)
+    return path, _line_of(edited, new.strip()), str(caught.value)
 
 
 # Each value is what YAML makes of the text: an empty key is None, a flow list a list, 12 an integer, a date a
@@ -159,16 +167,9 @@ def test_a_bad_table_config_is_refused_naming_the_key(tmp_path, old, new, messag
     ("  operators: operators.yaml ", "  operators: [a] ", "control.operators", "a file path", "['a']"),
 ])
 def test_a_path_or_port_that_is_not_text_is_refused_not_named_after_its_value(tmp_path, old, new, where, what, got):
-    text = (CONFIG_DIR / "table.yaml").read_text()
-    assert old in text
-    edited = text.replace(old, new)
-    path = tmp_path / "table.yaml"
-    path.write_text(edited)
-    with pytest.raises(ConfigError) as caught:
-        load_table_config(path)
-    line = _line_of(edited, new.strip())
-    assert str(caught.value).startswith(f"{path}: line {line}: {where}: expected {what}"), str(caught.value)
-    assert str(caught.value).endswith(f"(text), got {got}")
+    path, line, refusal = _refusal_of_edited_table(tmp_path, old, new)
+    assert refusal.startswith(f"{path}: line {line}: {where}: expected {what}"), refusal
+    assert refusal.endswith(f"(text), got {got}")
 
 
 @pytest.mark.parametrize("host", ["", "[127.0.0.1]", "2130706433"])
