@@ -259,8 +259,7 @@ def _jurisdiction(path: Path, data: dict) -> str:
             return text
         if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
             raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)
-        with open(here, "rb"):
-            pass
+        open(here, "rb").close()  # readable now: the service loads it at start
     except OSError as exc:  # no such file, no permission, a name too long
         raise error(path, "jurisdiction", f"cannot read {here}: {exc.strerror or exc}", line) from None
     return str(here)
