@@ -362,6 +362,15 @@ class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
+def _decimal(text: str, maximum: int) -> int | None:
+    """``text`` as an integer when it is plain ASCII decimal digits (``DIGITS``) of at most ``maximum``, else
+    None; more than 16 digits are refused before ``int()`` reads them."""
+    if not DIGITS.fullmatch(text) or len(text) > 16:
+        return None
+    value = int(text)
+    return value if value <= maximum else None
+
+
 class _HTTPError(Exception):
     """An answer other than success: ``status``, ``message`` and extra headers."""
 
@@ -503,13 +512,14 @@ class _Handler(BaseHTTPRequestHandler):
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
         after_text = query.get("after", ["0"])[-1]
         wait_text = query.get("timeout", ["0"])[-1]
-        if not DIGITS.fullmatch(after_text) or len(after_text) > 16 or int(after_text) > MAX_SEQ:
+        after = _decimal(after_text, MAX_SEQ)
+        if after is None:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal "
                                                      f"digits; got {after_text[:20]!r}")
         if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
                                                      f"(25, 0.5); got {wait_text[:20]!r}")
-        return HTTPStatus.OK, self.server.control.events_after(int(after_text), float(wait_text))
+        return HTTPStatus.OK, self.server.control.events_after(after, float(wait_text))
 
     def _read_body(self) -> bytes:
         """The request body: ``Content-Length`` bytes, at most ``MAX_BODY`` (413 without reading a larger one),
@@ -526,9 +536,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not DIGITS.fullmatch(text):
             raise _HTTPError(HTTPStatus.BAD_REQUEST, "Content-Length must be a number of bytes in plain decimal "
                                                      "digits")
-        if len(text) > 16 or int(text) > MAX_BODY:
+        length = _decimal(text, MAX_BODY)
+        if length is None:
             raise _HTTPError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
-        length = int(text)
         self._body = b""  # whatever happens next, the body is not read again
         try:
             raw = self.rfile.read(length)

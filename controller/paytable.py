@@ -82,6 +82,15 @@ class Jurisdiction:
     source: Path
 
 
+#: A jurisdiction written as a code (``ny``, ``NY``) rather than as the path of a file.
+CODE = re.compile(r"[A-Za-z]{2,8}")
+
+
+def known_codes(config_dir: Path = CONFIG_DIR) -> list[str]:
+    """The jurisdiction codes of ``config_dir``: the names of its ``jurisdictions/*.yaml``, sorted."""
+    return sorted(p.stem for p in (Path(config_dir) / "jurisdictions").glob("*.yaml"))
+
+
 def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -> Jurisdiction:
     """Load a jurisdiction by code (``"ny"`` -> ``config/jurisdictions/ny.yaml``) or from a file path.
 
@@ -99,13 +108,12 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     if len(text) > 4096:
         raise ConfigError(f"jurisdiction {text[:40]!r}...: neither a jurisdiction code nor a file path")
     code_asked = None
-    if re.fullmatch(r"[A-Za-z]{2,8}", text) and not Path(text).is_file():
+    if CODE.fullmatch(text) and not Path(text).is_file():
         text = text.lower()  # codes are written in lower case; NY is ny
         code_asked = text
         path = Path(config_dir) / "jurisdictions" / f"{text}.yaml"
         if not path.is_file():
-            known = sorted(p.stem for p in (Path(config_dir) / "jurisdictions").glob("*.yaml"))
-            raise ConfigError(f"unknown jurisdiction {text!r} (known: {', '.join(known) or 'none'})")
+            raise ConfigError(f"unknown jurisdiction {text!r} (known: {', '.join(known_codes(config_dir)) or 'none'})")
     else:
         path = Path(text)
     data = load_yaml(path)

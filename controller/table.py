@@ -8,7 +8,6 @@ declines a bet forfeits and makes no later bet (NY (e)(3)-(7)); per-wager table 
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 from controller.cards import short
 from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text
 from controller.control import ControlConfig, parse_control_config
+from controller.paytable import CODE, known_codes
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
 from drivers.link import LinkTiming
@@ -251,11 +251,12 @@ def _jurisdiction(path: Path, data: dict) -> str:
         raise error(path, "jurisdiction", f"expected a jurisdiction code or file path, got {text!r}", line)
     here = path.parent / text  # an absolute path stays as written
     try:
-        if re.fullmatch(r"[A-Za-z]{2,8}", text) and not here.is_file():
-            folder = jurisdictions_home(path) / "jurisdictions"  # where the service will look it up
-            if not (folder / f"{text.lower()}.yaml").is_file():
-                known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
-                raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in {folder}: {known})", line)
+        if CODE.fullmatch(text) and not here.is_file():
+            home = jurisdictions_home(path)  # where the service will look it up
+            if text.lower() not in known_codes(home):
+                known = ", ".join(known_codes(home)) or "none"
+                raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in {home / 'jurisdictions'}: "
+                            f"{known})", line)
             return text
         if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
             raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)
