@@ -103,6 +103,17 @@ class StackDealt:
 
 
 @dataclass(frozen=True)
+class WagersHeld:
+    """"No more bets" was read and some seats were held for an invalid wager (``held``, seat numbers): the
+    wagers of every valid seat are locked already (``seats``, as in ``WagersLocked``; NY 9 NYCRR 5324.39(c)(3))
+    and are what a void returns; the held seats may only be corrected downwards or excluded."""
+
+    round_no: int
+    seats: tuple[dict[str, Any], ...]
+    held: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class DecisionMade:
     """A seat's decision: ``action`` ``bet`` (``amount`` minor units) or ``fold`` (amount 0)."""
 
@@ -179,7 +190,9 @@ class RoundVoided:
     """Round ``round_no`` was voided by ``by`` (role ``role``) for ``reason``: every wager of record returned.
 
     ``seats``: ``{"seat": n, "wagers": {wager: amount}}`` returned per seat (empty before "no more bets");
-    ``totals`` as ``RoundClosed`` (wagered = returned, nothing collected or paid)."""
+    ``totals`` as ``RoundClosed`` (wagered = returned, nothing collected or paid). ``reason`` is the
+    supervisor's free text and stays in the journal; ``code`` (one of ``controller.inputs.VOID_CODES``) is
+    what the public sees (docs/control.md, "Secrecy")."""
 
     round_no: int
     by: str
@@ -187,27 +200,30 @@ class RoundVoided:
     reason: str
     seats: tuple[dict[str, Any], ...]
     totals: dict[str, int]
+    code: str = "other"
 
 
 @dataclass(frozen=True)
 class SeatExcluded:
-    """Seat ``seat`` was excluded from the round at "no more bets" for an invalid wager (``reason``) by ``by``;
-    it plays no part and its chips go back to the player."""
+    """Seat ``seat`` was excluded from the round at "no more bets" for an invalid wager (``reason``) by ``by``
+    acting as ``role``; it plays no part and its chips go back to the player."""
 
     round_no: int
     seat: int
     reason: str
     by: str
+    role: str = "dealer"
 
 
 @dataclass(frozen=True)
 class PastPostingAcknowledged:
     """A supervisor acknowledged the past-posting ``items`` (each ``{"seat", "spot", "locked", "new"}``); the
-    locked amounts stay the wagers of record (NY 9 NYCRR 5324.39(c)(3))."""
+    locked amounts stay the wagers of record (NY 9 NYCRR 5324.39(c)(3)). ``by`` acted as ``role``."""
 
     round_no: int
     items: tuple[dict[str, Any], ...]
     by: str
+    role: str = "supervisor"
 
 
 @dataclass(frozen=True)

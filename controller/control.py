@@ -9,9 +9,12 @@ Endpoints (docs/control.md):
   up to ``S`` seconds, at most ``MAX_WAIT``, for one to arrive). Answer ``{"records": [...], "next": N,
   "missed": bool}``: ask again with ``after=N``; ``missed`` says records after ``SEQ`` are no longer held here
   (read the journal).
-- ``POST /actions`` with HTTP Basic credentials and ``{"action": ..., "reason": ...}``: puts an
-  ``OperatorAction`` on the controller's event queue (journaled before it is applied, like a device event) and
-  answers 202; the outcome shows in ``/state`` and ``/events`` (a refused action as ``PressRefused``).
+- ``POST /actions`` with HTTP Basic credentials and ``{"action": ..., "code": ..., "reason": ..., "round": N,
+  "state": ...}``: puts an ``OperatorAction`` on the controller's event queue (journaled before it is applied,
+  like a device event) and answers 202; the outcome shows in ``/state`` and ``/events`` (a refused action as
+  ``PressRefused``). The round guard: ``round`` and ``state``, when given, must still be those of the latest
+  ``/state``; otherwise the answer is 409 and the action is journaled and refused (``OperatorAction.stale``),
+  so an action decided on one round never changes the next (docs/control.md, "The round guard").
 
 Requests (docs/control.md, "Requests"): a request line ``METHOD PATH HTTP/1.x`` (else 400, or 505 for HTTP/2
 and later, always a full HTTP/1.0 answer); a ``Host`` naming this server's own address and port (else 421: DNS
@@ -37,6 +40,7 @@ import collections
 import ipaddress
 import json
 import logging
+import os
 import queue
 import re
 import socket
@@ -49,7 +53,7 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from controller.config import ConfigError, check_keys, error, line_of, require_int, require_text
-from controller.inputs import ACTIONS, OperatorAction
+from controller.inputs import ACTIONS, VOID_CODES, OperatorAction
 from controller.operators import Operator, authenticate, load_operators
 
 log = logging.getLogger(__name__)
@@ -91,7 +95,11 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     # records of the round (kind "record")
     "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
     "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
+    "WagersHeld", "PromptDue",
 })
+#: Keys of a record's ``data`` that stay in the journal: a supervisor's free text may name a card ("seat 4 Kd
+#: exposed"); the public sees the reason code (``controller.inputs.VOID_CODES``) instead.
+PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "RoundVoided": ("reason",)}
 #: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community
 #: cards, all turned before settlement).
 FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")
@@ -147,8 +155,9 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
 
     ``record`` is a journal record (``controller.journal``: ``seq``, ``time``, ``kind``, ``round``, ``type``,
     ``data``, ...). Returns ``seq``, ``time``, ``kind``, ``round``, ``type`` and ``data`` of a type in
-    ``PUBLIC_TYPES``; a ``SeatSettled`` of a seat that folded keeps only ``FOLDED_KEYS`` of its settlement
-    (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)); an ``Irregularity`` of kind ``unknown_event``
+    ``PUBLIC_TYPES``, without the ``PRIVATE_DATA`` keys (free text); a ``SeatSettled`` of a seat that folded
+    keeps only ``FOLDED_KEYS`` of its settlement (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)), and
+    not the five-card bonus hand when it had no bonus (the board may never have been turned); an ``Irregularity`` of kind ``unknown_event``
     keeps only the event's type name. Every other type (``StackDealt``, ``StackDispensed``,
     ``ShoeLastDispense``, shoe and sensor commands, types added later) is None: new types stay private until
     they are reviewed.
@@ -162,7 +171,11 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
         if not isinstance(settlement, dict):
             return None
         if settlement.get("folded_at"):
-            settlement = {k: settlement[k] for k in FOLDED_KEYS if k in settlement}
+            keys = FOLDED_KEYS
+            if "five_card_bonus" not in (settlement.get("wagers") or {}):
+                # no bonus: the round may have settled before the board was turned (every seat folded)
+                keys = tuple(k for k in keys if k != "five_card_bonus_hand")
+            settlement = {k: settlement[k] for k in keys if k in settlement}
         data = {**data, "settlement": settlement}
     elif kind == "Irregularity":
         if data.get("kind") == "unknown_event":
@@ -170,6 +183,8 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
             data = {**data, "detail": {"event": event.partition("(")[0][:60]}}
     elif kind not in PUBLIC_TYPES:
         return None
+    if kind in PRIVATE_DATA:
+        data = {k: v for k, v in data.items() if k not in PRIVATE_DATA[kind]}
     public = {key: record.get(key) for key in RECORD_KEYS}
     public["data"] = data
     return public
@@ -196,11 +211,13 @@ class ControlServer:
         self._operators_path = config.operators
         self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
         self._operators_stamp = self._stamp()
+        self._operators_lock = threading.Lock()
         self._cond = threading.Condition()
         self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=ring_size)
         self._last_seq = 0  # the highest journal seq seen (public or not)
         self._horizon: int | None = None  # records with seq <= horizon may be missing from the ring
         self._view: bytes | None = None
+        self._current: tuple[int | None, str | None] = (None, None)  # round and state of the latest view
         self._stopping = False
         self._thread: threading.Thread | None = None
         server_class = _Server6 if ":" in config.host else _Server
@@ -284,6 +301,7 @@ class ControlServer:
                 log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
                 return
             self._view = body
+            self._current = (view.get("round_no"), view.get("state"))
 
     def publish_record(self, record: dict[str, Any]) -> None:
         """Offer one journal record to ``GET /events`` through ``public_record``. Never raises: a record that
@@ -324,24 +342,37 @@ class ControlServer:
             missed = self._horizon is not None and after < self._horizon
             return {"records": records, "next": nxt, "missed": missed}
 
-    def operators(self) -> dict[str, Operator]:
-        """The operators, read again when the file changed (an unreadable new file keeps the old set, logged)."""
-        stamp = self._stamp()
-        if stamp != self._operators_stamp and self._operators_path is not None:
-            try:
-                self._operators = load_operators(self._operators_path)
-                log.info("control interface: operators read again from %s", self._operators_path)
-            except ConfigError as exc:
-                log.error("control interface: %s; the previous operators stay", exc)
-            self._operators_stamp = stamp
-        return self._operators
+    def current(self) -> tuple[int | None, str | None]:
+        """The round number and state of the latest published view (the round guard's reference)."""
+        with self._cond:
+            return self._current
 
-    def _stamp(self) -> tuple[float, int] | None:
+    def operators(self) -> dict[str, Operator]:
+        """The operators as the file says now: read again whenever its content or mode changed (compared in
+        full, not by modification time). It grants rights, so a reload fails closed: a file that is refused
+        (malformed, or readable by others) or unreadable gives no operators at all until it is mended, and a
+        user removed from the file loses access at the next request."""
+        with self._operators_lock:
+            stamp = self._stamp()
+            if stamp != self._operators_stamp and self._operators_path is not None:
+                try:
+                    self._operators = load_operators(self._operators_path)
+                    log.info("control interface: operators read again from %s", self._operators_path)
+                except (ConfigError, OSError) as exc:
+                    log.error("control interface: %s; every action is refused until the file is mended", exc)
+                    self._operators = {}
+                self._operators_stamp = stamp
+            return self._operators
+
+    def _stamp(self) -> tuple[int, bytes] | None:
+        """The operators file's mode and content (None when absent or unreadable)."""
+        if self._operators_path is None:
+            return None
         try:
-            info = self._operators_path.stat() if self._operators_path else None
+            with self._operators_path.open("rb") as handle:
+                return os.fstat(handle.fileno()).st_mode, handle.read(1 << 20)
         except OSError:
             return None
-        return (info.st_mtime, info.st_size) if info else None
 
 
 class _Server(ThreadingHTTPServer):
@@ -374,11 +405,13 @@ def _decimal(text: str, maximum: int) -> int | None:
 class _HTTPError(Exception):
     """An answer other than success: ``status``, ``message`` and extra headers."""
 
-    def __init__(self, status: HTTPStatus, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: HTTPStatus, message: str, headers: dict[str, str] | None = None, *,
+                 body: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
+        self.body = body or {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -455,7 +488,7 @@ class _Handler(BaseHTTPRequestHandler):
         except _HTTPError as exc:
             if exc.status != HTTPStatus.REQUEST_ENTITY_TOO_LARGE:
                 self._drain()  # a body left unread would reset the connection before the client reads the answer
-            self._send(exc.status, {"error": exc.message}, exc.headers)
+            self._send(exc.status, {"error": exc.message, **exc.body}, exc.headers)
         except (BrokenPipeError, ConnectionResetError):
             log.info("control interface: %s went away during %s %s", self.client_address[0], method, path)
         except Exception:
@@ -495,23 +528,31 @@ class _Handler(BaseHTTPRequestHandler):
             log.info("control interface: cannot answer %s: connection closed", self.client_address[0])
 
     # ------------------------------------------------------------------ endpoints
+    def _query(self, allowed: tuple[str, ...]) -> dict[str, str]:
+        """The query parameters, each at most once and each one of ``allowed`` (else 400), the same for every
+        endpoint."""
+        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
+        unknown = set(query) - set(allowed)
+        if unknown:
+            known = f"allowed: {', '.join(allowed)}" if allowed else "it takes none"
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown parameter(s): {', '.join(sorted(unknown))[:60]}; "
+                                                     f"{known}")
+        repeated = sorted(name for name, values in query.items() if len(values) > 1)
+        if repeated:
+            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
+        return {name: values[-1] for name, values in query.items()}
+
     def _state(self) -> tuple[HTTPStatus, bytes]:
+        self._query(())
         body = self.server.control.state_body()
         if body is None:
             raise _HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no state yet: the controller has not started")
         return HTTPStatus.OK, body
 
     def _events(self) -> tuple[HTTPStatus, dict[str, Any]]:
-        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
-        unknown = set(query) - {"after", "timeout"}
-        if unknown:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown parameter(s) {', '.join(sorted(unknown))[:60]}: "
-                                                     f"after, timeout")
-        repeated = sorted(name for name, values in query.items() if len(values) > 1)
-        if repeated:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
-        after_text = query.get("after", ["0"])[-1]
-        wait_text = query.get("timeout", ["0"])[-1]
+        query = self._query(("after", "timeout"))
+        after_text = query.get("after", "0")
+        wait_text = query.get("timeout", "0")
         after = _decimal(after_text, MAX_SEQ)
         if after is None:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal "
@@ -572,13 +613,17 @@ class _Handler(BaseHTTPRequestHandler):
             raise _HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise _HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
-        action, reason = _check_action(body)
-        queued = OperatorAction(action, operator.name, operator.role, reason)
-        control.events.put(queued)
-        log.info("control interface: %s (%s) queued %s from %s", operator.name, operator.role, action,
-                 self.client_address[0])
+        action, reason, code, round_no, state = _check_action(body)
+        stale = _stale(round_no, state, control.current())
+        queued = OperatorAction(action, operator.name, operator.role, reason, code, round_no, state, stale)
+        control.events.put(queued)  # a stale action too: it is journaled and refused by the round machine
+        log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action,
+                 self.client_address[0], f" ({stale})" if stale else "")
+        if stale:
+            current_round, current_state = control.current()
+            raise _HTTPError(HTTPStatus.CONFLICT, stale, body={"round": current_round, "state": current_state})
         return HTTPStatus.ACCEPTED, {"queued": {"action": action, "user": operator.name, "role": operator.role,
-                                                "reason": reason}}
+                                                "code": code, "round": round_no, "state": state}}
 
     def _authenticate(self, control: ControlServer) -> Operator:
         challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
@@ -596,6 +641,9 @@ class _Handler(BaseHTTPRequestHandler):
         if operator is None:
             log.warning("control interface: refused credentials for user %r from %s", user[:40],
                         self.client_address[0])
+            if not control.operators():
+                raise _HTTPError(HTTPStatus.UNAUTHORIZED, f"no operators in {control.config.operators}: add one with "
+                                                          f"`crisscross operator add` (or mend the file)", challenge)
             raise _HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
         return operator
 
@@ -634,23 +682,59 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _check_action(body: Any) -> tuple[str, str]:
-    """``(action, reason)`` of an action body, else ``_HTTPError`` 400 saying what is wrong.
+#: Keys of an action's body (docs/control.md, "POST /actions").
+ACTION_KEYS: tuple[str, ...] = ("action", "code", "reason", "round", "state")
 
-    ``void_round`` needs a reason (``controller.inputs.OperatorAction``)."""
+
+def _json(value: Any) -> str:
+    """``value`` as JSON text, cut to 40 characters, for an error message (``null``, ``true``, ``"x"``)."""
+    try:
+        return json.dumps(value)[:40]
+    except (TypeError, ValueError):
+        return type(value).__name__
+
+
+def _check_action(body: Any) -> tuple[str, str, str, int | None, str | None]:
+    """``(action, reason, code, round, state)`` of an action body, else ``_HTTPError`` 400 saying what is wrong.
+
+    ``void_round`` needs a ``code`` (``VOID_CODES``); ``reason`` is optional free text (journal only);
+    ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional."""
     if not isinstance(body, dict):
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "reason": ...}')
-    unknown = set(body) - {"action", "reason"}
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "code": ..., ...}')
+    unknown = set(body) - set(ACTION_KEYS)
     if unknown:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s) {', '.join(sorted(unknown))[:60]}: action, reason")
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s): {', '.join(sorted(unknown))[:60]}; the allowed "
+                                                 f"keys are {', '.join(ACTION_KEYS)}")
     action = body.get("action")
     if action not in ACTIONS:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {str(action)[:40]!r}; allowed: {', '.join(ACTIONS)}")
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {_json(action)}; allowed: {', '.join(ACTIONS)}")
     reason = body.get("reason", "")
     if not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable():
         raise _HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be one line of printable text, at most {MAX_REASON} "
                                                  f"characters")
-    if action == "void_round" and not reason.strip():
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, "void_round needs a reason")
-    return action, reason
+    code = body.get("code", "")
+    if code != "" and code not in VOID_CODES:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"code must be one of {', '.join(VOID_CODES)}; got {_json(code)}")
+    if action == "void_round" and not code:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"void_round needs a code: {', '.join(VOID_CODES)} (the free text "
+                                                 f"of reason stays in the journal)")
+    round_no = body.get("round")
+    if round_no is not None and (not isinstance(round_no, int) or isinstance(round_no, bool)
+                                 or not 0 <= round_no <= MAX_SEQ):
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "
+                                                 f"{_json(round_no)}")
+    state = body.get("state")
+    if state is not None and (not isinstance(state, str) or not state.isidentifier() or len(state) > 40):
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state name as /state shows it, or null; got "
+                                                 f"{_json(state)}")
+    return action, reason, code, round_no, state
 
+
+def _stale(round_no: int | None, state: str | None, current: tuple[int | None, str | None]) -> str:
+    """Why an action's round guard no longer matches the latest view (``""`` when it matches or names none)."""
+    now_round, now_state = current
+    if round_no is not None and round_no != now_round:
+        return f"stale: the action names round {round_no}; the current round is {_json(now_round)}"
+    if state is not None and state != now_state:
+        return f"stale: the action names state {state}; round {_json(now_round)} is in {_json(now_state)}"
+    return ""

@@ -22,6 +22,10 @@ SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "v
 #: Every action a person can take; the same names as the panel's buttons.
 ACTIONS: tuple[str, ...] = BUTTONS
 
+#: Public reasons for voiding a round (docs/control.md, "Secrecy"): the supervisor's free text stays in the
+#: journal, where a note such as "seat 4 Kd exposed" may be written; displays and the event stream show the code.
+VOID_CODES: tuple[str, ...] = ("misdeal", "device", "dispute", "other")
+
 
 @dataclass(frozen=True)
 class ServiceStarted:
@@ -33,15 +37,36 @@ class ServiceStarted:
 @dataclass(frozen=True)
 class OperatorAction:
     """An action from the control interface: ``action`` (one of ``ACTIONS``) by ``user`` acting as ``role``
-    (one of ``ROLES``; the interface checked the credentials), with a ``reason`` (required to void)."""
+    (one of ``ROLES``; the interface checked the credentials), with a free-text ``reason`` (journal only) and a
+    public ``code`` (one of ``VOID_CODES``, required to void).
+
+    The round guard (docs/control.md): ``round`` and ``state``, when given, are the round number and state the
+    person decided on (as ``GET /state`` showed them); the round machine refuses the action when either no
+    longer matches, so a stale action never changes the round that followed. ``stale`` is set by the interface
+    when it already saw the mismatch (and answered 409): the action is journaled and refused with that text.
+    """
 
     action: str
     user: str
     role: str
     reason: str = ""
+    code: str = ""
+    round: int | None = None
+    state: str | None = None
+    stale: str = ""
 
 
-INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, "ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction}
+@dataclass(frozen=True)
+class PromptDue:
+    """A refusal has been on the panel for ``controller.service.REFUSAL_SHOWN_S`` seconds: the panel shows the
+    prompt of the current state again (``Round.prompt``). Time reaches the pure round machine only as inputs."""
+
+
+#: The inputs of this module by name (``input_from_record``).
+OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
+                               "PromptDue": PromptDue}
+
+INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
 
 
 def input_from_record(record: dict[str, Any]) -> Any:
@@ -50,7 +75,7 @@ def input_from_record(record: dict[str, Any]) -> Any:
     Raises ``ValueError`` naming the type when it is unknown or its fields do not match.
     """
     name = record.get("type")
-    cls = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction}.get(name)  # type: ignore[arg-type]
+    cls = OWN_INPUTS.get(name)  # type: ignore[arg-type]
     if cls is None:
         return event_from_record(record)
     fields = {k: v for k, v in record.items() if k != "type"}

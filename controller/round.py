@@ -43,7 +43,7 @@ from transitions import Machine, MachineError
 
 from controller import commands as cmd
 from controller.cards import DECK
-from controller.inputs import ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, ServiceStarted
+from controller.inputs import ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted
 from controller.paytable import Jurisdiction
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
@@ -91,11 +91,15 @@ def _transitions() -> list[dict[str, Any]]:
         dict(trigger="lock_refused", source="locking", dest="wagers_held"),
         dict(trigger="exclude", source="wagers_held", dest="locking"),
         dict(trigger="lock", source="locking", dest="dealing_cross"),
+        dict(trigger="no_play", source="locking", dest="closed"),
         dict(trigger="cross_dealt", source="dealing_cross", dest="dealing_players"),
         dict(trigger="deal_done", source="dealing_players", dest="across_decision"),
         dict(trigger="close", source="settlement", dest="closed"),
         dict(trigger="fail", source=["starting", *BETWEEN_ROUNDS, *ROUND_STATES], dest="fault"),
-        dict(trigger="void_round", source=[*(s for s in ROUND_STATES if s != "settlement"), "fault"], dest="voided"),
+        # the one rule of voiding: a supervisor may void whenever a round is open and not yet settled, whatever
+        # else is pending (a fault, past-posting awaiting acknowledgement, a reading or the shoe's answer)
+        dict(trigger="void_round", source=[*(s for s in ROUND_STATES if s != "settlement"), "fault"], dest="voided",
+             conditions="round_open"),
     ]
     for i, step in enumerate(DECISIONS):
         after_reveal = f"{DECISIONS[i + 1]}_decision" if i + 1 < len(DECISIONS) else "settlement"
@@ -103,6 +107,7 @@ def _transitions() -> list[dict[str, Any]]:
             dict(trigger="confirm", source=f"{step}_decision", dest=f"{step}_reading"),
             dict(trigger="decisions_refused", source=f"{step}_reading", dest=f"{step}_decision"),
             dict(trigger="decisions_taken", source=f"{step}_reading", dest=f"{step}_reveal"),
+            dict(trigger="nothing_in_action", source=f"{step}_reading", dest="settlement"),
             dict(trigger="reveal", source=f"{step}_reveal", dest=after_reveal),
         ]
     table += [dict(trigger=f"resume_{state}", source="fault", dest=state)
@@ -153,6 +158,8 @@ class RoundData:
     collectable: set[tuple[int, str]] = field(default_factory=set)  # forfeited: may be emptied by the dealer
     invalid: dict[int, str] = field(default_factory=dict)  # seat -> why its wagers were refused at the lock
     excluded: set[int] = field(default_factory=set)
+    bets_closed: bool = False  # "no more bets" was read once: from then on only held seats may change, downwards
+    correctable: dict[tuple[int, str], int] = field(default_factory=dict)  # held seats' spots -> most allowed
     pending_acks: list[dict[str, Any]] = field(default_factory=list)  # past-posting awaiting a supervisor
     acknowledged: list[dict[str, Any]] = field(default_factory=list)  # past-posting a supervisor acknowledged
 
@@ -176,7 +183,10 @@ class Round:
         self.supervisor_key: str | None = None  # id of the supervisor key while it is turned on
         self._outbox: list[Any] = []
         self._lamps: tuple[str, ...] | None = None
-        self._display: str | None = None  # the panel's current text, shown again when the panel comes back
+        self._display: str | None = None  # the panel's current text (a refusal, for a few seconds, or the prompt)
+        self._prompt: str | None = None  # the prompt of the current state, shown again after a refusal
+        self._reader: Actor | None = None  # who asked for the reading of the spots in progress (lock, decision)
+        self.shuffle_kept = False  # the shoe holds a checked shuffle no round used (a no-play round)
         self._request_id = 0
         self._pending_read: int | None = None
         self._verifying = False  # a reading of the spots after a resume is awaited: no dealer action meanwhile
@@ -225,31 +235,35 @@ class Round:
     def allowed_actions(self) -> tuple[str, ...]:
         """Actions allowed now by the state of the round, whoever asks (supervisor actions included)."""
         state, data = self.state, self.round
+        void = ("void_round",) if self.may_void_round() else ()  # the graph's rule (``_transitions``), nowhere else
         if self._verifying or self._querying:
-            return ()
+            return void
         if state == "fault":
-            allowed = []
-            if self.faults and all(f.resumable for f in self.faults) and self.devices_ready >= set(DEVICES) \
-                    and self.reconciled:
-                allowed.append("clear_fault")
-            if self.round_open():
-                allowed.append("void_round")
-            return tuple(allowed)
-        if data is not None and data.pending_acks and self.round_open():
-            return ("acknowledge",)
+            clear = self.faults and all(f.resumable for f in self.faults) and self.devices_ready >= set(DEVICES) \
+                and self.reconciled
+            return ("clear_fault",) * bool(clear) + void
+        if self._held_for_acknowledgement():
+            return ("acknowledge", *void)
         if state in BETWEEN_ROUNDS:
             return ("open_betting",)
         if state == "betting":
-            return (("no_more_bets",) if data and data.shuffled else ()) + ("void_round",)
+            return (("no_more_bets",) if data and data.shuffled else ()) + void
         if state == "wagers_held":
-            return ("no_more_bets",) + (("exclude",) if data and data.invalid else ()) + ("void_round",)
+            return ("no_more_bets",) + (("exclude",) if data and data.invalid else ()) + void
         if state.endswith("_decision"):
-            return ("confirm", "void_round")
+            return ("confirm", *void)
         if state.endswith("_reveal"):
-            return ("reveal", "void_round")
-        if state in ROUND_STATES:
-            return ("void_round",)  # waiting for a device: the supervisor may still end the round (a misdeal)
-        return ()  # starting: nothing until every device answered and the shoe was asked
+            return ("reveal", *void)
+        return void  # starting, or waiting for a device: a supervisor may still end an open round (a misdeal)
+
+    def _held_for_acknowledgement(self) -> bool:
+        """True while past-posting awaits a supervisor's acknowledgement in an open round (NY (c)(3))."""
+        return self.round is not None and bool(self.round.pending_acks) and self.round_open()
+
+    def prompt(self) -> str | None:
+        """The panel's text for the current state (the last state prompt shown): what the panel shows again a
+        few seconds after a refusal (``PromptDue``) and when it comes back after a link loss."""
+        return self._prompt
 
     def allowed_buttons(self) -> tuple[str, ...]:
         """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on."""
@@ -260,7 +274,8 @@ class Round:
 
         Keys: ``state``, ``phase``, ``round_no``, ``allowed_actions``, ``lamps`` (lit panel buttons),
         ``supervisor_key`` (bool), ``devices_ready``, ``faults`` (cause, device, detail, resumable),
-        ``pending_past_posting``, ``display`` (the panel's text), ``community`` (the revealed community cards
+        ``pending_past_posting``, ``display`` (the panel's text), ``prompt`` (the state's prompt, which a refusal
+        shown in ``display`` gives way to), ``community`` (the revealed community cards
         only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at`` and
         ``dealt`` (whether its two cards are out; never the cards).
         """
@@ -277,6 +292,7 @@ class Round:
                        for f in self.faults] if self.state == "fault" else [],
             "pending_past_posting": [dict(item) for item in data.pending_acks] if data else [],
             "display": self._display,
+            "prompt": self._prompt,
             "community": list(data.revealed) if data else [],
             "seats": {str(seat): {"wagers": dict(state.wagers), "folded_at": state.folded_at,
                                   "dealt": state.cards is not None}
@@ -296,7 +312,14 @@ class Round:
         self._outbox.extend(outputs)
 
     def _show(self, text: str) -> None:
-        self._emit(cmd.Display(text[:64]))
+        """Show the prompt of the state just entered (kept, and shown again after a refusal)."""
+        self._prompt = text[:64]
+        self._emit(cmd.Display(self._prompt))
+
+    def _refuse(self, action: str, reason: str, actor: Actor, text: str) -> None:
+        """Record a refused action (who, in which role, why) and show ``text`` on the panel until the next
+        prompt, or ``PromptDue`` a few seconds later; the state's prompt is kept (``prompt``)."""
+        self._emit(cmd.PressRefused(action, reason, actor.user, actor.role), cmd.Display(text[:64]))
 
     def _outputs(self) -> list[Any]:
         """The outbox with the lamps brought up to date; device commands only to devices whose link is up, and
@@ -355,6 +378,7 @@ class Round:
         self._lamps = None
         self._pending_read = None
         self.supervisor_key = None
+        self.shuffle_kept = False  # the shoe may have been power-cycled meanwhile: shuffle again
         if self.state in BETWEEN_ROUNDS:
             self.restart()
         elif self.state in ROUND_STATES:
@@ -369,15 +393,15 @@ class Round:
         if not self.self_checked and self.devices_ready >= set(DEVICES):
             self.self_checked = True  # every device answered its handshake: ask the shoe before anything else
             self._query_shoe()
-            if self._display:
-                self._emit(cmd.Display(self._display))
+            if self._prompt:
+                self._emit(cmd.Display(self._prompt))
         elif back:
             if event.device == "shoe":
                 self._query_shoe()
             if event.device == "panel":
                 self._lamps = None
-                if self._display:
-                    self._emit(cmd.Display(self._display))
+                if self._prompt:
+                    self._emit(cmd.Display(self._prompt))
             if self.state == "fault":
                 self._show(f"{event.device} back: supervisor may clear")
 
@@ -440,6 +464,7 @@ class Round:
             self.devices_ready.discard(event.device)
             if event.device == "shoe":
                 self._querying = False
+                self.shuffle_kept = False  # a shoe that was away may have lost its shuffle
         if self.state == "starting":
             self._emit(cmd.FaultRaised(None, event.device, event.code, event.detail))
             return
@@ -451,6 +476,10 @@ class Round:
 
     def _on_SupervisorKey(self, event: ev.SupervisorKey) -> None:
         self.supervisor_key = (event.key_id or "supervisor") if event.on else None
+
+    def _on_PromptDue(self, event: PromptDue) -> None:
+        if self._prompt and self._display != self._prompt:  # a refusal has been shown long enough
+            self._emit(cmd.Display(self._prompt))
 
     # ------------------------------------------------------------------ people
     def _on_ButtonPressed(self, event: ev.ButtonPressed) -> None:
@@ -465,21 +494,46 @@ class Round:
             self._emit(cmd.PressRefused(str(event.action)[:40], "unknown action or role", str(event.user)[:40],
                                         str(event.role)[:20]))
             return
-        self._act(event.action, Actor(event.role, event.user, "control"), event.reason)
+        actor = Actor(event.role, event.user, "control")
+        stale = event.stale or self._stale(event)
+        if stale:  # decided on another round or state (docs/control.md, "The round guard")
+            self._refuse(event.action, stale, actor, f"Not now: {event.action} for another round")
+            return
+        self._act(event.action, actor, event.reason, event.code)
 
-    def _act(self, action: str, actor: Actor, reason: str) -> None:
+    def _stale(self, event: OperatorAction) -> str:
+        """Why an action decided on another round or state than the current one must not apply here ("" when it
+        names none, or the current ones): a stale action must never change the round that followed."""
+        if event.round is not None and event.round != self.round_no:
+            current = "none yet" if self.round_no is None else f"{self.round_no} ({self.state})"
+            return f"stale: the action names round {event.round}; the current round is {current}"
+        if event.state is not None and event.state != self.state:
+            return f"stale: the action names state {event.state}; round {self.round_no} is in {self.state}"
+        return ""
+
+    def _act(self, action: str, actor: Actor, reason: str, code: str = "") -> None:
         if action not in self.allowed_actions():
-            self._emit(cmd.PressRefused(action, f"{action} not allowed in {self.state}", actor.user, actor.role))
-            self._show(f"Not now: {action}")
+            if self._held_for_acknowledgement() and action != "acknowledge":
+                why = "the round waits for a supervisor to acknowledge past-posting"
+                text = "Past-posting: supervisor to acknowledge"
+            else:
+                why, text = f"{action} not allowed in {self.state}", f"Not now: {action}"
+            self._refuse(action, why, actor, text)
             return
         if action in SUPERVISOR_ACTIONS and actor.role != "supervisor":
-            self._emit(cmd.PressRefused(action, f"{action} needs a supervisor", actor.user, actor.role))
-            self._show(f"{action}: supervisor key needed")
+            if actor.source == "control":
+                why = f"{action} needs a supervisor; user {actor.user} has the role {actor.role}"
+                text = f"{action}: {actor.user} is not a supervisor"
+            else:
+                why, text = f"{action} needs a supervisor", f"{action}: supervisor key needed"
+            self._refuse(action, why, actor, text)
+            return
+        if action == "void_round":
+            self._void(actor, reason, code)
             return
         handlers = {"open_betting": self._open_betting, "no_more_bets": self._no_more_bets,
                     "confirm": self._confirm, "reveal": self._reveal, "exclude": self._exclude,
-                    "acknowledge": self._acknowledge, "clear_fault": self._clear_fault,
-                    "void_round": self._void}
+                    "acknowledge": self._acknowledge, "clear_fault": self._clear_fault}
         try:
             handlers[action](actor, reason)
         except MachineError as exc:  # allowed_actions and the graph disagree: a defect, made visible
@@ -490,11 +544,16 @@ class Round:
         self.round = RoundData(self.last_round_no)
         self.faults = []
         self.open_betting()
-        self._emit(cmd.RoundOpened(self.last_round_no), cmd.Shuffle())
+        self._emit(cmd.RoundOpened(self.last_round_no))
+        if self.shuffle_kept:  # the last round was a no-play round: its checked shuffle deals this one
+            self.round.shuffled, self.shuffle_kept = True, False
+        else:
+            self._emit(cmd.Shuffle())
         self._show(f"Round {self.last_round_no}: place your bets")
 
     def _no_more_bets(self, actor: Actor, reason: str) -> None:
         self.no_more_bets()
+        self._reader = actor
         self._read_spots()
 
     def _exclude(self, actor: Actor, reason: str) -> None:
@@ -502,13 +561,15 @@ class Round:
         assert data is not None
         for seat, why in sorted(data.invalid.items()):
             data.excluded.add(seat)
-            self._emit(cmd.SeatExcluded(data.round_no, seat, why, actor.name))
+            self._emit(cmd.SeatExcluded(data.round_no, seat, why, actor.name, actor.role))
         data.invalid = {}
         self.exclude()
+        self._reader = actor
         self._read_spots()
 
     def _confirm(self, actor: Actor, reason: str) -> None:
         self.confirm()
+        self._reader = actor
         self._read_spots()
 
     def _reveal(self, actor: Actor, reason: str) -> None:
@@ -527,7 +588,7 @@ class Round:
         assert data is not None
         items, data.pending_acks = tuple(data.pending_acks), []
         data.acknowledged.extend(items)
-        self._emit(cmd.PastPostingAcknowledged(data.round_no, items, actor.name))
+        self._emit(cmd.PastPostingAcknowledged(data.round_no, items, actor.name, actor.role))
         self._show("Acknowledged: the locked amounts stand")
         if self.state in ("dealing_cross", "dealing_players"):
             self._dispense(data.next_stack)  # dealing was held at the acknowledgement
@@ -558,18 +619,22 @@ class Round:
         if state in ("dealing_cross", "dealing_players") and not data.pending_acks:
             self._dispense(data.next_stack)
 
-    def _void(self, actor: Actor, reason: str) -> None:
+    def _void(self, actor: Actor, reason: str, code: str) -> None:
+        """Void the open round (the graph allows it, ``allowed_actions``): every wager of record returned.
+        ``reason`` is the supervisor's free text (journal only); ``code`` the public reason (``VOID_CODES``;
+        from the panel: ``device`` in a fault, else ``other``)."""
         data = self.round
         assert data is not None
         why = reason or ("fault: " + ", ".join(f.cause for f in self.faults) if self.state == "fault"
                          else f"voided in {self.state}")
+        code = code or ("device" if self.state == "fault" else "other")
         seats = tuple({"seat": s, "wagers": dict(state.wagers)} for s, state in sorted(data.seats.items()))
         amount = sum(sum(entry["wagers"].values()) for entry in seats)
         totals = {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
         self.void_round()  # first: a void the graph does not allow raises before anything is recorded
-        self._emit(cmd.RoundVoided(data.round_no, actor.name, actor.role, why, seats, totals))
+        self._emit(cmd.RoundVoided(data.round_no, actor.name, actor.role, why, seats, totals, code))
         if data.pending_acks:
-            self._emit(cmd.PastPostingAcknowledged(data.round_no, tuple(data.pending_acks), actor.name))
+            self._emit(cmd.PastPostingAcknowledged(data.round_no, tuple(data.pending_acks), actor.name, actor.role))
             data.pending_acks = []
         self.faults = []
         self.resume_state = None
@@ -659,20 +724,29 @@ class Round:
         self._check_locked(event.seat, event.spot, event.amount)
 
     def _check_locked(self, seat: int, spot: str, amount: int) -> None:
-        """Past-posting (NY (c)(3)): a locked spot whose chips differ from the locked amount."""
+        """Past-posting (NY (c)(3): no wager made, increased or withdrawn after "no more bets"): a locked spot
+        whose chips differ from the locked amount, or a spot of a seat held for correction whose chips rise
+        above what it held (a correction may only take chips away)."""
         data = self.round
         assert data is not None
         key = (seat, spot)
-        if key not in data.locked or data.locked[key] == amount:
+        if key in data.correctable:
+            if amount <= data.correctable[key]:
+                data.correctable[key] = amount  # a correction: from now on the spot may only come down further
+                return
+            locked = data.correctable[key]
+        elif key not in data.locked or data.locked[key] == amount:
             return
-        if key in data.collectable and amount == 0:
+        elif key in data.collectable and amount == 0:
             return  # the dealer collected a forfeited wager (NY 5324.39(e)(4),(6),(7))
-        item = {"seat": seat, "spot": spot, "locked": data.locked[key], "new": amount}
+        else:
+            locked = data.locked[key]
+        item = {"seat": seat, "spot": spot, "locked": locked, "new": amount}
         if item in data.pending_acks or item in data.acknowledged:
             return  # already recorded: the same chips seen again
         data.pending_acks.append(item)
         self._emit(cmd.Irregularity(data.round_no, "past_posting", item))
-        self._show(f"Past-posting seat {seat} {spot}: {data.locked[key]} kept")
+        self._show(f"Past-posting seat {seat} {spot}: {locked} kept")
 
     def _on_SpotsSnapshot(self, event: ev.SpotsSnapshot) -> None:
         if event.request_id != self._pending_read or self.state == "fault":
@@ -685,7 +759,7 @@ class Round:
         for seat, spot, amount in event.spots:
             if amount:
                 spots.setdefault(seat, {})[spot] = amount
-        for seat, spot in list(data.locked):
+        for seat, spot in [*data.locked, *data.correctable]:
             self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
         if self._verifying:
             self._verifying = False
@@ -699,43 +773,88 @@ class Round:
             self._take_decisions(self.state.removesuffix("_reading"), spots)
 
     def _lock(self, spots: dict[int, dict[str, int]]) -> None:
+        """Lock the wagers read after "no more bets" (NY 9 NYCRR 5324.39(c)(3)).
+
+        At the first reading every valid seat's wagers are locked at once, and so is every empty spot (at 0);
+        a seat with an invalid wager is named and held (``wagers_held``): from then on only its own spots may
+        change, and only downwards (``correctable``), until it is valid or the dealer excludes it. Any other
+        change is past-posting (``_check_locked``): the locked (or zero) amount stands. With nobody wagering,
+        the round closes as a no-play round (nothing dealt; the shuffle is kept for the next round).
+        """
         data = self.round
         assert data is not None
-        playing = {seat: wagers for seat, wagers in spots.items() if seat not in data.excluded}
+        if not data.bets_closed:
+            data.bets_closed = True
+            candidates = {seat: dict(wagers) for seat, wagers in spots.items()}
+            for seat in self.config.seats:
+                if seat not in candidates:
+                    for spot in ev.SPOTS:
+                        data.locked[(seat, spot)] = 0
+        else:  # a held seat as corrected: never above what it held (``_check_locked`` flags more)
+            candidates = {}
+            for (seat, spot), most in data.correctable.items():
+                amount = min(spots.get(seat, {}).get(spot, 0), most)
+                if amount:
+                    candidates.setdefault(seat, {})[spot] = amount
+        held = {seat for seat, _ in data.correctable}
+        for seat in data.excluded | (held - set(candidates)):  # excluded, or every chip taken away: no part
+            for spot in ev.SPOTS:
+                data.correctable.pop((seat, spot), None)
+                data.locked[(seat, spot)] = 0
         data.invalid = {}
         shown: dict[int, str] = {}
-        for seat in sorted(playing):
+        for seat in sorted(set(candidates) - data.excluded):
+            wagers = candidates[seat]
             try:
                 if seat not in self.config.seats:
-                    raise WagerError(seat, f"wagers.{next(iter(playing[seat]))}", "seat is not in play at this table")
+                    raise WagerError(seat, f"wagers.{next(iter(wagers))}", "seat is not in play at this table")
                 for name in DECISIONS:
-                    if name in playing[seat]:
+                    if name in wagers:
                         raise WagerError(seat, f"wagers.{name}", "bet placed before its decision")
-                check_wagers(seat, playing[seat], self.jurisdiction.bet_multiples)
-                check_limits(seat, playing[seat], self.config)
+                check_wagers(seat, wagers, self.jurisdiction.bet_multiples)
+                check_limits(seat, wagers, self.config)
             except WagerError as exc:
                 data.invalid[seat] = str(exc)
                 shown[seat] = f"seat {seat} {exc.field.removeprefix('wagers.')}: {exc.reason}"
                 self._emit(cmd.Irregularity(data.round_no, "invalid_wager", {"seat": seat, "reason": str(exc)}))
-        if data.invalid or not playing:
-            first = min(data.invalid) if data.invalid else None
-            message = data.invalid[first] if first is not None else "no seat has wagered"
-            self._emit(cmd.PressRefused("no_more_bets", message))
-            short = shown[first] if first is not None else message  # the panel shows 64 bytes
-            self._show(short if len(data.invalid) < 2 else f"{len(data.invalid)} seats; {short}")
+                for spot in ev.SPOTS:
+                    data.correctable.setdefault((seat, spot), wagers.get(spot, 0))
+                continue
+            data.seats[seat] = SeatState(seat, dict(wagers))
+            for spot in ev.SPOTS:
+                data.correctable.pop((seat, spot), None)
+                if spot not in DECISIONS:
+                    data.locked[(seat, spot)] = wagers.get(spot, 0)
+        actor = self._reader or Actor("dealer", "", "panel")
+        if data.invalid:
+            first = min(data.invalid)
+            self._emit(cmd.WagersHeld(data.round_no, tuple({"seat": s, "wagers": dict(data.seats[s].wagers)}
+                                                           for s in sorted(data.seats)), tuple(sorted(data.invalid))),
+                       cmd.PressRefused("no_more_bets", data.invalid[first], actor.user, actor.role))
+            self._show(shown[first] if len(data.invalid) < 2 else f"{len(data.invalid)} seats; {shown[first]}")
             self.lock_refused()
             return
-        data.seats = {seat: SeatState(seat, dict(w)) for seat, w in playing.items()}
-        for seat in self.config.seats:
-            for spot in ev.SPOTS:
-                if seat not in data.seats or spot not in DECISIONS:
-                    data.locked[(seat, spot)] = playing.get(seat, {}).get(spot, 0)
+        if not data.seats:
+            self._no_play()
+            return
         data.stacks_planned = [None] + sorted(data.seats)
         self._emit(cmd.WagersLocked(data.round_no, tuple({"seat": s, "wagers": dict(data.seats[s].wagers)}
                                                          for s in sorted(data.seats))))
         self._show("No more bets")
         self.lock()
-        self._dispense(0)
+        if not data.pending_acks:  # past-posting seen at the lock holds the dealing until it is acknowledged
+            self._dispense(0)
+
+    def _no_play(self) -> None:
+        """No wager on the layout at "no more bets": the round closes with nothing dealt (NY (d)(1),(2): cards
+        go only to players who placed a wager) and the shoe's checked shuffle is kept for the next round."""
+        data = self.round
+        assert data is not None
+        self.shuffle_kept = data.shuffled
+        self._emit(cmd.RoundClosed(data.round_no, {"wagered": 0, "returned": 0, "collected": 0, "paid": 0,
+                                                   "player_net": 0}))
+        self._show(f"Round {data.round_no}: no wagers, no play")
+        self.no_play()
 
     def _take_decisions(self, step: str, spots: dict[int, dict[str, int]]) -> None:
         data = self.round
@@ -748,8 +867,9 @@ class Round:
                     check_wagers(state.seat, {**state.wagers, step: amount}, self.jurisdiction.bet_multiples)
                 except WagerError as exc:
                     detail = {"seat": state.seat, "spot": step, "amount": amount, "reason": str(exc)}
+                    actor = self._reader or Actor("dealer", "", "panel")
                     self._emit(cmd.Irregularity(data.round_no, "irregular_bet", detail),
-                               cmd.PressRefused("confirm", str(exc)))
+                               cmd.PressRefused("confirm", str(exc), actor.user, actor.role))
                     self._show(f"Irregular bet seat {state.seat} {step}: {amount}")
                     self.decisions_refused()
                     return
@@ -765,6 +885,14 @@ class Round:
             for later in DECISIONS[DECISIONS.index(step):]:
                 if state.folded_at is not None or later == step:
                     data.locked[(seat, later)] = state.wagers.get(later, 0)
+        if not self._active_seats() and not any("five_card_bonus" in s.wagers for s in data.seats.values()):
+            # every seat folded and no five-card bonus waits for the board: nothing is left in action, so the
+            # round is settled now (NY 5324.39(e)(9) settles "each remaining player": there is none); the
+            # community cards stay face down and go to the discard rack as dealt (PA 674a.11(i): the journal's
+            # StackDealt keeps them for a dispute)
+            self.nothing_in_action()
+            self._settle()
+            return
         self.decisions_taken()
         self._show(f"Turn the {step} card" + ("" if step == "middle" else "s"))
 

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from controller import commands as cmd
 from controller.control import ControlServer
-from controller.inputs import ServiceStarted
+from controller.inputs import PromptDue, ServiceStarted
 from controller.journal import Journal
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.recall import RoundRecord, rounds_from_records
@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
+#: Seconds a refusal stays on the panel before the state's prompt comes back (``PromptDue``).
+REFUSAL_SHOWN_S = 3.0
 
 
 class Controller:
@@ -83,6 +85,7 @@ class Controller:
         self._done = False
         self._stop_after_round = False
         self.journal_error: OSError | None = None
+        self._prompt_timer: threading.Timer | None = None
 
     def run(self) -> int:
         """Process events until ``STOP``, ``STOP_AFTER_ROUND`` once no round is in progress, the round count or
@@ -114,6 +117,9 @@ class Controller:
             log.critical("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
             self.journal_error = exc
             return 1
+        finally:
+            if self._prompt_timer is not None:
+                self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
     def process(self, event: Any) -> None:
@@ -157,7 +163,20 @@ class Controller:
             if self.stop_on_fault:
                 self._done = True
         elif isinstance(output, cmd.Irregularity):
-            log.warning("irregularity in round %s: %s %s", output.round_no, output.kind, output.detail)
+            # an unknown event's text may hold a card: only its kind is logged at this level (docs/architecture.md)
+            detail = {} if output.kind == "unknown_event" else output.detail
+            log.warning("irregularity in round %s: %s %s", output.round_no, output.kind, detail)
+        elif isinstance(output, cmd.PressRefused):
+            self._prompt_after_refusal()
+
+    def _prompt_after_refusal(self) -> None:
+        """In ``REFUSAL_SHOWN_S`` seconds, put ``PromptDue`` on the queue (one timer: a later refusal restarts
+        it), so that the panel shows the state's prompt again (``Round.prompt``)."""
+        if self._prompt_timer is not None:
+            self._prompt_timer.cancel()
+        self._prompt_timer = threading.Timer(REFUSAL_SHOWN_S, self.events.put, (PromptDue(),))
+        self._prompt_timer.daemon = True
+        self._prompt_timer.start()
 
     def _send(self, command: Any) -> None:
         driver = self.drivers[command.device]

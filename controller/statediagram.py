@@ -29,16 +29,19 @@ of `controller/round.py` and in docs/architecture.md.
 
 - `idle`: no round yet since the start; `closed`: the last round was settled; `voided`: the last round was
   voided (every wager returned). Each allows `open_betting`.
-- `betting` (betting open) -> `locking` ("no more bets": the spots are read) -> `wagers_held` (a seat's wagers
-  are invalid: correct them and press `no_more_bets` again, or `exclude` the seats named) or `dealing_cross`
-  (bets locked; the five-card stack) -> `dealing_players` (the two-card stacks, clockwise) -> for each of
-  across, down and middle: `*_decision` -> `*_reading` (`confirm`: the decision spots are read) -> `*_reveal`
-  -> `settlement` -> `closed`.
+- `betting` (betting open) -> `locking` ("no more bets": the spots are read; every valid seat's wagers are
+  locked at once) -> `wagers_held` (a seat's wagers are invalid: take chips away from it and press
+  `no_more_bets` again, or `exclude` the seats named; nothing else may change) or `dealing_cross` (bets locked;
+  the five-card stack) or `closed` (`no_play`: nobody wagered; nothing dealt) -> `dealing_players` (the
+  two-card stacks, clockwise) -> for each of across, down and middle: `*_decision` -> `*_reading` (`confirm`:
+  the decision spots are read) -> `*_reveal` -> `settlement` -> `closed`; `nothing_in_action` goes from a
+  reading straight to `settlement` when every seat has folded and no five-card bonus remains.
 - `fault`: from any state on a device fault, a link loss, a card-accounting mismatch or a restart of the
-  service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped;
-  `void_round` (a supervisor) ends it with every wager returned.
+  service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped.
+- `void_round` (a supervisor) ends the round with every wager of record returned, from every state of an open
+  round before its settlement, whatever is pending; its condition `round_open` is the one rule of voiding.
 - Past-posting does not change the state: it holds every dealer action (and the dealing) until a supervisor
-  presses `acknowledge`.
+  presses `acknowledge` (or voids the round).
 
 """
 

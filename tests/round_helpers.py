@@ -184,7 +184,7 @@ def play_round(
     """Play one full round (starting the table first if the driver is new) and return the driver.
 
     ``decisions[step][seat]`` is the bet placed at that decision; a seat missing or 0 folds. A seat that
-    folded earlier is simply left out of later steps.
+    folded earlier is simply left out of later steps; a round with nothing left in action ends at the fold.
     """
     if driver is None:
         driver = TableDriver()
@@ -194,5 +194,7 @@ def play_round(
     driver.deal(tuple(cross), {s: tuple(c) for s, c in hands.items()})
     for step in DECISION_STEPS:
         driver.decide(step, decisions.get(step, {}))
+        if driver.state == "closed":  # every seat folded and no five-card bonus: settled at the fold
+            break
         driver.reveal()
     return driver

@@ -131,8 +131,10 @@ class Client:
         status, _, body = self.request("GET", path)
         return status, json.loads(body)
 
-    def act(self, action, user="dan", reason=None, password=None):
+    def act(self, action, user="dan", reason=None, password=None, **extra):
+        """POST one action; ``extra`` adds ``code``, ``round`` or ``state`` to the body; (status, answer)."""
         payload = {"action": action} if reason is None else {"action": action, "reason": reason}
+        payload.update(extra)
         token = base64.b64encode(f"{user}:{password or PASSWORDS[user]}".encode()).decode()
         status, _, body = self.request("POST", "/actions", json.dumps(payload),
                                        {"Content-Type": "application/json", "Authorization": f"Basic {token}"})
@@ -181,12 +183,14 @@ def test_an_action_is_queued_journaled_as_an_event_and_applied(table):
     client, _, journal = table
     status, answer = client.act("open_betting")
     assert status == 202
-    assert answer == {"queued": {"action": "open_betting", "user": "dan", "role": "dealer", "reason": ""}}
+    assert answer == {"queued": {"action": "open_betting", "user": "dan", "role": "dealer", "code": "",
+                                 "round": None, "state": None}}
     opened = client.wait_for(lambda r: r["type"] == "RoundOpened")
     records = read_records(journal.path)
     action = next(r for r in records if r["type"] == "OperatorAction")
     assert action["kind"] == "event"
-    assert action["data"] == {"action": "open_betting", "user": "dan", "role": "dealer", "reason": ""}
+    assert action["data"] == {"action": "open_betting", "user": "dan", "role": "dealer", "reason": "", "code": "",
+                              "round": None, "state": None, "stale": ""}
     assert action["seq"] < opened["seq"]  # journaled before it was applied
     shuffled = client.wait_for(lambda r: r["type"] == "ShuffleComplete")
     assert client.state_after(shuffled["seq"])["state"] == "betting"
@@ -196,15 +200,15 @@ def test_a_supervisor_action_with_a_dealer_login_is_refused_and_recorded(table):
     client, _, _ = table
     client.act("open_betting")
     client.wait_for(lambda r: r["type"] == "ShuffleComplete")
-    assert client.act("void_round", user="dan", reason="customer dispute")[0] == 202
+    assert client.act("void_round", user="dan", reason="customer dispute", code="dispute")[0] == 202
     refused = client.wait_for(lambda r: r["type"] == "PressRefused")
-    assert refused["data"] == {"button": "void_round", "reason": "void_round needs a supervisor", "user": "dan",
-                               "role": "dealer"}
+    assert refused["data"] == {"button": "void_round", "user": "dan", "role": "dealer",
+                               "reason": "void_round needs a supervisor; user dan has the role dealer"}
     assert client.state_after(refused["seq"])["state"] == "betting"
-    assert client.act("void_round", user="sue", reason="customer dispute")[0] == 202
+    assert client.act("void_round", user="sue", reason="customer dispute", code="dispute")[0] == 202
     voided = client.wait_for(lambda r: r["type"] == "RoundVoided")
-    assert (voided["data"]["by"], voided["data"]["role"], voided["data"]["reason"]) == (
-        "sue", "supervisor", "customer dispute")
+    assert (voided["data"]["by"], voided["data"]["role"], voided["data"]["code"]) == ("sue", "supervisor", "dispute")
+    assert "reason" not in voided["data"]  # the free text stays in the journal
 
 
 def test_a_full_round_shows_no_face_down_card_and_events_come_in_order_without_a_gap(table):
@@ -315,8 +319,16 @@ JSON = {"Content-Type": "application/json"}
     ("POST", "/actions", b'{"action": "void_round", "reason": "a\\nb"}', JSON, 400, "printable text"),
     ("POST", "/actions", b'{"action": "confirm", "action": "void_round"}', JSON, 400, "key 'action' repeated"),
     ("POST", "/actions", json.dumps({"action": "confirm", "reason": "x" * 201}).encode(), JSON, 400, "at most 200"),
-    ("POST", "/actions", b'{"action": "confirm", "seat": 3}', JSON, 400, "unknown key(s) seat"),
-    ("POST", "/actions", b'{"action": "void_round"}', JSON, 400, "needs a reason"),
+    ("POST", "/actions", b'{"action": "confirm", "seat": 3}', JSON, 400,
+     "unknown key(s): seat; the allowed keys are action, code, reason, round, state"),
+    ("POST", "/actions", b'{"action": "void_round", "reason": "x"}', JSON, 400, "needs a code"),
+    ("POST", "/actions", b'{"action": "void_round", "code": "because"}', JSON, 400, 'got "because"'),
+    ("POST", "/actions", b'{"action": null}', JSON, 400, "unknown action null"),
+    ("POST", "/actions", b'{"action": true}', JSON, 400, "unknown action true"),
+    ("POST", "/actions", b'{"action": "confirm", "round": "3"}', JSON, 400, 'round must be a round number'),
+    ("POST", "/actions", b'{"action": "confirm", "round": true}', JSON, 400, 'got true'),
+    ("POST", "/actions", b'{"action": "confirm", "state": 5}', JSON, 400, 'state must be a state name'),
+    ("GET", "/state?after=3", None, {}, 400, "unknown parameter(s): after; it takes none"),
     ("POST", "/actions", b'{"action": "confirm"}', {"Content-Type": "text/plain"}, 415, "application/json"),
     ("POST", "/actions", b'{"action": "confirm"}', {}, 415, "application/json"),
     # a body framed two ways is ambiguous (request smuggling), even with an empty Transfer-Encoding

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from controller import commands as cmd
 from controller.cards import DECK
-from controller.inputs import OperatorAction, ServiceStarted
+from controller.inputs import OperatorAction, PromptDue, ServiceStarted
 from controller.round import LINK_CODES, TXN_STRIDE
 from drivers import events as ev
 from tests.round_helpers import (
@@ -229,18 +229,19 @@ def test_shuffle_count_other_than_52_faults_card_count(count):
 
 
 INVALID_LOCKS = {
-    # name: (wagers on the layout, seat the refusal must name)
-    "unequal_antes_ny_e1": ({2: antes(500), 4: {"ante_across": 500, "ante_down": 1000}}, 4),
-    "single_ante_ny_c4": ({4: {"ante_across": 500}}, 4),
-    "single_ante_down_only_ny_c4": ({1: antes(500), 3: {"ante_down": 500}}, 3),
-    "bonus_without_antes_ny_e1": ({2: antes(500), 5: {"five_card_bonus": 500}}, 5),
-    "chip_on_across_spot_ny_c3": ({1: {**antes(500), "across": 500}}, 1),
-    "chip_on_down_spot_ny_c3": ({6: {**antes(500), "down": 1000}}, 6),
-    "chip_on_middle_spot_ny_c3": ({2: {**antes(500), "middle": 1500}}, 2),
-    "ante_below_table_min": ({3: antes(400)}, 3),
-    "ante_above_table_max": ({1: antes(500), 3: antes(50001)}, 3),
-    "bonus_below_table_min": ({6: antes(500, bonus=99)}, 6),
-    "bonus_above_table_max": ({6: antes(500, bonus=10001)}, 6),
+    # name: (wagers on the layout, seat the refusal must name, that seat's wagers once corrected by taking chips
+    # away: {} when only removing all of them makes the layout valid)
+    "unequal_antes_ny_e1": ({2: antes(500), 4: {"ante_across": 500, "ante_down": 1000}}, 4, antes(500)),
+    "single_ante_ny_c4": ({4: {"ante_across": 500}, 1: antes(500)}, 4, {}),
+    "single_ante_down_only_ny_c4": ({1: antes(500), 3: {"ante_down": 500}}, 3, {}),
+    "bonus_without_antes_ny_e1": ({2: antes(500), 5: {"five_card_bonus": 500}}, 5, {}),
+    "chip_on_across_spot_ny_c3": ({1: {**antes(500), "across": 500}}, 1, antes(500)),
+    "chip_on_down_spot_ny_c3": ({6: {**antes(500), "down": 1000}}, 6, antes(500)),
+    "chip_on_middle_spot_ny_c3": ({2: {**antes(500), "middle": 1500}}, 2, antes(500)),
+    "ante_below_table_min": ({3: antes(400), 5: antes(500)}, 3, {}),
+    "ante_above_table_max": ({1: antes(500), 3: antes(50001)}, 3, antes(50000)),
+    "bonus_below_table_min": ({6: antes(500, bonus=99)}, 6, antes(500)),
+    "bonus_above_table_max": ({6: antes(500, bonus=10001)}, 6, antes(500, bonus=10000)),
 }
 
 
@@ -250,8 +251,9 @@ def test_lock_refuses_invalid_seat_then_accepts_correction(case):
     nothing on a decision spot before its decision; config/table.yaml limits (ante 500-50000, bonus
     100-10000). An invalid seat is refused at "no more bets" (an ``invalid_wager`` irregularity, PressRefused
     and a Display naming the seat); the wagers are held (``wagers_held``: correct and press again, or exclude
-    the seat) and nothing is dispensed or locked; once corrected, the lock succeeds."""
-    wagers, seat = INVALID_LOCKS[case]
+    the seat) and nothing is dispensed; NY (c)(3) lets no wager be made or increased after "no more bets", so
+    a correction only takes chips away; once corrected, the lock succeeds with the other seats as locked."""
+    wagers, seat, corrected_seat = INVALID_LOCKS[case]
     driver = TableDriver()
     driver.start()
     driver.open_betting()
@@ -265,27 +267,83 @@ def test_lock_refuses_invalid_seat_then_accepts_correction(case):
     assert driver.machine.allowed_buttons() == ("no_more_bets", "exclude")
 
     corrected = {s: w for s, w in wagers.items() if s != seat}
-    corrected[seat] = antes(1000)
+    if corrected_seat:
+        corrected[seat] = corrected_seat
     out = driver.lock(corrected)
+    assert not [i for i in of_type(driver.outputs, cmd.Irregularity) if i.kind == "past_posting"]
     (locked,) = of_type(out, cmd.WagersLocked)
     assert {entry["seat"]: entry["wagers"] for entry in locked.seats} == corrected
     assert len(of_type(out, cmd.Dispense)) == 1
     assert driver.state == "dealing_cross"
 
 
-def test_lock_refuses_when_no_seat_has_wagered():
-    """NY 5324.39(d)(1),(2): cards go to each player who has placed a wager; with no wager at all there is
-    nobody to deal to: "no more bets" is refused, betting stays open, nothing is dispensed."""
+def test_wagers_changed_after_no_more_bets_are_past_posting_and_the_locked_amounts_stand():
+    """NY 5324.39(c)(3): "A wager may not be made, increased or withdrawn after the dealer has announced 'no
+    more bets.'" At "no more bets" every valid seat's wagers are locked at once, even while another seat is
+    held for an invalid wager; while it is held, a valid seat that raises and adds a bonus, a seat empty until
+    then that places antes, and the held seat raising its own wagers are each past-posting: recorded, held
+    for a supervisor, and the locked (or zero) amount stays the wager of record."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock({1: antes(100), 3: antes(500)})  # seat 1 below the table minimum of 500
+    assert driver.state == "wagers_held"
+    driver.move_chips(3, "ante_across", 2500)
+    driver.move_chips(3, "ante_down", 2500)
+    driver.move_chips(3, "five_card_bonus", 1000)
+    driver.move_chips(6, "ante_across", 5000)
+    driver.move_chips(6, "ante_down", 5000)
+    driver.move_chips(1, "ante_across", 500)  # the held seat may not raise either
+    flagged = [(i.detail["seat"], i.detail["spot"], i.detail["locked"], i.detail["new"])
+               for i in of_type(driver.outputs, cmd.Irregularity) if i.kind == "past_posting"]
+    assert flagged == [(3, "ante_across", 500, 2500), (3, "ante_down", 500, 2500), (3, "five_card_bonus", 0, 1000),
+                       (6, "ante_across", 0, 5000), (6, "ante_down", 0, 5000), (1, "ante_across", 100, 500)]
+    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    refused = driver.press("exclude")
+    (refusal,) = of_type(refused, cmd.PressRefused)
+    assert "acknowledge" in refusal.reason and driver.state == "wagers_held"
+    driver.send(ev.SupervisorKey(True, "SUP-1"))
+    driver.press("acknowledge")
+    driver.send(ev.SupervisorKey(False, ""))
+    out = driver.press("exclude")
+    out += driver.answer_read()
+    (locked,) = of_type(out, cmd.WagersLocked)
+    assert locked.seats == ({"seat": 3, "wagers": antes(500)},)  # seat 6 never wagered; seat 1 excluded
+    assert driver.state == "dealing_cross" and of_type(out, cmd.Dispense)
+
+
+def test_no_wager_at_no_more_bets_closes_a_no_play_round_and_keeps_the_shuffle():
+    """NY 5324.39(d)(1),(2): cards go only to players who placed a wager; with no wager at all there is nobody
+    to deal to: the round closes at once as a no-play round (RoundClosed with nothing wagered, nothing
+    dispensed) instead of waiting for a supervisor's void, and the shoe's checked shuffle deals the next round
+    (no second Shuffle)."""
     driver = TableDriver()
     driver.start()
     driver.open_betting()
     out = driver.lock({})
-    assert [type(o) for o in out if not isinstance(o, (cmd.SetLamps, cmd.ReadSpots))] == [cmd.PressRefused, cmd.Display]
-    assert driver.state == "wagers_held"
-    assert driver.machine.allowed_buttons() == ("no_more_bets",)  # nobody to exclude
-    assert not of_type(driver.outputs, (cmd.WagersLocked, cmd.Dispense))
+    (closed,) = of_type(out, cmd.RoundClosed)
+    assert closed.totals == {"wagered": 0, "returned": 0, "collected": 0, "paid": 0, "player_net": 0}
+    assert driver.state == "closed" and not of_type(driver.outputs, (cmd.WagersLocked, cmd.Dispense))
+    assert driver.machine.allowed_buttons() == ("open_betting",)
+    out = driver.press("open_betting")
+    assert of_type(out, cmd.RoundOpened) and not of_type(out, cmd.Shuffle)
     out = driver.lock({6: antes(500)})
     assert of_type(out, cmd.WagersLocked)[0].seats == ({"seat": 6, "wagers": antes(500)},)
+    assert [s.txn_id for s in of_type(driver.outputs, cmd.Dispense)] == [2 * 16]
+    assert len(of_type(driver.outputs, cmd.Shuffle)) == 1
+
+
+def test_a_kept_shuffle_is_not_trusted_after_a_restart():
+    """The shoe's shuffle kept by a no-play round is used only while the service and the shoe stayed up: after
+    a restart the next round shuffles again (a power-cycled shoe would refuse the dispense)."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock({})
+    driver.send(ServiceStarted())
+    driver.start()
+    out = driver.press("open_betting")
+    assert of_type(out, cmd.Shuffle)
 
 
 # =========================================================================== dealing (NY (d)(2))
@@ -717,7 +775,7 @@ def test_past_posting_on_locked_ante_recorded_and_locked_amount_settles_ny_c3():
     # the stack already asked for arrives; dealing then holds until a supervisor acknowledges
     out = driver.deal(CROSS, HANDS)
     assert len(of_type(out, cmd.StackDealt)) == 1 and not of_type(out, cmd.Dispense)
-    assert driver.machine.allowed_actions() == ("acknowledge",)
+    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
     out = driver.press("acknowledge")  # the dealer alone may not
     assert of_type(out, cmd.PressRefused)[0].role == "dealer"
     driver.send(ev.SupervisorKey(True, "SUP-7"))
@@ -1267,7 +1325,7 @@ def test_past_posting_seen_in_the_decision_reading_holds_the_decision():
     out = driver.answer_read()
     assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["past_posting"]
     assert not of_type(out, cmd.DecisionMade) and driver.state == "across_decision"
-    assert driver.machine.allowed_actions() == ("acknowledge",)
+    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
     driver.send(ev.SupervisorKey(True, "SUP-3"))
     driver.press("acknowledge")
     driver.send(ev.SupervisorKey(False, "SUP-3"))
@@ -1284,3 +1342,140 @@ def test_nothing_to_void_while_starting_after_a_restart():
     driver.send(ev.SupervisorKey(True, "SUP-1"))
     out = driver.press("void_round")
     assert of_type(out, cmd.PressRefused) and not of_type(out, (cmd.RoundVoided, cmd.FaultRaised))
+
+
+# =========================================================================== round rules of the floor
+
+
+def test_a_supervisor_may_void_while_past_posting_is_held():
+    """A supervisor may void a round at any time before its settlement, whatever else is pending: past-posting
+    on a non-playing seat's spot in the across decision holds the round for an acknowledgement, and a
+    supervisor's void is allowed there too (the one rule lives in the graph: ``void_round``'s condition)."""
+    driver = dealt_driver()
+    driver.move_chips(2, "across", 500)  # seat 2 does not play
+    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    out = driver.send(OperatorAction("void_round", "sue", "supervisor", "dispute at seat 2", "dispute"))
+    (voided,) = of_type(out, cmd.RoundVoided)
+    assert driver.state == "voided" and (voided.by, voided.role, voided.code) == ("sue", "supervisor", "dispute")
+    (acked,) = of_type(out, cmd.PastPostingAcknowledged)
+    assert (acked.by, acked.role) == ("sue", "supervisor")
+
+
+def test_void_is_allowed_exactly_where_a_round_is_open_and_not_settled():
+    """The void rule, checked on every state the table reaches: allowed iff a round is open (``round_open``)."""
+    for state in REACHABLE:
+        driver = drive_to(state)
+        assert ("void_round" in driver.machine.allowed_actions()) == driver.machine.round_open(), state
+
+
+def test_a_refusal_shows_for_a_while_and_the_prompt_of_the_state_comes_back():
+    """A refused press shows its reason on the panel, but the prompt of the state is kept: ``PromptDue`` (a few
+    seconds later) and the panel's return after a link loss show the prompt again, never the refusal."""
+    driver = dealt_driver()
+    prompt = driver.machine.prompt()
+    assert prompt and prompt.startswith("Across decision")
+    out = driver.press("void_round")  # the dealer, without the key
+    (shown,) = of_type(out, cmd.Display)
+    assert "void_round" in shown.text and driver.machine.prompt() == prompt
+    out = driver.send(PromptDue())
+    assert [d.text for d in of_type(out, cmd.Display)] == [prompt]
+    assert driver.send(PromptDue()) == []  # already showing the prompt
+    driver.press("void_round")
+    driver.send(ev.DeviceFault("panel", "link_lost", "unplugged"))  # the round faults: a new prompt
+    fault_prompt = driver.machine.prompt()
+    assert fault_prompt.startswith("FAULT link_lost")
+    out = driver.send(ready("panel"))
+    shown = [d.text for d in of_type(out, cmd.Display)]
+    assert shown[0] == fault_prompt and not any("void_round" in text for text in shown)
+    assert driver.machine.view()["prompt"] == driver.machine.prompt()
+
+
+@pytest.mark.parametrize("who", ["control", "panel"])
+def test_every_refusal_names_the_user_and_role(who):
+    """Every record caused by a person's action names who and in which role: a refusal that the reading of the
+    spots causes (an invalid wager at "no more bets", an irregular bet at "confirm") names the person who
+    pressed, as the press refused at once does."""
+    def act(driver: TableDriver, action: str) -> list[Any]:
+        if who == "control":
+            return driver.send(OperatorAction(action, "dealer1", "dealer"))
+        return driver.press(action)
+
+    expected = ("dealer1", "dealer") if who == "control" else ("", "dealer")
+    driver = TableDriver()
+    driver.start()
+    act(driver, "open_betting")
+    driver.send(ev.ShuffleComplete(52))
+    driver.place({1: antes(500), 4: {"ante_across": 500}})
+    act(driver, "no_more_bets")
+    out = driver.answer_read()
+    (refused,) = of_type(out, cmd.PressRefused)
+    assert (refused.button, refused.user, refused.role) == ("no_more_bets", *expected)
+    out = act(driver, "exclude")
+    (excluded,) = of_type(out, cmd.SeatExcluded)
+    assert (excluded.by, excluded.role) == (expected[0] or "dealer", "dealer")
+    driver.answer_read()
+    driver.layout.pop(4)  # the excluded seat's chips went back to the player
+    driver.deal(CROSS, {1: HANDS[1]})
+    driver.layout[1]["across"] = 700  # not a multiple of the ante
+    act(driver, "confirm")
+    out = driver.answer_read()
+    (refused,) = of_type(out, cmd.PressRefused)
+    assert (refused.button, refused.user, refused.role) == ("confirm", *expected)
+
+
+def test_a_dealer_account_asking_for_a_supervisor_action_is_told_its_role():
+    """Over the control interface the role is the account's, not the panel key's: a dealer account's void is
+    refused saying the user's role is dealer, even while a supervisor's key is turned on the panel."""
+    driver = dealt_driver()
+    driver.send(ev.SupervisorKey(True, "SUP-1"))
+    out = driver.send(OperatorAction("void_round", "dealer1", "dealer", "misdeal", "misdeal"))
+    (refused,) = of_type(out, cmd.PressRefused)
+    assert "role dealer" in refused.reason and (refused.user, refused.role) == ("dealer1", "dealer")
+    assert driver.state == "across_decision"
+
+
+def test_an_action_naming_another_round_or_state_never_changes_this_one():
+    """The round guard (docs/control.md): an action decided on round N (or on a state) that is no longer the
+    current one is refused, with the mismatch named, and changes nothing; one naming the current round acts."""
+    driver = dealt_driver()
+    current = driver.machine.round_no
+    for stale in (OperatorAction("void_round", "sue", "supervisor", "late", "other", round=current - 1),
+                  OperatorAction("void_round", "sue", "supervisor", "late", "other", round=current + 1),
+                  OperatorAction("void_round", "sue", "supervisor", "late", "other", round=current,
+                                 state="betting"),
+                  OperatorAction("void_round", "sue", "supervisor", "late", "other", stale="stale: seen at the door")):
+        out = driver.send(stale)
+        (refused,) = of_type(out, cmd.PressRefused)
+        assert refused.reason.startswith("stale") and (refused.user, refused.role) == ("sue", "supervisor")
+        assert driver.state == "across_decision" and not of_type(out, cmd.RoundVoided)
+    out = driver.send(OperatorAction("void_round", "sue", "supervisor", "misdeal", "misdeal", round=current,
+                                     state="across_decision"))
+    assert of_type(out, cmd.RoundVoided) and driver.state == "voided"
+
+
+@pytest.mark.parametrize("step", DECISION_STEPS)
+def test_a_round_where_every_seat_folded_and_no_bonus_remains_settles_at_once(step):
+    """NY 5324.39(e)(9) settles "each remaining player": when every seat has folded and no five-card bonus waits
+    for the board, nothing is left in action and the round settles at the fold (every forfeited wager
+    collected), with no more confirms or reveals; the unturned community cards are never revealed."""
+    wagers = {1: antes(500), 3: antes(1000)}
+    driver = dealt_driver(wagers, {1: HANDS[1], 3: HANDS[3]})
+    before = DECISION_STEPS[:DECISION_STEPS.index(step)]
+    for earlier in before:
+        driver.decide(earlier, {1: 500, 3: 1000})
+        driver.reveal()
+    out = driver.decide(step, {})
+    assert driver.state == "closed"
+    (closed,) = of_type(out, cmd.RoundClosed)
+    wagered = sum(sum(w.values()) for w in wagers.values()) + sum(500 + 1000 for _ in before)
+    assert closed.totals == {"wagered": wagered, "returned": 0, "collected": wagered, "paid": 0,
+                             "player_net": -wagered}
+    assert [r.step for r in of_type(driver.outputs, cmd.CardsRevealed)] == list(before)
+
+
+def test_a_five_card_bonus_keeps_the_round_going_after_every_fold():
+    """PA 674a.11(b),(d),(f): a five-card bonus stays in action after a fold: with one, the round goes on to
+    every reveal although no seat is in action."""
+    driver = dealt_driver({1: antes(500, bonus=500)}, {1: HANDS[1]})
+    driver.decide("across", {})
+    assert driver.state == "across_reveal"

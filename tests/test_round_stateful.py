@@ -6,6 +6,9 @@ restarts of the service. Model devices answer the machine the way the simulators
 transaction once and answers a repeated one with the recorded stack; it answers "what did you last do".
 
 Invariants, checked on the output stream and the public view alone:
+- no wager of record changes after "no more bets" except a held seat's correction, which only takes chips away
+  (NY 9 NYCRR 5324.39(c)(3)); a void is allowed exactly while a round is open and unsettled; an action naming
+  another round changes nothing; every refusal names its user and role;
 - no card is asked of the shoe before the round's wagers are locked (NY 9 NYCRR 5324.39(c)(3));
 - no community card is turned before every seat in action decided that step (NY (e)(4),(6),(8));
 - no wager is settled twice or lost: every seat locked in a closed round is settled exactly once, with exactly
@@ -50,6 +53,8 @@ class Ledger:
         self.secret: set[str] = set()  # dealt, not turned
         self.txns: dict[int, tuple[str, ...]] = {}
         self.round_cards: dict[int, list[str]] = {}
+        self.held: dict[int, dict[int, dict[str, int]]] = {}  # round -> seat -> wagers locked while others are held
+        self.at_no_more_bets: dict[int, dict[tuple[int, str], int]] = {}  # round -> the layout at the first reading
 
     def feed(self, outputs: list[Any]) -> None:
         for o in outputs:
@@ -66,6 +71,22 @@ class Ledger:
         assert o.round_no not in self.locked
         self.locked[o.round_no] = {e["seat"]: dict(e["wagers"]) for e in o.seats}
         self.folded[o.round_no] = {}
+        for seat, wagers in self.held.get(o.round_no, {}).items():
+            assert self.locked[o.round_no].get(seat) == wagers, "a wager locked at no more bets changed"
+        seen = self.at_no_more_bets.get(o.round_no, {})
+        for seat, wagers in self.locked[o.round_no].items():  # a held seat's correction only takes chips away
+            assert all(amount <= seen.get((seat, spot), 0) for spot, amount in wagers.items()), \
+                f"seat {seat} wagers more than it had at no more bets"
+
+    def _PressRefused(self, o: cmd.PressRefused) -> None:
+        assert o.role and (o.user or o.role == "dealer"), f"a refusal of nobody: {o}"
+
+    def _WagersHeld(self, o: cmd.WagersHeld) -> None:
+        assert o.round_no not in self.locked
+        before = self.held.get(o.round_no, {})
+        now = {e["seat"]: dict(e["wagers"]) for e in o.seats}
+        assert all(now.get(seat) == wagers for seat, wagers in before.items()), "a locked wager changed"
+        self.held[o.round_no] = now
 
     def _Dispense(self, o: cmd.Dispense) -> None:
         assert o.txn_id // 16 in self.locked, "a card asked of the shoe before the wagers were locked"
@@ -110,6 +131,9 @@ class Ledger:
     def _RoundClosed(self, o: cmd.RoundClosed) -> None:
         assert o.round_no not in self.ended
         self.ended[o.round_no] = "closed"
+        if o.round_no not in self.locked:  # a no-play round: nobody wagered at "no more bets"
+            assert not self.held.get(o.round_no) and not any(o.totals.values()), "a no-play round with wagers"
+            return
         assert sorted(self.settled.get(o.round_no, [])) == sorted(self.locked[o.round_no]), "a wager lost"
         t = o.totals
         assert t["wagered"] == t["returned"] + t["collected"]
@@ -119,7 +143,8 @@ class Ledger:
         assert o.round_no not in self.ended and o.round_no not in self.settled
         self.ended[o.round_no] = "voided"
         returned = {e["seat"]: e["wagers"] for e in o.seats}
-        assert returned == self.locked.get(o.round_no, {}), "a void that does not return every wager placed"
+        placed = self.locked.get(o.round_no, self.held.get(o.round_no, {}))
+        assert returned == placed, "a void that does not return every wager placed"
         amount = sum(sum(w.values()) for w in returned.values())
         assert o.totals == {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
 
@@ -177,7 +202,17 @@ class RoundMachineTest(RuleBasedStateMachine):
 
     @rule(action=st.sampled_from(ev.BUTTONS + ("bogus",)), role=st.sampled_from(("dealer", "supervisor", "x")))
     def control_action(self, action: str, role: str) -> None:
-        self.feed(OperatorAction(action, "alice", role, "test"))
+        out = self.feed(OperatorAction(action, "alice", role, "test"))
+        assert all(r.user == "alice" for r in out if isinstance(r, cmd.PressRefused)), "a refusal of somebody else"
+
+    @rule(action=st.sampled_from(ev.BUTTONS), offset=st.sampled_from((-2, -1, 1)))
+    def stale_control_action(self, action: str, offset: int) -> None:
+        """An action decided on another round never changes this one: refused, and nothing else happens."""
+        before = (self.machine.state, self.machine.round_no, json.dumps(self.machine.view()))
+        out = self.feed(OperatorAction(action, "bob", "supervisor", "late", "other",
+                                       round=(self.machine.round_no or 0) + offset))
+        assert [type(o) for o in out if not isinstance(o, cmd.Display)] == [cmd.PressRefused], out
+        assert (self.machine.state, self.machine.round_no) == before[:2]
 
     # ------------------------------------------------------------------ sensors
     @rule(seat=st.integers(1, 6), ante=st.sampled_from([500, 1000]), bonus=st.booleans())
@@ -200,6 +235,8 @@ class RoundMachineTest(RuleBasedStateMachine):
     def answer_read(self) -> None:
         request, self.read = self.read, None
         spots = tuple((s, p, a) for (s, p), a in sorted(self.layout.items(), key=lambda i: (i[0][0], ev.SPOTS.index(i[0][1]))) if a)
+        if self.machine.state == "locking" and self.machine.round_no not in self.ledger.at_no_more_bets:
+            self.ledger.at_no_more_bets[self.machine.round_no] = {(s, p): a for s, p, a in spots}
         self.feed(ev.SpotsSnapshot(request, spots))
 
     # ------------------------------------------------------------------ shoe
@@ -296,6 +333,10 @@ class RoundMachineTest(RuleBasedStateMachine):
     def view_shows_no_face_down_card(self) -> None:
         text = json.dumps(self.machine.view())
         assert not set(CARD.findall(text)) & self.ledger.secret
+
+    @invariant()
+    def void_is_allowed_exactly_while_a_round_is_open(self) -> None:
+        assert ("void_round" in self.machine.allowed_actions()) == self.machine.round_open()
 
     @invariant()
     def lamps_are_allowed_actions(self) -> None:
