@@ -11,7 +11,8 @@
   seq), 2 a file that cannot be read as a journal (one line on standard error).
 - ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
   user of the control interface (``controller.operators``, docs/control.md); the password is asked with
-  ``getpass`` on a terminal, else read as the first line of standard input.
+  ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
+  and role; ``operator remove NAME`` removes one (their next request is refused).
 - ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
   five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
 - ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
@@ -76,12 +77,20 @@ def _parser() -> argparse.ArgumentParser:
 
     operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
     operator_sub = operator.add_subparsers(dest="operator_command", required=True)
-    add = operator_sub.add_parser("add", help="add a user or replace their role and password", parents=[common])
+    operators_file = argparse.ArgumentParser(add_help=False)
+    operators_file.add_argument("--file", type=Path, default=None,
+                                help="operators file (default: control.operators of the table configuration)")
+    operators_file.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml",
+                                help="table configuration (YAML) whose operators file is meant")
+    add = operator_sub.add_parser("add", help="add a user or replace their role and password",
+                                  parents=[common, operators_file])
     add.add_argument("name", help="user name (letters, digits, . _ -)")
     add.add_argument("--role", required=True, choices=("dealer", "supervisor"))
-    add.add_argument("--file", type=Path, default=None,
-                     help="operators file (default: control.operators of the table configuration)")
-    add.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
+    operator_sub.add_parser("list", help="the users and their roles (never the password hashes)",
+                            parents=[common, operators_file])
+    remove = operator_sub.add_parser("remove", help="remove a user: their next request is refused",
+                                     parents=[common, operators_file])
+    remove.add_argument("name", help="user name")
 
     settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
                             parents=[common])
@@ -132,7 +141,7 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "journal":
         return _journal_verify(args.path)
     if args.command == "operator":
-        return _operator_add(args)
+        return _operator(args)
     return _run(args)
 
 
@@ -276,15 +285,38 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-def _operator_add(args: argparse.Namespace) -> int:
-    """``crisscross operator add``: 0 done, 2 a refused name, role, password, file or configuration."""
-    import getpass
-
-    from controller.operators import add_operator
+def _operators_path(args: argparse.Namespace) -> Path:
+    """The operators file meant: ``--file``, whose folder must exist (a mistyped path would start a second
+    file nobody reads), else ``control.operators`` of ``--config``. Raises ``ConfigError``."""
     from controller.table import load_table_config
 
+    if args.file is not None:
+        if not args.file.parent.is_dir():
+            raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
+        return args.file
+    return load_table_config(args.config).control.operators
+
+
+def _operator(args: argparse.Namespace) -> int:
+    """``crisscross operator add|list|remove``: 0 done, 2 a refused name, role, password, file or
+    configuration (one line on standard error)."""
+    import getpass
+
+    from controller.operators import add_operator, load_operators, remove_operator
+
+    path: Path | str = args.file or args.config
     try:
-        path = args.file or load_table_config(args.config).control.operators
+        path = _operators_path(args)
+        if args.operator_command == "list":
+            operators = load_operators(path)
+            for operator in sorted(operators.values(), key=lambda o: o.name):
+                print(f"{operator.name}\t{operator.role}")
+            print(f"{len(operators)} operator(s) in {path}", file=sys.stderr)
+            return 0
+        if args.operator_command == "remove":
+            remove_operator(path, args.name)
+            print(f"removed {args.name} from {path}", file=sys.stderr)
+            return 0
         if sys.stdin.isatty():
             password = getpass.getpass(f"password for {args.name}: ")
             if getpass.getpass("again: ") != password:

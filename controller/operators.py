@@ -179,3 +179,18 @@ def add_operator(path: Path, name: str, role: str, password: str, *, iterations:
     operators[name] = Operator(name, role, hash_password(password, iterations=iterations))
     save_operators(path, operators)
     return new
+
+
+def remove_operator(path: Path, name: str) -> None:
+    """Remove user ``name`` from the operators file at ``path`` (rewritten atomically, mode 0600); the control
+    interface refuses their next request (it reads the file again at every change).
+
+    Raises ``ValueError`` when the file has no such user, ``ConfigError`` for a file that does not load,
+    ``OSError``.
+    """
+    operators = load_operators(path)
+    if name not in operators:
+        known = ", ".join(sorted(operators)) or "none"
+        raise ValueError(f"{path}: no user {name!r} (users: {known})")
+    del operators[name]
+    save_operators(path, operators)

@@ -80,7 +80,7 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
             continue
         rnd = rounds.setdefault(number, RoundRecord(number))
         kind, data = record.get("type"), record.get("data", {})
-        if kind == "WagersLocked":
+        if kind in ("WagersLocked", "WagersHeld"):  # held: the valid seats are locked while others are corrected
             rnd.wagers = {entry["seat"]: dict(entry["wagers"]) for entry in data["seats"]}
         elif kind == "StackDealt":
             rnd.stacks.append((data["stack"], data["seat"], tuple(data["cards"])))
@@ -126,6 +126,9 @@ STEP_TEXT: dict[str, Any] = {
     "SeatExcluded": lambda d: f"seat {d['seat']} excluded by {d['by']}: {d['reason']}",
     "WagersLocked": lambda d: "no more bets; locked: " + " | ".join(
         f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"]),
+    "WagersHeld": lambda d: (f"no more bets; seat(s) {', '.join(map(str, d['held']))} held for correction; locked: "
+                             + (" | ".join(f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"])
+                                or "nothing")),
     "StackDealt": lambda d: (f"stack {d['stack']} dealt " + ("(the cross)" if d["seat"] is None else
                                                              f"to seat {d['seat']}") + f": {' '.join(d['cards'])}"),
     "DecisionMade": lambda d: (f"{d['decision']} decision, seat {d['seat']}: "
@@ -137,12 +140,15 @@ STEP_TEXT: dict[str, Any] = {
                               + ("" if d.get("resumable", True) else " [void only]")),
     "FaultCleared": lambda d: f"fault {', '.join(d['causes'])} cleared by {d['by']} ({d['role']}); resumed at {d['resumed']}",
     "PastPostingAcknowledged": lambda d: f"past-posting acknowledged by {d['by']}: {len(d['items'])} item(s)",
-    "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}): {d['reason']}; returned: " + " | ".join(
+    "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}, {d.get('code', 'other')}): {d['reason']}; "
+                              "returned: " + " | ".join(
         f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"])),
     "ShoeReconciled": lambda d: f"shoe reconciled: shoe's last transaction {d['shoe_txn']}, {d['outcome']}",
     "PressRefused": lambda d: (f"refused {d['button']} ({' '.join(filter(None, (d.get('role', 'dealer'), d.get('user'))))}): "
                                f"{d['reason']}"),
-    "OperatorAction": lambda d: f"control interface: {d['action']} by {d['user']} ({d['role']})",
+    "OperatorAction": lambda d: (f"control interface: {d['action']} by {d['user']} ({d['role']})"
+                                 + (f" for round {d['round']}" if d.get("round") is not None else "")
+                                 + (f": {d['reason']}" if d.get("reason") else "")),
     "SupervisorKey": lambda d: f"supervisor key {d['key_id']} turned {'on' if d['on'] else 'off'}",
 }
 

@@ -250,6 +250,7 @@ class SimulatedTable:
         self._clears_in_round = 0
         self._act(self.sensors.clear)
         antes: dict[int, int] = {}
+        bonus_seats: set[int] = set()
         for seat in self.seats:
             if self.rng.random() < 0.1:
                 continue  # this seat sits the round out
@@ -260,6 +261,7 @@ class SimulatedTable:
             self._act(self.sensors.place, seat, "ante_down", ante)
             if self.rng.random() < 0.5:
                 self._act(self.sensors.place, seat, "five_card_bonus", self.bonus_limits.min * self.rng.choice((1, 5)))
+                bonus_seats.add(seat)
         if not antes:  # nobody played: one player sits down anyway
             seat = self.seats[0]
             antes[seat] = self.ante_limits.min
@@ -284,6 +286,10 @@ class SimulatedTable:
                     self._act(self.sensors.place, seat, step, antes[seat] * multiple)
                 else:
                     active.discard(seat)
-            if not self._press_when_lit("confirm") or not self._press_when_lit("reveal"):
+            if not self._press_when_lit("confirm"):
+                return False
+            if not active and not bonus_seats:  # nothing left in action: the round settles at the fold
+                return self._wait("open_betting")
+            if not self._press_when_lit("reveal"):
                 return False
         return self._wait("open_betting")

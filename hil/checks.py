@@ -78,6 +78,11 @@ def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str
         return [f"{where}: neither closed nor voided"]
     if rnd.voided is not None:
         return check_voided(rnd, records)
+    if not seats:  # a no-play round: nobody wagered at "no more bets"; nothing may be dealt or settled
+        totals = rnd.totals or {}
+        if rnd.stacks or rnd.dispenses or rnd.settlements or any(totals.values()):
+            return [f"{where}: a round without wagers dealt, settled or counted money: {totals}"]
+        return []
     if len(set(rnd.settled_order)) != len(rnd.settled_order):
         problems.append(f"{where}: a seat settled twice: {rnd.settled_order}")
     # dealing: the cross first, then one stack of two per wagering seat, clockwise from the dealer's left
@@ -98,16 +103,22 @@ def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str
     in_order = [stack for i, stack in enumerate(asked) if i == 0 or stack != asked[i - 1]]
     if in_order != list(range(len(seats) + 1)):
         problems.append(f"{where}: dispense requests {asked} out of order or skipping a stack")
-    # decisions from the dealer's left, clockwise; only seats still in action; reveals in order
+    # decisions from the dealer's left, clockwise; only seats still in action; reveals in order, up to the step
+    # after which nothing was left in action (every seat folded, no five-card bonus: NY 5324.39(e)(9))
     folded: set[int] = set()
+    bonus = any("five_card_bonus" in rnd.placed_wagers(seat) for seat in seats)
+    expected_reveals: list[str] = []
     for step in ("across", "down", "middle"):
         asked = [s for d, s, _, _ in rnd.decisions if d == step]
         expected = [s for s in seats if s not in folded]
         if asked != expected:
             problems.append(f"{where}: {step} decisions taken from seats {asked}, expected {expected}")
         folded |= {s for d, s, a, _ in rnd.decisions if d == step and a == "fold"}
-    if [step for step, _ in rnd.reveals] != ["across", "down", "middle"]:
-        problems.append(f"{where}: reveals {[s for s, _ in rnd.reveals]}, expected across, down, middle")
+        if not bonus and folded >= set(seats):
+            break
+        expected_reveals.append(step)
+    if [step for step, _ in rnd.reveals] != expected_reveals:
+        problems.append(f"{where}: reveals {[s for s, _ in rnd.reveals]}, expected {', '.join(expected_reveals)}")
     # settlement: every seat once, from the dealer's right; every wager placed settled exactly once
     if rnd.settled_order != sorted(seats, reverse=True):
         problems.append(f"{where}: seats settled in order {rnd.settled_order}, expected {sorted(seats, reverse=True)}")

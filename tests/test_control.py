@@ -13,7 +13,10 @@ import base64
 import http.client
 import json
 import queue
+import dataclasses
+import logging
 import os
+from pathlib import Path
 import re
 import socket
 import stat
@@ -773,3 +776,88 @@ def test_password_checks_beyond_the_bound_are_refused_at_once(operators_file, mo
     assert client.act("confirm", user="sue")[0] == 202
     assert server.events.qsize() == 2
     server.stop()
+
+
+def _post_as(server, user: str) -> int:
+    status, _, _ = Client(server).request("POST", "/actions", b'{"action": "confirm"}', {**JSON, **_auth(user)})
+    return status
+
+
+def test_a_user_removed_from_the_operators_file_loses_access_even_when_the_new_file_is_refused(bare_server,
+                                                                                                operators_file):
+    """The operators file grants rights, so a reload fails closed: dan removed from the file at mode 0644
+    (refused) is refused at the next request, and so is everybody until the file is mended; after chmod 600
+    (same size, same modification time would not matter: the content is compared) sue acts again, dan
+    does not."""
+    assert _post_as(bare_server, "dan") == 202
+    from controller.operators import save_operators
+
+    kept = {name: op for name, op in load_operators(operators_file).items() if name != "dan"}
+    stat_before = operators_file.stat()
+    save_operators(operators_file, kept)
+    os.chmod(operators_file, 0o644)
+    os.utime(operators_file, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))
+    assert _post_as(bare_server, "dan") == 401
+    assert _post_as(bare_server, "sue") == 401  # a refused file gives nobody rights
+    os.chmod(operators_file, 0o600)
+    assert _post_as(bare_server, "dan") == 401
+    assert _post_as(bare_server, "sue") == 202
+
+
+def test_an_operators_file_made_readable_by_others_while_running_is_refused_at_the_next_action(bare_server,
+                                                                                                operators_file):
+    assert _post_as(bare_server, "sue") == 202
+    os.chmod(operators_file, 0o640)
+    assert _post_as(bare_server, "sue") == 401
+
+
+def test_a_401_says_when_the_operators_file_has_no_users(bare_server, operators_file):
+    _write_private(operators_file, "operators:\n")
+    status, _, body = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',
+                                                  {**JSON, **_auth("sue")})
+    assert status == 401 and "no operators in" in json.loads(body)["error"]
+
+
+def test_operator_list_and_remove_use_the_operators_file_of_the_table_given(tmp_path, monkeypatch, capsys):
+    """``operator add|list|remove --config COPY`` work on the operators file beside that table file, never on
+    the checkout's; ``--file`` in a folder that does not exist is refused like ``--journal``."""
+    import shutil
+
+    copy = tmp_path / "site"
+    shutil.copytree(Path(cli.__file__).resolve().parent.parent / "config", copy,
+                    ignore=shutil.ignore_patterns("operators.yaml"))
+    table = str(copy / "table.yaml")
+    for name, role in (("ann", "supervisor"), ("ben", "dealer")):
+        monkeypatch.setattr("sys.stdin", _Lines("a-long-password\n"))
+        assert cli.main(["operator", "add", name, "--role", role, "--config", table]) == 0
+    assert set(load_operators(copy / "operators.yaml")) == {"ann", "ben"}
+    capsys.readouterr()
+    assert cli.main(["operator", "list", "--config", table]) == 0
+    out = capsys.readouterr()
+    assert out.out == "ann\tsupervisor\nben\tdealer\n" and "pbkdf2" not in out.out + out.err
+    assert cli.main(["operator", "remove", "ben", "--config", table]) == 0
+    assert set(load_operators(copy / "operators.yaml")) == {"ann"}
+    assert cli.main(["operator", "remove", "ben", "--config", table]) == 2
+    assert "no user 'ben'" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", _Lines("a-long-password\n"))
+    assert cli.main(["operator", "add", "cy", "--role", "dealer", "--file", str(tmp_path / "nope" / "ops.yaml")]) == 2
+    assert "no folder" in capsys.readouterr().err and not (tmp_path / "nope").exists()
+
+
+@dataclasses.dataclass(frozen=True)
+class Peek:
+    """An event no device sends."""
+
+    card: str
+
+
+def test_an_unknown_event_is_journaled_but_its_text_never_logged_at_warning(table, caplog):
+    """An event the round machine does not know may carry anything, a card included: the journal keeps its
+    text (a supervisor's record); the log at WARNING and above names only its kind, and /events its type."""
+    client, devices, journal = table
+    with caplog.at_level(logging.INFO):
+        devices.events.put(Peek("Kd"))
+        record = client.wait_for(lambda r: r["type"] == "Irregularity" and r["data"]["kind"] == "unknown_event")
+    assert record["data"]["detail"] == {"event": "Peek"}
+    assert "Kd" in str(next(r for r in read_records(journal.path) if r["type"] == "Irregularity")["data"])
+    assert not any("Kd" in r.getMessage() for r in caplog.records if r.levelno >= logging.INFO)

@@ -134,7 +134,10 @@ class InProcessTable:
                     self.spots[(seat, step)] = multiple * ANTE
                 else:
                     active.discard(seat)
-            self._feed(ev.ButtonPressed("confirm"))
+            outputs = self._feed(ev.ButtonPressed("confirm"))
+            if not active:  # every seat folded (no bonus here): the round settled at the fold
+                settled += [o for o in outputs if isinstance(o, cmd.SeatSettled)]
+                break
             settled += [o for o in self._feed(ev.ButtonPressed("reveal")) if isinstance(o, cmd.SeatSettled)]
         if len(settled) != len(self.config.seats):
             raise RuntimeError(f"round {self.machine.last_round_no}: {len(settled)} seats settled, state "
