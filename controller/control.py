@@ -479,7 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._check_headers()
             if path not in self.ROUTES:
-                raise _HTTPError(HTTPStatus.NOT_FOUND, f"no such path {path[:60]!r}: /state, /events, /actions")
+                raise _HTTPError(HTTPStatus.NOT_FOUND, f"no such path {_json(path[:60])}: /state, /events, /actions")
             allowed, handler = self.ROUTES[path]
             if method != allowed:
                 raise _HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
@@ -509,7 +509,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         control = self.server.control
         if not control.accepts_host(host):
-            raise _HTTPError(HTTPStatus.MISDIRECTED_REQUEST, f"Host {host.strip()[:60]!r} is not this server; "
+            raise _HTTPError(HTTPStatus.MISDIRECTED_REQUEST, f"Host {_json(host.strip()[:60])} is not this server; "
                                                              f"use {control.url}")
 
     def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
@@ -556,10 +556,10 @@ class _Handler(BaseHTTPRequestHandler):
         after = _decimal(after_text, MAX_SEQ)
         if after is None:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal "
-                                                     f"digits; got {after_text[:20]!r}")
+                                                     f"digits; got {_json(after_text[:20])}")
         if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
             raise _HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
-                                                     f"(25, 0.5); got {wait_text[:20]!r}")
+                                                     f"(25, 0.5); got {_json(wait_text[:20])}")
         return HTTPStatus.OK, self.server.control.events_after(after, float(wait_text))
 
     def _read_body(self) -> bytes:
@@ -678,7 +678,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [key for key, _ in pairs]
     repeated = next((key for key in keys if keys.count(key) > 1), None)
     if repeated is not None:
-        raise _RepeatedKey(f"key {repeated[:40]!r} repeated in the body")
+        raise _RepeatedKey(f"key {_json(repeated[:40])} repeated in the body")
     return dict(pairs)
 
 

@@ -320,7 +320,7 @@ JSON = {"Content-Type": "application/json"}
     ("POST", "/actions", b'{"action": "confirm", "reason": 5}', JSON, 400, "reason must be one line of printable text"),
     ("POST", "/actions", b'{"action": "void_round", "reason": "a\\u0000b"}', JSON, 400, "printable text"),
     ("POST", "/actions", b'{"action": "void_round", "reason": "a\\nb"}', JSON, 400, "printable text"),
-    ("POST", "/actions", b'{"action": "confirm", "action": "void_round"}', JSON, 400, "key 'action' repeated"),
+    ("POST", "/actions", b'{"action": "confirm", "action": "void_round"}', JSON, 400, "key \"action\" repeated"),
     ("POST", "/actions", json.dumps({"action": "confirm", "reason": "x" * 201}).encode(), JSON, 400, "at most 200"),
     ("POST", "/actions", b'{"action": "confirm", "seat": 3}', JSON, 400,
      "unknown key(s): seat; the allowed keys are action, code, reason, round, state"),
@@ -706,7 +706,7 @@ def test_an_action_to_a_misdirected_host_is_refused_and_nothing_is_queued(bare_s
              f"Authorization: {_auth()['Authorization']}\r\n")
     status, answer = _host_request(bare_server, f"evil.com:{bare_server.port}", method="POST", path="/actions",
                                    extra=extra, body=_ACTION)
-    assert status == 421 and "'evil.com:" in answer["error"]
+    assert status == 421 and '"evil.com:' in answer["error"]
     assert bare_server.events.empty()
 
 
