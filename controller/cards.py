@@ -29,7 +29,10 @@ class CardError(ValueError):
 
 
 def short(value: object, limit: int = 40) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for error messages that quote bad input."""
+    """``repr(value)`` cut to ``limit`` characters, for error messages that quote bad input; an integer too long to
+    quote (``repr`` of one over 4,300 digits raises) is described by its length."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of about {value.bit_length() * 30103 // 100000} digits"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

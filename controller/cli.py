@@ -28,13 +28,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 import logging
+import time
 import os
 import shutil
 import sys
 from pathlib import Path
 
-from controller.config import CONFIG_DIR, ConfigError
+from controller import __version__
+from controller.config import CONFIG_DIR, ConfigError, find_table_config
+
+
+#: When this process began its work (``time.monotonic()``): the start-up time counts from here.
+STARTED_AT = time.monotonic()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,20 +50,26 @@ def _parser() -> argparse.ArgumentParser:
                         help="more log output (-v info, -vv debug: raw frames, which carry card values)")
     parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller",
                                      parents=[common])
+    parser.add_argument("--version", action="version", version=f"crisscross {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    config_help = ("table configuration (YAML); default: $CRISSCROSS_CONFIG, else /etc/crisscross/table.yaml, "
+                   "else the packaged default")
 
     run = sub.add_parser("run", help="run the table controller service", parents=[common])
-    run.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
+    run.add_argument("--config", type=Path, default=None, help=config_help)
     run.add_argument("--simulate", action="store_true",
                      help="simulate the shoe, bet sensors and panel on pseudo-terminals, with scripted players and dealer")
     run.add_argument("--rounds", type=positive_int, default=None, help="stop after N rounds (default: run until signalled)")
     run.add_argument("--seed", type=int, default=None, help="seed the simulated shoe and players (reproducible runs)")
-    run.add_argument("--journal", type=Path, default=None, help="journal file (overrides table.yaml)")
+    run.add_argument("--journal", type=Path, default=None,
+                     help="journal file (overrides table.yaml; --simulate without it keeps its own journal)")
     run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
     run.add_argument("--mistakes", type=float, default=0.0, metavar="P",
                      help="with --simulate: probability that a player's decision is random, not optimal (default 0)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
+    run.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                     help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
@@ -80,8 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     operators_file = argparse.ArgumentParser(add_help=False)
     operators_file.add_argument("--file", type=Path, default=None,
                                 help="operators file (default: control.operators of the table configuration)")
-    operators_file.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml",
-                                help="table configuration (YAML) whose operators file is meant")
+    operators_file.add_argument("--config", type=Path, default=None, help=config_help)
     add = operator_sub.add_parser("add", help="add a user or replace their role and password",
                                   parents=[common, operators_file])
     add.add_argument("name", help="user name (letters, digits, . _ -)")
@@ -103,7 +115,13 @@ def _parser() -> argparse.ArgumentParser:
                                            "it shows face-down cards)", parents=[common])
     recall.add_argument("--last", type=positive_int, default=10, help="how many rounds (default 10)")
     recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
-    recall.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml", help="table configuration (YAML)")
+    recall.add_argument("--config", type=Path, default=None, help=config_help)
+
+    config = sub.add_parser("config", help="the table configuration", parents=[common])
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    init = config_sub.add_parser("init", help="write an editable copy of the default configuration into DIR "
+                                              "(table.yaml and jurisdictions/)", parents=[common])
+    init.add_argument("dir", type=Path, metavar="DIR", help="a folder that does not exist or is empty")
     return parser
 
 
@@ -128,21 +146,68 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(getattr(args, "verbose", 0), 2)]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from controller.notify import JournaldFormatter, under_journald
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JournaldFormatter() if under_journald() else  # journald keeps the time itself
+                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
         return _settle(args.file, args.table)
     if args.command == "paytable":
-        return _paytable(args.jurisdiction)
+        return _with_analysis(lambda: _paytable(args.jurisdiction))
     if args.command == "par-sheet":
-        return _par_sheet(args)
+        return _with_analysis(lambda: _par_sheet(args))
     if args.command == "recall":
         return _recall(args)
     if args.command == "journal":
         return _journal_verify(args.path)
     if args.command == "operator":
         return _operator(args)
+    if args.command == "config":
+        return _config_init(args.dir)
     return _run(args)
+
+
+#: The libraries of the ``analysis`` extra (pyproject.toml).
+ANALYSIS_LIBRARIES = ("numpy", "tqdm", "threadpoolctl")
+
+
+def _with_analysis(command: Callable[[], int]) -> int:
+    """Run a command that needs the ``analysis`` extra; without it, exit status 2 and one line saying so."""
+    try:
+        return command()
+    except ModuleNotFoundError as exc:
+        if exc.name not in ANALYSIS_LIBRARIES:
+            raise
+        print(f"crisscross: this command needs the analysis extra ({exc.name} is missing): "
+              f"pip install 'crisscross-controller[analysis]'", file=sys.stderr)
+        return 2
+
+
+def _config_init(folder: Path) -> int:
+    """``crisscross config init DIR``: copy the default ``table.yaml`` and ``jurisdictions/`` into ``folder`` (which
+    must not exist or be empty), for a site to edit and name with ``--config`` or ``$CRISSCROSS_CONFIG``. 0 done,
+    2 refused (one line on standard error)."""
+    import shutil
+
+    try:
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise ConfigError(f"{folder}: exists and is not an empty folder; nothing was written")
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(CONFIG_DIR / "table.yaml", folder / "table.yaml")
+        shutil.copytree(CONFIG_DIR / "jurisdictions", folder / "jurisdictions",
+                        ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: {exc.filename or folder}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {folder / 'table.yaml'} and {folder / 'jurisdictions'}/: edit them, then run with "
+          f"--config {folder / 'table.yaml'} (or set CRISSCROSS_CONFIG)", file=sys.stderr)
+    return 0
 
 
 def _recall(args: argparse.Namespace) -> int:
@@ -151,7 +216,7 @@ def _recall(args: argparse.Namespace) -> int:
     from controller.table import load_table_config
 
     try:
-        path = Path(args.journal or load_table_config(args.config).journal)
+        path = Path(args.journal or load_table_config(find_table_config(args.config)).journal)
         if not path.exists():
             raise JournalError(f"{path}: no such file")
         records = read_records(path, skip_torn_tail=True)
@@ -294,7 +359,7 @@ def _operators_path(args: argparse.Namespace) -> Path:
         if not args.file.parent.is_dir():
             raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
         return args.file
-    return load_table_config(args.config).control.operators
+    return load_table_config(find_table_config(args.config)).control.operators
 
 
 def _operator(args: argparse.Namespace) -> int:
@@ -340,7 +405,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.table import load_table_config
 
     try:
-        config = load_table_config(args.config)
+        config = load_table_config(find_table_config(args.config))
         ports = {}
         for item in args.port:
             device, sep, port = item.partition("=")
@@ -360,7 +425,8 @@ def _run(args: argparse.Namespace) -> int:
         if not 0.0 <= args.mistakes <= 1.0:
             raise ConfigError(f"--mistakes {args.mistakes}: expected a probability from 0 to 1")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
-                           journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes)
+                           journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
+                           metrics_port=args.metrics_port, started_at=STARTED_AT)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

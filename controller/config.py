@@ -1,11 +1,17 @@
 """Configuration files: where they live, how YAML is read, and the error every refused file raises.
 
-The project's configuration is the ``config/`` folder at the top of the source tree: ``table.yaml`` (the
-table, its limits, its devices and journal) and ``jurisdictions/*.yaml`` (pay tables and ranking rules).
+The default configuration is the ``config/`` folder of the source tree: ``table.yaml`` (the table, its limits,
+its devices) and ``jurisdictions/*.yaml`` (pay tables and ranking rules). A wheel ships it inside the package as
+``controller/defaults`` (read with ``importlib.resources``). A site's own configuration is found by
+``find_table_config``: ``--config``, then ``$CRISSCROSS_CONFIG``, then ``/etc/crisscross/table.yaml``, then the
+packaged default. What the service writes (its journal) lives in the state directory (``state_dir``), never
+beside the package.
 """
 
 from __future__ import annotations
 
+import importlib.resources
+import os
 import re
 from collections.abc import Hashable
 from pathlib import Path
@@ -13,8 +19,49 @@ from typing import Any
 
 import yaml
 
-#: ``config/`` beside the ``controller`` package (the source tree, as installed with ``pip install -e .``).
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+
+def _default_config_dir() -> Path:
+    """The packaged default configuration: ``controller/defaults`` in an installed wheel, else ``config/`` of
+    the source tree (a checkout, or ``pip install -e .``)."""
+    packaged = importlib.resources.files("controller") / "defaults"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "config"
+
+
+#: The folder of the default configuration (``table.yaml`` and ``jurisdictions/``).
+CONFIG_DIR = _default_config_dir()
+#: The environment variable that names a site's table configuration.
+CONFIG_ENV = "CRISSCROSS_CONFIG"
+#: Where a site keeps its table configuration when neither ``--config`` nor ``$CRISSCROSS_CONFIG`` says.
+SITE_CONFIG = Path("/etc/crisscross/table.yaml")
+
+
+def find_table_config(explicit: Path | None = None, *, environ: dict[str, str] | None = None,
+                      site: Path = SITE_CONFIG) -> Path:
+    """The table configuration to use: ``explicit`` (``--config``), else ``$CRISSCROSS_CONFIG``, else ``site``
+    (``/etc/crisscross/table.yaml``) when it exists, else the packaged default (``CONFIG_DIR``). The service
+    logs the one it uses and writes it into its start record."""
+    environ = os.environ if environ is None else environ
+    if explicit is not None:
+        return Path(explicit)
+    if environ.get(CONFIG_ENV):
+        return Path(environ[CONFIG_ENV])
+    if site.is_file():
+        return site
+    return CONFIG_DIR / "table.yaml"
+
+
+def state_dir(environ: dict[str, str] | None = None) -> Path:
+    """The folder the service writes to (its journal): ``$STATE_DIRECTORY`` when systemd gives one (the first,
+    if it gives several, ``StateDirectory=`` of the unit), else ``$XDG_STATE_HOME/crisscross``, else
+    ``~/.local/state/crisscross``. Not created here."""
+    environ = os.environ if environ is None else environ
+    given = environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if given:
+        return Path(given)
+    base = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
+    return Path(base) / "crisscross"
 
 
 class ConfigError(ValueError):
@@ -242,10 +289,12 @@ def require_int(path: Path, where: str, value: Any, minimum: int | None = None, 
                 maximum: int | None = None) -> int:
     """Return ``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (either None: no bound),
     else raise ``ConfigError`` naming ``path``, ``line`` (when known) and ``where``."""
+    from controller.cards import short
+
     if isinstance(value, bool) or not isinstance(value, int):
-        raise error(path, where, f"expected an integer, got {value!r}", line)
+        raise error(path, where, f"expected an integer, got {short(value)}", line)
     if minimum is not None and value < minimum:
-        raise error(path, where, f"{value} is below the minimum {minimum}", line)
+        raise error(path, where, f"{short(value)} is below the minimum {minimum}", line)
     if maximum is not None and value > maximum:
-        raise error(path, where, f"{value} is above the maximum {maximum}", line)
+        raise error(path, where, f"{short(value)} is above the maximum {maximum}", line)
     return value

@@ -7,7 +7,7 @@ Like the device events of ``drivers.events``, each is a frozen dataclass of plai
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
@@ -31,7 +31,16 @@ VOID_CODES: tuple[str, ...] = ("misdeal", "device", "dispute", "other")
 class ServiceStarted:
     """The service (re)started: devices must answer their handshakes again and the shoe is asked what it last
     dispensed before anything else. A round that was in progress is held in the fault state (cause
-    ``restart``) until a supervisor clears it or voids it."""
+    ``restart``) until a supervisor clears it or voids it.
+
+    For the record (the round machine does not read them): ``mode`` (``table``, or ``simulated`` under
+    ``--simulate``), the software ``version``, the ``config`` file in use and ``devices``, each device's port as
+    configured (``simulator`` for a simulated one; the identity each answered is in its ``DeviceReady``)."""
+
+    mode: str = ""
+    version: str = ""
+    config: str = ""
+    devices: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,7 +34,12 @@ from controller.recovery import Recovered, replay
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round import Round
 from controller.summary import format_round
-from controller.table import TableConfig, jurisdictions_home
+from controller.metrics import ServiceMetrics
+from controller.notify import Notifier
+from controller.watch import Watch
+from controller import __version__
+from controller.config import ConfigError, state_dir
+from controller.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
 from drivers import DRIVERS
 from drivers.events import DeviceFault
 from drivers.link import Device, LinkDown
@@ -68,10 +74,13 @@ class Controller:
     def __init__(self, machine: Round | Recovered, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
                  *, on_round_closed: Callable[[RoundRecord], None] | None = None, rounds: int | None = None,
                  stop_on_fault: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
-                 on_view: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_view: Callable[[dict[str, Any]], None] | None = None,
+                 started: ServiceStarted | None = None, watch: Watch | None = None) -> None:
         recovered = machine if isinstance(machine, Recovered) else Recovered(machine)
         self.machine = recovered.machine
         self.missing = list(recovered.missing)
+        self.started = started or ServiceStarted()
+        self.watch = watch or Watch()
         self.on_record = on_record
         self.on_view = on_view
         self.journal = journal
@@ -100,9 +109,13 @@ class Controller:
                             getattr(output, "round_no", None))
                 self._carry_out(output)
             self.missing = []
-            self.process(ServiceStarted())
+            self.process(self.started)
             while not self._done:
-                item = self.events.get()
+                try:
+                    item = self.events.get(timeout=self.watch.tick())
+                except queue.Empty:  # nothing to do: the loop is alive all the same
+                    self.watch.alive()
+                    continue
                 if item is STOP:
                     break
                 if item is STOP_AFTER_ROUND:
@@ -118,6 +131,7 @@ class Controller:
             self.journal_error = exc
             return 1
         finally:
+            self.watch.stopping()
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
@@ -130,6 +144,7 @@ class Controller:
         """
         round_no = self.machine.round_no
         fields = dataclasses.asdict(event)
+        self.watch.input_taken(event)
         self._journal("event", type(event).__name__, fields, round_no)
         try:
             outputs = self.machine.handle(event)
@@ -140,9 +155,12 @@ class Controller:
             self._carry_out(output)
         if self.on_view is not None:
             self.on_view(self.machine.view())
+        self.watch.after_input(self.machine)
 
     def _journal(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> None:
+        began = time.monotonic()
         record = self.journal.append(kind, type_, data, round_no)
+        self.watch.journaled(record, time.monotonic() - began)
         if round_no is not None:
             if self._round_records and self._round_records[-1].get("round") != round_no:
                 self._round_records = []
@@ -180,6 +198,7 @@ class Controller:
 
     def _send(self, command: Any) -> None:
         driver = self.drivers[command.device]
+        self.watch.command_sent()
         try:
             if isinstance(command, cmd.Shuffle):
                 driver.shuffle()
@@ -212,6 +231,17 @@ class Controller:
 SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
     "shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator,
 }
+
+
+def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) -> Path:
+    """The journal to write: ``journal_path`` (``--journal``) when given; under ``--simulate`` a journal of its
+    own in the state directory (``controller.config.state_dir()/simulated``), so simulated play never mixes with
+    a table's history; else the table's (``table.yaml``, or ``journal.jsonl`` in the state directory)."""
+    if journal_path is not None:
+        return Path(journal_path)
+    if simulate:
+        return state_dir() / SIMULATED / JOURNAL_NAME
+    return config.journal
 
 
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
@@ -256,15 +286,15 @@ class Service:
 
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
-                 quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0) -> None:
-        from controller.simtable import SimulatedTable
-
+                 quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
+                 metrics_port: int | None = None, started_at: float | None = None) -> None:
+        started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
         self.out = out
         self.quiet = quiet
         self.events: queue.Queue = queue.Queue()
-        self.journal = Journal(journal_path or config.journal)
+        self.journal = Journal(journal_for(config, simulate, journal_path))
         try:
             recovered = replay(self.journal.records, config, jurisdiction)
         except BaseException:
@@ -272,14 +302,22 @@ class Service:
             raise
         self.sims: dict[str, PtySimulator] = {}
         self.drivers: dict[str, Device] = {}
-        self.table: SimulatedTable | None = None
+        self.table: Any = None  # the scripted table (controller.simtable) under --simulate
         self.control: ControlServer | None = None  # the control interface, when table.yaml enables it
+        self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
+        started = ServiceStarted("simulated" if simulate else "table", __version__, str(config.source),
+                                 {n: "simulator" if n in simulated else ports.get(n, dev.port)
+                                  for n, dev in config.devices.items()})
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
             if config.control.enabled:  # bound here: a port in use is refused before any device is touched
                 self.control = ControlServer(config.control, self.events)
+            port = metrics_port if metrics_port is not None else config.metrics_port
+            if port is not None:
+                self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers)
+                self.metrics_port = self.metrics.serve("127.0.0.1", port)
             self.sims = start_simulators(simulated, kinds, seed, self._link_dir)
             for name, dev in config.devices.items():
                 port = sim_port(self.sims[name]) if name in self.sims else ports.get(name, dev.port)
@@ -290,11 +328,19 @@ class Service:
             self.close()
             raise
         self.machine = recovered.machine
-        self.controller = Controller(recovered, self.journal, self.drivers, self.events,
+        watch = Watch(config.table_id, Notifier(), self.metrics, started_at)
+        self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._print_summary, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self.control.publish_view if self.control else None)
         if simulate:
+            try:
+                from controller.simtable import SimulatedTable  # the simulated players need the analysis extra
+            except ImportError as exc:
+                self.close()
+                raise ConfigError(f"--simulate needs the analysis extra ({exc.name} is missing): "
+                                  f"pip install 'crisscross-controller[analysis]'") from None
+
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop)
 
@@ -330,6 +376,8 @@ class Service:
         close the journal."""
         if self.control is not None:
             self.control.stop()
+        if self.metrics is not None:
+            self.metrics.close()
         if self.table is not None:
             self.table.stop()
         for driver in self.drivers.values():
@@ -343,7 +391,8 @@ class Service:
 
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
-                out: TextIO = sys.stdout, mistakes: float = 0.0) -> int:
+                out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
+                started_at: float | None = None) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -371,7 +420,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
             previous_handlers[sig] = signal.signal(sig, on_signal)
     try:
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
-                          ports=ports, quiet=quiet, out=out, mistakes=mistakes)
+                          ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
+                          started_at=started_at)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
@@ -380,6 +430,9 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     if signals:
         service.stop() if len(signals) > 1 else service.stop_after_round()
 
+    log.info("table %s: configuration %s, journal %s, %s", config.table_id, config.source, service.journal.path,
+             "simulated devices and players" if simulate else "devices " + ", ".join(
+                 f"{name}={port}" for name, port in service.controller.started.devices.items()))
     try:
         if service.journal.created and not simulate:
             print(f"crisscross: note: no journal at {service.journal.path}: a new one was started; if this table "

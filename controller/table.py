@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cards import short
-from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text
+from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text, state_dir
 from controller.control import ControlConfig, parse_control_config
 from controller.paytable import CODE, known_codes
 from drivers.events import SEATS, SPOTS
@@ -75,6 +75,12 @@ TIMING_KEYS: dict[str, str] = {
 }
 
 
+#: The journal's file name in the state directory, for a table file that names no ``journal``.
+JOURNAL_NAME = "journal.jsonl"
+#: The folder of the state directory where simulated play (``crisscross run --simulate``) keeps its own journal,
+#: never the table's.
+SIMULATED = "simulated"
+
 #: Longest ``table_id``: it is shown on the panel and written into every journal record.
 MAX_TABLE_ID = 64
 #: Most ``timing.retries`` (sends after the first). With the default waits 20 retries already keep a request
@@ -97,6 +103,8 @@ class TableConfig:
     #: Every link timing value, a value not written at its default (docs/protocol.md, "Timing"), for the drivers.
     timing: LinkTiming = field(default_factory=LinkTiming)
     control: ControlConfig = field(default_factory=ControlConfig)  # the control interface (docs/control.md)
+    #: ``metrics: {port: N}``: serve Prometheus metrics on 127.0.0.1:N (docs/operations.md); None: off
+    metrics_port: int | None = None
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -104,7 +112,8 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
 
     ``jurisdiction`` is a code (``ny``; looked up by ``controller.service.jurisdiction_for``) or the path of a
     jurisdiction file, relative to this file's folder like ``journal`` and ``control.operators``; it is kept
-    as the resolved path.
+    as the resolved path. Without ``journal`` the table's journal is ``JOURNAL_NAME`` in the state directory
+    (``controller.config.state_dir``: ``$STATE_DIRECTORY`` under systemd).
     Raises ``ConfigError`` naming the file, the line and the key (``"{file}: line {n}: {key path}: {what is
     wrong}"``) for a missing/unknown key, a ``table_id`` that is empty, longer than ``MAX_TABLE_ID`` or holds a
     control character, a jurisdiction code with no file or a path that cannot be read, seats that are not a
@@ -118,8 +127,8 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     """
     path = Path(path)
     data = load_yaml(path)
-    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"},
-               {"timing", "control"})
+    check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
+               {"timing", "control", "journal", "metrics"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -132,7 +141,10 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     limits = data["limits"]
     check_keys(path, "limits", limits, {"ante", "five_card_bonus"})
     ante_limits, bonus_limits = (_limits(path, f"limits.{k}", limits[k]) for k in ("ante", "five_card_bonus"))
-    journal = require_text(path, "journal", data["journal"], "a file path", line_of(data, "journal"))
+    if "journal" in data:  # a relative path is relative to this file's folder
+        journal = path.parent / require_text(path, "journal", data["journal"], "a file path", line_of(data, "journal"))
+    else:
+        journal = state_dir() / JOURNAL_NAME
     devices = data["devices"]
     check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
     device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
@@ -144,12 +156,22 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         seats=tuple(sorted(seats)),
         ante_limits=ante_limits,
         bonus_limits=bonus_limits,
-        journal=path.parent / journal,  # a relative path is relative to this file's folder
+        journal=journal,
         devices=device_configs,
         source=path,
         timing=link_timing,
         control=parse_control_config(path, data.get("control")),
+        metrics_port=_metrics_port(path, data.get("metrics")),
     )
+
+
+def _metrics_port(path: Path, entry: Any) -> int | None:
+    """``metrics: {port: N}`` (1-65535; 0 takes any free port) or absent (None: no metrics served)."""
+    if entry is None:
+        return None
+    check_keys(path, "metrics", entry, {"port"})
+    port = require_int(path, "metrics.port", entry["port"], 0, line_of(entry, "port"), 65535)
+    return port
 
 
 def _device(path: Path, name: str, entry: Any) -> DeviceConfig:
@@ -271,19 +293,25 @@ def _limits(path: Path, where: str, entry: Any) -> Limits:
     low = require_int(path, f"{where}.min", entry["min"], 1, line_of(entry, "min"))
     high = require_int(path, f"{where}.max", entry["max"], 1, line_of(entry, "max"))
     if low > high:
-        raise error(path, where, f"min {low} is above max {high}", line_of(entry))
+        raise error(path, where, f"min {short(low)} is above max {short(high)}", line_of(entry))
     if high > MAX_AMOUNT // 3:  # a 3x bet on the largest ante must still fit the bet sensors' amount field
-        raise error(path, where, f"max {high} is above {MAX_AMOUNT // 3} (the bet sensors report at most "
+        raise error(path, where, f"max {short(high)} is above {MAX_AMOUNT // 3} (the bet sensors report at most "
                                  f"{MAX_AMOUNT} per spot)", line_of(entry, "max"))
     return Limits(low, high)
 
 
 def check_amount(seat: int | None, name: str, amount: Any) -> int:
-    """Return ``amount`` if it is a positive integer number of minor units; else raise ``WagerError``."""
+    """Return ``amount`` if it is a positive integer number of minor units of at most ``MAX_AMOUNT`` (what a bet
+    sensor can report, drivers/sensors/protocol.py; times the largest odds accepted, 1,000,000 to 1, a payout
+    stays below 2**53, the largest integer every JSON reader keeps exactly); else raise ``WagerError`` naming
+    the seat and the wager. Money enters at three doors, each bounded the same way: the bet sensors, the
+    ``table.yaml`` limits (``_limits``) and ``crisscross settle``."""
     if isinstance(amount, bool) or not isinstance(amount, int):
         raise WagerError(seat, f"wagers.{name}", f"amount must be an integer number of minor units, got {short(amount)}")
     if amount <= 0:
-        raise WagerError(seat, f"wagers.{name}", f"amount must be positive, got {amount}")
+        raise WagerError(seat, f"wagers.{name}", f"amount must be positive, got {short(amount)}")
+    if amount > MAX_AMOUNT:
+        raise WagerError(seat, f"wagers.{name}", f"amount must be at most {MAX_AMOUNT} minor units, got {short(amount)}")
     return amount
 
 

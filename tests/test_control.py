@@ -10,18 +10,18 @@ secrecy and roles (domain.md, "What the industry expects"); a seat's cards are t
 from __future__ import annotations
 
 import base64
+import dataclasses
 import http.client
 import json
-import queue
-import dataclasses
 import logging
 import os
-from pathlib import Path
+import queue
 import re
 import socket
 import stat
 import threading
 import time
+from pathlib import Path
 
 import pytest
 

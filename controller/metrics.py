@@ -1,0 +1,119 @@
+"""Prometheus metrics of the service, served at ``/metrics`` on a loopback port (``--metrics-port``, or
+``metrics: {port: N}`` in ``table.yaml``); docs/operations.md lists every metric.
+
+What the floor's monitoring sees: rounds closed and voided, faults by device and cause, past-posting, per link
+the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the
+journal's commit time and of the time from a person's press to the device command it causes, the event
+queue's depth, the start-up time (replay included) and the build. Never a card, a seat's wager or a
+person's name: labels are drawn from fixed sets (devices, fault causes, outcomes), so nothing a player does
+can appear in a metric.
+
+Threads: the controller thread updates the metrics (``ServiceMetrics``' methods); the exposition server's
+thread reads them (prometheus_client's metrics lock themselves); link counters are read from each driver's
+``link_stats()`` at scrape time (plain integers its owner thread increments).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.exposition import start_http_server
+
+from controller import __version__
+
+log = logging.getLogger(__name__)
+
+#: The link counters a driver's ``link_stats()`` may report (docs/operations.md, "Metrics").
+LINK_COUNTERS: tuple[str, ...] = ("frames_sent", "frames_received", "retransmissions", "bad_crc",
+                                  "reconnections", "handshake_failures")
+
+#: Histogram buckets in seconds: a commit is an fsync (a few ms), a press reaches its device in tens of ms.
+COMMIT_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
+PRESS_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class _LinkCollector:
+    """Reads each driver's ``link_stats()`` (a mapping of ``LINK_COUNTERS`` to counts) at scrape time."""
+
+    def __init__(self, drivers: Callable[[], Mapping[str, Any]]) -> None:
+        self._drivers = drivers
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        families = {name: CounterMetricFamily(f"crisscross_link_{name}", f"link {name.replace('_', ' ')}",
+                                              labels=["device"]) for name in LINK_COUNTERS}
+        for device, driver in sorted(self._drivers().items()):
+            stats = getattr(driver, "link_stats", None)
+            if stats is None:
+                continue
+            counts = stats()
+            for name in LINK_COUNTERS:
+                if name in counts:
+                    families[name].add_metric([device], counts[name])
+        return list(families.values())
+
+
+class ServiceMetrics:
+    """The service's metrics in their own registry (``registry``), updated by the controller thread.
+
+    ``queue_depth`` returns the event queue's length and ``drivers`` the device drivers (name -> driver) at
+    scrape time. ``serve(host, port)`` starts the exposition server (a loopback address only: raises
+    ``ValueError`` otherwise, ``OSError`` for a port in use); ``close`` stops it.
+    """
+
+    def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]]) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.rounds = Counter("crisscross_rounds", "rounds ended, by outcome (closed, voided, no_play)",
+                              ["outcome"], registry=r)
+        self.faults = Counter("crisscross_faults", "faults raised, by device and cause", ["device", "cause"],
+                              registry=r)
+        self.past_posting = Counter("crisscross_past_posting", "past-posting irregularities recorded", registry=r)
+        self.commit_seconds = Histogram("crisscross_journal_commit_seconds", "time to make one journal write "
+                                        "durable", buckets=COMMIT_BUCKETS, registry=r)
+        self.press_seconds = Histogram("crisscross_press_to_command_seconds", "time from a person's press or "
+                                       "action (taken off the event queue) to each device command it causes",
+                                       buckets=PRESS_BUCKETS, registry=r)
+        self.startup_seconds = Gauge("crisscross_startup_seconds", "from the start of the process (journal "
+                                     "replay included) to ready: every device answered and the shoe was asked",
+                                     registry=r)
+        depth = Gauge("crisscross_event_queue_depth", "inputs waiting for the controller thread", registry=r)
+        depth.set_function(queue_depth)
+        Info("crisscross_build", "the software", registry=r).info({"version": __version__})
+        r.register(_LinkCollector(drivers))
+        self._server: Any = None
+
+    def serve(self, host: str, port: int) -> int:
+        """Serve ``/metrics`` on ``host``:``port`` (0: any free port); returns the port bound."""
+        if not ipaddress.ip_address(host).is_loopback:
+            raise ValueError(f"metrics host {host!r} is not a loopback address")
+        self._server, _ = start_http_server(port, addr=host, registry=self.registry)
+        bound = self._server.server_address[1]
+        log.info("metrics on http://%s:%d/metrics", host if ":" not in host else f"[{host}]", bound)
+        return bound
+
+    def close(self) -> None:
+        """Stop the exposition server (idempotent)."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # ------------------------------------------------------------------ from the controller thread
+    def record(self, record: Mapping[str, Any]) -> None:
+        """Count what one journal record says (``controller.journal`` record shape); cards and wagers are never
+        read."""
+        kind, data = record.get("type"), record.get("data") or {}
+        if kind == "RoundClosed":
+            wagered = (data.get("totals") or {}).get("wagered")
+            self.rounds.labels("no_play" if wagered == 0 else "closed").inc()
+        elif kind == "RoundVoided":
+            self.rounds.labels("voided").inc()
+        elif kind == "FaultRaised":
+            self.faults.labels(str(data.get("device") or "none"), str(data.get("cause"))).inc()
+        elif kind == "Irregularity" and data.get("kind") == "past_posting":
+            self.past_posting.inc()

@@ -1,0 +1,279 @@
+"""The table PC: the service watched by systemd (the notify protocol over a real datagram socket), its metrics
+scraped and parsed as Prometheus does, its configuration found where a site keeps it, simulated play kept
+apart from the table's journal, and a production run that loads no analysis library.
+
+Sources: sd_notify(3) and systemd.service(5) (``Type=notify``, ``WatchdogSec=``); the Prometheus text format
+(prometheus_client's own parser is the oracle).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from controller import __version__, cli
+from controller.config import CONFIG_DIR, find_table_config, state_dir
+from controller.inputs import ServiceStarted
+from controller.journal import read_records
+from controller.metrics import ServiceMetrics
+from controller.notify import JournaldFormatter, Notifier, under_journald
+from controller.service import STOP, Controller, Service
+from controller.table import MAX_AMOUNT, load_table_config
+from controller.watch import Watch
+from drivers import events as ev
+from tests.round_helpers import new_round
+from tests.test_control import StandInDevices
+
+
+@pytest.fixture
+def manager(tmp_path):
+    """A stand-in service manager: a datagram socket bound at a path, read by the test."""
+    path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(0.05)
+    yield path, sock
+    sock.close()
+
+
+def drain(sock: socket.socket, seconds: float) -> list[tuple[float, str]]:
+    """Every datagram received within ``seconds``, with its arrival time."""
+    got = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            got.append((time.monotonic(), sock.recv(4096).decode()))
+        except TimeoutError:
+            pass
+    return got
+
+
+def test_notifier_speaks_the_protocol_and_is_silent_without_a_manager(manager):
+    path, sock = manager
+    notifier = Notifier({"NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "2000000"})
+    assert notifier.enabled and notifier.watchdog_interval == 2.0
+    notifier.send(READY="1", STATUS="table CC-01: idle")
+    assert sock.recv(4096) == b"READY=1\nSTATUS=table CC-01: idle"
+    notifier.watchdog(now=100.0)
+    notifier.watchdog(now=100.1)  # within a quarter of the interval: not again
+    notifier.watchdog(now=100.6)
+    assert [m for _, m in drain(sock, 0.2)] == ["WATCHDOG=1", "WATCHDOG=1"]
+    assert Notifier({"WATCHDOG_USEC": "1000", "WATCHDOG_PID": str(os.getpid() + 1)}).watchdog_interval is None
+    silent = Notifier({})
+    assert not silent.enabled
+    silent.send(READY="1")  # nothing to send to: no error
+
+
+def test_journald_lines_carry_the_priority_and_no_time_of_their_own():
+    import logging
+
+    record = logging.LogRecord("controller.service", logging.ERROR, __file__, 1, "fault %s", ("jam",), None)
+    assert JournaldFormatter().format(record) == "<3>controller.service: fault jam"
+    record.levelno = logging.INFO
+    assert JournaldFormatter().format(record).startswith("<6>")
+    info = os.fstat(2)
+    assert under_journald({"JOURNAL_STREAM": f"{info.st_dev}:{info.st_ino}"})
+    assert not under_journald({"JOURNAL_STREAM": "1:2"}) and not under_journald({})
+
+
+def _controller(manager_path, events, blocker=None):
+    notifier = Notifier({"NOTIFY_SOCKET": str(manager_path), "WATCHDOG_USEC": "400000"})
+    devices = StandInDevices(events)
+
+    def on_view(view):
+        if blocker is not None and view["state"] == "betting":
+            blocker.wait(10)  # the controller thread is stuck on one input
+
+    journal_dir = Path(str(manager_path)).parent
+    from controller.journal import Journal
+
+    journal = Journal(journal_dir / "journal.jsonl")
+    controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
+                            on_view=on_view, watch=Watch("CC-01", notifier))
+    return controller, journal
+
+
+def test_ready_comes_after_every_handshake_and_the_shoe_query(manager):
+    """READY=1 only once the three devices answered their handshakes and the shoe said what it last did (the
+    journal was recovered before the loop began); STATUS names the table and state; STOPPING=1 at the end."""
+    path, sock = manager
+    events: queue.Queue = queue.Queue()
+    controller, journal = _controller(path, events)
+    thread = threading.Thread(target=controller.run)
+    thread.start()
+    try:
+        events.put(ev.DeviceReady("shoe", "test", "1.0", 1))
+        events.put(ev.DeviceReady("sensors", "test", "1.0", 1))
+        early = [m for _, m in drain(sock, 0.5)]
+        assert early and all(m == "WATCHDOG=1" for m in early)  # alive, but not ready
+        events.put(ev.DeviceReady("panel", "test", "1.0", 1))  # the stand-in shoe then answers the query
+        later = [m for _, m in drain(sock, 0.5)]
+        ready = [m for m in later if m.startswith("READY=1")]
+        assert ready == ["READY=1\nSTATUS=table CC-01: idle"]
+        types = [r["type"] for r in read_records(journal.path)]
+        assert types.index("ShoeReconciled") > types.index("DeviceReady")
+    finally:
+        events.put(STOP)
+        thread.join(10)
+        journal.close()
+    assert "STOPPING=1\nSTATUS=table CC-01: stopping" in [m for _, m in drain(sock, 0.3)]
+
+
+def test_the_watchdog_stops_while_the_controller_thread_is_blocked(manager):
+    """WatchdogSec=: pings come from the controller thread's own loop, so a thread stuck on one input for longer
+    than the interval sends none (systemd then restarts the service), and they resume once it moves on."""
+    path, sock = manager
+    events: queue.Queue = queue.Queue()
+    blocker = threading.Event()
+    controller, journal = _controller(path, events, blocker)
+    thread = threading.Thread(target=controller.run)
+    thread.start()
+    try:
+        for device in ("shoe", "sensors", "panel"):
+            events.put(ev.DeviceReady(device, "test", "1.0", 1))
+        drain(sock, 0.5)
+        from controller.inputs import OperatorAction
+
+        events.put(OperatorAction("open_betting", "dan", "dealer"))  # its view blocks the thread
+        time.sleep(0.2)
+        blocked = [m for _, m in drain(sock, 1.2)]  # three watchdog intervals
+        assert not any(m == "WATCHDOG=1" for m in blocked), blocked
+        blocker.set()
+        resumed = [m for _, m in drain(sock, 0.6)]
+        assert "WATCHDOG=1" in resumed
+    finally:
+        blocker.set()
+        events.put(STOP)
+        thread.join(10)
+        journal.close()
+
+
+def test_metrics_are_served_and_parse_and_never_name_a_card_or_a_wager(tmp_path):
+    """/metrics on a loopback port, parsed with prometheus_client's parser: rounds, faults, commit and
+    press-to-command histograms, queue depth, start-up time, build; no card and no amount in any sample."""
+    service = Service(load_table_config(), simulate=True, rounds=3, seed=4, journal_path=tmp_path / "j.jsonl",
+                      quiet=True, metrics_port=0)
+    try:
+        assert service.run() == 0
+        text = urllib.request.urlopen(f"http://127.0.0.1:{service.metrics_port}/metrics", timeout=5).read().decode()
+    finally:
+        service.close()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    rounds = {s.labels["outcome"]: s.value for s in families["crisscross_rounds"].samples if s.name.endswith("_total")}
+    assert rounds == {"closed": 3.0}
+    commit = {s.name: s.value for s in families["crisscross_journal_commit_seconds"].samples}
+    assert commit["crisscross_journal_commit_seconds_count"] == len(read_records(tmp_path / "j.jsonl")) - 1
+    assert {s.name: s.value for s in families["crisscross_press_to_command_seconds"].samples}[
+        "crisscross_press_to_command_seconds_count"] > 0
+    assert families["crisscross_startup_seconds"].samples[0].value > 0
+    assert families["crisscross_build_info"].samples[0].labels["version"] == __version__
+    assert "crisscross_event_queue_depth" in families
+    import re
+
+    for family in families.values():
+        for sample in family.samples:
+            assert not any(re.fullmatch(r"[2-9TJQKA][cdhs]", str(v)) for v in sample.labels.values())
+            assert set(sample.labels) <= {"outcome", "device", "cause", "version", "le"}
+
+
+def test_metrics_refuse_an_address_off_the_machine():
+    with pytest.raises(ValueError, match="not a loopback"):
+        ServiceMetrics(lambda: 0, dict).serve("0.0.0.0", 0)
+
+
+def test_simulated_play_keeps_its_own_journal_and_says_so(tmp_path, monkeypatch):
+    """--simulate without --journal writes to the state directory's simulated/ journal, never the table's; the
+    start record names the mode, the version, the configuration and each device's port."""
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
+    config = load_table_config()
+    assert config.journal == tmp_path / "state" / "journal.jsonl"  # the table's
+    service = Service(config, simulate=True, rounds=1, seed=2, quiet=True)
+    try:
+        assert service.run() == 0
+    finally:
+        service.close()
+    assert not config.journal.exists()
+    records = read_records(tmp_path / "state" / "simulated" / "journal.jsonl")
+    started = next(r for r in records if r["type"] == "ServiceStarted")["data"]
+    assert started == {"mode": "simulated", "version": __version__, "config": str(config.source),
+                       "devices": {"shoe": "simulator", "sensors": "simulator", "panel": "simulator"}}
+
+
+def test_the_configuration_is_found_by_flag_then_environment_then_site_then_package(tmp_path):
+    site = tmp_path / "etc" / "table.yaml"
+    assert find_table_config(None, environ={}, site=site) == CONFIG_DIR / "table.yaml"
+    site.parent.mkdir()
+    site.write_text("x")
+    assert find_table_config(None, environ={}, site=site) == site
+    assert find_table_config(None, environ={"CRISSCROSS_CONFIG": "/a/t.yaml"}, site=site) == Path("/a/t.yaml")
+    assert find_table_config(Path("/b/t.yaml"), environ={"CRISSCROSS_CONFIG": "/a/t.yaml"}, site=site) == \
+        Path("/b/t.yaml")
+    assert state_dir({"STATE_DIRECTORY": "/var/lib/crisscross:/var/lib/other"}) == Path("/var/lib/crisscross")
+    assert state_dir({"XDG_STATE_HOME": "/x", "HOME": "/h"}) == Path("/x/crisscross")
+    assert state_dir({"HOME": "/h"}) == Path("/h/.local/state/crisscross")
+
+
+def test_config_init_writes_an_editable_copy_that_runs(tmp_path, capsys):
+    target = tmp_path / "site"
+    assert cli.main(["config", "init", str(target)]) == 0
+    config = load_table_config(target / "table.yaml")
+    assert sorted(p.name for p in (target / "jurisdictions").iterdir()) == ["nj.yaml", "ny.yaml", "pa.yaml"]
+    assert config.table_id == "CC-01"
+    assert cli.main(["config", "init", str(target)]) == 2  # never over an existing configuration
+    assert "not an empty folder" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"crisscross {__version__}"
+
+
+def test_a_production_run_loads_no_analysis_library(tmp_path):
+    """A table PC's service (devices on ports, no --simulate) imports none of the analysis extra (numpy, tqdm,
+    threadpoolctl): the service is built as ``crisscross run`` builds it, before any device is opened."""
+    code = f"""
+import sys
+from pathlib import Path
+from controller import cli
+from controller.service import Service
+from controller.table import load_table_config
+config = load_table_config()
+service = Service(config, ports={{n: '/dev/null-{os.getpid()}' for n in config.devices}},
+                  journal_path=Path({str(tmp_path / 'j.jsonl')!r}))
+service.close()
+loaded = sorted(m for m in ('numpy', 'tqdm', 'threadpoolctl') if m in sys.modules)
+print(','.join(loaded))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
+
+
+def test_money_has_a_bound_at_every_door(tmp_path, capsys):
+    """An amount beyond ``MAX_AMOUNT`` (4,300 nines included) is refused with one line and exit status 2 by
+    ``crisscross settle``, and with file and line in table.yaml limits; nothing is printed on standard output."""
+    nines = "9" * 4300
+    path = tmp_path / "round.json"
+    path.write_text('{"jurisdiction": "ny", "community": {"across": ["7d", "2c"], "down": ["9s", "3h"], '
+                    '"middle": "Kc"}, "seats": [{"seat": 1, "cards": ["Jh", "Jd"], "wagers": {"ante_across": '
+                    + nines + ', "ante_down": ' + nines + "}}]}")
+    assert cli.main(["settle", str(path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and f"at most {MAX_AMOUNT}" in out.err
+    table = tmp_path / "table.yaml"
+    text = (CONFIG_DIR / "table.yaml").read_text().replace("ante: {min: 500, max: 50000}",
+                                                            f"ante: {{min: 500, max: {nines}}}")
+    table.write_text(text)
+    with pytest.raises(Exception, match=r"limits.ante: max an integer of about \d+ digits is above"):
+        load_table_config(table)
