@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from controller.config import ConfigError, check_keys, error, line_of, require_int, require_text
-from controller.inputs import ACTIONS, VOID_CODES, OperatorAction
+from controller.inputs import ACTIONS, VOID_CODES, OperatorAction, stale_reason
 from controller.operators import Operator, authenticate, load_operators
 
 log = logging.getLogger(__name__)
@@ -614,7 +614,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise _HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
         action, reason, code, round_no, state = _check_action(body)
-        stale = _stale(round_no, state, control.current())
+        stale = stale_reason(round_no, state, *control.current())
         queued = OperatorAction(action, operator.name, operator.role, reason, code, round_no, state, stale)
         control.events.put(queued)  # a stale action too: it is journaled and refused by the round machine
         log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action,
@@ -728,13 +728,3 @@ def _check_action(body: Any) -> tuple[str, str, str, int | None, str | None]:
         raise _HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state name as /state shows it, or null; got "
                                                  f"{_json(state)}")
     return action, reason, code, round_no, state
-
-
-def _stale(round_no: int | None, state: str | None, current: tuple[int | None, str | None]) -> str:
-    """Why an action's round guard no longer matches the latest view (``""`` when it matches or names none)."""
-    now_round, now_state = current
-    if round_no is not None and round_no != now_round:
-        return f"stale: the action names round {round_no}; the current round is {_json(now_round)}"
-    if state is not None and state != now_state:
-        return f"stale: the action names state {state}; round {_json(now_round)} is in {_json(now_state)}"
-    return ""

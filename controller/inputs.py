@@ -65,6 +65,18 @@ class OperatorAction:
     stale: str = ""
 
 
+def stale_reason(round_no: int | None, state: str | None, current_round: int | None, current_state: str | None) -> str:
+    """Why an action decided on round ``round_no`` in ``state`` (each None: not named) must not apply to the table
+    now in ``current_round``/``current_state``; ``""`` when it may (docs/control.md, "The round guard"). The one
+    rule, used by the control interface (409) and by the round machine (``PressRefused``)."""
+    if round_no is not None and round_no != current_round:
+        now = "none yet" if current_round is None else f"{current_round} ({current_state})"
+        return f"stale: the action names round {round_no}; the current round is {now}"
+    if state is not None and state != current_state:
+        return f"stale: the action names state {state}; round {current_round} is in {current_state}"
+    return ""
+
+
 @dataclass(frozen=True)
 class PromptDue:
     """A refusal has been on the panel for ``controller.service.REFUSAL_SHOWN_S`` seconds: the panel shows the

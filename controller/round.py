@@ -43,7 +43,8 @@ from transitions import Machine, MachineError
 
 from controller import commands as cmd
 from controller.cards import DECK
-from controller.inputs import ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted
+from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted,
+                               stale_reason)
 from controller.paytable import Jurisdiction
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
@@ -495,21 +496,11 @@ class Round:
                                         str(event.role)[:20]))
             return
         actor = Actor(event.role, event.user, "control")
-        stale = event.stale or self._stale(event)
+        stale = event.stale or stale_reason(event.round, event.state, self.round_no, self.state)
         if stale:  # decided on another round or state (docs/control.md, "The round guard")
             self._refuse(event.action, stale, actor, f"Not now: {event.action} for another round")
             return
         self._act(event.action, actor, event.reason, event.code)
-
-    def _stale(self, event: OperatorAction) -> str:
-        """Why an action decided on another round or state than the current one must not apply here ("" when it
-        names none, or the current ones): a stale action must never change the round that followed."""
-        if event.round is not None and event.round != self.round_no:
-            current = "none yet" if self.round_no is None else f"{self.round_no} ({self.state})"
-            return f"stale: the action names round {event.round}; the current round is {current}"
-        if event.state is not None and event.state != self.state:
-            return f"stale: the action names state {event.state}; round {self.round_no} is in {self.state}"
-        return ""
 
     def _act(self, action: str, actor: Actor, reason: str, code: str = "") -> None:
         if action not in self.allowed_actions():
