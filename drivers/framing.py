@@ -18,12 +18,12 @@ HELLO, IDENT, NAK and FAULT, each with a small encoder and a decoder that raises
 
 from __future__ import annotations
 
+import binascii
 import collections
 import logging
+import types
 from dataclasses import dataclass
 from typing import NamedTuple
-
-from crc import Calculator, Crc16
 
 log = logging.getLogger(__name__)
 
@@ -50,15 +50,15 @@ PONG = 0x05  #: device -> host: empty; the answer to PING
 FAULT = 0x0F  #: device -> host: code u8, length-prefixed ASCII detail
 
 #: NAK reasons (docs/protocol.md, "NAK"): code -> name.
-NAK_REASONS: dict[int, str] = {1: "bad_frame_or_unknown_type", 2: "bad_payload", 3: "not_allowed_now"}
+#: Read-only: device threads share it.
+NAK_REASONS = types.MappingProxyType({1: "bad_frame_or_unknown_type", 2: "bad_payload", 3: "not_allowed_now"})
 NAK_UNKNOWN_TYPE = 1
 NAK_BAD_PAYLOAD = 2
 NAK_NOT_ALLOWED = 3
 
-#: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names``.
+#: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names`` when
+#: they are imported (under the import lock, before any device thread runs); device threads only read it.
 MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", FAULT: "FAULT"}
-
-_CRC = Calculator(Crc16.IBM_3740, optimized=True)
 
 
 def register_names(names: dict[int, str]) -> None:
@@ -115,8 +115,12 @@ class Frame:
 
 
 def crc16(data: bytes) -> int:
-    """CRC-16/IBM-3740 of ``data`` (0..0xFFFF); ``crc16(b"123456789") == 0x29B1``."""
-    return _CRC.checksum(data)
+    """CRC-16/IBM-3740 of ``data`` (0..0xFFFF); ``crc16(b"123456789") == 0x29B1``.
+
+    Stateless (the standard library's ``binascii.crc_hqx`` from the initial value 0xFFFF is this CRC), so any
+    number of device threads may call it at once.
+    """
+    return binascii.crc_hqx(data, 0xFFFF)
 
 
 def encode_frame(seq: int, msg_type: int, payload: bytes = b"") -> bytes:
