@@ -1,19 +1,23 @@
 """Frame format shared by every device link, and the messages common to all devices.
 
-Wire layout (docs/protocol.md, "Frame format")::
+Wire layout, protocol version 2 (docs/protocol.md, "Frame format")::
 
-    SYNC 0xA5 | LEN u8 | SEQ u8 | TYPE u8 | PAYLOAD (LEN bytes) | CRC16 u16 big-endian
+    00 | COBS( SEQ u8 | TYPE u8 | PAYLOAD (0..255 bytes) | CRC16 u16 big-endian ) | 00
 
-``LEN`` counts payload bytes only (0..255), so a frame is 6..261 bytes long. ``SEQ`` is a per-sender counter
+The body (SEQ, TYPE, PAYLOAD, CRC) is byte-stuffed with COBS (Consistent Overhead Byte Stuffing, Cheshire &
+Baker 1999; the ``cobs`` library), so it contains no 0x00 byte, and every frame is written between two 0x00
+delimiters. A frame boundary is therefore a property of the bytes alone, never of how they were read: the
+receiver cuts the stream at every 0x00 and looks at each piece on its own. ``SEQ`` is a per-sender counter
 that wraps 255 -> 0. The CRC is CRC-16/IBM-3740 (a.k.a. CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no
-reflection, xorout 0, check value 0x29B1 for ``b"123456789"``) over ``LEN, SEQ, TYPE, PAYLOAD``.
+reflection, xorout 0, check value 0x29B1 for ``b"123456789"``) over ``SEQ, TYPE, PAYLOAD``.
 
-``FrameDecoder`` is the receiving half: it buffers partial frames ("need more bytes"), resynchronises on the
-next SYNC byte after garbage or a bad CRC, drops exact duplicates and logs sequence gaps, and never raises on
-bad input. ``decode`` is the pure, one-step primitive underneath it (pymodbus style).
+``FrameDecoder`` is the receiving half: it buffers the bytes after the last delimiter ("need more bytes"),
+drops a piece that is not a frame (bad stuffing, too short, bad CRC, longer than any frame) and goes on at the
+next delimiter, keeps at most ``MAX_ENCODED`` bytes buffered, drops exact duplicates and logs sequence gaps,
+and never raises on bad input. ``decode`` is the pure, one-step primitive underneath it (pymodbus style).
 
 The common messages (docs/protocol.md, "Common messages") live here too because every device speaks them:
-HELLO, IDENT, NAK and FAULT, each with a small encoder and a decoder that raises ``ProtocolError``.
+HELLO, IDENT, NAK, PING, PONG and FAULT, each with a small encoder and a decoder that raises ``ProtocolError``.
 """
 
 from __future__ import annotations
@@ -25,21 +29,28 @@ import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from cobs import cobs
+
 log = logging.getLogger(__name__)
 
-#: First byte of every frame (docs/protocol.md, "Frame format").
-SYNC = 0xA5
-#: Bytes before the payload: SYNC, LEN, SEQ, TYPE.
-HEADER_SIZE = 4
-#: Bytes after the payload: the big-endian CRC-16.
+#: The frame delimiter (docs/protocol.md, "Frame format"): written before and after every frame, never inside.
+DELIMITER = 0x00
+#: Bytes of the body before the payload: SEQ, TYPE.
+HEADER_SIZE = 2
+#: Bytes of the body after the payload: the big-endian CRC-16.
 CRC_SIZE = 2
-#: Largest payload LEN can announce.
+#: Largest payload of a frame.
 MAX_PAYLOAD = 255
-#: Largest frame on the wire (header + 255 payload bytes + CRC) = 261 bytes.
-MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+#: Largest body (SEQ, TYPE, 255 payload bytes, CRC) = 259 bytes.
+MAX_BODY = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+#: Largest stuffed body: COBS adds one byte per started run of 254 bytes, so 259 + 2 = 261 bytes.
+MAX_ENCODED = MAX_BODY + (MAX_BODY + 253) // 254
+#: Largest frame on the wire, both delimiters included = 263 bytes.
+MAX_FRAME = MAX_ENCODED + 2
 
-#: Protocol version carried by HELLO and IDENT (docs/protocol.md, "Handshake").
-PROTOCOL_VERSION = 1
+#: Protocol version carried by HELLO and IDENT (docs/protocol.md, "Handshake"). Version 1 (SYNC 0xA5 and a
+#: length byte, no stuffing) is no longer spoken: its frame boundaries depended on how the bytes were read.
+PROTOCOL_VERSION = 2
 
 # Common message types (docs/protocol.md, "Common messages").
 HELLO = 0x01  #: host -> device: protocol version u8
@@ -124,9 +135,10 @@ def crc16(data: bytes) -> int:
 
 
 def encode_frame(seq: int, msg_type: int, payload: bytes = b"") -> bytes:
-    """Build one frame: ``A5 LEN SEQ TYPE PAYLOAD CRC_hi CRC_lo`` (docs/protocol.md, "Frame format").
+    """Build one frame: ``00 COBS(SEQ TYPE PAYLOAD CRC_hi CRC_lo) 00`` (docs/protocol.md, "Frame format").
 
-    ``seq`` and ``msg_type`` must be 0..255 and ``payload`` at most 255 bytes, else ``ProtocolError``.
+    ``seq`` must be 0..255 and ``payload`` at most 255 bytes, else ``ProtocolError``; ``ValueError`` for a
+    ``msg_type`` that is not a byte.
     """
     if not 0 <= msg_type <= 0xFF:
         raise ValueError(f"message type {msg_type!r} is not a byte")
@@ -135,79 +147,75 @@ def encode_frame(seq: int, msg_type: int, payload: bytes = b"") -> bytes:
     payload = bytes(payload)
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError(msg_type, f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-    body = bytes((len(payload), seq, msg_type)) + payload
-    return bytes((SYNC,)) + body + crc16(body).to_bytes(2, "big")
+    body = bytes((seq, msg_type)) + payload
+    return b"\x00" + cobs.encode(body + crc16(body).to_bytes(2, "big")) + b"\x00"
 
 
 class DecodeError(NamedTuple):
-    """One framing error: ``kind`` is ``"garbage"`` (bytes skipped before a SYNC) or ``"bad_crc"``;
-    ``skipped`` is how many bytes were dropped."""
+    """One piece of the stream between two delimiters that is not a frame: ``kind`` is ``"overlong"`` (more
+    bytes than any frame), ``"bad_stuffing"`` (not valid COBS), ``"short"`` (a body without room for SEQ,
+    TYPE and CRC) or ``"bad_crc"``; ``skipped`` is how many bytes were dropped."""
 
     kind: str
     skipped: int
     detail: str
 
 
-def _complete_frame_at(buffer: bytes | bytearray, start: int) -> bool:
-    """True if a whole frame with a valid CRC starts at ``buffer[start]`` (which must be SYNC)."""
-    if len(buffer) - start < HEADER_SIZE:
-        return False
-    end = start + HEADER_SIZE + buffer[start + 1] + CRC_SIZE
-    if end > len(buffer):
-        return False
-    body = bytes(buffer[start + 1 : end - CRC_SIZE])
-    return crc16(body) == int.from_bytes(buffer[end - CRC_SIZE : end], "big")
+def decode_piece(piece: bytes | bytearray) -> Frame | DecodeError:
+    """Decode the bytes between two delimiters (without them; not empty) into a ``Frame`` or a ``DecodeError``.
+
+    Never raises on any input (docs/protocol.md, "Receiving").
+    """
+    if len(piece) > MAX_ENCODED:
+        return DecodeError("overlong", len(piece), f"{len(piece)} bytes between delimiters, at most {MAX_ENCODED}")
+    try:
+        body = cobs.decode(piece)
+    except cobs.DecodeError as exc:
+        return DecodeError("bad_stuffing", len(piece), f"not COBS: {exc}")
+    if len(body) < HEADER_SIZE + CRC_SIZE:
+        return DecodeError("short", len(piece), f"body of {len(body)} bytes, at least {HEADER_SIZE + CRC_SIZE}")
+    got = int.from_bytes(body[-CRC_SIZE:], "big")
+    want = crc16(body[:-CRC_SIZE])
+    if got != want:
+        return DecodeError("bad_crc", len(piece), f"CRC 0x{got:04X} != 0x{want:04X} for TYPE=0x{body[1]:02X}")
+    return Frame(seq=body[0], msg_type=body[1], payload=bytes(body[HEADER_SIZE:-CRC_SIZE]))
 
 
 def decode(buffer: bytes | bytearray) -> tuple[int, Frame | None, DecodeError | None]:
     """Look at the start of ``buffer`` once; return ``(consumed, frame, error)``.
 
-    - ``(0, None, None)``: need more bytes (empty, or a partial frame at the start).
-    - ``(n, Frame, None)``: a valid frame of ``n`` bytes at the start.
-    - ``(n, None, DecodeError)``: ``n`` bytes were garbage or a frame with a bad CRC; drop them and call again.
+    - ``(0, None, None)``: need more bytes (no delimiter yet, and no more bytes than a frame can have).
+    - ``(1, None, None)``: a delimiter with nothing before it (between two frames); drop it and call again.
+    - ``(n, Frame, None)``: a valid frame and its closing delimiter, ``n`` bytes.
+    - ``(n, None, DecodeError)``: ``n`` bytes that are not a frame (with their closing delimiter, if it
+      arrived); drop them and call again. For ``"overlong"`` without a delimiter yet, the caller must also
+      drop what follows up to the next delimiter (``FrameDecoder`` does).
 
-    Resynchronisation (docs/protocol.md, "Receiving"): garbage is skipped up to the next SYNC byte; after a bad
-    CRC only up to the next SYNC byte *after* the rejected one, because the real frame may start inside the
-    rejected bytes. When the frame at the start is incomplete but a complete, CRC-valid frame starts at a later
-    SYNC byte, the start is a false SYNC (its LEN would otherwise stall the stream) and the bytes before that
-    later frame are skipped as garbage. Never raises on any input.
+    The result depends only on the bytes up to the first delimiter, so any split of a stream decodes to the
+    same frames (docs/protocol.md, "Receiving"). Never raises on any input.
     """
-    if not buffer:
+    end = buffer.find(DELIMITER)
+    if end < 0:
+        if len(buffer) > MAX_ENCODED:
+            return len(buffer), None, DecodeError("overlong", len(buffer), f"more than {MAX_ENCODED} bytes "
+                                                                           "without a delimiter")
         return 0, None, None
-    if buffer[0] != SYNC:
-        nxt = buffer.find(SYNC)
-        skipped = len(buffer) if nxt < 0 else nxt
-        return skipped, None, DecodeError("garbage", skipped, f"{skipped} bytes before SYNC")
-    if len(buffer) >= HEADER_SIZE:
-        length = buffer[1]
-        end = HEADER_SIZE + length + CRC_SIZE
-        if len(buffer) >= end:
-            body = bytes(buffer[1 : end - CRC_SIZE])
-            got = int.from_bytes(buffer[end - CRC_SIZE : end], "big")
-            want = crc16(body)
-            if got == want:
-                return end, Frame(seq=body[1], msg_type=body[2], payload=body[3:]), None
-            nxt = buffer.find(SYNC, 1)
-            skipped = len(buffer) if nxt < 0 else nxt
-            return skipped, None, DecodeError(
-                "bad_crc", skipped, f"CRC 0x{got:04X} != 0x{want:04X} for LEN={length} TYPE=0x{body[2]:02X}"
-            )
-    # Incomplete at the start: a complete valid frame further on means the start was a false SYNC.
-    nxt = buffer.find(SYNC, 1)
-    while nxt >= 0:
-        if _complete_frame_at(buffer, nxt):
-            return nxt, None, DecodeError("garbage", nxt, f"false SYNC: {nxt} bytes before a complete frame")
-        nxt = buffer.find(SYNC, nxt + 1)
-    return 0, None, None
+    if end == 0:
+        return 1, None, None
+    result = decode_piece(buffer[:end])
+    if isinstance(result, Frame):
+        return end + 1, result, None
+    return end + 1, None, result
 
 
 class FrameDecoder:
     """Stateful receiver for one link: ``feed(data) -> list[Frame]`` (docs/protocol.md, "Receiving").
 
-    Keeps a partial frame buffered until the rest arrives (at most ``MAX_FRAME - 1`` bytes stay buffered),
-    skips garbage and bad-CRC frames and resynchronises on the next SYNC byte, and never raises on bad input:
-    errors are counted in ``error_counts`` (``"garbage"``, ``"bad_crc"``) and the last 64 are kept in
-    ``recent_errors``.
+    Keeps the bytes after the last delimiter until the next one arrives, at most ``MAX_ENCODED`` of them: a
+    longer run is dropped as ``"overlong"`` together with everything up to the next delimiter. Drops pieces
+    that are not frames and goes on at the next delimiter; never raises on bad input: errors are counted in
+    ``error_counts`` (by ``DecodeError.kind``) and the last 64 are kept in ``recent_errors``. The frames it
+    returns are the same however the stream is split into ``feed`` calls.
 
     With ``track_sequence`` (default) it also applies the receiver sequence rules: a frame identical to the
     previous one (same seq, type and payload) is an exact duplicate and is dropped (``duplicates`` counts
@@ -219,6 +227,7 @@ class FrameDecoder:
         self.name = name
         self.track_sequence = track_sequence
         self._buffer = bytearray()
+        self._discarding = False  # dropping an overlong run up to the next delimiter
         self._last: Frame | None = None
         self.error_counts: collections.Counter[str] = collections.Counter()
         self.recent_errors: collections.deque[DecodeError] = collections.deque(maxlen=64)
@@ -228,7 +237,7 @@ class FrameDecoder:
 
     @property
     def pending(self) -> bytes:
-        """Bytes buffered for an incomplete frame (copy)."""
+        """Bytes buffered after the last delimiter (copy; at most ``MAX_ENCODED``)."""
         return bytes(self._buffer)
 
     def reset_sequence(self) -> None:
@@ -237,20 +246,41 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[Frame]:
         """Add received bytes; return the complete, valid, non-duplicate frames in arrival order."""
-        self._buffer += data
+        buffer = self._buffer
+        start = 0
+        if self._discarding:
+            end = data.find(DELIMITER)
+            if end < 0:
+                return []
+            self._discarding = False
+            data = data[end + 1:]
+        buffer += data
         frames: list[Frame] = []
         while True:
-            consumed, frame, error = decode(self._buffer)
-            if consumed == 0:
+            end = buffer.find(DELIMITER, start)
+            if end < 0:
                 break
-            del self._buffer[:consumed]
-            if error is not None:
-                self.error_counts[error.kind] += 1
-                self.recent_errors.append(error)
-                log.debug("%s: dropped %s", self.name, error)
-            elif frame is not None and self._accept(frame):
-                frames.append(frame)
+            if end > start:
+                result = decode_piece(buffer[start:end])
+                if isinstance(result, Frame):
+                    if self._accept(result):
+                        frames.append(result)
+                else:
+                    self._error(result)
+            start = end + 1
+        rest = len(buffer) - start
+        if rest > MAX_ENCODED:
+            self._error(DecodeError("overlong", rest, f"more than {MAX_ENCODED} bytes without a delimiter"))
+            self._discarding = True
+            buffer.clear()
+        elif start:
+            del buffer[:start]
         return frames
+
+    def _error(self, error: DecodeError) -> None:
+        self.error_counts[error.kind] += 1
+        self.recent_errors.append(error)
+        log.debug("%s: dropped %s", self.name, error)
 
     def _accept(self, frame: Frame) -> bool:
         if not self.track_sequence:

@@ -51,9 +51,9 @@ SELECT_INTERVAL = 0.05
 #: Faults every simulator can inject (docs/protocol.md, "Fault injection"):
 #: ``drop_in`` the next ``count`` received frames are lost on the way in (not handled);
 #: ``drop_out`` the next ``count`` frames the device sends are lost on the way out (its state changes anyway);
-#: ``corrupt`` the next ``count`` sent frames get one byte flipped, at random or at byte index ``at`` (1 is LEN,
-#: the last is the CRC's low byte; never 0, the SYNC): the receiver sees a bad CRC, or for a LEN made larger a
-#: frame that never completes and is dropped as a false SYNC when the next frame arrives;
+#: ``corrupt`` the next ``count`` sent frames get one byte flipped (XOR 0x5A), at random or at byte index ``at``
+#: (1 is the first stuffed byte; never 0, the leading delimiter): the receiver drops that frame (bad CRC or bad
+#: stuffing) and reads the next one as usual;
 #: ``delay`` the next ``count`` sent frames leave ``seconds`` late (default 0.2; frames behind wait too);
 #: ``duplicate`` the next ``count`` sent frames are written twice;
 #: ``split`` the next ``count`` sent frames are written in two pieces ``pause`` seconds apart (default 0.02);
@@ -245,7 +245,7 @@ class PtySimulator(abc.ABC):
             raise ValueError(f"fault {kind!r} takes no parameter(s) {', '.join(sorted(unknown))}")
         at = params.get("at")
         if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 1):
-            raise ValueError(f"at must be a byte index >= 1 (0 is the SYNC byte), got {at!r}")
+            raise ValueError(f"at must be a byte index >= 1 (0 is the leading delimiter), got {at!r}")
         for name, value in params.items():
             if name == "at":
                 continue
@@ -374,7 +374,7 @@ class PtySimulator(abc.ABC):
             if fault == "drop_out":
                 return
             if fault == "corrupt":
-                at = params.get("at")  # never the SYNC byte: the frame must arrive, broken
+                at = params.get("at")  # never the leading delimiter: the frame must arrive, broken
                 index = min(at, len(data) - 1) if at else random.randrange(1, len(data))
                 data = data[:index] + bytes((data[index] ^ 0x5A,)) + data[index + 1:]
                 self._write_now(data)
