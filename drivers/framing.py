@@ -57,7 +57,8 @@ HELLO = 0x01  #: host -> device: protocol version u8
 IDENT = 0x02  #: device -> host: version u8, kind, device id, firmware (length-prefixed ASCII)
 NAK = 0x03  #: either way: rejected seq u8, reason u8
 PING = 0x04  #: host -> device: empty; the heartbeat (docs/protocol.md, "Heartbeat")
-PONG = 0x05  #: device -> host: empty; the answer to PING
+PONG = 0x05  #: device -> host: the answer to PING; empty, or the device's state that grants rights (the panel's key)
+ACK = 0x06  #: host -> device: seq u8 of a device-initiated frame received (docs/protocol.md, "Device-initiated frames")
 FAULT = 0x0F  #: device -> host: code u8, length-prefixed ASCII detail
 
 #: NAK reasons (docs/protocol.md, "NAK"): code -> name.
@@ -69,7 +70,13 @@ NAK_NOT_ALLOWED = 3
 
 #: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names`` when
 #: they are imported (under the import lock, before any device thread runs); device threads only read it.
-MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", FAULT: "FAULT"}
+MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", ACK: "ACK",
+                                 FAULT: "FAULT"}
+
+#: Device-initiated message types (docs/protocol.md, "Device-initiated frames"): numbered by the device's event
+#: counter, acknowledged by the host with ACK and sent again by the device until acknowledged. Device protocol
+#: modules add theirs with ``register_device_events`` when imported; device threads only read it.
+DEVICE_EVENTS: set[int] = {FAULT}
 
 
 def register_names(names: dict[int, str]) -> None:
@@ -83,6 +90,11 @@ def register_names(names: dict[int, str]) -> None:
         if known is not None and known != name:
             raise ValueError(f"message type 0x{code:02X} already registered as {known}, not {name}")
         MESSAGE_NAMES[code] = name
+
+
+def register_device_events(msg_types: set[int] | frozenset[int]) -> None:
+    """Mark message types as device-initiated (acknowledged and sent again until acknowledged)."""
+    DEVICE_EVENTS.update(msg_types)
 
 
 def message_name(msg_type: int) -> str:
@@ -283,7 +295,9 @@ class FrameDecoder:
         log.debug("%s: dropped %s", self.name, error)
 
     def _accept(self, frame: Frame) -> bool:
-        if not self.track_sequence:
+        if not self.track_sequence or frame.msg_type in DEVICE_EVENTS:
+            # Device-initiated frames have a counter of their own and are deduplicated by the link, which
+            # must acknowledge a repeat again (drivers.link).
             self.frames += 1
             return True
         last = self._last
@@ -427,6 +441,17 @@ def decode_nak(payload: bytes) -> Nak:
     if payload[1] not in NAK_REASONS:
         raise ProtocolError(NAK, f"unknown reason {payload[1]}")
     return Nak(payload[0], payload[1])
+
+
+def encode_ack(seq: int) -> bytes:
+    """ACK payload: the seq u8 of the device-initiated frame received."""
+    return bytes((check_range(ACK, "seq", seq, 0, 255),))
+
+
+def decode_ack(payload: bytes) -> int:
+    """Parse an ACK payload into the acknowledged seq; ``ProtocolError`` unless it is exactly one byte."""
+    need_length(ACK, payload, 1)
+    return payload[0]
 
 
 def encode_fault(code: int, detail: str = "") -> bytes:

@@ -95,6 +95,13 @@ class LinkTiming:
             raise ValueError(f"link_silence {self.link_silence} must exceed heartbeat_interval "
                              f"{self.heartbeat_interval}")
 
+    @property
+    def confirm_window(self) -> float:
+        """Seconds a state that grants rights (the panel's supervisor key) stays trusted without being confirmed
+        by a heartbeat answer: two heartbeat intervals and a response timeout, so one lost PONG does not
+        revoke it (docs/protocol.md, "Heartbeat")."""
+        return 2 * self.heartbeat_interval + self.response_timeout
+
     def retransmit_waits(self) -> list[float]:
         """The waits after each send of a request, in order (``retries + 1`` values, seconds): the floor,
         doubling, capped at the ceiling. The last one ends in ``DeviceFault(kind, "timeout")``."""
@@ -204,6 +211,13 @@ class Device(abc.ABC):
         self.losses = 0
         self.decoder = FrameDecoder(name=f"{self.name}<-")
         self._seq = 0
+        #: The last device-initiated frame delivered, as (seq, type, payload): a frame equal to it is the
+        #: device sending it again because our ACK was lost; it is acknowledged again, not delivered again.
+        #: Kept across reconnections, so a frame resent after a link loss is still recognised.
+        self._last_event: tuple[int, int, bytes] | None = None
+        #: Device-initiated frames received again and dropped (their ACK had been lost).
+        self.repeats = 0
+        self._early: list[Frame] = []  # frames that came in the same read as IDENT
         self._outbox: queue.SimpleQueue[_Outgoing] = queue.SimpleQueue()
         self._pending: dict[Hashable, _Pending] = {}
         self._stop = threading.Event()
@@ -288,6 +302,27 @@ class Device(abc.ABC):
     def fault_name(self, code: int) -> str:
         """Map a FAULT code to a ``DeviceFault.code``; the default is ``"fault_<code>"``."""
         return f"fault_{code}"
+
+    def on_pong(self, payload: bytes) -> list[Any]:
+        """Read a PONG payload (owner thread); return events to post. The default wants it empty; the panel
+        driver reads its key state there (docs/protocol.md, "Dealer panel"). ``ProtocolError`` rejects it."""
+        framing.decode_empty(framing.PONG, payload)
+        return []
+
+    def refresh_due(self) -> bool:
+        """True while a state that grants rights must be re-confirmed: a PING goes every heartbeat interval,
+        whatever else the device sends. Default: never."""
+        return False
+
+    def on_tick(self, now: float) -> list[Any]:
+        """Called on the owner thread at every turn of the serving loop with ``time.monotonic()``; return
+        events to post (the panel revokes a key not confirmed in time). Default: none."""
+        return []
+
+    def on_link_lost(self) -> list[Any]:
+        """Called on the owner thread when the link is lost, before ``DeviceFault(kind, "link_lost")`` is
+        posted; return events to post (the panel revokes the key it can no longer confirm). Default: none."""
+        return []
 
     def on_heartbeat(self) -> list[tuple[int, bytes]]:
         """Frames ``(msg_type, payload)`` to send with each PING (owner thread); the default is none. The panel
@@ -420,6 +455,8 @@ class Device(abc.ABC):
             if abandoned:
                 detail += f" (abandoned: {', '.join(abandoned)})"
             self.losses += 1
+            for event in self.on_link_lost():
+                self.post(event)
             self._fault("link_lost", detail)
             reported = True
 
@@ -503,7 +540,8 @@ class Device(abc.ABC):
         while not self._stop.is_set():
             if time.monotonic() >= deadline:
                 raise _Refused("handshake", f"{port}: no IDENT within {self.timing.handshake_timeout} s")
-            for frame in self._read_frames(ser):
+            frames = self._read_frames(ser)
+            for index, frame in enumerate(frames):
                 if frame.msg_type == framing.NAK:
                     raise _Refused("handshake", f"{port}: device NAKed HELLO")
                 if frame.msg_type != framing.IDENT:
@@ -522,23 +560,28 @@ class Device(abc.ABC):
                     raise _Refused("handshake", f"expected device id {expected_id!r}, {port} is "
                                                 f"{ident.device_id!r}")
                 self.ident = ident
+                self._early = frames[index + 1:]
                 return
 
     def _serve(self, ser: serial.SerialBase) -> None:
         last_rx = last_ping = time.monotonic()
+        frames, self._early = self._early, []
         while not self._stop.is_set():
+            for frame in frames:
+                self._dispatch(ser, frame)
             self._send_queued(ser)
             self._retransmit_due(ser)
             frames = self._read_frames(ser)
             now = time.monotonic()
             if frames:
                 last_rx = now
-            for frame in frames:
-                self._dispatch(ser, frame)
+            for event in self.on_tick(now):
+                self.post(event)
             if now - last_rx > self.timing.link_silence:
                 raise _LinkSilent(f"nothing received for {now - last_rx:.2f} s "
                                   f"(link_silence {self.timing.link_silence} s)")
-            if now - last_rx >= self.timing.heartbeat_interval and now - last_ping >= self.timing.heartbeat_interval:
+            idle = now - last_rx >= self.timing.heartbeat_interval or self.refresh_due()
+            if idle and now - last_ping >= self.timing.heartbeat_interval:
                 self._write(ser, framing.PING, b"")
                 for msg_type, payload in self.on_heartbeat():
                     self._write(ser, msg_type, payload)
@@ -575,8 +618,19 @@ class Device(abc.ABC):
             pending.deadline = now + pending.wait
 
     def _dispatch(self, ser: serial.SerialBase, frame: Frame) -> None:
-        if frame.msg_type == framing.PONG:
-            return  # its arrival already counted as a sign of life
+        if frame.msg_type in framing.DEVICE_EVENTS:
+            self._write(ser, framing.ACK, framing.encode_ack(frame.seq))
+            if self._repeated(frame):
+                return
+        if frame.msg_type == framing.PONG:  # its arrival already counted as a sign of life
+            try:
+                events = self.on_pong(frame.payload)
+            except ProtocolError as exc:
+                self._reject(ser, frame, exc)
+                return
+            for event in events:
+                self.post(event)
+            return
         if frame.msg_type == framing.NAK:
             self._on_nak(frame)
             return
@@ -594,6 +648,21 @@ class Device(abc.ABC):
             return
         for event in events:
             self.post(event)
+
+    def _repeated(self, frame: Frame) -> bool:
+        """True if a device-initiated frame is the last one delivered, sent again (docs/protocol.md,
+        "Device-initiated frames"); else remember it and log a gap in the device's event counter."""
+        key = (frame.seq, frame.msg_type, frame.payload)
+        last = self._last_event
+        if last == key:
+            self.repeats += 1
+            self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
+            return True
+        if last is not None and frame.seq != (last[0] + 1) & 0xFF:
+            self._log.warning("%s: device event counter jumped from %d to %d (device restarted?)", self.name,
+                              last[0], frame.seq)
+        self._last_event = key
+        return False
 
     def _reject(self, ser: serial.SerialBase, frame: Frame, exc: ProtocolError) -> None:
         self.protocol_errors += 1

@@ -48,6 +48,13 @@ HISTORY = 100_000
 #: How long the reader thread waits in select before checking for stop (seconds).
 SELECT_INTERVAL = 0.05
 
+#: A device-initiated frame not yet acknowledged is sent again after this long, each further wait doubling up
+#: to ``EVENT_RESEND_MAX`` (seconds; docs/protocol.md, "Device-initiated frames").
+EVENT_RESEND_MIN = 0.1
+EVENT_RESEND_MAX = 1.0
+#: Device-initiated frames a simulator holds while one waits for its acknowledgement; one more is refused.
+EVENT_QUEUE = 4096
+
 #: Faults every simulator can inject (docs/protocol.md, "Fault injection"):
 #: ``drop_in`` the next ``count`` received frames are lost on the way in (not handled);
 #: ``drop_out`` the next ``count`` frames the device sends are lost on the way out (its state changes anyway);
@@ -103,6 +110,13 @@ class PtySimulator(abc.ABC):
         self._open_pty()
         self._decoder = self._new_decoder()
         self._seq = 0
+        self._event_seq = 0  # the counter of device-initiated frames (docs/protocol.md, "Device-initiated frames")
+        self._events: deque[tuple[int, bytes]] = deque()  # waiting behind the unacknowledged one
+        self._unacked: tuple[int, int, bytes] | None = None  # (seq, type, payload) sent, not yet acknowledged
+        self._resend_at = 0.0
+        self._resend_wait = EVENT_RESEND_MIN
+        #: Device-initiated frames sent again because no ACK came in time.
+        self.resent = 0
         self._drop_in = 0
         self._out_faults: deque[tuple[str, dict[str, Any]]] = deque()
         self._silent_until: float | None = None
@@ -321,10 +335,11 @@ class PtySimulator(abc.ABC):
         if rng.random() >= rate:
             return None
         if incoming:
-            options = ["drop_in"] if msg_type in self.RECOVERABLE_IN and "drop_in" in kinds else []
+            recoverable = msg_type in self.RECOVERABLE_IN or msg_type == framing.ACK  # a lost ACK: sent again
+            options = ["drop_in"] if recoverable and "drop_in" in kinds else []
         else:
-            options = [k for k in sorted(kinds) if k in _OUTGOING
-                       and (k not in _LOSSY or msg_type in self.RECOVERABLE_OUT)]
+            recoverable = msg_type in self.RECOVERABLE_OUT or msg_type in framing.DEVICE_EVENTS
+            options = [k for k in sorted(kinds) if k in _OUTGOING and (k not in _LOSSY or recoverable)]
         return rng.choice(options) if options else None
 
     def _is_silent(self) -> bool:
@@ -349,15 +364,78 @@ class PtySimulator(abc.ABC):
 
     def send(self, msg_type: int, payload: bytes = b"") -> None:
         """Frame ``payload`` with the simulator's own seq counter (wraps 255 -> 0) and write it to the master,
-        subject to armed faults (a silent device sends nothing).
+        subject to armed faults (a silent device sends nothing). For answers; device-initiated frames go
+        through ``send_event``.
 
         Raises ``ProtocolError`` for an oversized payload and ``OSError`` when unplugged or stopped.
         """
         with self.lock:
-            data = framing.encode_frame(self._seq, msg_type, payload)
+            seq = self._seq
             self._seq = (self._seq + 1) & 0xFF
             if self._answering is not None:
                 self._answering.append((msg_type, payload))
+            self._transmit(seq, msg_type, payload)
+
+    def send_event(self, msg_type: int, payload: bytes = b"") -> None:
+        """Send a device-initiated frame (docs/protocol.md, "Device-initiated frames"): numbered by the event
+        counter, sent again (the same frame) until the host acknowledges it with ACK; the next one waits until
+        then. ``RuntimeError`` when ``EVENT_QUEUE`` frames are already waiting, ``ProtocolError`` for an
+        oversized payload; a frame that cannot be written now (unplugged) is sent once the host is back."""
+        framing.encode_frame(0, msg_type, payload)  # refuse a bad frame now, not when its turn comes
+        with self.lock:
+            if len(self._events) >= EVENT_QUEUE:
+                raise RuntimeError(f"{self.kind} simulator: {EVENT_QUEUE} device-initiated frames wait already")
+            self._events.append((msg_type, payload))  # delivered reliably: not repeated by ``_answer_again``
+            self._next_event()
+
+    def _next_event(self) -> None:
+        """Send the next waiting device-initiated frame if none is unacknowledged (lock held)."""
+        if self._unacked is not None or not self._events:
+            return
+        msg_type, payload = self._events.popleft()
+        self._unacked = (self._event_seq, msg_type, payload)
+        self._event_seq = (self._event_seq + 1) & 0xFF
+        self._resend_wait = EVENT_RESEND_MIN
+        self._resend_at = time.monotonic() + EVENT_RESEND_MIN
+        try:
+            self._transmit(*self._unacked)
+        except OSError as exc:  # unplugged: sent again once plugged in and due
+            log.debug("%s-sim: device-initiated frame not written now: %s", self.kind, exc)
+
+    def _on_ack(self, seq: int) -> None:
+        if self._unacked is not None and self._unacked[0] == seq:
+            self._unacked = None
+            self._next_event()
+        else:
+            log.debug("%s-sim: ACK of seq %d, which is not the unacknowledged frame", self.kind, seq)
+
+    def _resend_due(self, now: float) -> float:
+        """Send the unacknowledged device-initiated frame again if its wait ended (lock held); return seconds
+        until the next resend (``SELECT_INTERVAL`` if none is due)."""
+        if self._unacked is None:
+            return SELECT_INTERVAL
+        if now >= self._resend_at:
+            self.resent += 1
+            log.debug("%s-sim: no ACK for seq %d, sending it again", self.kind, self._unacked[0])
+            self._transmit(*self._unacked)
+            self._resend_wait = min(self._resend_wait * 2, EVENT_RESEND_MAX)
+            self._resend_at = now + self._resend_wait
+        return min(SELECT_INTERVAL, self._resend_at - now)
+
+    @property
+    def awaiting_ack(self) -> int:
+        """Device-initiated frames not yet acknowledged by the host (sent or waiting to be sent)."""
+        with self.lock:
+            return len(self._events) + (self._unacked is not None)
+
+    def pong_payload(self) -> bytes:
+        """The PONG payload: empty, unless the device reports state that grants rights (the panel's key)."""
+        return b""
+
+    def _transmit(self, seq: int, msg_type: int, payload: bytes) -> None:
+        """Write one frame with ``seq`` now, subject to armed faults (lock held)."""
+        with self.lock:
+            data = framing.encode_frame(seq, msg_type, payload)
             if self._is_silent():
                 log.debug("%s-sim: silent, not sending %s", self.kind, framing.message_name(msg_type))
                 return
@@ -417,7 +495,8 @@ class PtySimulator(abc.ABC):
             while self._outq and self._outq[0][0] <= now:
                 _, _, data = heapq.heappop(self._outq)
                 self.send_raw(data)
-            return min(SELECT_INTERVAL, self._outq[0][0] - now) if self._outq else SELECT_INTERVAL
+            wait = self._resend_due(now)
+            return min(wait, self._outq[0][0] - now) if self._outq else wait
 
     def nak(self, seq: int, reason: int) -> None:
         """Send NAK for the frame ``seq`` with ``reason`` (``framing.NAK_REASONS``)."""
@@ -494,9 +573,14 @@ class PtySimulator(abc.ABC):
                             framing.encode_ident(framing.PROTOCOL_VERSION, self.kind, self.device_id, self.firmware),
                         )
                         self.on_hello()
+                        if self._unacked is not None:  # a new session: the unacknowledged frame goes again soon
+                            self._resend_wait = EVENT_RESEND_MIN
+                            self._resend_at = time.monotonic() + EVENT_RESEND_MIN
                     elif frame.msg_type == framing.PING:
                         framing.decode_empty(framing.PING, frame.payload)
-                        self.send(framing.PONG)
+                        self.send(framing.PONG, self.pong_payload())
+                    elif frame.msg_type == framing.ACK:
+                        self._on_ack(framing.decode_ack(frame.payload))
                     elif frame.msg_type == framing.NAK:
                         log.warning("%s-sim: host rejected our frame: %s", self.kind, framing.decode_nak(frame.payload))
                     else:

@@ -376,6 +376,7 @@ def test_unanswered_read_is_retransmitted(sensors, events):
     sim, driver = sensors
     sim.place(4, "ante_down", 200)
     expect(events, SpotChanged)
+    assert sim.wait_for(lambda: sim.awaiting_ack == 0, WAIT)  # so the frame ignored is not the ACK
     sim.ignore_next(1)
     driver.read_spots(5)
     assert expect(events, SpotsSnapshot) == SpotsSnapshot(5, ((4, "ante_down", 200),))

@@ -349,6 +349,7 @@ CODECS = {
     "HELLO": (framing.HELLO, framing.decode_hello, lambda f: framing.encode_hello(**f)),
     "IDENT": (framing.IDENT, framing.decode_ident, lambda f: framing.encode_ident(**f)),
     "NAK": (framing.NAK, framing.decode_nak, lambda f: framing.encode_nak(**f)),
+    "ACK": (framing.ACK, lambda p: {"seq": framing.decode_ack(p)}, lambda f: framing.encode_ack(**f)),
     "FAULT": (framing.FAULT, framing.decode_fault, lambda f: framing.encode_fault(**f)),
     "SHUFFLE": (shoe.SHUFFLE, lambda p: framing.decode_empty(shoe.SHUFFLE, p) or {}, lambda f: b""),
     "SHUFFLE_DONE": (shoe.SHUFFLE_DONE, shoe.decode_shuffle_done, lambda f: shoe.encode_shuffle_done(**f)),
@@ -370,7 +371,7 @@ CODECS = {
     "DISPLAY": (panel.DISPLAY, panel.decode_display, lambda f: panel.encode_display(**f)),
     "KEY": (panel.KEY, panel.decode_key, lambda f: panel.encode_key(**f)),
 }
-HOST_SENDS = {"HELLO", "NAK", "PING", "SHUFFLE", "DISPENSE", "QUERY_LAST", "READ_SPOTS", "LAMPS", "DISPLAY"}
+HOST_SENDS = {"HELLO", "NAK", "ACK", "PING", "SHUFFLE", "DISPENSE", "QUERY_LAST", "READ_SPOTS", "LAMPS", "DISPLAY"}
 DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY"}
 
 
@@ -397,13 +398,30 @@ def doc_traces():
     return blocks, lines
 
 
+def sessions(lines):
+    """The numbers of the trace blocks that show a whole session (they begin with the handshake)."""
+    return sorted({b for b, _, _, n, _ in lines if n == "HELLO"})
+
+
 def test_docs_have_a_trace_per_device_with_handshake():
     blocks, lines = doc_traces()
-    assert len(blocks) == 4  # shoe, shoe after a power cycle, sensors, panel
-    for block_no, kind in enumerate(("shoe", "shoe", "sensors", "panel")):
+    assert len(blocks) == 5  # acknowledged device frames, shoe, shoe after a power cycle, sensors, panel
+    assert [kind for kind in ("shoe", "shoe", "sensors", "panel")] == [
+        next(d for b, d, _, _, _ in lines if b == block_no).split("->")[1] for block_no in sessions(lines)]
+    for block_no in sessions(lines):
+        kind = next(d for b, d, _, _, _ in lines if b == block_no).split("->")[1]
         names = [(d, n) for b, d, _, n, _ in lines if b == block_no]
         assert names[:2] == [(f"host->{kind}", "HELLO"), (f"{kind}->host", "IDENT")]
         assert len(names) >= 4
+
+
+def test_doc_traces_acknowledge_every_device_initiated_frame():
+    _, lines = doc_traces()
+    for index, (block_no, direction, data, name, _) in enumerate(lines):
+        if name in ("BUTTON", "KEY", "SPOT_CHANGED", "FAULT"):
+            (frame,) = reference_decode(data)
+            acks = [reference_decode(d)[0].payload for b, dr, d, n, _ in lines[index + 1:] if n == "ACK" and b == block_no]
+            assert bytes([frame.seq]) in acks, f"{name} seq {frame.seq} is never acknowledged"
 
 
 @pytest.mark.parametrize("line", doc_traces()[1], ids=lambda line: f"{line[1]}-{line[3]}")
@@ -427,9 +445,12 @@ def test_doc_trace_frame(line):
 
 def test_doc_trace_sequence_numbers_count_per_sender():
     _, lines = doc_traces()
-    last: dict[tuple[int, str], int] = {}
-    for block_no, direction, data, _, _ in lines:
-        key = (block_no, direction.split("->")[0])
+    last: dict[tuple[int, str, bool], int] = {}
+    for block_no, direction, data, name, _ in lines:
+        if block_no not in sessions(lines):
+            continue  # the example of a frame sent again repeats its seq on purpose
+        # a device numbers its device-initiated frames with a counter of their own
+        key = (block_no, direction.split("->")[0], name in ("BUTTON", "KEY", "SPOT_CHANGED", "FAULT"))
         (frame,) = reference_decode(data)
         if key in last:
             assert frame.seq == (last[key] + 1) % 256, f"{direction}: seq jumps in the doc"
@@ -443,6 +464,7 @@ PAYLOAD_DECODERS = {
     "HELLO": framing.decode_hello,
     "IDENT": framing.decode_ident,
     "NAK": framing.decode_nak,
+    "ACK": framing.decode_ack,
     "FAULT": framing.decode_fault,
     "PING": lambda p: framing.decode_empty(framing.PING, p),
     "PONG": lambda p: framing.decode_empty(framing.PONG, p),
