@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from controller import commands as cmd
 from controller.control import ControlServer
+from controller.eventqueue import EventQueue
 from controller.inputs import ServiceStarted
 from controller.journal import Journal
 from controller.paytable import Jurisdiction, load_jurisdiction
@@ -244,7 +245,7 @@ class Service:
         ports = dict(ports or {})
         self.out = out
         self.quiet = quiet
-        self.events: queue.Queue = queue.Queue()
+        self.events: EventQueue = EventQueue()  # bounded; chip changes coalesce (controller/eventqueue.py)
         self.journal = Journal(journal_path or config.journal)
         try:
             recovered = replay(self.journal.records, config, jurisdiction)

@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 from cobs import cobs
 
+from drivers.ratelog import LogLimiter
+
 log = logging.getLogger(__name__)
 
 #: The frame delimiter (docs/protocol.md, "Frame format"): written before and after every frame, never inside.
@@ -246,6 +248,9 @@ class FrameDecoder:
         self.frames = 0
         self.duplicates = 0
         self.gaps = 0
+        #: Pieces dropped since the start (the sum of ``error_counts``).
+        self.error_total = 0
+        self._limited = LogLimiter(log)
 
     @property
     def pending(self) -> bytes:
@@ -290,6 +295,7 @@ class FrameDecoder:
         return frames
 
     def _error(self, error: DecodeError) -> None:
+        self.error_total += 1
         self.error_counts[error.kind] += 1
         self.recent_errors.append(error)
         log.debug("%s: dropped %s", self.name, error)
@@ -309,7 +315,8 @@ class FrameDecoder:
             expected = (last.seq + 1) & 0xFF
             if frame.seq != expected:
                 self.gaps += 1
-                log.warning("%s: sequence gap: expected seq %d, got %d", self.name, expected, frame.seq)
+                self._limited.log(logging.WARNING, (self.name, "gap"), "%s: sequence gap: expected seq %d, got %d",
+                                  self.name, expected, frame.seq)
         self._last = frame
         self.frames += 1
         return True

@@ -35,6 +35,7 @@ import serial
 from drivers import framing
 from drivers.events import DeviceFault, DeviceReady
 from drivers.framing import Frame, FrameDecoder, ProtocolError
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,12 @@ LINK_ERRORS: tuple[type[BaseException], ...] = (serial.SerialException, OSError,
 BAUDRATE = 115200
 #: Longest the owner thread blocks in one read (seconds); commands also wake it at once via cancel_read.
 POLL_INTERVAL = 0.05
+#: A device that sends more than ``FLOOD_RATE`` frames (valid or not) per second on average over
+#: ``FLOOD_WINDOW`` seconds is flooding: its link is closed and ``DeviceFault(kind, "flooding")`` posted
+#: (docs/protocol.md, "Flooding"). Our devices send a few frames a second; 115,200 baud carries at most about
+#: 1,600 of the shortest frames a second.
+FLOOD_RATE = 250
+FLOOD_WINDOW = 3.0
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,10 @@ class LinkDown(DeviceNotRunning):
 
 class _LinkSilent(Exception):
     """Nothing valid was received for longer than ``link_silence`` (owner thread only)."""
+
+
+class _Flooding(Exception):
+    """The device sent more than the controller can take (owner thread only)."""
 
 
 class _Refused(Exception):
@@ -218,6 +229,8 @@ class Device(abc.ABC):
         #: Device-initiated frames received again and dropped (their ACK had been lost).
         self.repeats = 0
         self._early: list[Frame] = []  # frames that came in the same read as IDENT
+        self._acks: list[int] = []  # seqs of device-initiated frames to acknowledge after this read
+        self._limited = LogLimiter(logging.getLogger(type(self).__module__))
         self._outbox: queue.SimpleQueue[_Outgoing] = queue.SimpleQueue()
         self._pending: dict[Hashable, _Pending] = {}
         self._stop = threading.Event()
@@ -357,8 +370,13 @@ class Device(abc.ABC):
         return self._pending.pop(key, None) is not None
 
     def post(self, event: Any) -> None:
-        """Put an event on the controller's queue."""
-        self.events.put(event)
+        """Put an event on the controller's queue (owner thread). A queue that refuses it (``queue.Full``: the
+        controller is far behind) means the device sends more than the table can take: the link is closed as
+        flooding."""
+        try:
+            self.events.put(event)
+        except queue.Full as exc:
+            raise _Flooding(f"the controller's event queue refused {type(event).__name__}: {exc}") from None
 
     # ----------------------------------------------------------------------------------------------------
     # Internals: commands and waking.
@@ -430,6 +448,7 @@ class Device(abc.ABC):
                 wait = min(wait * 2, self.timing.reconnect_max)
                 continue
             wait, reported = self.timing.reconnect_min, False
+            code = "link_lost"
             dropped = self._set_up(True)
             if dropped:  # cannot happen (commands are refused while down); logged should it ever
                 self._log.warning("%s: dropped commands queued while down: %s", self.name, ", ".join(dropped))
@@ -448,6 +467,8 @@ class Device(abc.ABC):
                 detail = f"{self.port}: {type(exc).__name__}: {exc}"
             except _LinkSilent as exc:
                 detail = f"{self.port}: {exc}"
+            except _Flooding as exc:
+                code, detail = "flooding", f"{self.port}: {exc}"
             finally:
                 abandoned = self._set_up(False) + [p.what for p in self._pending.values()]
                 self._pending.clear()
@@ -457,8 +478,12 @@ class Device(abc.ABC):
             self.losses += 1
             for event in self.on_link_lost():
                 self.post(event)
-            self._fault("link_lost", detail)
+            self._fault(code, detail)
             reported = True
+            if code == "flooding":  # not at once: it would flood again
+                wait = self.timing.reconnect_max
+                if self._stop.wait(wait):
+                    return
 
     def _candidates(self) -> list[str]:
         """The last port that worked, then every port matching ``search`` (sorted), each device once."""
@@ -515,14 +540,25 @@ class Device(abc.ABC):
             except LINK_ERRORS as exc:
                 self._log.debug("%s: close failed: %s", self.name, exc)
 
-    def _write(self, ser: serial.SerialBase, msg_type: int, payload: bytes) -> int:
+    def _frame(self, msg_type: int, payload: bytes) -> bytes:
         seq = self._seq
         self._seq = (self._seq + 1) & 0xFF  # continues across reconnections: no HELLO repeats a previous frame
-        data = framing.encode_frame(seq, msg_type, payload)
+        return framing.encode_frame(seq, msg_type, payload)
+
+    def _write(self, ser: serial.SerialBase, msg_type: int, payload: bytes) -> int:
+        seq = self._seq
+        data = self._frame(msg_type, payload)
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug("%s -> %s", self.name, data.hex(" "))
         ser.write(data)
         return seq
+
+    def _send_acks(self, ser: serial.SerialBase) -> None:
+        """Acknowledge the device-initiated frames of the last read, in one write."""
+        if self._acks:
+            data = b"".join(self._frame(framing.ACK, framing.encode_ack(seq)) for seq in self._acks)
+            self._acks.clear()
+            ser.write(data)
 
     def _read_frames(self, ser: serial.SerialBase) -> list[Frame]:
         data = ser.read(ser.in_waiting or 1)
@@ -566,15 +602,23 @@ class Device(abc.ABC):
     def _serve(self, ser: serial.SerialBase) -> None:
         last_rx = last_ping = time.monotonic()
         frames, self._early = self._early, []
+        window_start, received = last_rx, 0
         while not self._stop.is_set():
             for frame in frames:
                 self._dispatch(ser, frame)
+            self._send_acks(ser)
             self._send_queued(ser)
             self._retransmit_due(ser)
+            errors_before = self.decoder.error_total
             frames = self._read_frames(ser)
             now = time.monotonic()
             if frames:
                 last_rx = now
+            received += len(frames) + self.decoder.error_total - errors_before
+            if now - window_start >= FLOOD_WINDOW:
+                if received > FLOOD_RATE * (now - window_start):
+                    raise _Flooding(f"{received} frames in {now - window_start:.1f} s, more than {FLOOD_RATE} a second")
+                window_start, received = now, 0
             for event in self.on_tick(now):
                 self.post(event)
             if now - last_rx > self.timing.link_silence:
@@ -619,7 +663,7 @@ class Device(abc.ABC):
 
     def _dispatch(self, ser: serial.SerialBase, frame: Frame) -> None:
         if frame.msg_type in framing.DEVICE_EVENTS:
-            self._write(ser, framing.ACK, framing.encode_ack(frame.seq))
+            self._acks.append(frame.seq)
             if self._repeated(frame):
                 return
         if frame.msg_type == framing.PONG:  # its arrival already counted as a sign of life
@@ -659,14 +703,15 @@ class Device(abc.ABC):
             self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
             return True
         if last is not None and frame.seq != (last[0] + 1) & 0xFF:
-            self._log.warning("%s: device event counter jumped from %d to %d (device restarted?)", self.name,
-                              last[0], frame.seq)
+            self._limited.log(logging.WARNING, (self.name, "event counter"), "%s: device event counter jumped "
+                              "from %d to %d (device restarted?)", self.name, last[0], frame.seq)
         self._last_event = key
         return False
 
     def _reject(self, ser: serial.SerialBase, frame: Frame, exc: ProtocolError) -> None:
         self.protocol_errors += 1
-        self._log.warning("%s: rejected frame seq=%d: %s", self.name, frame.seq, exc)
+        self._limited.log(logging.WARNING, (self.name, "rejected"), "%s: rejected frame seq=%d: %s", self.name,
+                          frame.seq, exc)
         self._write(ser, framing.NAK, framing.encode_nak(frame.seq, exc.nak_reason))
 
     def _on_nak(self, frame: Frame) -> None:
@@ -674,7 +719,7 @@ class Device(abc.ABC):
             nak = framing.decode_nak(frame.payload)
         except ProtocolError as exc:
             self.protocol_errors += 1
-            self._log.warning("%s: unreadable NAK: %s", self.name, exc)
+            self._limited.log(logging.WARNING, (self.name, "unreadable NAK"), "%s: unreadable NAK: %s", self.name, exc)
             self._fault("protocol", f"unreadable NAK: {exc}")
             return
         what = f"frame seq={nak.seq}"

@@ -6,23 +6,19 @@ re-confirmed by every heartbeat answer and counts as off when it is not.
 
 from __future__ import annotations
 
-import io
 import queue
-import threading
 import time
 
 import pytest
 
 from controller.journal import read_records
-from controller.service import Service
-from controller.table import load_table_config
 from drivers import DRIVERS, framing
 from drivers.events import ButtonPressed, DeviceReady, SpotChanged, SupervisorKey
 from drivers.link import LinkTiming
 from drivers.panel import protocol as panel_protocol
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
-from tests.pty_helpers import WAIT, expect, expect_quiet
+from tests.pty_helpers import WAIT, betting_service, expect, expect_quiet
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -119,14 +115,8 @@ def test_a_key_not_confirmed_within_the_window_counts_as_off_until_confirmed_aga
 def test_a_lost_key_off_frame_puts_the_void_round_lamp_out(tmp_path):
     """Through the whole service: key on during betting lights void_round; the KEY off frame is lost once;
     the key ends off, the lamp goes out, and the journal holds the key turned off once."""
-    service = Service(load_table_config(), ports={"shoe": "simulator", "sensors": "simulator", "panel": "simulator"},
-                      journal_path=tmp_path / "journal.jsonl", out=io.StringIO(), quiet=True)
-    runner = threading.Thread(target=service.run, name="controller")
-    try:
-        runner.start()
+    with betting_service(tmp_path) as service:
         panel = service.sims["panel"]
-        assert panel.wait_for_lamp("open_betting", 10)
-        panel.press("open_betting")
         panel.turn_key(True, "SUP-7")
         assert panel.wait_for_lamp("void_round", 10)
         panel.inject("drop_out")
@@ -134,9 +124,5 @@ def test_a_lost_key_off_frame_puts_the_void_round_lamp_out(tmp_path):
         assert panel.wait_for(lambda: "void_round" not in panel.lamps, 10)
         time.sleep(0.3)
         assert "void_round" not in panel.lamps
-    finally:
-        service.stop()
-        runner.join(10)
-        service.close()
     keys = [r["data"] for r in read_records(tmp_path / "journal.jsonl") if r["type"] == "SupervisorKey"]
     assert keys == [{"on": True, "key_id": "SUP-7"}, {"on": False, "key_id": "SUP-7"}]
