@@ -21,7 +21,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from controller import commands as cmd
 from controller.control import ControlServer
@@ -38,10 +38,9 @@ from controller.table import TableConfig, jurisdictions_home
 from drivers import DRIVERS
 from drivers.events import DeviceFault
 from drivers.link import Device, LinkDown
-from drivers.panel.simulator import PanelSimulator
-from drivers.sensors.simulator import SensorSimulator
-from drivers.shoe.simulator import ShoeSimulator
-from drivers.sim import PtySimulator
+
+if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.py)
+    from drivers.sim import PtySimulator
 
 log = logging.getLogger(__name__)
 
@@ -191,9 +190,14 @@ class Controller:
             self._done = True
 
 
-SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
-    "shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator,
-}
+def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
+    """The simulator of each driver kind; imported here, when a device is simulated, so that a production run
+    imports no simulator."""
+    from drivers.panel.simulator import PanelSimulator
+    from drivers.sensors.simulator import SensorSimulator
+    from drivers.shoe.simulator import ShoeSimulator
+
+    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator}
 
 
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
@@ -210,10 +214,11 @@ def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None
     back under another pty name (fault injection ``replug``), as udev's /dev/serial/by-id does for hardware.
     """
     sims: dict[str, PtySimulator] = {}
+    classes = simulator_classes() if names else {}
     for name in names:
         kind = drivers[name]
-        sim = (SIMULATORS[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
-               else SIMULATORS[kind](link_dir=link_dir))
+        sim = (classes[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
+               else classes[kind](link_dir=link_dir))
         sim.start()
         sims[name] = sim
     return sims
@@ -239,8 +244,6 @@ class Service:
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0) -> None:
-        from controller.simtable import SimulatedTable
-
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
         self.out = out
@@ -276,7 +279,9 @@ class Service:
                                      on_round_closed=self._print_summary, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self.control.publish_view if self.control else None)
-        if simulate:
+        if simulate:  # the scripted table (and numpy, for its players' strategy) only when simulating
+            from controller.simtable import SimulatedTable
+
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop)
 
@@ -320,6 +325,9 @@ class Service:
             sim.stop()
         if self._link_dir is not None:
             shutil.rmtree(self._link_dir, ignore_errors=True)
+        sim_urls = sys.modules.get("drivers.urls.protocol_sim")
+        if sim_urls is not None:  # simulators a sim:// port started (drivers/urls/protocol_sim.py)
+            sim_urls.stop_all()
         self.journal.close()
 
 

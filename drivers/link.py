@@ -39,6 +39,11 @@ from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
+# ``serial.serial_for_url`` looks for ``protocol_<scheme>`` modules in these packages: ours adds ``sim://``
+# (drivers/urls/protocol_sim.py), imported only when such a URL is opened. Done once, at import.
+if "drivers.urls" not in serial.protocol_handler_packages:
+    serial.protocol_handler_packages.append("drivers.urls")
+
 #: Exceptions that mean the port is gone (unplugged adapter, closed pty master, write timeout).
 LINK_ERRORS: tuple[type[BaseException], ...] = (serial.SerialException, OSError, termios.error)
 
@@ -181,7 +186,9 @@ class Device(abc.ABC):
 
     Fault codes posted: ``link_lost`` (the port failed, vanished or went silent; or it cannot be opened at
     start), ``handshake`` (at start: no IDENT, wrong protocol version, kind or identity), ``timeout`` (a request
-    unanswered after its last send; the link stays up), ``protocol`` (the device NAKed one of our frames),
+    unanswered after its last send; the link stays up), ``flooding`` (more than ``FLOOD_RATE`` frames a second
+    for ``FLOOD_WINDOW`` seconds, or a frame the controller's queue refused: the port is closed and searched for
+    again after ``reconnect_max``), ``protocol`` (the device NAKed one of our frames),
     ``internal`` (a bug in a driver; logged with traceback, the thread ends), and device FAULT codes mapped by
     ``fault_name``. After a ``link_lost`` or a start-up ``handshake`` fault the thread searches again with a
     doubling wait (``reconnect_min`` .. ``reconnect_max``) and posts no further fault until the device is back
