@@ -23,10 +23,9 @@ import glob
 import logging
 import os
 import queue
-import termios
 import threading
 import time
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,6 +35,7 @@ from drivers import framing
 from drivers.events import DeviceFault, DeviceReady
 from drivers.framing import Frame, FrameDecoder, ProtocolError
 from drivers.ratelog import LogLimiter
+from drivers.transport import LINK_ERRORS, SerialTransport, Transport
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +44,6 @@ log = logging.getLogger(__name__)
 if "drivers.urls" not in serial.protocol_handler_packages:
     serial.protocol_handler_packages.append("drivers.urls")
 
-#: Exceptions that mean the port is gone (unplugged adapter, closed pty master, write timeout).
-LINK_ERRORS: tuple[type[BaseException], ...] = (serial.SerialException, OSError, termios.error)
-
-#: Serial settings (docs/protocol.md, "Physical link"): 115200 baud, 8N1.
-BAUDRATE = 115200
 #: Longest the owner thread blocks in one read (seconds); commands also wake it at once via cancel_read.
 POLL_INTERVAL = 0.05
 #: A device that sends more than ``FLOOD_RATE`` frames (valid or not) per second on average over
@@ -183,6 +178,9 @@ class Device(abc.ABC):
     "Timing"). ``identity`` is the device id the IDENT reply must carry (None: any id at the first handshake,
     then the same id as that one at every reconnection). ``search`` are glob patterns of candidate ports
     (``/dev/serial/by-id/*``) tried, in sorted order, after the last port that worked when the device is lost.
+    ``opener`` turns a port name into an open ``drivers.transport.Transport`` (default: a ``SerialTransport``,
+    exclusive, with the write timeout of ``timing``); an in-process ``transport_pair`` end runs a driver
+    without a port.
 
     Fault codes posted: ``link_lost`` (the port failed, vanished or went silent; or it cannot be opened at
     start), ``handshake`` (at start: no IDENT, wrong protocol version, kind or identity), ``timeout`` (a request
@@ -207,6 +205,7 @@ class Device(abc.ABC):
         timing: LinkTiming | None = None,
         identity: str | None = None,
         search: Iterable[str] = (),
+        opener: Callable[[str], Transport] | None = None,
         **timing_overrides: float,
     ) -> None:
         if not self.kind:
@@ -244,7 +243,8 @@ class Device(abc.ABC):
         self._up = False  # guarded by _state_lock: commands are accepted only while True
         self._state_lock = threading.Lock()
         self._port_lock = threading.Lock()
-        self._ser: serial.SerialBase | None = None
+        self._link: Transport | None = None
+        self._opener = opener or self._open_serial
         self._thread: threading.Thread | None = None
         self._log = logging.getLogger(type(self).__module__)  # one logger per driver module
 
@@ -412,12 +412,12 @@ class Device(abc.ABC):
 
     def _wake(self) -> None:
         with self._port_lock:
-            ser = self._ser
-            if ser is not None and ser.is_open:
+            link = self._link
+            if link is not None:
                 try:
-                    ser.cancel_read()
+                    link.wake()
                 except LINK_ERRORS as exc:  # the owner thread sees the same failure on its next read
-                    self._log.debug("%s: cancel_read failed: %s", self.name, exc)
+                    self._log.debug("%s: waking the reader failed: %s", self.name, exc)
 
     def _fault(self, code: str, detail: str) -> None:
         self._log.error("%s: fault %s: %s", self.name, code, detail)
@@ -503,21 +503,20 @@ class Device(abc.ABC):
                 ports.append(port)
         return ports
 
-    def _find(self) -> tuple[serial.SerialBase | None, _Refused | None]:
+    def _find(self) -> tuple[Transport | None, _Refused | None]:
         """Open and handshake each candidate; return the first accepted port, else the first one's problem."""
         first_problem: _Refused | None = None
         for port in self._candidates():
             if self._stop.is_set():
                 break
             try:
-                ser = serial.serial_for_url(port, baudrate=BAUDRATE, timeout=POLL_INTERVAL,
-                                            write_timeout=self.timing.write_timeout, exclusive=True)
+                ser = self._opener(port)
             except LINK_ERRORS as exc:
                 self._log.debug("%s: cannot open %s: %s", self.name, port, exc)
                 first_problem = first_problem or _Refused("link_lost", f"cannot open {port}: {exc}")
                 continue
             with self._port_lock:
-                self._ser = ser
+                self._link = ser
             self.decoder = FrameDecoder(name=f"{self.name}<-")
             try:
                 self._handshake(ser, port)
@@ -538,9 +537,12 @@ class Device(abc.ABC):
             return ser, None
         return None, first_problem
 
+    def _open_serial(self, port: str) -> Transport:
+        return SerialTransport(port, poll=POLL_INTERVAL, write_timeout=self.timing.write_timeout)
+
     def _close_port(self) -> None:
         with self._port_lock:
-            ser, self._ser = self._ser, None
+            ser, self._link = self._link, None
         if ser is not None:
             try:
                 ser.close()
@@ -552,7 +554,7 @@ class Device(abc.ABC):
         self._seq = (self._seq + 1) & 0xFF  # continues across reconnections: no HELLO repeats a previous frame
         return framing.encode_frame(seq, msg_type, payload)
 
-    def _write(self, ser: serial.SerialBase, msg_type: int, payload: bytes) -> int:
+    def _write(self, ser: Transport, msg_type: int, payload: bytes) -> int:
         seq = self._seq
         data = self._frame(msg_type, payload)
         if self._log.isEnabledFor(logging.DEBUG):
@@ -560,22 +562,22 @@ class Device(abc.ABC):
         ser.write(data)
         return seq
 
-    def _send_acks(self, ser: serial.SerialBase) -> None:
+    def _send_acks(self, ser: Transport) -> None:
         """Acknowledge the device-initiated frames of the last read, in one write."""
         if self._acks:
             data = b"".join(self._frame(framing.ACK, framing.encode_ack(seq)) for seq in self._acks)
             self._acks.clear()
             ser.write(data)
 
-    def _read_frames(self, ser: serial.SerialBase) -> list[Frame]:
-        data = ser.read(ser.in_waiting or 1)
+    def _read_frames(self, ser: Transport) -> list[Frame]:
+        data = ser.read()
         if not data:
             return []
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug("%s <- %s", self.name, data.hex(" "))
         return self.decoder.feed(data)
 
-    def _handshake(self, ser: serial.SerialBase, port: str) -> None:
+    def _handshake(self, ser: Transport, port: str) -> None:
         """HELLO, then IDENT within ``handshake_timeout``; sets ``ident`` or raises ``_Refused``."""
         self._write(ser, framing.HELLO, framing.encode_hello())
         deadline = time.monotonic() + self.timing.handshake_timeout
@@ -606,7 +608,7 @@ class Device(abc.ABC):
                 self._early = frames[index + 1:]
                 return
 
-    def _serve(self, ser: serial.SerialBase) -> None:
+    def _serve(self, ser: Transport) -> None:
         last_rx = last_ping = time.monotonic()
         frames, self._early = self._early, []
         window_start, received = last_rx, 0
@@ -638,7 +640,7 @@ class Device(abc.ABC):
                     self._write(ser, msg_type, payload)
                 last_ping = now
 
-    def _send_queued(self, ser: serial.SerialBase) -> None:
+    def _send_queued(self, ser: Transport) -> None:
         while True:
             try:
                 item = self._outbox.get_nowait()
@@ -650,7 +652,7 @@ class Device(abc.ABC):
                 self._pending[item.key] = _Pending(item.key, item.msg_type, item.payload, item.what,
                                                    deadline=time.monotonic() + wait, wait=wait, seqs=[seq])
 
-    def _retransmit_due(self, ser: serial.SerialBase) -> None:
+    def _retransmit_due(self, ser: Transport) -> None:
         now = time.monotonic()
         for key, pending in list(self._pending.items()):
             if now < pending.deadline:
@@ -668,7 +670,7 @@ class Device(abc.ABC):
             pending.seqs.append(self._write(ser, pending.msg_type, pending.payload))
             pending.deadline = now + pending.wait
 
-    def _dispatch(self, ser: serial.SerialBase, frame: Frame) -> None:
+    def _dispatch(self, ser: Transport, frame: Frame) -> None:
         if frame.msg_type in framing.DEVICE_EVENTS:
             self._acks.append(frame.seq)
             if self._repeated(frame):
@@ -715,7 +717,7 @@ class Device(abc.ABC):
         self._last_event = key
         return False
 
-    def _reject(self, ser: serial.SerialBase, frame: Frame, exc: ProtocolError) -> None:
+    def _reject(self, ser: Transport, frame: Frame, exc: ProtocolError) -> None:
         self.protocol_errors += 1
         self._limited.log(logging.WARNING, (self.name, "rejected"), "%s: rejected frame seq=%d: %s", self.name,
                           frame.seq, exc)
@@ -737,7 +739,7 @@ class Device(abc.ABC):
                 break
         self._fault("protocol", f"device rejected {what}: {framing.NAK_REASONS[nak.reason]}")
 
-    def _on_fault(self, ser: serial.SerialBase, frame: Frame) -> None:
+    def _on_fault(self, ser: Transport, frame: Frame) -> None:
         try:
             fault = framing.decode_fault(frame.payload)
         except ProtocolError as exc:
