@@ -26,7 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import serial
@@ -35,6 +35,7 @@ from drivers import framing
 from drivers.events import DeviceFault, DeviceReady
 from drivers.framing import Frame, FrameDecoder, ProtocolError
 from drivers.ratelog import LogLimiter
+from drivers.transaction import Transactions
 from drivers.transport import LINK_ERRORS, SerialTransport, Transport
 
 log = logging.getLogger(__name__)
@@ -156,18 +157,6 @@ class _Outgoing:
     what: str = ""
 
 
-@dataclass
-class _Pending:
-    key: Hashable
-    msg_type: int
-    payload: bytes
-    what: str
-    deadline: float
-    wait: float
-    sends: int = 1
-    seqs: list[int] = field(default_factory=list)
-
-
 class Device(abc.ABC):
     """Base class of a device driver; subclasses set ``kind`` and implement ``handle_frame``.
 
@@ -228,17 +217,11 @@ class Device(abc.ABC):
         self.losses = 0
         self.decoder = FrameDecoder(name=f"{self.name}<-")
         self._seq = 0
-        #: The last device-initiated frame delivered, as (seq, type, payload): a frame equal to it is the
-        #: device sending it again because our ACK was lost; it is acknowledged again, not delivered again.
-        #: Kept across reconnections, so a frame resent after a link loss is still recognised.
-        self._last_event: tuple[int, int, bytes] | None = None
-        #: Device-initiated frames received again and dropped (their ACK had been lost).
-        self.repeats = 0
+        #: Outstanding requests and device-initiated frames received (owner thread only).
+        self.transactions = Transactions(self.timing)
         self._early: list[Frame] = []  # frames that came in the same read as IDENT
-        self._acks: list[int] = []  # seqs of device-initiated frames to acknowledge after this read
         self._limited = LogLimiter(logging.getLogger(type(self).__module__))
         self._outbox: queue.SimpleQueue[_Outgoing] = queue.SimpleQueue()
-        self._pending: dict[Hashable, _Pending] = {}
         self._stop = threading.Event()
         self._up = False  # guarded by _state_lock: commands are accepted only while True
         self._state_lock = threading.Lock()
@@ -369,12 +352,16 @@ class Device(abc.ABC):
 
     def outstanding_payload(self, key: Hashable) -> bytes | None:
         """Payload of the outstanding request ``key`` (owner thread only), or None if none is outstanding."""
-        pending = self._pending.get(key)
-        return None if pending is None else pending.payload
+        return self.transactions.payload(key)
 
     def answered(self, key: Hashable) -> bool:
         """Settle the outstanding request ``key`` (owner thread only); False if none was outstanding."""
-        return self._pending.pop(key, None) is not None
+        return self.transactions.answered(key)
+
+    @property
+    def repeats(self) -> int:
+        """Device-initiated frames received again and dropped (their ACK had been lost)."""
+        return self.transactions.repeats
 
     def post(self, event: Any) -> None:
         """Put an event on the controller's queue (owner thread). A queue that refuses it (``queue.Full``: the
@@ -477,8 +464,7 @@ class Device(abc.ABC):
             except _Flooding as exc:
                 code, detail = "flooding", f"{self.port}: {exc}"
             finally:
-                abandoned = self._set_up(False) + [p.what for p in self._pending.values()]
-                self._pending.clear()
+                abandoned = self._set_up(False) + self.transactions.abandon()
                 self._close_port()
             if abandoned:
                 detail += f" (abandoned: {', '.join(abandoned)})"
@@ -564,10 +550,9 @@ class Device(abc.ABC):
 
     def _send_acks(self, ser: Transport) -> None:
         """Acknowledge the device-initiated frames of the last read, in one write."""
-        if self._acks:
-            data = b"".join(self._frame(framing.ACK, framing.encode_ack(seq)) for seq in self._acks)
-            self._acks.clear()
-            ser.write(data)
+        acks = self.transactions.take_acks()
+        if acks:
+            ser.write(b"".join(self._frame(framing.ACK, framing.encode_ack(seq)) for seq in acks))
 
     def _read_frames(self, ser: Transport) -> list[Frame]:
         data = ser.read()
@@ -648,33 +633,28 @@ class Device(abc.ABC):
                 return
             seq = self._write(ser, item.msg_type, item.payload)
             if item.key is not None:
-                wait = self.timing.response_timeout
-                self._pending[item.key] = _Pending(item.key, item.msg_type, item.payload, item.what,
-                                                   deadline=time.monotonic() + wait, wait=wait, seqs=[seq])
+                self.transactions.sent(item.key, item.msg_type, item.payload, item.what, seq, time.monotonic())
 
     def _retransmit_due(self, ser: Transport) -> None:
         now = time.monotonic()
-        for key, pending in list(self._pending.items()):
-            if now < pending.deadline:
-                continue
-            if pending.sends > self.timing.retries:
-                del self._pending[key]
-                waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
-                self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends "
-                                       f"(waits {waits} s)")
-                continue
-            pending.sends += 1
-            pending.wait = min(pending.wait * 2, self.timing.response_timeout_max)
+        again, given_up = self.transactions.due(now)
+        for pending in given_up:
+            waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
+            self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends (waits {waits} s)")
+        for pending in again:
+            self.transactions.resent(pending, self._write(ser, pending.msg_type, pending.payload), now)
             self._log.warning("%s: no answer to %s, sending it again (send %d, next wait %.2f s)",
                               self.name, pending.what, pending.sends, pending.wait)
-            pending.seqs.append(self._write(ser, pending.msg_type, pending.payload))
-            pending.deadline = now + pending.wait
 
     def _dispatch(self, ser: Transport, frame: Frame) -> None:
         if frame.msg_type in framing.DEVICE_EVENTS:
-            self._acks.append(frame.seq)
-            if self._repeated(frame):
+            new, jumped_from = self.transactions.received(frame)
+            if not new:
+                self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
                 return
+            if jumped_from is not None:
+                self._limited.log(logging.WARNING, (self.name, "event counter"), "%s: device event counter "
+                                  "jumped from %d to %d (device restarted?)", self.name, jumped_from, frame.seq)
         if frame.msg_type == framing.PONG:  # its arrival already counted as a sign of life
             try:
                 events = self.on_pong(frame.payload)
@@ -702,21 +682,6 @@ class Device(abc.ABC):
         for event in events:
             self.post(event)
 
-    def _repeated(self, frame: Frame) -> bool:
-        """True if a device-initiated frame is the last one delivered, sent again (docs/protocol.md,
-        "Device-initiated frames"); else remember it and log a gap in the device's event counter."""
-        key = (frame.seq, frame.msg_type, frame.payload)
-        last = self._last_event
-        if last == key:
-            self.repeats += 1
-            self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
-            return True
-        if last is not None and frame.seq != (last[0] + 1) & 0xFF:
-            self._limited.log(logging.WARNING, (self.name, "event counter"), "%s: device event counter jumped "
-                              "from %d to %d (device restarted?)", self.name, last[0], frame.seq)
-        self._last_event = key
-        return False
-
     def _reject(self, ser: Transport, frame: Frame, exc: ProtocolError) -> None:
         self.protocol_errors += 1
         self._limited.log(logging.WARNING, (self.name, "rejected"), "%s: rejected frame seq=%d: %s", self.name,
@@ -731,12 +696,8 @@ class Device(abc.ABC):
             self._limited.log(logging.WARNING, (self.name, "unreadable NAK"), "%s: unreadable NAK: %s", self.name, exc)
             self._fault("protocol", f"unreadable NAK: {exc}")
             return
-        what = f"frame seq={nak.seq}"
-        for key, pending in list(self._pending.items()):
-            if nak.seq in pending.seqs:
-                del self._pending[key]
-                what = pending.what
-                break
+        pending = self.transactions.rejected(nak.seq)
+        what = pending.what if pending is not None else f"frame seq={nak.seq}"
         self._fault("protocol", f"device rejected {what}: {framing.NAK_REASONS[nak.reason]}")
 
     def _on_fault(self, ser: Transport, frame: Frame) -> None:
@@ -747,7 +708,6 @@ class Device(abc.ABC):
             self._fault("protocol", f"unreadable FAULT: {exc}")
             return
         # A faulted device must not act on an automatic retransmission: drop what is outstanding.
-        dropped = [p.what for p in self._pending.values()]
-        self._pending.clear()
+        dropped = self.transactions.abandon()
         detail = fault.detail + (f" (abandoned: {', '.join(dropped)})" if dropped else "")
         self._fault(self.fault_name(fault.code), detail)
