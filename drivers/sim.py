@@ -111,7 +111,10 @@ class PtySimulator(abc.ABC):
         self._decoder = self._new_decoder()
         self._seq = 0
         self._event_seq = 0  # the counter of device-initiated frames (docs/protocol.md, "Device-initiated frames")
-        self._events: deque[tuple[int, bytes]] = deque()  # waiting behind the unacknowledged one
+        # Waiting behind the unacknowledged device-initiated frame: (type, payload, is a device-initiated frame);
+        # answers to requests wait there too, so that none overtakes an earlier device-initiated frame.
+        self._events: deque[tuple[int, bytes, bool]] = deque()
+        self._ordered = False  # True while handling a request: its answers keep their place behind events
         self._unacked: tuple[int, int, bytes] | None = None  # (seq, type, payload) sent, not yet acknowledged
         self._resend_at = 0.0
         self._resend_wait = EVENT_RESEND_MIN
@@ -365,16 +368,25 @@ class PtySimulator(abc.ABC):
     def send(self, msg_type: int, payload: bytes = b"") -> None:
         """Frame ``payload`` with the simulator's own seq counter (wraps 255 -> 0) and write it to the master,
         subject to armed faults (a silent device sends nothing). For answers; device-initiated frames go
-        through ``send_event``.
+        through ``send_event``. An answer to a request (from ``handle``) waits until the device-initiated
+        frames sent before it are acknowledged (docs/protocol.md, "Device-initiated frames"): a SPOTS snapshot
+        never overtakes an earlier chip change. IDENT, PONG and NAK go at once.
 
         Raises ``ProtocolError`` for an oversized payload and ``OSError`` when unplugged or stopped.
         """
         with self.lock:
-            seq = self._seq
-            self._seq = (self._seq + 1) & 0xFF
             if self._answering is not None:
                 self._answering.append((msg_type, payload))
-            self._transmit(seq, msg_type, payload)
+            if self._ordered and (self._unacked is not None or self._events):
+                framing.encode_frame(0, msg_type, payload)  # refuse a bad frame now, not when its turn comes
+                self._events.append((msg_type, payload, False))
+                return
+            self._send_answer(msg_type, payload)
+
+    def _send_answer(self, msg_type: int, payload: bytes) -> None:
+        seq = self._seq
+        self._seq = (self._seq + 1) & 0xFF
+        self._transmit(seq, msg_type, payload)
 
     def send_event(self, msg_type: int, payload: bytes = b"") -> None:
         """Send a device-initiated frame (docs/protocol.md, "Device-initiated frames"): numbered by the event
@@ -385,14 +397,23 @@ class PtySimulator(abc.ABC):
         with self.lock:
             if len(self._events) >= EVENT_QUEUE:
                 raise RuntimeError(f"{self.kind} simulator: {EVENT_QUEUE} device-initiated frames wait already")
-            self._events.append((msg_type, payload))  # delivered reliably: not repeated by ``_answer_again``
+            self._events.append((msg_type, payload, True))  # delivered reliably: not repeated by ``_answer_again``
             self._next_event()
 
     def _next_event(self) -> None:
-        """Send the next waiting device-initiated frame if none is unacknowledged (lock held)."""
-        if self._unacked is not None or not self._events:
+        """Send what waits, up to and including the next device-initiated frame, if none is unacknowledged
+        (lock held)."""
+        if self._unacked is not None:
             return
-        msg_type, payload = self._events.popleft()
+        while self._events and not self._events[0][2]:
+            msg_type, payload, _ = self._events.popleft()
+            try:
+                self._send_answer(msg_type, payload)
+            except OSError as exc:  # unplugged: the host asks again
+                log.debug("%s-sim: answer not written: %s", self.kind, exc)
+        if not self._events:
+            return
+        msg_type, payload, _ = self._events.popleft()
         self._unacked = (self._event_seq, msg_type, payload)
         self._event_seq = (self._event_seq + 1) & 0xFF
         self._resend_wait = EVENT_RESEND_MIN
@@ -426,7 +447,7 @@ class PtySimulator(abc.ABC):
     def awaiting_ack(self) -> int:
         """Device-initiated frames not yet acknowledged by the host (sent or waiting to be sent)."""
         with self.lock:
-            return len(self._events) + (self._unacked is not None)
+            return sum(1 for item in self._events if item[2]) + (self._unacked is not None)
 
     def pong_payload(self) -> bytes:
         """The PONG payload: empty, unless the device reports state that grants rights (the panel's key)."""
@@ -584,7 +605,11 @@ class PtySimulator(abc.ABC):
                     elif frame.msg_type == framing.NAK:
                         log.warning("%s-sim: host rejected our frame: %s", self.kind, framing.decode_nak(frame.payload))
                     else:
-                        self.handle(frame)
+                        self._ordered = True
+                        try:
+                            self.handle(frame)
+                        finally:
+                            self._ordered = False
                 except ProtocolError as exc:
                     log.warning("%s-sim: rejecting frame seq=%d: %s", self.kind, frame.seq, exc)
                     self.nak(frame.seq, exc.nak_reason)
