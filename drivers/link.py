@@ -35,6 +35,7 @@ from drivers import framing
 from drivers.events import DeviceFault, DeviceReady
 from drivers.framing import Frame, FrameDecoder, ProtocolError
 from drivers.ratelog import LogLimiter
+from drivers.session import Liveness
 from drivers.transaction import Transactions
 from drivers.transport import LINK_ERRORS, SerialTransport, Transport
 
@@ -47,12 +48,6 @@ if "drivers.urls" not in serial.protocol_handler_packages:
 
 #: Longest the owner thread blocks in one read (seconds); commands also wake it at once via cancel_read.
 POLL_INTERVAL = 0.05
-#: A device that sends more than ``FLOOD_RATE`` frames (valid or not) per second on average over
-#: ``FLOOD_WINDOW`` seconds is flooding: its link is closed and ``DeviceFault(kind, "flooding")`` posted
-#: (docs/protocol.md, "Flooding"). Our devices send a few frames a second; 115,200 baud carries at most about
-#: 1,600 of the shortest frames a second.
-FLOOD_RATE = 250
-FLOOD_WINDOW = 3.0
 
 
 @dataclass(frozen=True)
@@ -173,9 +168,9 @@ class Device(abc.ABC):
 
     Fault codes posted: ``link_lost`` (the port failed, vanished or went silent; or it cannot be opened at
     start), ``handshake`` (at start: no IDENT, wrong protocol version, kind or identity), ``timeout`` (a request
-    unanswered after its last send; the link stays up), ``flooding`` (more than ``FLOOD_RATE`` frames a second
-    for ``FLOOD_WINDOW`` seconds, or a frame the controller's queue refused: the port is closed and searched for
-    again after ``reconnect_max``), ``protocol`` (the device NAKed one of our frames),
+    unanswered after its last send; the link stays up), ``flooding`` (more than ``session.FLOOD_RATE`` frames a
+    second for ``session.FLOOD_WINDOW`` seconds, or a frame the controller's queue refused: the port is closed
+    and searched for again after ``reconnect_max``), ``protocol`` (the device NAKed one of our frames),
     ``internal`` (a bug in a driver; logged with traceback, the thread ends), and device FAULT codes mapped by
     ``fault_name``. After a ``link_lost`` or a start-up ``handshake`` fault the thread searches again with a
     doubling wait (``reconnect_min`` .. ``reconnect_max``) and posts no further fault until the device is back
@@ -594,9 +589,8 @@ class Device(abc.ABC):
                 return
 
     def _serve(self, ser: Transport) -> None:
-        last_rx = last_ping = time.monotonic()
+        watch = Liveness(self.timing, time.monotonic())
         frames, self._early = self._early, []
-        window_start, received = last_rx, 0
         while not self._stop.is_set():
             for frame in frames:
                 self._dispatch(ser, frame)
@@ -606,24 +600,18 @@ class Device(abc.ABC):
             errors_before = self.decoder.error_total
             frames = self._read_frames(ser)
             now = time.monotonic()
-            if frames:
-                last_rx = now
-            received += len(frames) + self.decoder.error_total - errors_before
-            if now - window_start >= FLOOD_WINDOW:
-                if received > FLOOD_RATE * (now - window_start):
-                    raise _Flooding(f"{received} frames in {now - window_start:.1f} s, more than {FLOOD_RATE} a second")
-                window_start, received = now, 0
+            flooding = watch.received(now, len(frames), self.decoder.error_total - errors_before)
+            if flooding:
+                raise _Flooding(flooding)
             for event in self.on_tick(now):
                 self.post(event)
-            if now - last_rx > self.timing.link_silence:
-                raise _LinkSilent(f"nothing received for {now - last_rx:.2f} s "
-                                  f"(link_silence {self.timing.link_silence} s)")
-            idle = now - last_rx >= self.timing.heartbeat_interval or self.refresh_due()
-            if idle and now - last_ping >= self.timing.heartbeat_interval:
+            silent = watch.silent(now)
+            if silent:
+                raise _LinkSilent(silent)
+            if watch.ping_due(now, self.refresh_due()):
                 self._write(ser, framing.PING, b"")
                 for msg_type, payload in self.on_heartbeat():
                     self._write(ser, msg_type, payload)
-                last_ping = now
 
     def _send_queued(self, ser: Transport) -> None:
         while True:

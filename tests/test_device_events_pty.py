@@ -28,13 +28,14 @@ FAST = LinkTiming(handshake_timeout=0.5, response_timeout=0.1, response_timeout_
 
 @pytest.fixture
 def link():
-    """``link(sim)`` starts the simulator and a driver of its kind on its pty; returns ``(driver, events)``."""
+    """``link(sim, **timing)`` starts the simulator and a driver of its kind on its pty (``FAST`` timing with
+    ``timing`` overrides); returns ``(driver, events)``."""
     made = []
 
-    def make(sim):
+    def make(sim, **timing):
         events: queue.Queue = queue.Queue()
         sim.start()
-        driver = DRIVERS[sim.kind](sim.port, events, timing=FAST)
+        driver = DRIVERS[sim.kind](sim.port, events, timing=FAST, **timing)
         made.append((driver, sim))
         driver.start()
         expect(events, DeviceReady)
@@ -113,10 +114,10 @@ def test_a_key_the_panel_reports_off_in_its_heartbeat_answer_is_off(link):
 
 def test_a_key_not_confirmed_within_the_window_counts_as_off_until_confirmed_again(link):
     sim = PanelSimulator()
-    driver, events = link(sim)
+    driver, events = link(sim, link_silence=6.0)  # well above the silence: the link stays up
     sim.turn_key(True, "SUP-7")
     assert expect(events, SupervisorKey) == SupervisorKey(True, "SUP-7")
-    sim.inject("silent", seconds=FAST.confirm_window + 0.4)  # below link_silence: the link stays up
+    sim.inject("silent", seconds=FAST.confirm_window + 0.4)
     start = time.monotonic()
     assert expect(events, SupervisorKey, timeout=FAST.confirm_window + WAIT) == SupervisorKey(False, "SUP-7")
     assert time.monotonic() - start >= FAST.confirm_window - FAST.heartbeat_interval
