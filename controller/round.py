@@ -72,9 +72,9 @@ TXN_STRIDE = 16
 
 #: Device fault codes that mean the device is out of reach until it answers a handshake again (``DeviceReady``):
 #: a lost link, a device of the wrong kind or identity at the start, a driver that stopped on a defect
-#: (drivers/link.py). A ``timeout`` (a request unanswered after every repeat) or a ``protocol`` rejection leaves
-#: the link up.
-LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal"})
+#: (drivers/link.py), a device closed for flooding the link. A ``timeout`` (a request unanswered after every
+#: repeat) or a ``protocol`` rejection leaves the link up.
+LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal", "flooding"})
 
 
 #: Device fault codes after which the round's cards cannot be trusted (a stack of the wrong size reported by the

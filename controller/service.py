@@ -22,31 +22,31 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from controller import __version__
 from controller import commands as cmd
+from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
+from controller.eventqueue import EventQueue
 from controller.inputs import PromptDue, ServiceStarted
 from controller.journal import Journal
+from controller.metrics import ServiceMetrics
+from controller.notify import Notifier
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.recall import RoundRecord, rounds_from_records
 from controller.recovery import Recovered, replay
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round import Round
 from controller.summary import format_round
-from controller.metrics import ServiceMetrics
-from controller.notify import Notifier
-from controller.watch import Watch
-from controller import __version__
-from controller.config import ConfigError, state_dir
 from controller.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
+from controller.watch import Watch
 from drivers import DRIVERS
 from drivers.events import DeviceFault
 from drivers.link import Device, LinkDown
-from drivers.panel.simulator import PanelSimulator
-from drivers.sensors.simulator import SensorSimulator
-from drivers.shoe.simulator import ShoeSimulator
-from drivers.sim import PtySimulator
+
+if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.py)
+    from drivers.sim import PtySimulator
 
 log = logging.getLogger(__name__)
 
@@ -228,9 +228,14 @@ class Controller:
             self._done = True
 
 
-SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
-    "shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator,
-}
+def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
+    """The simulator of each driver kind; imported here, when a device is simulated, so that a production run
+    imports no simulator."""
+    from drivers.panel.simulator import PanelSimulator
+    from drivers.sensors.simulator import SensorSimulator
+    from drivers.shoe.simulator import ShoeSimulator
+
+    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator}
 
 
 def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) -> Path:
@@ -258,10 +263,11 @@ def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None
     back under another pty name (fault injection ``replug``), as udev's /dev/serial/by-id does for hardware.
     """
     sims: dict[str, PtySimulator] = {}
+    classes = simulator_classes() if names else {}
     for name in names:
         kind = drivers[name]
-        sim = (SIMULATORS[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
-               else SIMULATORS[kind](link_dir=link_dir))
+        sim = (classes[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
+               else classes[kind](link_dir=link_dir))
         sim.start()
         sims[name] = sim
     return sims
@@ -293,7 +299,7 @@ class Service:
         ports = dict(ports or {})
         self.out = out
         self.quiet = quiet
-        self.events: queue.Queue = queue.Queue()
+        self.events: EventQueue = EventQueue()  # bounded; chip changes coalesce (controller/eventqueue.py)
         self.journal = Journal(journal_for(config, simulate, journal_path))
         try:
             recovered = replay(self.journal.records, config, jurisdiction)
@@ -333,9 +339,9 @@ class Service:
                                      on_round_closed=self._print_summary, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self.control.publish_view if self.control else None)
-        if simulate:
+        if simulate:  # the scripted table (and numpy, for its players' strategy) only when simulating
             try:
-                from controller.simtable import SimulatedTable  # the simulated players need the analysis extra
+                from controller.simtable import SimulatedTable
             except ImportError as exc:
                 self.close()
                 raise ConfigError(f"--simulate needs the analysis extra ({exc.name} is missing): "
@@ -386,6 +392,9 @@ class Service:
             sim.stop()
         if self._link_dir is not None:
             shutil.rmtree(self._link_dir, ignore_errors=True)
+        sim_urls = sys.modules.get("drivers.urls.protocol_sim")
+        if sim_urls is not None:  # simulators a sim:// port started (drivers/urls/protocol_sim.py)
+            sim_urls.stop_all()
         self.journal.close()
 
 

@@ -1,64 +1,84 @@
 """Frame format shared by every device link, and the messages common to all devices.
 
-Wire layout (docs/protocol.md, "Frame format")::
+Wire layout, protocol version 2 (docs/protocol.md, "Frame format")::
 
-    SYNC 0xA5 | LEN u8 | SEQ u8 | TYPE u8 | PAYLOAD (LEN bytes) | CRC16 u16 big-endian
+    00 | COBS( SEQ u8 | TYPE u8 | PAYLOAD (0..255 bytes) | CRC16 u16 big-endian ) | 00
 
-``LEN`` counts payload bytes only (0..255), so a frame is 6..261 bytes long. ``SEQ`` is a per-sender counter
+The body (SEQ, TYPE, PAYLOAD, CRC) is byte-stuffed with COBS (Consistent Overhead Byte Stuffing, Cheshire &
+Baker 1999; the ``cobs`` library), so it contains no 0x00 byte, and every frame is written between two 0x00
+delimiters. A frame boundary is therefore a property of the bytes alone, never of how they were read: the
+receiver cuts the stream at every 0x00 and looks at each piece on its own. ``SEQ`` is a per-sender counter
 that wraps 255 -> 0. The CRC is CRC-16/IBM-3740 (a.k.a. CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no
-reflection, xorout 0, check value 0x29B1 for ``b"123456789"``) over ``LEN, SEQ, TYPE, PAYLOAD``.
+reflection, xorout 0, check value 0x29B1 for ``b"123456789"``) over ``SEQ, TYPE, PAYLOAD``.
 
-``FrameDecoder`` is the receiving half: it buffers partial frames ("need more bytes"), resynchronises on the
-next SYNC byte after garbage or a bad CRC, drops exact duplicates and logs sequence gaps, and never raises on
-bad input. ``decode`` is the pure, one-step primitive underneath it (pymodbus style).
+``FrameDecoder`` is the receiving half: it buffers the bytes after the last delimiter ("need more bytes"),
+drops a piece that is not a frame (bad stuffing, too short, bad CRC, longer than any frame) and goes on at the
+next delimiter, keeps at most ``MAX_ENCODED`` bytes buffered, drops exact duplicates and logs sequence gaps,
+and never raises on bad input. ``decode`` is the pure, one-step primitive underneath it (pymodbus style).
 
 The common messages (docs/protocol.md, "Common messages") live here too because every device speaks them:
-HELLO, IDENT, NAK and FAULT, each with a small encoder and a decoder that raises ``ProtocolError``.
+HELLO, IDENT, NAK, PING, PONG and FAULT, each with a small encoder and a decoder that raises ``ProtocolError``.
 """
 
 from __future__ import annotations
 
+import binascii
 import collections
 import logging
+import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from crc import Calculator, Crc16
+from cobs import cobs
+
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
-#: First byte of every frame (docs/protocol.md, "Frame format").
-SYNC = 0xA5
-#: Bytes before the payload: SYNC, LEN, SEQ, TYPE.
-HEADER_SIZE = 4
-#: Bytes after the payload: the big-endian CRC-16.
+#: The frame delimiter (docs/protocol.md, "Frame format"): written before and after every frame, never inside.
+DELIMITER = 0x00
+#: Bytes of the body before the payload: SEQ, TYPE.
+HEADER_SIZE = 2
+#: Bytes of the body after the payload: the big-endian CRC-16.
 CRC_SIZE = 2
-#: Largest payload LEN can announce.
+#: Largest payload of a frame.
 MAX_PAYLOAD = 255
-#: Largest frame on the wire (header + 255 payload bytes + CRC) = 261 bytes.
-MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+#: Largest body (SEQ, TYPE, 255 payload bytes, CRC) = 259 bytes.
+MAX_BODY = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+#: Largest stuffed body: COBS adds one byte per started run of 254 bytes, so 259 + 2 = 261 bytes.
+MAX_ENCODED = MAX_BODY + (MAX_BODY + 253) // 254
+#: Largest frame on the wire, both delimiters included = 263 bytes.
+MAX_FRAME = MAX_ENCODED + 2
 
-#: Protocol version carried by HELLO and IDENT (docs/protocol.md, "Handshake").
-PROTOCOL_VERSION = 1
+#: Protocol version carried by HELLO and IDENT (docs/protocol.md, "Handshake"). Version 1 (SYNC 0xA5 and a
+#: length byte, no stuffing) is no longer spoken: its frame boundaries depended on how the bytes were read.
+PROTOCOL_VERSION = 2
 
 # Common message types (docs/protocol.md, "Common messages").
 HELLO = 0x01  #: host -> device: protocol version u8
 IDENT = 0x02  #: device -> host: version u8, kind, device id, firmware (length-prefixed ASCII)
 NAK = 0x03  #: either way: rejected seq u8, reason u8
 PING = 0x04  #: host -> device: empty; the heartbeat (docs/protocol.md, "Heartbeat")
-PONG = 0x05  #: device -> host: empty; the answer to PING
+PONG = 0x05  #: device -> host: the answer to PING; empty, or the device's state that grants rights (the panel's key)
+ACK = 0x06  #: host -> device: seq u8 of a device-initiated frame received (docs/protocol.md, "Device-initiated frames")
 FAULT = 0x0F  #: device -> host: code u8, length-prefixed ASCII detail
 
 #: NAK reasons (docs/protocol.md, "NAK"): code -> name.
-NAK_REASONS: dict[int, str] = {1: "bad_frame_or_unknown_type", 2: "bad_payload", 3: "not_allowed_now"}
+#: Read-only: device threads share it.
+NAK_REASONS = types.MappingProxyType({1: "bad_frame_or_unknown_type", 2: "bad_payload", 3: "not_allowed_now"})
 NAK_UNKNOWN_TYPE = 1
 NAK_BAD_PAYLOAD = 2
 NAK_NOT_ALLOWED = 3
 
-#: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names``.
-MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", FAULT: "FAULT"}
+#: Message type -> name, for logs and errors. Device protocol modules add theirs with ``register_names`` when
+#: they are imported (under the import lock, before any device thread runs); device threads only read it.
+MESSAGE_NAMES: dict[int, str] = {HELLO: "HELLO", IDENT: "IDENT", NAK: "NAK", PING: "PING", PONG: "PONG", ACK: "ACK",
+                                 FAULT: "FAULT"}
 
-_CRC = Calculator(Crc16.IBM_3740, optimized=True)
+#: Device-initiated message types (docs/protocol.md, "Device-initiated frames"): numbered by the device's event
+#: counter, acknowledged by the host with ACK and sent again by the device until acknowledged. Device protocol
+#: modules add theirs with ``register_device_events`` when imported; device threads only read it.
+DEVICE_EVENTS: set[int] = {FAULT}
 
 
 def register_names(names: dict[int, str]) -> None:
@@ -72,6 +92,11 @@ def register_names(names: dict[int, str]) -> None:
         if known is not None and known != name:
             raise ValueError(f"message type 0x{code:02X} already registered as {known}, not {name}")
         MESSAGE_NAMES[code] = name
+
+
+def register_device_events(msg_types: set[int] | frozenset[int]) -> None:
+    """Mark message types as device-initiated (acknowledged and sent again until acknowledged)."""
+    DEVICE_EVENTS.update(msg_types)
 
 
 def message_name(msg_type: int) -> str:
@@ -115,14 +140,19 @@ class Frame:
 
 
 def crc16(data: bytes) -> int:
-    """CRC-16/IBM-3740 of ``data`` (0..0xFFFF); ``crc16(b"123456789") == 0x29B1``."""
-    return _CRC.checksum(data)
+    """CRC-16/IBM-3740 of ``data`` (0..0xFFFF); ``crc16(b"123456789") == 0x29B1``.
+
+    Stateless (the standard library's ``binascii.crc_hqx`` from the initial value 0xFFFF is this CRC), so any
+    number of device threads may call it at once.
+    """
+    return binascii.crc_hqx(data, 0xFFFF)
 
 
 def encode_frame(seq: int, msg_type: int, payload: bytes = b"") -> bytes:
-    """Build one frame: ``A5 LEN SEQ TYPE PAYLOAD CRC_hi CRC_lo`` (docs/protocol.md, "Frame format").
+    """Build one frame: ``00 COBS(SEQ TYPE PAYLOAD CRC_hi CRC_lo) 00`` (docs/protocol.md, "Frame format").
 
-    ``seq`` and ``msg_type`` must be 0..255 and ``payload`` at most 255 bytes, else ``ProtocolError``.
+    ``seq`` must be 0..255 and ``payload`` at most 255 bytes, else ``ProtocolError``; ``ValueError`` for a
+    ``msg_type`` that is not a byte.
     """
     if not 0 <= msg_type <= 0xFF:
         raise ValueError(f"message type {msg_type!r} is not a byte")
@@ -131,79 +161,75 @@ def encode_frame(seq: int, msg_type: int, payload: bytes = b"") -> bytes:
     payload = bytes(payload)
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError(msg_type, f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-    body = bytes((len(payload), seq, msg_type)) + payload
-    return bytes((SYNC,)) + body + crc16(body).to_bytes(2, "big")
+    body = bytes((seq, msg_type)) + payload
+    return b"\x00" + cobs.encode(body + crc16(body).to_bytes(2, "big")) + b"\x00"
 
 
 class DecodeError(NamedTuple):
-    """One framing error: ``kind`` is ``"garbage"`` (bytes skipped before a SYNC) or ``"bad_crc"``;
-    ``skipped`` is how many bytes were dropped."""
+    """One piece of the stream between two delimiters that is not a frame: ``kind`` is ``"overlong"`` (more
+    bytes than any frame), ``"bad_stuffing"`` (not valid COBS), ``"short"`` (a body without room for SEQ,
+    TYPE and CRC) or ``"bad_crc"``; ``skipped`` is how many bytes were dropped."""
 
     kind: str
     skipped: int
     detail: str
 
 
-def _complete_frame_at(buffer: bytes | bytearray, start: int) -> bool:
-    """True if a whole frame with a valid CRC starts at ``buffer[start]`` (which must be SYNC)."""
-    if len(buffer) - start < HEADER_SIZE:
-        return False
-    end = start + HEADER_SIZE + buffer[start + 1] + CRC_SIZE
-    if end > len(buffer):
-        return False
-    body = bytes(buffer[start + 1 : end - CRC_SIZE])
-    return crc16(body) == int.from_bytes(buffer[end - CRC_SIZE : end], "big")
+def decode_piece(piece: bytes | bytearray) -> Frame | DecodeError:
+    """Decode the bytes between two delimiters (without them; not empty) into a ``Frame`` or a ``DecodeError``.
+
+    Never raises on any input (docs/protocol.md, "Receiving").
+    """
+    if len(piece) > MAX_ENCODED:
+        return DecodeError("overlong", len(piece), f"{len(piece)} bytes between delimiters, at most {MAX_ENCODED}")
+    try:
+        body = cobs.decode(piece)
+    except cobs.DecodeError as exc:
+        return DecodeError("bad_stuffing", len(piece), f"not COBS: {exc}")
+    if len(body) < HEADER_SIZE + CRC_SIZE:
+        return DecodeError("short", len(piece), f"body of {len(body)} bytes, at least {HEADER_SIZE + CRC_SIZE}")
+    got = int.from_bytes(body[-CRC_SIZE:], "big")
+    want = crc16(body[:-CRC_SIZE])
+    if got != want:
+        return DecodeError("bad_crc", len(piece), f"CRC 0x{got:04X} != 0x{want:04X} for TYPE=0x{body[1]:02X}")
+    return Frame(seq=body[0], msg_type=body[1], payload=bytes(body[HEADER_SIZE:-CRC_SIZE]))
 
 
 def decode(buffer: bytes | bytearray) -> tuple[int, Frame | None, DecodeError | None]:
     """Look at the start of ``buffer`` once; return ``(consumed, frame, error)``.
 
-    - ``(0, None, None)``: need more bytes (empty, or a partial frame at the start).
-    - ``(n, Frame, None)``: a valid frame of ``n`` bytes at the start.
-    - ``(n, None, DecodeError)``: ``n`` bytes were garbage or a frame with a bad CRC; drop them and call again.
+    - ``(0, None, None)``: need more bytes (no delimiter yet, and no more bytes than a frame can have).
+    - ``(1, None, None)``: a delimiter with nothing before it (between two frames); drop it and call again.
+    - ``(n, Frame, None)``: a valid frame and its closing delimiter, ``n`` bytes.
+    - ``(n, None, DecodeError)``: ``n`` bytes that are not a frame (with their closing delimiter, if it
+      arrived); drop them and call again. For ``"overlong"`` without a delimiter yet, the caller must also
+      drop what follows up to the next delimiter (``FrameDecoder`` does).
 
-    Resynchronisation (docs/protocol.md, "Receiving"): garbage is skipped up to the next SYNC byte; after a bad
-    CRC only up to the next SYNC byte *after* the rejected one, because the real frame may start inside the
-    rejected bytes. When the frame at the start is incomplete but a complete, CRC-valid frame starts at a later
-    SYNC byte, the start is a false SYNC (its LEN would otherwise stall the stream) and the bytes before that
-    later frame are skipped as garbage. Never raises on any input.
+    The result depends only on the bytes up to the first delimiter, so any split of a stream decodes to the
+    same frames (docs/protocol.md, "Receiving"). Never raises on any input.
     """
-    if not buffer:
+    end = buffer.find(DELIMITER)
+    if end < 0:
+        if len(buffer) > MAX_ENCODED:
+            return len(buffer), None, DecodeError("overlong", len(buffer), f"more than {MAX_ENCODED} bytes "
+                                                                           "without a delimiter")
         return 0, None, None
-    if buffer[0] != SYNC:
-        nxt = buffer.find(SYNC)
-        skipped = len(buffer) if nxt < 0 else nxt
-        return skipped, None, DecodeError("garbage", skipped, f"{skipped} bytes before SYNC")
-    if len(buffer) >= HEADER_SIZE:
-        length = buffer[1]
-        end = HEADER_SIZE + length + CRC_SIZE
-        if len(buffer) >= end:
-            body = bytes(buffer[1 : end - CRC_SIZE])
-            got = int.from_bytes(buffer[end - CRC_SIZE : end], "big")
-            want = crc16(body)
-            if got == want:
-                return end, Frame(seq=body[1], msg_type=body[2], payload=body[3:]), None
-            nxt = buffer.find(SYNC, 1)
-            skipped = len(buffer) if nxt < 0 else nxt
-            return skipped, None, DecodeError(
-                "bad_crc", skipped, f"CRC 0x{got:04X} != 0x{want:04X} for LEN={length} TYPE=0x{body[2]:02X}"
-            )
-    # Incomplete at the start: a complete valid frame further on means the start was a false SYNC.
-    nxt = buffer.find(SYNC, 1)
-    while nxt >= 0:
-        if _complete_frame_at(buffer, nxt):
-            return nxt, None, DecodeError("garbage", nxt, f"false SYNC: {nxt} bytes before a complete frame")
-        nxt = buffer.find(SYNC, nxt + 1)
-    return 0, None, None
+    if end == 0:
+        return 1, None, None
+    result = decode_piece(buffer[:end])
+    if isinstance(result, Frame):
+        return end + 1, result, None
+    return end + 1, None, result
 
 
 class FrameDecoder:
     """Stateful receiver for one link: ``feed(data) -> list[Frame]`` (docs/protocol.md, "Receiving").
 
-    Keeps a partial frame buffered until the rest arrives (at most ``MAX_FRAME - 1`` bytes stay buffered),
-    skips garbage and bad-CRC frames and resynchronises on the next SYNC byte, and never raises on bad input:
-    errors are counted in ``error_counts`` (``"garbage"``, ``"bad_crc"``) and the last 64 are kept in
-    ``recent_errors``.
+    Keeps the bytes after the last delimiter until the next one arrives, at most ``MAX_ENCODED`` of them: a
+    longer run is dropped as ``"overlong"`` together with everything up to the next delimiter. Drops pieces
+    that are not frames and goes on at the next delimiter; never raises on bad input: errors are counted in
+    ``error_counts`` (by ``DecodeError.kind``) and the last 64 are kept in ``recent_errors``. The frames it
+    returns are the same however the stream is split into ``feed`` calls.
 
     With ``track_sequence`` (default) it also applies the receiver sequence rules: a frame identical to the
     previous one (same seq, type and payload) is an exact duplicate and is dropped (``duplicates`` counts
@@ -215,16 +241,20 @@ class FrameDecoder:
         self.name = name
         self.track_sequence = track_sequence
         self._buffer = bytearray()
+        self._discarding = False  # dropping an overlong run up to the next delimiter
         self._last: Frame | None = None
         self.error_counts: collections.Counter[str] = collections.Counter()
         self.recent_errors: collections.deque[DecodeError] = collections.deque(maxlen=64)
         self.frames = 0
         self.duplicates = 0
         self.gaps = 0
+        #: Pieces dropped since the start (the sum of ``error_counts``).
+        self.error_total = 0
+        self._limited = LogLimiter(log)
 
     @property
     def pending(self) -> bytes:
-        """Bytes buffered for an incomplete frame (copy)."""
+        """Bytes buffered after the last delimiter (copy; at most ``MAX_ENCODED``)."""
         return bytes(self._buffer)
 
     def reset_sequence(self) -> None:
@@ -233,23 +263,47 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[Frame]:
         """Add received bytes; return the complete, valid, non-duplicate frames in arrival order."""
-        self._buffer += data
+        buffer = self._buffer
+        start = 0
+        if self._discarding:
+            end = data.find(DELIMITER)
+            if end < 0:
+                return []
+            self._discarding = False
+            data = data[end + 1:]
+        buffer += data
         frames: list[Frame] = []
         while True:
-            consumed, frame, error = decode(self._buffer)
-            if consumed == 0:
+            end = buffer.find(DELIMITER, start)
+            if end < 0:
                 break
-            del self._buffer[:consumed]
-            if error is not None:
-                self.error_counts[error.kind] += 1
-                self.recent_errors.append(error)
-                log.debug("%s: dropped %s", self.name, error)
-            elif frame is not None and self._accept(frame):
-                frames.append(frame)
+            if end > start:
+                result = decode_piece(buffer[start:end])
+                if isinstance(result, Frame):
+                    if self._accept(result):
+                        frames.append(result)
+                else:
+                    self._error(result)
+            start = end + 1
+        rest = len(buffer) - start
+        if rest > MAX_ENCODED:
+            self._error(DecodeError("overlong", rest, f"more than {MAX_ENCODED} bytes without a delimiter"))
+            self._discarding = True
+            buffer.clear()
+        elif start:
+            del buffer[:start]
         return frames
 
+    def _error(self, error: DecodeError) -> None:
+        self.error_total += 1
+        self.error_counts[error.kind] += 1
+        self.recent_errors.append(error)
+        log.debug("%s: dropped %s", self.name, error)
+
     def _accept(self, frame: Frame) -> bool:
-        if not self.track_sequence:
+        if not self.track_sequence or frame.msg_type in DEVICE_EVENTS:
+            # Device-initiated frames have a counter of their own and are deduplicated by the link, which
+            # must acknowledge a repeat again (drivers.link).
             self.frames += 1
             return True
         last = self._last
@@ -261,7 +315,8 @@ class FrameDecoder:
             expected = (last.seq + 1) & 0xFF
             if frame.seq != expected:
                 self.gaps += 1
-                log.warning("%s: sequence gap: expected seq %d, got %d", self.name, expected, frame.seq)
+                self._limited.log(logging.WARNING, (self.name, "gap"), "%s: sequence gap: expected seq %d, got %d",
+                                  self.name, expected, frame.seq)
         self._last = frame
         self.frames += 1
         return True
@@ -393,6 +448,17 @@ def decode_nak(payload: bytes) -> Nak:
     if payload[1] not in NAK_REASONS:
         raise ProtocolError(NAK, f"unknown reason {payload[1]}")
     return Nak(payload[0], payload[1])
+
+
+def encode_ack(seq: int) -> bytes:
+    """ACK payload: the seq u8 of the device-initiated frame received."""
+    return bytes((check_range(ACK, "seq", seq, 0, 255),))
+
+
+def decode_ack(payload: bytes) -> int:
+    """Parse an ACK payload into the acknowledged seq; ``ProtocolError`` unless it is exactly one byte."""
+    need_length(ACK, payload, 1)
+    return payload[0]
 
 
 def encode_fault(code: int, detail: str = "") -> bytes:

@@ -23,11 +23,10 @@ import glob
 import logging
 import os
 import queue
-import termios
 import threading
 import time
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import serial
@@ -35,14 +34,18 @@ import serial
 from drivers import framing
 from drivers.events import DeviceFault, DeviceReady
 from drivers.framing import Frame, FrameDecoder, ProtocolError
+from drivers.ratelog import LogLimiter
+from drivers.session import Liveness
+from drivers.transaction import Transactions
+from drivers.transport import LINK_ERRORS, SerialTransport, Transport
 
 log = logging.getLogger(__name__)
 
-#: Exceptions that mean the port is gone (unplugged adapter, closed pty master, write timeout).
-LINK_ERRORS: tuple[type[BaseException], ...] = (serial.SerialException, OSError, termios.error)
+# ``serial.serial_for_url`` looks for ``protocol_<scheme>`` modules in these packages: ours adds ``sim://``
+# (drivers/urls/protocol_sim.py), imported only when such a URL is opened. Done once, at import.
+if "drivers.urls" not in serial.protocol_handler_packages:
+    serial.protocol_handler_packages.append("drivers.urls")
 
-#: Serial settings (docs/protocol.md, "Physical link"): 115200 baud, 8N1.
-BAUDRATE = 115200
 #: Longest the owner thread blocks in one read (seconds); commands also wake it at once via cancel_read.
 POLL_INTERVAL = 0.05
 
@@ -95,6 +98,13 @@ class LinkTiming:
             raise ValueError(f"link_silence {self.link_silence} must exceed heartbeat_interval "
                              f"{self.heartbeat_interval}")
 
+    @property
+    def confirm_window(self) -> float:
+        """Seconds a state that grants rights (the panel's supervisor key) stays trusted without being confirmed
+        by a heartbeat answer: two heartbeat intervals and a response timeout, so one lost PONG does not
+        revoke it (docs/protocol.md, "Heartbeat")."""
+        return 2 * self.heartbeat_interval + self.response_timeout
+
     def retransmit_waits(self) -> list[float]:
         """The waits after each send of a request, in order (``retries + 1`` values, seconds): the floor,
         doubling, capped at the ceiling. The last one ends in ``DeviceFault(kind, "timeout")``."""
@@ -121,6 +131,10 @@ class _LinkSilent(Exception):
     """Nothing valid was received for longer than ``link_silence`` (owner thread only)."""
 
 
+class _Flooding(Exception):
+    """The device sent more than the controller can take (owner thread only)."""
+
+
 class _Refused(Exception):
     """A candidate port's handshake failed: ``code`` is the ``DeviceFault`` code it would be reported as."""
 
@@ -138,18 +152,6 @@ class _Outgoing:
     what: str = ""
 
 
-@dataclass
-class _Pending:
-    key: Hashable
-    msg_type: int
-    payload: bytes
-    what: str
-    deadline: float
-    wait: float
-    sends: int = 1
-    seqs: list[int] = field(default_factory=list)
-
-
 class Device(abc.ABC):
     """Base class of a device driver; subclasses set ``kind`` and implement ``handle_frame``.
 
@@ -160,10 +162,15 @@ class Device(abc.ABC):
     "Timing"). ``identity`` is the device id the IDENT reply must carry (None: any id at the first handshake,
     then the same id as that one at every reconnection). ``search`` are glob patterns of candidate ports
     (``/dev/serial/by-id/*``) tried, in sorted order, after the last port that worked when the device is lost.
+    ``opener`` turns a port name into an open ``drivers.transport.Transport`` (default: a ``SerialTransport``,
+    exclusive, with the write timeout of ``timing``); an in-process ``transport_pair`` end runs a driver
+    without a port.
 
     Fault codes posted: ``link_lost`` (the port failed, vanished or went silent; or it cannot be opened at
     start), ``handshake`` (at start: no IDENT, wrong protocol version, kind or identity), ``timeout`` (a request
-    unanswered after its last send; the link stays up), ``protocol`` (the device NAKed one of our frames),
+    unanswered after its last send; the link stays up), ``flooding`` (more than ``session.FLOOD_RATE`` frames a
+    second for ``session.FLOOD_WINDOW`` seconds, or a frame the controller's queue refused: the port is closed
+    and searched for again after ``reconnect_max``), ``protocol`` (the device NAKed one of our frames),
     ``internal`` (a bug in a driver; logged with traceback, the thread ends), and device FAULT codes mapped by
     ``fault_name``. After a ``link_lost`` or a start-up ``handshake`` fault the thread searches again with a
     doubling wait (``reconnect_min`` .. ``reconnect_max``) and posts no further fault until the device is back
@@ -182,6 +189,7 @@ class Device(abc.ABC):
         timing: LinkTiming | None = None,
         identity: str | None = None,
         search: Iterable[str] = (),
+        opener: Callable[[str], Transport] | None = None,
         **timing_overrides: float,
     ) -> None:
         if not self.kind:
@@ -204,13 +212,17 @@ class Device(abc.ABC):
         self.losses = 0
         self.decoder = FrameDecoder(name=f"{self.name}<-")
         self._seq = 0
+        #: Outstanding requests and device-initiated frames received (owner thread only).
+        self.transactions = Transactions(self.timing)
+        self._early: list[Frame] = []  # frames that came in the same read as IDENT
+        self._limited = LogLimiter(logging.getLogger(type(self).__module__))
         self._outbox: queue.SimpleQueue[_Outgoing] = queue.SimpleQueue()
-        self._pending: dict[Hashable, _Pending] = {}
         self._stop = threading.Event()
         self._up = False  # guarded by _state_lock: commands are accepted only while True
         self._state_lock = threading.Lock()
         self._port_lock = threading.Lock()
-        self._ser: serial.SerialBase | None = None
+        self._link: Transport | None = None
+        self._opener = opener or self._open_serial
         self._thread: threading.Thread | None = None
         self._log = logging.getLogger(type(self).__module__)  # one logger per driver module
 
@@ -289,6 +301,27 @@ class Device(abc.ABC):
         """Map a FAULT code to a ``DeviceFault.code``; the default is ``"fault_<code>"``."""
         return f"fault_{code}"
 
+    def on_pong(self, payload: bytes) -> list[Any]:
+        """Read a PONG payload (owner thread); return events to post. The default wants it empty; the panel
+        driver reads its key state there (docs/protocol.md, "Dealer panel"). ``ProtocolError`` rejects it."""
+        framing.decode_empty(framing.PONG, payload)
+        return []
+
+    def refresh_due(self) -> bool:
+        """True while a state that grants rights must be re-confirmed: a PING goes every heartbeat interval,
+        whatever else the device sends. Default: never."""
+        return False
+
+    def on_tick(self, now: float) -> list[Any]:
+        """Called on the owner thread at every turn of the serving loop with ``time.monotonic()``; return
+        events to post (the panel revokes a key not confirmed in time). Default: none."""
+        return []
+
+    def on_link_lost(self) -> list[Any]:
+        """Called on the owner thread when the link is lost, before ``DeviceFault(kind, "link_lost")`` is
+        posted; return events to post (the panel revokes the key it can no longer confirm). Default: none."""
+        return []
+
     def on_heartbeat(self) -> list[tuple[int, bytes]]:
         """Frames ``(msg_type, payload)`` to send with each PING (owner thread); the default is none. The panel
         driver uses it to repeat its idempotent lamp state (docs/protocol.md, "Heartbeat")."""
@@ -314,16 +347,25 @@ class Device(abc.ABC):
 
     def outstanding_payload(self, key: Hashable) -> bytes | None:
         """Payload of the outstanding request ``key`` (owner thread only), or None if none is outstanding."""
-        pending = self._pending.get(key)
-        return None if pending is None else pending.payload
+        return self.transactions.payload(key)
 
     def answered(self, key: Hashable) -> bool:
         """Settle the outstanding request ``key`` (owner thread only); False if none was outstanding."""
-        return self._pending.pop(key, None) is not None
+        return self.transactions.answered(key)
+
+    @property
+    def repeats(self) -> int:
+        """Device-initiated frames received again and dropped (their ACK had been lost)."""
+        return self.transactions.repeats
 
     def post(self, event: Any) -> None:
-        """Put an event on the controller's queue."""
-        self.events.put(event)
+        """Put an event on the controller's queue (owner thread). A queue that refuses it (``queue.Full``: the
+        controller is far behind) means the device sends more than the table can take: the link is closed as
+        flooding."""
+        try:
+            self.events.put(event)
+        except queue.Full as exc:
+            raise _Flooding(f"the controller's event queue refused {type(event).__name__}: {exc}") from None
 
     # ----------------------------------------------------------------------------------------------------
     # Internals: commands and waking.
@@ -352,12 +394,12 @@ class Device(abc.ABC):
 
     def _wake(self) -> None:
         with self._port_lock:
-            ser = self._ser
-            if ser is not None and ser.is_open:
+            link = self._link
+            if link is not None:
                 try:
-                    ser.cancel_read()
+                    link.wake()
                 except LINK_ERRORS as exc:  # the owner thread sees the same failure on its next read
-                    self._log.debug("%s: cancel_read failed: %s", self.name, exc)
+                    self._log.debug("%s: waking the reader failed: %s", self.name, exc)
 
     def _fault(self, code: str, detail: str) -> None:
         self._log.error("%s: fault %s: %s", self.name, code, detail)
@@ -395,6 +437,7 @@ class Device(abc.ABC):
                 wait = min(wait * 2, self.timing.reconnect_max)
                 continue
             wait, reported = self.timing.reconnect_min, False
+            code = "link_lost"
             dropped = self._set_up(True)
             if dropped:  # cannot happen (commands are refused while down); logged should it ever
                 self._log.warning("%s: dropped commands queued while down: %s", self.name, ", ".join(dropped))
@@ -413,15 +456,22 @@ class Device(abc.ABC):
                 detail = f"{self.port}: {type(exc).__name__}: {exc}"
             except _LinkSilent as exc:
                 detail = f"{self.port}: {exc}"
+            except _Flooding as exc:
+                code, detail = "flooding", f"{self.port}: {exc}"
             finally:
-                abandoned = self._set_up(False) + [p.what for p in self._pending.values()]
-                self._pending.clear()
+                abandoned = self._set_up(False) + self.transactions.abandon()
                 self._close_port()
             if abandoned:
                 detail += f" (abandoned: {', '.join(abandoned)})"
             self.losses += 1
-            self._fault("link_lost", detail)
+            for event in self.on_link_lost():
+                self.post(event)
+            self._fault(code, detail)
             reported = True
+            if code == "flooding":  # not at once: it would flood again
+                wait = self.timing.reconnect_max
+                if self._stop.wait(wait):
+                    return
 
     def _candidates(self) -> list[str]:
         """The last port that worked, then every port matching ``search`` (sorted), each device once."""
@@ -434,21 +484,20 @@ class Device(abc.ABC):
                 ports.append(port)
         return ports
 
-    def _find(self) -> tuple[serial.SerialBase | None, _Refused | None]:
+    def _find(self) -> tuple[Transport | None, _Refused | None]:
         """Open and handshake each candidate; return the first accepted port, else the first one's problem."""
         first_problem: _Refused | None = None
         for port in self._candidates():
             if self._stop.is_set():
                 break
             try:
-                ser = serial.serial_for_url(port, baudrate=BAUDRATE, timeout=POLL_INTERVAL,
-                                            write_timeout=self.timing.write_timeout, exclusive=True)
+                ser = self._opener(port)
             except LINK_ERRORS as exc:
                 self._log.debug("%s: cannot open %s: %s", self.name, port, exc)
                 first_problem = first_problem or _Refused("link_lost", f"cannot open {port}: {exc}")
                 continue
             with self._port_lock:
-                self._ser = ser
+                self._link = ser
             self.decoder = FrameDecoder(name=f"{self.name}<-")
             try:
                 self._handshake(ser, port)
@@ -469,33 +518,46 @@ class Device(abc.ABC):
             return ser, None
         return None, first_problem
 
+    def _open_serial(self, port: str) -> Transport:
+        return SerialTransport(port, poll=POLL_INTERVAL, write_timeout=self.timing.write_timeout)
+
     def _close_port(self) -> None:
         with self._port_lock:
-            ser, self._ser = self._ser, None
+            ser, self._link = self._link, None
         if ser is not None:
             try:
                 ser.close()
             except LINK_ERRORS as exc:
                 self._log.debug("%s: close failed: %s", self.name, exc)
 
-    def _write(self, ser: serial.SerialBase, msg_type: int, payload: bytes) -> int:
+    def _frame(self, msg_type: int, payload: bytes) -> bytes:
         seq = self._seq
         self._seq = (self._seq + 1) & 0xFF  # continues across reconnections: no HELLO repeats a previous frame
-        data = framing.encode_frame(seq, msg_type, payload)
+        return framing.encode_frame(seq, msg_type, payload)
+
+    def _write(self, ser: Transport, msg_type: int, payload: bytes) -> int:
+        seq = self._seq
+        data = self._frame(msg_type, payload)
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug("%s -> %s", self.name, data.hex(" "))
         ser.write(data)
         return seq
 
-    def _read_frames(self, ser: serial.SerialBase) -> list[Frame]:
-        data = ser.read(ser.in_waiting or 1)
+    def _send_acks(self, ser: Transport) -> None:
+        """Acknowledge the device-initiated frames of the last read, in one write."""
+        acks = self.transactions.take_acks()
+        if acks:
+            ser.write(b"".join(self._frame(framing.ACK, framing.encode_ack(seq)) for seq in acks))
+
+    def _read_frames(self, ser: Transport) -> list[Frame]:
+        data = ser.read()
         if not data:
             return []
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug("%s <- %s", self.name, data.hex(" "))
         return self.decoder.feed(data)
 
-    def _handshake(self, ser: serial.SerialBase, port: str) -> None:
+    def _handshake(self, ser: Transport, port: str) -> None:
         """HELLO, then IDENT within ``handshake_timeout``; sets ``ident`` or raises ``_Refused``."""
         self._write(ser, framing.HELLO, framing.encode_hello())
         deadline = time.monotonic() + self.timing.handshake_timeout
@@ -503,7 +565,8 @@ class Device(abc.ABC):
         while not self._stop.is_set():
             if time.monotonic() >= deadline:
                 raise _Refused("handshake", f"{port}: no IDENT within {self.timing.handshake_timeout} s")
-            for frame in self._read_frames(ser):
+            frames = self._read_frames(ser)
+            for index, frame in enumerate(frames):
                 if frame.msg_type == framing.NAK:
                     raise _Refused("handshake", f"{port}: device NAKed HELLO")
                 if frame.msg_type != framing.IDENT:
@@ -522,29 +585,35 @@ class Device(abc.ABC):
                     raise _Refused("handshake", f"expected device id {expected_id!r}, {port} is "
                                                 f"{ident.device_id!r}")
                 self.ident = ident
+                self._early = frames[index + 1:]
                 return
 
-    def _serve(self, ser: serial.SerialBase) -> None:
-        last_rx = last_ping = time.monotonic()
+    def _serve(self, ser: Transport) -> None:
+        watch = Liveness(self.timing, time.monotonic())
+        frames, self._early = self._early, []
         while not self._stop.is_set():
-            self._send_queued(ser)
-            self._retransmit_due(ser)
-            frames = self._read_frames(ser)
-            now = time.monotonic()
-            if frames:
-                last_rx = now
             for frame in frames:
                 self._dispatch(ser, frame)
-            if now - last_rx > self.timing.link_silence:
-                raise _LinkSilent(f"nothing received for {now - last_rx:.2f} s "
-                                  f"(link_silence {self.timing.link_silence} s)")
-            if now - last_rx >= self.timing.heartbeat_interval and now - last_ping >= self.timing.heartbeat_interval:
+            self._send_acks(ser)
+            self._send_queued(ser)
+            self._retransmit_due(ser)
+            errors_before = self.decoder.error_total
+            frames = self._read_frames(ser)
+            now = time.monotonic()
+            flooding = watch.received(now, len(frames), self.decoder.error_total - errors_before)
+            if flooding:
+                raise _Flooding(flooding)
+            for event in self.on_tick(now):
+                self.post(event)
+            silent = watch.silent(now)
+            if silent:
+                raise _LinkSilent(silent)
+            if watch.ping_due(now, self.refresh_due()):
                 self._write(ser, framing.PING, b"")
                 for msg_type, payload in self.on_heartbeat():
                     self._write(ser, msg_type, payload)
-                last_ping = now
 
-    def _send_queued(self, ser: serial.SerialBase) -> None:
+    def _send_queued(self, ser: Transport) -> None:
         while True:
             try:
                 item = self._outbox.get_nowait()
@@ -552,31 +621,37 @@ class Device(abc.ABC):
                 return
             seq = self._write(ser, item.msg_type, item.payload)
             if item.key is not None:
-                wait = self.timing.response_timeout
-                self._pending[item.key] = _Pending(item.key, item.msg_type, item.payload, item.what,
-                                                   deadline=time.monotonic() + wait, wait=wait, seqs=[seq])
+                self.transactions.sent(item.key, item.msg_type, item.payload, item.what, seq, time.monotonic())
 
-    def _retransmit_due(self, ser: serial.SerialBase) -> None:
+    def _retransmit_due(self, ser: Transport) -> None:
         now = time.monotonic()
-        for key, pending in list(self._pending.items()):
-            if now < pending.deadline:
-                continue
-            if pending.sends > self.timing.retries:
-                del self._pending[key]
-                waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
-                self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends "
-                                       f"(waits {waits} s)")
-                continue
-            pending.sends += 1
-            pending.wait = min(pending.wait * 2, self.timing.response_timeout_max)
+        again, given_up = self.transactions.due(now)
+        for pending in given_up:
+            waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
+            self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends (waits {waits} s)")
+        for pending in again:
+            self.transactions.resent(pending, self._write(ser, pending.msg_type, pending.payload), now)
             self._log.warning("%s: no answer to %s, sending it again (send %d, next wait %.2f s)",
                               self.name, pending.what, pending.sends, pending.wait)
-            pending.seqs.append(self._write(ser, pending.msg_type, pending.payload))
-            pending.deadline = now + pending.wait
 
-    def _dispatch(self, ser: serial.SerialBase, frame: Frame) -> None:
-        if frame.msg_type == framing.PONG:
-            return  # its arrival already counted as a sign of life
+    def _dispatch(self, ser: Transport, frame: Frame) -> None:
+        if frame.msg_type in framing.DEVICE_EVENTS:
+            new, jumped_from = self.transactions.received(frame)
+            if not new:
+                self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
+                return
+            if jumped_from is not None:
+                self._limited.log(logging.WARNING, (self.name, "event counter"), "%s: device event counter "
+                                  "jumped from %d to %d (device restarted?)", self.name, jumped_from, frame.seq)
+        if frame.msg_type == framing.PONG:  # its arrival already counted as a sign of life
+            try:
+                events = self.on_pong(frame.payload)
+            except ProtocolError as exc:
+                self._reject(ser, frame, exc)
+                return
+            for event in events:
+                self.post(event)
+            return
         if frame.msg_type == framing.NAK:
             self._on_nak(frame)
             return
@@ -595,9 +670,10 @@ class Device(abc.ABC):
         for event in events:
             self.post(event)
 
-    def _reject(self, ser: serial.SerialBase, frame: Frame, exc: ProtocolError) -> None:
+    def _reject(self, ser: Transport, frame: Frame, exc: ProtocolError) -> None:
         self.protocol_errors += 1
-        self._log.warning("%s: rejected frame seq=%d: %s", self.name, frame.seq, exc)
+        self._limited.log(logging.WARNING, (self.name, "rejected"), "%s: rejected frame seq=%d: %s", self.name,
+                          frame.seq, exc)
         self._write(ser, framing.NAK, framing.encode_nak(frame.seq, exc.nak_reason))
 
     def _on_nak(self, frame: Frame) -> None:
@@ -605,18 +681,14 @@ class Device(abc.ABC):
             nak = framing.decode_nak(frame.payload)
         except ProtocolError as exc:
             self.protocol_errors += 1
-            self._log.warning("%s: unreadable NAK: %s", self.name, exc)
+            self._limited.log(logging.WARNING, (self.name, "unreadable NAK"), "%s: unreadable NAK: %s", self.name, exc)
             self._fault("protocol", f"unreadable NAK: {exc}")
             return
-        what = f"frame seq={nak.seq}"
-        for key, pending in list(self._pending.items()):
-            if nak.seq in pending.seqs:
-                del self._pending[key]
-                what = pending.what
-                break
+        pending = self.transactions.rejected(nak.seq)
+        what = pending.what if pending is not None else f"frame seq={nak.seq}"
         self._fault("protocol", f"device rejected {what}: {framing.NAK_REASONS[nak.reason]}")
 
-    def _on_fault(self, ser: serial.SerialBase, frame: Frame) -> None:
+    def _on_fault(self, ser: Transport, frame: Frame) -> None:
         try:
             fault = framing.decode_fault(frame.payload)
         except ProtocolError as exc:
@@ -624,7 +696,6 @@ class Device(abc.ABC):
             self._fault("protocol", f"unreadable FAULT: {exc}")
             return
         # A faulted device must not act on an automatic retransmission: drop what is outstanding.
-        dropped = [p.what for p in self._pending.values()]
-        self._pending.clear()
+        dropped = self.transactions.abandon()
         detail = fault.detail + (f" (abandoned: {', '.join(dropped)})" if dropped else "")
         self._fault(self.fault_name(fault.code), detail)

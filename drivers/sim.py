@@ -48,12 +48,19 @@ HISTORY = 100_000
 #: How long the reader thread waits in select before checking for stop (seconds).
 SELECT_INTERVAL = 0.05
 
+#: A device-initiated frame not yet acknowledged is sent again after this long, each further wait doubling up
+#: to ``EVENT_RESEND_MAX`` (seconds; docs/protocol.md, "Device-initiated frames").
+EVENT_RESEND_MIN = 0.1
+EVENT_RESEND_MAX = 1.0
+#: Device-initiated frames a simulator holds while one waits for its acknowledgement; one more is refused.
+EVENT_QUEUE = 4096
+
 #: Faults every simulator can inject (docs/protocol.md, "Fault injection"):
 #: ``drop_in`` the next ``count`` received frames are lost on the way in (not handled);
 #: ``drop_out`` the next ``count`` frames the device sends are lost on the way out (its state changes anyway);
-#: ``corrupt`` the next ``count`` sent frames get one byte flipped, at random or at byte index ``at`` (1 is LEN,
-#: the last is the CRC's low byte; never 0, the SYNC): the receiver sees a bad CRC, or for a LEN made larger a
-#: frame that never completes and is dropped as a false SYNC when the next frame arrives;
+#: ``corrupt`` the next ``count`` sent frames get one byte flipped (XOR 0x5A), at random or at byte index ``at``
+#: (1 is the first stuffed byte; never 0, the leading delimiter): the receiver drops that frame (bad CRC or bad
+#: stuffing) and reads the next one as usual;
 #: ``delay`` the next ``count`` sent frames leave ``seconds`` late (default 0.2; frames behind wait too);
 #: ``duplicate`` the next ``count`` sent frames are written twice;
 #: ``split`` the next ``count`` sent frames are written in two pieces ``pause`` seconds apart (default 0.02);
@@ -103,6 +110,16 @@ class PtySimulator(abc.ABC):
         self._open_pty()
         self._decoder = self._new_decoder()
         self._seq = 0
+        self._event_seq = 0  # the counter of device-initiated frames (docs/protocol.md, "Device-initiated frames")
+        # Waiting behind the unacknowledged device-initiated frame: (type, payload, is a device-initiated frame);
+        # answers to requests wait there too, so that none overtakes an earlier device-initiated frame.
+        self._events: deque[tuple[int, bytes, bool]] = deque()
+        self._ordered = False  # True while handling a request: its answers keep their place behind events
+        self._unacked: tuple[int, int, bytes] | None = None  # (seq, type, payload) sent, not yet acknowledged
+        self._resend_at = 0.0
+        self._resend_wait = EVENT_RESEND_MIN
+        #: Device-initiated frames sent again because no ACK came in time.
+        self.resent = 0
         self._drop_in = 0
         self._out_faults: deque[tuple[str, dict[str, Any]]] = deque()
         self._silent_until: float | None = None
@@ -245,7 +262,7 @@ class PtySimulator(abc.ABC):
             raise ValueError(f"fault {kind!r} takes no parameter(s) {', '.join(sorted(unknown))}")
         at = params.get("at")
         if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 1):
-            raise ValueError(f"at must be a byte index >= 1 (0 is the SYNC byte), got {at!r}")
+            raise ValueError(f"at must be a byte index >= 1 (0 is the leading delimiter), got {at!r}")
         for name, value in params.items():
             if name == "at":
                 continue
@@ -321,10 +338,11 @@ class PtySimulator(abc.ABC):
         if rng.random() >= rate:
             return None
         if incoming:
-            options = ["drop_in"] if msg_type in self.RECOVERABLE_IN and "drop_in" in kinds else []
+            recoverable = msg_type in self.RECOVERABLE_IN or msg_type == framing.ACK  # a lost ACK: sent again
+            options = ["drop_in"] if recoverable and "drop_in" in kinds else []
         else:
-            options = [k for k in sorted(kinds) if k in _OUTGOING
-                       and (k not in _LOSSY or msg_type in self.RECOVERABLE_OUT)]
+            recoverable = msg_type in self.RECOVERABLE_OUT or msg_type in framing.DEVICE_EVENTS
+            options = [k for k in sorted(kinds) if k in _OUTGOING and (k not in _LOSSY or recoverable)]
         return rng.choice(options) if options else None
 
     def _is_silent(self) -> bool:
@@ -349,15 +367,96 @@ class PtySimulator(abc.ABC):
 
     def send(self, msg_type: int, payload: bytes = b"") -> None:
         """Frame ``payload`` with the simulator's own seq counter (wraps 255 -> 0) and write it to the master,
-        subject to armed faults (a silent device sends nothing).
+        subject to armed faults (a silent device sends nothing). For answers; device-initiated frames go
+        through ``send_event``. An answer to a request (from ``handle``) waits until the device-initiated
+        frames sent before it are acknowledged (docs/protocol.md, "Device-initiated frames"): a SPOTS snapshot
+        never overtakes an earlier chip change. IDENT, PONG and NAK go at once.
 
         Raises ``ProtocolError`` for an oversized payload and ``OSError`` when unplugged or stopped.
         """
         with self.lock:
-            data = framing.encode_frame(self._seq, msg_type, payload)
-            self._seq = (self._seq + 1) & 0xFF
             if self._answering is not None:
                 self._answering.append((msg_type, payload))
+            if self._ordered and (self._unacked is not None or self._events):
+                framing.encode_frame(0, msg_type, payload)  # refuse a bad frame now, not when its turn comes
+                self._events.append((msg_type, payload, False))
+                return
+            self._send_answer(msg_type, payload)
+
+    def _send_answer(self, msg_type: int, payload: bytes) -> None:
+        seq = self._seq
+        self._seq = (self._seq + 1) & 0xFF
+        self._transmit(seq, msg_type, payload)
+
+    def send_event(self, msg_type: int, payload: bytes = b"") -> None:
+        """Send a device-initiated frame (docs/protocol.md, "Device-initiated frames"): numbered by the event
+        counter, sent again (the same frame) until the host acknowledges it with ACK; the next one waits until
+        then. ``RuntimeError`` when ``EVENT_QUEUE`` frames are already waiting, ``ProtocolError`` for an
+        oversized payload; a frame that cannot be written now (unplugged) is sent once the host is back."""
+        framing.encode_frame(0, msg_type, payload)  # refuse a bad frame now, not when its turn comes
+        with self.lock:
+            if len(self._events) >= EVENT_QUEUE:
+                raise RuntimeError(f"{self.kind} simulator: {EVENT_QUEUE} device-initiated frames wait already")
+            self._events.append((msg_type, payload, True))  # delivered reliably: not repeated by ``_answer_again``
+            self._next_event()
+
+    def _next_event(self) -> None:
+        """Send what waits, up to and including the next device-initiated frame, if none is unacknowledged
+        (lock held)."""
+        if self._unacked is not None:
+            return
+        while self._events and not self._events[0][2]:
+            msg_type, payload, _ = self._events.popleft()
+            try:
+                self._send_answer(msg_type, payload)
+            except OSError as exc:  # unplugged: the host asks again
+                log.debug("%s-sim: answer not written: %s", self.kind, exc)
+        if not self._events:
+            return
+        msg_type, payload, _ = self._events.popleft()
+        self._unacked = (self._event_seq, msg_type, payload)
+        self._event_seq = (self._event_seq + 1) & 0xFF
+        self._resend_wait = EVENT_RESEND_MIN
+        self._resend_at = time.monotonic() + EVENT_RESEND_MIN
+        try:
+            self._transmit(*self._unacked)
+        except OSError as exc:  # unplugged: sent again once plugged in and due
+            log.debug("%s-sim: device-initiated frame not written now: %s", self.kind, exc)
+
+    def _on_ack(self, seq: int) -> None:
+        if self._unacked is not None and self._unacked[0] == seq:
+            self._unacked = None
+            self._next_event()
+        else:
+            log.debug("%s-sim: ACK of seq %d, which is not the unacknowledged frame", self.kind, seq)
+
+    def _resend_due(self, now: float) -> float:
+        """Send the unacknowledged device-initiated frame again if its wait ended (lock held); return seconds
+        until the next resend (``SELECT_INTERVAL`` if none is due)."""
+        if self._unacked is None:
+            return SELECT_INTERVAL
+        if now >= self._resend_at:
+            self.resent += 1
+            log.debug("%s-sim: no ACK for seq %d, sending it again", self.kind, self._unacked[0])
+            self._transmit(*self._unacked)
+            self._resend_wait = min(self._resend_wait * 2, EVENT_RESEND_MAX)
+            self._resend_at = now + self._resend_wait
+        return min(SELECT_INTERVAL, self._resend_at - now)
+
+    @property
+    def awaiting_ack(self) -> int:
+        """Device-initiated frames not yet acknowledged by the host (sent or waiting to be sent)."""
+        with self.lock:
+            return sum(1 for item in self._events if item[2]) + (self._unacked is not None)
+
+    def pong_payload(self) -> bytes:
+        """The PONG payload: empty, unless the device reports state that grants rights (the panel's key)."""
+        return b""
+
+    def _transmit(self, seq: int, msg_type: int, payload: bytes) -> None:
+        """Write one frame with ``seq`` now, subject to armed faults (lock held)."""
+        with self.lock:
+            data = framing.encode_frame(seq, msg_type, payload)
             if self._is_silent():
                 log.debug("%s-sim: silent, not sending %s", self.kind, framing.message_name(msg_type))
                 return
@@ -374,7 +473,7 @@ class PtySimulator(abc.ABC):
             if fault == "drop_out":
                 return
             if fault == "corrupt":
-                at = params.get("at")  # never the SYNC byte: the frame must arrive, broken
+                at = params.get("at")  # never the leading delimiter: the frame must arrive, broken
                 index = min(at, len(data) - 1) if at else random.randrange(1, len(data))
                 data = data[:index] + bytes((data[index] ^ 0x5A,)) + data[index + 1:]
                 self._write_now(data)
@@ -417,7 +516,8 @@ class PtySimulator(abc.ABC):
             while self._outq and self._outq[0][0] <= now:
                 _, _, data = heapq.heappop(self._outq)
                 self.send_raw(data)
-            return min(SELECT_INTERVAL, self._outq[0][0] - now) if self._outq else SELECT_INTERVAL
+            wait = self._resend_due(now)
+            return min(wait, self._outq[0][0] - now) if self._outq else wait
 
     def nak(self, seq: int, reason: int) -> None:
         """Send NAK for the frame ``seq`` with ``reason`` (``framing.NAK_REASONS``)."""
@@ -494,13 +594,22 @@ class PtySimulator(abc.ABC):
                             framing.encode_ident(framing.PROTOCOL_VERSION, self.kind, self.device_id, self.firmware),
                         )
                         self.on_hello()
+                        if self._unacked is not None:  # a new session: the unacknowledged frame goes again soon
+                            self._resend_wait = EVENT_RESEND_MIN
+                            self._resend_at = time.monotonic() + EVENT_RESEND_MIN
                     elif frame.msg_type == framing.PING:
                         framing.decode_empty(framing.PING, frame.payload)
-                        self.send(framing.PONG)
+                        self.send(framing.PONG, self.pong_payload())
+                    elif frame.msg_type == framing.ACK:
+                        self._on_ack(framing.decode_ack(frame.payload))
                     elif frame.msg_type == framing.NAK:
                         log.warning("%s-sim: host rejected our frame: %s", self.kind, framing.decode_nak(frame.payload))
                     else:
-                        self.handle(frame)
+                        self._ordered = True
+                        try:
+                            self.handle(frame)
+                        finally:
+                            self._ordered = False
                 except ProtocolError as exc:
                     log.warning("%s-sim: rejecting frame seq=%d: %s", self.kind, frame.seq, exc)
                     self.nak(frame.seq, exc.nak_reason)

@@ -6,7 +6,13 @@ about how long they take.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import queue
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +36,30 @@ def expect_quiet(events: queue.Queue, seconds: float) -> None:
     except queue.Empty:
         return
     pytest.fail(f"unexpected event {event!r}")
+
+
+@contextlib.contextmanager
+def betting_service(tmp_path: Path, **ports: str) -> Iterator:
+    """A ``Service`` whose devices are simulated except those given in ``ports`` (name -> port), with no
+    scripted table, run by a controller thread; the dealer has opened betting. Stopped and closed after."""
+    from controller.service import Service
+    from controller.table import load_table_config
+
+    ports = {"shoe": "simulator", "sensors": "simulator", "panel": "simulator", **ports}
+    service = Service(load_table_config(), ports=ports, journal_path=tmp_path / "journal.jsonl", out=io.StringIO(),
+                      quiet=True)
+    runner = threading.Thread(target=service.run, name="controller")
+    try:
+        runner.start()
+        panel = service.sims["panel"]
+        assert panel.wait_for_lamp("open_betting", 15)
+        panel.press("open_betting")
+        deadline = time.monotonic() + 10
+        while service.machine.state != "betting" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert service.machine.state == "betting"
+        yield service
+    finally:
+        service.stop()
+        runner.join(15)
+        service.close()

@@ -90,7 +90,7 @@ def connect(kind, simulators, drivers, events):
     sim = simulators(kind)
     driver = drivers(kind, sim.port)
     ready = expect(events, DeviceReady)
-    assert ready == DeviceReady(kind, sim.device_id, "sim-1.0", 1)
+    assert ready == DeviceReady(kind, sim.device_id, "sim-1.0", framing.PROTOCOL_VERSION)
     return sim, driver
 
 
@@ -116,8 +116,8 @@ def panel(simulators, drivers, events) -> tuple[PanelSimulator, PanelDriver]:
 @pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
 def test_handshake_posts_device_ready(kind, simulators, drivers, events):
     sim, driver = connect(kind, simulators, drivers, events)
-    assert driver.ident == framing.Ident(1, kind, sim.device_id, "sim-1.0")
-    assert sim.received[0] == framing.Frame(0, framing.HELLO, b"\x01")
+    assert driver.ident == framing.Ident(framing.PROTOCOL_VERSION, kind, sim.device_id, "sim-1.0")
+    assert sim.received[0] == framing.Frame(0, framing.HELLO, bytes([framing.PROTOCOL_VERSION]))
 
 
 @pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
@@ -187,16 +187,17 @@ def test_corrupted_bytes_on_the_wire_are_skipped(sensors, events):
     sim, driver = sensors
     good = framing.encode_frame(200, 0x21, bytes([1, 0, 0, 0, 0, 100]))
     broken = bytearray(framing.encode_frame(201, 0x21, bytes([1, 0, 0, 0, 0, 200])))
-    broken[-1] ^= 0x55
-    sim.send_raw(b"\x00" + bytes(broken) + good)
+    broken[-2] ^= 0x01  # the CRC's stuffed low byte: still no 0x00 inside the frame
+    sim.send_raw(b"\x17\x00" + bytes(broken) + good)
     assert expect(events, SpotChanged) == SpotChanged(1, "five_card_bonus", 100)
-    assert driver.decoder.error_counts == {"garbage": 1, "bad_crc": 1}
-    # A false SYNC announcing 255 bytes, then a frame split across two writes: found without stalling.
+    assert driver.decoder.error_counts == {"bad_stuffing": 1, "bad_crc": 1}
+    # Noise longer than any frame without a delimiter, then a frame split across two writes: found without
+    # stalling, and the noise never buffered whole.
     later = framing.encode_frame(201, 0x21, bytes([1, 0, 0, 0, 0, 200]))
-    sim.send_raw(b"\xa5\xff" + later[:3])
+    sim.send_raw(b"\xa5" * 400 + later[:3])
     sim.send_raw(later[3:])
     assert expect(events, SpotChanged) == SpotChanged(1, "five_card_bonus", 200)
-    assert driver.decoder.error_counts == {"garbage": 2, "bad_crc": 1}
+    assert driver.decoder.error_counts == {"bad_stuffing": 1, "bad_crc": 1, "overlong": 1}
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -375,6 +376,7 @@ def test_unanswered_read_is_retransmitted(sensors, events):
     sim, driver = sensors
     sim.place(4, "ante_down", 200)
     expect(events, SpotChanged)
+    assert sim.wait_for(lambda: sim.awaiting_ack == 0, WAIT)  # so the frame ignored is not the ACK
     sim.ignore_next(1)
     driver.read_spots(5)
     assert expect(events, SpotsSnapshot) == SpotsSnapshot(5, ((4, "ante_down", 200),))

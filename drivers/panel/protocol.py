@@ -6,6 +6,9 @@
 | 0x31 | BUTTON  | panel -> host | button code u8 (``BUTTONS`` index + 1)                             |
 | 0x32 | DISPLAY | host -> panel | UTF-8 text, at most 64 bytes                                       |
 | 0x33 | KEY     | panel -> host | u8 state (1 turned on, 0 off) + key id, UTF-8, 1 to 32 bytes       |
+| 0x05 | PONG    | panel -> host | the key now: u8 1 + key id while a key is turned, else a single 0  |
+
+BUTTON and KEY are device-initiated: acknowledged by the host, sent again until acknowledged.
 
 Decoded messages carry button *names* (``drivers.events.BUTTONS``). All errors are ``ProtocolError``.
 """
@@ -17,7 +20,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from drivers.events import BUTTONS
-from drivers.framing import ProtocolError, need_length, register_names
+from drivers.framing import PONG, ProtocolError, need_length, register_device_events, register_names
 
 KIND = "panel"
 
@@ -27,6 +30,7 @@ DISPLAY = 0x32
 KEY = 0x33
 
 register_names({LAMPS: "LAMPS", BUTTON: "BUTTON", DISPLAY: "DISPLAY", KEY: "KEY"})
+register_device_events({BUTTON, KEY})
 
 #: Longest supervisor key id in UTF-8 bytes.
 MAX_KEY_ID_BYTES = 32
@@ -157,3 +161,24 @@ def decode_key(payload: bytes) -> Key:
     if not key_id.isprintable():
         raise ProtocolError(KEY, "key id has control characters")
     return Key(payload[0] == 1, key_id)
+
+
+def encode_key_status(key_id: str | None) -> bytes:
+    """The panel's PONG payload (docs/protocol.md, "Dealer panel", "Heartbeat"): the key as it is now, u8 1 and
+    the key id while ``key_id`` is turned, a single 0 when no key is (``key_id`` None). ``ProtocolError`` for
+    a bad id, as ``encode_key``."""
+    return b"\x00" if key_id is None else encode_key(True, key_id)
+
+
+def decode_key_status(payload: bytes) -> Key:
+    """Parse the panel's PONG payload into ``Key(on, key_id)`` (``key_id`` "" when off); ``ProtocolError`` for
+    anything but a single 0 or a KEY payload with state 1."""
+    if payload == b"\x00":
+        return Key(False, "")
+    try:
+        key = decode_key(payload)
+    except ProtocolError as exc:
+        raise ProtocolError(PONG, f"key status: {exc.problem}") from None
+    if not key.on:
+        raise ProtocolError(PONG, "key status: an id with state 0 (off is a single 0 byte)")
+    return key

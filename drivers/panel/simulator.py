@@ -58,7 +58,7 @@ class PanelSimulator(PtySimulator):
         unplugged."""
         if button not in BUTTONS:
             raise ValueError(f"button must be one of {BUTTONS}, got {button!r}")
-        self.send(protocol.BUTTON, protocol.encode_button(button))
+        self.send_event(protocol.BUTTON, protocol.encode_button(button))
 
     def turn_key(self, on: bool, key_id: str = "SIM-SUPERVISOR") -> None:
         """Turn the supervisor key ``key_id`` on or off: sends KEY. ``ProtocolError`` for a bad id, ``OSError``
@@ -66,7 +66,11 @@ class PanelSimulator(PtySimulator):
         payload = protocol.encode_key(on, key_id)
         with self.lock:
             self._key = key_id if on else None
-        self.send(protocol.KEY, payload)
+        self.send_event(protocol.KEY, payload)
+
+    def pong_payload(self) -> bytes:
+        """The key as it is now (docs/protocol.md, "Dealer panel"): the host re-confirms it with every PONG."""
+        return protocol.encode_key_status(self._key)
 
     def on_hello(self) -> None:
         """A new host session: a key still turned is reported after the host's first LAMPS or DISPLAY
@@ -89,4 +93,4 @@ class PanelSimulator(PtySimulator):
         if self._report_key:
             self._report_key = False
             if self._key is not None:
-                self.send(protocol.KEY, protocol.encode_key(True, self._key))
+                self.send_event(protocol.KEY, protocol.encode_key(True, self._key))

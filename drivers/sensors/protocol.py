@@ -16,7 +16,7 @@ import struct
 from typing import NamedTuple
 
 from drivers.events import SEATS, SPOTS
-from drivers.framing import ProtocolError, check_range, need_length, register_names
+from drivers.framing import ProtocolError, check_range, need_length, register_device_events, register_names
 
 KIND = "sensors"
 
@@ -25,6 +25,7 @@ SPOT_CHANGED = 0x21
 SPOTS_MSG = 0x22
 
 register_names({READ_SPOTS: "READ_SPOTS", SPOT_CHANGED: "SPOT_CHANGED", SPOTS_MSG: "SPOTS"})
+register_device_events({SPOT_CHANGED})
 
 _ENTRY = struct.Struct(">BBI")
 #: Largest amount a spot can report (u32 minor units).

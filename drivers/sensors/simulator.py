@@ -48,7 +48,7 @@ class SensorSimulator(PtySimulator):
                 self._amounts[(seat, spot)] = amount
             else:
                 del self._amounts[(seat, spot)]
-            self.send(protocol.SPOT_CHANGED, protocol.encode_spot_changed(seat, spot, amount))
+            self.send_event(protocol.SPOT_CHANGED, protocol.encode_spot_changed(seat, spot, amount))
 
     def clear(self, seat: int | None = None) -> None:
         """Remove all chips (of ``seat`` only, if given), sending SPOT_CHANGED(…, 0) for each non-empty spot."""

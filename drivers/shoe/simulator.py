@@ -129,11 +129,11 @@ class ShoeSimulator(PtySimulator):
         if self._faults:
             name = self._faults.popleft()
             self.fault_counts[name] += 1
-            self.send(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
+            self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
             return
         if len(self._deck) < request.count:
             detail = f"{len(self._deck)} cards left, {request.count} asked"
-            self.send(framing.FAULT, framing.encode_fault(protocol.fault_code(SHOE_FAULTS[3]), detail))
+            self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code(SHOE_FAULTS[3]), detail))
             return
         cards = tuple(self._deck[: request.count])
         del self._deck[: request.count]

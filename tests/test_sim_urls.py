@@ -1,0 +1,92 @@
+"""Simulators opened by a pySerial URL (``sim://shoe?seed=7``; drivers/urls/protocol_sim.py), and a production
+``crisscross run`` that imports no simulator and no numpy (design.md "Layers of a link").
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import serial
+
+from drivers import DRIVERS
+from drivers.events import DeviceFault, DeviceReady, ShuffleComplete, StackDispensed
+from drivers.link import LinkTiming
+from drivers.urls import protocol_sim
+from tests.pty_helpers import expect
+
+pytestmark = pytest.mark.timeout(60)
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = LinkTiming(handshake_timeout=0.5, response_timeout=0.1, response_timeout_max=0.4, retries=4,
+                  heartbeat_interval=1.0, link_silence=3.0, reconnect_min=0.05, reconnect_max=0.2)
+
+
+@pytest.fixture
+def sims():
+    yield protocol_sim
+    protocol_sim.stop_all()
+
+
+def test_a_driver_opens_a_simulator_by_url_and_finds_it_again_with_its_state(sims):
+    events: queue.Queue = queue.Queue()
+    driver = DRIVERS["shoe"]("sim://shoe?seed=7", events, timing=FAST)
+    driver.start()
+    try:
+        ready = expect(events, DeviceReady)
+        assert (ready.device, ready.device_id) == ("shoe", "SIM-SHOE-1")
+        sim = sims.simulator("sim://shoe?seed=7")
+        driver.shuffle()
+        expect(events, ShuffleComplete)
+        driver.dispense(5, 2)
+        first = expect(events, StackDispensed)
+        assert sim.dispensed == [(5, first.cards)]
+        sim.inject("replug")  # a new pty: the URL leads to it
+        assert expect(events, DeviceFault).code == "link_lost"
+        expect(events, DeviceReady, timeout=5)
+        driver.dispense(5, 2)  # the same transaction: the same simulator answers from its record
+        assert expect(events, StackDispensed) == first
+        assert sim.dealt == 1
+    finally:
+        driver.stop()
+
+
+def test_the_same_url_is_the_same_simulator_and_parameters_order_does_not_matter(sims):
+    assert sims.simulator("sim://shoe?seed=3&id=S-9") is sims.simulator("sim://shoe?id=S-9&seed=3")
+    assert sims.simulator("sim://shoe?seed=3&id=S-9").device_id == "S-9"
+    assert sims.simulator("sim://panel") is not sims.simulator("sim://panel?id=P-2")
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("sim://dice", "no simulator of kind 'dice'"),
+    ("sim://panel?seed=3", "unknown parameter(s) seed for panel"),
+    ("sim://shoe?seed=x", "seed 'x' is not an integer"),
+    ("sim://shoe?seed=1&seed=2", "given twice"),
+])
+def test_a_bad_url_is_refused_naming_the_problem(sims, url, message):
+    with pytest.raises(serial.SerialException, match=message.replace("(", r"\(").replace(")", r"\)")):
+        serial.serial_for_url(url, do_not_open=True)
+
+
+def test_a_production_run_imports_no_simulator_and_no_numpy(tmp_path):
+    """``crisscross run`` with every device on a hardware port (here: ports that do not exist, so the drivers
+    search for them), stopped by SIGTERM; ``-X importtime`` lists every module the process imported."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ports = [arg for name in ("shoe", "sensors", "panel") for arg in ("--port", f"{name}={tmp_path / name}")]
+    process = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "controller", "run", "--quiet",
+                                "--journal", str(tmp_path / "journal.jsonl"), *ports],
+                               cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    time.sleep(3.0)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    imported = {line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")}
+    assert "controller.service" in imported and "drivers.link" in imported  # the run got as far as the service
+    assert "numpy" not in imported
+    assert not [m for m in imported if m.endswith(".simulator") or m in ("drivers.sim", "controller.simtable",
+                                                                          "drivers.urls.protocol_sim")]
