@@ -210,6 +210,9 @@ class Device(abc.ABC):
         self.protocol_errors = 0
         #: Links lost since start (each posted one ``DeviceFault(kind, "link_lost")``).
         self.losses = 0
+        #: Counters of the link since start (``link_stats``): written by the owner thread only.
+        self._frames_sent = self._frames_received = self._retransmissions = 0
+        self._reconnections = self._handshake_failures = self._bad_crc_before = 0
         self.decoder = FrameDecoder(name=f"{self.name}<-")
         self._seq = 0
         #: Outstanding requests and device-initiated frames received (owner thread only).
@@ -437,6 +440,8 @@ class Device(abc.ABC):
                 wait = min(wait * 2, self.timing.reconnect_max)
                 continue
             wait, reported = self.timing.reconnect_min, False
+            if self.losses:  # up again after a loss
+                self._reconnections += 1
             code = "link_lost"
             dropped = self._set_up(True)
             if dropped:  # cannot happen (commands are refused while down); logged should it ever
@@ -498,10 +503,12 @@ class Device(abc.ABC):
                 continue
             with self._port_lock:
                 self._link = ser
+            self._bad_crc_before += self.decoder.error_counts["bad_crc"]
             self.decoder = FrameDecoder(name=f"{self.name}<-")
             try:
                 self._handshake(ser, port)
             except _Refused as refused:
+                self._handshake_failures += 1
                 self._log.info("%s: %s refused: %s", self.name, port, refused.detail)
                 first_problem = first_problem or refused
                 self._close_port()
@@ -530,7 +537,17 @@ class Device(abc.ABC):
             except LINK_ERRORS as exc:
                 self._log.debug("%s: close failed: %s", self.name, exc)
 
+    def link_stats(self) -> dict[str, int]:
+        """The link's counters since start, for the metrics (``controller.metrics.LINK_COUNTERS``): frames sent
+        and received, retransmissions, frames dropped for a bad CRC, reconnections after a loss, handshakes
+        refused. Written by the owner thread only; another thread reads a snapshot of plain integers."""
+        return {"frames_sent": self._frames_sent, "frames_received": self._frames_received,
+                "retransmissions": self._retransmissions,
+                "bad_crc": self._bad_crc_before + self.decoder.error_counts["bad_crc"],
+                "reconnections": self._reconnections, "handshake_failures": self._handshake_failures}
+
     def _frame(self, msg_type: int, payload: bytes) -> bytes:
+        self._frames_sent += 1
         seq = self._seq
         self._seq = (self._seq + 1) & 0xFF  # continues across reconnections: no HELLO repeats a previous frame
         return framing.encode_frame(seq, msg_type, payload)
@@ -555,7 +572,9 @@ class Device(abc.ABC):
             return []
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug("%s <- %s", self.name, data.hex(" "))
-        return self.decoder.feed(data)
+        frames = self.decoder.feed(data)
+        self._frames_received += len(frames)
+        return frames
 
     def _handshake(self, ser: Transport, port: str) -> None:
         """HELLO, then IDENT within ``handshake_timeout``; sets ``ident`` or raises ``_Refused``."""
@@ -630,6 +649,7 @@ class Device(abc.ABC):
             waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
             self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends (waits {waits} s)")
         for pending in again:
+            self._retransmissions += 1
             self.transactions.resent(pending, self._write(ser, pending.msg_type, pending.payload), now)
             self._log.warning("%s: no answer to %s, sending it again (send %d, next wait %.2f s)",
                               self.name, pending.what, pending.sends, pending.wait)

@@ -277,3 +277,43 @@ def test_money_has_a_bound_at_every_door(tmp_path, capsys):
     table.write_text(text)
     with pytest.raises(Exception, match=r"limits.ante: max an integer of about \d+ digits is above"):
         load_table_config(table)
+
+
+def _link_samples(text: str) -> dict[tuple[str, str], float]:
+    """``(counter, device) -> value`` of the ``crisscross_link_*_total`` samples of a scrape."""
+    return {(s.name.removeprefix("crisscross_link_").removesuffix("_total"), s.labels["device"]): s.value
+            for f in text_string_to_metric_families(text) if f.name.startswith("crisscross_link_")
+            for s in f.samples if s.name.endswith("_total")}
+
+
+def test_link_counters_count_what_happened_on_each_link(tmp_path):
+    """Per link, served on /metrics: frames both ways; a handshake failure after the shoe lost the host's HELLO;
+    a bad CRC after a panel frame was corrupted; a reconnection after the sensor board was unplugged and came
+    back under another port. (Exact counts of one link: tests/test_transport.py.)"""
+    service = Service(load_table_config(), simulate=True, rounds=2, seed=6, journal_path=tmp_path / "j.jsonl",
+                      quiet=True, metrics_port=0)
+    try:
+        service.sims["shoe"].inject("drop_in")  # the shoe never sees the HELLO: that handshake fails
+        sensors = service.sims["sensors"]
+
+        def unplug_after_first_round():
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and service.controller.rounds_closed < 1:
+                time.sleep(0.01)
+            sensors.inject("replug", after=0.5)
+            service.sims["panel"].inject("corrupt", at=2)  # a byte of the frame's body: its CRC no longer matches
+
+        pulling = threading.Thread(target=unplug_after_first_round)
+        pulling.start()
+        assert service.run() == 0
+        pulling.join()
+        text = urllib.request.urlopen(f"http://127.0.0.1:{service.metrics_port}/metrics", timeout=5).read().decode()
+        counts = _link_samples(text)
+        decoded = {name: driver.decoder.error_counts["bad_crc"] for name, driver in service.drivers.items()}
+    finally:
+        service.close()
+    for device in ("shoe", "sensors", "panel"):
+        assert counts[("frames_sent", device)] > 0 and counts[("frames_received", device)] > 0
+    assert counts[("reconnections", "sensors")] == 1 and counts[("reconnections", "shoe")] == 0
+    assert counts[("bad_crc", "panel")] >= 1 and counts[("bad_crc", "panel")] >= decoded["panel"]
+    assert counts[("handshake_failures", "shoe")] == 1 and counts[("handshake_failures", "panel")] == 0

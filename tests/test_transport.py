@@ -131,3 +131,23 @@ def test_closing_the_pair_is_a_lost_link(paired_shoe):
     expect(events, DeviceReady)
     device.close()
     assert expect(events, DeviceFault).code == "link_lost"
+
+
+def test_link_stats_count_frames_both_ways_a_retransmission_and_a_bad_crc(paired_shoe):
+    """The link's counters for the metrics (controller/metrics.py): every frame the host sent is one the device
+    decoded, every frame the device sent but the corrupted one is one the host took, the broken STACK is one bad
+    CRC and one retransmission of the DISPENSE."""
+    driver, fake, device, events = paired_shoe
+    expect(events, DeviceReady)
+    answer = framing.encode_frame(fake.seq, shoe.STACK, shoe.encode_stack(7, ("Ah", "Kd", "2c", "9s", "Th")))
+    device.noise.corrupt(1, at=len(answer) - 2)  # the last byte before the delimiter: the CRC's
+    driver.dispense(7, 5)
+    expect(events, StackDispensed)
+    expect_quiet(events, 0.3)
+    driver.stop()
+    stats = driver.link_stats()
+    assert stats["retransmissions"] == 1
+    assert stats["bad_crc"] == driver.decoder.error_counts["bad_crc"] == 1
+    assert stats["frames_sent"] == len(fake.received)
+    assert stats["frames_received"] == fake.seq - 1
+    assert (stats["reconnections"], stats["handshake_failures"]) == (0, 0)
