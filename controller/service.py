@@ -192,7 +192,7 @@ class Controller:
         it), so that the panel shows the state's prompt again (``Round.prompt``)."""
         if self._prompt_timer is not None:
             self._prompt_timer.cancel()
-        self._prompt_timer = threading.Timer(REFUSAL_SHOWN_S, self.events.put, (PromptDue(),))
+        self._prompt_timer = threading.Timer(REFUSAL_SHOWN_S, self._post, (PromptDue(),))
         self._prompt_timer.daemon = True
         self._prompt_timer.start()
 
@@ -216,7 +216,16 @@ class Controller:
             log.warning("%s: %s not sent: %s", command.device, type(command).__name__, exc)
         except Exception as exc:  # noqa: BLE001 - a driver that cannot take a command is a device fault
             log.error("%s: cannot send %s: %s", command.device, type(command).__name__, exc)
-            self.events.put(DeviceFault(command.device, "link_lost", f"cannot send {type(command).__name__}: {exc}"))
+            self._post(DeviceFault(command.device, "link_lost", f"cannot send {type(command).__name__}: {exc}"))
+
+    def _post(self, event: Any) -> None:
+        """Queue an input of the service's own; a queue full to its reserve (controller/eventqueue.py) refuses
+        it: logged, and the round goes on (a lost link is reported again by its driver, a prompt by the next
+        press)."""
+        try:
+            self.events.put(event)
+        except queue.Full:
+            log.error("event queue full: %s dropped", type(event).__name__)
 
     def _round_closed(self, round_no: int) -> None:
         record = rounds_from_records(self._round_records).get(round_no)
