@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--mistakes", type=float, default=0.0, metavar="P",
                      help="with --simulate: probability that a player's decision is random, not optimal (default 0)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
-    run.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+    run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
@@ -123,6 +123,17 @@ def _parser() -> argparse.ArgumentParser:
                                               "(table.yaml and jurisdictions/)", parents=[common])
     init.add_argument("dir", type=Path, metavar="DIR", help="a folder that does not exist or is empty")
     return parser
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free port) to 65535, else an ``ArgumentTypeError`` naming the text."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535 or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -181,8 +192,9 @@ def _with_analysis(command: Callable[[], int]) -> int:
     except ModuleNotFoundError as exc:
         if exc.name not in ANALYSIS_LIBRARIES:
             raise
-        print(f"crisscross: this command needs the analysis extra ({exc.name} is missing): "
-              f"pip install 'crisscross-controller[analysis]'", file=sys.stderr)
+        print(f"crisscross: this command needs the analysis extra ({exc.name} is missing): install the package "
+              f"with [analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl[analysis]'",
+              file=sys.stderr)
         return 2
 
 
@@ -193,6 +205,8 @@ def _config_init(folder: Path) -> int:
     import shutil
 
     try:
+        if not str(folder).strip() or str(folder) == ".":
+            raise ConfigError("config init needs the folder to write into, for example /etc/crisscross")
         if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
             raise ConfigError(f"{folder}: exists and is not an empty folder; nothing was written")
         folder.mkdir(parents=True, exist_ok=True)
@@ -359,7 +373,12 @@ def _operators_path(args: argparse.Namespace) -> Path:
         if not args.file.parent.is_dir():
             raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
         return args.file
-    return load_table_config(find_table_config(args.config)).control.operators
+    config = load_table_config(find_table_config(args.config))
+    if config.source.parent.resolve() == CONFIG_DIR.resolve():
+        raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
+                          f"table's own with `crisscross config init DIR` and name it with --config (or "
+                          f"$CRISSCROSS_CONFIG)")
+    return config.control.operators
 
 
 def _operator(args: argparse.Namespace) -> int:
@@ -411,6 +430,8 @@ def _run(args: argparse.Namespace) -> int:
             device, sep, port = item.partition("=")
             if not sep or device not in config.devices or not port:
                 raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(config.devices)}")
+            if device in ports:
+                raise ConfigError(f"--port {device}= given twice ({ports[device]!r} and {port!r})")
             ports[device] = port
         if args.journal is not None and not args.journal.parent.is_dir():
             raise ConfigError(f"--journal {args.journal}: no folder {args.journal.parent} (a mistyped path would "

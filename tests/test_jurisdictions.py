@@ -200,7 +200,7 @@ def line_containing(text: str, fragment: str) -> int:
     (lambda t: t.replace("      flush: 8\n", "      flush: 8.5\n"), "pay_tables.bet.pays.flush",
      "expected an integer, got 8.5"),
     (lambda t: t.replace("      flush: 8\n", "      flush: eight\n"), "pay_tables.bet.pays.flush",
-     "expected an integer, got 'eight'"),
+     "expected an integer, got \"eight\""),
     (lambda t: t.replace("  value: [1, 2, 3]\n", "  value: [1, 2, 3, 4]\n"), "bet_multiples.value",
      "1x, 2x, 3x, 4x given; New York gives the player 1x, 2x, 3x"),
     (lambda t: t.replace("  value: [1, 2, 3]\n", "  value: [1, 2]\n"), "bet_multiples.value",

@@ -1479,3 +1479,23 @@ def test_a_five_card_bonus_keeps_the_round_going_after_every_fold():
     driver = dealt_driver({1: antes(500, bonus=500)}, {1: HANDS[1]})
     driver.decide("across", {})
     assert driver.state == "across_reveal"
+
+
+def test_a_past_posting_repeated_after_the_chips_went_back_is_past_posting_again():
+    """NY (c)(3): a locked spot raised (acknowledged), put back, then raised to the same amount again is a second
+    past-posting, recorded and held for a supervisor, not "the same chips seen again"; so for a held seat's spot
+    that rises above what it held, comes down, and rises again."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock({1: antes(500), 2: antes(55000)})  # seat 2 above the table maximum: held
+    key = ev.SupervisorKey
+    for seat, spot, locked, raised in ((1, "ante_across", 500, 600), (2, "ante_down", 55000, 58000)):
+        for _ in range(2):
+            out = driver.move_chips(seat, spot, raised)
+            assert [(i.detail["locked"], i.detail["new"]) for i in of_type(out, cmd.Irregularity)
+                    if i.kind == "past_posting"] == [(locked, raised)]
+            driver.send(key(True, "SUP-1"))
+            driver.press("acknowledge")
+            driver.send(key(False, ""))
+            driver.move_chips(seat, spot, locked)

@@ -317,3 +317,33 @@ def test_link_counters_count_what_happened_on_each_link(tmp_path):
     assert counts[("reconnections", "sensors")] == 1 and counts[("reconnections", "shoe")] == 0
     assert counts[("bad_crc", "panel")] >= 1 and counts[("bad_crc", "panel")] >= decoded["panel"]
     assert counts[("handshake_failures", "shoe")] == 1 and counts[("handshake_failures", "panel")] == 0
+
+
+def test_any_simulated_device_keeps_the_run_out_of_the_tables_journal(tmp_path, monkeypatch):
+    """A table file whose devices are simulators (the copy `config init` writes) played without --simulate is
+    simulated play all the same: its journal is the simulated one, its start record says so."""
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
+    config = load_table_config()
+    service = Service(config, rounds=0)
+    try:
+        assert service.simulated == ["shoe", "sensors", "panel"]
+        assert service.journal.path == tmp_path / "state" / "simulated" / "journal.jsonl"
+    finally:
+        service.close()
+    assert not config.journal.exists()
+
+
+def test_the_command_line_refuses_what_would_write_into_the_software_or_guess(tmp_path, capsys):
+    """``operator add`` without a table's own configuration would write into the installed package: refused,
+    naming ``config init``; a metrics port out of range, a device given twice with --port and ``config init``
+    without a folder are refused with one line and exit status 2."""
+    assert cli.main(["operator", "list"]) == 2
+    assert "config init" in capsys.readouterr().err
+    for argv in (["run", "--metrics-port", "99999"], ["run", "--metrics-port", "-5"]):
+        with pytest.raises(SystemExit) as refused:
+            cli.main(argv)
+        assert refused.value.code == 2 and "port number from 0 to 65535" in capsys.readouterr().err
+    assert cli.main(["run", "--port", "shoe=/dev/a", "--port", "shoe=/dev/b"]) == 2
+    assert "given twice" in capsys.readouterr().err
+    assert cli.main(["config", "init", ""]) == 2
+    assert "needs the folder" in capsys.readouterr().err
