@@ -5,8 +5,8 @@ its port and only posts events; the controller thread (the thread that calls ``C
 thread under ``crisscross run``) is the only one that touches the round machine and the journal. Nothing is
 sent to a device before its handshake; the round machine leaves ``starting`` only when all three answered.
 
-Write-ahead: every event is journaled (fsync) before the machine applies it, and every command before the
-driver is asked to send it.
+Write-ahead: each event is committed to the journal together with every record and command it produced, in
+one transaction (``Journal.commit``), before any of those commands is handed to its driver.
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from typing import Any, TextIO
 from controller import commands as cmd
 from controller.control import ControlServer
 from controller.inputs import ServiceStarted
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
+from controller.journal_key import JournalKeyError, load_key
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.recall import RoundRecord, rounds_from_records
-from controller.recovery import Recovered, replay
+from controller.recovery import Recovered, recover
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round import Round
 from controller.summary import format_round
@@ -92,10 +93,11 @@ class Controller:
         be written (then nothing more is applied: an input that is not on disk is never acted on).
         """
         try:
-            for output in self.missing:  # consequences of the last input that a crash kept off the journal
+            for output in self.missing:  # consequences of the last input that a crash kept off a JSON-lines journal
                 log.warning("journaling %s of round %s, lost by the last stop", type(output).__name__,
                             getattr(output, "round_no", None))
-                self._carry_out(output)
+            if self.missing:
+                self._commit([], self.missing)
             self.missing = []
             self.process(ServiceStarted())
             while not self._done:
@@ -111,44 +113,53 @@ class Controller:
                 self.process(item)
             self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
         except OSError as exc:
-            log.critical("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
+            # the caller says it in one line (run_service); the log keeps it for -v
+            log.info("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
             self.journal_error = exc
             return 1
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
     def process(self, event: Any) -> None:
-        """Journal one event, apply it to the machine, then journal and carry out each output in order.
+        """Apply one event, commit it with every output it produced (one transaction), then carry out each
+        output in order: a command is sent only once the commit that holds it returned.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
-        its fault state (cause ``internal``) so the round stops in a defined state.
+        its fault state (cause ``internal``) so the round stops in a defined state. Raises ``OSError`` when the
+        journal refuses the commit: then nothing of it is kept and nothing is sent.
         """
-        round_no = self.machine.round_no
-        fields = dataclasses.asdict(event)
-        self._journal("event", type(event).__name__, fields, round_no)
+        entry = ("event", type(event).__name__, dataclasses.asdict(event), self.machine.round_no)
         try:
             outputs = self.machine.handle(event)
         except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
             log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
             outputs = self.machine.defect(exc)
-        for output in outputs:
-            self._carry_out(output)
+        self._commit([entry], outputs)
         if self.on_view is not None:
             self.on_view(self.machine.view())
 
-    def _journal(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> None:
-        record = self.journal.append(kind, type_, data, round_no)
-        if round_no is not None:
-            if self._round_records and self._round_records[-1].get("round") != round_no:
-                self._round_records = []
-            self._round_records.append(record)
-        if self.on_record is not None:
-            self.on_record(record)
+    def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
+        """Commit ``entries`` and ``outputs`` as one transaction (with a checkpoint of the machine after a
+        round's close, and at least every ``journal.checkpoint_every`` records), then carry the outputs out."""
+        for output in outputs:
+            kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
+            entries.append((kind, type(output).__name__, dataclasses.asdict(output),
+                            getattr(output, "round_no", self.machine.round_no)))
+        ends_round = any(isinstance(o, (cmd.RoundClosed, cmd.RoundVoided)) for o in outputs)
+        due = self.journal.since_checkpoint + len(entries) >= self.journal.checkpoint_every
+        records = self.journal.commit(entries, state=self.machine.checkpoint() if ends_round or due else None)
+        for record in records:
+            round_no = record["round"]
+            if round_no is not None:
+                if self._round_records and self._round_records[-1].get("round") != round_no:
+                    self._round_records = []
+                self._round_records.append(record)
+            if self.on_record is not None:
+                self.on_record(record)
+        for output in outputs:
+            self._carry_out(output)
 
     def _carry_out(self, output: Any) -> None:
-        round_no = getattr(output, "round_no", self.machine.round_no)
-        kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
-        self._journal(kind, type(output).__name__, dataclasses.asdict(output), round_no)
-        if kind == "command":
+        if isinstance(output, cmd.DEVICE_COMMANDS):
             self._send(output)
         elif isinstance(output, (cmd.RoundClosed, cmd.RoundVoided)):
             self._round_closed(output.round_no)
@@ -193,6 +204,25 @@ class Controller:
 SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
     "shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator,
 }
+
+
+def open_journal(config: TableConfig, journal_path: Path | None = None) -> Journal:
+    """Open the table's journal store (``journal_path``, else table.yaml's ``journal``) with table.yaml's
+    ``journal_key`` when it names one. Raises ``JournalError`` for a key file that cannot be used (the
+    service does not start without the key it was given) or a journal that does not open
+    (``controller.journal.Journal``)."""
+    return Journal(journal_path or config.journal, key=key_for(config))
+
+
+def key_for(config: TableConfig) -> bytes | None:
+    """The journal key of table.yaml's ``journal_key`` (None when it names none). Raises ``JournalError`` for a
+    key file that cannot be used (``controller.journal_key.load_key``): a key given is never silently left out."""
+    if config.journal_key is None:
+        return None
+    try:
+        return load_key(config.journal_key)
+    except JournalKeyError as exc:
+        raise JournalError(str(exc)) from None
 
 
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
@@ -245,9 +275,11 @@ class Service:
         self.out = out
         self.quiet = quiet
         self.events: queue.Queue = queue.Queue()
-        self.journal = Journal(journal_path or config.journal)
+        self.journal = open_journal(config, journal_path)
         try:
-            recovered = replay(self.journal.records, config, jurisdiction)
+            recovered = recover(self.journal, config, jurisdiction)
+            if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
+                self.journal.commit([], state=recovered.machine.checkpoint())
         except BaseException:
             self.journal.close()
             raise
@@ -368,9 +400,6 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         if service.journal.open_rounds:
             print(f"crisscross: warning: round(s) {', '.join(map(str, service.journal.open_rounds))} in "
                   f"{service.journal.path} were never closed: their wagers are unresolved", file=sys.stderr)
-        if service.journal.torn_tail:
-            print(f"crisscross: warning: an incomplete last record of {service.journal.path} (never applied) was "
-                  f"moved to {service.journal.path.name}.torn", file=sys.stderr)
         if service.sims and service.table is None:
             print(f"crisscross: {', '.join(service.sims)} simulated and no scripted table: waiting for panel "
                   f"presses (run with --simulate for simulated players and dealer)", file=sys.stderr)

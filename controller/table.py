@@ -97,6 +97,8 @@ class TableConfig:
     #: Every link timing value, a value not written at its default (docs/protocol.md, "Timing"), for the drivers.
     timing: LinkTiming = field(default_factory=LinkTiming)
     control: ControlConfig = field(default_factory=ControlConfig)  # the control interface (docs/control.md)
+    #: The journal key (``controller.journal_key``; ``crisscross journal init-key``), None when not configured.
+    journal_key: Path | None = None
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -119,7 +121,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "journal", "devices"},
-               {"timing", "control"})
+               {"timing", "control", "journal_key"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -133,6 +135,10 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     check_keys(path, "limits", limits, {"ante", "five_card_bonus"})
     ante_limits, bonus_limits = (_limits(path, f"limits.{k}", limits[k]) for k in ("ante", "five_card_bonus"))
     journal = require_text(path, "journal", data["journal"], "a file path", line_of(data, "journal"))
+    journal_key = data.get("journal_key")
+    if journal_key is not None:
+        journal_key = path.parent / require_text(path, "journal_key", journal_key, "a file path",
+                                                 line_of(data, "journal_key"))
     devices = data["devices"]
     check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
     device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
@@ -149,6 +155,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         source=path,
         timing=link_timing,
         control=parse_control_config(path, data.get("control")),
+        journal_key=journal_key,
     )
 
 

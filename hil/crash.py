@@ -34,7 +34,7 @@ from pathlib import Path
 
 from controller.cli import positive_int
 from controller.config import CONFIG_DIR
-from controller.journal import JournalError, read_records
+from controller.journal import JournalError, iter_records, rounds_ended
 from controller.service import jurisdiction_for, start_simulators
 from controller.simtable import SimulatedTable
 from controller.table import load_table_config
@@ -55,15 +55,6 @@ class CrashResult:
     #: the presses the simulated supervisor made; one made while the service was down never reached it
     supervisor_presses: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-
-
-def rounds_ended(journal: Path) -> int:
-    """Rounds closed or voided so far, counted from the journal's lines (a torn last line is ignored)."""
-    try:
-        text = journal.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return 0
-    return sum(1 for line in text.splitlines() if '"type":"RoundClosed"' in line or '"type":"RoundVoided"' in line)
 
 
 def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_DIR / "table.yaml", *,
@@ -137,16 +128,15 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     result.problems += problems
     result.rounds_closed = sum(1 for r in rounds_seen.values() if r.closed and r.voided is None)
     result.rounds_voided = sum(1 for r in rounds_seen.values() if r.voided is not None)
-    torn = journal.with_name(journal.name + ".torn")
-    if torn.exists():
-        log(f"torn last records set aside at restarts: {len(torn.read_bytes().splitlines())} (in {torn.name})")
-    records = read_records(journal)
-    result.supervisor_actions = {
-        "clear_fault": sum(1 for r in records if r.get("type") == "FaultCleared" and r["data"].get("role") == "supervisor"),
-        "void_round": sum(1 for r in records if r.get("type") == "RoundVoided" and r["data"].get("role") == "supervisor"),
-        "acknowledge": sum(1 for r in records if r.get("type") == "PastPostingAcknowledged"),
-    }
-    restarts = sum(1 for r in records if r.get("type") == "ServiceStarted" and r.get("kind") == "event")
+    actions = {"clear_fault": 0, "void_round": 0, "acknowledge": 0}
+    restarts = 0
+    for record in iter_records(journal):
+        kind, data = record.get("type"), record.get("data") or {}
+        actions["clear_fault"] += kind == "FaultCleared" and data.get("role") == "supervisor"
+        actions["void_round"] += kind == "RoundVoided" and data.get("role") == "supervisor"
+        actions["acknowledge"] += kind == "PastPostingAcknowledged"
+        restarts += kind == "ServiceStarted" and record.get("kind") == "event"
+    result.supervisor_actions = actions
     if restarts != result.starts:
         log(f"service starts journaled: {restarts} of {result.starts} (a kill during start-up comes before it)")
     return result
@@ -165,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="probability that the supervisor voids a round it could resume (default 0.1)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     args = parser.parse_args(argv)
-    journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-crash-")) / "journal.jsonl"
+    journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-crash-")) / "journal.db"
     started = time.monotonic()
     try:
         result = run_crash_test(args.rounds, args.seed, journal, args.config, max_life=args.max_life,
