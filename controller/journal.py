@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ SAFE_INTEGER = 2**53 - 1
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: A checkpoint is written at each round's close and at least every this many records.
 CHECKPOINT_EVERY = 2000
+#: Environment variable of the crash test's hook (``Journal``): the number of the commit to cut short.
+CUT_COMMIT_VARIABLE = "CRISSCROSS_TEST_CUT_COMMIT"
 #: Records compared around the first break of the chain to name how it was tampered with (bounded memory).
 TAMPER_WINDOW = 2000
 
@@ -493,6 +496,10 @@ class Journal:
         self._fsync = fsync
         self._clock = clock
         self.checkpoint_every = checkpoint_every
+        self._commits = 0
+        #: Test hook of the crash test (hil/crash.py): the process kills itself (SIGKILL) in its Nth commit,
+        #: after the rows were handed to SQLite and before COMMIT, as a power cut in the middle of a write would.
+        self._cut_commit = int(os.environ.get(CUT_COMMIT_VARIABLE, "0") or 0) or None
         self.created = self._check_file()
         if self.created:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -681,6 +688,9 @@ class Journal:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany(f"INSERT INTO records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                self._commits += 1
+                if self._commits == self._cut_commit:  # test hook: a commit cut short by a crash
+                    os.kill(os.getpid(), signal.SIGKILL)
                 if self._key is not None and rows:
                     db.execute("INSERT INTO seals (seq, head, mac) VALUES (?, ?, ?)",
                                (seq, prev, jkey.mac(self._key, "seal", seq, prev)))

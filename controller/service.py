@@ -45,6 +45,8 @@ from drivers.sim import PtySimulator
 
 log = logging.getLogger(__name__)
 
+#: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
+MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
@@ -124,9 +126,13 @@ class Controller:
         output in order: a command is sent only once the commit that holds it returned.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
-        its fault state (cause ``internal``) so the round stops in a defined state. Raises ``OSError`` when the
-        journal refuses the commit: then nothing of it is kept and nothing is sent.
+        its fault state (cause ``internal``) so the round stops in a defined state. A device fault's detail
+        longer than ``MAX_DETAIL`` characters is cut before it is journaled and applied. Raises ``OSError`` when
+        the journal refuses the commit: then nothing of it is kept and nothing is sent.
         """
+        if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
+            cut = len(event.detail) - MAX_DETAIL
+            event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
         entry = ("event", type(event).__name__, dataclasses.asdict(event), self.machine.round_no)
         try:
             outputs = self.machine.handle(event)
@@ -209,9 +215,15 @@ SIMULATORS: dict[str, Callable[..., PtySimulator]] = {
 def open_journal(config: TableConfig, journal_path: Path | None = None) -> Journal:
     """Open the table's journal store (``journal_path``, else table.yaml's ``journal``) with table.yaml's
     ``journal_key`` when it names one. Raises ``JournalError`` for a key file that cannot be used (the
-    service does not start without the key it was given) or a journal that does not open
-    (``controller.journal.Journal``)."""
-    return Journal(journal_path or config.journal, key=key_for(config))
+    service does not start without the key it was given), for a new store beside a JSON-lines journal of the
+    same name (the table's history written before the store: to be imported, never left behind) or a journal
+    that does not open (``controller.journal.Journal``)."""
+    path = Path(journal_path or config.journal)
+    old = path.with_suffix(".jsonl")
+    if not path.exists() and old != path and old.is_file():
+        raise JournalError(f"{path}: no journal store, but a JSON-lines journal {old} beside it: this table's "
+                           f"history; migrate it first: crisscross journal import {old} --journal {path}")
+    return Journal(path, key=key_for(config))
 
 
 def key_for(config: TableConfig) -> bytes | None:
@@ -277,7 +289,10 @@ class Service:
         self.events: queue.Queue = queue.Queue()
         self.journal = open_journal(config, journal_path)
         try:
+            log.info("journal %s: replaying the records after %s", self.journal.path,
+                     f"the checkpoint at record {self.journal.checkpoint.seq}" if self.journal.checkpoint else "none")
             recovered = recover(self.journal, config, jurisdiction)
+            log.info("journal %s: replayed up to record %d", self.journal.path, self.journal.head[0])
             if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
                 self.journal.commit([], state=recovered.machine.checkpoint())
         except BaseException:

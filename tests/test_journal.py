@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from controller import journal_key as jkey
 from controller.journal import (
+    CUT_COMMIT_VARIABLE,
     GENESIS,
     Journal,
     JournalError,
@@ -347,3 +350,29 @@ def test_cli_refuses_a_missing_file_and_a_directory(tmp_path):
     for target, message in ((tmp_path / "absent.db", "no such file"), (tmp_path, "not a regular file")):
         proc = _cli(target)
         assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_creating_the_store_fsyncs_its_folder(tmp_path, mocker):
+    """A power cut right after the store was created must not lose its name (fsync of the folder)."""
+    spy = mocker.spy(jkey, "fsync_folder")
+    Journal(tmp_path / "j.db").close()
+    spy.assert_called_once_with(tmp_path)
+    Journal(tmp_path / "j.db").close()
+    assert spy.call_count == 1  # an existing store is not created again
+
+
+def test_a_commit_cut_short_by_a_crash_keeps_none_of_it(tmp_path):
+    """The crash test's hook: the process dies (SIGKILL) in its 3rd commit, after handing the rows to SQLite and
+    before COMMIT. The store keeps the two commits before, whole, and opens again."""
+    path = tmp_path / "j.db"
+    script = ("from controller.journal import Journal\n"
+              f"j = Journal({str(path)!r})\n"
+              "for n in range(5):\n"
+              "    j.commit([('event', 'ButtonPressed', {'n': n}, None), ('record', 'X', {'n': n}, None)])\n")
+    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, CUT_COMMIT_VARIABLE: "3"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+    journal = Journal(path)
+    assert journal.head[0] == 4
+    journal.close()
+    assert [r["data"]["n"] for r in read_records(path)] == [0, 0, 1, 1]

@@ -329,3 +329,29 @@ def test_recall_shows_the_last_rounds_step_by_step(tmp_path):
     positions = [text.find(part) for part in order]
     assert -1 not in positions, [p for p, i in zip(order, positions) if i == -1]
     assert positions == sorted(positions)
+
+
+def test_a_device_faults_detail_is_bounded(tmp_path):
+    """A link loss described at length (35,000 abandoned frames) is cut before it is journaled and applied."""
+    recorder = Recorder(tmp_path / "j.db")
+    play_until(recorder, "lock")
+    recorder.feed(ev.DeviceFault("shoe", "link_lost", "frame abandoned; " * 35_000))
+    recorder.journal.close()
+    records = read_records(tmp_path / "j.db")
+    event = next(r for r in records if r["type"] == "DeviceFault")
+    fault = next(r for r in records if r["type"] == "FaultRaised")
+    assert len(event["data"]["detail"]) < 250 and event["data"]["detail"].endswith("more characters)")
+    assert fault["data"]["detail"] == event["data"]["detail"]
+    assert replay(records, CONFIG, NY).machine.fault.detail == event["data"]["detail"]
+
+
+def test_a_new_store_beside_an_old_json_lines_journal_is_refused(tmp_path):
+    """The default journal moved from var/journal.jsonl to var/journal.db: a table's history left in the old
+    file must be imported, not silently followed by a second history."""
+    from controller.journal import JournalError
+    from controller.service import open_journal
+
+    (tmp_path / "journal.jsonl").write_text("")
+    with pytest.raises(JournalError, match="crisscross journal import"):
+        open_journal(CONFIG, tmp_path / "journal.db")
+    assert not (tmp_path / "journal.db").exists()
