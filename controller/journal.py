@@ -249,7 +249,7 @@ def rounds_ended(path: Path) -> int:
         return 0
     db = _open_reader(path)
     try:
-        return db.execute("SELECT count(*) FROM records WHERE type IN ('RoundClosed', 'RoundVoided')").fetchone()[0]
+        return db.execute(f"SELECT count(*) FROM records WHERE {_ROUND_ENDS} AND type != 'RoundOpened'").fetchone()[0]
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
     finally:
@@ -439,14 +439,15 @@ CREATE TABLE IF NOT EXISTS records (
     seq INTEGER PRIMARY KEY, time TEXT NOT NULL, kind TEXT NOT NULL, round INTEGER, type TEXT NOT NULL,
     data TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS records_by_round ON records (round);
-CREATE INDEX IF NOT EXISTS round_ends ON records (type, round)
-    WHERE type IN ('RoundOpened', 'RoundClosed', 'RoundVoided');
+CREATE INDEX IF NOT EXISTS round_ends ON records (type, round) WHERE {round_ends};
 CREATE TABLE IF NOT EXISTS checkpoints (
     seq INTEGER PRIMARY KEY, round INTEGER, head TEXT NOT NULL, state TEXT NOT NULL, mac TEXT);
 CREATE TABLE IF NOT EXISTS seals (seq INTEGER PRIMARY KEY, head TEXT NOT NULL, mac TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _APPEND_ONLY = ("records", "checkpoints", "seals", "meta")
+#: The condition of the partial index ``round_ends``: a query uses the index only when it repeats it verbatim.
+_ROUND_ENDS = "type IN ('RoundOpened', 'RoundClosed', 'RoundVoided')"
 
 
 def _schema() -> str:
@@ -454,7 +455,7 @@ def _schema() -> str:
         f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
         f"BEGIN SELECT RAISE(ABORT, 'the journal is append-only: {verb} of {table} refused'); END;\n"
         for table in _APPEND_ONLY for verb in ("UPDATE", "DELETE"))
-    return _SCHEMA + triggers
+    return _SCHEMA.format(round_ends=_ROUND_ENDS) + triggers
 
 
 @dataclass(frozen=True)
@@ -510,6 +511,7 @@ class Journal:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL").fetchall()
             self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
+            self._db.execute("PRAGMA wal_autocheckpoint=0")  # the WAL is checkpointed with ours (``commit``)
             self._db.executescript("BEGIN IMMEDIATE;" + _schema() + "COMMIT;")
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
@@ -589,9 +591,9 @@ class Journal:
         if self._key is not None and key_id is None:
             self._put_meta("key_id", jkey.key_id(self._key))
         self.last_round_no = db.execute("SELECT max(round) FROM records").fetchone()[0] or 0
-        self.open_rounds = [r for (r,) in db.execute(
-            "SELECT DISTINCT round FROM records WHERE type = 'RoundOpened' AND round NOT IN "
-            "(SELECT round FROM records WHERE type IN ('RoundClosed', 'RoundVoided')) ORDER BY round")]
+        self.open_rounds = [r for (r,) in db.execute(  # by the partial index of round ends (30,000 for 10,000)
+            f"SELECT round FROM records WHERE {_ROUND_ENDS} GROUP BY round "
+            "HAVING max(type = 'RoundOpened') AND NOT max(type != 'RoundOpened') ORDER BY round")]
         self.since_checkpoint = self._seq - base
 
     def _hash_at(self, seq: int) -> str | None:
@@ -629,7 +631,8 @@ class Journal:
                state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Write ``entries`` ``(kind, type, data, round)`` as records in one transaction, durable (fsync of the
         WAL, ``synchronous=FULL``) before it returns them; with ``state`` (``Round.checkpoint()`` after the last
-        of them) a checkpoint in the same transaction, then the anchor file. With a key, the commit's last record
+        of them) a checkpoint in the same transaction, then the anchor file and a checkpoint of the WAL into the
+        database (SQLite's own automatic one is off: it would land on the path of a press). With a key, the commit's last record
         is sealed (HMAC-SHA256 of the chain head) in the same transaction.
 
         Raises ``ValueError`` for an unknown kind (nothing written) and ``JournalWriteError`` (an ``OSError``)
@@ -656,6 +659,10 @@ class Journal:
         if checkpoint is not None:
             self.since_checkpoint = 0
             jkey.write_anchor(self.anchor_path, seq, prev, self._key, fsync=self._fsync)
+            try:  # the WAL into the database at a round's close, off the path of a press (and bounded)
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error as exc:
+                raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
         return records
 
     def import_records(self, records: Iterable[dict[str, Any]], *, batch: int = 5000) -> int:

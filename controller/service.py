@@ -6,7 +6,8 @@ thread under ``crisscross run``) is the only one that touches the round machine 
 sent to a device before its handshake; the round machine leaves ``starting`` only when all three answered.
 
 Write-ahead: each event is committed to the journal together with every record and command it produced, in
-one transaction (``Journal.commit``), before any of those commands is handed to its driver.
+one transaction (``Journal.commit``), before any of those commands is handed to its driver; events already
+waiting on the queue share that commit (``Controller.process``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import signal
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -45,6 +47,10 @@ from drivers.sim import PtySimulator
 
 log = logging.getLogger(__name__)
 
+#: Most inputs committed together (those already waiting when one is taken: a burst of chip changes).
+MAX_GROUP = 64
+#: Outputs after which no further input joins the commit: a round's end (its checkpoint) or a fault.
+GROUP_ENDS = (cmd.RoundClosed, cmd.RoundVoided, cmd.FaultRaised)
 #: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
 MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
@@ -86,6 +92,7 @@ class Controller:
         self._done = False
         self._stop_after_round = False
         self.journal_error: OSError | None = None
+        self._pending: deque[Any] = deque()  # inputs taken from the queue and put back (``process``)
 
     def run(self) -> int:
         """Process events until ``STOP``, ``STOP_AFTER_ROUND`` once no round is in progress, the round count or
@@ -99,11 +106,11 @@ class Controller:
                 log.warning("journaling %s of round %s, lost by the last stop", type(output).__name__,
                             getattr(output, "round_no", None))
             if self.missing:
-                self._commit([], self.missing)
+                self._commit([self._entry(output) for output in self.missing], self.missing)
             self.missing = []
             self.process(ServiceStarted())
             while not self._done:
-                item = self.events.get()
+                item = self._pending.popleft() if self._pending else self.events.get()
                 if item is STOP:
                     break
                 if item is STOP_AFTER_ROUND:
@@ -112,7 +119,7 @@ class Controller:
                         break
                     log.warning("stopping after round %s", self.machine.round_no)
                     continue
-                self.process(item)
+                self.process(item, *self._arrived_with())
             self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
         except OSError as exc:
             # the caller says it in one line (run_service); the log keeps it for -v
@@ -121,35 +128,62 @@ class Controller:
             return 1
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
-    def process(self, event: Any) -> None:
-        """Apply one event, commit it with every output it produced (one transaction), then carry out each
-        output in order: a command is sent only once the commit that holds it returned.
+    def _arrived_with(self) -> list[Any]:
+        """The inputs already waiting (put back, then on the queue), up to ``MAX_GROUP - 1``: committed with the
+        one just taken. A stop marker ends the group and stays first in line."""
+        group: list[Any] = []
+        while len(group) < MAX_GROUP - 1:
+            try:
+                item = self._pending.popleft() if self._pending else self.events.get_nowait()
+            except queue.Empty:
+                break
+            if item is STOP or item is STOP_AFTER_ROUND:
+                self._pending.appendleft(item)
+                break
+            group.append(item)
+        return group
+
+    def process(self, *events: Any) -> None:
+        """Apply ``events`` in order, commit them with every output they produced in one transaction (inputs
+        that arrived together share a commit), then carry out each output in order: a command is sent only
+        once the commit that holds it returned. An input whose outputs end a round or raise a fault ends the
+        group (a checkpoint, or the end of the run, comes right after it); the inputs after it are put back.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
         its fault state (cause ``internal``) so the round stops in a defined state. A device fault's detail
         longer than ``MAX_DETAIL`` characters is cut before it is journaled and applied. Raises ``OSError`` when
         the journal refuses the commit: then nothing of it is kept and nothing is sent.
         """
-        if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
-            cut = len(event.detail) - MAX_DETAIL
-            event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
-        entry = ("event", type(event).__name__, dataclasses.asdict(event), self.machine.round_no)
-        try:
-            outputs = self.machine.handle(event)
-        except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
-            log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
-            outputs = self.machine.defect(exc)
-        self._commit([entry], outputs)
+        entries: list[tuple[str, str, dict[str, Any], int | None]] = []
+        outputs: list[Any] = []
+        for index, event in enumerate(events):
+            if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
+                cut = len(event.detail) - MAX_DETAIL
+                event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
+            entries.append(("event", type(event).__name__, dataclasses.asdict(event), self.machine.round_no))
+            try:
+                produced = self.machine.handle(event)
+            except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
+                log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
+                produced = self.machine.defect(exc)
+            entries.extend(self._entry(output) for output in produced)
+            outputs.extend(produced)
+            if any(isinstance(o, GROUP_ENDS) for o in produced) and index + 1 < len(events):
+                self._pending.extendleft(reversed(events[index + 1:]))
+                break
+        self._commit(entries, outputs)
         if self.on_view is not None:
             self.on_view(self.machine.view())
 
+    def _entry(self, output: Any) -> tuple[str, str, dict[str, Any], int | None]:
+        kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
+        return kind, type(output).__name__, dataclasses.asdict(output), getattr(output, "round_no",
+                                                                                self.machine.round_no)
+
     def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
-        """Commit ``entries`` and ``outputs`` as one transaction (with a checkpoint of the machine after a
-        round's close, and at least every ``journal.checkpoint_every`` records), then carry the outputs out."""
-        for output in outputs:
-            kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
-            entries.append((kind, type(output).__name__, dataclasses.asdict(output),
-                            getattr(output, "round_no", self.machine.round_no)))
+        """Commit ``entries`` (inputs and the entries of ``outputs``) as one transaction, with a checkpoint of
+        the machine after a round's close and at least every ``journal.checkpoint_every`` records, then carry
+        the outputs out."""
         ends_round = any(isinstance(o, (cmd.RoundClosed, cmd.RoundVoided)) for o in outputs)
         due = self.journal.since_checkpoint + len(entries) >= self.journal.checkpoint_every
         records = self.journal.commit(entries, state=self.machine.checkpoint() if ends_round or due else None)

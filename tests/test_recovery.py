@@ -19,7 +19,7 @@ from controller.inputs import ServiceStarted
 from controller.journal import Journal, canonical_line, read_records, verify_chain
 from controller.recovery import ReplayError, recover, replay
 from controller.round import Round, RoundData, SeatState
-from controller.service import Controller
+from controller.service import STOP, Controller
 from drivers import events as ev
 from tests.journal_helpers import exported_lines, forge, rechain, replace_records
 from tests.round_helpers import CONFIG, NY, antes, ready
@@ -355,3 +355,20 @@ def test_a_new_store_beside_an_old_json_lines_journal_is_refused(tmp_path):
     with pytest.raises(JournalError, match="crisscross journal import"):
         open_journal(CONFIG, tmp_path / "journal.db")
     assert not (tmp_path / "journal.db").exists()
+
+
+def test_inputs_that_arrived_together_share_one_commit_in_order(tmp_path, mocker):
+    """A burst of chip changes (the sensors' line rate) is committed in groups, not one fsync each; every input
+    is journaled once, in the order it arrived, and the stop marker after them is still obeyed."""
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    events: queue.Queue = queue.Queue()
+    controller = Controller(Round(CONFIG, NY), journal, {}, events)
+    commits = mocker.spy(journal, "commit")
+    for n in range(100):
+        events.put(ev.SpotChanged(1 + n % 6, "ante_across", n + 1))
+    events.put(STOP)
+    assert controller.run() == 0
+    journal.close()
+    amounts = [r["data"]["amount"] for r in read_records(tmp_path / "j.db") if r["type"] == "SpotChanged"]
+    assert amounts == list(range(1, 101))
+    assert commits.call_count == 1 + 2 + 1  # ServiceStarted, 64 + 36 chip changes, ServiceStopped
