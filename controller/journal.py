@@ -492,7 +492,6 @@ class Journal:
                  key: bytes | None = None, checkpoint_every: int = CHECKPOINT_EVERY) -> None:
         self.path = Path(path)
         self.anchor_path = jkey.anchor_path(self.path)
-        self.torn_tail = b""  # a store has no torn tail: SQLite rolls an unfinished commit back
         self._key = key
         self._fsync = fsync
         self._clock = clock

@@ -115,7 +115,7 @@ def where_it_landed(journal: Path, before: int, log_text: str, config, jurisdict
 
 
 def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_DIR / "table.yaml", *,
-                   max_life: float = 1.5, void_rate: float = 0.1, mistakes: float = 0.1, early: float = 0.3,
+                   max_life: float = 0.3, void_rate: float = 0.1, mistakes: float = 0.1, early: float = 0.3,
                    torn_rate: float = 0.05, timeout: float = 1200.0, log=print) -> CrashResult:
     """Run the crash test (module docstring) until ``rounds`` rounds ended or ``timeout`` seconds passed; return
     what it saw.
@@ -236,8 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the kills, the shoe and the players")
     parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
     parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
-    parser.add_argument("--max-life", type=float, default=1.5,
-                        help="longest a service process lives before it is killed, seconds (default 1.5)")
+    parser.add_argument("--max-life", type=float, default=0.3,
+                        help="longest a service process lives after it is ready before it is killed, seconds "
+                             "(default 0.3: a few rounds of the simulated table)")
     parser.add_argument("--void-rate", type=float, default=0.1,
                         help="probability that the supervisor voids a round it could resume (default 0.1)")
     parser.add_argument("--early", type=float, default=0.3,
