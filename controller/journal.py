@@ -450,6 +450,15 @@ _APPEND_ONLY = ("records", "checkpoints", "seals", "meta")
 _ROUND_ENDS = "type IN ('RoundOpened', 'RoundClosed', 'RoundVoided')"
 
 
+def key_from(value: str | None, key: bytes | None) -> int:
+    """The seq at which the key was introduced, from ``meta`` ``key_from`` (``"<seq> <hmac>"``); -1 when there
+    is none or its seal does not match ``key`` (nothing is then taken as written before the key)."""
+    seq, _, mac = (value or "").partition(" ")
+    if not key or not seq.isdigit() or mac != jkey.mac(key, "key_from", int(seq)):
+        return -1
+    return int(seq)
+
+
 def _schema() -> str:
     triggers = "".join(
         f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
@@ -560,8 +569,8 @@ class Journal:
         self.checkpoint: Checkpoint | None = None
         if row is not None:
             self.checkpoint = Checkpoint(row[0], row[1], row[2], parse_canonical(row[3], where, row[0]), row[4])
-            if self._key is not None and key_id is not None and self.checkpoint.mac != jkey.mac(
-                    self._key, "checkpoint", row[0], row[2], row[3]):
+            if self._key is not None and key_id is not None and not self._before_key(row[0], row[4]) and \
+                    self.checkpoint.mac != jkey.mac(self._key, "checkpoint", row[0], row[2], row[3]):
                 raise JournalError(f"{where}: checkpoint at record {row[0]}: its seal does not match (altered or "
                                    f"forged without the key): not started")
         base, prev = (self.checkpoint.seq, self.checkpoint.head) if self.checkpoint else (0, GENESIS)
@@ -584,29 +593,48 @@ class Journal:
                                    f"without the key): not started")
         anchor = jkey.read_anchor(self.anchor_path)
         if anchor is not None:
-            problem = jkey.check_anchor(anchor, lambda seq: self._hash_at(seq), self._seq, self._key)
+            problem = jkey.check_anchor(anchor, self._hash_at, self._seq, self._key if key_id is not None else None)
             if problem:
                 raise JournalError(f"{where}: {problem}: not started")
         if self._key is not None and key_id is None:
-            self._put_meta("key_id", jkey.key_id(self._key))
+            self._introduce_key(anchor)
         self.last_round_no = db.execute("SELECT max(round) FROM records").fetchone()[0] or 0
         self.open_rounds = [r for (r,) in db.execute(  # by the partial index of round ends (30,000 for 10,000)
             f"SELECT round FROM records WHERE {_ROUND_ENDS} GROUP BY round "
             "HAVING max(type = 'RoundOpened') AND NOT max(type != 'RoundOpened') ORDER BY round")]
         self.since_checkpoint = self._seq - base
 
+    def _introduce_key(self, anchor: dict[str, Any] | None) -> None:
+        """Seal a journal kept so far without a key: its id, the seq from which it seals (itself sealed), a seal
+        of the present head (vouching for every record before it) in one transaction; then the anchor sealed."""
+        seq, head = self._seq, self._prev
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT INTO meta (name, value) VALUES ('key_id', ?)", (jkey.key_id(self._key),))
+            self._db.execute("INSERT INTO meta (name, value) VALUES ('key_from', ?)",
+                             (f"{seq} {jkey.mac(self._key, 'key_from', seq)}",))
+            if seq:
+                self._db.execute("INSERT INTO seals (seq, head, mac) VALUES (?, ?, ?)",
+                                 (seq, head, jkey.mac(self._key, "seal", seq, head)))
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+        if anchor is not None and "problem" not in anchor:
+            jkey.write_anchor(self.anchor_path, anchor["seq"], anchor["head"], self._key, fsync=self._fsync)
+
+    def _before_key(self, seq: int, mac: str | None) -> bool:
+        """True for an unsealed checkpoint (``mac`` None) written before the key was introduced (``key_from``,
+        whose own seal is checked)."""
+        return mac is None and key_from(self.meta("key_from"), self._key) >= seq
+
     def _hash_at(self, seq: int) -> str | None:
         row = self._db.execute("SELECT hash FROM records WHERE seq = ?", (seq,)).fetchone()
         return row[0] if row else None
 
-    def _put_meta(self, name: str, value: str) -> None:
-        try:
-            self._db.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (name, value))
-        except sqlite3.Error as exc:
-            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
-
     def meta(self, name: str) -> str | None:
-        """The store's ``meta`` value ``name`` (``key_id``: the id of the key that seals it), or None."""
+        """The store's ``meta`` value ``name`` (``key_id``: the id of the key that seals it; ``key_from``: the seq from which it seals), or None."""
         row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
 

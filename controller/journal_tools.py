@@ -25,6 +25,7 @@ from controller.journal import (
     is_store,
     iter_jsonl,
     iter_store,
+    key_from,
     parse_canonical,
 )
 
@@ -106,12 +107,15 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) ->
                 verdict.tamper = Tamper("forged", seq, seq, "its seal was not made with the journal key")
                 return
             sealed_to = seq
+        from_row = db.execute("SELECT value FROM meta WHERE name = 'key_from'").fetchone()
+        before_key = key_from(from_row[0] if from_row else None, key) if keyed else -1
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
             parse_canonical(state, f"{path}: checkpoint", seq)
             if hash_at(seq) != ckpt_head:
                 verdict.tamper = Tamper("forged", seq, seq, "a checkpoint names another record (rewritten)")
                 return
-            if keyed and mac != jkey.mac(key, "checkpoint", seq, ckpt_head, state):
+            if keyed and not (mac is None and seq <= before_key) and mac != jkey.mac(key, "checkpoint", seq,
+                                                                                      ckpt_head, state):
                 verdict.tamper = Tamper("forged", seq, seq, "its checkpoint was not sealed with the journal key")
                 return
         anchor = jkey.read_anchor(jkey.anchor_path(path))

@@ -180,3 +180,50 @@ def test_a_key_others_may_read_or_a_link_is_refused(tmp_path):
         load_key(tmp_path / "link.key")
     with pytest.raises(JournalKeyError, match="exists"):
         init_key(tmp_path / "link.key")
+
+
+def test_a_key_given_to_a_journal_kept_without_one_seals_it_from_then_on(tmp_path):
+    """A table that adds a key later: the journal opens, is sealed from then on, and then needs the key."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    journal.commit([("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1)], state={"round": 1})
+    journal.close()
+    init_key(tmp_path / "journal.key")
+    key = load_key(tmp_path / "journal.key")
+    Journal(path, key=key).close()  # introduced: the head sealed, the anchor sealed
+    assert _verify(path, tmp_path / "journal.key").returncode == 0
+    journal = Journal(path, key=key)  # and a start before any new checkpoint still opens
+    journal.commit([("record", "RoundClosed", {"round_no": 2, "totals": {}}, 2)], state={"round": 2})
+    journal.close()
+    assert _verify(path, tmp_path / "journal.key").returncode == 0
+    with pytest.raises(JournalError, match="no key was given"):
+        Journal(path)
+
+
+def test_the_service_seals_with_the_key_of_table_yaml_and_refuses_a_forged_input_appended(tmp_path):
+    """table.yaml's ``journal_key``: the service seals its journal with it; a supervisor's void appended without
+    the key is refused at the next start (exit 2, one line), never acted on; a configured key that is missing
+    refuses the start too."""
+    from controller.config import CONFIG_DIR
+
+    config = tmp_path / "table.yaml"
+    config.write_text((CONFIG_DIR / "table.yaml").read_text().replace(
+        "jurisdiction: ny ", f"jurisdiction: {CONFIG_DIR / 'jurisdictions' / 'ny.yaml'} ", 1)
+        + "journal_key: journal.key\n")
+    path = tmp_path / "j.db"
+
+    def run():
+        return subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "1", "--quiet",
+                               "--config", str(config), "--journal", str(path)], capture_output=True, text=True,
+                              timeout=120)
+
+    proc = run()
+    assert proc.returncode == 2 and "no journal key (create it with crisscross journal init-key)" in proc.stderr
+    init_key(tmp_path / "journal.key")
+    assert run().returncode == 0
+    assert _verify(path, tmp_path / "journal.key").returncode == 0
+    _append_forged_input(path)
+    before = path.read_bytes()
+    proc = run()
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "carry no seal" in proc.stderr
+    assert path.read_bytes() == before
