@@ -662,8 +662,9 @@ class Journal:
         database (SQLite's own automatic one is off: it would land on the path of a press). With a key, the commit's last record
         is sealed (HMAC-SHA256 of the chain head) in the same transaction.
 
-        Raises ``ValueError`` for an unknown kind (nothing written) and ``JournalWriteError`` (an ``OSError``)
-        when the store refuses the commit: then none of it is kept, and the journal's head stays where it was.
+        The records returned are as the store gives them back (their data decoded from its canonical text,
+        lists for tuples). Raises ``ValueError`` for an unknown kind (nothing written) and ``JournalWriteError``
+        (an ``OSError``) when the store refuses the commit: then none of it is kept, and the journal's head stays where it was.
         """
         rows, seq, prev = [], self._seq, self._prev
         records = []
@@ -671,10 +672,15 @@ class Journal:
             if kind not in KINDS:
                 raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
             seq += 1
+            text = _dumps(data)
+            # the record's data as the store gives it back, owned by the record alone (it goes to other threads)
             record = {"seq": seq, "time": self._clock(), "kind": kind, "round": round_no, "type": type_,
-                      "data": data, "prev": prev}
-            record["hash"] = prev = record_hash(record)
-            rows.append((seq, record["time"], kind, round_no, type_, _dumps(data), record["prev"], prev))
+                      "data": json.loads(text), "prev": prev}
+            # record_hash's canonical JSON, its keys in sorted order, with the data's text encoded once
+            body = (f'{{"data":{text},"kind":{_dumps(kind)},"prev":{_dumps(prev)},"round":{_dumps(round_no)},'
+                    f'"seq":{seq},"time":{_dumps(record["time"])},"type":{_dumps(type_)}}}')
+            record["hash"] = prev = hashlib.sha256(body.encode()).hexdigest()
+            rows.append((seq, record["time"], kind, round_no, type_, text, record["prev"], prev))
             records.append(record)
         checkpoint = None
         if state is not None:

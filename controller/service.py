@@ -13,6 +13,7 @@ waiting on the queue share that commit (``Controller.process``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import queue
 import shutil
@@ -57,6 +58,18 @@ MAX_DETAIL = 200
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def fields_of(item: Any) -> dict[str, Any]:
+    """The fields of an input or output (a flat frozen dataclass: none holds another) by name, for the journal:
+    the values themselves, not copies (``dataclasses.asdict`` copies deeply; the journal encodes them at once
+    and gives back records of its own)."""
+    return {name: getattr(item, name) for name in _field_names(type(item))}
 
 
 class Controller:
@@ -160,7 +173,7 @@ class Controller:
             if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
                 cut = len(event.detail) - MAX_DETAIL
                 event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
-            entries.append(("event", type(event).__name__, dataclasses.asdict(event), self.machine.round_no))
+            entries.append(("event", type(event).__name__, fields_of(event), self.machine.round_no))
             try:
                 produced = self.machine.handle(event)
             except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
@@ -177,8 +190,7 @@ class Controller:
 
     def _entry(self, output: Any) -> tuple[str, str, dict[str, Any], int | None]:
         kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
-        return kind, type(output).__name__, dataclasses.asdict(output), getattr(output, "round_no",
-                                                                                self.machine.round_no)
+        return kind, type(output).__name__, fields_of(output), getattr(output, "round_no", self.machine.round_no)
 
     def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
         """Commit ``entries`` (inputs and the entries of ``outputs``) as one transaction, with a checkpoint of
