@@ -76,8 +76,12 @@ def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_quote = json.encoder.encode_basestring_ascii  # a string as canonical JSON text (the C encoder's)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -677,8 +681,8 @@ class Journal:
             record = {"seq": seq, "time": self._clock(), "kind": kind, "round": round_no, "type": type_,
                       "data": json.loads(text), "prev": prev}
             # record_hash's canonical JSON, its keys in sorted order, with the data's text encoded once
-            body = (f'{{"data":{text},"kind":{_dumps(kind)},"prev":{_dumps(prev)},"round":{_dumps(round_no)},'
-                    f'"seq":{seq},"time":{_dumps(record["time"])},"type":{_dumps(type_)}}}')
+            body = (f'{{"data":{text},"kind":{_quote(kind)},"prev":{_quote(prev)},"round":{_dumps(round_no)},'
+                    f'"seq":{seq},"time":{_quote(record["time"])},"type":{_quote(type_)}}}')
             record["hash"] = prev = hashlib.sha256(body.encode()).hexdigest()
             rows.append((seq, record["time"], kind, round_no, type_, text, record["prev"], prev))
             records.append(record)
