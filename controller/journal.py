@@ -247,12 +247,18 @@ def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = N
 
 def rounds_ended(path: Path) -> int:
     """Rounds closed or voided in the store at ``path``, by its index of round ends (0 while there is no store
-    yet); safe while the service writes it. Raises ``JournalError`` for a file that is not a store."""
+    yet, or while the service is creating it); safe while the service writes it. Raises ``JournalError`` for a
+    file that is not a store."""
     path = Path(path)
     if not path.exists() or not path.stat().st_size:
         return 0
-    db = _open_reader(path)
     try:
+        db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    try:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone() is None:
+            return 0  # the store's tables are not committed yet
         return db.execute(f"SELECT count(*) FROM records WHERE {_ROUND_ENDS} AND type != 'RoundOpened'").fetchone()[0]
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read the journal store: {exc}") from None

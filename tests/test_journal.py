@@ -409,3 +409,19 @@ def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(
     assert out.read_text() == "".join(exported_lines(tmp_path / "j.db")[1:4])
     proc = _cli("--journal", tmp_path / "j.db", "--rounds", "4-2", command="export")
     assert proc.returncode == 2 and "1 <= A <= B" in proc.stderr
+
+
+def test_rounds_ended_of_a_store_being_created_is_none(tmp_path):
+    """A reader polling while the service creates its store (the file exists, its tables not yet committed)
+    sees no round ended, not an error (the crash test and the service tests poll this way)."""
+    from controller.journal import rounds_ended
+
+    path = tmp_path / "j.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 1")  # a database file with a header and no table yet
+    db.commit()
+    db.close()
+    assert rounds_ended(path) == 0
+    (tmp_path / "other.jsonl").write_text('{"seq":1}\n')
+    with pytest.raises(JournalError, match="cannot read the journal store"):
+        rounds_ended(tmp_path / "other.jsonl")
