@@ -6,9 +6,14 @@
   return and optimal strategy of a pay table (``controller.analysis``).
 - ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step (exit 1,
   under a warning line, when the journal does not verify).
-- ``crisscross journal verify PATH`` checks a journal's sequence numbers and hash chain without changing the
-  file: exit 0 intact, 1 tampered (the first edited, removed, inserted or reordered record is named by line and
-  seq), 2 a file that cannot be read as a journal (one line on standard error).
+- ``crisscross journal verify PATH [--key FILE]`` checks a journal (store or JSON lines) without changing it
+  (``controller.journal_tools.verify``): exit 0 intact, 1 tampered (the first tampered record is named by line
+  and seq, with how), 2 a file that cannot be read as a journal (one line on standard error), 3 nothing wrong
+  found but not everything checkable (without the key, or a JSON-lines copy): what was not checked is said.
+- ``crisscross journal export [--rounds A-B] [--format jsonl] [--output FILE] [--journal PATH]`` writes the
+  store's records as JSON lines in their canonical spelling; ``crisscross journal import FILE [--journal PATH]``
+  fills a new store from a JSON-lines journal, refusing one that does not verify; ``crisscross journal
+  init-key [--file PATH]`` creates the journal key (mode 0600) at table.yaml's ``journal_key``.
 - ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
   user of the control interface (``controller.operators``, docs/control.md); the password is asked with
   ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
@@ -86,7 +91,23 @@ def _parser() -> argparse.ArgumentParser:
     journal_sub = journal.add_subparsers(dest="journal_command", required=True)
     verify = journal_sub.add_parser("verify", help="check a journal's hash chain; name the first tampered record",
                                     parents=[common])
-    verify.add_argument("path", type=Path, metavar="PATH", help="journal file (JSON lines)")
+    verify.add_argument("path", type=Path, metavar="PATH", help="journal store, or a JSON-lines copy")
+    verify.add_argument("--key", type=Path, default=None, help="the journal key file: check the seals too")
+    export = journal_sub.add_parser("export", help="the journal's records as JSON lines (canonical spelling)",
+                                    parents=[common])
+    export.add_argument("--rounds", type=round_range, default=None, metavar="A-B",
+                        help="from the first record of round A to the last of round B (default: all)")
+    export.add_argument("--format", choices=("jsonl",), default="jsonl")
+    export.add_argument("--output", type=Path, default=None, help="file to write (default: standard output)")
+    imported = journal_sub.add_parser("import", help="fill a new journal store from a JSON-lines journal that "
+                                                     "verifies", parents=[common])
+    imported.add_argument("source", type=Path, metavar="FILE", help="JSON-lines journal (an export, or an old journal)")
+    init_key = journal_sub.add_parser("init-key", help="create the journal key (mode 0600)", parents=[common])
+    init_key.add_argument("--file", type=Path, default=None, help="key file (default: journal_key of table.yaml)")
+    for tool in (export, imported, init_key):
+        tool.add_argument("--config", type=Path, default=None, help=config_help)
+    for tool in (export, imported):
+        tool.add_argument("--journal", type=Path, default=None, help="journal store (default: the one of --config)")
 
     operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
     operator_sub = operator.add_subparsers(dest="operator_command", required=True)
@@ -136,6 +157,18 @@ def port_number(text: str) -> int:
     return value
 
 
+def round_range(text: str) -> tuple[int, int]:
+    """argparse type: ``A-B`` (or ``A``), round numbers with 1 <= A <= B; else an ``ArgumentTypeError``."""
+    first, _, last = text.partition("-")
+    try:
+        low, high = int(first), int(last or first)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected rounds A-B, got {text}") from None
+    if not 1 <= low <= high:
+        raise argparse.ArgumentTypeError(f"expected rounds A-B with 1 <= A <= B, got {text}")
+    return low, high
+
+
 def positive_int(text: str) -> int:
     """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text."""
     value = int(text)
@@ -173,7 +206,8 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "recall":
         return _recall(args)
     if args.command == "journal":
-        return _journal_verify(args.path)
+        return {"verify": _journal_verify, "export": _journal_export, "import": _journal_import,
+                "init-key": _journal_init_key}[args.journal_command](args)
     if args.command == "operator":
         return _operator(args)
     if args.command == "config":
@@ -225,7 +259,7 @@ def _config_init(folder: Path) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from controller.journal import JournalError, read_records, verify_chain
+    from controller.journal import JournalError, last_rounds, verify_journal
     from controller.recall import recall_last
     from controller.table import load_table_config
 
@@ -233,25 +267,30 @@ def _recall(args: argparse.Namespace) -> int:
         path = Path(args.journal or load_table_config(find_table_config(args.config)).journal)
         if not path.exists():
             raise JournalError(f"{path}: no such file")
-        records = read_records(path, skip_torn_tail=True)
-        torn = False  # a last line without its newline: an append a crash cut short
-        if path.stat().st_size:
+        rounds = last_rounds(path, args.last)
+        torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
+        if path.stat().st_size and not _is_store(path):
             with path.open("rb") as handle:
                 handle.seek(-1, os.SEEK_END)
                 torn = handle.read(1) != b"\n"
+        _, problem = verify_journal(path) if not torn else (0, None)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
-    if torn:  # not a tampering: the next start of the service sets it aside
-        print(f"crisscross recall: note: {path} ends with an incomplete record, never applied (a crash cut it "
-              f"short; the next start moves it to {path.name}.torn); it is not shown", file=sys.stderr)
-    problem = verify_chain(records)
+    if torn:  # not a tampering: a copy cut short
+        print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
     if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
         warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
         print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
         print(warning)
-    print(recall_last(records, args.last) or f"no rounds in {path}")
+    print(recall_last(rounds) or f"no rounds in {path}")
     return 1 if problem else 0
+
+
+def _is_store(path: Path) -> bool:
+    from controller.journal import is_store
+
+    return is_store(path)
 
 
 def _par_sheet(args: argparse.Namespace) -> int:
@@ -339,21 +378,100 @@ def _settle(path: Path | None, table_path: Path | None = None) -> int:
     return 0
 
 
-def _journal_verify(path: Path) -> int:
-    """``crisscross journal verify PATH``: 0 intact, 1 tampered, 2 unreadable (controller.journal.verify_journal).
-    Reads the file only; never writes it."""
-    from controller.journal import JournalError, verify_journal
+def _journal_verify(args: argparse.Namespace) -> int:
+    """``crisscross journal verify PATH [--key FILE]``: 0 intact, 1 tampered, 2 unreadable, 3 nothing found but
+    not everything checkable (``controller.journal_tools.verify``). Reads the files only; never writes them."""
+    from controller.journal import JournalError
+    from controller.journal_key import JournalKeyError, load_key
+    from controller.journal_tools import verify
+
+    path = args.path
+    try:
+        verdict = verify(path, load_key(args.key) if args.key else None)
+    except (JournalError, JournalKeyError) as exc:
+        return _refused(exc, path)
+    if verdict.tamper is not None:
+        print(f"{path}: tampered: {verdict.tamper}")
+        return 1
+    if verdict.unchecked:
+        print(f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}")
+        return 3
+    print(f"{path}: intact, {verdict.records} records")
+    return 0
+
+
+def _refused(exc: Exception, where: object) -> int:
+    """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
+    ``where``); return exit status 2."""
+    if isinstance(exc, OSError):
+        print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
+    else:
+        print(f"crisscross: {exc}", file=sys.stderr)
+    return 2
+
+
+def _journal_path(args: argparse.Namespace) -> Path:
+    from controller.table import load_table_config
+
+    return Path(args.journal or load_table_config(find_table_config(args.config)).journal)
+
+
+def _journal_export(args: argparse.Namespace) -> int:
+    """``crisscross journal export``: 0 written, 2 a journal that cannot be read (one line on standard error)."""
+    from controller.journal import JournalError
+    from controller.journal_tools import export
 
     try:
-        count, tamper = verify_journal(path)
-    except JournalError as exc:
-        print(f"crisscross: {exc}", file=sys.stderr)
-        return 2
-    if tamper is None:
-        print(f"{path}: intact, {count} records")
-        return 0
-    print(f"{path}: tampered: {tamper}")
-    return 1
+        path = _journal_path(args)
+        if args.output is None:
+            count = export(path, sys.stdout, rounds=args.rounds)
+        else:
+            with args.output.open("x", encoding="ascii") as out:
+                count = export(path, out, rounds=args.rounds)
+    except (ConfigError, JournalError, OSError) as exc:
+        return _refused(exc, args.output)
+    print(f"exported {count} records of {path}", file=sys.stderr)
+    return 0
+
+
+def _journal_import(args: argparse.Namespace) -> int:
+    """``crisscross journal import FILE``: 0 imported, 1 a source that does not verify, 2 anything else
+    refused (one line on standard error)."""
+    from controller.journal import JournalError
+    from controller.journal_tools import import_jsonl, verify
+    from controller.service import key_for
+    from controller.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        destination = Path(args.journal or config.journal)
+        verdict = verify(args.source)
+        if verdict.tamper is not None:
+            print(f"crisscross: {args.source}: does not verify: {verdict.tamper}; not imported", file=sys.stderr)
+            return 1
+        count = import_jsonl(args.source, destination, key=key_for(config))
+    except (ConfigError, JournalError, OSError) as exc:
+        return _refused(exc, args.source)
+    print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    return 0
+
+
+def _journal_init_key(args: argparse.Namespace) -> int:
+    """``crisscross journal init-key``: 0 created, 2 refused (exists, no path configured, not writable)."""
+    from controller.journal_key import JournalKeyError, init_key
+    from controller.table import load_table_config
+
+    try:
+        config_path = find_table_config(args.config)
+        path = args.file or load_table_config(config_path).journal_key
+        if path is None:
+            raise ConfigError(f"{config_path}: no journal_key: give its path there (journal_key: "
+                              f"journal.key) or with --file")
+        init_key(path)
+    except (ConfigError, JournalKeyError, OSError) as exc:
+        return _refused(exc, args.file)
+    print(f"created the journal key {path} (mode 0600); keep a copy apart from the journal", file=sys.stderr)
+    return 0
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:

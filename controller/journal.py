@@ -1,15 +1,25 @@
-"""The journal: an append-only JSON-lines file of every event, command and record of the table.
+"""The journal: every event, command and record of the table, hash-chained, in an SQLite store.
 
-Each line is one JSON object::
+A record has one shape wherever it is kept::
 
     {"seq": 12, "time": "2026-11-29T12:00:00.123+00:00", "kind": "event" | "command" | "record",
-     "round": 3 | null, "type": "ButtonPressed", "data": {...}, "prev": "<hash of line 11>", "hash": "<sha256>"}
+     "round": 3 | null, "type": "ButtonPressed", "data": {...}, "prev": "<hash of record 11>", "hash": "<sha256>"}
 
-``hash`` is the SHA-256 of the line's canonical JSON (sorted keys, no spaces) without ``hash``; ``prev`` is the
-previous line's hash (64 zeros for the first), so an edited, removed, inserted or reordered line breaks the
-chain. Write-ahead: the service appends an event before the round machine applies it and a command before a
-driver sends it; every append is flushed and fsynced before ``append`` returns. The journal keeps face-down
-cards, as a dispute needs them (PA 58 Pa. Code 674a.11(i)); reading it is a supervisor's right.
+``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, ASCII) without ``hash``;
+``prev`` is the previous record's hash (64 zeros for the first), so an edited, removed, inserted or reordered
+record breaks the chain. The journal keeps face-down cards, as a dispute needs them (PA 58 Pa. Code
+674a.11(i)); reading it is a supervisor's right.
+
+The store (docs/architecture.md, "The journal store") is one SQLite database in WAL mode with
+``synchronous=FULL``: table ``records`` (one row per record, ``data`` as its canonical JSON text, indexed by
+round), ``checkpoints`` (the round machine's state after a record, so that a start replays only what follows
+the last one), ``seals`` (with a key: an HMAC-SHA256 of the chain head at the end of every commit) and
+``meta``. Triggers refuse UPDATE and DELETE. One transaction (``Journal.commit``) holds an input and every
+record and command it produced: a crash keeps all of them or none, and the service sends a command only after
+the commit that holds it returned.
+
+The text form (``crisscross journal export``, ``hil`` checks on a copy) is JSON lines, one record per line in
+its canonical spelling (``canonical_line``); any other spelling of a record is tampering (``parse_line``).
 """
 
 from __future__ import annotations
@@ -17,22 +27,61 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+import signal
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from controller import journal_key as jkey
+
 GENESIS = "0" * 64
 KINDS = ("event", "command", "record")
+#: The keys of a record, in the order the records of a JSON-lines journal written before the store had them.
+KEYS = ("seq", "time", "kind", "round", "type", "data", "prev", "hash")
+#: Integers a record may hold: those every JSON reader represents exactly (IEEE 754 doubles, RFC 8259 s. 6).
+SAFE_INTEGER = 2**53 - 1
+#: A journal store starts with these bytes (SQLite file format, "The Database Header").
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: A checkpoint is written at each round's close and at least every this many records.
+CHECKPOINT_EVERY = 2000
+#: Environment variable of the crash test's hook (``Journal``): the number of the commit to cut short.
+CUT_COMMIT_VARIABLE = "CRISSCROSS_TEST_CUT_COMMIT"
+#: Records compared around the first break of the chain to name how it was tampered with (bounded memory).
+TAMPER_WINDOW = 2000
 
 
 class JournalError(ValueError):
-    """A journal file that cannot be read or extended: the message names the file and the line."""
+    """A journal that cannot be read or extended: the message names the file and the record or line."""
+
+
+class JournalWriteError(OSError):
+    """The store refused a commit (a full disk, a file-size limit, an I/O error): nothing of it was kept."""
+
+
+class SpellingError(JournalError):
+    """A record that is not in its one canonical spelling (a repeated key, re-spacing, CRLF, an escaped key,
+    an integer outside the safe range): tampering. ``line`` is the 1-based line (or seq, in the store)."""
+
+    def __init__(self, where: str, line: int, problem: str) -> None:
+        super().__init__(f"{where}: line {line}: {problem}")
+        self.line = line
+        self.problem = problem
 
 
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_quote = json.encoder.encode_basestring_ascii  # a string as canonical JSON text (the C encoder's)
+
+
+def _dumps(value: Any) -> str:
+    return _ENCODER.encode(value)
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -41,50 +90,231 @@ def record_hash(record: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:
-    """Read every record of the journal at ``path`` (an absent file has none).
+def canonical_line(record: dict[str, Any]) -> str:
+    """The one spelling of ``record`` as a line of text (without the newline): sorted keys, no spaces, ASCII."""
+    return _dumps(record)
 
-    Raises ``JournalError`` naming the file and line for a line that is not a JSON object or has no ``seq``,
-    and for a last line without its newline (an append a crash cut short) unless ``skip_torn_tail``, which
-    leaves it out (readers such as recall; ``Journal`` sets it aside at the next start).
+
+def _pairs_hook(repeated: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            keys = [k for k, _ in pairs]
+            repeated.append(next(k for k in keys if keys.count(k) > 1))
+        return result
+    return hook
+
+
+def _unsafe_number(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if -SAFE_INTEGER <= value <= SAFE_INTEGER else f"integer {str(value)[:24]} outside the safe range"
+    if isinstance(value, float):
+        return f"number {value!r} is not an integer (amounts are integer minor units)"
+    if isinstance(value, dict):
+        return next(filter(None, map(_unsafe_number, value.values())), None)
+    if isinstance(value, list):
+        return next(filter(None, map(_unsafe_number, value)), None)
+    return None
+
+
+def _is_record(value: Any) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("seq"), int) and not isinstance(value["seq"], bool)
+            and set(value) == set(KEYS))
+
+
+def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,
+                    shape: Callable[[Any], bool] | None = None) -> Any:
+    """Parse ``text`` (one JSON value) and check that it is in its canonical spelling; return the value.
+
+    ``legacy``: the spelling of the JSON-lines journal written before the store (keys in their written order,
+    not sorted), accepted by ``crisscross journal import`` only. ``shape``: a test of the value (a record);
+    failing it is a ``JournalError`` ("not a journal record"). Raises ``SpellingError`` (tampering) for a
+    repeated key, a number outside ``SAFE_INTEGER`` or not an integer, or any other spelling (spaces, CRLF,
+    escapes, key order); ``JournalError`` for text that is not JSON.
     """
-    path = Path(path)
-    if not path.exists():
-        return []
-    if not path.is_file():
-        raise JournalError(f"{path}: not a regular file")
-    records = []
+    repeated: list[str] = []
     try:
-        with path.open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
+        value = json.loads(text, object_pairs_hook=_pairs_hook(repeated))
+    except json.JSONDecodeError as exc:
+        raise JournalError(f"{where}: line {line}: not JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # thousands of digits; nesting too deep
+        raise JournalError(f"{where}: line {line}: not JSON: {str(exc)[:80] or type(exc).__name__}") from None
+    if shape is not None and not shape(value):
+        raise JournalError(f"{where}: line {line}: not a journal record")
+    if repeated:
+        raise SpellingError(where, line, f"not in its canonical spelling: key {repeated[0][:40]!r} repeated in an "
+                                         f"object")
+    unsafe = _unsafe_number(value)
+    if unsafe:
+        raise SpellingError(where, line, f"not in its canonical spelling: {unsafe}")
+    spelled = json.dumps(value, separators=(",", ":")) if legacy else _dumps(value)
+    if spelled != text:
+        raise SpellingError(where, line, "not in its canonical spelling (re-spaced, re-ordered, escaped or "
+                                         "re-written)")
+    return value
+
+
+def parse_line(raw: bytes, where: str, line: int, *, legacy: bool = False) -> dict[str, Any]:
+    """One line of a JSON-lines journal (with its ``\\n``) as a record; errors as ``parse_canonical``, and
+    ``JournalError`` for bytes that are not UTF-8 or a value that is not a record."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JournalError(f"{where}: line {line}: not UTF-8 text ({exc.reason})") from None
+    if text.endswith("\r\n"):
+        raise SpellingError(where, line, "not in its canonical spelling: CRLF line end")
+    return parse_canonical(text.removesuffix("\n"), where, line, legacy=legacy, shape=_is_record)
+
+
+def is_store(path: Path) -> bool:
+    """True when the file at ``path`` begins as an SQLite database (the journal store), False otherwise."""
+    try:
+        with Path(path).open("rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
+    store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).
+
+    Raises ``JournalError`` naming the file and line for a line that is not a record, ``SpellingError`` for
+    one that is not in its canonical spelling, and for a last line without its newline unless
+    ``skip_torn_tail``, which leaves it out.
+    """
+    where = str(path)
+    try:
+        with Path(path).open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
             for number, raw in enumerate(handle, 1):
                 if not raw.endswith(b"\n"):
                     if skip_torn_tail:
-                        break
-                    raise JournalError(f"{path}: line {number}: incomplete last line (no newline)")
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise JournalError(f"{path}: line {number}: not UTF-8 text ({exc.reason})") from None
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise JournalError(f"{path}: line {number}: not JSON: {exc.msg}") from None
-                except (ValueError, RecursionError) as exc:  # thousands of digits; nesting too deep
-                    raise JournalError(f"{path}: line {number}: not JSON: {str(exc)[:80] or type(exc).__name__}") \
-                        from None
-                seq = record.get("seq") if isinstance(record, dict) else None
-                if not isinstance(seq, int) or isinstance(seq, bool):
-                    raise JournalError(f"{path}: line {number}: not a journal record")
-                records.append(record)
+                        return
+                    raise JournalError(f"{where}: line {number}: incomplete last line (no newline)")
+                if legacy is None:
+                    legacy = not raw.startswith(b'{"data":')
+                yield parse_line(raw, where, number, legacy=legacy)
     except OSError as exc:
-        raise JournalError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return records
+        raise JournalError(f"{where}: cannot read: {exc.strerror or exc}") from None
 
 
-def verify_chain(records: list[dict[str, Any]]) -> str | None:
-    """Check sequence numbers and the hash chain; return None when intact, else what is wrong and where."""
-    prev = GENESIS
-    for index, record in enumerate(records, 1):
+def _row_record(row: Sequence[Any], where: str) -> dict[str, Any]:
+    seq, time_, kind, round_no, type_, data, prev, hash_ = row
+    return {"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
+            "data": parse_canonical(data, where, seq), "prev": prev, "hash": hash_}
+
+
+_COLUMNS = "seq, time, kind, round, type, data, prev, hash"
+
+
+def _open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store at ``path`` (the service may be writing: WAL lets both go on)."""
+    try:
+        connection = sqlite3.connect(f"file:{Path(path).absolute()}?mode=ro", uri=True, check_same_thread=False)
+        connection.execute("SELECT 1 FROM records LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    return connection
+
+
+def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = None,
+               connection: sqlite3.Connection | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the records of the store at ``path`` in seq order, from seq ``after + 1``; with ``rounds``
+    ``(first, last)`` only the records from the first of round ``first`` to the last of round ``last`` (every
+    record in between, so that the chain stays whole). Raises ``JournalError`` for a store that cannot be read
+    and ``SpellingError`` for a record's data not in its canonical spelling."""
+    own = connection is None
+    db = _open_reader(path) if connection is None else connection
+    try:
+        low, high = after + 1, None
+        if rounds is not None:
+            low, high = db.execute("SELECT min(seq), max(seq) FROM records WHERE round BETWEEN ? AND ?",
+                                   rounds).fetchone()
+            if low is None:
+                return
+        query = f"SELECT {_COLUMNS} FROM records WHERE seq >= ?" + (" AND seq <= ?" if high else "") + " ORDER BY seq"
+        try:
+            for row in db.execute(query, (low, high) if high else (low,)):
+                yield _row_record(row, str(path))
+        except sqlite3.Error as exc:
+            raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    finally:
+        if own:
+            db.close()
+
+
+def rounds_ended(path: Path) -> int:
+    """Rounds closed or voided in the store at ``path``, by its index of round ends (0 while there is no store
+    yet, or while the service is creating it); safe while the service writes it. Raises ``JournalError`` for a
+    file that is not a store."""
+    path = Path(path)
+    if not path.exists() or not path.stat().st_size:
+        return 0
+    try:
+        db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    try:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone() is None:
+            return 0  # the store's tables are not committed yet
+        return db.execute(f"SELECT count(*) FROM records WHERE {_ROUND_ENDS} AND type != 'RoundOpened'").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    finally:
+        db.close()
+
+
+def last_rounds(path: Path, count: int) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The records of the last ``count`` rounds of the journal at ``path``, ``[(round, records)]`` in round
+    order: from a store by its round index, from a JSON-lines file by streaming it (keeping those rounds only).
+    Errors as ``iter_records``."""
+    path = Path(path)
+    if path.is_file() and is_store(path):
+        db = _open_reader(path)
+        try:
+            numbers = [r for (r,) in db.execute("SELECT DISTINCT round FROM records WHERE round IS NOT NULL "
+                                                "ORDER BY round DESC LIMIT ?", (count,))]
+            return [(n, [_row_record(row, str(path)) for row in db.execute(
+                f"SELECT {_COLUMNS} FROM records WHERE round = ? ORDER BY seq", (n,))]) for n in reversed(numbers)]
+        except sqlite3.Error as exc:
+            raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        finally:
+            db.close()
+    kept: dict[int, list[dict[str, Any]]] = {}
+    for record in iter_records(path, skip_torn_tail=True):
+        number = record.get("round")
+        if isinstance(number, int):
+            kept.setdefault(number, []).append(record)
+            if len(kept) > count:
+                del kept[min(kept)]
+    return sorted(kept.items())
+
+
+def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[str, Any]]:
+    """Stream every record of the journal at ``path``, a store or a JSON-lines file (an absent file has none).
+    Errors as ``iter_store`` and ``iter_jsonl``; a path that is not a regular file is a ``JournalError``."""
+    path = Path(path)
+    if not path.exists():
+        return iter(())
+    if not path.is_file():
+        raise JournalError(f"{path}: not a regular file")
+    if is_store(path):
+        return iter_store(path)
+    return iter_jsonl(path, skip_torn_tail=skip_torn_tail)
+
+
+def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:
+    """Every record of the journal at ``path`` as a list (``iter_records``); for tests and small copies: the
+    service and the tools stream instead."""
+    return list(iter_records(path, skip_torn_tail=skip_torn_tail))
+
+
+def verify_chain(records: Iterable[dict[str, Any]], *, seq: int = 1, prev: str = GENESIS) -> str | None:
+    """Check sequence numbers and the hash chain from ``seq``/``prev``; None when intact, else what is wrong
+    and where."""
+    for index, record in enumerate(records, seq):
         if record.get("seq") != index:
             return f"record {index}: seq {record.get('seq')} where {index} was expected (removed, inserted or reordered)"
         if record.get("prev") != prev:
@@ -95,69 +325,72 @@ def verify_chain(records: list[dict[str, Any]]) -> str | None:
     return None
 
 
-#: The ways a journal can be tampered with, as ``verify_journal`` names them.
-TAMPER_KINDS = ("edited", "removed", "inserted", "reordered")
+#: The ways a journal can be tampered with, as ``find_tampering`` and ``controller.journal_tools`` name them.
+TAMPER_KINDS = ("edited", "removed", "inserted", "reordered", "respelled", "truncated", "appended", "forged")
 
 
 @dataclass(frozen=True)
 class Tamper:
-    """The first tampered place in a journal: ``kind`` (one of ``TAMPER_KINDS``), the 1-based ``line`` of the
-    file and the ``seq`` found there (for ``removed``: the line that follows the gap and its seq), and
-    ``detail`` saying what the chain shows."""
+    """The first tampered place in a journal: ``kind`` (one of ``TAMPER_KINDS``), the 1-based ``line`` (the
+    position in the journal) and the ``seq`` found there (for ``removed``: the line that follows the gap and its
+    seq), and ``detail`` saying what shows it."""
 
     kind: str
     line: int
-    seq: int
+    seq: Any
     detail: str
 
     def __str__(self) -> str:
         return f"line {self.line}, seq {self.seq}: {self.kind}: {self.detail}"
 
 
-def find_tampering(records: Sequence[dict[str, Any]]) -> Tamper | None:
+def find_tampering(records: Sequence[dict[str, Any]], *, seq: int = 1, prev: str = GENESIS,
+                   line: int = 1) -> Tamper | None:
     """Name the first record that was edited, removed, inserted or reordered; None when the chain is intact.
 
-    Rules (this module's docstring: ``seq`` counts 1, 2, ...; ``prev`` is the previous record's ``hash``;
-    ``hash`` covers the record): at the first line whose seq, prev or hash is wrong,
+    ``records`` start at journal position ``line`` where ``seq`` and ``prev`` are expected (a window of a
+    longer journal, ``find_first_tampering``). Rules (module docstring: ``seq`` counts 1, 2, ...; ``prev`` is
+    the previous record's ``hash``; ``hash`` covers the record): at the first record whose seq, prev or hash is
+    wrong,
 
-    - ``inserted``: the file verifies from the line after as if this line were absent;
+    - ``inserted``: the journal verifies from the record after as if this one were absent;
     - ``edited``: seq and prev are right but the content does not match its hash (or the hash was recomputed:
       then the next record's prev no longer matches, and the record before that one is named); or prev is
       right and only the seq is not;
-    - ``reordered``: the seq expected here appears later in the file;
-    - ``removed``: the seq expected here appears nowhere; the line holding the next seq is named;
+    - ``reordered``: the seq expected here appears later;
+    - ``removed``: the seq expected here appears nowhere; the record holding the next seq is named;
     - a seq already seen earlier is ``inserted`` (a copy).
 
     Limits: a chain without a secret cannot show records cut from the end, records appended with a correct
-    chain, or a rewrite of every hash from the edited record on.
+    chain, or a rewrite of every hash from the edited record on (the key and the anchor do:
+    ``controller.journal_tools``).
     """
-    prev = GENESIS
     for index, record in enumerate(records):
-        line, expected = index + 1, index + 1
-        seq = record.get("seq")
+        position, expected = line + index, seq + index
+        got = record.get("seq")
         self_ok = record.get("hash") == record_hash(record)
-        if seq == expected and record.get("prev") == prev and self_ok:
+        if got == expected and record.get("prev") == prev and self_ok:
             prev = record["hash"]
             continue
         if index + 1 < len(records) and _chain_ok(records[index + 1:], expected, prev):
-            return Tamper("inserted", line, seq, f"the chain is whole without this line (seq {expected} follows)")
-        if seq == expected and record.get("prev") == prev:
-            return Tamper("edited", line, seq, "its content does not match its hash")
-        if seq == expected:
+            return Tamper("inserted", position, got, f"the chain is whole without this record (seq {expected} follows)")
+        if got == expected and record.get("prev") == prev:
+            return Tamper("edited", position, got, "its content does not match its hash")
+        if got == expected:
             if self_ok and index > 0:
                 before = records[index - 1]
-                return Tamper("edited", line - 1, before.get("seq"),
-                              f"its hash was changed: record {seq} was chained to another one")
-            return Tamper("edited", line, seq, "its prev and its content do not match the chain")
+                return Tamper("edited", position - 1, before.get("seq"),
+                              f"its hash was changed: record {got} was chained to another one")
+            return Tamper("edited", position, got, "its prev and its content do not match the chain")
         if record.get("prev") == prev:
-            return Tamper("edited", line, seq, f"its seq was changed (seq {expected} expected; the chain is intact)")
+            return Tamper("edited", position, got, f"its seq was changed (seq {expected} expected; the chain is intact)")
         later = [i for i in range(index + 1, len(records)) if records[i].get("seq") == expected]
         if later:
-            return Tamper("reordered", line, seq, f"seq {expected} expected here is on line {later[0] + 1}")
-        if isinstance(seq, int) and seq > expected:
-            missing = f"seq {expected}" if seq == expected + 1 else f"seq {expected}-{seq - 1}"
-            return Tamper("removed", line, seq, f"{missing} missing before this line")
-        return Tamper("inserted", line, seq, f"seq {seq} repeats an earlier record (seq {expected} expected)")
+            return Tamper("reordered", position, got, f"seq {expected} expected here is on line {line + later[0]}")
+        if isinstance(got, int) and got > expected:
+            missing = f"seq {expected}" if got == expected + 1 else f"seq {expected}-{got - 1}"
+            return Tamper("removed", position, got, f"{missing} missing before this line")
+        return Tamper("inserted", position, got, f"seq {got} repeats an earlier record (seq {expected} expected)")
     return None
 
 
@@ -169,9 +402,34 @@ def _chain_ok(records: Sequence[dict[str, Any]], seq: int, prev: str) -> bool:
     return True
 
 
+def find_first_tampering(records: Iterable[dict[str, Any]], *, seq: int = 1,
+                         prev: str = GENESIS) -> tuple[int, str, Tamper | None]:
+    """Stream ``records`` (expected from ``seq``, chained to ``prev``): ``(count, head, tamper)`` with the
+    records seen, the hash of the last record of the unbroken chain and the first tampering
+    (``find_tampering`` over a window of ``TAMPER_WINDOW`` records from the break; memory stays bounded
+    whatever the journal's length)."""
+    iterator = iter(records)
+    count, before, head = 0, None, prev
+    for record in iterator:
+        expected = seq + count
+        count += 1
+        if record.get("seq") == expected and record.get("prev") == head and record.get("hash") == record_hash(record):
+            before, head = record, record["hash"]
+            continue
+        window = [record, *islice(iterator, TAMPER_WINDOW - 1)]
+        count += len(window) - 1 + sum(1 for _ in iterator)
+        start = [before] if before is not None else []
+        first = expected - len(start)
+        found = find_tampering(start + window, seq=first, prev=before["prev"] if before is not None else head,
+                               line=first)
+        return count, head, found
+    return count, head, None
+
+
 def verify_journal(path: Path) -> tuple[int, Tamper | None]:
-    """Verify the journal file at ``path`` without changing it: ``(records, None)`` when intact, else
-    ``(records, Tamper)`` naming the first tampered record (``find_tampering``).
+    """Check the hash chain and every record's spelling of the journal at ``path`` (store or JSON lines)
+    without changing it: ``(records, None)`` when the chain is unbroken, else ``(records, Tamper)``. The key,
+    the seals and the anchor are checked by ``controller.journal_tools.verify``.
 
     Raises ``JournalError`` (one line naming the file, and the line where it applies) for a file that is
     missing, unreadable, not UTF-8, or has a line that is not a journal record or no final newline.
@@ -179,88 +437,334 @@ def verify_journal(path: Path) -> tuple[int, Tamper | None]:
     path = Path(path)
     if not path.exists():
         raise JournalError(f"{path}: no such file")
-    records = read_records(path)
-    return len(records), find_tampering(records)
+    try:
+        count, _, tamper = find_first_tampering(iter_records(path))
+    except SpellingError as exc:
+        return exc.line, Tamper("respelled", exc.line, exc.line, exc.problem)
+    return count, tamper
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY, time TEXT NOT NULL, kind TEXT NOT NULL, round INTEGER, type TEXT NOT NULL,
+    data TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS records_by_round ON records (round);
+CREATE INDEX IF NOT EXISTS round_ends ON records (type, round) WHERE {round_ends};
+CREATE TABLE IF NOT EXISTS checkpoints (
+    seq INTEGER PRIMARY KEY, round INTEGER, head TEXT NOT NULL, state TEXT NOT NULL, mac TEXT);
+CREATE TABLE IF NOT EXISTS seals (seq INTEGER PRIMARY KEY, head TEXT NOT NULL, mac TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_APPEND_ONLY = ("records", "checkpoints", "seals", "meta")
+#: The condition of the partial index ``round_ends``: a query uses the index only when it repeats it verbatim.
+_ROUND_ENDS = "type IN ('RoundOpened', 'RoundClosed', 'RoundVoided')"
+
+
+def key_from(value: str | None, key: bytes | None) -> int:
+    """The seq at which the key was introduced, from ``meta`` ``key_from`` (``"<seq> <hmac>"``); -1 when there
+    is none or its seal does not match ``key`` (nothing is then taken as written before the key)."""
+    seq, _, mac = (value or "").partition(" ")
+    if not key or not seq.isdigit() or mac != jkey.mac(key, "key_from", int(seq)):
+        return -1
+    return int(seq)
+
+
+def _schema() -> str:
+    triggers = "".join(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, 'the journal is append-only: {verb} of {table} refused'); END;\n"
+        for table in _APPEND_ONLY for verb in ("UPDATE", "DELETE"))
+    return _SCHEMA.format(round_ends=_ROUND_ENDS) + triggers
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The round machine's ``state`` (``Round.checkpoint()``) after record ``seq`` whose hash is ``head``;
+    ``mac`` the HMAC-SHA256 over them with the journal key (None when the journal has no key)."""
+
+    seq: int
+    round: int | None
+    head: str
+    state: dict[str, Any]
+    mac: str | None
 
 
 class Journal:
-    """An open journal, appended to by one thread (the controller thread).
+    """An open journal store, written by one thread (the controller thread).
 
-    ``path``: the file, created (mode 0600: it holds face-down cards) with its folder if absent. An existing
-    journal is read and its chain verified first; a broken one raises ``JournalError`` and nothing is appended
-    to it. A last line without its newline is an append that never completed (``append`` returns only after the
-    whole line is on disk, and the service applies nothing before that): its bytes are moved to
-    ``<path>.torn`` and the journal goes on from the last complete record (``torn_tail`` keeps them).
-    ``records`` are the records read at opening; ``last_round_no`` is the highest round number recorded;
-    ``open_rounds`` the rounds opened and neither closed nor voided; ``created`` is true when there was no
-    file (or an empty one) at ``path``, so that a mistyped path can be told apart from a table's history. ``clock`` returns the timestamp text of each record. Raises ``OSError`` when the file cannot be
-    read, created or written.
+    ``path``: the SQLite store, created (mode 0600: it holds face-down cards; its folder fsynced) if absent or
+    empty. ``key``: the journal key (``controller.journal_key``) or None; a store once sealed with a key is
+    refused without it. Opening checks, in bounded time whatever the history: the last checkpoint's seal (with
+    the key), the chain from it to the end, that every record is sealed (with the key: a record appended
+    without it is refused), and the anchor file (``<path>.anchor``): a store shorter than its anchor, or whose
+    record at the anchor's seq has another hash, is refused. Raises ``JournalError`` for any of these, for a
+    file of zeros (lost records, not a torn write), a JSON-lines journal (to be imported) or another file, and
+    ``OSError`` when the file cannot be created.
+
+    ``created`` is true when there was no file (or an empty one) at ``path``, so that a mistyped path can be
+    told apart from a table's history; ``last_round_no`` is the highest round number recorded;
+    ``open_rounds`` the rounds opened and neither closed nor voided; ``checkpoint`` the last ``Checkpoint``
+    (None: replay from the first record). ``clock`` returns the timestamp text of each record.
     """
 
-    def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now) -> None:
+    def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now,
+                 key: bytes | None = None, checkpoint_every: int = CHECKPOINT_EVERY) -> None:
         self.path = Path(path)
-        self.created = not self.path.exists() or (self.path.is_file() and self.path.stat().st_size == 0)
-        self.torn_tail = self._set_aside_torn_tail()
-        records = read_records(self.path)
-        problem = verify_chain(records)
-        if problem:
-            raise JournalError(f"{self.path}: {problem}")
-        self.records = records  # as read at opening (replayed by controller.recovery)
-        self._seq = len(records)
-        self._prev = records[-1]["hash"] if records else GENESIS
-        self.last_round_no = max((r["round"] for r in records if isinstance(r.get("round"), int)), default=0)
-        opened = {r["round"] for r in records if r.get("type") == "RoundOpened"}
-        closed = {r["round"] for r in records if r.get("type") in ("RoundClosed", "RoundVoided")}
-        self.open_rounds = sorted(opened - closed)
+        self.anchor_path = jkey.anchor_path(self.path)
+        self._key = key
         self._fsync = fsync
         self._clock = clock
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        self.checkpoint_every = checkpoint_every
+        self._commits = 0
+        #: Test hook of the crash test (hil/crash.py): the process kills itself (SIGKILL) in its Nth commit,
+        #: after the rows were handed to SQLite and before COMMIT, as a power cut in the middle of a write would.
+        self._cut_commit = int(os.environ.get(CUT_COMMIT_VARIABLE, "0") or 0) or None
+        self.created = self._check_file()
+        if self.created:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+                jkey.fsync_folder(self.path.parent)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL").fetchall()
+            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
+            self._db.execute("PRAGMA wal_autocheckpoint=0")  # the WAL is checkpointed with ours (``commit``)
+            self._db.executescript("BEGIN IMMEDIATE;" + _schema() + "COMMIT;")
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
 
-    def _set_aside_torn_tail(self) -> bytes:
+    def _check_file(self) -> bool:
+        if not self.path.exists():
+            if self.path.is_symlink():
+                raise JournalError(f"{self.path}: a dangling symbolic link")
+            return True
         if not self.path.is_file():
-            return b""
-        with self.path.open("rb+") as handle:
-            data = handle.read()
-            if not data or data.endswith(b"\n"):
-                return b""
-            keep = data.rfind(b"\n") + 1
-            torn = data[keep:]
-            aside_fd = os.open(self.path.with_name(self.path.name + ".torn"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                               0o600)  # it may hold cards, like the journal
-            with os.fdopen(aside_fd, "ab") as aside:
-                aside.write(torn + b"\n")
-                aside.flush()
-                os.fsync(aside.fileno())
-            handle.truncate(keep)
-            handle.flush()
-            os.fsync(handle.fileno())
-        return torn
+            raise JournalError(f"{self.path}: not a regular file")
+        size = self.path.stat().st_size
+        if size == 0:
+            return True
+        with self.path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+            if head == SQLITE_HEADER:
+                handle.seek(max(size - 4096, 0))
+                if size >= 8192 and not handle.read().strip(b"\x00"):
+                    raise JournalError(f"{self.path}: ends with {min(size, 4096)} or more zero bytes: records were "
+                                       f"lost (a power cut?); not started: restore the journal from its copy")
+                return False
+            if not head.strip(b"\x00") and not handle.read(1 << 16).strip(b"\x00"):
+                raise JournalError(f"{self.path}: the file is all zeros: its records were lost (a power cut?); "
+                                   f"not started: restore the journal from its copy")
+        if head.startswith(b"{"):
+            raise JournalError(f"{self.path}: a JSON-lines journal, not a journal store: migrate it with "
+                               f"crisscross journal import {self.path} --journal NEW.db")
+        raise JournalError(f"{self.path}: not a journal store")
+
+    def _open(self) -> None:
+        db, where = self._db, str(self.path)
+        key_id = self.meta("key_id")
+        if key_id is not None and self._key is None:
+            raise JournalError(f"{where}: the journal is sealed with a key and no key was given (table.yaml "
+                               f"journal_key): not started")
+        if key_id is not None and key_id != jkey.key_id(self._key):
+            raise JournalError(f"{where}: the journal was sealed with another key: not started")
+        head_row = db.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        self._seq, self._prev = head_row if head_row else (0, GENESIS)
+        row = db.execute("SELECT seq, round, head, state, mac FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        self.checkpoint: Checkpoint | None = None
+        if row is not None:
+            self.checkpoint = Checkpoint(row[0], row[1], row[2], parse_canonical(row[3], where, row[0]), row[4])
+            if self._key is not None and key_id is not None and not self._before_key(row[0], row[4]) and \
+                    self.checkpoint.mac != jkey.mac(self._key, "checkpoint", row[0], row[2], row[3]):
+                raise JournalError(f"{where}: checkpoint at record {row[0]}: its seal does not match (altered or "
+                                   f"forged without the key): not started")
+        base, prev = (self.checkpoint.seq, self.checkpoint.head) if self.checkpoint else (0, GENESIS)
+        if base:
+            found = db.execute("SELECT hash FROM records WHERE seq = ?", (base,)).fetchone()
+            if found is None or found[0] != prev:
+                raise JournalError(f"{where}: record {base} does not match its checkpoint (altered): not started")
+        count, _, tamper = find_first_tampering(iter_store(self.path, after=base, connection=db),
+                                                seq=base + 1, prev=prev)
+        if tamper is not None:
+            raise JournalError(f"{where}: {tamper}: not started")
+        if key_id is not None:
+            sealed = db.execute("SELECT seq, head, mac FROM seals ORDER BY seq DESC LIMIT 1").fetchone()
+            if sealed is None or sealed[0] != self._seq:
+                first = (sealed[0] if sealed else 0) + 1
+                raise JournalError(f"{where}: record(s) {first}-{self._seq} carry no seal: appended without the "
+                                   f"journal key, never written by this service: not started")
+            if sealed[1] != self._prev or sealed[2] != jkey.mac(self._key, "seal", sealed[0], sealed[1]):
+                raise JournalError(f"{where}: the seal of record {sealed[0]} does not match (altered or forged "
+                                   f"without the key): not started")
+        anchor = jkey.read_anchor(self.anchor_path)
+        if anchor is not None:
+            problem = jkey.check_anchor(anchor, self._hash_at, self._seq, self._key if key_id is not None else None)
+            if problem:
+                raise JournalError(f"{where}: {problem}: not started")
+        if self._key is not None and key_id is None:
+            self._introduce_key(anchor)
+        self.last_round_no = db.execute("SELECT max(round) FROM records").fetchone()[0] or 0
+        self.open_rounds = [r for (r,) in db.execute(  # by the partial index of round ends (30,000 for 10,000)
+            f"SELECT round FROM records WHERE {_ROUND_ENDS} GROUP BY round "
+            "HAVING max(type = 'RoundOpened') AND NOT max(type != 'RoundOpened') ORDER BY round")]
+        self.since_checkpoint = self._seq - base
+
+    def _introduce_key(self, anchor: dict[str, Any] | None) -> None:
+        """Seal a journal kept so far without a key: its id, the seq from which it seals (itself sealed), a seal
+        of the present head (vouching for every record before it) in one transaction; then the anchor sealed."""
+        seq, head = self._seq, self._prev
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT INTO meta (name, value) VALUES ('key_id', ?)", (jkey.key_id(self._key),))
+            self._db.execute("INSERT INTO meta (name, value) VALUES ('key_from', ?)",
+                             (f"{seq} {jkey.mac(self._key, 'key_from', seq)}",))
+            if seq:
+                self._db.execute("INSERT INTO seals (seq, head, mac) VALUES (?, ?, ?)",
+                                 (seq, head, jkey.mac(self._key, "seal", seq, head)))
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+        if anchor is not None and "problem" not in anchor:
+            jkey.write_anchor(self.anchor_path, anchor["seq"], anchor["head"], self._key, fsync=self._fsync)
+
+    def _before_key(self, seq: int, mac: str | None) -> bool:
+        """True for an unsealed checkpoint (``mac`` None) written before the key was introduced (``key_from``,
+        whose own seal is checked)."""
+        return mac is None and key_from(self.meta("key_from"), self._key) >= seq
+
+    def _hash_at(self, seq: int) -> str | None:
+        row = self._db.execute("SELECT hash FROM records WHERE seq = ?", (seq,)).fetchone()
+        return row[0] if row else None
+
+    def meta(self, name: str) -> str | None:
+        """The store's ``meta`` value ``name`` (``key_id``: the id of the key that seals it; ``key_from``: the seq from which it seals), or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else None
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """``(seq, hash)`` of the last record committed (``(0, GENESIS)`` when none)."""
+        return self._seq, self._prev
+
+    def records(self, *, after: int = 0) -> Iterator[dict[str, Any]]:
+        """Stream the records after seq ``after`` (``iter_store``), on this connection."""
+        return iter_store(self.path, after=after, connection=self._db)
+
+    def round_records(self, round_no: int | None) -> list[dict[str, Any]]:
+        """The records of round ``round_no`` in seq order (by the store's round index)."""
+        if round_no is None:
+            return []
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM records WHERE round = ? ORDER BY seq", (round_no,))
+        return [_row_record(row, str(self.path)) for row in rows]
+
+    def commit(self, entries: Sequence[tuple[str, str, dict[str, Any], int | None]], *,
+               state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Write ``entries`` ``(kind, type, data, round)`` as records in one transaction, durable (fsync of the
+        WAL, ``synchronous=FULL``) before it returns them; with ``state`` (``Round.checkpoint()`` after the last
+        of them) a checkpoint in the same transaction, then the anchor file and a checkpoint of the WAL into the
+        database (SQLite's own automatic one is off: it would land on the path of a press). With a key, the commit's last record
+        is sealed (HMAC-SHA256 of the chain head) in the same transaction.
+
+        The records returned are as the store gives them back (their data decoded from its canonical text,
+        lists for tuples). Raises ``ValueError`` for an unknown kind (nothing written) and ``JournalWriteError``
+        (an ``OSError``) when the store refuses the commit: then none of it is kept, and the journal's head stays where it was.
+        """
+        rows, seq, prev = [], self._seq, self._prev
+        records = []
+        for kind, type_, data, round_no in entries:
+            if kind not in KINDS:
+                raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
+            seq += 1
+            text = _dumps(data)
+            # the record's data as the store gives it back, owned by the record alone (it goes to other threads)
+            record = {"seq": seq, "time": self._clock(), "kind": kind, "round": round_no, "type": type_,
+                      "data": json.loads(text), "prev": prev}
+            # record_hash's canonical JSON, its keys in sorted order, with the data's text encoded once
+            body = (f'{{"data":{text},"kind":{_quote(kind)},"prev":{_quote(prev)},"round":{_dumps(round_no)},'
+                    f'"seq":{seq},"time":{_quote(record["time"])},"type":{_quote(type_)}}}')
+            record["hash"] = prev = hashlib.sha256(body.encode()).hexdigest()
+            rows.append((seq, record["time"], kind, round_no, type_, text, record["prev"], prev))
+            records.append(record)
+        checkpoint = None
+        if state is not None:
+            text = _dumps(state)
+            mac = jkey.mac(self._key, "checkpoint", seq, prev, text) if self._key else None
+            checkpoint = (seq, self._round_of(records), prev, text, mac)
+        self._insert(rows, seq, prev, checkpoint)
+        self.since_checkpoint += len(rows)
+        if checkpoint is not None:
+            self.since_checkpoint = 0
+            jkey.write_anchor(self.anchor_path, seq, prev, self._key, fsync=self._fsync)
+            try:  # the WAL into the database at a round's close, off the path of a press (and bounded)
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error as exc:
+                raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+        return records
+
+    def import_records(self, records: Iterable[dict[str, Any]], *, batch: int = 5000) -> int:
+        """Append existing ``records`` unchanged (``crisscross journal import``) to an empty store, ``batch``
+        per transaction, each checked to extend the chain (seq, prev, hash); with a key the last is sealed.
+        Returns the number appended. Raises ``JournalError`` at the first record that does not extend the chain
+        (what was committed before it stays: the caller removes the new store) and ``JournalWriteError``."""
+        if self._seq:
+            raise JournalError(f"{self.path}: holds records: import fills a new store only")
+        rows: list[tuple[Any, ...]] = []
+        seq, prev = self._seq, self._prev
+        for record in records:
+            if record["seq"] != seq + 1 or record["prev"] != prev or record["hash"] != record_hash(record):
+                raise JournalError(f"record {record['seq']}: does not extend the chain after record {seq}")
+            seq, prev = record["seq"], record["hash"]
+            rows.append((seq, record["time"], record["kind"], record["round"], record["type"],
+                         _dumps(record["data"]), record["prev"], prev))
+            if len(rows) >= batch:
+                self._insert(rows, seq, prev)
+                rows = []
+        self._insert(rows, seq, prev)
+        return seq
+
+    def _insert(self, rows: list[tuple[Any, ...]], seq: int, prev: str,
+                checkpoint: tuple[Any, ...] | None = None) -> None:
+        """One transaction: ``rows`` of ``records`` ending at ``seq``/``prev``, their seal (with a key) and the
+        ``checkpoint`` row. Raises ``JournalWriteError`` (rolled back, the head unchanged)."""
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(f"INSERT INTO records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                self._commits += 1
+                if self._commits == self._cut_commit:  # test hook: a commit cut short by a crash
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if self._key is not None and rows:
+                    db.execute("INSERT INTO seals (seq, head, mac) VALUES (?, ?, ?)",
+                               (seq, prev, jkey.mac(self._key, "seal", seq, prev)))
+                if checkpoint is not None:
+                    db.execute("INSERT OR IGNORE INTO checkpoints (seq, round, head, state, mac) "
+                               "VALUES (?, ?, ?, ?, ?)", checkpoint)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+        self._seq, self._prev = seq, prev
+
+    def _round_of(self, records: list[dict[str, Any]]) -> int | None:
+        rounds = [r["round"] for r in records if isinstance(r["round"], int)]
+        return rounds[-1] if rounds else None
 
     def append(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> dict[str, Any]:
-        """Append one record and make it durable (flush + fsync) before returning it.
-
-        ``kind`` is one of ``KINDS``; ``type_`` the event, command or record class name; ``data`` its fields.
-        Raises ``ValueError`` for an unknown kind and ``OSError`` when the disk refuses the write.
-        """
-        if kind not in KINDS:
-            raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
-        record = {"seq": self._seq + 1, "time": self._clock(), "kind": kind, "round": round_no,
-                  "type": type_, "data": data, "prev": self._prev}
-        record["hash"] = record_hash(record)
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
-        self._seq += 1
-        self._prev = record["hash"]
-        return record
+        """Commit one record (``commit``) and return it. Errors as ``commit``."""
+        return self.commit([(kind, type_, data, round_no)])[0]
 
     def close(self) -> None:
-        """Flush and close the file."""
-        if not self._file.closed:
-            self._file.flush()
-            if self._fsync:
-                os.fsync(self._file.fileno())
-            self._file.close()
+        """Close the store. Nothing is written here: every commit was durable when ``commit`` returned, and a
+        refused one was rolled back (never completed later)."""
+        self._db.close()

@@ -73,8 +73,9 @@ class ServiceMetrics:
         self.faults = Counter("crisscross_faults", "faults raised, by device and cause", ["device", "cause"],
                               registry=r)
         self.past_posting = Counter("crisscross_past_posting", "past-posting irregularities recorded", registry=r)
-        self.commit_seconds = Histogram("crisscross_journal_commit_seconds", "time to make one journal write "
-                                        "durable", buckets=COMMIT_BUCKETS, registry=r)
+        self.commit_seconds = Histogram("crisscross_journal_commit_seconds", "time to make one journal commit "
+                                        "(an input and everything it produced) durable", buckets=COMMIT_BUCKETS,
+                                        registry=r)
         self.press_seconds = Histogram("crisscross_press_to_command_seconds", "time from a person's press or "
                                        "action (taken off the event queue) to each device command it causes",
                                        buckets=PRESS_BUCKETS, registry=r)

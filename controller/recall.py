@@ -1,7 +1,7 @@
 """Rounds rebuilt from the journal's records: what was locked, dealt, decided, revealed and settled.
 
 Used by the round summary, by the hardware-in-the-loop rig's checks and for game recall. Reads records only
-(``controller.journal.read_records``), never the devices.
+(``controller.journal``, streamed or a round at a time), never the devices.
 """
 
 from __future__ import annotations
@@ -167,16 +167,13 @@ def format_steps(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def recall_last(records: list[dict[str, Any]], last: int) -> str:
-    """The last ``last`` rounds of a journal's ``records``, each as a header and ``format_steps``."""
-    by_round: dict[int, list[dict[str, Any]]] = {}
-    for record in records:
-        if isinstance(record.get("round"), int):
-            by_round.setdefault(record["round"], []).append(record)
+def recall_last(rounds: list[tuple[int, list[dict[str, Any]]]]) -> str:
+    """Rounds ``[(round, records)]`` (``controller.journal.last_rounds``), each as a header and
+    ``format_steps``."""
     out = []
-    for number in sorted(by_round)[-last:]:
-        rnd = rounds_from_records(by_round[number])[number]
+    for number, records in rounds:
+        rnd = rounds_from_records(records)[number]
         status = "voided" if rnd.voided else ("closed" if rnd.closed else "OPEN")
         out.append(f"Round {number} ({status})")
-        out += format_steps(by_round[number])
+        out += format_steps(records)
     return "\n".join(out)

@@ -933,3 +933,101 @@ class Round:
         self._emit(cmd.RoundClosed(data.round_no, totals))
         self._show(f"Round {data.round_no} settled")
         self.close()
+
+    # ------------------------------------------------------------------ checkpoint
+    def checkpoint(self) -> dict[str, Any]:
+        """The machine's whole state as plain JSON-ready data, for the journal's checkpoints
+        (``controller.journal``): ``restore`` on a machine built with the same config and jurisdiction gives a
+        machine that answers every later input as this one does. Every attribute is named here, on purpose:
+        a new one must be added (tests/test_recovery.py fails otherwise). Shapes: sets as sorted lists,
+        ordered mappings as lists of pairs (their order is the order of later outputs)."""
+        data = self.round
+        return {
+            "state": self.state,
+            "last_round_no": self.last_round_no,
+            "last_txn": self.last_txn,
+            "devices_ready": sorted(self.devices_ready),
+            "faults": [[f.round_no, f.device, f.cause, f.detail, f.resumable] for f in self.faults],
+            "resume_state": self.resume_state,
+            "supervisor_key": self.supervisor_key,
+            "lamps": None if self._lamps is None else list(self._lamps),
+            "display": self._display,
+            "prompt": self._prompt,
+            "reader": None if self._reader is None else [self._reader.role, self._reader.user, self._reader.source],
+            "shuffle_kept": self.shuffle_kept,
+            "request_id": self._request_id,
+            "pending_read": self._pending_read,
+            "verifying": self._verifying,
+            "querying": self._querying,
+            "self_checked": self.self_checked,
+            "reconciled": self.reconciled,
+            "round": None if data is None else {
+                "round_no": data.round_no,
+                "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
+                          for s in data.seats.values()],
+                "shuffled": data.shuffled,
+                "stacks_planned": list(data.stacks_planned),
+                "cross": None if data.cross is None else list(data.cross),
+                "next_stack": data.next_stack,
+                "dealt": sorted(data.dealt),
+                "stacks": [[txn, list(cards)] for txn, cards in data.stacks.items()],
+                "revealed": list(data.revealed),
+                "locked": [[seat, spot, amount] for (seat, spot), amount in data.locked.items()],
+                "collectable": sorted([seat, spot] for seat, spot in data.collectable),
+                "invalid": [[seat, why] for seat, why in data.invalid.items()],
+                "excluded": sorted(data.excluded),
+                "bets_closed": data.bets_closed,
+                "correctable": [[seat, spot, amount] for (seat, spot), amount in data.correctable.items()],
+                "pending_acks": [dict(item) for item in data.pending_acks],
+                "acknowledged": [dict(item) for item in data.acknowledged],
+            },
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Set the machine to ``state`` (``checkpoint``'s output, also after a round trip through JSON).
+        Raises ``KeyError``/``TypeError``/``ValueError`` for data that is not a checkpoint."""
+        if state["state"] not in STATES:
+            raise ValueError(f"checkpoint: unknown state {state['state']!r}")
+        self.machine.set_state(state["state"], model=self)
+        self.last_round_no = state["last_round_no"]
+        self.last_txn = state["last_txn"]
+        self.devices_ready = set(state["devices_ready"])
+        self.faults = [cmd.FaultRaised(*fault) for fault in state["faults"]]
+        self.resume_state = state["resume_state"]
+        self.supervisor_key = state["supervisor_key"]
+        self._lamps = None if state["lamps"] is None else tuple(state["lamps"])
+        self._display = state["display"]
+        self._prompt = state["prompt"]
+        self._reader = None if state["reader"] is None else Actor(*state["reader"])
+        self.shuffle_kept = state["shuffle_kept"]
+        self._request_id = state["request_id"]
+        self._pending_read = state["pending_read"]
+        self._verifying = state["verifying"]
+        self._querying = state["querying"]
+        self.self_checked = state["self_checked"]
+        self.reconciled = state["reconciled"]
+        self._outbox = []
+        saved = state["round"]
+        if saved is None:
+            self.round = None
+            return
+        self.round = RoundData(
+            round_no=saved["round_no"],
+            seats={seat: SeatState(seat, dict(wagers), None if cards is None else tuple(cards), folded_at)
+                   for seat, wagers, cards, folded_at in saved["seats"]},
+            shuffled=saved["shuffled"],
+            stacks_planned=list(saved["stacks_planned"]),
+            cross=None if saved["cross"] is None else tuple(saved["cross"]),
+            next_stack=saved["next_stack"],
+            dealt=set(saved["dealt"]),
+            stacks={txn: tuple(cards) for txn, cards in saved["stacks"]},
+            revealed=list(saved["revealed"]),
+            locked={(seat, spot): amount for seat, spot, amount in saved["locked"]},
+            collectable={(seat, spot) for seat, spot in saved["collectable"]},
+            invalid={seat: why for seat, why in saved["invalid"]},
+            excluded=set(saved["excluded"]),
+            bets_closed=saved["bets_closed"],
+            correctable={(seat, spot): amount for seat, spot, amount in saved["correctable"]},
+            pending_acks=[dict(item) for item in saved["pending_acks"]],
+            acknowledged=[dict(item) for item in saved["acknowledged"]],
+        )

@@ -5,13 +5,15 @@ its port and only posts events; the controller thread (the thread that calls ``C
 thread under ``crisscross run``) is the only one that touches the round machine and the journal. Nothing is
 sent to a device before its handshake; the round machine leaves ``starting`` only when all three answered.
 
-Write-ahead: every event is journaled (fsync) before the machine applies it, and every command before the
-driver is asked to send it.
+Write-ahead: each event is committed to the journal together with every record and command it produced, in
+one transaction (``Journal.commit``), before any of those commands is handed to its driver; events already
+waiting on the queue share that commit (``Controller.process``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import queue
 import shutil
@@ -20,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -30,12 +33,13 @@ from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
 from controller.eventqueue import EventQueue
 from controller.inputs import PromptDue, ServiceStarted
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
+from controller.journal_key import JournalKeyError, load_key
 from controller.metrics import ServiceMetrics
 from controller.notify import Notifier
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.recall import RoundRecord, rounds_from_records
-from controller.recovery import Recovered, replay
+from controller.recovery import Recovered, recover
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round import Round
 from controller.summary import format_round
@@ -50,12 +54,30 @@ if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.
 
 log = logging.getLogger(__name__)
 
+#: Most inputs committed together (those already waiting when one is taken: a burst of chip changes).
+MAX_GROUP = 64
+#: Outputs after which no further input joins the commit: a round's end (its checkpoint) or a fault.
+GROUP_ENDS = (cmd.RoundClosed, cmd.RoundVoided, cmd.FaultRaised)
+#: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
+MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
 #: Seconds a refusal stays on the panel before the state's prompt comes back (``PromptDue``).
 REFUSAL_SHOWN_S = 3.0
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def fields_of(item: Any) -> dict[str, Any]:
+    """The fields of an input or output (a flat frozen dataclass: none holds another) by name, for the journal:
+    the values themselves, not copies (``dataclasses.asdict`` copies deeply; the journal encodes them at once
+    and gives back records of its own)."""
+    return {name: getattr(item, name) for name in _field_names(type(item))}
 
 
 class Controller:
@@ -95,6 +117,7 @@ class Controller:
         self._stop_after_round = False
         self.journal_error: OSError | None = None
         self._prompt_timer: threading.Timer | None = None
+        self._pending: deque[Any] = deque()  # inputs taken from the queue and put back (``process``)
 
     def run(self) -> int:
         """Process events until ``STOP``, ``STOP_AFTER_ROUND`` once no round is in progress, the round count or
@@ -104,15 +127,16 @@ class Controller:
         be written (then nothing more is applied: an input that is not on disk is never acted on).
         """
         try:
-            for output in self.missing:  # consequences of the last input that a crash kept off the journal
+            for output in self.missing:  # consequences of the last input that a crash kept off a JSON-lines journal
                 log.warning("journaling %s of round %s, lost by the last stop", type(output).__name__,
                             getattr(output, "round_no", None))
-                self._carry_out(output)
+            if self.missing:
+                self._commit([self._entry(output) for output in self.missing], self.missing)
             self.missing = []
             self.process(self.started)
             while not self._done:
                 try:
-                    item = self.events.get(timeout=self.watch.tick())
+                    item = self._pending.popleft() if self._pending else self.events.get(timeout=self.watch.tick())
                 except queue.Empty:  # nothing to do: the loop is alive all the same
                     self.watch.alive()
                     continue
@@ -124,10 +148,11 @@ class Controller:
                         break
                     log.warning("stopping after round %s", self.machine.round_no)
                     continue
-                self.process(item)
+                self.process(item, *self._arrived_with())
             self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
         except OSError as exc:
-            log.critical("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
+            # the caller says it in one line (run_service); the log keeps it for -v
+            log.info("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
             self.journal_error = exc
             return 1
         finally:
@@ -136,43 +161,81 @@ class Controller:
                 self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
-    def process(self, event: Any) -> None:
-        """Journal one event, apply it to the machine, then journal and carry out each output in order.
+    def _arrived_with(self) -> list[Any]:
+        """The inputs already waiting (put back, then on the queue), up to ``MAX_GROUP - 1``: committed with the
+        one just taken. A stop marker ends the group and stays first in line."""
+        group: list[Any] = []
+        while len(group) < MAX_GROUP - 1:
+            try:
+                item = self._pending.popleft() if self._pending else self.events.get_nowait()
+            except queue.Empty:
+                break
+            if item is STOP or item is STOP_AFTER_ROUND:
+                self._pending.appendleft(item)
+                break
+            group.append(item)
+        return group
+
+    def process(self, *events: Any) -> None:
+        """Apply ``events`` in order, commit them with every output they produced in one transaction (inputs
+        that arrived together share a commit), then carry out each output in order: a command is sent only
+        once the commit that holds it returned. An input whose outputs end a round or raise a fault ends the
+        group (a checkpoint, or the end of the run, comes right after it); the inputs after it are put back.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
-        its fault state (cause ``internal``) so the round stops in a defined state.
+        its fault state (cause ``internal``) so the round stops in a defined state. A device fault's detail
+        longer than ``MAX_DETAIL`` characters is cut before it is journaled and applied. Raises ``OSError`` when
+        the journal refuses the commit: then nothing of it is kept and nothing is sent.
         """
-        round_no = self.machine.round_no
-        fields = dataclasses.asdict(event)
-        self.watch.input_taken(event)
-        self._journal("event", type(event).__name__, fields, round_no)
-        try:
-            outputs = self.machine.handle(event)
-        except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
-            log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
-            outputs = self.machine.defect(exc)
-        for output in outputs:
-            self._carry_out(output)
+        self.watch.inputs_taken(events)
+        entries: list[tuple[str, str, dict[str, Any], int | None]] = []
+        outputs: list[Any] = []
+        for index, event in enumerate(events):
+            if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
+                cut = len(event.detail) - MAX_DETAIL
+                event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
+            entries.append(("event", type(event).__name__, fields_of(event), self.machine.round_no))
+            try:
+                produced = self.machine.handle(event)
+            except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
+                log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
+                produced = self.machine.defect(exc)
+            entries.extend(self._entry(output) for output in produced)
+            outputs.extend(produced)
+            if any(isinstance(o, GROUP_ENDS) for o in produced) and index + 1 < len(events):
+                self._pending.extendleft(reversed(events[index + 1:]))
+                break
+        self._commit(entries, outputs)
         if self.on_view is not None:
             self.on_view(self.machine.view())
         self.watch.after_input(self.machine)
 
-    def _journal(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> None:
+    def _entry(self, output: Any) -> tuple[str, str, dict[str, Any], int | None]:
+        kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
+        return kind, type(output).__name__, fields_of(output), getattr(output, "round_no", self.machine.round_no)
+
+    def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
+        """Commit ``entries`` (inputs and the entries of ``outputs``) as one transaction, with a checkpoint of
+        the machine after a round's close and at least every ``journal.checkpoint_every`` records, then carry
+        the outputs out."""
+        ends_round = any(isinstance(o, (cmd.RoundClosed, cmd.RoundVoided)) for o in outputs)
+        due = self.journal.since_checkpoint + len(entries) >= self.journal.checkpoint_every
         began = time.monotonic()
-        record = self.journal.append(kind, type_, data, round_no)
-        self.watch.journaled(record, time.monotonic() - began)
-        if round_no is not None:
-            if self._round_records and self._round_records[-1].get("round") != round_no:
-                self._round_records = []
-            self._round_records.append(record)
-        if self.on_record is not None:
-            self.on_record(record)
+        records = self.journal.commit(entries, state=self.machine.checkpoint() if ends_round or due else None)
+        self.watch.committed(records, time.monotonic() - began)
+        for record in records:
+            round_no = record["round"]
+            if round_no is not None:
+                if self._round_records and self._round_records[-1].get("round") != round_no:
+                    self._round_records = []
+                self._round_records.append(record)
+            if self.on_record is not None:
+                self.on_record(record)
+        for output in outputs:
+            self._carry_out(output)
 
     def _carry_out(self, output: Any) -> None:
-        round_no = getattr(output, "round_no", self.machine.round_no)
-        kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
-        self._journal(kind, type(output).__name__, dataclasses.asdict(output), round_no)
-        if kind == "command":
+        if isinstance(output, cmd.DEVICE_COMMANDS):
             self._send(output)
         elif isinstance(output, (cmd.RoundClosed, cmd.RoundVoided)):
             self._round_closed(output.round_no)
@@ -264,6 +327,31 @@ def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) 
     return config.journal
 
 
+def open_journal(config: TableConfig, journal_path: Path | None = None) -> Journal:
+    """Open the journal store (``journal_path``, else table.yaml's ``journal``; ``journal_for``) with table.yaml's
+    ``journal_key`` when it names one. Raises ``JournalError`` for a key file that cannot be used (the
+    service does not start without the key it was given), for a new store beside a JSON-lines journal of the
+    same name (the table's history written before the store: to be imported, never left behind) or a journal
+    that does not open (``controller.journal.Journal``)."""
+    path = Path(journal_path or config.journal)
+    old = path.with_suffix(".jsonl")
+    if not path.exists() and old != path and old.is_file():
+        raise JournalError(f"{path}: no journal store, but a JSON-lines journal {old} beside it: this table's "
+                           f"history; migrate it first: crisscross journal import {old} --journal {path}")
+    return Journal(path, key=key_for(config))
+
+
+def key_for(config: TableConfig) -> bytes | None:
+    """The journal key of table.yaml's ``journal_key`` (None when it names none). Raises ``JournalError`` for a
+    key file that cannot be used (``controller.journal_key.load_key``): a key given is never silently left out."""
+    if config.journal_key is None:
+        return None
+    try:
+        return load_key(config.journal_key)
+    except JournalKeyError as exc:
+        raise JournalError(str(exc)) from None
+
+
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
     """Load the table's jurisdiction: a code from ``jurisdictions/`` beside ``table.yaml``, else from ``config/``;
     a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder)."""
@@ -317,9 +405,14 @@ class Service:
         self.events: EventQueue = EventQueue()  # bounded; chip changes coalesce (controller/eventqueue.py)
         #: any device simulated (--simulate, a port "simulator" or a sim:// URL): simulated play, kept apart
         self.simulated = [n for n, dev in config.devices.items() if simulate or is_simulated(ports.get(n, dev.port))]
-        self.journal = Journal(journal_for(config, bool(self.simulated), journal_path))
+        self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path))
         try:
-            recovered = replay(self.journal.records, config, jurisdiction)
+            log.info("journal %s: replaying the records after %s", self.journal.path,
+                     f"the checkpoint at record {self.journal.checkpoint.seq}" if self.journal.checkpoint else "none")
+            recovered = recover(self.journal, config, jurisdiction)
+            log.info("journal %s: replayed up to record %d", self.journal.path, self.journal.head[0])
+            if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
+                self.journal.commit([], state=recovered.machine.checkpoint())
         except BaseException:
             self.journal.close()
             raise
@@ -467,9 +560,6 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         if service.journal.open_rounds:
             print(f"crisscross: warning: round(s) {', '.join(map(str, service.journal.open_rounds))} in "
                   f"{service.journal.path} were never closed: their wagers are unresolved", file=sys.stderr)
-        if service.journal.torn_tail:
-            print(f"crisscross: warning: an incomplete last record of {service.journal.path} (never applied) was "
-                  f"moved to {service.journal.path.name}.torn", file=sys.stderr)
         if service.sims and service.table is None:
             print(f"crisscross: {', '.join(service.sims)} simulated and no scripted table: waiting for panel "
                   f"presses (run with --simulate for simulated players and dealer)", file=sys.stderr)

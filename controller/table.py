@@ -76,7 +76,7 @@ TIMING_KEYS: dict[str, str] = {
 
 
 #: The journal's file name in the state directory, for a table file that names no ``journal``.
-JOURNAL_NAME = "journal.jsonl"
+JOURNAL_NAME = "journal.db"
 #: The folder of the state directory where simulated play (``crisscross run --simulate``) keeps its own journal,
 #: never the table's.
 SIMULATED = "simulated"
@@ -105,6 +105,8 @@ class TableConfig:
     control: ControlConfig = field(default_factory=ControlConfig)  # the control interface (docs/control.md)
     #: ``metrics: {port: N}``: serve Prometheus metrics on 127.0.0.1:N (docs/operations.md); None: off
     metrics_port: int | None = None
+    #: The journal key (``controller.journal_key``; ``crisscross journal init-key``), None when not configured.
+    journal_key: Path | None = None
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -128,7 +130,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
-               {"timing", "control", "journal", "metrics"})
+               {"timing", "control", "journal", "journal_key", "metrics"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -145,6 +147,10 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         journal = path.parent / require_text(path, "journal", data["journal"], "a file path", line_of(data, "journal"))
     else:
         journal = state_dir() / JOURNAL_NAME
+    journal_key = data.get("journal_key")
+    if journal_key is not None:
+        journal_key = path.parent / require_text(path, "journal_key", journal_key, "a file path",
+                                                 line_of(data, "journal_key"))
     devices = data["devices"]
     check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
     device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
@@ -162,6 +168,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         timing=link_timing,
         control=parse_control_config(path, data.get("control")),
         metrics_port=_metrics_port(path, data.get("metrics")),
+        journal_key=journal_key,
     )
 
 

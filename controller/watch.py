@@ -54,20 +54,23 @@ class Watch:
         if self.notifier:
             self.notifier.watchdog()
 
-    def input_taken(self, event: Any) -> None:
-        """An input was taken off the queue: a press starts the press-to-command clock."""
-        self._press_at = time.monotonic() if isinstance(event, PRESSES) else None
+    def inputs_taken(self, events: tuple[Any, ...]) -> None:
+        """Inputs were taken off the queue (one, or several committed together): a press among them starts the
+        press-to-command clock."""
+        self._press_at = time.monotonic() if any(isinstance(e, PRESSES) for e in events) else None
 
     def command_sent(self) -> None:
         """A device command left for its driver."""
         if self.metrics and self._press_at is not None:
             self.metrics.press_seconds.observe(time.monotonic() - self._press_at)
 
-    def journaled(self, record: dict[str, Any], seconds: float) -> None:
-        """A record was made durable in ``seconds``."""
+    def committed(self, records: list[dict[str, Any]], seconds: float) -> None:
+        """One journal commit (``records``, an input and its outputs, or inputs that arrived together) was made
+        durable in ``seconds``."""
         if self.metrics:
             self.metrics.commit_seconds.observe(seconds)
-            self.metrics.record(record)
+            for record in records:
+                self.metrics.record(record)
 
     def after_input(self, machine: Any) -> None:
         """After each input: ``READY=1`` the first time every device answered and the shoe was reconciled;

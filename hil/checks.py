@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cards import DECK
-from controller.journal import read_records, verify_chain
+from controller.journal import iter_records, verify_journal
 from controller.recall import RoundRecord, rounds_from_records
 
 
@@ -162,25 +162,40 @@ def check_against_settle(rnd: RoundRecord, jurisdiction: str = "ny") -> list[str
 
 def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, ...]]] | None = None,
                   jurisdiction: str = "ny", against_settle: bool = True) -> tuple[dict[int, RoundRecord], list[str]]:
-    """Check every round of the journal at ``path``; return the rounds and the discrepancies found.
+    """Check every round of the journal at ``path`` (a store or a JSON-lines copy, streamed a round at a time);
+    return the rounds and the discrepancies found.
 
     ``shoe_dispensed``: the shoe simulator's own ``(txn_id, cards)`` record; every stack it dealt must be the
     journal's stack, in order, and none dealt twice. ``against_settle`` runs ``crisscross settle`` per round.
     """
-    records = read_records(path)
     problems = []
-    broken = verify_chain(records)
+    _, broken = verify_journal(path)
     if broken:
         problems.append(f"journal chain: {broken}")
-    by_round: dict[int, list[dict[str, Any]]] = {}
-    for record in records:
-        if isinstance(record.get("round"), int):
-            by_round.setdefault(record["round"], []).append(record)
-    rounds = rounds_from_records(records)
-    for number, rnd in rounds.items():
-        problems += check_round(rnd, by_round[number])
+    rounds: dict[int, RoundRecord] = {}
+
+    def check(number: int, records: list[dict[str, Any]]) -> None:
+        if number in rounds:
+            problems.append(f"round {number}: its records are not together in the journal")
+            return
+        rnd = rounds[number] = rounds_from_records(records)[number]
+        problems.extend(check_round(rnd, records))
         if against_settle and rnd.closed and rnd.voided is None:
-            problems += check_against_settle(rnd, jurisdiction)
+            problems.extend(check_against_settle(rnd, jurisdiction))
+
+    current: int | None = None
+    records: list[dict[str, Any]] = []
+    for record in iter_records(path):
+        number = record.get("round")
+        if not isinstance(number, int):
+            continue
+        if number != current and current is not None:
+            check(current, records)
+            records = []
+        current = number
+        records.append(record)
+    if current is not None:
+        check(current, records)
     if shoe_dispensed is not None:
         journaled = [cards for rnd in rounds.values() for _, _, cards in rnd.stacks]
         dealt = [tuple(cards) for _, cards in shoe_dispensed]
@@ -190,4 +205,3 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
         if len(set(txns)) != len(txns):
             problems.append("the shoe dealt a transaction twice")
     return rounds, problems
-

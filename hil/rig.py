@@ -27,7 +27,7 @@ from pathlib import Path
 
 from controller.cli import positive_int
 from controller.config import CONFIG_DIR
-from controller.journal import read_records
+from controller.journal import iter_records
 from controller.service import jurisdiction_for, sim_port, start_simulators
 from controller.simtable import SimulatedTable
 from controller.table import load_table_config
@@ -73,7 +73,7 @@ def _inject_device_faults(sims: dict, count: int, rng: random.Random, stop: thre
 
 def _journal_faults(journal: Path) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for record in read_records(journal):
+    for record in iter_records(journal):
         if record.get("type") == "FaultRaised":
             counts[f"raised {record['data']['cause']}"] += 1
         elif record.get("type") in ("FaultCleared", "RoundVoided", "PastPostingAcknowledged"):
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="probability that a frame suffers a random fault (drop, corrupt, delay, duplicate, "
                              "split; default 0)")
     args = parser.parse_args(argv)
-    journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.jsonl"
+    journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.db"
     try:
         result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes, faults=args.faults,
                          device_faults=args.device_faults)

@@ -154,11 +154,11 @@ def _refusal_of_edited_table(tmp_path, old: str, new: str) -> tuple[Path, int, s
 # Each value is what YAML makes of the text: an empty key is None, a flow list a list, 12 an integer, a date a
 # date; none of them names a file or a port, and str() of them would (a journal named "None").
 @pytest.mark.parametrize("old, new, where, what, got", [
-    ("# journal: /srv/crisscross/journal.jsonl", "journal: ", "journal", "a file path", "None"),
-    ("# journal: /srv/crisscross/journal.jsonl", "journal: [a, b] ", "journal", "a file path", "['a', 'b']"),
-    ("# journal: /srv/crisscross/journal.jsonl", "journal: 12 ", "journal", "a file path", "12"),
-    ("# journal: /srv/crisscross/journal.jsonl", "journal: '  ' ", "journal", "a file path", "'  '"),
-    ("# journal: /srv/crisscross/journal.jsonl", "journal: 2024-01-31 ", "journal", "a file path", "datetime.date(2024, 1, 31)"),
+    ("# journal: /srv/crisscross/journal.db", "journal: ", "journal", "a file path", "None"),
+    ("# journal: /srv/crisscross/journal.db", "journal: [a, b] ", "journal", "a file path", "['a', 'b']"),
+    ("# journal: /srv/crisscross/journal.db", "journal: 12 ", "journal", "a file path", "12"),
+    ("# journal: /srv/crisscross/journal.db", "journal: '  ' ", "journal", "a file path", "'  '"),
+    ("# journal: /srv/crisscross/journal.db", "journal: 2024-01-31 ", "journal", "a file path", "datetime.date(2024, 1, 31)"),
     ("shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: }", "devices.shoe.port",
      "a port", "None"),
     ("sensors: {driver: sensors, port: simulator}", "sensors: {driver: sensors, port: 0}", "devices.sensors.port",
@@ -189,7 +189,7 @@ def test_a_control_host_that_is_not_a_loopback_address_written_as_text_is_refuse
 
 def test_paths_and_ports_written_as_text_are_kept_as_written(tmp_path):
     text = (CONFIG_DIR / "table.yaml").read_text()
-    edited = text.replace("# journal: /srv/crisscross/journal.jsonl", "journal: 'None' ").replace(
+    edited = text.replace("# journal: /srv/crisscross/journal.db", "journal: 'None' ").replace(
         "shoe:    {driver: shoe, port: simulator}", "shoe:    {driver: shoe, port: /dev/ttyUSB0}")
     path = tmp_path / "table.yaml"
     path.write_text(edited)

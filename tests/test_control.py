@@ -94,7 +94,7 @@ def table(tmp_path, operators_file):
     """A running controller with the control interface; stopped (thread joined) after the test."""
     events: queue.Queue = queue.Queue()
     server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events)
-    journal = Journal(tmp_path / "journal.jsonl")
+    journal = Journal(tmp_path / "journal.db")
     devices = StandInDevices(events)
     controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
                             on_record=server.publish_record, on_view=server.publish_view)
@@ -609,7 +609,7 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
 
     control = dataclasses.replace(CONFIG.control, enabled=True, port=0, operators=operators_file)
     service = Service(dataclasses.replace(CONFIG, control=control), simulate=True,
-                      journal_path=tmp_path / "journal.jsonl", out=io.StringIO())
+                      journal_path=tmp_path / "journal.db", out=io.StringIO())
     try:
         assert service.control is not None and service.control.port > 0
         assert service.controller.on_record == service.control.publish_record

@@ -9,22 +9,22 @@ in each of those ways (and re-chained so the hash chain alone would not catch it
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from controller.journal import GENESIS, read_records, record_hash
+from controller.journal import canonical_line, read_records
 from hil.checks import check_journal
 from hil.rig import run_rig
+from tests.journal_helpers import forge, rechain
 
 ROUNDS = 20
 
 
 @pytest.fixture(scope="module")
 def rig_run(tmp_path_factory):
-    journal = tmp_path_factory.mktemp("rig") / "journal.jsonl"
+    journal = tmp_path_factory.mktemp("rig") / "journal.db"
     result = run_rig(ROUNDS, seed=2026, journal=journal)
     return result, journal
 
@@ -51,14 +51,10 @@ def test_the_run_dealt_folds_and_bonuses(rig_run):
 
 
 def _rewrite(records: list[dict], path: Path) -> None:
-    """Write records back with a recomputed, valid hash chain (a forger who knows the format)."""
-    prev = GENESIS
+    """Write records as a JSON-lines copy with a recomputed, valid hash chain (a forger who knows the format)."""
     with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            record["prev"] = prev
-            record["hash"] = record_hash(record)
-            prev = record["hash"]
-            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+        for record in rechain(records):
+            handle.write(canonical_line(record) + "\n")
 
 
 def _first(records, type_):
@@ -106,15 +102,12 @@ def test_money_that_vanishes_is_reported(rig_run, tmp_path):
 
 def test_an_edit_without_rechaining_breaks_the_chain(rig_run, tmp_path):
     _, journal = rig_run
-    copy = tmp_path / "j.jsonl"
+    copy = tmp_path / "j.db"
     shutil.copy(journal, copy)
-    lines = copy.read_text().splitlines(keepends=True)
-    record = json.loads(lines[10])
-    record["time"] = "2020-01-01T00:00:00.000+00:00"
-    lines[10] = json.dumps(record, separators=(",", ":")) + "\n"
-    copy.write_text("".join(lines))
+    record = read_records(copy)[10]
+    forge(copy, ("UPDATE records SET time = ? WHERE seq = ?", ("2020-01-01T00:00:00.000+00:00", record["seq"])))
     _, problems = check_journal(copy, against_settle=False)
-    assert any(p.startswith("journal chain: record 11") for p in problems)
+    assert any(p.startswith("journal chain: line 11, seq 11: edited") for p in problems)
 
 
 def test_a_stack_the_shoe_dealt_but_the_journal_lacks_is_reported(rig_run):

@@ -27,7 +27,7 @@ def run_table(tmp_path):
 
     def run(rounds, seed, before=None, during=None):
         service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed,
-                          journal_path=tmp_path / "journal.jsonl", out=io.StringIO())
+                          journal_path=tmp_path / "journal.db", out=io.StringIO())
         services.append(service)
         if before is not None:
             before(service)
@@ -38,7 +38,7 @@ def run_table(tmp_path):
         if helper:
             helper.join()
         service.close()
-        return status, read_records(tmp_path / "journal.jsonl"), service
+        return status, read_records(tmp_path / "journal.db"), service
 
     yield run
     for service in services:
@@ -58,7 +58,7 @@ def test_a_shoe_fault_during_the_deal_is_cleared_and_the_round_resumes(run_table
     assert [(f["cause"], f["resumable"]) for f in _of(records, "FaultRaised")] == [(fault, True)]
     assert [c["causes"] for c in _of(records, "FaultCleared")] == [[fault]]
     assert len(_of(records, "RoundClosed")) == 2 and not _of(records, "RoundVoided")
-    _, problems = check_journal(tmp_path / "journal.jsonl", shoe_dispensed=service.sims["shoe"].dispensed,
+    _, problems = check_journal(tmp_path / "journal.db", shoe_dispensed=service.sims["shoe"].dispensed,
                                 against_settle=False)
     assert problems == []
 

@@ -16,11 +16,12 @@ import pytest
 
 from controller import commands as cmd
 from controller.inputs import ServiceStarted
-from controller.journal import GENESIS, Journal, read_records, record_hash, verify_chain
-from controller.recovery import ReplayError, replay
-from controller.round import Round
-from controller.service import Controller
+from controller.journal import Journal, canonical_line, read_records, verify_chain
+from controller.recovery import ReplayError, recover, replay
+from controller.round import Round, RoundData, SeatState
+from controller.service import STOP, Controller
 from drivers import events as ev
+from tests.journal_helpers import exported_lines, forge, rechain, replace_records
 from tests.round_helpers import CONFIG, NY, antes, ready
 
 CROSS = ("Kh", "Kd", "7c", "2s", "9d")
@@ -30,8 +31,8 @@ HANDS = {1: ("9h", "9s"), 3: ("4c", "5h")}
 class Recorder:
     """Feeds inputs to a machine through ``Controller.process`` (journal first), answering its requests."""
 
-    def __init__(self, path, machine=None):
-        self.journal = Journal(path, fsync=False)
+    def __init__(self, path, machine=None, **options):
+        self.journal = Journal(path, fsync=False, **options)
         self.controller = Controller(machine or Round(CONFIG, NY), self.journal, {}, queue.Queue())
         self.controller._send = self._capture  # no device: keep the commands
         self.sent: list = []
@@ -79,11 +80,11 @@ def play_until(recorder: Recorder, stop_after: str | None = None) -> None:
 @pytest.mark.parametrize("stop_after", ["lock", "deal", "across", "down", "middle"])
 def test_replay_rebuilds_the_state_the_service_had(tmp_path, stop_after):
     """The machine rebuilt from the journal has the live machine's state, round, wagers, cards and view."""
-    recorder = Recorder(tmp_path / "j.jsonl")
+    recorder = Recorder(tmp_path / "j.db")
     play_until(recorder, stop_after)
     live = recorder.controller.machine
     recorder.journal.close()
-    rebuilt = replay(read_records(tmp_path / "j.jsonl"), CONFIG, NY)
+    rebuilt = replay(read_records(tmp_path / "j.db"), CONFIG, NY)
     assert rebuilt.missing == []
     machine = rebuilt.machine
     assert (machine.state, machine.round_no, machine.last_txn) == (live.state, live.round_no, live.last_txn)
@@ -91,10 +92,93 @@ def test_replay_rebuilds_the_state_the_service_had(tmp_path, stop_after):
     assert dataclasses.asdict(machine.round) == dataclasses.asdict(live.round)
 
 
+#: Attributes of ``Round`` that are not its state: the rules it was built with, its graph, one input's outbox.
+NOT_STATE = {"config", "jurisdiction", "machine", "_outbox"}
+
+
+def _state_of(machine):
+    return {k: v for k, v in vars(machine).items() if not callable(v) and k not in NOT_STATE}
+
+
+def test_the_checkpoint_names_every_attribute_of_the_round_machine(tmp_path):
+    """A new attribute of ``Round`` or field of ``RoundData``/``SeatState`` must be added to ``Round.checkpoint``
+    and ``Round.restore``: otherwise a start from a checkpoint would not rebuild it."""
+    machine = Round(CONFIG, NY)
+    state = machine.checkpoint()
+    assert {name.lstrip("_") for name in _state_of(machine)} == set(state)
+    live = Recorder(tmp_path / "j.db")
+    play_until(live, "deal")
+    data = live.controller.machine.checkpoint()["round"]
+    assert {f.name for f in dataclasses.fields(RoundData)} == set(data)
+    assert len(data["seats"][0]) == len(dataclasses.fields(SeatState))
+    live.journal.close()
+
+
+@pytest.mark.parametrize("stop_after", ["lock", "deal", "across", "down", "middle", None])
+def test_a_machine_restored_from_its_checkpoint_is_the_machine(tmp_path, stop_after):
+    """``Round.restore(Round.checkpoint())`` through JSON gives the same state, round, view and next outputs;
+    and a start from the journal's checkpoints (one every 7 records here) rebuilds what a full replay does."""
+    recorder = Recorder(tmp_path / "j.db", checkpoint_every=7)
+    play_until(recorder, stop_after)
+    live = recorder.controller.machine
+    restored = Round(CONFIG, NY)
+    restored.restore(json.loads(json.dumps(live.checkpoint())))
+    assert _state_of(restored) == _state_of(live)
+    assert restored.handle(ServiceStarted()) == live.handle(ServiceStarted())
+    recorder.journal.close()
+    journal = Journal(tmp_path / "j.db")
+    assert journal.checkpoint is not None and journal.checkpoint.seq > journal.head[0] - 7
+    from_checkpoint = recover(journal, CONFIG, NY).machine
+    full = replay(read_records(tmp_path / "j.db"), CONFIG, NY).machine
+    journal.close()
+    assert _state_of(from_checkpoint) == _state_of(full)
+
+
+def _record_a_one_off_defect(path):
+    """Play to the lock, then let the machine fail once (a MemoryError) on the shoe's first stack."""
+    recorder = Recorder(path)
+    play_until(recorder, "lock")
+    machine = recorder.controller.machine
+    real = machine.handle
+    machine.handle = lambda event: (_ for _ in ()).throw(MemoryError("cannot allocate"))
+    recorder.feed(ev.StackDispensed(recorder.last(cmd.Dispense).txn_id, CROSS))
+    machine.handle = real
+    return recorder, machine
+
+
+def test_a_defect_recorded_once_does_not_refuse_later_starts(tmp_path):
+    """A ``FaultRaised`` of cause ``internal`` (a MemoryError in the machine) that replay does not repeat stands
+    as recorded: the journal still replays, the round is held in the same fault, and what followed (the
+    supervisor voiding it) replays too."""
+    path = tmp_path / "j.db"
+    recorder, machine = _record_a_one_off_defect(path)
+    assert machine.state == "fault" and machine.fault.detail == "MemoryError: cannot allocate"
+    recorder.feed(ev.SupervisorKey(True, "SUP-2"))
+    recorder.feed(ev.ButtonPressed("void_round"))
+    recorder.journal.close()
+    rebuilt = replay(read_records(path), CONFIG, NY).machine
+    assert rebuilt.state == "voided" and _state_of(rebuilt) == _state_of(machine)
+    journal = Journal(path)
+    assert recover(journal, CONFIG, NY).machine.state == "voided"
+    journal.close()
+
+
+def test_a_replay_difference_other_than_a_one_off_defect_still_refuses(tmp_path):
+    """An internal fault's record changed into another cause is not a one-off defect: the start is refused."""
+    path = tmp_path / "j.db"
+    recorder, _ = _record_a_one_off_defect(path)
+    recorder.journal.close()
+    records = read_records(path)
+    fault = next(r for r in records if r["type"] == "FaultRaised")
+    fault["data"]["cause"] = "jam"
+    with pytest.raises(ReplayError, match=f"journal record {fault['seq']}: journal has FaultRaised"):
+        replay(rechain(records), CONFIG, NY)
+
+
 def test_a_restart_holds_the_round_in_fault_and_the_supervisor_resumes_it(tmp_path):
     """After a restart mid-round: ``fault`` (cause ``restart``) until every device answered, the shoe was asked
     what it last did and a supervisor cleared it; the round then goes on where it stopped."""
-    path = tmp_path / "j.jsonl"
+    path = tmp_path / "j.db"
     recorder = Recorder(path)
     play_until(recorder, "across")
     recorder.journal.close()
@@ -123,7 +207,7 @@ def test_a_restart_holds_the_round_in_fault_and_the_supervisor_resumes_it(tmp_pa
 
 def test_a_fault_persists_across_a_restart(tmp_path):
     """Faults persist across a restart: a jammed round is still held after replay and a new start."""
-    path = tmp_path / "j.jsonl"
+    path = tmp_path / "j.db"
     recorder = Recorder(path)
     play_until(recorder, "lock")
     recorder.feed(ev.DeviceFault("shoe", "jam", "test"))
@@ -135,44 +219,49 @@ def test_a_fault_persists_across_a_restart(tmp_path):
 
 
 def test_records_lost_between_an_input_and_its_consequences_are_found(tmp_path):
-    """A crash after an input was journaled but before all its records were: replay returns the missing
-    records (the service journals them first); device commands that never went out are not among them."""
-    path = tmp_path / "j.jsonl"
-    recorder = Recorder(path)
+    """A JSON-lines journal written before the store (one write per record) could lose the records of an input
+    after the input itself: replay returns the missing records (the service journals them first); device
+    commands that never went out are not among them."""
+    recorder = Recorder(tmp_path / "j.db")
     play_until(recorder, "middle")
     recorder.journal.close()
-    lines = path.read_text().splitlines(keepends=True)
+    lines = exported_lines(tmp_path / "j.db")
     last_event = max(i for i, line in enumerate(lines) if '"kind":"event"' in line)
-    kept = lines[:last_event + 2]  # the middle reveal press and its first record only
-    path.write_text("".join(kept))
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(lines[:last_event + 2]))  # the middle reveal press and its first record only
     rebuilt = replay(read_records(path), CONFIG, NY)
     missing = [type(o).__name__ for o in rebuilt.missing]
     assert missing == ["SeatSettled", "SeatSettled", "RoundClosed"]
     assert rebuilt.machine.state == "closed"
 
 
-def _rechain(records):
-    """Recompute every ``prev``/``hash`` so the chain verifies again (what a forger with the file would do)."""
-    prev = GENESIS
-    for record in records:
-        record["prev"] = prev
-        record["hash"] = record_hash(record)
-        prev = record["hash"]
-    return records
+def test_a_commit_keeps_an_input_with_all_its_consequences(tmp_path, mocker):
+    """One transaction per input: a commit the store refuses keeps none of the input's records, and no command
+    of that input is sent (the shoe is asked to deal only after the commit holding the request returned)."""
+    recorder = Recorder(tmp_path / "j.db")
+    play_until(recorder, "lock")
+    before = read_records(tmp_path / "j.db")
+    sent = len(recorder.sent)
+    mocker.patch.object(recorder.journal, "_insert", side_effect=OSError(28, "No space left on device"))
+    with pytest.raises(OSError):
+        recorder.feed(ev.StackDispensed(recorder.last(cmd.Dispense).txn_id, CROSS))
+    assert len(recorder.sent) == sent  # the next Dispense never left
+    recorder.journal.close()
+    assert read_records(tmp_path / "j.db") == before
 
 
 def test_a_rechained_edit_that_the_rules_contradict_is_refused(tmp_path):
-    """An edited settlement re-chained so the hash chain verifies still does not replay: the rules give
-    another result, and the service refuses to start on it (exit 2, one line)."""
-    path = tmp_path / "j.jsonl"
+    """An edited settlement re-chained so the hash chain verifies, checkpoints and anchor removed, still does
+    not replay: the rules give another result, and the service refuses to start on it (exit 2, one line)."""
+    path = tmp_path / "j.db"
     recorder = Recorder(path)
     play_until(recorder, "middle")
     recorder.journal.close()
     records = read_records(path)
     settled = next(r for r in records if r["type"] == "SeatSettled")
     settled["data"]["settlement"]["net"] += 100
-    records = _rechain(records)
-    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+    replace_records(path, rechain(records), drop=("checkpoints",))
+    (tmp_path / "j.db.anchor").unlink()
     assert verify_chain(read_records(path)) is None  # the chain alone does not see it
     with pytest.raises(ReplayError, match=f"journal record {settled['seq']}: journal has SeatSettled"):
         replay(read_records(path), CONFIG, NY)
@@ -183,46 +272,44 @@ def test_a_rechained_edit_that_the_rules_contradict_is_refused(tmp_path):
 
 def test_recall_of_a_journal_that_does_not_verify_says_so_on_the_copy_and_in_the_status(tmp_path):
     """A supervisor settling a dispute from a printout must see that the journal was altered."""
-    path = tmp_path / "j.jsonl"
+    path = tmp_path / "j.db"
     recorder = Recorder(path)
     play_until(recorder)
     recorder.journal.close()
-    lines = path.read_text().splitlines(keepends=True)
-    index = next(i for i, line in enumerate(lines) if '"type":"SeatSettled"' in line)
-    lines[index] = lines[index].replace('"net":', '"net":1', 1)
-    path.write_text("".join(lines))
+    settled = next(r for r in read_records(path) if r["type"] == "SeatSettled")
+    data = canonical_line(settled["data"]).replace('"net":', '"net":1', 1)
+    forge(path, ("UPDATE records SET data = ? WHERE seq = ?", (data, settled["seq"])))
     proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    warning = f"WARNING: {path} does not verify: record {index + 1}: content does not match its hash (edited)"
+    seq = settled["seq"]
+    warning = f"WARNING: {path} does not verify: line {seq}, seq {seq}: edited: its content does not match its hash"
     assert proc.stdout.startswith(warning) and warning in proc.stderr
     assert "Round 1 (closed)" in proc.stdout
 
 
-def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record(tmp_path):
-    """A mistyped path is not "no rounds"; a record a crash cut short is not tampering, but it is said."""
-    missing = tmp_path / "nope.jsonl"
+def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record_of_a_copy(tmp_path):
+    """A mistyped path is not "no rounds"; a JSON-lines copy cut short is not tampering, but it is said."""
+    missing = tmp_path / "nope.db"
     proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(missing)],
                           capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"crisscross recall: {missing}: no such file\n")
     assert not missing.exists()
-    path = tmp_path / "j.jsonl"
-    recorder = Recorder(path)
+    recorder = Recorder(tmp_path / "j.db")
     play_until(recorder)
     recorder.journal.close()
-    with path.open("ab") as handle:
-        handle.write(b'{"seq": 99999, "kind": "rec')
+    path = tmp_path / "copy.jsonl"
+    path.write_text("".join(exported_lines(tmp_path / "j.db")) + '{"seq": 99999, "kind": "rec')
     proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "Round 1 (closed)" in proc.stdout
-    assert proc.stderr == (f"crisscross recall: note: {path} ends with an incomplete record, never applied (a crash "
-                           f"cut it short; the next start moves it to j.jsonl.torn); it is not shown\n")
+    assert proc.stderr == f"crisscross recall: note: {path} ends with an incomplete record; it is not shown\n"
 
 
 def test_recall_shows_the_last_rounds_step_by_step(tmp_path):
     """``crisscross recall --last N``: each round in order with the locked bets, the cards in dealing order,
     decisions, reveals, settlement, and faults with who cleared them."""
-    path = tmp_path / "j.jsonl"
+    path = tmp_path / "j.db"
     recorder = Recorder(path)
     play_until(recorder)
     recorder.feed(ev.DeviceFault("sensors", "link_lost", "unplugged"))
@@ -242,3 +329,46 @@ def test_recall_shows_the_last_rounds_step_by_step(tmp_path):
     positions = [text.find(part) for part in order]
     assert -1 not in positions, [p for p, i in zip(order, positions) if i == -1]
     assert positions == sorted(positions)
+
+
+def test_a_device_faults_detail_is_bounded(tmp_path):
+    """A link loss described at length (35,000 abandoned frames) is cut before it is journaled and applied."""
+    recorder = Recorder(tmp_path / "j.db")
+    play_until(recorder, "lock")
+    recorder.feed(ev.DeviceFault("shoe", "link_lost", "frame abandoned; " * 35_000))
+    recorder.journal.close()
+    records = read_records(tmp_path / "j.db")
+    event = next(r for r in records if r["type"] == "DeviceFault")
+    fault = next(r for r in records if r["type"] == "FaultRaised")
+    assert len(event["data"]["detail"]) < 250 and event["data"]["detail"].endswith("more characters)")
+    assert fault["data"]["detail"] == event["data"]["detail"]
+    assert replay(records, CONFIG, NY).machine.fault.detail == event["data"]["detail"]
+
+
+def test_a_new_store_beside_an_old_json_lines_journal_is_refused(tmp_path):
+    """The default journal moved from var/journal.jsonl to var/journal.db: a table's history left in the old
+    file must be imported, not silently followed by a second history."""
+    from controller.journal import JournalError
+    from controller.service import open_journal
+
+    (tmp_path / "journal.jsonl").write_text("")
+    with pytest.raises(JournalError, match="crisscross journal import"):
+        open_journal(CONFIG, tmp_path / "journal.db")
+    assert not (tmp_path / "journal.db").exists()
+
+
+def test_inputs_that_arrived_together_share_one_commit_in_order(tmp_path, mocker):
+    """A burst of chip changes (the sensors' line rate) is committed in groups, not one fsync each; every input
+    is journaled once, in the order it arrived, and the stop marker after them is still obeyed."""
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    events: queue.Queue = queue.Queue()
+    controller = Controller(Round(CONFIG, NY), journal, {}, events)
+    commits = mocker.spy(journal, "commit")
+    for n in range(100):
+        events.put(ev.SpotChanged(1 + n % 6, "ante_across", n + 1))
+    events.put(STOP)
+    assert controller.run() == 0
+    journal.close()
+    amounts = [r["data"]["amount"] for r in read_records(tmp_path / "j.db") if r["type"] == "SpotChanged"]
+    assert amounts == list(range(1, 101))
+    assert commits.call_count == 1 + 2 + 1  # ServiceStarted, 64 + 36 chip changes, ServiceStopped

@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from controller.journal import Journal, read_records
+from controller.journal import Journal, read_records, verify_chain
 from controller.service import Service
 from controller.table import load_table_config
+from tests.journal_helpers import forge
 
 EXAMPLE = {"jurisdiction": "ny", "community": {"across": ["7d", "2c"], "down": ["9s", "3h"], "middle": "Kc"},
            "seats": [{"seat": 1, "cards": ["Jh", "Jd"],
@@ -32,13 +33,13 @@ class _BrokenStream(io.StringIO):
 
 
 def test_a_broken_summary_pipe_does_not_stop_the_table(tmp_path):
-    service = Service(load_table_config(), simulate=True, rounds=3, seed=21, journal_path=tmp_path / "j.jsonl",
+    service = Service(load_table_config(), simulate=True, rounds=3, seed=21, journal_path=tmp_path / "j.db",
                       out=_BrokenStream())
     try:
         assert service.run() == 0
     finally:
         service.close()
-    assert sum(r["type"] == "RoundClosed" for r in read_records(tmp_path / "j.jsonl")) == 3
+    assert sum(r["type"] == "RoundClosed" for r in read_records(tmp_path / "j.db")) == 3
 
 
 def _run_stopped_mid_round(service, how):
@@ -64,16 +65,16 @@ def _stop_mid_round(service, how):
 
 
 def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
-    service = Service(load_table_config(), simulate=True, seed=22, journal_path=tmp_path / "j.jsonl",
+    service = Service(load_table_config(), simulate=True, seed=22, journal_path=tmp_path / "j.db",
                       out=io.StringIO())
     assert _run_stopped_mid_round(service, service.stop_after_round) == 0
-    records = read_records(tmp_path / "j.jsonl")
+    records = read_records(tmp_path / "j.db")
     assert records[-1]["type"] == "ServiceStopped" and records[-1]["data"]["state"] == "closed"
-    assert Journal(tmp_path / "j.jsonl").open_rounds == []
+    assert Journal(tmp_path / "j.db").open_rounds == []
 
 
 def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_sees_it(tmp_path):
-    journal = tmp_path / "j.jsonl"
+    journal = tmp_path / "j.db"
     service = Service(load_table_config(), simulate=True, seed=23, journal_path=journal, out=io.StringIO())
     assert _run_stopped_mid_round(service, service.stop) == 1
     open_round = read_records(journal)[-1]["round"]
@@ -84,10 +85,11 @@ def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_s
 
 
 def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more_is_applied(tmp_path, mocker):
-    service = Service(load_table_config(), simulate=True, rounds=5, seed=24, journal_path=tmp_path / "j.jsonl",
+    service = Service(load_table_config(), simulate=True, rounds=5, seed=24, journal_path=tmp_path / "j.db",
                       out=io.StringIO())
-    original = service.journal.append
+    original = service.journal.commit
     calls = []
+    sent = []
 
     def failing(*args, **kwargs):
         calls.append(args)
@@ -95,31 +97,50 @@ def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more
             raise OSError(28, "No space left on device")
         return original(*args, **kwargs)
 
-    mocker.patch.object(service.journal, "append", side_effect=failing)
-    applied = []
-    real_handle = service.machine.handle
-    mocker.patch.object(service.machine, "handle", side_effect=lambda e: applied.append(e) or real_handle(e))
+    mocker.patch.object(service.journal, "commit", side_effect=failing)
+    real_send = service.controller._send
+    mocker.patch.object(service.controller, "_send", side_effect=lambda c: sent.append(c) or real_send(c))
     try:
         assert service.run() == 1
     finally:
         service.close()
     assert service.controller.journal_error is not None
-    events_on_disk = [r for r in read_records(tmp_path / "j.jsonl") if r["kind"] == "event"]
-    assert len(applied) == len(events_on_disk)  # write-ahead: nothing applied that is not on disk
+    on_disk = read_records(tmp_path / "j.db")
+    commands = [r for r in on_disk if r["kind"] == "command"]
+    assert len(sent) == len(commands)  # a command is sent only once its commit returned
+    assert [r["type"] for r in commands] == [type(c).__name__ for c in sent]
+
+
+def test_a_file_size_limit_stops_the_service_with_status_1_and_one_line(tmp_path):
+    """A full disk or a file-size limit (here RLIMIT_FSIZE): exit 1 and one line on standard error; what was
+    committed before still verifies."""
+    import resource
+
+    journal = tmp_path / "j.db"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, 400_000))
+
+    proc = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "40", "--quiet",
+                           "--seed", "3", "--journal", str(journal)], capture_output=True, text=True, timeout=300,
+                          preexec_fn=limit)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("crisscross: stopped: the journal cannot be written: ")
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert verify_chain(read_records(journal)) is None
 
 
 def test_a_tampered_journal_is_refused_in_one_line(tmp_path):
-    journal = tmp_path / "j.jsonl"
+    journal = tmp_path / "j.db"
     assert _crisscross("run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal),
                        timeout=120).returncode == 0
-    lines = journal.read_text().splitlines(keepends=True)
-    index = next(i for i, line in enumerate(lines) if i >= 5 and '"kind":"event"' in line)
-    lines[index] = lines[index].replace('"kind":"event"', '"kind":"record"')
-    journal.write_text("".join(lines))
+    last = read_records(journal)[-1]  # after the last checkpoint: what a start checks
+    forge(journal, ("UPDATE records SET data = ? WHERE seq = ?", ('{"state":"voided"}', last["seq"])))
     before = journal.read_bytes()
     proc = _crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))
     assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and f"record {index + 1}: content does not match its hash" in proc.stderr
+    seq = last["seq"]
+    assert proc.stderr.count("\n") == 1 and f"line {seq}, seq {seq}: edited: its content does not match" in proc.stderr
     assert journal.read_bytes() == before
 
 
@@ -132,7 +153,7 @@ def test_a_journal_path_that_is_not_a_writable_file_is_refused_in_one_line(journ
 def test_a_journal_in_a_folder_that_does_not_exist_is_refused(tmp_path):
     """``--journal`` with a mistyped folder would begin a second history of the table, cut off from its open
     rounds; the folder must exist (the journal of table.yaml, an installation's own path, is created)."""
-    journal = tmp_path / "typo" / "j.jsonl"
+    journal = tmp_path / "typo" / "j.db"
     proc = _crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith(f"crisscross: --journal {journal}: no folder {journal.parent} ")
@@ -197,14 +218,14 @@ def test_settle_echoes_the_pay_table_file_it_used(tmp_path):
 
 
 def test_a_defect_in_the_round_machine_faults_the_round_instead_of_killing_the_service(tmp_path, mocker):
-    service = Service(load_table_config(), simulate=True, rounds=2, seed=25, journal_path=tmp_path / "j.jsonl",
+    service = Service(load_table_config(), simulate=True, rounds=2, seed=25, journal_path=tmp_path / "j.db",
                       out=io.StringIO())
     mocker.patch.object(service.machine, "_on_StackDispensed", side_effect=ZeroDivisionError("bug"))
     try:
         assert service.run() == 0  # the service lives on; each faulted round ends voided by the supervisor
     finally:
         service.close()
-    records = read_records(tmp_path / "j.jsonl")
+    records = read_records(tmp_path / "j.db")
     faults = [r["data"] for r in records if r["type"] == "FaultRaised"]
     assert faults[0] == {"round_no": 1, "device": None, "cause": "internal", "detail": "ZeroDivisionError: bug",
                          "resumable": False}
@@ -222,13 +243,13 @@ def test_settle_refuses_a_repeated_json_key():
     assert proc.returncode == 2 and "'ante_down' repeated" in proc.stderr and proc.stdout == ""
 
 
-def test_the_torn_tail_is_kept_as_privately_as_the_journal(tmp_path):
-    path = tmp_path / "j.jsonl"
-    Journal(path).close()
-    with path.open("a") as handle:
-        handle.write('{"seq": 1, "data": {"cards": ["Ah"')
-    Journal(path).close()
-    assert (tmp_path / "j.jsonl.torn").stat().st_mode & 0o777 == 0o600
+def test_the_anchor_is_kept_as_privately_as_the_journal(tmp_path):
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    journal.commit([("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1)], state={"round": 1})
+    journal.close()
+    for made in (path, tmp_path / "j.db.anchor"):
+        assert made.stat().st_mode & 0o777 == 0o600
 
 
 def test_the_par_sheet_refuses_odds_beyond_its_exact_arithmetic(tmp_path):

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from controller.journal import read_records, verify_chain
+from controller.journal import read_records, rounds_ended, verify_chain
 from controller.recall import rounds_from_records
 from controller.service import Service, run_service
 from controller.table import load_table_config
@@ -29,7 +29,7 @@ def service_factory(tmp_path):
     made = []
 
     def make(**kwargs):
-        kwargs.setdefault("journal_path", tmp_path / "journal.jsonl")
+        kwargs.setdefault("journal_path", tmp_path / "journal.db")
         kwargs.setdefault("out", io.StringIO())
         service = Service(load_table_config(), simulate=True, **kwargs)
         made.append(service)
@@ -60,7 +60,7 @@ def test_a_jam_during_the_deal_is_cleared_by_the_supervisor_and_the_round_resume
     service.sims["shoe"].inject("jam")
     assert service.run() == 0
     service.close()
-    records = read_records(tmp_path / "journal.jsonl")
+    records = read_records(tmp_path / "journal.db")
     types = [r["type"] for r in records]
     faults = [r["data"] for r in records if r["type"] == "FaultRaised"]
     assert [(f["round_no"], f["device"], f["cause"], f["resumable"]) for f in faults] == [(1, "shoe", "jam", True)]
@@ -74,7 +74,7 @@ def test_a_jam_during_the_deal_is_cleared_by_the_supervisor_and_the_round_resume
     assert types.count("RoundClosed") == 3
     assert any(m.startswith("FAULT jam") for m in service.sims["panel"].messages)
     assert verify_chain(records) is None
-    _check(tmp_path / "journal.jsonl", service)
+    _check(tmp_path / "journal.db", service)
 
 
 def test_a_sensor_board_unplugged_and_back_under_another_port_resumes(service_factory, tmp_path):
@@ -97,13 +97,13 @@ def test_a_sensor_board_unplugged_and_back_under_another_port_resumes(service_fa
     pulling.join()
     assert status == 0
     assert sensors.port != first_port
-    records = read_records(tmp_path / "journal.jsonl")
+    records = read_records(tmp_path / "journal.db")
     faults = [r["data"] for r in records if r["type"] == "FaultRaised"]
     assert [(f["device"], f["cause"]) for f in faults] == [("sensors", "link_lost")]
     assert [r["data"]["device"] for r in records if r["type"] == "DeviceReady"].count("sensors") == 2
     assert sum(r["type"] == "FaultCleared" for r in records) == 1
     assert sum(r["type"] == "RoundClosed" for r in records) == 4
-    _check(tmp_path / "journal.jsonl", service)
+    _check(tmp_path / "journal.db", service)
 
 
 def test_a_shuffle_that_does_not_count_52_cards_faults(service_factory, tmp_path, monkeypatch):
@@ -115,7 +115,7 @@ def test_a_shuffle_that_does_not_count_52_cards_faults(service_factory, tmp_path
     monkeypatch.setattr(simulator.protocol, "DECK", simulator.protocol.DECK[:-1])
     service = service_factory(rounds=1, seed=13)
     service.run()
-    records = read_records(tmp_path / "journal.jsonl")
+    records = read_records(tmp_path / "journal.db")
     faults = [r["data"] for r in records if r["type"] == "FaultRaised"]
     assert {(f["cause"], f["detail"]) for f in faults} == {("card_count", "shuffle counted 51 cards, 52 expected")}
     types = [r["type"] for r in records]
@@ -128,7 +128,7 @@ def test_panel_and_summaries_never_show_a_card_before_it_is_turned(service_facto
     out = io.StringIO()
     service = service_factory(rounds=10, seed=14, out=out)
     assert service.run() == 0
-    rounds = rounds_from_records(read_records(tmp_path / "journal.jsonl"))
+    rounds = rounds_from_records(read_records(tmp_path / "journal.db"))
     panel_by_round = _split(service.sims["panel"].messages, r"^Round (\d+): place your bets")
     summary_by_round = _split(out.getvalue().splitlines(), r"^Round (\d+) \|")
     folds = 0
@@ -171,11 +171,11 @@ def test_summary_shows_the_cross_decisions_results_and_totals(service_factory, t
 
 
 def test_sigterm_stops_the_service_cleanly_with_the_journal_intact(tmp_path):
-    journal = tmp_path / "journal.jsonl"
+    journal = tmp_path / "journal.db"
     proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--seed", "16", "--quiet",
                              "--journal", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and "RoundClosed" not in (journal.read_text() if journal.exists() else ""):
+    while time.monotonic() < deadline and not rounds_ended(journal):
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
@@ -200,11 +200,11 @@ def test_a_signal_while_the_service_closes_does_not_kill_it(tmp_path, monkeypatc
     monkeypatch.setattr(Service, "close", close)
     try:
         status = run_service(load_table_config(), simulate=True, rounds=1, seed=4, quiet=True,
-                             journal_path=tmp_path / "journal.jsonl")
+                             journal_path=tmp_path / "journal.db")
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert status == 0 and before == []
-    records = read_records(tmp_path / "journal.jsonl")
+    records = read_records(tmp_path / "journal.db")
     assert verify_chain(records) is None and records[-1]["type"] == "ServiceStopped"
 
 
@@ -217,7 +217,7 @@ def test_the_same_seed_replays_the_same_rounds(tmp_path):
     """``--seed`` makes a simulated run reproducible: same shuffles, same players, same settlements."""
     runs = []
     for name in ("a", "b"):
-        journal = tmp_path / f"{name}.jsonl"
+        journal = tmp_path / f"{name}.db"
         proc = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "3", "--seed",
                                "99", "--journal", str(journal)], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,229 @@
+"""Keyed tamper evidence: the journal key, the seal of every commit and checkpoint, the anchor outside the store.
+
+Each way of tampering the issue lists is a test: detected with the key (exit 1), and without the key detected
+or reported as not checkable (exit 3), never "intact" (exit 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from controller.journal import Journal, JournalError, canonical_line, read_records, record_hash
+from controller.journal_key import JournalKeyError, init_key, load_key
+from tests.journal_helpers import forge, rechain, replace_records
+
+CLOCK = "2026-11-30T00:00:00.000+00:00"
+
+
+@pytest.fixture()
+def keyed(tmp_path):
+    """A store of 4 rounds, each committed as an input with its outputs and closed with a checkpoint, sealed
+    with a new key: ``(store, key file, key)``."""
+    key_file = tmp_path / "journal.key"
+    init_key(key_file)
+    key = load_key(key_file)
+    path = tmp_path / "j.db"
+    journal = Journal(path, key=key, clock=lambda: CLOCK)
+    for n in range(1, 5):
+        journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, n - 1 or None),
+                        ("record", "RoundOpened", {"round_no": n}, n)])
+        journal.commit([("event", "ButtonPressed", {"button": "reveal"}, n),
+                        ("record", "RoundClosed", {"round_no": n, "totals": {"paid": 100 * n}}, n)],
+                       state={"round": n})
+    journal.close()
+    return path, key_file, key
+
+
+def _verify(path, key_file=None):
+    args = [sys.executable, "-m", "controller", "journal", "verify", str(path)]
+    return subprocess.run(args + (["--key", str(key_file)] if key_file else []), capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_an_untouched_journal_is_intact_with_the_key_and_not_checkable_without(keyed):
+    path, key_file, _ = keyed
+    proc = _verify(path, key_file)
+    assert (proc.returncode, proc.stdout) == (0, f"{path}: intact, 16 records\n")
+    proc = _verify(path)
+    assert proc.returncode == 3 and "NOT CHECKABLE: without the key" in proc.stdout and "intact" not in proc.stdout
+
+
+def _edit(path):
+    forge(path, ("UPDATE records SET data = ? WHERE seq = 8", ('{"round_no":2,"totals":{"paid":35000}}',)))
+
+
+def _remove(path):
+    forge(path, ("DELETE FROM records WHERE seq = 6", ()))
+
+
+def _insert(path):
+    records = read_records(path)
+    extra = dict(records[5], seq=6, data={"button": "void_round"})
+    extra["hash"] = record_hash(extra)
+    later = [dict(r, seq=r["seq"] + 1) for r in records[5:]]
+    replace_records(path, records[:5] + [extra] + later)
+
+
+def _reorder(path):
+    records = read_records(path)
+    records[5], records[6] = dict(records[6], seq=6), dict(records[5], seq=7)  # seq is the store's order
+    replace_records(path, records)
+
+
+def _truncate(path):
+    """Cut the last round (its records, seal and checkpoint): the store is consistent but shorter than its anchor."""
+    forge(path, ("DELETE FROM records WHERE seq > 12", ()), ("DELETE FROM seals WHERE seq > 12", ()),
+          ("DELETE FROM checkpoints WHERE seq > 12", ()))
+
+
+def _append_forged_input(path):
+    """A supervisor's void appended, well chained, without a seal (nobody without the key can make one)."""
+    last = read_records(path)[-1]
+    forged = {"seq": last["seq"] + 1, "time": CLOCK, "kind": "event", "round": 4, "type": "OperatorAction",
+              "data": {"action": "void_round", "role": "supervisor", "user": "x", "reason": ""}, "prev": last["hash"]}
+    forged["hash"] = record_hash(forged)
+    forge(path, ("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (forged["seq"], CLOCK, "event", 4, "OperatorAction", canonical_line(forged["data"]),
+                  forged["prev"], forged["hash"])))
+
+
+def _rechained_forgery(path):
+    """35,000 moved in round 2 and everything re-chained: records, the seals' and checkpoints' heads and the
+    anchor rewritten to match, seals made up (the forger has no key)."""
+    records = read_records(path)
+    records[7]["data"]["totals"]["paid"] = 35000
+    records = rechain(records)
+    heads = {r["seq"]: r["hash"] for r in records}
+    replace_records(path, records)
+    forge(path, *((f"UPDATE {table} SET head = ? WHERE seq = ?", (heads[seq], seq))
+                  for table in ("seals", "checkpoints") for seq in heads))
+    forge(path, ("UPDATE seals SET mac = ?", ("0" * 64,)))
+    anchor = path.with_name(path.name + ".anchor")
+    saved = json.loads(anchor.read_text())
+    anchor.write_text(json.dumps(dict(saved, head=heads[saved["seq"]])))
+
+
+#: (name, tampering, exit status of verify without the key, refused at start). A start checks in bounded time
+#: the last checkpoint and what follows it; history before it is checked by ``crisscross journal verify``.
+TAMPERING = [("edit", _edit, 1, False), ("removal", _remove, 1, False), ("insertion", _insert, 1, True),
+             ("reorder", _reorder, 1, False), ("truncation from the end", _truncate, 1, True),
+             ("appended forged input", _append_forged_input, 1, True), ("re-chained forgery", _rechained_forgery, 3, True)]
+
+
+@pytest.mark.parametrize("tamper, without_key, at_start", [t[1:] for t in TAMPERING], ids=[t[0] for t in TAMPERING])
+def test_each_tampering_is_detected_with_the_key_and_never_called_intact_without(keyed, tamper, without_key,
+                                                                                 at_start):
+    path, key_file, key = keyed
+    tamper(path)
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1 and proc.stdout.startswith(f"{path}: tampered: "), proc
+    proc = _verify(path)
+    assert proc.returncode == without_key, proc
+    assert "intact" not in proc.stdout
+    if at_start:
+        with pytest.raises(JournalError):
+            Journal(path, key=key).close()  # and the service does not start on it
+
+
+def test_a_forged_input_appended_without_the_key_is_refused_at_start(keyed):
+    path, _, key = keyed
+    _append_forged_input(path)
+    with pytest.raises(JournalError, match="record\\(s\\) 17-17 carry no seal: appended without the journal key"):
+        Journal(path, key=key)
+
+
+def test_a_sealed_journal_is_refused_without_its_key_or_with_another(keyed, tmp_path):
+    path, _, _ = keyed
+    with pytest.raises(JournalError, match="sealed with a key and no key was given"):
+        Journal(path)
+    init_key(tmp_path / "other.key")
+    with pytest.raises(JournalError, match="sealed with another key"):
+        Journal(path, key=load_key(tmp_path / "other.key"))
+
+
+def test_a_journal_shorter_than_its_anchor_is_refused_at_start_even_without_a_key(tmp_path):
+    journal = Journal(tmp_path / "j.db")
+    journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, None)], state={"round": 1})
+    journal.commit([("event", "ButtonPressed", {"button": "reveal"}, 1)], state={"round": 1})
+    journal.close()
+    forge(tmp_path / "j.db", ("DELETE FROM records WHERE seq = 2", ()), ("DELETE FROM checkpoints WHERE seq = 2", ()))
+    with pytest.raises(JournalError, match="truncated: the journal ends at record 1, its anchor was written at record 2"):
+        Journal(tmp_path / "j.db")
+
+
+def test_init_key_creates_a_private_key_once(tmp_path):
+    key_file = tmp_path / "journal.key"
+    proc = subprocess.run([sys.executable, "-m", "controller", "journal", "init-key", "--file", str(key_file)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(load_key(key_file)) == 32
+    before = key_file.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "controller", "journal", "init-key", "--file", str(key_file)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "never replaced" in proc.stderr and key_file.read_bytes() == before
+
+
+def test_a_key_others_may_read_or_a_link_is_refused(tmp_path):
+    key_file = tmp_path / "journal.key"
+    init_key(key_file)
+    os.chmod(key_file, 0o640)
+    with pytest.raises(JournalKeyError, match="chmod 600"):
+        load_key(key_file)
+    os.chmod(key_file, 0o600)
+    (tmp_path / "link.key").symlink_to(key_file)
+    with pytest.raises(JournalKeyError, match="cannot read"):
+        load_key(tmp_path / "link.key")
+    with pytest.raises(JournalKeyError, match="exists"):
+        init_key(tmp_path / "link.key")
+
+
+def test_a_key_given_to_a_journal_kept_without_one_seals_it_from_then_on(tmp_path):
+    """A table that adds a key later: the journal opens, is sealed from then on, and then needs the key."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    journal.commit([("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1)], state={"round": 1})
+    journal.close()
+    init_key(tmp_path / "journal.key")
+    key = load_key(tmp_path / "journal.key")
+    Journal(path, key=key).close()  # introduced: the head sealed, the anchor sealed
+    assert _verify(path, tmp_path / "journal.key").returncode == 0
+    journal = Journal(path, key=key)  # and a start before any new checkpoint still opens
+    journal.commit([("record", "RoundClosed", {"round_no": 2, "totals": {}}, 2)], state={"round": 2})
+    journal.close()
+    assert _verify(path, tmp_path / "journal.key").returncode == 0
+    with pytest.raises(JournalError, match="no key was given"):
+        Journal(path)
+
+
+def test_the_service_seals_with_the_key_of_table_yaml_and_refuses_a_forged_input_appended(tmp_path):
+    """table.yaml's ``journal_key``: the service seals its journal with it; a supervisor's void appended without
+    the key is refused at the next start (exit 2, one line), never acted on; a configured key that is missing
+    refuses the start too."""
+    from controller.config import CONFIG_DIR
+
+    config = tmp_path / "table.yaml"
+    config.write_text((CONFIG_DIR / "table.yaml").read_text().replace(
+        "jurisdiction: ny ", f"jurisdiction: {CONFIG_DIR / 'jurisdictions' / 'ny.yaml'} ", 1)
+        + "journal_key: journal.key\n")
+    path = tmp_path / "j.db"
+
+    def run():
+        return subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "1", "--quiet",
+                               "--config", str(config), "--journal", str(path)], capture_output=True, text=True,
+                              timeout=120)
+
+    proc = run()
+    assert proc.returncode == 2 and "no journal key (create it with crisscross journal init-key)" in proc.stderr
+    init_key(tmp_path / "journal.key")
+    assert run().returncode == 0
+    assert _verify(path, tmp_path / "journal.key").returncode == 0
+    _append_forged_input(path)
+    before = path.read_bytes()
+    proc = run()
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "carry no seal" in proc.stderr
+    assert path.read_bytes() == before
