@@ -657,6 +657,13 @@ class Journal:
         """Stream the records after seq ``after`` (``iter_store``), on this connection."""
         return iter_store(self.path, after=after, connection=self._db)
 
+    def last_of(self, type_: str) -> dict[str, Any] | None:
+        """The last record of type ``type_``, or None; read backwards from the end of the store (the service's
+        own records, such as ``ServiceStarted``, are near it)."""
+        row = self._db.execute(f"SELECT {_COLUMNS} FROM records WHERE type = ? ORDER BY seq DESC LIMIT 1",
+                               (type_,)).fetchone()
+        return None if row is None else _row_record(row, str(self.path))
+
     def round_records(self, round_no: int | None) -> list[dict[str, Any]]:
         """The records of round ``round_no`` in seq order (by the store's round index)."""
         if round_no is None:

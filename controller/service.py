@@ -406,6 +406,14 @@ class Service:
         #: any device simulated (--simulate, a port "simulator" or a sim:// URL): simulated play, kept apart
         self.simulated = [n for n, dev in config.devices.items() if simulate or is_simulated(ports.get(n, dev.port))]
         self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path))
+        mode = "simulated" if self.simulated else "table"
+        last_start = self.journal.last_of("ServiceStarted")
+        played = (last_start or {}).get("data", {}).get("mode")
+        if played and played != mode:
+            self.journal.close()
+            raise JournalError(f"{self.journal.path}: this journal holds {played} play and this run is {mode} play; "
+                               f"simulated play never goes into a table's history (leave --journal out: a run with "
+                               f"simulated devices keeps its own journal)")
         try:
             log.info("journal %s: replaying the records after %s", self.journal.path,
                      f"the checkpoint at record {self.journal.checkpoint.seq}" if self.journal.checkpoint else "none")
@@ -423,7 +431,7 @@ class Service:
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
-        started = ServiceStarted("simulated" if self.simulated else "table", __version__, str(config.source),
+        started = ServiceStarted(mode, __version__, str(config.source),
                                  {n: "simulator" if n in simulated else ports.get(n, dev.port)
                                   for n, dev in config.devices.items()})
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
