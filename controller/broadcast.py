@@ -35,7 +35,7 @@ def sse_frame(event: str, data: Any, ident: int | None = None) -> bytes:
 
 
 class Subscriber:
-    """One SSE client: a bounded queue of encoded frames (``CLIENT_QUEUE``) and whether it was dropped."""
+    """One SSE client: a queue of at most ``size`` encoded frames and whether it was dropped."""
 
     def __init__(self, size: int) -> None:
         self.queue: asyncio.Queue[bytes] = asyncio.Queue(size)
@@ -127,17 +127,20 @@ class Hub:
             pass
 
     def subscribe(self, after: int | None) -> Subscriber | None:
-        """A new subscriber whose queue starts with the view, the ring's records above ``after`` (when given) and
-        a ``missed`` frame when some are no longer held; None when ``max_subscribers`` are already served."""
+        """A new subscriber whose queue starts with a ``missed`` frame when records above ``after`` are no longer
+        held, the ring's records above ``after`` (when given; at most ``MAX_BATCH``) and the view, with room for
+        ``client_queue`` frames more; None when ``max_subscribers`` are already served."""
         if len(self.subscribers) >= self.max_subscribers or self.stopping:
             return None
-        subscriber = Subscriber(self.client_queue + MAX_BATCH + 2)
+        frames = []
         if after is not None:
             backlog = self.after(after)
             if backlog["missed"]:
-                subscriber.offer(sse_frame("missed", {"after": after}))
-            for record in backlog["records"]:
-                subscriber.offer(sse_frame("record", record, record["seq"]))
+                frames.append(sse_frame("missed", {"after": after}))
+            frames += [sse_frame("record", record, record["seq"]) for record in backlog["records"]]
+        subscriber = Subscriber(self.client_queue + len(frames) + 1)  # room for the backlog and the view
+        for frame in frames:
+            subscriber.offer(frame)
         if self.view is not None:
             subscriber.offer(sse_frame("view", self.view))
         self.subscribers.add(subscriber)
