@@ -1,7 +1,8 @@
 """Hostile local clients of the control interface, run as their own process by tests/test_control_load.py.
 
 ``python -m tests.load_clients HOST PORT STREAMS POLLS SLOW SECONDS`` opens ``STREAMS`` event streams that read
-and never act, ``POLLS`` long polls waiting for a record far ahead (asked again when answered), and ``SLOW`` connections that send a request
+and never act, ``POLLS`` long polls waiting for a record far ahead (asked again when answered, a second after a refusal,
+as a browser's retry would), and ``SLOW`` connections that send a request
 one byte a second (slowloris), all within ``SECONDS``; then prints one JSON line of counts: connections
 made, answers by status, connections the server closed, bytes of stream received. Its own open-file limit is
 raised to the hard limit.
@@ -33,7 +34,8 @@ async def main(host: str, port: int, streams: int, polls: int, slow: int, second
         return reader, writer
 
     async def ask(target: str):
-        """Connect, send a GET of ``target`` and read the status line: the open pair, or None when closed."""
+        """Connect, send a GET of ``target`` and read the status line: ``(reader, writer, answered with 200)``, or
+        None when the connection failed."""
         pair = await connect()
         if pair is None:
             return None
@@ -45,11 +47,10 @@ async def main(host: str, port: int, streams: int, polls: int, slow: int, second
             writer.close()
             return None
         counts[f"status {line.split(b' ')[1].decode()}" if line else "closed by the server"] += 1
-        return pair
+        return (*pair, line.startswith(b"HTTP/1.1 200"))
 
-    async def read_until_end(pair, stream: bool) -> bool:
+    async def read_until_end(reader, writer, stream: bool) -> bool:
         """Read what the server sends until the end of the run; True when the server closed first."""
-        reader, writer = pair
         try:
             while loop.time() < end:
                 data = await asyncio.wait_for(reader.read(65536), max(0.1, end - loop.time()))
@@ -63,15 +64,17 @@ async def main(host: str, port: int, streams: int, polls: int, slow: int, second
         return False
 
     async def stream() -> None:
-        pair = await ask("/events/stream")
-        if pair is not None and await read_until_end(pair, True):
+        asked = await ask("/events/stream")
+        if asked is not None and await read_until_end(*asked[:2], True):
             counts["stream ended by the server"] += 1
 
     async def poll() -> None:
         while loop.time() < end:
-            pair = await ask("/events?after=999999999&timeout=30")
-            if pair is None or not await read_until_end(pair, False):
+            asked = await ask("/events?after=999999999&timeout=30")
+            if asked is None or not await read_until_end(*asked[:2], False):
                 return
+            if not asked[2]:  # refused (503) or closed unanswered: ask again a second later
+                await asyncio.sleep(1.0)
 
     async def slowloris() -> None:
         pair = await connect()

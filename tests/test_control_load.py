@@ -99,8 +99,9 @@ def test_thousands_of_idle_and_slow_clients_leave_dealing_and_the_device_links_a
     assert ratio >= MIN_RATIO
     assert faults == []  # the device links stayed up
     assert gap < 2.0
-    # a connection beyond the bound is closed when accepted; asyncio accepts up to BACKLOG at each readiness of
-    # the listening socket, so two batches may be open for a moment
-    assert most_files <= files_before + MAX_CONNECTIONS + 2 * BACKLOG + 16
+    # a connection beyond the bound is closed as soon as its protocol exists: asyncio accepts up to BACKLOG
+    # sockets at each readiness of the listening socket and makes their protocols two loop ticks later, so up to
+    # three batches may be open for a moment beyond the bound (and the clients' output pipe)
+    assert most_files <= files_before + MAX_CONNECTIONS + 3 * BACKLOG + 16
     assert counts.get("connected", 0) >= STREAMS  # the load did reach the server
     assert counts.get("slow completed a request", 0) == 0  # a request one byte a second never completes
