@@ -1,4 +1,6 @@
-"""The local control interface: HTTP with JSON on a loopback address, for a software panel, a display and the rig.
+"""The local control interface: HTTP with JSON on a loopback address, for the dealer's screen, a software panel
+and the rig; served by uvicorn (a maintained ASGI server) running a Starlette application
+(``controller.control_app``) on its own thread and event loop.
 
 Endpoints (docs/control.md):
 
@@ -9,21 +11,26 @@ Endpoints (docs/control.md):
   up to ``S`` seconds, at most ``MAX_WAIT``, for one to arrive). Answer ``{"records": [...], "next": N,
   "missed": bool}``: ask again with ``after=N``; ``missed`` says records after ``SEQ`` are no longer held here
   (read the journal).
+- ``GET /events/stream``: the same records and every new view pushed as Server-Sent Events by one broadcaster
+  (``controller.broadcast``), resumed from ``Last-Event-ID`` or ``after``.
 - ``POST /actions`` with HTTP Basic credentials and ``{"action": ..., "code": ..., "reason": ..., "round": N,
   "state": ...}``: puts an ``OperatorAction`` on the controller's event queue (journaled before it is applied,
   like a device event) and answers 202; the outcome shows in ``/state`` and ``/events`` (a refused action as
   ``PressRefused``). The round guard: ``round`` and ``state``, when given, must still be those of the latest
   ``/state``; otherwise the answer is 409 and the action is journaled and refused (``OperatorAction.stale``),
   so an action decided on one round never changes the next (docs/control.md, "The round guard").
+- ``GET /openapi.json``: the OpenAPI description; ``GET /``: the dealer's screen (``controller/screen``).
 
-Requests (docs/control.md, "Requests"): a request line ``METHOD PATH HTTP/1.x`` (else 400, or 505 for HTTP/2
-and later, always a full HTTP/1.0 answer); a ``Host`` naming this server's own address and port (else 421: DNS
-rebinding; 400 when HTTP/1.1 leaves it out); ``SINGLE_HEADERS`` once each; numbers in plain decimal digits;
-at most ``MAX_CHECKS`` password checks at once (else 503).
+Requests (docs/control.md, "Requests"): HTTP/1.0 or 1.1 as h11 reads it (else 400 in JSON); a ``Host`` naming
+this server's own address and port (else 421: DNS rebinding; 400 when HTTP/1.1 leaves it out);
+``SINGLE_HEADERS`` once each; numbers in plain decimal digits; at most ``MAX_CHECKS`` password checks at once
+(else 503); at most ``MAX_CONNECTIONS`` connections, each request's headers and body within
+``REQUEST_TIMEOUT``.
 
 The server never touches the round machine or the journal: the controller thread publishes to it through
-``publish_view`` and ``publish_record`` (the ``Controller``'s ``on_view``/``on_record``), and actions reach the
-machine only through the event queue (docs/architecture.md, "Threads").
+``publish_view`` and ``publish_record`` (the ``Controller``'s ``on_view``/``on_record``), which hand the data
+to the server's loop without waiting, and actions reach the machine only through the event queue
+(docs/architecture.md, "Threads").
 
 Hole-card secrecy (domain.md; NY 9 NYCRR 5324.39(e)(9)(i): a seat's cards are turned at its settlement):
 ``public_record`` passes an allow-list of record types, drops every record that carries face-down cards
@@ -34,56 +41,48 @@ record after a ``StackDealt`` would let anyone search the few thousand possible 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import collections
+import asyncio
 import ipaddress
 import json
 import logging
 import os
 import queue
-import re
 import socket
 import threading
 from dataclasses import dataclass
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
-from urllib.parse import parse_qs, urlsplit
+from typing import Any
 
+import uvicorn
+
+from controller.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
 from controller.config import ConfigError, check_keys, error, line_of, require_int, require_text
-from controller.inputs import ACTIONS, VOID_CODES, OperatorAction, stale_reason
+from controller.control_app import build_app, protocol_class
+from controller.control_checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.operators import Operator, authenticate, load_operators
 
 log = logging.getLogger(__name__)
 
 #: The documented port of the control interface (docs/control.md); 0 in ``table.yaml`` takes any free port.
 DEFAULT_PORT = 8740
-#: Largest request body accepted (bytes); a larger one is answered 413 without being read.
-MAX_BODY = 4096
-#: Longest ``reason`` of an action (characters).
-MAX_REASON = 200
-#: Longest wait of one ``GET /events`` (seconds).
-MAX_WAIT = 30.0
-#: Largest ``after`` cursor accepted by ``/events`` (a journal seq; far beyond any table's lifetime).
-MAX_SEQ = 2**53
-#: Most records in one ``GET /events`` answer.
-MAX_BATCH = 500
-#: Public records kept in memory for ``GET /events``.
-RING_SIZE = 2000
-#: Seconds a client may take to send its request line, headers or body before the connection is closed.
+#: Seconds a client may take to send its request line and headers, or its body, before the connection is closed.
 REQUEST_TIMEOUT = 5.0
 #: Most password checks (PBKDF2, ``controller.operators``) running at once; one more is answered 503 at once.
 #: Each check takes a core for about 0.15 s: without a bound, a flood of wrong passwords shares the cores
 #: among all of them, so every check (a supervisor's too) waits, and so does the controller thread.
 MAX_CHECKS = 2
-#: Request headers that may appear once only: two values would let two readers of the request disagree.
-SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-Type", "Host")
-#: Plain ASCII decimal digits: ``int()`` also takes ``+5``, ``1_0``, `` 5`` and other scripts' digits.
-DIGITS = re.compile(r"[0-9]+")
-#: A ``timeout`` of ``/events``: decimal digits with an optional fraction (``25``, ``0.5``).
-SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
+#: Most connections open at once; one more is closed as soon as it is accepted (uvicorn answers 503 to a
+#: request beyond its ``limit_concurrency``, the same number). Far below the service's open-file limit, so the
+#: device links can always open their ports.
+MAX_CONNECTIONS = 256
+#: Most event streams at once (each one connection); one more is answered 503.
+MAX_STREAMS = 128
+#: Connections waiting to be accepted.
+BACKLOG = 128
+#: Seconds an idle kept-alive connection stays open after an answer.
+KEEP_ALIVE = 5
+#: Largest request line and headers (bytes); h11 answers 400 beyond it.
+MAX_HEAD = 16384
 
 #: Journal record types shown as they are (none carries a face-down card).
 PUBLIC_TYPES: frozenset[str] = frozenset({
@@ -191,43 +190,56 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
 
 
 class ControlServer:
-    """The control interface's HTTP server (module docstring) on its own thread.
+    """The control interface (module docstring): a Starlette application served by uvicorn on its own thread,
+    with its own event loop.
 
     ``config`` gives host and port (the socket is bound here, so a port in use raises ``OSError`` before
     anything starts); ``events`` is the controller's event queue. ``port`` is the port actually bound and
-    ``url`` the base URL. ``request_timeout`` (seconds) closes a connection whose request is not complete in
-    time; ``ring_size`` bounds the public records held for ``GET /events``; ``max_checks`` bounds the password
-    checks running at once (``checks``, a semaphore the handlers take without waiting). Call ``start`` then
-    ``stop`` (idempotent; it wakes every waiting ``GET /events`` and joins the server thread).
+    ``url`` the base URL. Bounds (docs/control.md, "Bounds"): ``request_timeout`` (seconds) for a request's
+    headers and its body; ``ring_size`` public records held for ``GET /events``; ``max_checks`` password checks
+    at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
+    is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
+    (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
+    long poll, stops the loop and joins the thread).
+
+    Threads: the hub (``controller.broadcast.Hub``), the view and the ring belong to the loop's thread;
+    ``publish_view`` and ``publish_record`` hand their data over with ``loop.call_soon_threadsafe`` and return
+    at once, so the controller thread never waits for a client.
     """
 
     def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
-                 ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS) -> None:
+                 ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
+                 max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE) -> None:
         self.config = config
         self.events = events
         self.request_timeout = request_timeout
         self.max_checks = max_checks
+        self.max_connections = max_connections
         self.checks = threading.BoundedSemaphore(max_checks)
         self._operators_path = config.operators
         self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
         self._operators_stamp = self._stamp()
         self._operators_lock = threading.Lock()
-        self._cond = threading.Condition()
-        self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=ring_size)
-        self._last_seq = 0  # the highest journal seq seen (public or not)
-        self._horizon: int | None = None  # records with seq <= horizon may be missing from the ring
-        self._view: bytes | None = None
-        self._current: tuple[int | None, str | None] = (None, None)  # round and state of the latest view
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        server_class = _Server6 if ":" in config.host else _Server
+        self.hub = Hub(ring_size, client_queue, max_streams)
+        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
         try:
-            self._httpd = server_class((config.host, config.port), _Handler)
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._socket.bind((config.host, config.port))
+            self._socket.listen(BACKLOG)
         except OSError as exc:
+            self._socket.close()
             raise OSError(exc.errno, f"control interface {config.host}:{config.port}: {exc.strerror}") from None
-        self._httpd.control = self
-        self.port: int = self._httpd.server_address[1]
-        self._address = ipaddress.ip_address(self._httpd.server_address[0])
+        self._socket.setblocking(False)
+        self.port: int = self._socket.getsockname()[1]
+        self._address = ipaddress.ip_address(self._socket.getsockname()[0])
+        self._loop = asyncio.new_event_loop()
+        self._uvicorn = uvicorn.Server(uvicorn.Config(
+            build_app(self), lifespan="off", log_config=None, access_log=False, server_header=False,
+            http=protocol_class(self), limit_concurrency=max_connections, backlog=BACKLOG,
+            timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD))
+        self._thread: threading.Thread | None = None
+        self._closed = False
         if not self._operators:
             log.warning("control interface: no operators in %s: every action will be refused (401); add one with "
                         "`crisscross operator add`", config.operators)
@@ -274,78 +286,69 @@ class ControlServer:
         log.info("control interface on %s", self.url)
 
     def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
         try:
-            self._httpd.serve_forever(poll_interval=0.2)
+            self._loop.run_until_complete(self._uvicorn.serve(sockets=[self._socket]))
         except Exception:  # a defect of the server loop itself: logged, the table carries on without it
             log.exception("control interface stopped on an error")
+        finally:
+            for connection in list(self._uvicorn.server_state.connections):
+                connection.transport.abort()  # a client that never read its answer
+            self._loop.run_until_complete(self._loop.shutdown_default_executor())  # the password checks' threads
 
     def stop(self) -> None:
-        """Stop serving, wake every waiting ``GET /events``, close the socket and join the thread."""
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
+        """End every stream and long poll, stop serving, close the socket and join the thread."""
+        if self._closed:
+            return
+        self._closed = True
         if self._thread is not None:
-            self._httpd.shutdown()
+            self._loop.call_soon_threadsafe(self._shutdown)
             self._thread.join()
             self._thread = None
-        self._httpd.server_close()
+        self._socket.close()
+        self._loop.close()
+
+    def _shutdown(self) -> None:
+        self.hub.stop()
+        self._uvicorn.should_exit = True
 
     # ------------------------------------------------------------------ from the controller thread
     def publish_view(self, view: dict[str, Any]) -> None:
-        """Keep ``view`` (``Round.view()``) with ``seq`` (the last journal record published) as the answer of
-        ``GET /state``. Never raises: an error is logged and the previous view stays."""
-        with self._cond:
-            try:
-                body = json.dumps({**view, "seq": self._last_seq}).encode()
-            except (TypeError, ValueError):
-                log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
-                return
-            self._view = body
-            self._current = (view.get("round_no"), view.get("state"))
+        """Hand ``view`` (``Round.view()``) to the loop: ``GET /state`` answers it with ``seq`` (the last journal
+        record published), and every event stream gets it. Never raises and never waits: a view that is not
+        JSON is logged and the previous one stays."""
+        try:
+            view = json.loads(json.dumps(view))  # a copy the loop owns, checked to be JSON here
+        except (TypeError, ValueError):
+            log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
+            return
+        self._hand_over(self.hub.publish_view, view)
 
     def publish_record(self, record: dict[str, Any]) -> None:
-        """Offer one journal record to ``GET /events`` through ``public_record``. Never raises: a record that
-        cannot be filtered is logged (type and seq, never its data) and left out."""
+        """Offer one journal record to ``GET /events`` and the event streams through ``public_record``. Never
+        raises and never waits: a record that cannot be filtered is logged (type and seq, never its data) and
+        left out."""
         try:
             public = public_record(record)
+            if public is not None:
+                public = json.loads(json.dumps(public))  # a copy the loop owns
             seq = int(record["seq"])
         except Exception:  # fail closed: a record the filter cannot read is not shown
             log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
             return
-        with self._cond:
-            if self._horizon is None:
-                self._horizon = seq - 1  # records before this run are in the journal only
-            if public is not None:
-                if len(self._ring) == self._ring.maxlen:
-                    self._horizon = max(self._horizon, self._ring[0]["seq"])
-                self._ring.append(public)
-            self._last_seq = max(self._last_seq, seq)
-            self._cond.notify_all()
+        self._hand_over(self.hub.publish_record, public, seq)
 
-    # ------------------------------------------------------------------ for the handlers
-    def state_body(self) -> bytes | None:
-        """The latest published view as JSON bytes (None before the first)."""
-        with self._cond:
-            return self._view
+    def _hand_over(self, method: Any, *args: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(method, *args)
+        except RuntimeError:  # the loop is closed: the interface was stopped, nobody is listening
+            pass
 
-    def events_after(self, after: int, wait: float) -> dict[str, Any]:
-        """The public records with ``seq`` above ``after`` (at most ``MAX_BATCH``), waiting up to ``wait``
-        seconds for one; ``{"records", "next", "missed"}`` (module docstring)."""
-        def ready() -> bool:
-            return self._stopping or bool(self._ring and self._ring[-1]["seq"] > after)
-
-        with self._cond:
-            self._cond.wait_for(ready, timeout=wait)
-            records = [r for r in self._ring if r["seq"] > after][:MAX_BATCH]
-            full = len(records) == MAX_BATCH
-            nxt = records[-1]["seq"] if full else max(after, self._last_seq)
-            missed = self._horizon is not None and after < self._horizon
-            return {"records": records, "next": nxt, "missed": missed}
-
-    def current(self) -> tuple[int | None, str | None]:
-        """The round number and state of the latest published view (the round guard's reference)."""
-        with self._cond:
-            return self._current
+    # ------------------------------------------------------------------ for the application
+    def check_password(self, user: str, password: str) -> Operator | None:
+        """``authenticate`` against the operators file as it is now (on a worker thread; the caller holds one of
+        ``checks``' places)."""
+        return authenticate(self.operators(), user, password)
 
     def operators(self) -> dict[str, Operator]:
         """The operators as the file says now: read again whenever its content or mode changed (compared in
@@ -373,360 +376,3 @@ class ControlServer:
                 return os.fstat(handle.fileno()).st_mode, handle.read(1 << 20)
         except OSError:
             return None
-
-
-class _Server(ThreadingHTTPServer):
-    """``ThreadingHTTPServer`` that logs a handler's unexpected error instead of printing it."""
-
-    daemon_threads = True  # a handler blocked on a slow client must not keep the process alive
-    #: connections waiting to be accepted; the standard library's 5 resets the sixth of a burst of clients
-    request_queue_size = 64
-    control: ControlServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.exception("control interface: error on a request from %s", client_address[0])
-
-
-class _Server6(_Server):
-    """The same on IPv6 (``::1``)."""
-
-    address_family = socket.AF_INET6
-
-
-def _decimal(text: str, maximum: int) -> int | None:
-    """``text`` as an integer when it is plain ASCII decimal digits (``DIGITS``) of at most ``maximum``, else
-    None; more than 16 digits are refused before ``int()`` reads them."""
-    if not DIGITS.fullmatch(text) or len(text) > 16:
-        return None
-    value = int(text)
-    return value if value <= maximum else None
-
-
-class _HTTPError(Exception):
-    """An answer other than success: ``status``, ``message`` and extra headers."""
-
-    def __init__(self, status: HTTPStatus, message: str, headers: dict[str, str] | None = None, *,
-                 body: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = headers or {}
-        self.body = body or {}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """One request (HTTP/1.0: one request per connection). Errors answer ``{"error": message}``."""
-
-    server: _Server
-    server_version = "crisscross-control"
-    sys_version = ""
-    #: Every answer has a status line and headers: http.server takes a request line without a version for
-    #: HTTP/0.9 and would answer it (and a line it cannot read at all) with a bare body.
-    default_request_version = "HTTP/1.0"
-
-    def setup(self) -> None:
-        self.timeout = self.server.control.request_timeout
-        super().setup()
-
-    # ------------------------------------------------------------------ dispatch
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_HEAD(self) -> None:
-        self._dispatch("HEAD")
-
-    def do_OPTIONS(self) -> None:
-        self._dispatch("OPTIONS")
-
-    def parse_request(self) -> bool:
-        """``BaseHTTPRequestHandler.parse_request``, but a request line of two words (HTTP/0.9, or bytes that are
-        no request) is answered 400 at once: it has no headers to wait for."""
-        words = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n").split()
-        if len(words) == 2:
-            self.command, self.request_version = None, self.default_request_version
-            self.requestline = " ".join(words)
-            self.send_error(HTTPStatus.BAD_REQUEST, "bad request line: expected METHOD PATH HTTP/1.x")
-            return False
-        return super().parse_request()
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Errors the HTTP layer finds itself (a malformed request line, an unsupported HTTP version (505), an
-        unknown method, headers too long) answer JSON like every other answer, ``{"error": message}``, with a
-        status line and headers (``default_request_version``); the connection is closed after it."""
-        self.close_connection = True
-        status = HTTPStatus(code)
-        message = (message or status.phrase)[:200]  # a repr of the request line may be 64 KB long
-        self.log_error("code %d, message %s", code, message)
-        self._send(status, {"error": message}, {"Connection": "close"})
-
-    ROUTES: ClassVar[dict[str, tuple[str, str]]] = {"/state": ("GET", "_state"), "/events": ("GET", "_events"), "/actions": ("POST", "_actions")}
-
-    def _dispatch(self, method: str) -> None:
-        path = urlsplit(self.path).path
-        self._body: bytes | None = None
-        try:
-            self._check_headers()
-            if path not in self.ROUTES:
-                raise _HTTPError(HTTPStatus.NOT_FOUND, f"no such path {_json(path[:60])}: /state, /events, /actions")
-            allowed, handler = self.ROUTES[path]
-            if method != allowed:
-                raise _HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
-            status, body = getattr(self, handler)()
-            self._send(status, body)
-        except _HTTPError as exc:
-            if exc.status != HTTPStatus.REQUEST_ENTITY_TOO_LARGE:
-                self._drain()  # a body left unread would reset the connection before the client reads the answer
-            self._send(exc.status, {"error": exc.message, **exc.body}, exc.headers)
-        except (BrokenPipeError, ConnectionResetError):
-            log.info("control interface: %s went away during %s %s", self.client_address[0], method, path)
-        except Exception:
-            log.exception("control interface: %s %s from %s failed", method, path, self.client_address[0])
-            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error; nothing was changed"})
-
-    def _check_headers(self) -> None:
-        """400 for a header of ``SINGLE_HEADERS`` given more than once or an HTTP/1.1 request without ``Host``;
-        421 for a ``Host`` that does not name this server (``ControlServer.accepts_host``). An HTTP/1.0 request
-        may leave ``Host`` out (a browser always sends it)."""
-        for name in SINGLE_HEADERS:
-            if len(self.headers.get_all(name) or ()) > 1:
-                raise _HTTPError(HTTPStatus.BAD_REQUEST, f"header {name} repeated; send it once")
-        host = self.headers.get("Host")
-        if host is None:
-            if self.request_version != "HTTP/1.0":
-                raise _HTTPError(HTTPStatus.BAD_REQUEST, f"{self.request_version[:12]} request without a Host header")
-            return
-        control = self.server.control
-        if not control.accepts_host(host):
-            raise _HTTPError(HTTPStatus.MISDIRECTED_REQUEST, f"Host {_json(host.strip()[:60])} is not this server; "
-                                                             f"use {control.url}")
-
-    def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            log.info("control interface: cannot answer %s: connection closed", self.client_address[0])
-
-    # ------------------------------------------------------------------ endpoints
-    def _query(self, allowed: tuple[str, ...]) -> dict[str, str]:
-        """The query parameters, each at most once and each one of ``allowed`` (else 400), the same for every
-        endpoint."""
-        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
-        unknown = set(query) - set(allowed)
-        if unknown:
-            known = f"allowed: {', '.join(allowed)}" if allowed else "it takes none"
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown parameter(s): {', '.join(sorted(unknown))[:60]}; "
-                                                     f"{known}")
-        repeated = sorted(name for name, values in query.items() if len(values) > 1)
-        if repeated:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
-        return {name: values[-1] for name, values in query.items()}
-
-    def _state(self) -> tuple[HTTPStatus, bytes]:
-        self._query(())
-        body = self.server.control.state_body()
-        if body is None:
-            raise _HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no state yet: the controller has not started")
-        return HTTPStatus.OK, body
-
-    def _events(self) -> tuple[HTTPStatus, dict[str, Any]]:
-        query = self._query(("after", "timeout"))
-        after_text = query.get("after", "0")
-        wait_text = query.get("timeout", "0")
-        after = _decimal(after_text, MAX_SEQ)
-        if after is None:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal "
-                                                     f"digits; got {_json(after_text[:20])}")
-        if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
-                                                     f"(25, 0.5); got {_json(wait_text[:20])}")
-        return HTTPStatus.OK, self.server.control.events_after(after, float(wait_text))
-
-    def _read_body(self) -> bytes:
-        """The request body: ``Content-Length`` bytes, at most ``MAX_BODY`` (413 without reading a larger one),
-        411 without a length, 400 for a length that is not plain decimal digits, 408 when it does not arrive
-        within the request timeout."""
-        if self._body is not None:
-            return self._body
-        if "Transfer-Encoding" in self.headers:  # even empty: the body's framing would be ambiguous
-            raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
-        text = self.headers.get("Content-Length")
-        if text is None:
-            raise _HTTPError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
-        text = text.strip()
-        if not DIGITS.fullmatch(text):
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, "Content-Length must be a number of bytes in plain decimal "
-                                                     "digits")
-        length = _decimal(text, MAX_BODY)
-        if length is None:
-            raise _HTTPError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
-        self._body = b""  # whatever happens next, the body is not read again
-        try:
-            raw = self.rfile.read(length)
-        except TimeoutError:
-            raw = b""
-        if len(raw) < length:
-            raise _HTTPError(HTTPStatus.REQUEST_TIMEOUT, "the body did not arrive in time; nothing was queued")
-        self._body = raw
-        return raw
-
-    def _drain(self) -> None:
-        """Read a small unread body before an error answer; give up quietly on a bad length or a timeout, and
-        read nothing when repeated ``Content-Length`` headers disagree (the body's length is unknown)."""
-        lengths = set(self.headers.get_all("Content-Length") or ()) if self.headers is not None else set()
-        if self._body is None and len(lengths) == 1:
-            try:
-                self._read_body()
-            except _HTTPError:
-                pass  # the answer already being sent says what is wrong; the connection closes after it
-
-    def _actions(self) -> tuple[HTTPStatus, dict[str, Any]]:
-        control = self.server.control
-        raw = self._read_body()
-        operator = self._authenticate(control)
-        content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise _HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
-        try:
-            body = json.loads(raw, object_pairs_hook=_unique_keys)
-        except _RepeatedKey as exc:
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise _HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
-        action, reason, code, round_no, state = _check_action(body)
-        stale = stale_reason(round_no, state, *control.current())
-        queued = OperatorAction(action, operator.name, operator.role, reason, code, round_no, state, stale)
-        control.events.put(queued)  # a stale action too: it is journaled and refused by the round machine
-        log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action,
-                 self.client_address[0], f" ({stale})" if stale else "")
-        if stale:
-            current_round, current_state = control.current()
-            raise _HTTPError(HTTPStatus.CONFLICT, stale, body={"round": current_round, "state": current_state})
-        return HTTPStatus.ACCEPTED, {"queued": {"action": action, "user": operator.name, "role": operator.role,
-                                                "code": code, "round": round_no, "state": state}}
-
-    def _authenticate(self, control: ControlServer) -> Operator:
-        challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
-        header = self.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        user = ""
-        operator = None
-        if scheme.lower() == "basic":
-            try:
-                user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                sep = ""
-            if sep:
-                operator = self._check_password(control, user, password)
-        if operator is None:
-            log.warning("control interface: refused credentials for user %r from %s", user[:40],
-                        self.client_address[0])
-            if not control.operators():
-                raise _HTTPError(HTTPStatus.UNAUTHORIZED, f"no operators in {control.config.operators}: add one with "
-                                                          f"`crisscross operator add` (or mend the file)", challenge)
-            raise _HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
-        return operator
-
-    def _check_password(self, control: ControlServer, user: str, password: str) -> Operator | None:
-        """``authenticate`` in one of ``control.checks``' places; 503 at once (``Retry-After: 1``) when all
-        ``max_checks`` are taken, so a flood of wrong passwords cannot take every core (module ``MAX_CHECKS``)."""
-        if not control.checks.acquire(blocking=False):
-            log.warning("control interface: %d password checks already running; refused a check for user %r "
-                        "from %s", control.max_checks, user[:40], self.client_address[0])
-            raise _HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{control.max_checks} password checks already "
-                                                             f"running; try again in a second", {"Retry-After": "1"})
-        try:
-            return authenticate(control.operators(), user, password)
-        finally:
-            control.checks.release()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Access log at debug level (http.server writes to standard error otherwise)."""
-        log.debug("control interface: %s %s", self.client_address[0], format % args)
-
-    def log_error(self, format: str, *args: Any) -> None:
-        """Protocol errors (a request that timed out, a malformed request line) at warning level."""
-        log.warning("control interface: %s %s", self.client_address[0], format % args)
-
-
-class _RepeatedKey(ValueError):
-    """A JSON object of the body repeats a key."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads`` hook: a JSON object that repeats a key is refused (``_RepeatedKey``), as in ``settle``."""
-    keys = [key for key, _ in pairs]
-    repeated = next((key for key in keys if keys.count(key) > 1), None)
-    if repeated is not None:
-        raise _RepeatedKey(f"key {_json(repeated[:40])} repeated in the body")
-    return dict(pairs)
-
-
-#: Keys of an action's body (docs/control.md, "POST /actions").
-ACTION_KEYS: tuple[str, ...] = ("action", "code", "reason", "round", "state")
-
-
-def _json(value: Any) -> str:
-    """``value`` as JSON text, cut to 40 characters, for an error message (``null``, ``true``, ``"x"``)."""
-    try:
-        return json.dumps(value)[:40]
-    except (TypeError, ValueError):
-        return type(value).__name__
-
-
-def _check_action(body: Any) -> tuple[str, str, str, int | None, str | None]:
-    """``(action, reason, code, round, state)`` of an action body, else ``_HTTPError`` 400 saying what is wrong.
-
-    ``void_round`` needs a ``code`` (``VOID_CODES``); ``reason`` is optional free text (journal only);
-    ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional."""
-    if not isinstance(body, dict):
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "code": ..., ...}')
-    unknown = set(body) - set(ACTION_KEYS)
-    if unknown:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s): {', '.join(sorted(unknown))[:60]}; the allowed "
-                                                 f"keys are {', '.join(ACTION_KEYS)}")
-    action = body.get("action")
-    if action not in ACTIONS:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {_json(action)}; allowed: {', '.join(ACTIONS)}")
-    reason = body.get("reason", "")
-    if not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable():
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be one line of printable text, at most {MAX_REASON} "
-                                                 f"characters")
-    code = body.get("code", "")
-    if code != "" and code not in VOID_CODES:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"code must be one of {', '.join(VOID_CODES)}; got {_json(code)}")
-    if action == "void_round" and not code:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"void_round needs a code: {', '.join(VOID_CODES)} (the free text "
-                                                 f"of reason stays in the journal)")
-    round_no = body.get("round")
-    if round_no is not None and (not isinstance(round_no, int) or isinstance(round_no, bool)
-                                 or not 0 <= round_no <= MAX_SEQ):
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "
-                                                 f"{_json(round_no)}")
-    from controller.round import STATES  # here: controller.table imports this module, controller.round it
-
-    state = body.get("state")
-    if state is not None and state not in STATES:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state of the round as /state shows it "
-                                                 f"(docs/round-states.md), or null; got {_json(state)}")
-    return action, reason, code, round_no, state

@@ -126,7 +126,7 @@ class Client:
         try:
             conn.request(method, path, body=body, headers=headers or {})
             response = conn.getresponse()
-            return response.status, dict(response.getheaders()), response.read()
+            return response.status, response.headers, response.read()  # names in any case (RFC 9110, 5.1)
         finally:
             conn.close()
 
@@ -382,7 +382,7 @@ def test_a_body_over_the_limit_is_refused_without_being_read(bare_server):
     head = (f"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {MAX_BODY + 1}\r\n"
             f"Authorization: {_auth()['Authorization']}\r\n\r\n").encode()
     answer = _raw(bare_server, head)  # the body is never sent: the answer must not wait for it
-    assert answer.startswith(b"HTTP/1.0 413")
+    assert answer.startswith(b"HTTP/1.1 413")
     assert bare_server.events.empty()
 
 
@@ -393,7 +393,7 @@ def test_a_request_that_never_finishes_is_dropped_and_changes_nothing(bare_serve
     head = (f"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: 40\r\n"
             f"Authorization: {_auth()['Authorization']}\r\n\r\n").encode()
     answer = _raw(bare_server, head + b'{"action": "open_')
-    assert answer.startswith(b"HTTP/1.0 408")
+    assert answer.startswith(b"HTTP/1.1 408")
     assert bare_server.events.empty()
     # the server still answers afterwards
     assert Client(bare_server).get("/events?after=0")[0] == 200
@@ -623,7 +623,7 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
 @pytest.mark.parametrize("request_line, status", [
     (b"OPTIONS /state HTTP/1.0", 405),
     (b"BREW /state HTTP/1.0", 501),
-    (b"\x00\x01\x02 garbage", 400),  # two words: http.server took it for HTTP/0.9 and answered a bare body
+    (b"\x00\x01\x02 garbage", 400),  # two words: no request line
     (b"GET /state", 400),  # HTTP/0.9
     (b"garbage", 400),
     (b"GET /state HTTP/1.x", 400),
@@ -635,7 +635,7 @@ def test_errors_of_the_http_layer_answer_json_too(bare_server, request_line, sta
     itself; the connection is closed after it (``_raw`` reads until it is); nothing is queued."""
     answer = _raw(bare_server, request_line + b"\r\n\r\n")
     head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.0 " + str(status).encode() + b" ")
+    assert head.startswith(b"HTTP/1.1 " + str(status).encode() + b" ")  # h11 answers as HTTP/1.1 (RFC 9110, 2.5)
     headers = head.lower().split(b"\r\n")[1:]
     assert b"content-type: application/json" in headers
     assert f"content-length: {len(body)}".encode() in headers
@@ -651,23 +651,32 @@ _ACTION = b'{"action": "confirm"}'
      f"Content-Length: {len(_ACTION)}\r\n", "Authorization"),
     (f"Authorization: {_auth()['Authorization']}\r\nContent-Length: {len(_ACTION)}\r\nContent-Length: 3\r\n",
      "Content-Length"),
-    (f"Authorization: {_auth()['Authorization']}\r\ncontent-length: {len(_ACTION)}\r\n"
-     f"Content-Length: {len(_ACTION)}\r\n", "Content-Length"),
     (f"Authorization: {_auth()['Authorization']}\r\nContent-Length: {len(_ACTION)}\r\n"
      f"Content-Type: text/plain\r\n", "Content-Type"),
     (f"Authorization: {_auth()['Authorization']}\r\nContent-Length: {len(_ACTION)}\r\nHost: {{host}}\r\n",
      "Host"),
 ])
 def test_a_repeated_header_is_refused_and_nothing_is_queued(bare_server, extra, name):
-    """Two values of a header that says who, how long, what or for whom: the request is ambiguous, 400."""
+    """Two values of a header that says who, how long, what or for whom: the request is ambiguous, 400. (h11
+    takes two equal ``Content-Length`` values as one, as RFC 9112, 6.3 allows: see
+    ``test_equal_content_lengths_are_one``.)"""
     host = f"127.0.0.1:{bare_server.port}"
     head = (f"POST /actions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
             + extra.replace("{host}", host) + "\r\n")
     answer = _raw(bare_server, head.encode() + _ACTION)
     status, _, body = answer.partition(b"\r\n\r\n")
-    assert status.startswith(b"HTTP/1.0 400 ")
+    assert status.startswith(b"HTTP/1.1 400 ")
     assert json.loads(body)["error"] == f"header {name} repeated; send it once"
     assert bare_server.events.empty()
+
+
+def test_equal_content_lengths_are_one(bare_server):
+    """RFC 9112, 6.3: a recipient may take repeated equal ``Content-Length`` values as one; h11 does, so the
+    length is unambiguous and the action is queued once."""
+    head = (f"POST /actions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {len(_ACTION)}\r\n"
+            f"content-length: {len(_ACTION)}\r\nAuthorization: {_auth()['Authorization']}\r\n\r\n").encode()
+    assert _raw(bare_server, head + _ACTION).startswith(b"HTTP/1.1 202 ")
+    assert bare_server.events.qsize() == 1
 
 
 @pytest.mark.parametrize("length", ["+2", "1_0", "0x10", "-1", "2 2"])
@@ -676,7 +685,7 @@ def test_a_content_length_that_is_not_plain_digits_is_refused(bare_server, lengt
             f"Authorization: {_auth()['Authorization']}\r\n\r\n").encode()
     answer = _raw(bare_server, head + _ACTION)
     status, _, body = answer.partition(b"\r\n\r\n")
-    assert status.startswith(b"HTTP/1.0 400 ")
+    assert status.startswith(b"HTTP/1.1 400 ")
     assert "Content-Length must be a number of bytes in plain decimal digits" in json.loads(body)["error"]
     assert bare_server.events.empty()
 

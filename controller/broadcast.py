@@ -1,0 +1,161 @@
+"""The control interface's one event broadcaster: owned by the server's event loop, fed by the controller thread.
+
+The controller thread calls ``Hub.publish_record`` and ``Hub.publish_view`` (through
+``loop.call_soon_threadsafe``, never directly: the hub belongs to the loop's thread, docs/architecture.md
+"Threads"). The hub keeps the latest view, a ring of the latest public records (``GET /events`` long polls) and
+one bounded queue per Server-Sent Events subscriber. Each record is encoded once as an SSE frame and offered to
+every subscriber's queue with ``put_nowait``; a subscriber whose queue is full is dropped (its stream ends with
+an ``event: dropped`` frame and the browser reconnects from its last ``id``), so a slow reader costs memory up to
+its bound and never delays the controller or the other readers. Long polls all wait on one future, resolved
+once per batch of records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+from typing import Any
+
+#: Public records kept in memory for ``GET /events`` and for a stream resuming from ``Last-Event-ID``.
+RING_SIZE = 2000
+#: Frames waiting for one SSE subscriber; one more and the subscriber is dropped (its stream closed).
+CLIENT_QUEUE = 256
+#: Most records in one ``GET /events`` answer.
+MAX_BATCH = 500
+#: The end of a subscriber's stream (dropped, or the server stopping).
+END = b""
+
+
+def sse_frame(event: str, data: Any, ident: int | None = None) -> bytes:
+    """One Server-Sent Events frame (WHATWG HTML, "Server-sent events"): ``event``, ``data`` as one line of JSON
+    and an optional ``id`` (a journal seq, which the browser sends back as ``Last-Event-ID``)."""
+    head = f"id: {ident}\n" if ident is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+class Subscriber:
+    """One SSE client: a queue of at most ``size`` encoded frames and whether it was dropped."""
+
+    def __init__(self, size: int) -> None:
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(size)
+        self.dropped = False
+
+    def offer(self, frame: bytes) -> bool:
+        """Queue ``frame``; False (and the subscriber is marked dropped, its queue ended) when it is full."""
+        try:
+            self.queue.put_nowait(frame)
+            return True
+        except asyncio.QueueFull:
+            self.dropped = True
+            while not self.queue.empty():  # make room for the end marker: what was queued is not sent
+                self.queue.get_nowait()
+            self.queue.put_nowait(END)
+            return False
+
+
+class Hub:
+    """The records and the view as the event loop holds them (module docstring). Every method runs on the loop's
+    thread. ``ring_size`` bounds the ring, ``client_queue`` each subscriber's queue, ``max_subscribers`` the
+    SSE subscribers (``subscribe`` returns None beyond it)."""
+
+    def __init__(self, ring_size: int = RING_SIZE, client_queue: int = CLIENT_QUEUE,
+                 max_subscribers: int = 1024) -> None:
+        self.ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=ring_size)
+        self.last_seq = 0  # the highest journal seq seen (public or not)
+        self.horizon: int | None = None  # records with seq <= horizon may be missing from the ring
+        self.view: dict[str, Any] | None = None
+        self.view_body: bytes | None = None
+        self.client_queue = client_queue
+        self.max_subscribers = max_subscribers
+        self.subscribers: set[Subscriber] = set()
+        self.dropped = 0  # subscribers dropped for a full queue since the start
+        self.stopping = False
+        self._arrived: asyncio.Future[None] | None = None
+
+    # ------------------------------------------------------------------ from the controller (via the loop)
+    def publish_record(self, public: dict[str, Any] | None, seq: int) -> None:
+        """Take the journal record ``seq`` (``public`` is its public part, None when it stays private)."""
+        if self.horizon is None:
+            self.horizon = seq - 1  # records before this run are in the journal only
+        self.last_seq = max(self.last_seq, seq)
+        if public is None:
+            return
+        if len(self.ring) == self.ring.maxlen:
+            self.horizon = max(self.horizon, self.ring[0]["seq"])
+        self.ring.append(public)
+        self._broadcast(sse_frame("record", public, public["seq"]))
+        self._wake()
+
+    def publish_view(self, view: dict[str, Any]) -> None:
+        """Take the round's latest view (``Round.view()``); ``seq`` is added here."""
+        self.view = {**view, "seq": self.last_seq}
+        self.view_body = json.dumps(self.view).encode()
+        self._broadcast(sse_frame("view", self.view))
+
+    def stop(self) -> None:
+        """End every stream and long poll."""
+        self.stopping = True
+        for subscriber in list(self.subscribers):
+            subscriber.offer(END)  # a full queue is emptied first: the stream ends either way
+        self.subscribers.clear()
+        self._wake()
+
+    # ------------------------------------------------------------------ for the endpoints
+    def current(self) -> tuple[int | None, str | None]:
+        """The round number and state of the latest view (the round guard's reference)."""
+        view = self.view or {}
+        return view.get("round_no"), view.get("state")
+
+    def after(self, after: int) -> dict[str, Any]:
+        """``{"records", "next", "missed"}``: the public records above ``after`` (at most ``MAX_BATCH``)."""
+        records = [r for r in self.ring if r["seq"] > after][:MAX_BATCH]
+        full = len(records) == MAX_BATCH
+        nxt = records[-1]["seq"] if full else max(after, self.last_seq)
+        missed = self.horizon is not None and after < self.horizon
+        return {"records": records, "next": nxt, "missed": missed}
+
+    async def wait_after(self, after: int, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a public record above ``after`` (or the stop)."""
+        if self.stopping or (self.ring and self.ring[-1]["seq"] > after) or timeout <= 0:
+            return
+        if self._arrived is None or self._arrived.done():
+            self._arrived = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._arrived), timeout)
+        except TimeoutError:
+            pass
+
+    def subscribe(self, after: int | None) -> Subscriber | None:
+        """A new subscriber whose queue starts with a ``missed`` frame when records above ``after`` are no longer
+        held, the ring's records above ``after`` (when given; at most ``MAX_BATCH``) and the view, with room for
+        ``client_queue`` frames more; None when ``max_subscribers`` are already served."""
+        if len(self.subscribers) >= self.max_subscribers or self.stopping:
+            return None
+        frames = []
+        if after is not None:
+            backlog = self.after(after)
+            if backlog["missed"]:
+                frames.append(sse_frame("missed", {"after": after}))
+            frames += [sse_frame("record", record, record["seq"]) for record in backlog["records"]]
+        subscriber = Subscriber(self.client_queue + len(frames) + 1)  # room for the backlog and the view
+        for frame in frames:
+            subscriber.offer(frame)
+        if self.view is not None:
+            subscriber.offer(sse_frame("view", self.view))
+        self.subscribers.add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.discard(subscriber)
+
+    # ------------------------------------------------------------------ inside
+    def _broadcast(self, frame: bytes) -> None:
+        for subscriber in list(self.subscribers):
+            if not subscriber.offer(frame):
+                self.subscribers.discard(subscriber)
+                self.dropped += 1
+
+    def _wake(self) -> None:
+        if self._arrived is not None and not self._arrived.done():
+            self._arrived.set_result(None)

@@ -1,0 +1,388 @@
+"""The control interface's web application (Starlette) and its HTTP/1.1 protocol (uvicorn's h11 protocol, bounded).
+
+``build_app(server)`` answers the endpoints of docs/control.md for one ``controller.control.ControlServer``:
+``GET /state``, ``GET /events`` (long poll), ``GET /events/stream`` (Server-Sent Events from the one broadcaster,
+``controller.broadcast``), ``POST /actions``, ``GET /openapi.json``, and the dealer's screen (``GET /`` and
+``/screen/...``, the files of ``controller/screen``). Every request first passes ``_Guard``: one value of each
+``SINGLE_HEADERS``, a ``Host`` naming this server (421, DNS rebinding), a known path and method. Every answer
+but the page's files is JSON, ``{"error": ...}`` for an error.
+
+``protocol_class(server)`` is uvicorn's ``H11Protocol`` with the bounds uvicorn leaves to the application
+(docs/control.md, "Bounds"): a connection beyond ``max_connections`` is closed as soon as it is accepted, a
+request whose headers are not complete within ``request_timeout`` is closed without an answer, and the errors
+h11 finds itself (a malformed request line, a bad ``Content-Length``, a repeated ``Host``) are answered in JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+import sys
+from http import HTTPStatus
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import h11
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from controller.broadcast import END, Subscriber, sse_frame
+from controller.control_checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
+                                       check_action, decimal, json_text, unique_keys, RepeatedKey)
+from controller.inputs import OperatorAction, stale_reason
+
+if TYPE_CHECKING:
+    from controller.control import ControlServer
+
+log = logging.getLogger("controller.control")
+
+#: The dealer's screen: static files shipped in the package (pyproject.toml package-data).
+SCREEN_DIR = Path(__file__).resolve().parent / "screen"
+#: Longest life of one ``GET /events/stream`` (seconds); the browser reconnects from its last ``id``.
+STREAM_SECONDS = 300.0
+#: A comment line sent on an idle stream this often (seconds), so a proxy or the browser keeps it open.
+HEARTBEAT = 15.0
+#: Longest wait for one write to a stream's client (seconds); a client that reads slower is disconnected.
+WRITE_TIMEOUT = 5.0
+#: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
+ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
+                          "/operator": "GET", "/openapi.json": "GET", "/": "GET"}
+#: Methods of RFC 9110; any other is 501.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+JSON_HEADERS = {"Cache-Control": "no-store"}
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None,
+           body: dict[str, Any] | None = None) -> JSONResponse:
+    """An error answer; the connection is closed after it (a body left unread is not taken for a request)."""
+    return JSONResponse({"error": message, **(body or {})}, status,
+                        {**JSON_HEADERS, "Connection": "close", **(headers or {})})
+
+
+class _Guard:
+    """ASGI middleware: the header, Host, path and method rules of every request (module docstring)."""
+
+    def __init__(self, app: Any, server: ControlServer) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            self.check(scope)
+        except HTTPError as exc:
+            await _error(exc.status, exc.message, exc.headers, exc.body)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def check(self, scope: Scope) -> None:
+        """``HTTPError`` 400 for a repeated ``SINGLE_HEADERS`` header, 421 for a ``Host`` that is not this
+        server, 505 for a version other than HTTP/1.x (h11 reads ``PRI * HTTP/2.0``), 501 for an unknown method, 404 for an unknown path, 405 for a method the path does not answer."""
+        names = [name.decode("latin-1").lower() for name, _ in scope["headers"]]
+        for name in SINGLE_HEADERS:
+            if names.count(name.lower()) > 1:
+                raise HTTPError(HTTPStatus.BAD_REQUEST, f"header {name} repeated; send it once")
+        hosts = [value.decode("latin-1") for name, value in scope["headers"] if name.lower() == b"host"]
+        if hosts and not self.server.accepts_host(hosts[0]):
+            raise HTTPError(HTTPStatus.MISDIRECTED_REQUEST, f"Host {json_text(hosts[0].strip()[:60])} is not this "
+                                                            f"server; use {self.server.url}")
+        if scope["http_version"] not in ("1.0", "1.1"):
+            raise HTTPError(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/1.0 or HTTP/1.1 only")
+        method, path = scope["method"], scope["path"]
+        if method not in METHODS:
+            raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
+        allowed = "GET" if path.startswith("/screen/") else ROUTES.get(path)
+        if allowed is None:
+            raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
+                                                  f"/events/stream, /actions, /operator, /openapi.json, /")
+        if method != allowed and not (method == "HEAD" and allowed == "GET"):
+            raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
+
+
+def _query(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
+    """The query parameters, each at most once and each one of ``allowed`` (else 400)."""
+    items = request.query_params.multi_items()
+    unknown = {name for name, _ in items} - set(allowed)
+    if unknown:
+        known = f"allowed: {', '.join(allowed)}" if allowed else "it takes none"
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown parameter(s): {', '.join(sorted(unknown))[:60]}; {known}")
+    names = [name for name, _ in items]
+    repeated = sorted(name for name in set(names) if names.count(name) > 1)
+    if repeated:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"parameter {repeated[0]} given more than once")
+    return dict(items)
+
+
+def _after(text: str) -> int:
+    after = decimal(text, MAX_SEQ)
+    if after is None:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal digits; "
+                                                f"got {json_text(text[:20])}")
+    return after
+
+
+def build_app(server: ControlServer) -> _Guard:
+    """The Starlette application of ``server`` behind ``_Guard`` (module docstring)."""
+    hub = server.hub
+
+    async def state(request: Request) -> Response:
+        _query(request, ())
+        if hub.view_body is None:
+            raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no state yet: the controller has not started")
+        return Response(hub.view_body, 200, JSON_HEADERS, media_type="application/json")
+
+    async def events(request: Request) -> Response:
+        query = _query(request, ("after", "timeout"))
+        after = _after(query.get("after", "0"))
+        wait_text = query.get("timeout", "0")
+        if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
+            raise HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
+                                                    f"(25, 0.5); got {json_text(wait_text[:20])}")
+        await hub.wait_after(after, float(wait_text))
+        return JSONResponse(hub.after(after), 200, JSON_HEADERS)
+
+    async def stream(request: Request) -> Response:
+        query = _query(request, ("after",))
+        resume = request.headers.get("last-event-id", query.get("after"))
+        after = None if resume is None else _after(resume)
+        subscriber = hub.subscribe(after)
+        if subscriber is None:
+            raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{hub.max_subscribers} event streams already open; "
+                                                            f"try again later", {"Retry-After": "5"})
+        return _EventStream(subscriber, server)
+
+    async def actions(request: Request) -> Response:
+        raw = await _read_body(request, server.request_timeout)
+        operator = await _authenticate(request, server)
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
+        try:
+            body = json.loads(raw, object_pairs_hook=unique_keys)
+        except RepeatedKey as exc:
+            raise HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
+        action, reason, code, round_no, state_name = check_action(body)
+        why = stale_reason(round_no, state_name, *hub.current())
+        server.events.put(OperatorAction(action, operator.name, operator.role, reason, code, round_no, state_name,
+                                         why))  # a stale action too: it is journaled and refused by the round
+        client = request.client.host if request.client else "?"
+        log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action, client,
+                 f" ({why})" if why else "")
+        if why:
+            current_round, current_state = hub.current()
+            raise HTTPError(HTTPStatus.CONFLICT, why, body={"round": current_round, "state": current_state})
+        return JSONResponse({"queued": {"action": action, "user": operator.name, "role": operator.role,
+                                        "code": code, "round": round_no, "state": state_name}}, 202, JSON_HEADERS)
+
+    async def operator(request: Request) -> Response:
+        """The user and role of the request's credentials (the screen's sign-in), else 401; nothing is queued."""
+        _query(request, ())
+        who = await _authenticate(request, server)
+        return JSONResponse({"user": who.name, "role": who.role}, 200, JSON_HEADERS)
+
+    async def openapi(request: Request) -> Response:
+        _query(request, ())
+        from controller.control_openapi import openapi_document
+        return JSONResponse(openapi_document(), 200, JSON_HEADERS)
+
+    async def page(request: Request) -> Response:
+        return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPError)
+        return _error(exc.status, exc.message, exc.headers, exc.body)
+
+    async def on_defect(request: Request, exc: Exception) -> Response:
+        log.error("control interface: %s %s failed", request.method, request.url.path, exc_info=exc)
+        return _error(500, "internal error; nothing was changed")
+
+    app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
+                            Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
+                            Route("/openapi.json", openapi),
+                            Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
+                    exception_handlers={HTTPError: on_error, Exception: on_defect})
+    return _Guard(app, server)
+
+
+async def _read_body(request: Request, timeout: float) -> bytes:
+    """The request body: ``Content-Length`` bytes, at most ``MAX_BODY`` (413 without reading a larger one), 411
+    without a length or with any ``Transfer-Encoding``, 400 for a length that is not plain decimal digits, 408
+    when it does not arrive within ``timeout`` seconds."""
+    if "transfer-encoding" in request.headers:  # even empty: the body's framing would be ambiguous
+        raise HTTPError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
+    text = request.headers.get("content-length")
+    if text is None:
+        raise HTTPError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
+    if not DIGITS.fullmatch(text.strip()):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, "Content-Length must be a number of bytes in plain decimal digits")
+    length = decimal(text.strip(), MAX_BODY)
+    if length is None:
+        raise HTTPError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
+    try:
+        raw = await asyncio.wait_for(request.body(), timeout)
+    except (TimeoutError, ClientDisconnect):
+        raw = b""
+    if len(raw) < length:
+        raise HTTPError(HTTPStatus.REQUEST_TIMEOUT, "the body did not arrive in time; nothing was queued")
+    return raw
+
+
+async def _authenticate(request: Request, server: ControlServer) -> Any:
+    """The operator of the request's HTTP Basic credentials, else 401 (503 when ``server.max_checks`` password
+    checks already run: ``ControlServer.check_password``); the check runs on a worker thread, off the loop."""
+    challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    user, operator, sep = "", None, ""
+    if scheme.lower() == "basic":
+        try:
+            user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            sep = ""
+    client = request.client.host if request.client else "?"
+    if sep:
+        if not server.checks.acquire(blocking=False):
+            log.warning("control interface: %d password checks already running; refused a check for user %r from "
+                        "%s", server.max_checks, user[:40], client)
+            raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{server.max_checks} password checks already running; "
+                                                            f"try again in a second", {"Retry-After": "1"})
+        try:
+            operator = await asyncio.to_thread(server.check_password, user, password)
+        finally:
+            server.checks.release()
+    if operator is None:
+        log.warning("control interface: refused credentials for user %r from %s", user[:40], client)
+        if not server.operators():
+            raise HTTPError(HTTPStatus.UNAUTHORIZED, f"no operators in {server.config.operators}: add one with "
+                                                     f"`crisscross operator add` (or mend the file)", challenge)
+        raise HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
+    return operator
+
+
+class _EventStream(Response):
+    """``text/event-stream`` of one subscriber: ``retry``, then its queued frames, a comment every ``HEARTBEAT``
+    seconds, until ``STREAM_SECONDS`` pass, the client goes away, the server stops or the subscriber is dropped
+    (an ``event: dropped`` frame). A write not taken within ``WRITE_TIMEOUT`` disconnects the client."""
+
+    def __init__(self, subscriber: Subscriber, server: ControlServer) -> None:
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store")]
+        self.subscriber = subscriber
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        subscriber, hub = self.subscriber, self.server.hub
+        loop = asyncio.get_running_loop()
+
+        async def watch() -> None:  # the client went away: end the stream now, not at the next write
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            hub.unsubscribe(subscriber)
+            subscriber.offer(END)
+
+        watcher = asyncio.ensure_future(watch())
+        deadline = loop.time() + STREAM_SECONDS
+        try:
+            await asyncio.wait_for(send({"type": "http.response.start", "status": 200, "headers": self.raw_headers}),
+                                   WRITE_TIMEOUT)
+            frame = b"retry: 1000\n\n"
+            while frame is not END:
+                await asyncio.wait_for(send({"type": "http.response.body", "body": frame, "more_body": True}),
+                                       WRITE_TIMEOUT)
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                try:
+                    frame = await asyncio.wait_for(subscriber.queue.get(), min(HEARTBEAT, remaining))
+                except TimeoutError:
+                    frame = b": still here\n\n"
+                if frame is END and subscriber.dropped and not hub.stopping:
+                    await asyncio.wait_for(send({"type": "http.response.body", "more_body": True,
+                                                 "body": sse_frame("dropped", {"queue": hub.client_queue})}),
+                                           WRITE_TIMEOUT)
+            await asyncio.wait_for(send({"type": "http.response.body", "body": b"", "more_body": False}),
+                                   WRITE_TIMEOUT)
+        except TimeoutError:
+            log.info("control interface: an event stream's client reads too slowly; disconnected")
+            raise
+        finally:
+            hub.unsubscribe(subscriber)
+            watcher.cancel()
+
+
+def protocol_class(server: ControlServer) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with this server's bounds (module docstring)."""
+
+    class Protocol(_BoundedProtocol):
+        max_connections = server.max_connections
+        request_timeout = server.request_timeout
+
+    return Protocol
+
+
+class _BoundedProtocol(H11Protocol):
+    """``H11Protocol`` with a bound on connections, a deadline for a request's headers and JSON errors."""
+
+    max_connections: int
+    request_timeout: float
+    refused = 0  # connections closed at once for being beyond max_connections (all servers of this class)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            type(self).refused += 1
+            transport.abort()
+            return
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def _arm(self) -> None:
+        """Close the connection unless a new request's headers are complete within ``request_timeout``."""
+        cycle = self.cycle
+        self.loop.call_later(self.request_timeout, self._expire, cycle)
+
+    def _expire(self, cycle: Any) -> None:
+        if self.cycle is cycle and not self.transport.is_closing():
+            if cycle is None or cycle.response_complete:
+                self.transport.abort()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request h11 cannot read, answered in JSON and closed: 411 for a ``Transfer-Encoding`` other than
+        chunked, 400 otherwise, naming what h11 found."""
+        found = str(sys.exc_info()[1] or msg)
+        status, text = HTTPStatus.BAD_REQUEST, f"malformed request: {found[:120]}"
+        if "transfer-encoding" in found.lower():
+            status, text = HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked"
+        elif "conflicting content-length" in found.lower():
+            text = "header Content-Length repeated; send it once"
+        elif "content-length" in found.lower():
+            text = "Content-Length must be a number of bytes in plain decimal digits"
+        elif "multiple host" in found.lower():
+            text = "header Host repeated; send it once"
+        elif "host" in found.lower():
+            text = "HTTP/1.1 request without a Host header"
+        body = json.dumps({"error": text}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"cache-control", b"no-store"), (b"connection", b"close")]
+        try:
+            for event in (h11.Response(status_code=status, headers=headers, reason=status.phrase.encode()),
+                          h11.Data(data=body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+        except h11.LocalProtocolError:
+            pass  # nothing more can be said on this connection
+        self.transport.close()

@@ -1,0 +1,89 @@
+"""The OpenAPI 3.1 description of the control interface (``GET /openapi.json``), written by hand from
+docs/control.md: one place a client generator or a reviewer reads the endpoints, their parameters, bodies and
+answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.control_checks import MAX_BODY, MAX_REASON, MAX_SEQ, MAX_WAIT
+from controller.inputs import ACTIONS, VOID_CODES
+
+_ERROR = {"description": "refused; the body says why",
+          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_JSON_OBJECT = {"type": "object"}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document as a JSON-ready dict (OpenAPI Specification 3.1.0)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Criss-Cross Poker table controller: control interface", "version": "1",
+                 "description": "Loopback only. Records and views never carry a face-down card (docs/control.md)."},
+        "components": {
+            "securitySchemes": {"operator": {"type": "http", "scheme": "basic"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+                "Record": {"type": "object", "required": ["seq", "type", "data"],
+                           "properties": {"seq": {"type": "integer"}, "time": {"type": "string"},
+                                          "kind": {"enum": ["event", "command", "record"]},
+                                          "round": {"type": ["integer", "null"]}, "type": {"type": "string"},
+                                          "data": _JSON_OBJECT}},
+                "Action": {"type": "object", "required": ["action"], "additionalProperties": False,
+                           "properties": {"action": {"enum": list(ACTIONS)},
+                                          "code": {"enum": ["", *VOID_CODES]},
+                                          "reason": {"type": "string", "maxLength": MAX_REASON},
+                                          "round": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEQ},
+                                          "state": {"type": ["string", "null"], "maxLength": 40}}},
+            },
+        },
+        "paths": {
+            "/state": {"get": {
+                "summary": "The round's view as last published (Round.view() and seq)",
+                "responses": {"200": {"description": "the view",
+                                      "content": {"application/json": {"schema": _JSON_OBJECT}}},
+                              "503": _ERROR}}},
+            "/events": {"get": {
+                "summary": "Public journal records after a cursor (long poll)",
+                "parameters": [
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}},
+                    {"name": "timeout", "in": "query", "schema": {"type": "number", "minimum": 0,
+                                                                  "maximum": MAX_WAIT}}],
+                "responses": {"200": {"description": "records, the next cursor, whether some were missed",
+                                      "content": {"application/json": {"schema": {
+                                          "type": "object", "required": ["records", "next", "missed"],
+                                          "properties": {"records": {"type": "array",
+                                                                     "items": {"$ref": "#/components/schemas/Record"}},
+                                                         "next": {"type": "integer"},
+                                                         "missed": {"type": "boolean"}}}}}},
+                              "400": _ERROR}}},
+            "/events/stream": {"get": {
+                "summary": "Server-Sent Events: `record` (id = seq), `view`, `missed`, `dropped`",
+                "parameters": [
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}},
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer", "minimum": 0}}],
+                "responses": {"200": {"description": "the stream", "content": {"text/event-stream": {}}},
+                              "400": _ERROR, "503": _ERROR}}},
+            "/actions": {"post": {
+                "summary": "Queue a dealer or supervisor action; round and state are the round guard",
+                "security": [{"operator": []}],
+                "requestBody": {"required": True, "description": f"at most {MAX_BODY} bytes, with Content-Length",
+                                "content": {"application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Action"}}}},
+                "responses": {"202": {"description": "queued; the outcome shows in /state and the events",
+                                      "content": {"application/json": {"schema": _JSON_OBJECT}}},
+                              **{code: _ERROR for code in ("400", "401", "408", "409", "411", "413", "415",
+                                                           "503")}}}},
+            "/operator": {"get": {
+                "summary": "Who the credentials name (user and role); a sign-in check that queues nothing",
+                "security": [{"operator": []}],
+                "responses": {"200": {"description": "the operator", "content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"user": {"type": "string"},
+                                                     "role": {"enum": ["dealer", "supervisor"]}}}}}},
+                              "401": _ERROR, "503": _ERROR}}},
+            "/openapi.json": {"get": {"summary": "This description",
+                                      "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+            "/": {"get": {"summary": "The dealer's screen (HTML)",
+                          "responses": {"200": {"description": "the page", "content": {"text/html": {}}}}}},
+        },
+    }

@@ -1,0 +1,136 @@
+"""The event stream (``GET /events/stream``), the broadcaster's bound per client and the OpenAPI description of
+the control interface (docs/control.md, "GET /events/stream", "Bounds"). Frames are read as the Server-Sent
+Events format defines them (WHATWG HTML, "Server-sent events": fields up to a blank line)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import queue
+import socket
+
+import pytest
+
+from controller.broadcast import END, Hub
+from controller.control import ControlConfig, ControlServer
+from controller.control_app import ROUTES
+from tests.test_control import PATIENCE, Client, operators_file  # noqa: F401 (a fixture)
+
+
+def _record(seq: int, type_: str = "RoundOpened") -> dict:
+    return {"seq": seq, "time": "t", "kind": "record", "round": 1, "type": type_, "data": {"round_no": 1},
+            "prev": "p", "hash": "h"}
+
+
+@pytest.fixture
+def server(operators_file):
+    running = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue())
+    running.start()
+    yield running
+    running.stop()
+
+
+def _frames(reader, count: int) -> list[dict[str, str]]:
+    """The next ``count`` SSE frames with a field ``event`` (comments and ``retry`` skipped) from ``reader``, a
+    stream opened with ``_open_stream``."""
+    frames: list[dict[str, str]] = []
+    fields: dict[str, str] = {}
+    while len(frames) < count:
+        line = reader.readline()
+        assert line, "the stream ended early"
+        text = line.decode()
+        if text.strip() == "":
+            if "event" in fields:
+                frames.append(fields)
+            fields = {}
+        elif ":" in text and not text.startswith(":"):  # a chunk-size line of chunked encoding has no colon
+            name, _, value = text.rstrip("\r\n").partition(":")
+            fields[name] = value.removeprefix(" ")
+    return frames
+
+
+def _open_stream(server, headers: str = "", query: str = ""):
+    """A socket and its reader after the answer's status line (returned too) and headers."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE)
+    sock.sendall(f"GET /events/stream{query} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n{headers}\r\n".encode())
+    reader = sock.makefile("rb")
+    head = [reader.readline()]
+    while head[-1] not in (b"\r\n", b""):
+        head.append(reader.readline())
+    return sock, reader, b"".join(head)
+
+
+def test_the_stream_pushes_public_records_with_their_seq_and_each_view(server):
+    server.publish_view({"state": "idle", "round_no": None})
+    sock, reader, head = _open_stream(server)
+    try:
+        assert head.startswith(b"HTTP/1.1 200") and b"content-type: text/event-stream" in head.lower()
+        frames = _frames(reader, 1)  # subscribed: what is published now reaches this stream
+        server.publish_record(_record(1))
+        server.publish_record(_record(2, "StackDealt"))  # private: never sent
+        server.publish_record(_record(3, "CardsRevealed"))
+        server.publish_view({"state": "betting", "round_no": 1})
+        frames += _frames(reader, 3)
+    finally:
+        sock.close()
+    assert [(f["event"], f.get("id")) for f in frames] == [("view", None), ("record", "1"), ("record", "3"),
+                                                           ("view", None)]
+    assert json.loads(frames[1]["data"]) == {"seq": 1, "time": "t", "kind": "record", "round": 1,
+                                             "type": "RoundOpened", "data": {"round_no": 1}}
+    assert json.loads(frames[3]["data"]) == {"state": "betting", "round_no": 1, "seq": 3}
+
+
+def test_a_stream_resumes_after_its_last_event_id(server):
+    for seq in (1, 2, 3):
+        server.publish_record(_record(seq))
+    sock, reader, _ = _open_stream(server, headers="Last-Event-ID: 1\r\n")
+    try:
+        frames = _frames(reader, 2)
+    finally:
+        sock.close()
+    assert [f["id"] for f in frames] == ["2", "3"]
+
+
+@pytest.mark.parametrize("headers, query", [("Last-Event-ID: x\r\n", ""), ("", "?after=-1"), ("", "?since=1")])
+def test_a_bad_cursor_of_the_stream_is_refused(server, headers, query):
+    sock, _, head = _open_stream(server, headers, query)
+    try:
+        assert head.startswith(b"HTTP/1.1 400")
+    finally:
+        sock.close()
+
+
+def test_a_client_whose_queue_is_full_is_dropped_and_the_others_keep_theirs():
+    async def run():
+        hub = Hub(ring_size=10, client_queue=3, max_subscribers=2)
+        slow, fast = hub.subscribe(None), hub.subscribe(None)
+        assert hub.subscribe(None) is None  # beyond max_subscribers
+        for seq in range(1, 6):
+            hub.publish_record({"seq": seq, "type": "RoundOpened", "data": {}}, seq)
+            if seq <= 3:
+                await fast.queue.get()  # the fast client reads as records come
+        return hub, slow, fast
+
+    hub, slow, fast = asyncio.run(run())
+    assert slow.dropped and slow not in hub.subscribers and hub.dropped == 1
+    assert slow.queue.get_nowait() is END and slow.queue.empty()  # what was queued is not sent
+    assert not fast.dropped and fast in hub.subscribers and fast.queue.qsize() == 2
+
+
+def test_the_openapi_description_names_every_endpoint(server):
+    status, document = Client(server).get("/openapi.json")
+    assert status == 200 and document["openapi"].startswith("3.1")
+    assert set(document["paths"]) == set(ROUTES)
+    for path, method in ROUTES.items():
+        assert method.lower() in document["paths"][path]
+    assert document["paths"]["/actions"]["post"]["security"] == [{"operator": []}]
+
+
+def test_the_operator_endpoint_names_the_user_and_role(server):
+    client = Client(server)
+    token = base64.b64encode(b"sue:supervisor-pass").decode()
+    status, _, body = client.request("GET", "/operator", headers={"Authorization": f"Basic {token}"})
+    assert (status, json.loads(body)) == (200, {"user": "sue", "role": "supervisor"})
+    assert client.request("GET", "/operator")[0] == 401
+    assert server.events.empty()
