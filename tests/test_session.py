@@ -30,5 +30,6 @@ def test_flooding_is_more_than_the_rate_on_average_over_the_window():
     steady = Liveness(LinkTiming(), 0.0)
     assert steady.received(FLOOD_WINDOW, frames=int(FLOOD_RATE * FLOOD_WINDOW), errors=0) is None
     flood = Liveness(LinkTiming(), 0.0)
-    assert flood.received(1.0, frames=400, errors=0) is None  # judged over the whole window only
-    assert flood.received(FLOOD_WINDOW, frames=200, errors=200) == "800 frames in 3.0 s, more than 250 a second"
+    assert flood.received(1.0, frames=1600, errors=0) is None  # judged over the whole window only
+    assert flood.received(FLOOD_WINDOW, frames=800, errors=800) == \
+        f"3200 frames in 3.0 s, more than {FLOOD_RATE} a second"
