@@ -426,7 +426,8 @@ def _journal_export(args: argparse.Namespace) -> int:
         if args.output is None:
             count = export(path, sys.stdout, rounds=args.rounds)
         else:
-            with args.output.open("x", encoding="ascii") as out:
+            descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
+            with open(descriptor, "w", encoding="ascii") as out:
                 count = export(path, out, rounds=args.rounds)
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.output)

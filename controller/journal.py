@@ -592,7 +592,8 @@ class Journal:
                                                 seq=base + 1, prev=prev)
         if tamper is not None:
             raise JournalError(f"{where}: {tamper}: not started")
-        if key_id is not None:
+        sealed = None
+        if key_id is not None and self._seq > key_from(self.meta("key_from"), self._key):  # records to vouch for
             sealed = db.execute("SELECT seq, head, mac FROM seals ORDER BY seq DESC LIMIT 1").fetchone()
             if sealed is None or sealed[0] != self._seq:
                 first = (sealed[0] if sealed else 0) + 1

@@ -405,6 +405,7 @@ def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(
     out = tmp_path / "part.jsonl"
     proc = _cli("--journal", tmp_path / "j.db", "--rounds", "2-4", "--output", out, command="export")
     assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_mode & 0o777 == 0o600  # it holds every card dealt, as the store does
     assert [json.loads(line)["round"] for line in out.read_text().splitlines()] == [2, 3, 4]
     assert out.read_text() == "".join(exported_lines(tmp_path / "j.db")[1:4])
     proc = _cli("--journal", tmp_path / "j.db", "--rounds", "4-2", command="export")

@@ -227,3 +227,20 @@ def test_the_service_seals_with_the_key_of_table_yaml_and_refuses_a_forged_input
     proc = run()
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "carry no seal" in proc.stderr
     assert path.read_bytes() == before
+
+
+def test_a_keyed_journal_stopped_before_its_first_record_starts_again(tmp_path):
+    """A kill between the creation of a keyed store and its first record (a power cut at a table's first start)
+    leaves a store with its key's id and no record: nothing to vouch for, so the next start opens it, and the
+    records it then writes are sealed as usual."""
+    init_key(tmp_path / "k")
+    key = load_key(tmp_path / "k")
+    Journal(tmp_path / "j.db", key=key).close()  # created, then stopped: no record, no seal
+    journal = Journal(tmp_path / "j.db", key=key)
+    assert journal.head[0] == 0
+    journal.commit([("event", "ServiceStarted", {}, None)])
+    journal.close()
+    assert len(read_records(tmp_path / "j.db")) == 1
+    Journal(tmp_path / "j.db", key=key).close()
+    with pytest.raises(JournalError, match="no key was given"):
+        Journal(tmp_path / "j.db")

@@ -376,3 +376,25 @@ def test_a_journal_never_mixes_simulated_and_table_play(tmp_path, capsys):
         service.close()
     with pytest.raises(JournalError, match="holds simulated play and this run is table play"):
         Service(config, ports={n: f"/dev/null-{os.getpid()}" for n in config.devices}, journal_path=simulated)
+
+
+def test_a_keyed_table_file_never_seals_the_shared_simulated_journal(tmp_path, monkeypatch):
+    """A site's table file with a journal key, used once with --simulate, leaves the shared simulated journal
+    unsealed, so the next simulated run with the default configuration still starts."""
+    from controller.journal_key import init_key
+
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
+    assert cli.main(["config", "init", str(tmp_path / "site")]) == 0
+    init_key(tmp_path / "site" / "journal.key")
+    table = tmp_path / "site" / "table.yaml"
+    table.write_text(table.read_text().replace("# journal_key: journal.key", "journal_key: journal.key"))
+    keyed = load_table_config(table)
+    assert keyed.journal_key == tmp_path / "site" / "journal.key"
+    for config in (keyed, load_table_config()):
+        service = Service(config, simulate=True, rounds=1, seed=5, quiet=True)
+        try:
+            assert service.run() == 0
+        finally:
+            service.close()
+    assert len({r["data"]["config"] for r in read_records(tmp_path / "state" / "simulated" / "journal.db")
+                if r["type"] == "ServiceStarted"}) == 2
