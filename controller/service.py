@@ -327,18 +327,19 @@ def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) 
     return config.journal
 
 
-def open_journal(config: TableConfig, journal_path: Path | None = None, *, keyed: bool = True) -> Journal:
+def open_journal(config: TableConfig, journal_path: Path | None = None, *, history: bool = True) -> Journal:
     """Open the journal store (``journal_path``, else table.yaml's ``journal``; ``journal_for``) with table.yaml's
-    ``journal_key`` when it names one and ``keyed`` (False: the shared journal of simulated play). Raises ``JournalError`` for a key file that cannot be used (the
+    ``journal_key`` when it names one; with ``history`` False (the shared journal of simulated play, which is
+    nobody's history) no key seals it and an older JSON-lines journal beside it is left alone. Raises ``JournalError`` for a key file that cannot be used (the
     service does not start without the key it was given), for a new store beside a JSON-lines journal of the
     same name (the table's history written before the store: to be imported, never left behind) or a journal
     that does not open (``controller.journal.Journal``)."""
     path = Path(journal_path or config.journal)
     old = path.with_suffix(".jsonl")
-    if not path.exists() and old != path and old.is_file():
+    if history and not path.exists() and old != path and old.is_file():
         raise JournalError(f"{path}: no journal store, but a JSON-lines journal {old} beside it: this table's "
                            f"history; migrate it first: crisscross journal import {old} --journal {path}")
-    return Journal(path, key=key_for(config) if keyed else None)
+    return Journal(path, key=key_for(config) if history else None)
 
 
 def key_for(config: TableConfig) -> bytes | None:
@@ -408,7 +409,7 @@ class Service:
         # the shared journal of simulated play is never sealed with a table's key: a keyed table file used once
         # with --simulate would otherwise lock every other simulated run out of it
         self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path),
-                                    keyed=not (self.simulated and journal_path is None))
+                                    history=not (self.simulated and journal_path is None))
         mode = "simulated" if self.simulated else "table"
         last_start = self.journal.last_of("ServiceStarted")
         played = (last_start or {}).get("data", {}).get("mode")

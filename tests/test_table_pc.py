@@ -398,3 +398,18 @@ def test_a_keyed_table_file_never_seals_the_shared_simulated_journal(tmp_path, m
             service.close()
     assert len({r["data"]["config"] for r in read_records(tmp_path / "state" / "simulated" / "journal.db")
                 if r["type"] == "ServiceStarted"}) == 2
+
+
+def test_an_older_simulated_journal_never_blocks_simulated_play(tmp_path, monkeypatch):
+    """A JSON-lines journal left by an older version in the simulated folder is nobody's history: a simulated
+    run starts its store beside it (a table's own old journal is still refused until imported)."""
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
+    old = tmp_path / "state" / "simulated" / "journal.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"seq": 1}\n')
+    service = Service(load_table_config(), simulate=True, rounds=1, seed=8, quiet=True)
+    try:
+        assert service.run() == 0
+    finally:
+        service.close()
+    assert old.read_text() == '{"seq": 1}\n'
