@@ -427,8 +427,12 @@ def _journal_export(args: argparse.Namespace) -> int:
             count = export(path, sys.stdout, rounds=args.rounds)
         else:
             descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
-            with open(descriptor, "w", encoding="ascii") as out:
-                count = export(path, out, rounds=args.rounds)
+            try:
+                with open(descriptor, "w", encoding="ascii") as out:
+                    count = export(path, out, rounds=args.rounds)
+            except BaseException:
+                os.unlink(args.output)  # a refused export leaves no partial copy behind
+                raise
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.output)
     print(f"exported {count} records of {path}", file=sys.stderr)

@@ -177,6 +177,14 @@ def is_store(path: Path) -> bool:
         return False
 
 
+def starts_with_zeros(path: Path) -> bool:
+    """True when the file at ``path`` is not empty and its first 64 KiB are zero bytes: what a power cut
+    leaves of a file whose size reached the disk before its data (lost records, not a torn append)."""
+    with Path(path).open("rb") as handle:
+        head = handle.read(1 << 16)
+    return bool(head) and not head.strip(b"\x00")
+
+
 def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None = None) -> Iterator[dict[str, Any]]:
     """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
     store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).
@@ -557,9 +565,9 @@ class Journal:
                     raise JournalError(f"{self.path}: ends with {min(size, 4096)} or more zero bytes: records were "
                                        f"lost (a power cut?); not started: restore the journal from its copy")
                 return False
-            if not head.strip(b"\x00") and not handle.read(1 << 16).strip(b"\x00"):
-                raise JournalError(f"{self.path}: the file is all zeros: its records were lost (a power cut?); "
-                                   f"not started: restore the journal from its copy")
+        if starts_with_zeros(self.path):
+            raise JournalError(f"{self.path}: the file is all zeros: its records were lost (a power cut?); "
+                               f"not started: restore the journal from its copy")
         if head.startswith(b"{"):
             raise JournalError(f"{self.path}: a JSON-lines journal, not a journal store: migrate it with "
                                f"crisscross journal import {self.path} --journal NEW.db")

@@ -27,6 +27,7 @@ from controller.journal import (
     iter_store,
     key_from,
     parse_canonical,
+    starts_with_zeros,
 )
 
 
@@ -64,6 +65,9 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         raise JournalError(f"{path}: not a regular file")
     verdict = Verdict()
     store = is_store(path)
+    if not store and starts_with_zeros(path):
+        raise JournalError(f"{path}: the file is all zeros: its records were lost (a power cut?), it is not a "
+                           f"journal; restore the journal from its copy")
     records = iter_store(path) if store else iter_jsonl(path)
     try:
         first = next(records, None)
@@ -163,7 +167,20 @@ def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) ->
     for record in iter_store(path, rounds=rounds):
         out.write(canonical_line(record) + "\n")
         count += 1
+    if rounds is not None and count == 0:
+        raise JournalError(f"{path}: no record of rounds {rounds[0]}-{rounds[1]} (the journal's rounds: "
+                           f"{_round_span(path)})")
     return count
+
+
+def _round_span(path: Path) -> str:
+    """The first and last round numbers recorded in the store at ``path``, as text ("none" when none)."""
+    db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+    try:
+        low, high = db.execute("SELECT MIN(round), MAX(round) FROM records WHERE round IS NOT NULL").fetchone()
+    finally:
+        db.close()
+    return "none" if low is None else f"{low}-{high}"
 
 
 def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, batch: int = 5000) -> int:

@@ -149,6 +149,8 @@ def test_a_file_of_zeros_or_a_zero_filled_tail_is_lost_records_not_a_torn_write(
         handle.write(bytes(8192))
     with pytest.raises(JournalError, match="zero bytes: records were lost"):
         Journal(path)
+    proc = _cli(zeros)  # journal verify says the same, not "an incomplete line" of a JSON-lines copy
+    assert proc.returncode == 2 and "all zeros: its records were lost" in proc.stderr, proc.stderr
 
 
 def test_a_json_lines_journal_is_not_opened_as_a_store(tmp_path):
@@ -410,6 +412,10 @@ def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(
     assert out.read_text() == "".join(exported_lines(tmp_path / "j.db")[1:4])
     proc = _cli("--journal", tmp_path / "j.db", "--rounds", "4-2", command="export")
     assert proc.returncode == 2 and "1 <= A <= B" in proc.stderr
+    proc = _cli("--journal", tmp_path / "j.db", "--rounds", "7-9", "--output", tmp_path / "none.jsonl",
+                command="export")  # rounds the journal does not hold: refused, no empty file left behind
+    assert proc.returncode == 2 and "no record of rounds 7-9 (the journal's rounds: 1-6)" in proc.stderr
+    assert not (tmp_path / "none.jsonl").exists()
 
 
 def test_rounds_ended_of_a_store_being_created_is_none(tmp_path):
