@@ -264,9 +264,10 @@ def _recall(args: argparse.Namespace) -> int:
     from controller.table import load_table_config
 
     try:
-        path = Path(args.journal or load_table_config(find_table_config(args.config)).journal)
+        config = load_table_config(find_table_config(args.config))
+        path = Path(args.journal or config.journal)
         if not path.exists():
-            raise JournalError(f"{path}: no such file")
+            raise JournalError(f"{path}: no such file{_simulated_hint(config) if args.journal is None else ''}")
         rounds = last_rounds(path, args.last)
         torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
         if path.stat().st_size and not _is_store(path):
@@ -285,6 +286,14 @@ def _recall(args: argparse.Namespace) -> int:
         print(warning)
     print(recall_last(rounds) or f"no rounds in {path}")
     return 1 if problem else 0
+
+
+def _simulated_hint(config) -> str:
+    """Where simulated play went, for a reader who looked for it in the table's journal ("" when none)."""
+    from controller.service import journal_for
+
+    simulated = journal_for(config, True, None)
+    return f" (simulated play is in {simulated}: --journal {simulated})" if simulated.exists() else ""
 
 
 def _is_store(path: Path) -> bool:

@@ -318,7 +318,7 @@ def is_simulated(port: str) -> bool:
 def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) -> Path:
     """The journal to write: ``journal_path`` (``--journal``) when given; when any device is simulated (``simulate``)
     a journal of its own in the state directory (``controller.config.state_dir()/simulated``), so simulated play
-    never mixes with a table's history; else the table's (``table.yaml``, or ``journal.jsonl`` in the state
+    never mixes with a table's history; else the table's (``table.yaml``, or ``journal.db`` in the state
     directory)."""
     if journal_path is not None:
         return Path(journal_path)

@@ -306,6 +306,27 @@ def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record_of_a_copy
     assert proc.stderr == f"crisscross recall: note: {path} ends with an incomplete record; it is not shown\n"
 
 
+def test_recall_without_journal_points_at_simulated_play_when_the_tables_journal_is_missing(tmp_path):
+    """Simulated play is kept apart from a table's history; a reader who looks for it in the table's journal is
+    told where it is."""
+    import os
+
+    env = {name: value for name, value in os.environ.items() if name not in ("CRISSCROSS_CONFIG", "STATE_DIRECTORY")}
+    env["XDG_STATE_HOME"] = str(tmp_path)
+    run = [sys.executable, "-m", "controller", "recall"]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2 and proc.stderr.endswith("journal.db: no such file\n"), proc.stderr
+    simulated = tmp_path / "crisscross" / "simulated" / "journal.db"
+    simulated.parent.mkdir(parents=True)
+    recorder = Recorder(simulated)
+    play_until(recorder)
+    recorder.journal.close()
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2 and f"(simulated play is in {simulated}: --journal {simulated})" in proc.stderr
+    proc = subprocess.run([*run, "--journal", str(simulated)], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0 and "Round 1 (closed)" in proc.stdout
+
+
 def test_recall_shows_the_last_rounds_step_by_step(tmp_path):
     """``crisscross recall --last N``: each round in order with the locked bets, the cards in dealing order,
     decisions, reveals, settlement, and faults with who cleared them."""
