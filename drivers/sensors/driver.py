@@ -37,7 +37,8 @@ class SensorDriver(Device):
         Other types raise ``ProtocolError`` (NAK reason 1)."""
         if frame.msg_type == protocol.SPOT_CHANGED:
             change = protocol.decode_spot_changed(frame.payload)
-            log.info("%s: seat %d %s now %d", self.name, change.seat, change.spot, change.amount)
+            # debug only: a flood runs at the line rate (960 a second), and the journal keeps every change
+            log.debug("%s: seat %d %s now %d", self.name, change.seat, change.spot, change.amount)
             return [SpotChanged(change.seat, change.spot, change.amount)]
         if frame.msg_type == protocol.SPOTS_MSG:
             snapshot = protocol.decode_spots(frame.payload)
