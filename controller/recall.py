@@ -117,7 +117,8 @@ def _differences(found: list[dict[str, Any]]) -> str:
 
 def _payout_checked(data: dict[str, Any]) -> str:
     who = data.get("by") or data.get("role", "dealer")
-    head = f"seat {data['seat']} paid ({who}), read: expected {_amounts(data['expected'])}; seen {_amounts(data['seen'])}"
+    head = (f"seat {data['seat']} paid ({who}), read: expected {_amounts(data['expected'])}; "
+            f"seen {_amounts(data['seen'])}")
     return head + (f" | MISPAY: {_differences(data['differences'])}" if data["differences"] else " | matches")
 
 

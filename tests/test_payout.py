@@ -14,12 +14,14 @@ import pytest
 
 from controller import commands as cmd
 from controller.config import ConfigError
+from controller.inputs import OperatorAction
 from controller.payout import PayoutConfig, differences, instruction_text, mispay_text, plan_seat, short_and_over
 from controller.round import Round
 from controller.table import load_table_config
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
 
+OperatorAccept = OperatorAction("accept_mispay", "sue", "supervisor", reason="player agreed")
 CHECKED = dataclasses.replace(CONFIG, payout=PayoutConfig(check=True))
 BESIDE = dataclasses.replace(CONFIG, payout=PayoutConfig(check=True, winning_spot="payout"))
 
@@ -157,3 +159,45 @@ def test_a_checkpoint_in_the_middle_of_the_payout_restores_the_same_machine():
     assert again.checkpoint() == saved
     assert again.view()["payout"] == driver.machine.view()["payout"]
     assert again.prompt() == "Seat 6 mispay: A short 1000"
+
+
+# ---------------------------------------------------------------------------------------------- records
+def _records(outputs) -> list[dict]:
+    return [{"type": type(o).__name__, "kind": "record", "round": 1, "data": cmd.to_record(o)}
+            for o in outputs if not isinstance(o, cmd.DEVICE_COMMANDS)]
+
+
+def test_recall_and_metrics_show_each_reading_and_each_accepted_mispay():
+    from controller.metrics import ServiceMetrics
+    from controller.recall import format_steps, rounds_from_records
+
+    driver = to_payout()
+    paid(driver, 6, {**SEAT_6, "middle": 900, "five_card_bonus": 100})
+    driver.send(ev.SupervisorKey(True, "SUP-1"))
+    driver.send(OperatorAccept)
+    paid(driver, 1, SEAT_1)
+    records = _records(driver.outputs)
+    steps = "\n".join(format_steps(records))
+    assert ("seat 6 paid (dealer), read: expected ante_across 1000, ante_down 1000, across 1000, down 1000, "
+            "middle 1000; seen five_card_bonus 100, ante_across 1000, ante_down 1000, across 1000, down 1000, "
+            "middle 900 | MISPAY: five_card_bonus expected 0 seen 100 (+100), middle expected 1000 seen 900 (-100)"
+            ) in steps
+    assert "seat 6 MISPAY ACCEPTED by sue (supervisor): short 100, over 100" in steps and "why: player agreed" in steps
+    assert "seat 1 paid (SUP-1), read:" in steps  # the key still turned: the supervisor pressed it
+    assert steps.index("MISPAY ACCEPTED") < steps.index("round closed")
+    rnd = rounds_from_records(records)[1]
+    assert [c["seat"] for c in rnd.payout_checks] == [6, 1] and rnd.mispays_accepted[0]["short"] == 100
+    metrics = ServiceMetrics(lambda: 0, dict)
+    for record in records:
+        metrics.record(record)
+    sample = metrics.registry.get_sample_value
+    assert sample("crisscross_mispays_total", {"outcome": "caught"}) == 1
+    assert sample("crisscross_mispays_total", {"outcome": "accepted"}) == 1
+    assert sample("crisscross_mispay_minor_units_total", {"outcome": "accepted", "direction": "short"}) == 100
+    assert sample("crisscross_mispay_minor_units_total", {"outcome": "caught", "direction": "over"}) == 100
+
+
+def test_payout_errors_need_the_simulated_table():
+    from controller.cli import main
+
+    assert main(["run", "--payout-errors", "0.1", "--port", "shoe=/dev/null"]) == 2
