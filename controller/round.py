@@ -51,7 +51,8 @@ from controller.cards import DECK
 from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted,
                                stale_reason)
 from controller.paytable import Jurisdiction
-from controller.payout import differences, expected_of, instruction_text, mispay_text, plan_seat, short_and_over
+from controller.payout import (differences, expected_of, instruction_text, mispay_text, plan_seat, short_and_over,
+                               total_pay)
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
 from drivers import events as ev
@@ -362,7 +363,7 @@ class Round:
             "seat": data.to_pay[0] if data.to_pay else None,
             "to_pay": list(data.to_pay),
             "seats": {str(seat): {"spots": {spot: dict(step) for spot, step in plan.items()},
-                                  "total": sum(step["pay"] for step in plan.values())}
+                                  "total": total_pay(plan)}
                       for seat, plan in data.payout_plan.items()},
             "differences": [dict(d) for d in data.last_check["differences"]] if data.last_check else [],
         }
