@@ -72,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
     run.add_argument("--mistakes", type=float, default=0.0, metavar="P",
                      help="with --simulate: probability that a player's decision is random, not optimal (default 0)")
+    run.add_argument("--payout-errors", type=float, default=0.0, metavar="P",
+                     help="with --simulate: probability that the dealer pays a seat wrong once (short, over, on the "
+                          "wrong spot, a losing wager not taken) before correcting it (default 0)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
     run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
@@ -573,13 +576,15 @@ def _run(args: argparse.Namespace) -> int:
         any_simulator = args.simulate or "simulator" in {ports.get(n, d.port) for n, d in config.devices.items()}
         if args.seed is not None and not any_simulator:
             raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
-        if args.mistakes and not args.simulate:
-            raise ConfigError("--mistakes only applies to the simulated players of --simulate")
-        if not 0.0 <= args.mistakes <= 1.0:
-            raise ConfigError(f"--mistakes {args.mistakes}: expected a probability from 0 to 1")
+        for flag, value, who in (("--mistakes", args.mistakes, "players"), ("--payout-errors", args.payout_errors,
+                                                                             "dealer")):
+            if value and not args.simulate:
+                raise ConfigError(f"{flag} only applies to the simulated {who} of --simulate")
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{flag} {value}: expected a probability from 0 to 1")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
-                           metrics_port=args.metrics_port, started_at=STARTED_AT)
+                           metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

@@ -252,6 +252,42 @@ class PressRefused:
     role: str = "dealer"
 
 
+@dataclass(frozen=True)
+class PayoutChecked:
+    """The dealer marked seat ``seat`` paid and its spots were read (controller.payout): ``expected`` and
+    ``seen`` are the non-zero amounts per spot (minor units), ``differences`` each spot that differs
+    (``{"spot", "expected", "seen", "difference"}``, difference = seen - expected); none means the payout
+    matched and the seat is done. ``by``/``role`` pressed ``paid``. Seats are checked in settlement order, from
+    the dealer's right (NY 9 NYCRR 5324.39(e)(9); PA 58 Pa. Code 674a.11(h))."""
+
+    round_no: int
+    seat: int
+    expected: dict[str, int]
+    seen: dict[str, int]
+    differences: tuple[dict[str, Any], ...]
+    by: str = ""
+    role: str = "dealer"
+
+
+@dataclass(frozen=True)
+class MispayAccepted:
+    """A supervisor (``by``, ``role``) accepted seat ``seat``'s payout as last read although it differs from
+    the settlement: ``differences`` as in ``PayoutChecked``, ``short`` and ``over`` their amounts (minor units,
+    each >= 0; short = the player was paid less, over = more or a losing wager left), ``reason`` the
+    supervisor's free text (journal only)."""
+
+    round_no: int
+    seat: int
+    expected: dict[str, int]
+    seen: dict[str, int]
+    differences: tuple[dict[str, Any], ...]
+    short: int
+    over: int
+    by: str
+    role: str
+    reason: str = ""
+
+
 DEVICE_COMMANDS = (Shuffle, Dispense, QueryLast, ReadSpots, SetLamps, Display)
 
 

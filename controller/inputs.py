@@ -16,8 +16,9 @@ from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
 ROLES: tuple[str, ...] = ("dealer", "supervisor")
 
 #: Actions that need a supervisor (the panel's supervisor key, or supervisor credentials on the control
-#: interface): acknowledging past-posting, clearing a fault, voiding a round.
-SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round"})
+#: interface): acknowledging past-posting, clearing a fault, voiding a round, accepting a payout that differs
+#: from the settlement (a mispay, controller.payout).
+SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round", "accept_mispay"})
 
 #: Every action a person can take; the same names as the panel's buttons.
 ACTIONS: tuple[str, ...] = BUTTONS

@@ -73,6 +73,11 @@ class ServiceMetrics:
         self.faults = Counter("crisscross_faults", "faults raised, by device and cause", ["device", "cause"],
                               registry=r)
         self.past_posting = Counter("crisscross_past_posting", "past-posting irregularities recorded", registry=r)
+        self.mispays = Counter("crisscross_mispays", "payouts that did not match the settlement, by outcome: caught "
+                               "(a seat's reading differed) or accepted (by a supervisor)", ["outcome"], registry=r)
+        self.mispay_amount = Counter("crisscross_mispay_minor_units", "amounts of the mispays, by outcome (caught, "
+                                     "accepted) and direction (short: the player paid less; over: paid more or a "
+                                     "losing wager left)", ["outcome", "direction"], registry=r)
         self.commit_seconds = Histogram("crisscross_journal_commit_seconds", "time to make one journal commit "
                                         "(an input and everything it produced) durable", buckets=COMMIT_BUCKETS,
                                         registry=r)
@@ -121,3 +126,14 @@ class ServiceMetrics:
             self.faults.labels(str(data.get("device") or "none"), str(data.get("cause"))).inc()
         elif kind == "Irregularity" and data.get("kind") == "past_posting":
             self.past_posting.inc()
+        elif kind == "PayoutChecked" and data.get("differences"):
+            self._mispay("caught", data["differences"])
+        elif kind == "MispayAccepted":
+            self._mispay("accepted", data.get("differences") or ())
+
+    def _mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
+        """Count one mispay and its short and over amounts (minor units; no seat, spot or name as a label)."""
+        self.mispays.labels(outcome).inc()
+        for d in found:
+            difference = int(d.get("difference", 0))
+            self.mispay_amount.labels(outcome, "short" if difference < 0 else "over").inc(abs(difference))

@@ -20,7 +20,8 @@ class RoundRecord:
     ``settlements``: ``{seat: SeatSettled.settlement}`` in settlement order; ``settled_order``: seats as settled;
     ``totals``: the ``RoundClosed`` (or ``RoundVoided``) totals (None while open); ``voided``: the
     ``RoundVoided`` data (who, why, the wagers returned) or None; ``irregularities``, ``faults``,
-    ``faults_cleared``, ``acknowledgements`` (past-posting) and ``exclusions`` (seats excluded at the lock):
+    ``faults_cleared``, ``acknowledgements`` (past-posting), ``exclusions`` (seats excluded at the lock),
+    ``payout_checks`` (each reading of a paid seat: expected, seen, differences) and ``mispays_accepted``:
     their records' data, in order.
     """
 
@@ -39,6 +40,8 @@ class RoundRecord:
     faults_cleared: list[dict[str, Any]] = field(default_factory=list)
     acknowledgements: list[dict[str, Any]] = field(default_factory=list)
     exclusions: list[dict[str, Any]] = field(default_factory=list)
+    payout_checks: list[dict[str, Any]] = field(default_factory=list)
+    mispays_accepted: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def closed(self) -> bool:
@@ -68,7 +71,8 @@ class RoundRecord:
 
 #: Record types kept as lists of their data on ``RoundRecord``, by attribute.
 LISTED: dict[str, str] = {"Irregularity": "irregularities", "FaultRaised": "faults", "FaultCleared": "faults_cleared",
-                          "PastPostingAcknowledged": "acknowledgements", "SeatExcluded": "exclusions"}
+                          "PastPostingAcknowledged": "acknowledgements", "SeatExcluded": "exclusions",
+                          "PayoutChecked": "payout_checks", "MispayAccepted": "mispays_accepted"}
 
 
 def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]:
@@ -107,6 +111,17 @@ def _amounts(wagers: dict[str, Any]) -> str:
     return ", ".join(f"{name} {amount}" for name, amount in wagers.items()) or "nothing"
 
 
+def _differences(found: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{d['spot']} expected {d['expected']} seen {d['seen']} ({d['difference']:+d})" for d in found)
+
+
+def _payout_checked(data: dict[str, Any]) -> str:
+    who = data.get("by") or data.get("role", "dealer")
+    head = (f"seat {data['seat']} paid ({who}), read: expected {_amounts(data['expected'])}; "
+            f"seen {_amounts(data['seen'])}")
+    return head + (f" | MISPAY: {_differences(data['differences'])}" if data["differences"] else " | matches")
+
+
 def _settled(data: dict[str, Any]) -> str:
     settlement = data["settlement"]
     results = "; ".join(f"{name} {r['amount']} {r['outcome']} {r['net']:+d}" for name, r in settlement["wagers"].items())
@@ -135,6 +150,10 @@ STEP_TEXT: dict[str, Any] = {
                                + (f"bet {d['amount']}" if d["action"] == "bet" else "fold")),
     "CardsRevealed": lambda d: f"{d['step']} revealed: {' '.join(d['cards'])}",
     "SeatSettled": _settled,
+    "PayoutChecked": _payout_checked,
+    "MispayAccepted": lambda d: (f"seat {d['seat']} MISPAY ACCEPTED by {d['by']} ({d['role']}): short {d['short']}, "
+                                 f"over {d['over']}: {_differences(d['differences'])}"
+                                 + (f"; why: {d['reason']}" if d.get("reason") else "")),
     "RoundClosed": lambda d: "round closed: " + ", ".join(f"{k} {v}" for k, v in d["totals"].items()),
     "FaultRaised": lambda d: (f"FAULT {d['cause']} ({d.get('device') or '-'}): {d['detail']}"
                               + ("" if d.get("resumable", True) else " [void only]")),

@@ -20,7 +20,12 @@ The script (sources):
   else an irregular bet that names the seat and spot and keeps the decision open (NY (e)(3),(5),(7)).
 - reveals after every decision is in: the two outside across cards, the two outside down cards, the middle
   (NY (e)(4),(6),(8); PA (c),(e),(g)).
-- settlement from the dealer's right, counterclockwise (NY (e)(9); PA (g),(h)), then the round closes.
+- settlement from the dealer's right, counterclockwise (NY (e)(9); PA (g),(h)), then the round closes; with the
+  payout check (``payout_check``, ``payout: {check: true}`` of table.yaml) the dealer first pays seat by seat in
+  the same order, presses ``paid`` for each, and the seat's spots are read and compared with what they must
+  hold (``controller.payout``); a difference is shown with its spot and amount and the seat is read again
+  after the correction, or a supervisor accepts it (``accept_mispay``, journaled as a mispay). The round closes
+  when every seat is paid and checked; a settled round is never voided.
 - a chip change on a locked spot (seen as it happens or in any later reading of the spots) is past-posting:
   recorded with the locked and new amounts, shown on the panel, the locked amount stays the wager of record
   (NY (c)(3)), and no dealer action is taken until a supervisor acknowledges it.
@@ -46,6 +51,8 @@ from controller.cards import DECK
 from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted,
                                stale_reason)
 from controller.paytable import Jurisdiction
+from controller.payout import (differences, expected_of, instruction_text, mispay_text, plan_seat, short_and_over,
+                               total_pay)
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
 from drivers import events as ev
@@ -55,17 +62,24 @@ DEVICES: tuple[str, ...] = ("shoe", "sensors", "panel")
 #: States with no round in progress: before the first round, after a round closed, after a round was voided.
 BETWEEN_ROUNDS: tuple[str, ...] = ("idle", "closed", "voided")
 
+#: States of the payout check (``payout_check``): the dealer pays the seat shown and presses ``paid``; its spots
+#: are read and compared with the settlement.
+PAYOUT_STATES: tuple[str, ...] = ("payout", "payout_reading")
+
 #: States of a round in progress, in the order of the round.
 ROUND_STATES: tuple[str, ...] = (
     "betting", "locking", "wagers_held", "dealing_cross", "dealing_players",
     *(f"{step}_{phase}" for step in DECISIONS for phase in ("decision", "reading", "reveal")),
-    "settlement",
+    "settlement", *PAYOUT_STATES,
 )
 
 STATES: list[str] = ["starting", *BETWEEN_ROUNDS, *ROUND_STATES, "fault"]
 
 #: Community cards turned at each reveal, as indexes into the cross stack (cards 1-2 across, 3-4 down, 5 middle).
 REVEALS: dict[str, tuple[int, ...]] = {"across": (0, 1), "down": (2, 3), "middle": (4,)}
+
+#: States of a round whose settlement is recorded: its wagers are resolved, it can no longer be voided.
+SETTLED: tuple[str, ...] = ("settlement", *PAYOUT_STATES)
 
 #: Transactions ids: ``round_no * TXN_STRIDE + stack`` (stack 0 = the cross), unique over the journal's life.
 TXN_STRIDE = 16
@@ -108,12 +122,19 @@ def _transitions() -> list[dict[str, Any]]:
         dict(trigger="no_play", source="locking", dest="closed"),
         dict(trigger="cross_dealt", source="dealing_cross", dest="dealing_players"),
         dict(trigger="deal_done", source="dealing_players", dest="across_decision"),
-        dict(trigger="close", source="settlement", dest="closed"),
+        # the one rule of the payout check: with it the settled round waits for the dealer's payouts, seat by
+        # seat from the dealer's right (NY 5324.39(e)(9), PA 674a.11(h)); without it the round closes at once
+        dict(trigger="settled", source="settlement", dest="payout", conditions="payout_check"),
+        dict(trigger="settled", source="settlement", dest="closed", unless="payout_check"),
+        dict(trigger="paid", source="payout", dest="payout_reading"),
+        dict(trigger="mispaid", source="payout_reading", dest="payout"),
+        dict(trigger="next_seat", source=["payout_reading", "payout"], dest="payout"),
+        dict(trigger="all_paid", source=["payout_reading", "payout"], dest="closed"),
         dict(trigger="fail", source=["starting", *BETWEEN_ROUNDS, *ROUND_STATES], dest="fault"),
         # the one rule of voiding: a supervisor may void whenever a round is open and not yet settled, whatever
         # else is pending (a fault, past-posting awaiting acknowledgement, a reading or the shoe's answer)
-        dict(trigger="void_round", source=[*(s for s in ROUND_STATES if s != "settlement"), "fault"], dest="voided",
-             conditions="round_open"),
+        dict(trigger="void_round", source=[*(s for s in ROUND_STATES if s not in SETTLED), "fault"], dest="voided",
+             conditions="unsettled"),
     ]
     for i, step in enumerate(DECISIONS):
         after_reveal = f"{DECISIONS[i + 1]}_decision" if i + 1 < len(DECISIONS) else "settlement"
@@ -176,6 +197,10 @@ class RoundData:
     correctable: dict[tuple[int, str], int] = field(default_factory=dict)  # held seats' spots -> most allowed
     pending_acks: list[dict[str, Any]] = field(default_factory=list)  # past-posting awaiting a supervisor
     acknowledged: list[dict[str, Any]] = field(default_factory=list)  # past-posting a supervisor acknowledged
+    totals: dict[str, int] | None = None  # the settlement's totals, recorded by RoundClosed once all is paid
+    payout_plan: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)  # seat -> controller.payout plan
+    to_pay: list[int] = field(default_factory=list)  # seats not yet paid and checked, in order; the first is shown
+    last_check: dict[str, Any] | None = None  # the current seat's last reading that differed: seen, differences
 
 
 class Round:
@@ -246,6 +271,16 @@ class Round:
         """True while a round is in progress (also when it is held in ``fault``)."""
         return self.phase in ROUND_STATES
 
+    def unsettled(self) -> bool:
+        """True while a round is in progress and not yet settled (also when held in ``fault``): the condition
+        of ``void_round``."""
+        return self.round_open() and self.phase not in SETTLED
+
+    def payout_check(self) -> bool:
+        """True when the table checks the dealer's payouts (``payout: {check: true}`` of table.yaml): the
+        condition that sends a settled round to ``payout`` rather than ``closed``."""
+        return self.config.payout.check
+
     def allowed_actions(self) -> tuple[str, ...]:
         """Actions allowed now by the state of the round, whoever asks (supervisor actions included)."""
         state, data = self.state, self.round
@@ -268,6 +303,8 @@ class Round:
             return ("confirm", *void)
         if state.endswith("_reveal"):
             return ("reveal", *void)
+        if state == "payout":
+            return ("paid",) + (("accept_mispay",) if data and data.last_check else ())
         return void  # starting, or waiting for a device: a supervisor may still end an open round (a misdeal)
 
     def _held_for_acknowledgement(self) -> bool:
@@ -311,6 +348,24 @@ class Round:
             "seats": {str(seat): {"wagers": dict(state.wagers), "folded_at": state.folded_at,
                                   "dealt": state.cards is not None}
                       for seat, state in sorted(data.seats.items())} if data else {},
+            "payout": self._payout_view(),
+        }
+
+    def _payout_view(self) -> dict[str, Any] | None:
+        """The payout check as the dealer's screen shows it (``view()["payout"]``), None outside it: ``seat``
+        being paid, ``to_pay`` (seats left, in order), ``seats`` (per seat: each spot's ``action``, ``wager``,
+        ``pay`` and ``expected`` and the seat's ``total``) and ``differences`` of the current seat's last
+        reading."""
+        data = self.round
+        if data is None or self.phase not in PAYOUT_STATES:
+            return None
+        return {
+            "seat": data.to_pay[0] if data.to_pay else None,
+            "to_pay": list(data.to_pay),
+            "seats": {str(seat): {"spots": {spot: dict(step) for spot, step in plan.items()},
+                                  "total": total_pay(plan)}
+                      for seat, plan in data.payout_plan.items()},
+            "differences": [dict(d) for d in data.last_check["differences"]] if data.last_check else [],
         }
 
     def defect(self, error: Exception) -> list[Any]:
@@ -361,6 +416,8 @@ class Round:
         self._emit(cmd.ReadSpots(self._request_id))
 
     def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True) -> None:
+        # a settled round cannot be voided: what is left (the check of the chips) resumes once the devices answer
+        resumable = resumable or self.phase in PAYOUT_STATES
         fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable)
         if self.state != "fault":
             self.faults = []
@@ -369,7 +426,7 @@ class Round:
             self._verifying = False
             self.fail()
         self.faults.append(fault)
-        need = "clear or void" if self.round_open() else "clear"
+        need = "clear or void" if self.unsettled() else "clear"
         self._emit(fault)
         self._show(f"FAULT {cause}: supervisor to {need if resumable else 'void'}")
 
@@ -537,7 +594,8 @@ class Round:
             return
         handlers = {"open_betting": self._open_betting, "no_more_bets": self._no_more_bets,
                     "confirm": self._confirm, "reveal": self._reveal, "exclude": self._exclude,
-                    "acknowledge": self._acknowledge, "clear_fault": self._clear_fault}
+                    "acknowledge": self._acknowledge, "clear_fault": self._clear_fault, "paid": self._paid,
+                    "accept_mispay": self._accept_mispay}
         try:
             handlers[action](actor, reason)
         except MachineError as exc:  # allowed_actions and the graph disagree: a defect, made visible
@@ -612,6 +670,11 @@ class Round:
         made to a locked spot meanwhile."""
         data, state = self.round, self.state
         if data is None or state in BETWEEN_ROUNDS:
+            return
+        if state in PAYOUT_STATES:  # chips move while the dealer pays: nothing locked to verify
+            self._show_payout()
+            if state == "payout_reading":
+                self._read_spots()
             return
         if state == "betting" and not data.shuffled:
             self._emit(cmd.Shuffle())
@@ -723,8 +786,8 @@ class Round:
     # ------------------------------------------------------------------ sensors
     def _on_SpotChanged(self, event: ev.SpotChanged) -> None:
         data = self.round
-        if data is None or not self.round_open():
-            return  # between rounds: chips move freely; the journal keeps the event
+        if data is None or not self.round_open() or self.phase in PAYOUT_STATES:
+            return  # between rounds, or the dealer paying: chips move freely; the journal keeps the event
         self._check_locked(event.seat, event.spot, event.amount)
 
     def _check_locked(self, seat: int, spot: str, amount: int) -> None:
@@ -775,6 +838,9 @@ class Round:
         for seat, spot, amount in event.spots:
             if amount:
                 spots.setdefault(seat, {})[spot] = amount
+        if self.state == "payout_reading":
+            self._check_payout(spots)
+            return
         for seat, spot in [*data.locked, *data.correctable]:
             self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
         if self._verifying:
@@ -930,9 +996,81 @@ class Round:
                 totals["paid"] += max(result.net, 0)
             totals["player_net"] += settled.net
             self._emit(cmd.SeatSettled(data.round_no, seat, record))
-        self._emit(cmd.RoundClosed(data.round_no, totals))
+            data.payout_plan[seat] = plan_seat(record["wagers"], self.config.payout.winning_spot)
+        data.totals = totals
+        self.settled()  # the graph decides (``payout_check``): the payout check, or closed at once
+        if self.state == "payout":
+            data.to_pay = sorted(data.seats, reverse=True)  # from the dealer's right, as settled
+            self._show_payout()
+            return
+        self._close_round()
+
+    def _close_round(self) -> None:
+        data = self.round
+        assert data is not None and data.totals is not None
+        self._emit(cmd.RoundClosed(data.round_no, dict(data.totals)))
         self._show(f"Round {data.round_no} settled")
-        self.close()
+
+    # ------------------------------------------------------------------ payout check
+    def _show_payout(self) -> None:
+        """Show the current seat's payout, or, after a reading that differed, the spots and the differences."""
+        data = self.round
+        assert data is not None and data.to_pay
+        seat = data.to_pay[0]
+        if data.last_check:
+            self._show(mispay_text(seat, data.last_check["differences"]))
+        else:
+            self._show(instruction_text(seat, data.payout_plan[seat]))
+
+    def _paid(self, actor: Actor, reason: str) -> None:
+        """The dealer marked the current seat paid: its spots are read (``_check_payout``)."""
+        self.paid()
+        self._reader = actor
+        self._read_spots()
+
+    def _check_payout(self, spots: dict[int, dict[str, int]]) -> None:
+        """Compare the current seat's spots with its payout plan (``controller.payout``); an exact match moves
+        on to the next seat (or closes the round), a difference is shown with its spot and amount and the seat
+        waits for the dealer's correction (``paid`` again) or a supervisor's ``accept_mispay``."""
+        data = self.round
+        assert data is not None and data.to_pay
+        seat = data.to_pay[0]
+        plan = data.payout_plan[seat]
+        seen = dict(spots.get(seat, {}))
+        found = differences(plan, seen)
+        actor = self._reader or Actor("dealer", "", "panel")
+        self._emit(cmd.PayoutChecked(data.round_no, seat, expected_of(plan), seen, found, actor.name, actor.role))
+        if found:
+            data.last_check = {"seat": seat, "seen": seen, "differences": [dict(d) for d in found]}
+            self.mispaid()
+            self._show_payout()
+            return
+        self._seat_done()
+
+    def _seat_done(self) -> None:
+        data = self.round
+        assert data is not None
+        data.to_pay.pop(0)
+        data.last_check = None
+        if data.to_pay:
+            self.next_seat()
+            self._show_payout()
+        else:
+            self.all_paid()
+            self._close_round()
+
+    def _accept_mispay(self, actor: Actor, reason: str) -> None:
+        """A supervisor accepts the current seat's last reading as paid (a mispay, journaled with the amounts,
+        who and why); the dealer goes on to the next seat."""
+        data = self.round
+        assert data is not None and data.last_check is not None
+        seat = data.to_pay[0]
+        found = tuple(dict(d) for d in data.last_check["differences"])
+        short, over = short_and_over(found)
+        self._emit(cmd.MispayAccepted(data.round_no, seat, expected_of(data.payout_plan[seat]),
+                                      dict(data.last_check["seen"]), found, short, over, actor.name, actor.role,
+                                      reason))
+        self._seat_done()
 
     # ------------------------------------------------------------------ checkpoint
     def checkpoint(self) -> dict[str, Any]:
@@ -980,6 +1118,13 @@ class Round:
                 "correctable": [[seat, spot, amount] for (seat, spot), amount in data.correctable.items()],
                 "pending_acks": [dict(item) for item in data.pending_acks],
                 "acknowledged": [dict(item) for item in data.acknowledged],
+                "totals": None if data.totals is None else dict(data.totals),
+                "payout_plan": [[seat, {spot: dict(step) for spot, step in plan.items()}]
+                                for seat, plan in data.payout_plan.items()],
+                "to_pay": list(data.to_pay),
+                "last_check": None if data.last_check is None else {
+                    "seat": data.last_check["seat"], "seen": dict(data.last_check["seen"]),
+                    "differences": [dict(d) for d in data.last_check["differences"]]},
             },
         }
 
@@ -1030,4 +1175,12 @@ class Round:
             correctable={(seat, spot): amount for seat, spot, amount in saved["correctable"]},
             pending_acks=[dict(item) for item in saved["pending_acks"]],
             acknowledged=[dict(item) for item in saved["acknowledged"]],
+            # a checkpoint written before the payout check has none of its fields: nothing to pay then
+            totals=None if saved.get("totals") is None else dict(saved["totals"]),
+            payout_plan={seat: {spot: dict(step) for spot, step in plan.items()}
+                         for seat, plan in saved.get("payout_plan", [])},
+            to_pay=list(saved.get("to_pay", [])),
+            last_check=None if saved.get("last_check") is None else {
+                "seat": saved["last_check"]["seat"], "seen": dict(saved["last_check"]["seen"]),
+                "differences": [dict(d) for d in saved["last_check"]["differences"]]},
         )

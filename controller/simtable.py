@@ -16,12 +16,20 @@ A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a 
 key turned, it acknowledges past-posting, clears a fault once the lamp says it may, and voids the round when
 only voiding is offered for a while (or, with probability ``void_rate``, instead of clearing), then turns the
 key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over.
+
+With the payout check (``payout: {check: true}`` of table.yaml) the dealer pays the seat the panel names
+("Seat N pay ..."), from its own reckoning of the settlement (the wagers it saw placed, the cards it saw dealt),
+and presses ``paid``; with probability ``payout_errors`` per seat it pays that seat wrong once (one of
+``controller.payout.MISPAY_KINDS``: short, over, the payout on the wrong spot, a losing wager not taken),
+recorded in ``payout_errors_made``, and when the panel shows the mispay ("Seat N mispay ...") it puts the
+seat right and presses ``paid`` again.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import re
 import secrets
 import threading
 import time
@@ -30,6 +38,8 @@ from collections.abc import Callable, Sequence
 from controller.analysis.strategy import OptimalStrategy
 from controller.inputs import SUPERVISOR_ACTIONS
 from controller.paytable import Jurisdiction
+from controller.payout import MISPAY_KINDS, plan_seat
+from controller.settlement import Community, settle_seat
 from controller.table import Limits, TableConfig
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
@@ -59,7 +69,8 @@ class SimulatedTable:
                  seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, strategy: OptimalStrategy,
                  mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
                  on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
-                 void_rate: float = 0.0) -> None:
+                 void_rate: float = 0.0, jurisdiction: Jurisdiction | None = None,
+                 winning_spot: str = "wager_and_payout", payout_errors: float = 0.0) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
@@ -78,18 +89,26 @@ class SimulatedTable:
         self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
         self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
         self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0}
+        self.jurisdiction = jurisdiction  # the pay tables the dealer pays by (needed with the payout check)
+        self.winning_spot = winning_spot
+        self.payout_errors = payout_errors
+        self._payout_rng: random.Random = random.Random(seed + 3) if seed is not None else secrets.SystemRandom()
+        #: the dealer's payout mistakes: ``(round, seat, kind)``, the round as the panel numbered it at the open
+        self.payout_errors_made: list[tuple[int | None, int, str]] = []
+        self._round_no: int | None = None  # the round being played, as the panel announced it
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
     @classmethod
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
                   rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
-                  void_rate: float = 0.0) -> "SimulatedTable":
+                  void_rate: float = 0.0, payout_errors: float = 0.0) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
-        ``shoe``/``sensors``/``panel`` simulators of ``sims``."""
+        ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says."""
         return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
-                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate)
+                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
+                   winning_spot=config.payout.winning_spot, payout_errors=payout_errors)
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -233,6 +252,7 @@ class SimulatedTable:
             if seen_since is not None and time.monotonic() - seen_since > 1.5:
                 self._act(self.panel.turn_key, True, self.supervisor_id)
                 try:
+                    self._finish_unknown_payout()
                     if self.panel.wait_for(lambda: "void_round" in self.panel.lamps, 2.0):
                         self._act(self.panel.press, "void_round")
                         self.supervisor_actions["void_round"] += 1
@@ -242,13 +262,28 @@ class SimulatedTable:
                 seen_since = None
             self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 0.2)
 
+    def _finish_unknown_payout(self) -> None:
+        """The unknown round is settled and waits for its payouts (it cannot be voided): this dealer cannot pay
+        it by its own reckoning, so each seat is marked paid and the supervisor accepts what the sensors read
+        (each a mispay on record, with the amounts)."""
+        while not self._stop.is_set() and self.panel.wait_for(
+                lambda: bool(self.panel.lamps & {"paid", "accept_mispay"}), 0.5):
+            action = "accept_mispay" if "accept_mispay" in self.panel.lamps else "paid"
+            before = self.panel.messages
+            self._act(self.panel.press, action)
+            self.supervisor_actions[action] = self.supervisor_actions.get(action, 0) + 1
+            self.panel.wait_for(lambda: self.panel.messages != before, 1.0)
+
     def _play_round(self) -> bool:
         if self.rounds_played == 0:
             self._void_unknown_round()
         if not self._press_when_lit("open_betting"):
             return False
+        announced = [m for m in map(re.compile(r"Round (\d+): place").match, self.panel.messages[-3:]) if m]
+        self._round_no = int(announced[-1].group(1)) if announced else None
         self._clears_in_round = 0
         self._act(self.sensors.clear)
+        placed: dict[int, dict[str, int]] = {}
         antes: dict[int, int] = {}
         bonus_seats: set[int] = set()
         for seat in self.seats:
@@ -259,14 +294,18 @@ class SimulatedTable:
             antes[seat] = ante
             self._act(self.sensors.place, seat, "ante_across", ante)
             self._act(self.sensors.place, seat, "ante_down", ante)
+            placed[seat] = {"ante_across": ante, "ante_down": ante}
             if self.rng.random() < 0.5:
-                self._act(self.sensors.place, seat, "five_card_bonus", self.bonus_limits.min * self.rng.choice((1, 5)))
+                bonus = self.bonus_limits.min * self.rng.choice((1, 5))
+                self._act(self.sensors.place, seat, "five_card_bonus", bonus)
+                placed[seat]["five_card_bonus"] = bonus
                 bonus_seats.add(seat)
         if not antes:  # nobody played: one player sits down anyway
             seat = self.seats[0]
             antes[seat] = self.ante_limits.min
             self._act(self.sensors.place, seat, "ante_across", antes[seat])
             self._act(self.sensors.place, seat, "ante_down", antes[seat])
+            placed[seat] = {"ante_across": antes[seat], "ante_down": antes[seat]}
         dealt_before = self.shoe.dealt
         if not self._press_when_lit("no_more_bets"):
             return False
@@ -284,12 +323,90 @@ class SimulatedTable:
                 if multiple:
                     bets[seat].append(multiple)
                     self._act(self.sensors.place, seat, step, antes[seat] * multiple)
+                    placed[seat][step] = antes[seat] * multiple
                 else:
                     active.discard(seat)
             if not self._press_when_lit("confirm"):
                 return False
             if not active and not bonus_seats:  # nothing left in action: the round settles at the fold
-                return self._wait("open_betting")
+                return self._pay_out(placed, hands, cross)
             if not self._press_when_lit("reveal"):
                 return False
-        return self._wait("open_betting")
+        return self._pay_out(placed, hands, cross)
+
+    # ------------------------------------------------------------------ the payout
+    def _pay_out(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
+                 cross: Sequence[str]) -> bool:
+        """Pay each seat the panel names and press ``paid``; put a seat right when the panel shows its mispay.
+        True once the round is over (``open_betting`` lit), False when stopped. Without the payout check the
+        round is over at once."""
+        plans: dict[int, dict[str, dict]] = {}
+        paid: set[int] = set()
+        pattern = re.compile(r"Seat (\d) (pay|mispay)")
+        while not self._stop.is_set():
+            lamps = self.panel.lamps
+            if "open_betting" in lamps:
+                return True
+            shown = pattern.match(self.panel.display)
+            if "paid" not in lamps or shown is None or int(shown.group(1)) not in placed:
+                self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
+                continue
+            if not plans:
+                plans = self._plans(placed, hands, cross)
+            seat = int(shown.group(1))
+            if shown.group(2) == "mispay" or seat not in paid:
+                self._pay_seat(seat, plans[seat], first=seat not in paid)
+                paid.add(seat)
+            before = self.panel.messages
+            self._act(self.panel.press, "paid")
+            self._last_pressed = "paid"
+            self.panel.wait_for(lambda: self.panel.messages != before, 1.0)
+        return False
+
+    def _plans(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
+               cross: Sequence[str]) -> dict[int, dict[str, dict]]:
+        """The dealer's own reckoning: each seat's settlement and what its spots must hold once paid."""
+        if self.jurisdiction is None:
+            raise ValueError("the simulated dealer cannot pay: no jurisdiction given (SimulatedTable.for_table)")
+        community = Community.from_stack(tuple(cross))
+        return {seat: plan_seat(settle_seat(seat, tuple(hands[seat]), community, wagers,
+                                            self.jurisdiction).to_json()["wagers"], self.winning_spot)
+                for seat, wagers in placed.items()}
+
+    def _pay_seat(self, seat: int, plan: dict[str, dict], *, first: bool) -> None:
+        """Set the seat's spots to what they must hold (``plan``, ``controller.payout.plan_seat``); the first
+        time, with probability ``payout_errors``, with one mistake (recorded in ``payout_errors_made``)."""
+        amounts = {spot: step["expected"] for spot, step in plan.items()}
+        if first and self.payout_errors and self._payout_rng.random() < self.payout_errors:
+            kind = self._mispay(amounts, plan)
+            if kind:
+                self.payout_errors_made.append((self._round_no, seat, kind))
+        for spot, amount in amounts.items():
+            self._act(self.sensors.place, seat, spot, amount)
+
+    def _mispay(self, amounts: dict[str, int], plan: dict[str, dict]) -> str | None:
+        """Change ``amounts`` (spot -> what the dealer leaves there) by one mistake of a kind that can happen on
+        this seat (``plan``); returns the kind, None when none can."""
+        rng = self._payout_rng
+        won = [spot for spot, step in plan.items() if step["action"] == "pay"]
+        held = [spot for spot, amount in amounts.items() if amount]
+        lost = [spot for spot, step in plan.items() if step["action"] == "take"]
+        kinds = [k for k, possible in zip(MISPAY_KINDS, (won, held, won, lost)) if possible]
+        if not kinds:
+            return None
+        kind = rng.choice(kinds)
+        chip = self.bonus_limits.min  # the smallest chip the table takes
+        if kind == "short":
+            spot = rng.choice(won)
+            amounts[spot] -= min(chip, amounts[spot])
+        elif kind == "over":
+            amounts[rng.choice(held)] += chip
+        elif kind == "wrong_spot":  # the whole payout stacked on another spot of the seat
+            spot = rng.choice(won)
+            other = rng.choice([s for s in amounts if s != spot])
+            amounts[spot] -= plan[spot]["pay"]
+            amounts[other] += plan[spot]["pay"]
+        else:
+            spot = rng.choice(lost)
+            amounts[spot] = plan[spot]["wager"]
+        return kind

@@ -36,10 +36,15 @@ of `controller/round.py` and in docs/architecture.md.
   two-card stacks, clockwise) -> for each of across, down and middle: `*_decision` -> `*_reading` (`confirm`:
   the decision spots are read) -> `*_reveal` -> `settlement` -> `closed`; `nothing_in_action` goes from a
   reading straight to `settlement` when every seat has folded and no five-card bonus remains.
+- The payout check (condition `payout_check`: `payout: {check: true}` in table.yaml): `settled` goes to
+  `payout` instead of `closed`; seat by seat from the dealer's right (NY 5324.39(e)(9), PA 674a.11(h)) the
+  dealer pays and presses `paid` -> `payout_reading` (the seat's spots are read) -> `mispaid` back to `payout`
+  (a difference, shown with its spot and amount: correct it and press `paid` again, or a supervisor accepts
+  it), `next_seat`, or `all_paid` -> `closed`. Chips may move meanwhile; a settled round is never voided.
 - `fault`: from any state on a device fault, a link loss, a card-accounting mismatch or a restart of the
   service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped.
 - `void_round` (a supervisor) ends the round with every wager of record returned, from every state of an open
-  round before its settlement, whatever is pending; its condition `round_open` is the one rule of voiding.
+  round before its settlement, whatever is pending; its condition `unsettled` is the one rule of voiding.
 - Past-posting does not change the state: it holds every dealer action (and the dealing) until a supervisor
   presses `acknowledge` (or voids the round).
 

@@ -18,6 +18,7 @@ from controller.cards import short
 from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text, state_dir
 from controller.control import ControlConfig, parse_control_config
 from controller.paytable import CODE, known_codes
+from controller.payout import PayoutConfig, parse_payout_config
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
 from drivers.link import LinkTiming
@@ -107,6 +108,8 @@ class TableConfig:
     metrics_port: int | None = None
     #: The journal key (``controller.journal_key``; ``crisscross journal init-key``), None when not configured.
     journal_key: Path | None = None
+    #: ``payout:``: the dealer's payouts checked by the bet sensors before the round closes (controller.payout)
+    payout: PayoutConfig = field(default_factory=PayoutConfig)
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -130,7 +133,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
-               {"timing", "control", "journal", "journal_key", "metrics"})
+               {"timing", "control", "journal", "journal_key", "metrics", "payout"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -169,6 +172,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         control=parse_control_config(path, data.get("control")),
         metrics_port=_metrics_port(path, data.get("metrics")),
         journal_key=journal_key,
+        payout=parse_payout_config(path, data.get("payout")),
     )
 
 

@@ -20,10 +20,10 @@ from typing import Any
 SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across", "down", "middle")
 
 #: Dealer panel buttons; the index + 1 is the button's code on the panel wire protocol (docs/protocol.md).
-#: The first five are the dealer's; ``acknowledge``, ``clear_fault`` and ``void_round`` act only while the
-#: supervisor key is turned (``SupervisorKey``).
+#: The first five and ``paid`` are the dealer's; ``acknowledge``, ``clear_fault``, ``void_round`` and
+#: ``accept_mispay`` act only while the supervisor key is turned (``SupervisorKey``).
 BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal", "exclude",
-                            "acknowledge", "clear_fault", "void_round")
+                            "acknowledge", "clear_fault", "void_round", "paid", "accept_mispay")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
 SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")

@@ -160,6 +160,26 @@ def check_against_settle(rnd: RoundRecord, jurisdiction: str = "ny") -> list[str
     return problems
 
 
+def check_payouts(rnd: RoundRecord) -> list[str]:
+    """Check a closed round's payout check (when it has one: some ``PayoutChecked``): every settled seat was
+    read, in settlement order, and its last reading matched or a supervisor accepted it; no round closes with
+    an unaccepted difference."""
+    if not (rnd.payout_checks or rnd.mispays_accepted) or rnd.voided is not None or not rnd.closed:
+        return []
+    problems = []
+    order = [seat for i, seat in enumerate(c["seat"] for c in rnd.payout_checks)
+             if i == 0 or rnd.payout_checks[i - 1]["seat"] != seat]
+    if order != rnd.settled_order:
+        problems.append(f"round {rnd.round_no}: seats checked in order {order}, settled {rnd.settled_order}")
+    accepted = {m["seat"] for m in rnd.mispays_accepted}
+    for seat in rnd.settled_order:
+        checks = [c for c in rnd.payout_checks if c["seat"] == seat]
+        if not checks or (checks[-1]["differences"] and seat not in accepted):
+            problems.append(f"round {rnd.round_no}: seat {seat} closed with an unaccepted payout difference "
+                            f"({checks[-1]['differences'] if checks else 'never read'})")
+    return problems
+
+
 def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, ...]]] | None = None,
                   jurisdiction: str = "ny", against_settle: bool = True) -> tuple[dict[int, RoundRecord], list[str]]:
     """Check every round of the journal at ``path`` (a store or a JSON-lines copy, streamed a round at a time);
@@ -180,6 +200,7 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
             return
         rnd = rounds[number] = rounds_from_records(records)[number]
         problems.extend(check_round(rnd, records))
+        problems.extend(check_payouts(rnd))
         if against_settle and rnd.closed and rnd.voided is None:
             problems.extend(check_against_settle(rnd, jurisdiction))
 

@@ -14,16 +14,20 @@ stack: cards 1-2 the across line's outside cards, 3-4 the down line's outside ca
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from controller import commands as cmd
 from controller.paytable import load_jurisdiction
+from controller.payout import PayoutConfig
 from controller.round import Round
 from controller.table import load_table_config
 from drivers import events as ev
 
-CONFIG = load_table_config()
+#: The shipped table without its payout check: these tests end a round at its settlement; the payout check
+#: (controller.payout) has tests of its own (tests/test_payout.py) that turn it on.
+CONFIG = dataclasses.replace(load_table_config(), payout=PayoutConfig())
 NY = load_jurisdiction("ny")
 DEVICES = ("shoe", "sensors", "panel")
 DECISION_STEPS = ("across", "down", "middle")

@@ -324,9 +324,9 @@ def test_panel_codec():
     assert panel.encode_lamps(["open_betting", "reveal"]) == b"\x00\x09"
     assert panel.decode_lamps(b"\x00\x06").buttons == {"no_more_bets", "confirm"}
     with pytest.raises(ProtocolError, match="beyond"):
-        panel.decode_lamps(b"\x01\x00")
-    with pytest.raises(ProtocolError, match="unknown button code 9"):
-        panel.decode_button(b"\x09")
+        panel.decode_lamps(b"\x04\x00")  # bit 10: an eleventh button, beyond the ten
+    with pytest.raises(ProtocolError, match="unknown button code 11"):
+        panel.decode_button(b"\x0b")
     # "a" + 40 x "é" (2 bytes each) = 81 bytes; 64 bytes would split a character, so 63 are kept.
     cut = panel.fit_display("a" + "é" * 40)
     assert cut == "a" + "é" * 31 and len(cut.encode()) == 63

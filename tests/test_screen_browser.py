@@ -108,9 +108,23 @@ def play_round(page, table, shots, fault: str | None = None, prefix: str = "") -
         page.wait_for_function("n => document.querySelectorAll('#cross [data-card]').length >= n",
                                arg={"across": 2, "down": 4, "middle": 5}[step])
         page.screenshot(path=shots / f"{prefix}4-{step}-revealed.png")
+    pay_out(page, table, shots, prefix)
     wait_state(page, "closed")
     page.wait_for_selector("#seat-2 .net")
     page.screenshot(path=shots / f"{prefix}5-settled.png")
+
+
+def pay_out(page, table, shots, prefix: str = "") -> None:
+    """The payout check from the page: the seat the page marks is paid as the view says, then ``paid``."""
+    wait_state(page, "payout")
+    while (payout := table.service.machine.view()["payout"]) is not None:
+        seat = payout["seat"]
+        page.wait_for_selector(f"#seat-{seat} .payout.current")
+        if not shots.joinpath(f"{prefix}5-payout.png").exists():
+            page.screenshot(path=shots / f"{prefix}5-payout.png")
+        table.place({seat: {spot: step["expected"] for spot, step in payout["seats"][str(seat)]["spots"].items()}})
+        press(page, "paid")
+        page.wait_for_function("s => !document.querySelector(`#seat-${s} .payout.current`)", arg=seat)
 
 
 def test_a_round_is_played_from_the_page_and_no_card_shows_before_its_reveal(browser, table, shots):

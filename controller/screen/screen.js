@@ -3,11 +3,11 @@
 // It only ever receives what the secrecy filter lets out: no face-down card before its reveal.
 "use strict";
 
-const SUPERVISOR_ACTIONS = new Set(["acknowledge", "clear_fault", "void_round"]);
+const SUPERVISOR_ACTIONS = new Set(["acknowledge", "clear_fault", "void_round", "accept_mispay"]);
 const VOID_CODES = ["misdeal", "device", "dispute", "other"];
 const LABELS = {open_betting: "Open betting", no_more_bets: "No more bets", confirm: "Confirm", reveal: "Reveal",
                 exclude: "Exclude held seats", acknowledge: "Acknowledge", clear_fault: "Clear fault",
-                void_round: "Void round"};
+                void_round: "Void round", paid: "Seat paid", accept_mispay: "Accept mispay"};
 const STEPS = {across: "across", down: "down", middle: "middle"};
 const SEATS = [1, 2, 3, 4, 5, 6];
 
@@ -99,9 +99,33 @@ function renderSeats(v) {
         const net = settled.net || 0;
         node.append(el("div", {class: "net " + (net >= 0 ? "win" : "lose")}, `settled ${net >= 0 ? "+" : ""}${money(net)}`));
       }
+      node.append(...payoutSteps(v, seat));
     }
     box.append(node);
   }
+}
+
+// The payout check (docs/architecture.md, "The payout check"): per spot take / push / pay N and the seat's total;
+// the seat being paid is marked, a reading that differed names its spots and differences.
+function payoutSteps(v, seat) {
+  const payout = v.payout;
+  const plan = payout && payout.seats[String(seat)];
+  if (!plan) return [];
+  const done = !payout.to_pay.includes(seat);
+  const list = el("ul", {class: "payout" + (payout.seat === seat ? " current" : "") + (done ? " done" : "")});
+  for (const [spot, step] of Object.entries(plan.spots)) {
+    if (step.action === "none") continue;
+    const what = step.action === "pay" ? `pay ${money(step.pay)}` : step.action;
+    list.append(el("li", {}, `${spot.replaceAll("_", " ")}: ${what}`));
+  }
+  const nodes = [el("div", {class: "payout-total"}, `${done ? "paid" : "to pay"} ${money(plan.total)}`), list];
+  if (payout.seat === seat) {
+    for (const d of payout.differences) {
+      nodes.push(el("div", {class: "mispay"}, `${d.spot.replaceAll("_", " ")}: ${d.difference < 0 ? "short" : "over"} `
+                    + `${money(Math.abs(d.difference))} (expected ${money(d.expected)}, seen ${money(d.seen)})`));
+    }
+  }
+  return nodes;
 }
 
 function renderAlerts(v) {
