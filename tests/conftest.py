@@ -36,3 +36,22 @@ def no_leaked_threads():
         time.sleep(0.01)
     if leaked:
         pytest.fail(f"test leaked non-daemon threads: {sorted(t.name for t in leaked)}")
+
+
+@pytest.fixture
+def mosquitto(tmp_path_factory):
+    """A Mosquitto broker of the test's own on a free loopback port (``hil.broker.Broker``), stopped after it.
+    Without mosquitto installed the test is skipped, except under CI (``CI`` set), where it fails."""
+    import os
+
+    from hil.broker import Broker, BrokerMissing
+
+    try:
+        broker = Broker(tmp_path_factory.mktemp("mosquitto"))
+    except BrokerMissing as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"{exc}: CI needs it (.ci/run installs it)")
+        pytest.skip(f"{exc}")
+    broker.start()
+    yield broker
+    broker.stop()
