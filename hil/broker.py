@@ -52,7 +52,8 @@ class Broker:
         self.config = self.folder / "mosquitto.conf"
         self.config.write_text(
             f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
-            f"user {getpass.getuser()}\npersistence_location {self.folder}/\nlog_dest file {self.folder}/mosquitto.log\n"
+            f"user {getpass.getuser()}\n"  # as root it would run as mosquitto, who cannot write this folder
+            f"persistence_location {self.folder}/\nlog_dest file {self.folder}/mosquitto.log\n"
             "max_queued_messages 0\nmax_inflight_messages 0\nset_tcp_nodelay true\n")
         self.process: subprocess.Popen | None = None
 

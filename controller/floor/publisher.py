@@ -34,7 +34,6 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,6 @@ from controller.control import public_record
 from controller.floor import topics
 from controller.floor.config import FloorConfig, read_password
 from controller.floor.mqtt import connect, make_client
-from controller.journal import iter_store
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +53,8 @@ WINDOW = 128
 RETRY_MIN, RETRY_MAX = 0.5, 10.0
 #: Seconds the thread waits for work when there is none (a commit wakes it at once).
 IDLE = 0.05
+#: Seconds after which the journal is read again without a wake-up.
+POLL = 1.0
 #: Seconds at least between two writes of the progress file.
 SAVE_EVERY = 0.5
 #: Seconds ``stop`` lets the publisher catch up with the journal before it says ``offline``.
@@ -158,6 +158,8 @@ class Publisher:
         self._saved_at = 0.0
         self._db: sqlite3.Connection | None = None
         self._lost = False
+        self._more = True  # the journal may hold records not read yet
+        self._poll_at = 0.0
 
     # ------------------------------------------------------------------ from the controller thread
     def publish_view(self, view: dict[str, Any], seq: int) -> None:
@@ -205,7 +207,7 @@ class Publisher:
         """One turn: connect when due, exchange with the broker, publish what the window allows, wait a little."""
         if self._client is None:
             if time.monotonic() < self._next_try or not self._connect():
-                self._wait(min(IDLE * 4, max(self._next_try - time.monotonic(), 0.0)))
+                self._stopping.wait(min(IDLE * 4, max(self._next_try - time.monotonic(), 0.0)))
                 return
         self._client.loop(timeout=0.0)
         if self._lost:
@@ -214,18 +216,19 @@ class Publisher:
         if not self.connected:  # CONNACK not in yet
             self._client.loop(timeout=IDLE)
             return
-        sent = self._fill()
+        if self._wake.is_set():  # a commit since the last look
+            self._wake.clear()
+            self._more = True
+        if time.monotonic() >= self._poll_at:  # a record committed without a view (the service's last one)
+            self._more = True
+        sent = self._fill() if self._more else False
         self._send_view()
         self._settle()
         if not sent:
             if len(self._pending) >= self.window:
                 self._client.loop(timeout=IDLE)  # waiting for acknowledgements: wait on the socket
             else:
-                self._wait(IDLE)
-
-    def _wait(self, seconds: float) -> None:
-        self._wake.wait(seconds)
-        self._wake.clear()
+                self._wake.wait(IDLE)
 
     def _connect(self) -> bool:
         client = make_client(self.config, self.client_id, password=self._password)
@@ -291,6 +294,7 @@ class Publisher:
         self._scanned, self._after = self.acked, self._acked_public
         self._round_ended = False
         self._view_sent = None
+        self._more = True
         self._next_try = time.monotonic() + self._retry
         self._retry = min(self._retry * 2, RETRY_MAX)
 
@@ -304,11 +308,13 @@ class Publisher:
         room = self.window - len(self._pending)
         if room <= 0:
             return False
-        reading = iter_store(self.journal, after=self._scanned, connection=self._reader())
-        try:
-            records = list(islice(reading, min(self.batch, room)))
-        finally:
-            reading.close()  # ends the read transaction: the controller's WAL checkpoints go on
+        # the rows as stored (their spelling is checked by the service's start and by ``journal verify``)
+        rows = self._reader().execute("SELECT seq, time, kind, round, type, data FROM records WHERE seq > ? "
+                                      "ORDER BY seq LIMIT ?", (self._scanned, min(self.batch, room))).fetchall()
+        records = [{"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_, "data": json.loads(data)}
+                   for seq, time_, kind, round_no, type_, data in rows]
+        self._more = len(records) == min(self.batch, room)  # else the journal's end: until the next wake-up
+        self._poll_at = time.monotonic() + POLL
         anchors = {}
         if records:
             anchors = {row[0]: row for row in self._reader().execute(
