@@ -1,12 +1,14 @@
 """Scale test of the floor: many tables publishing through one Mosquitto, the broker restarted mid-run.
 
-    python -m bench.floor_scale [--tables 50] [--rounds 10] [--rate 40] [--down 2] [--repeats 5] [--folder DIR]
+    python -m bench.floor_scale [--tables 50] [--rounds 10] [--rate 40] [--down 2] [--processes 2] [--repeats 5]
+                                [--folder DIR]
 
 1. A template: one simulated table (``Service`` with ``--simulate``) plays ``--rounds`` rounds into a journal.
 2. ``--tables`` tables, each a journal store of its own (without fsync: the floor is measured, not the disk)
-   and the real ``controller.floor.publisher.Publisher``: one feeder thread commits the template's inputs, each
-   with the records it produced, to every table in turn, as a table's controller does (a checkpoint at each
-   round's close), at ``--rate`` records per second per table (0: as fast as it can).
+   and the real ``controller.floor.publisher.Publisher``, shared among ``--processes`` processes (a table's
+   service is a process of its own): in each, one feeder thread commits the template's inputs, each with the
+   records it produced, to every table in turn, as a table's controller does (a checkpoint at each round's
+   close), at ``--rate`` records per second per table (0: as fast as it can).
 3. One durable subscriber (``controller.floor.listen.Listener``) takes every table's messages into the audit
    (``controller.floor.audit.Auditor``). When half the records are committed, Mosquitto is stopped (SIGTERM: it
    saves its sessions), kept down ``--down`` seconds, and started again; the tables play on.
@@ -26,22 +28,25 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
+import multiprocessing
 import os
 import shutil
 import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from controller.floor.audit import Auditor
 from controller.floor.config import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.publisher import Publisher
-from controller.journal import Journal, read_records
+from controller.control import public_record
+from controller.floor.topics import decode
+from controller.journal import Journal, iter_store, read_records
 from controller.journal_key import init_key, load_key
 from controller.service import Service
 from controller.table import load_table_config
@@ -67,6 +72,39 @@ def template(folder: Path, rounds: int, seed: int) -> list[list[tuple[str, str, 
     return groups
 
 
+def tables_process(args: argparse.Namespace, folder: Path, port: int, names: list[str], groups: list,
+                   go: Any, committed: Any, results: Any) -> None:
+    """One process of tables (a table PC's service is a process of its own): a journal store and a publisher
+    per table in ``names``, and a feeder thread committing the template's ``groups`` to each in turn at
+    ``--rate``; ``committed`` counts the records committed (all processes), ``results`` gets the messages
+    published once every publisher has its journal acknowledged."""
+    config = FloorConfig(True, "127.0.0.1", port)
+    journals = {n: Journal(folder / f"{n}.db", fsync=False, key=load_key(folder / f"{n}.key")) for n in names}
+    publishers = {n: Publisher(config, n, folder / f"{n}.db", key=load_key(folder / f"{n}.key")) for n in names}
+    for publisher in publishers.values():
+        publisher.start()
+    go.wait()
+    due = time.monotonic()
+    for group in groups:
+        ends = any(entry[1] in ROUND_ENDS for entry in group)
+        for name in names:
+            journals[name].commit(group, state={"round": group[-1][3]} if ends else None)
+            publishers[name].publish_view({"round_no": group[-1][3]}, journals[name].head[0])
+        with committed.get_lock():
+            committed.value += len(group) * len(names)
+        if args.rate:
+            due += len(group) / args.rate
+            time.sleep(max(0.0, due - time.monotonic()))
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline and any(p.acked < journals[n].head[0] for n, p in publishers.items()):
+        time.sleep(0.1)
+    for publisher in publishers.values():
+        publisher.stop(drain=1.0)
+    results.put(sum(p.published for p in publishers.values()))
+    for journal in journals.values():
+        journal.close()
+
+
 def scale(args: argparse.Namespace, folder: Path) -> int:
     groups = template(folder, args.rounds, args.seed)
     per_table = sum(map(len, groups))
@@ -74,12 +112,10 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
     broker.start()
     config = FloorConfig(True, "127.0.0.1", broker.port)
     names = [f"T{n:02d}" for n in range(args.tables)]
-    journals, publishers, keys = {}, {}, {}
+    keys = {}
     for name in names:
         init_key(folder / f"{name}.key")
         keys[name] = load_key(folder / f"{name}.key")
-        journals[name] = Journal(folder / f"{name}.db", fsync=False, key=keys[name])
-        publishers[name] = Publisher(config, name, folder / f"{name}.db", key=keys[name])
     audit = Auditor()
     lags: list[tuple[float, float]] = []  # (commit time, lag) of each record received the first time
 
@@ -88,60 +124,47 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
         before = len(seen.seqs) if seen else 0
         audit.take(table, kind, payload, received)
         if kind == "events" and len(audit.tables[table].seqs) > before:
-            from controller.floor.topics import decode
-
             stamp = datetime.fromisoformat(decode(payload)["record"]["time"]).timestamp()
             lags.append((stamp, received - stamp))
 
+    context = multiprocessing.get_context("spawn")
+    go, committed, results = context.Event(), context.Value("q", 0), context.Queue()
+    workers = [context.Process(target=tables_process, name=f"tables-{i}", args=(
+        args, folder, broker.port, names[i::args.processes], groups, go, committed, results))
+        for i in range(args.processes)]
+    for worker in workers:
+        worker.start()
     listener = Listener(config, take, client_id="floor-scale-audit", durable=True)
     listener.open()
-    for publisher in publishers.values():
-        publisher.start()
-    outage: list[float] = []
-    fed = threading.Event()
-
-    def feed() -> None:
-        due = time.monotonic()
-        committed = 0
-        for group in groups:
-            for name in names:
-                journals[name].commit(group, state={"round": group[-1][3]} if any(
-                    e[1] in ROUND_ENDS for e in group) else None)
-                publishers[name].publish_view({"round_no": group[-1][3]}, journals[name].head[0])
-            committed += len(group)
-            if not outage and committed * 2 >= per_table:
-                outage.append(time.time())
-                broker.restart(down=args.down)
-                outage.append(time.time())
-            if args.rate:
-                due += len(group) / args.rate
-                time.sleep(max(0.0, due - time.monotonic()))
-        fed.set()
-
+    time.sleep(3.0)  # the workers' imports and their publishers' connections
     began = time.time()
-    feeder = threading.Thread(target=feed, name="feeder")
-    feeder.start()
+    go.set()
+    outage: list[float] = []
+    expected = {}
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         listener.pump(0.2)
-        if fed.is_set() and all(p.acked == journals[n].head[0] for n, p in publishers.items()):
-            if all(audit.tables.get(n) and audit.tables[n].seqs and audit.tables[n].seqs[-1] >= _last_public(
-                    journals[n]) for n in names):
+        if not outage and committed.value * 2 >= per_table * args.tables:
+            outage.append(time.time())
+            broker.restart(down=args.down)
+            outage.append(time.time())
+        if committed.value == per_table * args.tables:
+            if not expected:
+                expected = {n: _last_public(folder / f"{n}.db") for n in names}
+            if all(audit.tables.get(n) and audit.tables[n].seqs and audit.tables[n].seqs[-1] >= expected[n]
+                   for n in names):
                 break
     ended = max((at + lag for at, lag in lags), default=time.time())  # the last record received
-    feeder.join()
-    for publisher in publishers.values():
-        publisher.stop(drain=1.0)
+    published = sum(results.get(timeout=args.timeout) for _ in workers)
+    for worker in workers:
+        worker.join()
     listener.pump(0.5)
     listener.close()
     problems = audit.problems({n: (folder / f"{n}.db", keys[n]) for n in names}, from_start=True)
     broker.stop()
-    for journal in journals.values():
-        journal.close()
     kept = sum(len(t.seqs) for t in audit.tables.values())
     repeats = sum(t.repeats for t in audit.tables.values())
     anchors = sum(len(t.anchors) for t in audit.tables.values())
-    published = sum(p.published for p in publishers.values())
     seconds = ended - began
     all_lags = sorted(lag for _, lag in lags)
     calm = sorted(lag for at, lag in lags if not (outage[0] - 1 <= at <= outage[1] + args.down + 5))
@@ -162,14 +185,9 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
     return 1 if problems else 0
 
 
-def _last_public(journal: Journal) -> int:
-    from controller.control import public_record
-
-    last = 0
-    for record in journal.records(after=max(journal.head[0] - 50, 0)):
-        if public_record(record) is not None:
-            last = record["seq"]
-    return last
+def _last_public(path: Path) -> int:
+    """The seq of the last public record of the journal store at ``path``."""
+    return max((r["seq"] for r in iter_store(path) if public_record(r) is not None), default=0)
 
 
 def _pct(values: list[float], pct: float) -> str:
@@ -215,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--rate", type=float, default=40.0, help="records per second per table (0: unpaced)")
     parser.add_argument("--down", type=float, default=2.0, help="seconds the broker stays down")
+    parser.add_argument("--processes", type=int, default=2, help="processes the tables are shared among")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeats", type=int, default=5, help="runs of the unreachable-broker comparison")
     parser.add_argument("--timeout", type=float, default=600.0, help="longest the scale run may take (s)")

@@ -1,5 +1,6 @@
 """A Mosquitto broker of its own for the tests and the floor's scale test: a free loopback port, a temporary
-configuration (anonymous clients, persistence in its folder so a restart keeps durable sessions) and a log.
+configuration (anonymous clients, or only ``users`` with their passwords; TLS with ``tls``; persistence in its
+folder so a restart keeps durable sessions) and a log.
 
 ``Broker.start`` runs ``mosquitto -c CONFIG`` and waits until the port accepts connections; ``stop`` ends it
 with SIGTERM (Mosquitto saves its persistence file on the way out) and ``restart`` stops and starts it on the
@@ -42,7 +43,8 @@ def free_port() -> int:
 class Broker:
     """One Mosquitto on 127.0.0.1 (module docstring); ``folder`` holds its configuration, persistence and log."""
 
-    def __init__(self, folder: Path, port: int | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, *, tls: tuple[Path, Path] | None = None,
+                 users: dict[str, str] | None = None) -> None:
         self.executable = find_mosquitto()
         if self.executable is None:
             raise BrokerMissing("mosquitto is not installed (apt-get install mosquitto)")
@@ -50,8 +52,19 @@ class Broker:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.config = self.folder / "mosquitto.conf"
+        security = "allow_anonymous true\n"
+        if tls is not None:  # (certificate chain, key) in PEM
+            security += f"certfile {tls[0]}\nkeyfile {tls[1]}\n"
+        if users is not None:  # only these users, with their passwords (hashed by mosquitto_passwd)
+            passwords = self.folder / "passwords"
+            passwords.write_text("".join(f"{user}:{password}\n" for user, password in users.items()))
+            passwords.chmod(0o600)
+            subprocess.run([shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd", "-U", str(passwords)],
+                           check=True, capture_output=True)
+            security = security.replace("allow_anonymous true", "allow_anonymous false") + \
+                f"password_file {passwords}\n"
         self.config.write_text(
-            f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
+            f"listener {self.port} 127.0.0.1\n{security}persistence true\n"
             f"user {getpass.getuser()}\n"  # as root it would run as mosquitto, who cannot write this folder
             f"persistence_location {self.folder}/\nlog_dest file {self.folder}/mosquitto.log\n"
             "max_queued_messages 0\nmax_inflight_messages 0\nset_tcp_nodelay true\n")

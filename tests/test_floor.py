@@ -398,3 +398,52 @@ def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
     assert watch.returncode == 0, watch.stderr
     line = next(x for x in watch.stdout.splitlines() if x.startswith(TABLE))
     assert line.split()[1:4] == ["offline", "1", "closed"]
+
+
+@pytest.fixture
+def tls_broker(tmp_path):
+    """A Mosquitto that takes TLS only, with a certificate for 127.0.0.1 from a test authority (trustme), and
+    only the user ``cc01`` (password ``s3cret``). Skipped without mosquitto, except under CI."""
+    import trustme
+
+    from tests.conftest import own_broker
+
+    authority = trustme.CA()
+    certificate = authority.issue_cert("127.0.0.1")
+    chain, key, ca = tmp_path / "chain.pem", tmp_path / "key.pem", tmp_path / "ca.pem"
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(chain))
+    certificate.private_key_pem.write_to_path(str(key))
+    authority.cert_pem.write_to_path(str(ca))
+    broker = own_broker(tmp_path / "broker", tls=(chain, key), users={"cc01": "s3cret"})
+    yield broker, ca
+    broker.stop()
+
+
+def test_tls_and_credentials_from_table_yaml_and_a_wrong_password_never_stops_the_table(tls_broker, tmp_path):
+    broker, ca = tls_broker
+    secret = tmp_path / "floor.pass"
+    secret.write_text("s3cret\n")
+    secret.chmod(0o600)
+    table = tmp_path / "table.yaml"
+    table.write_text(Path(load_table_config().source).read_text() + (
+        f"floor:\n  enabled: true\n  broker: 127.0.0.1\n  port: {broker.port}\n  tls: true\n  ca_file: ca.pem\n"
+        f"  username: cc01\n  password_file: floor.pass\n"))
+    (tmp_path / "ca.pem").write_bytes(ca.read_bytes())
+    config = load_table_config(table)
+    journal = tmp_path / "journal.db"
+    service = _run(config, journal, rounds=2, seed=12)
+    assert service.floor.acked == len(read_records(journal))  # every record acknowledged over TLS
+    audit = Auditor()
+    listener = Listener(config.floor, audit.take, client_id="audit-tls", durable=False)
+    listener.open()
+    listener.pump(0.5)
+    listener.close()
+    assert audit.tables[TABLE].anchors  # the retained anchor, read back over TLS with the credentials
+    secret.write_text("wrong\n")
+    other = tmp_path / "other.db"
+    refused = _run(load_table_config(table), other, rounds=2, seed=12)
+    assert [r["type"] for r in read_records(other)].count("RoundClosed") == 2
+    assert refused.floor.acked == 0
+    plain = dataclasses.replace(config.floor, tls=False)
+    with pytest.raises(OSError):
+        Listener(plain, audit.take).open(timeout=2.0)

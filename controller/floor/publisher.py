@@ -179,8 +179,9 @@ class Publisher:
         self._thread.start()
 
     def stop(self, drain: float = DRAIN) -> None:
-        """Let the thread publish what the journal holds for up to ``drain`` seconds, then say ``offline`` and
-        join it (idempotent)."""
+        """Let the thread publish what the journal holds for up to ``drain`` seconds while connected, then say
+        ``offline`` and join it (idempotent). A connection attempt in progress is waited for (at most
+        ``controller.floor.mqtt.CONNECT_TIMEOUT``)."""
         self._drain_until = time.monotonic() + drain
         self._stopping.set()
         self._wake.set()
@@ -192,8 +193,9 @@ class Publisher:
     def _run(self) -> None:
         try:
             while True:
-                if self._stopping.is_set() and (self._caught_up() or time.monotonic() >= self._drain_until):
-                    break
+                if self._stopping.is_set() and (not self.connected or self._caught_up()
+                                                or time.monotonic() >= self._drain_until):
+                    break  # not connected: the records wait in the journal for the next start
                 try:
                     self._turn()
                 except Exception:  # noqa: BLE001 - a defect here must never reach the table: logged, retried
@@ -381,8 +383,6 @@ class Publisher:
 
     def _caught_up(self) -> bool:
         """True when every record the journal holds now was published and acknowledged."""
-        if self._client is None or not self.connected:
-            return False
         row = self._reader().execute("SELECT max(seq) FROM records").fetchone()
         return not self._pending and self._scanned >= (row[0] or 0) and (self._view is None
                                                                           or self._view == self._view_sent)
