@@ -447,3 +447,33 @@ def test_tls_and_credentials_from_table_yaml_and_a_wrong_password_never_stops_th
     plain = dataclasses.replace(config.floor, tls=False)
     with pytest.raises(OSError):
         Listener(plain, audit.take).open(timeout=2.0)
+
+
+def test_a_publisher_resumed_between_a_rounds_close_and_its_checkpoint_still_publishes_that_anchor(mosquitto,
+                                                                                                     tmp_path):
+    """The progress file says the broker acknowledged up to a record after ``RoundClosed`` and before the
+    checkpoint written in the same commit: the next start publishes the rest and that checkpoint's anchor."""
+    from controller.floor.publisher import Publisher
+    from controller.journal import Journal
+
+    journal_path = tmp_path / "journal.db"
+    journal = Journal(journal_path, fsync=False)
+    journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, 1),
+                    ("record", "RoundOpened", {"round_no": 1}, 1)])
+    journal.commit([("event", "ButtonPressed", {"button": "reveal"}, 1),
+                    ("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1),
+                    ("command", "Display", {"device": "panel", "text": "PLACE BETS"}, 1),
+                    ("command", "SetLamps", {"device": "panel", "buttons": ["open_betting"]}, 1)], state={"x": 1})
+    journal.close()
+    config = FloorConfig(True, "127.0.0.1", mosquitto.port)
+    Progress(progress_path(journal_path), f"127.0.0.1:{mosquitto.port}/crisscross").save(4, 4)
+    floor = Collector(mosquitto.port)
+    publisher = Publisher(config, TABLE, journal_path)
+    try:
+        publisher.start()
+        floor.wait_for(lambda m: any(t.endswith("/anchors") for t, _, _ in m))
+    finally:
+        publisher.stop()
+        floor.close()
+    assert [e["record"]["seq"] for e in _events(floor.messages)] == [5, 6]
+    assert [json.loads(p)["seq"] for t, p, _ in floor.messages if t.endswith("/anchors")] == [6]

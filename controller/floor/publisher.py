@@ -41,7 +41,7 @@ from controller import journal_key as jkey
 from controller.control import public_record
 from controller.floor import topics
 from controller.floor.config import FloorConfig, read_password
-from controller.floor.mqtt import connect, make_client
+from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class Publisher:
         self._scanned = self.acked  # every message of the records up to this seq was published
         self._after = self.progress.public  # the last public seq published (the next event's ``after``)
         self._acked_public = self.progress.public
-        self._round_ended = False  # a round end was read and its anchor is not published yet
+        self._round_ended: bool | None = None  # a round end was read and its anchor is not published yet (None: look)
         self._view_sent: tuple[int, str] | None = None
         self._retry = RETRY_MIN
         self._next_try = 0.0
@@ -160,6 +160,7 @@ class Publisher:
         self._lost = False
         self._more = True  # the journal may hold records not read yet
         self._poll_at = 0.0
+        self._connected_at = 0.0
 
     # ------------------------------------------------------------------ from the controller thread
     def publish_view(self, view: dict[str, Any], seq: int) -> None:
@@ -216,6 +217,11 @@ class Publisher:
             self._drop()
             return
         if not self.connected:  # CONNACK not in yet
+            if time.monotonic() - self._connected_at > CONNECT_TIMEOUT:  # a broker that accepts and never answers
+                log.warning("floor: broker %s:%s did not answer CONNECT within %s s", self.config.broker,
+                            self.config.port, CONNECT_TIMEOUT)
+                self._drop()
+                return
             self._client.loop(timeout=IDLE)
             return
         if self._wake.is_set():  # a commit since the last look
@@ -251,6 +257,7 @@ class Publisher:
             self._retry = min(self._retry * 2, RETRY_MAX)
             return False
         self._client = client
+        self._connected_at = time.monotonic()
         return True
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
@@ -294,7 +301,7 @@ class Publisher:
         self._pending.clear()
         self._by_mid.clear()
         self._scanned, self._after = self.acked, self._acked_public
-        self._round_ended = False
+        self._round_ended = None
         self._view_sent = None
         self._more = True
         self._next_try = time.monotonic() + self._retry
@@ -317,6 +324,8 @@ class Publisher:
                    for seq, time_, kind, round_no, type_, data in rows]
         self._more = len(records) == min(self.batch, room)  # else the journal's end: until the next wake-up
         self._poll_at = time.monotonic() + POLL
+        if self._round_ended is None and records:
+            self._round_ended = self._round_end_before(records[0]["seq"])
         anchors = {}
         if records:
             anchors = {row[0]: row for row in self._reader().execute(
@@ -334,6 +343,14 @@ class Publisher:
                 self._send_anchor(*anchors[seq])
             self._scanned = seq
         return bool(records)
+
+    def _round_end_before(self, seq: int) -> bool:
+        """True when a round ended after the last checkpoint before record ``seq`` (resuming between a round's
+        close and the checkpoint written with it: that checkpoint's anchor is still to be published)."""
+        db = self._reader()
+        last = db.execute("SELECT max(seq) FROM checkpoints WHERE seq < ?", (seq,)).fetchone()[0] or 0
+        return db.execute("SELECT 1 FROM records WHERE seq > ? AND seq < ? AND type IN ('RoundClosed', "
+                          "'RoundVoided') LIMIT 1", (last, seq)).fetchone() is not None
 
     def _send_anchor(self, seq: int, round_no: int | None, head: str) -> None:
         """Publish the chain head ``head`` after record ``seq`` (a round's close) with its keyed anchor."""
