@@ -1,5 +1,5 @@
 """A subscription to every table of the floor (``crisscross floor watch`` and ``audit``, the tests, the scale
-test): one paho-mqtt client whose messages go to a callback on the caller's thread (``Listener.run``)."""
+test): one paho-mqtt client whose messages go to a callback on the caller's thread (``Listener.pump``)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import paho.mqtt.client as paho
+
 from controller.floor import topics
 from controller.floor.config import FloorConfig
 from controller.floor.mqtt import connect, make_client
 
+#: Seconds a new connection is given for the broker's CONNACK before another attempt.
+CONNACK_WAIT = 5.0
 #: Seconds the broker keeps a durable listener's session (and queues its QoS 1 messages) while it is away.
 SESSION_EXPIRY = 7 * 24 * 3600
 
@@ -21,7 +25,7 @@ class Listener:
 
     ``client_id`` with ``durable``: the broker keeps the session while the listener is away or the broker
     restarts (with persistence), so no QoS 1 message published meanwhile is missed. A lost connection is
-    connected again inside ``run``/``pump``."""
+    connected again inside ``pump``."""
 
     def __init__(self, config: FloorConfig, on_message: Callable[[str, str, bytes, float], None], *,
                  client_id: str = "", durable: bool = False) -> None:
@@ -35,7 +39,7 @@ class Listener:
         self.client.on_subscribe = self._subscribed
         self.connected = False
         self.subscribed = False
-        self._down_since: float | None = None
+        self._retry_at = 0.0
 
     def open(self, timeout: float = 10.0) -> None:
         """Connect and subscribe; raises ``OSError`` when the broker cannot be reached or does not answer within
@@ -49,17 +53,20 @@ class Listener:
             raise OSError(f"broker {self.config.broker}:{self.config.port} did not accept the subscription")
 
     def pump(self, seconds: float) -> None:
-        """Receive for ``seconds``, connecting again when the connection was lost."""
+        """Receive for ``seconds``, connecting again when the connection was lost (an attempt is given
+        ``CONNACK_WAIT`` seconds to be answered before the next one)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if self.connected:
-                self.client.loop(timeout=min(0.05, max(deadline - time.monotonic(), 0.0)))
+            left = max(deadline - time.monotonic(), 0.0)
+            if self.connected or time.monotonic() < self._retry_at:
+                if self.client.loop(timeout=min(0.05, left)) != paho.MQTT_ERR_SUCCESS:
+                    time.sleep(min(0.05, left))  # no socket: nothing to wait on
                 continue
             try:
                 self.client.reconnect()
-                self.client.loop(timeout=0.05)
+                self._retry_at = time.monotonic() + CONNACK_WAIT
             except OSError:
-                time.sleep(min(0.2, max(deadline - time.monotonic(), 0.0)))
+                self._retry_at = time.monotonic() + 0.2
 
     def close(self) -> None:
         """Disconnect (a durable session stays on the broker until it expires)."""
