@@ -466,7 +466,8 @@ class Service:
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._print_summary, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
-                                     on_view=self._on_view if self.control or self.floor else None)
+                                     on_view=self._on_view if self.floor else
+                                     self.control.publish_view if self.control else None)
         if simulate:  # the scripted table (and numpy, for its players' strategy) only when simulating
             try:
                 from controller.simtable import SimulatedTable
