@@ -20,6 +20,8 @@
   and role; ``operator remove NAME`` removes one (their next request is refused).
 - ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
   five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
+- ``crisscross floor watch|audit`` follows every table over the floor's MQTT broker (``controller.floor.tools``,
+  docs/floor.md).
 - ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
   prints the settlement as JSON (``controller.settlement.settle_round``); with ``--table`` the seats must be in
   play at that table, the antes and five-card bonus within its limits, and a jurisdiction code is looked up as
@@ -141,6 +143,10 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
     recall.add_argument("--config", type=Path, default=None, help=config_help)
 
+    from controller.floor.tools import add_parsers as add_floor
+
+    add_floor(sub, common, config_help)
+
     config = sub.add_parser("config", help="the table configuration", parents=[common])
     config_sub = config.add_subparsers(dest="config_command", required=True)
     init = config_sub.add_parser("init", help="write an editable copy of the default configuration into DIR "
@@ -215,6 +221,10 @@ def _main(argv: list[str] | None) -> int:
         return _operator(args)
     if args.command == "config":
         return _config_init(args.dir)
+    if args.command == "floor":
+        from controller.floor.tools import run as floor
+
+        return floor(args)
     return _run(args)
 
 

@@ -432,6 +432,7 @@ class Service:
         self.drivers: dict[str, Device] = {}
         self.table: Any = None  # the scripted table (controller.simtable) under --simulate
         self.control: ControlServer | None = None  # the control interface, when table.yaml enables it
+        self.floor: Any = None  # the floor publisher (controller.floor.publisher), when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
@@ -442,6 +443,11 @@ class Service:
         try:
             if config.control.enabled:  # bound here: a port in use is refused before any device is touched
                 self.control = ControlServer(config.control, self.events)
+            if config.floor.enabled:  # paho-mqtt is imported only then; the journal is its outbox
+                from controller.floor.publisher import Publisher
+
+                self.floor = Publisher(config.floor, config.table_id, self.journal.path,
+                                       key=key_for(config) if self.journal.meta("key_id") else None)
             port = metrics_port if metrics_port is not None else config.metrics_port
             if port is not None:
                 self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers)
@@ -460,7 +466,8 @@ class Service:
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._print_summary, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
-                                     on_view=self.control.publish_view if self.control else None)
+                                     on_view=self._on_view if self.floor else
+                                     self.control.publish_view if self.control else None)
         if simulate:  # the scripted table (and numpy, for its players' strategy) only when simulating
             try:
                 from controller.simtable import SimulatedTable
@@ -473,6 +480,13 @@ class Service:
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop,
                                                   payout_errors=payout_errors)
+
+    def _on_view(self, view: dict[str, Any]) -> None:
+        """The round's view after each commit, to the control interface and the floor (neither waits)."""
+        if self.control is not None:
+            self.control.publish_view(view)
+        if self.floor is not None:
+            self.floor.publish_view(view, self.journal.head[0])
 
     def _print_summary(self, record: RoundRecord) -> None:
         if self.quiet:
@@ -497,6 +511,8 @@ class Service:
             driver.start()
         if self.control is not None:
             self.control.start()
+        if self.floor is not None:
+            self.floor.start()
         if self.table is not None:
             self.table.start()
         return self.controller.run()
@@ -506,6 +522,8 @@ class Service:
         close the journal."""
         if self.control is not None:
             self.control.stop()
+        if self.floor is not None:
+            self.floor.stop()  # after the controller: it publishes what the journal holds, then says offline
         if self.metrics is not None:
             self.metrics.close()
         if self.table is not None:

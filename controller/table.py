@@ -17,6 +17,7 @@ from typing import Any
 from controller.cards import short
 from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text, state_dir
 from controller.control import ControlConfig, parse_control_config
+from controller.floor.config import FloorConfig, parse_floor_config
 from controller.paytable import CODE, known_codes
 from controller.payout import PayoutConfig, parse_payout_config
 from drivers.events import SEATS, SPOTS
@@ -110,6 +111,8 @@ class TableConfig:
     journal_key: Path | None = None
     #: ``payout:``: the dealer's payouts checked by the bet sensors before the round closes (controller.payout)
     payout: PayoutConfig = field(default_factory=PayoutConfig)
+    #: ``floor:``: publishing to the floor's MQTT broker (``controller.floor``, docs/floor.md); off by default.
+    floor: FloorConfig = field(default_factory=FloorConfig)
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -128,12 +131,12 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     not a list of glob patterns (text), a timing value that is not a number of seconds above 0 and below 3600,
     ``retries`` outside 1 to ``MAX_RETRIES``, a timing ceiling below its floor, a ``link_silence_s`` not above
     ``heartbeat_interval_s`` or a ``control:`` section that ``controller.control.parse_control_config`` refuses
-    (a host off loopback).
+    (a host off loopback) or a ``floor:`` section that ``controller.floor.config.parse_floor_config`` refuses.
     """
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
-               {"timing", "control", "journal", "journal_key", "metrics", "payout"})
+               {"timing", "control", "journal", "journal_key", "metrics", "payout", "floor"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -173,6 +176,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         metrics_port=_metrics_port(path, data.get("metrics")),
         journal_key=journal_key,
         payout=parse_payout_config(path, data.get("payout")),
+        floor=parse_floor_config(path, data.get("floor"), table_id),
     )
 
 

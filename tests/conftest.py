@@ -36,3 +36,28 @@ def no_leaked_threads():
         time.sleep(0.01)
     if leaked:
         pytest.fail(f"test leaked non-daemon threads: {sorted(t.name for t in leaked)}")
+
+
+def own_broker(folder, **options):
+    """A started ``hil.broker.Broker`` in ``folder`` (``options`` as it takes them). Without mosquitto installed
+    the test is skipped, except under CI (``CI`` set), where it fails."""
+    import os
+
+    from hil.broker import Broker, BrokerMissing
+
+    try:
+        broker = Broker(folder, **options)
+    except BrokerMissing as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"{exc}: CI needs it (.ci/run installs it)")
+        pytest.skip(f"{exc}")
+    broker.start()
+    return broker
+
+
+@pytest.fixture
+def mosquitto(tmp_path_factory):
+    """A Mosquitto broker of the test's own on a free loopback port (``own_broker``), stopped after it."""
+    broker = own_broker(tmp_path_factory.mktemp("mosquitto"))
+    yield broker
+    broker.stop()

@@ -1,0 +1,97 @@
+"""A subscription to every table of the floor (``crisscross floor watch`` and ``audit``, the tests, the scale
+test): one paho-mqtt client whose messages go to a callback on the caller's thread (``Listener.pump``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import paho.mqtt.client as paho
+
+from controller.floor import topics
+from controller.floor.config import FloorConfig
+from controller.floor.mqtt import connect, make_client
+
+#: Seconds a new connection is given for the broker's CONNACK before another attempt.
+CONNACK_WAIT = 5.0
+#: Seconds the broker keeps a durable listener's session (and queues its QoS 1 messages) while it is away.
+SESSION_EXPIRY = 7 * 24 * 3600
+
+
+class Listener:
+    """Subscribes to ``{prefix}/#`` (QoS 1) on the broker of ``config`` and calls ``on_message(table, kind,
+    payload, received)`` (``received``: ``time.time()``) for each message of a table's topic.
+
+    ``client_id`` with ``durable``: the broker keeps the session while the listener is away or the broker
+    restarts (with persistence), so no QoS 1 message published meanwhile is missed. A lost connection is
+    connected again inside ``pump``."""
+
+    def __init__(self, config: FloorConfig, on_message: Callable[[str, str, bytes, float], None], *,
+                 client_id: str = "", durable: bool = False) -> None:
+        self.config = config
+        self.on_message = on_message
+        self.durable = durable and bool(client_id)
+        self.client = make_client(config, client_id)
+        self.client.on_message = self._message
+        self.client.on_connect = self._connected
+        self.client.on_disconnect = self._disconnected
+        self.client.on_subscribe = self._subscribed
+        self.connected = False
+        self.subscribed = False
+        self._retry_at = 0.0
+
+    def open(self, timeout: float = 10.0) -> None:
+        """Connect and subscribe; raises ``OSError`` when the broker cannot be reached or does not answer within
+        ``timeout`` seconds."""
+        connect(self.client, self.config, clean_start=not self.durable,
+                session_expiry=SESSION_EXPIRY if self.durable else None)
+        deadline = time.monotonic() + timeout
+        while not self.subscribed and time.monotonic() < deadline:
+            self.client.loop(timeout=0.05)
+        if not self.subscribed:
+            raise OSError(f"broker {self.config.broker}:{self.config.port} did not accept the subscription")
+
+    def pump(self, seconds: float) -> None:
+        """Receive for ``seconds``, connecting again when the connection was lost (an attempt is given
+        ``CONNACK_WAIT`` seconds to be answered before the next one)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            left = max(deadline - time.monotonic(), 0.0)
+            if self.connected or time.monotonic() < self._retry_at:
+                if self.client.loop(timeout=min(0.05, left)) != paho.MQTT_ERR_SUCCESS:
+                    time.sleep(min(0.05, left))  # no socket: nothing to wait on
+                continue
+            try:
+                self.client.reconnect()
+                self._retry_at = time.monotonic() + CONNACK_WAIT
+            except OSError:
+                self._retry_at = time.monotonic() + 0.2
+
+    def close(self) -> None:
+        """Disconnect (a durable session stays on the broker until it expires)."""
+        try:
+            self.client.disconnect()
+            self.client.loop(timeout=0.0)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+    def _connected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            return
+        self.connected = True
+        if not (self.durable and flags.session_present):
+            client.subscribe(topics.every_table(self.config.prefix), qos=1)
+        else:
+            self.subscribed = True
+
+    def _subscribed(self, client: Any, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
+        self.subscribed = True
+
+    def _disconnected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self.connected = False
+
+    def _message(self, client: Any, userdata: Any, message: Any) -> None:
+        where = topics.split(self.config.prefix, message.topic)
+        if where is not None:
+            self.on_message(where[0], where[1], message.payload, time.time())

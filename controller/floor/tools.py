@@ -1,0 +1,137 @@
+"""``crisscross floor watch`` and ``crisscross floor audit`` (docs/floor.md): their options and what they do.
+
+The broker: ``--broker HOST`` (with ``--port``, ``--tls``, ``--ca-file``, ``--username``, ``--password-file``,
+``--prefix``), else ``floor:`` of the table configuration (``--config``). Exit status: 0 done (audit: nothing
+wrong), 1 the audit found a problem, 2 refused options or configuration, or a broker that cannot be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from controller.config import ConfigError, find_table_config
+from controller.floor.config import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig
+
+
+def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str) -> None:
+    """Add ``floor watch`` and ``floor audit`` to the ``crisscross`` parser's subcommands ``sub``."""
+    floor = sub.add_parser("floor", help="the floor's view of every table over MQTT", parents=[common])
+    floor_sub = floor.add_subparsers(dest="floor_command", required=True)
+    broker = argparse.ArgumentParser(add_help=False)
+    broker.add_argument("--broker", default=None, help="broker host (default: floor.broker of --config)")
+    broker.add_argument("--port", type=int, default=None, help="broker port (default 1883, 8883 with --tls)")
+    broker.add_argument("--tls", action="store_true", help="connect with TLS")
+    broker.add_argument("--ca-file", type=Path, default=None, help="certificate authorities (PEM) for --tls")
+    broker.add_argument("--username", default=None)
+    broker.add_argument("--password-file", type=Path, default=None, help="the password on its first line (0600)")
+    broker.add_argument("--prefix", default=None, help=f"topic prefix (default {DEFAULT_PREFIX})")
+    broker.add_argument("--config", type=Path, default=None, help=config_help)
+    watch = floor_sub.add_parser("watch", help="a live pit summary of every table", parents=[common, broker])
+    watch.add_argument("--every", type=float, default=2.0, help="seconds between two summaries (default 2)")
+    watch.add_argument("--for", dest="duration", type=float, default=None,
+                       help="stop after this many seconds (default: until interrupted)")
+    audit = floor_sub.add_parser("audit", help="check every table's events for gaps and order; compare anchors "
+                                               "with journals", parents=[common, broker])
+    audit.add_argument("--for", dest="duration", type=float, default=10.0,
+                       help="seconds to listen (default 10)")
+    audit.add_argument("--journal", action="append", default=[], metavar="TABLE=PATH",
+                       help="compare TABLE's events and anchors with its journal store (repeatable)")
+    audit.add_argument("--key", action="append", default=[], metavar="TABLE=FILE",
+                       help="TABLE's journal key: check the anchors' keyed seals too (repeatable)")
+    audit.add_argument("--session", default=None, metavar="NAME",
+                       help="a durable session: the broker keeps what is published between two audits")
+    audit.add_argument("--from-start", action="store_true",
+                       help="the audit heard every table from its first record: a later first one is a gap")
+
+
+def broker_config(args: argparse.Namespace) -> FloorConfig:
+    """The broker to listen to: the options, else ``floor:`` of the table configuration. Raises ``ConfigError``."""
+    if args.broker is None:
+        from controller.table import load_table_config
+
+        config = load_table_config(find_table_config(args.config)).floor
+        if not config.enabled:
+            raise ConfigError(f"{config_source(args)}: floor is not enabled: give --broker HOST")
+    else:
+        config = FloorConfig(True, args.broker)
+    port = args.port if args.port is not None else (TLS_PORT if args.tls else config.port if args.broker is None
+                                                    else PLAIN_PORT)
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"--port {port}: expected 1 to 65535")
+    return replace(config, port=port, tls=args.tls or config.tls, ca_file=args.ca_file or config.ca_file,
+                   username=args.username or config.username,
+                   password_file=args.password_file or config.password_file,
+                   prefix=args.prefix or config.prefix)
+
+
+def config_source(args: argparse.Namespace) -> Path:
+    return find_table_config(args.config)
+
+
+def _pairs(items: list[str], option: str) -> dict[str, Path]:
+    pairs: dict[str, Path] = {}
+    for item in items:
+        table, sep, path = item.partition("=")
+        if not sep or not table or not path:
+            raise ConfigError(f"{option} {item!r}: expected TABLE=PATH")
+        pairs[table] = Path(path)
+    return pairs
+
+
+def run(args: argparse.Namespace) -> int:
+    """``crisscross floor watch|audit``; the exit status (module docstring)."""
+    from controller.floor.listen import Listener
+    from controller.journal import JournalError
+    from controller.journal_key import JournalKeyError, load_key
+
+    try:
+        config = broker_config(args)
+        if args.floor_command == "watch":
+            from controller.floor.pit import Pit
+
+            taker = Pit()
+            listener = Listener(config, taker.take)
+        else:
+            from controller.floor.audit import Auditor
+
+            journals = _pairs(args.journal, "--journal")
+            keys = {table: load_key(path) for table, path in _pairs(args.key, "--key").items()}
+            taker = Auditor()
+            listener = Listener(config, taker.take, client_id=f"crisscross-audit-{args.session}"
+                                if args.session else "", durable=bool(args.session))
+        listener.open()
+    except (ConfigError, JournalKeyError) as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: broker {config.broker}:{config.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.floor_command == "watch":
+            end = None if args.duration is None else time.monotonic() + args.duration
+            while end is None or time.monotonic() < end:
+                listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)))
+                print(taker.render() + "\n", flush=True)
+            return 0
+        listener.pump(args.duration)
+        try:
+            problems = taker.problems({t: (p, keys.get(t)) for t, p in journals.items()},
+                                      from_start=args.from_start)
+        except JournalError as exc:
+            print(f"crisscross: {exc}", file=sys.stderr)
+            return 2
+        for table, seen in sorted(taker.tables.items()):
+            print(f"{table}: {len(seen.seqs)} records (first {seen.seqs[0] if seen.seqs else '-'}, last "
+                  f"{seen.seqs[-1] if seen.seqs else '-'}), {seen.repeats} repeats, {len(seen.anchors)} anchors")
+        for problem in problems:
+            print(problem)
+        print(f"{len(taker.tables)} table(s), {len(problems)} problem(s)")
+        return 1 if problems else 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        listener.close()

@@ -1,0 +1,57 @@
+"""The floor's topics and payloads (docs/floor.md, "Topics"), one place for the publisher and the tools.
+
+Under ``{prefix}/{table_id}/``:
+
+- ``events``: one message per public journal record (QoS 1, not retained), UTF-8 JSON
+  ``{"table": id, "after": S0, "record": {...}}``: ``record`` is ``controller.control.public_record`` of the
+  journal record (with its ``seq``), ``after`` the seq of the table's previous public record (0 for the first):
+  a consumer that keeps, per table, the records whose seq is above the last one it kept (dedupe by table and
+  seq) sees a gap or a reordering as an ``after`` that is not that last seq.
+- ``state``: the table's view (``Round.view()``, no face-down card) retained, ``{"table", "seq", "view"}``.
+- ``status``: ``online`` retained when connected; ``offline`` retained when stopping, and the same as the last
+  will (the broker sends it when the table goes away without saying so).
+- ``anchors``: at each round close, the journal's chain head after it, ``{"table", "seq", "round", "head",
+  "mac"}`` (QoS 1, retained: the latest stays); ``mac`` the keyed anchor (``controller.journal_key.mac`` with
+  label ``anchor`` over seq and head, as ``<journal>.anchor``), null for a journal without a key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+KINDS = ("events", "state", "status", "anchors")
+ONLINE, OFFLINE = b"online", b"offline"
+
+
+def topic(prefix: str, table_id: str, kind: str) -> str:
+    """``{prefix}/{table_id}/{kind}``; ``kind`` one of ``KINDS``."""
+    return f"{prefix}/{table_id}/{kind}"
+
+
+def every_table(prefix: str, kind: str = "#") -> str:
+    """The subscription to ``kind`` of every table under ``prefix`` (``#``: every kind)."""
+    return f"{prefix}/+/{kind}" if kind != "#" else f"{prefix}/#"
+
+
+def split(prefix: str, name: str) -> tuple[str, str] | None:
+    """``(table_id, kind)`` of a topic ``name`` under ``prefix``, or None for any other topic."""
+    head = prefix + "/"
+    if not name.startswith(head):
+        return None
+    table, _, kind = name[len(head):].rpartition("/")
+    return (table, kind) if table and kind in KINDS else None
+
+
+def encode(value: dict[str, Any]) -> bytes:
+    """A payload as compact UTF-8 JSON."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def decode(payload: bytes) -> dict[str, Any] | None:
+    """A JSON object payload, or None for one that is not (a consumer never stops on a foreign message)."""
+    try:
+        value = json.loads(payload)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,479 @@
+"""The floor (controller.floor, docs/floor.md) against a real Mosquitto started by the test (``mosquitto``
+fixture): the service publishes every public journal record once per connection, in order, with its seq; the
+table's view, status and anchors; it resumes after a broker restart and a service restart; a broker that cannot
+be reached never stops the table; the audit and the pit summary read it back.
+
+Oracles: the journal itself (its public records through the control interface's filter, its hashes), the
+regulation's secrecy rule (a seat's cards are turned at its settlement, NY 9 NYCRR 5324.39(e)(9)(i); community
+cards at their reveals, NY (e)(4),(6),(8)) and counts taken from the journal's records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import paho.mqtt.client as paho
+import pytest
+
+from controller.config import ConfigError
+from controller.control import public_record
+from controller.floor import topics
+from controller.floor.audit import Auditor
+from controller.floor.config import FloorConfig, parse_floor_config, read_password
+from controller.floor.listen import Listener
+from controller.floor.pit import Pit
+from controller.floor.publisher import Progress, progress_path
+from controller.journal import read_records
+from controller.journal_key import init_key, load_key
+from controller.service import Service
+from controller.table import load_table_config
+
+TABLE = "CC-01"
+
+
+def _config(broker_port: int, **floor) -> object:
+    config = load_table_config()
+    return dataclasses.replace(config, floor=FloorConfig(True, "127.0.0.1", broker_port, **floor))
+
+
+def _run(config, journal: Path, rounds: int, seed: int, **kwargs) -> Service:
+    service = Service(config, simulate=True, rounds=rounds, seed=seed, journal_path=journal, out=io.StringIO(),
+                      **kwargs)
+    try:
+        assert service.run() == 0
+    finally:
+        service.close()
+    return service
+
+
+class Collector:
+    """Every message of every topic (``#``) in arrival order, from a raw paho client (no code of ours)."""
+
+    def __init__(self, port: int, topic: str = "#") -> None:
+        self.messages: list[tuple[str, bytes, bool]] = []
+        self.lock = threading.Lock()
+        self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
+        self.client.on_message = self._message
+        self.client.connect("127.0.0.1", port)
+        self.client.subscribe(topic, qos=1)
+        self.client.loop_start()
+        time.sleep(0.3)  # the SUBACK: what is published from now on reaches this client
+
+    def _message(self, client, userdata, message) -> None:
+        with self.lock:
+            self.messages.append((message.topic, message.payload, message.retain))
+
+    def wait_for(self, predicate, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if predicate(list(self.messages)):
+                    return
+            time.sleep(0.05)
+        raise AssertionError("the floor did not receive what was expected in time")
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def _events(messages, table=TABLE):
+    name = topics.topic("crisscross", table, "events")
+    return [json.loads(p) for t, p, _ in messages if t == name]
+
+
+def _public(journal: Path) -> list[dict]:
+    return [public_record(r) for r in read_records(journal) if public_record(r) is not None]
+
+
+# ---------------------------------------------------------------------------------------------- configuration
+def test_floor_is_off_by_default_and_the_shipped_file_says_so():
+    assert load_table_config().floor == FloorConfig()
+    assert not FloorConfig().enabled
+
+
+@pytest.mark.parametrize("entry, says", [
+    ("  enabled: yes\n", "line 3: floor.enabled: expected true or false, got 'yes'"),
+    ("  enabled: true\n  port: 0\n", "line 4: floor.port: 0 is below the minimum 1"),
+    ("  enabled: true\n  prefix: 'pit/#'\n", "line 4: floor.prefix: 'pit/#' is not MQTT topic levels"),
+    ("  enabled: true\n  prefix: /pit\n", "line 4: floor.prefix: '/pit' is not MQTT topic levels"),
+    ("  password_file: secret\n", "line 3: floor.password_file: given without a username"),
+    ("  ca_file: ca.pem\n", "line 3: floor.ca_file: given without tls: true"),
+    ("  broker:\n", "line 3: floor.broker: expected a host name or address (text), got None"),
+    ("  brokers: x\n", "line 3: floor: unknown key(s) brokers"),
+])
+def test_floor_configuration_errors_name_the_file_the_line_and_the_key(tmp_path, entry, says):
+    text = (Path(load_table_config().source).read_text()) + "floor:\n" + entry
+    lines = text.splitlines()
+    floor_line = lines.index("floor:") + 1
+    says = says.replace("line 3", f"line {floor_line + 1}").replace("line 4", f"line {floor_line + 2}")
+    path = tmp_path / "table.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: {says}")):
+        load_table_config(path)
+
+
+def test_a_table_name_that_cannot_be_a_topic_level_is_refused_only_when_publishing():
+    path = Path("table.yaml")
+    assert parse_floor_config(path, {"enabled": False}, "pit/1").enabled is False
+    with pytest.raises(ConfigError, match=re.escape("table_id 'pit/1' holds +, # or /")):
+        parse_floor_config(path, {"enabled": True}, "pit/1")
+
+
+def test_tls_port_and_files_are_resolved_from_the_table_file(tmp_path):
+    config = parse_floor_config(tmp_path / "table.yaml", {"enabled": True, "broker": "floor.example", "tls": True,
+                                                          "ca_file": "ca.pem", "username": "cc01",
+                                                          "password_file": "floor.pass"}, TABLE)
+    assert (config.port, config.ca_file, config.password_file) == (8883, tmp_path / "ca.pem", tmp_path / "floor.pass")
+
+
+def test_a_password_file_others_may_read_is_refused(tmp_path):
+    secret = tmp_path / "floor.pass"
+    secret.write_text("s3cret\n")
+    config = FloorConfig(True, username="cc01", password_file=secret)
+    secret.chmod(0o644)
+    with pytest.raises(ConfigError, match="may be read or written by group or others"):
+        read_password(config)
+    secret.chmod(0o600)
+    assert read_password(config) == "s3cret"
+
+
+# ---------------------------------------------------------------------------------------------- publishing
+def test_every_public_record_reaches_the_floor_in_order_with_the_view_status_and_keyed_anchors(mosquitto, tmp_path):
+    key_file = tmp_path / "journal.key"
+    init_key(key_file)
+    config = dataclasses.replace(_config(mosquitto.port), journal_key=key_file)
+    journal = tmp_path / "journal.db"
+    floor = Collector(mosquitto.port)
+    try:
+        _run(config, journal, rounds=3, seed=4)
+        floor.wait_for(lambda m: (f"crisscross/{TABLE}/status", b"offline", False) in m)
+    finally:
+        floor.close()
+    events = _events(floor.messages)
+    assert [e["record"] for e in events] == _public(journal)  # each once (one connection), in order, filtered
+    assert [e["after"] for e in events] == [0] + [e["record"]["seq"] for e in events[:-1]]
+    statuses = [p for t, p, _ in floor.messages if t.endswith("/status")]
+    assert statuses == [b"online", b"offline"]
+    states = [json.loads(p) for t, p, _ in floor.messages if t.endswith("/state")]
+    assert states and states[-1]["view"]["state"] == "closed" and states[-1]["view"]["round_no"] == 3
+    assert [s["seq"] for s in states] == sorted(s["seq"] for s in states)
+    hashes = {r["seq"]: r["hash"] for r in read_records(journal)}
+    closes = [r["seq"] for r in read_records(journal) if r["type"] == "RoundClosed"]
+    anchors = [json.loads(p) for t, p, _ in floor.messages if t.endswith("/anchors")]
+    assert [a["round"] for a in anchors] == [1, 2, 3]
+    key = load_key(key_file)
+    import hashlib
+    import hmac
+    for anchor, close in zip(anchors, closes):
+        assert anchor["seq"] >= close and anchor["head"] == hashes[anchor["seq"]]
+        message = "\n".join(["anchor", str(anchor["seq"]), anchor["head"]]).encode()
+        assert anchor["mac"] == hmac.new(key, message, hashlib.sha256).hexdigest()
+    assert Progress(progress_path(journal), f"127.0.0.1:{mosquitto.port}/crisscross").seq == max(hashes)
+
+
+def _turned(records):
+    """Per round: each card dealt with the seq at which it is turned face up (None: never, a folded hand)."""
+    rounds: dict[int, dict[str, int | None]] = {}
+    seats: dict[tuple[int, int], list[str]] = {}
+    for r in records:
+        data, round_no = r["data"], r["round"]
+        if r["type"] == "StackDealt":
+            for card in data["cards"]:
+                rounds.setdefault(round_no, {})[card] = None
+            if data["seat"] is not None:
+                seats[(round_no, data["seat"])] = list(data["cards"])
+        elif r["type"] == "CardsRevealed":
+            for card in data["cards"]:
+                rounds[round_no][card] = r["seq"]
+        elif r["type"] == "SeatSettled" and not data["settlement"].get("folded_at"):
+            for card in seats[(round_no, data["seat"])]:
+                rounds[round_no][card] = r["seq"]
+    return rounds
+
+
+def test_no_face_down_card_is_ever_published(mosquitto, tmp_path):
+    """Everything published under ``#`` over a seeded run with folds at every decision: no payload holds a card
+    of its round before that card is turned, and a folded hand's cards never."""
+    journal = tmp_path / "journal.db"
+    floor = Collector(mosquitto.port)
+    try:
+        _run(_config(mosquitto.port), journal, rounds=6, seed=21, mistakes=0.5)
+        floor.wait_for(lambda m: any(p == b"offline" for _, p, _ in m))
+    finally:
+        floor.close()
+    records = read_records(journal)
+    turned = _turned(records)
+    assert any(s is None for cards in turned.values() for s in cards.values()), "no folded hand: a weak run"
+    round_at, current = {}, None
+    for r in records:
+        current = r["round"] if r["round"] is not None else current
+        round_at[r["seq"]] = current
+    shown = 0
+    for name, payload, _ in floor.messages:
+        value = topics.decode(payload) or {}
+        seq = (value.get("record") or {}).get("seq", value.get("seq"))
+        if seq is None:
+            assert payload in (b"online", b"offline"), name
+            continue
+        round_no = (value.get("view") or {}).get("round_no") or round_at[seq]
+        text = payload.decode()
+        for card, at in turned.get(round_no, {}).items():
+            found = re.search(rf"(?<![0-9A-Za-z]){re.escape(card)}(?![0-9A-Za-z])", text)
+            if at is None or at > seq:
+                assert found is None, f"{name}: {card} of round {round_no} published at seq {seq} before it was turned"
+            elif found:
+                shown += 1
+    assert shown > 20  # the search does find turned cards in the payloads
+
+
+def test_a_broker_restart_and_a_service_restart_lose_nothing_and_reorder_nothing(mosquitto, tmp_path):
+    journal = tmp_path / "journal.db"
+    config = _config(mosquitto.port)
+    audit = Auditor()
+    listener = Listener(config.floor, audit.take, client_id="audit-restart", durable=True)
+    listener.open()
+    pumping = threading.Event()
+    stop = threading.Event()
+
+    def pump():
+        while not stop.is_set():
+            listener.pump(0.1)
+            pumping.set()
+
+    thread = threading.Thread(target=pump, name="audit-pump", daemon=True)
+    thread.start()
+    service = Service(config, simulate=True, rounds=8, seed=5, journal_path=journal, out=io.StringIO())
+    runner = threading.Thread(target=service.run, name="service-run")
+    try:
+        runner.start()
+        deadline = time.monotonic() + 30
+        while service.floor.acked < 150 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        mosquitto.restart(down=0.5)  # the table plays on meanwhile
+        runner.join(60)
+        assert not runner.is_alive()
+    finally:
+        service.close()
+    _run(config, journal, rounds=2, seed=6)  # a second start on the same journal resumes after the acked seq
+    deadline = time.monotonic() + 20
+    expected = [p["seq"] for p in _public(journal)]
+    while time.monotonic() < deadline and (audit.tables.get(TABLE) is None or audit.tables[TABLE].seqs[-1:] !=
+                                           expected[-1:]):
+        time.sleep(0.1)
+    stop.set()
+    thread.join()
+    listener.close()
+    assert audit.problems({TABLE: (journal, None)}, from_start=True) == []
+    assert audit.tables[TABLE].seqs == expected
+
+
+def test_a_broker_that_cannot_be_reached_never_stops_the_table(tmp_path):
+    """A broker address that accepts connections and never answers (the worst case: every attempt waits for
+    its timeout) and one that refuses: every round is played, the journal keeps every record for later."""
+    black_hole = socket.socket()
+    black_hole.bind(("127.0.0.1", 0))
+    black_hole.listen(64)
+    try:
+        for port in (black_hole.getsockname()[1], _closed_port()):
+            journal = tmp_path / f"journal-{port}.db"
+            service = _run(_config(port), journal, rounds=5, seed=3)
+            assert [r["type"] for r in read_records(journal)].count("RoundClosed") == 5
+            assert service.floor.acked == 0 and not service.floor.connected
+    finally:
+        black_hole.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------------------------- audit and pit
+def _event(seq: int, after: int, type_: str = "RoundOpened") -> bytes:
+    return topics.encode({"table": "T", "after": after, "record": {"seq": seq, "type": type_, "data": {}}})
+
+
+def test_the_audit_keeps_each_record_once_and_names_gaps_and_reorderings():
+    audit = Auditor()
+    for seq, after in ((3, 0), (5, 3), (3, 0), (5, 3), (9, 5)):  # repeats after a reconnection
+        audit.take("T", "events", _event(seq, after))
+    assert audit.problems(from_start=True) == [] and audit.tables["T"].seqs == [3, 5, 9]
+    assert audit.tables["T"].repeats == 2
+    audit.take("T", "events", _event(14, 12))  # 12 never arrived
+    audit.take("U", "events", _event(7, 2))
+    audit.take("U", "events", _event(4, 0))  # late: after 7 was kept
+    audit.take("U", "events", b"not json")
+    problems = audit.problems(from_start=True)
+    assert problems == ["T: seq 14 follows 12 but the last record received is 9: records missing",
+                        "U: the first record received is 7, after 2: records missing before it",
+                        "U: 1 message(s) not in the floor's format"]
+
+
+def test_the_audit_finds_an_anchor_that_is_not_the_journals(mosquitto, tmp_path):
+    journal = tmp_path / "journal.db"
+    floor = Collector(mosquitto.port)
+    try:
+        _run(_config(mosquitto.port), journal, rounds=2, seed=8)
+        floor.wait_for(lambda m: any(p == b"offline" for _, p, _ in m))
+    finally:
+        floor.close()
+    audit = Auditor()
+    for name, payload, _ in floor.messages:
+        where = topics.split("crisscross", name)
+        audit.take(*where, payload)
+    assert audit.problems({TABLE: (journal, None)}, from_start=True) == []
+    anchor = json.loads(next(p for t, p, _ in floor.messages if t.endswith("/anchors")))
+    forged = {**anchor, "head": "0" * 64}
+    audit.take(TABLE, "anchors", topics.encode(forged))
+    assert audit.problems({TABLE: (journal, None)}) == [
+        f"{TABLE}: the anchor published at seq {anchor['seq']} is not the journal's head there (another hash): "
+        f"rewritten or another journal"]
+
+
+def test_the_pit_summary_counts_rounds_drop_win_and_faults_from_the_events(mosquitto, tmp_path):
+    journal = tmp_path / "journal.db"
+    pit = Pit()
+    listener = Listener(FloorConfig(True, "127.0.0.1", mosquitto.port), pit.take)
+    listener.open()
+    service = Service(_config(mosquitto.port), simulate=True, rounds=4, seed=9, journal_path=journal,
+                      out=io.StringIO())
+    service.sims["shoe"].inject("jam")  # one fault, cleared by the simulated supervisor
+    runner = threading.Thread(target=service.run, name="service-run")
+    runner.start()
+    try:
+        while runner.is_alive():
+            listener.pump(0.1)
+        listener.pump(1.0)
+    finally:
+        runner.join()
+        service.close()
+        listener.pump(0.5)
+        listener.close()
+    records = read_records(journal)
+    closed = [r["data"]["totals"] for r in records if r["type"] == "RoundClosed"]
+    table = pit.tables[TABLE]
+    assert table.rounds == len(closed) == 4
+    assert table.drop == sum(t["wagered"] for t in closed)
+    assert table.win == -sum(t["player_net"] for t in closed)
+    assert table.faults == sum(r["type"] == "FaultRaised" for r in records) >= 1
+    assert (table.status, table.state, table.round_no) == ("offline", "closed", 4)
+    assert table.per_hour() is not None and table.per_hour() > 0
+    text = pit.render()
+    assert TABLE in text and str(table.drop) in text
+
+
+def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
+    """``crisscross floor audit`` with a durable session (the broker keeps what is published between two
+    audits) against the journal, and ``crisscross floor watch`` showing the retained status and state."""
+    journal = tmp_path / "journal.db"
+    base = [sys.executable, "-m", "controller", "floor"]
+    broker = ["--broker", "127.0.0.1", "--port", str(mosquitto.port)]
+    first = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "0.3"], capture_output=True,
+                           text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    _run(_config(mosquitto.port), journal, rounds=2, seed=2)
+    audit = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "2", "--from-start",
+                                   "--journal", f"{TABLE}={journal}"], capture_output=True, text=True, timeout=60)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    count = len(_public(journal))
+    assert f"{TABLE}: {count} records" in audit.stdout and audit.stdout.endswith("1 table(s), 0 problem(s)\n")
+    other = tmp_path / "other.db"
+    _run(dataclasses.replace(_config(mosquitto.port)), other, rounds=1, seed=3)  # another journal
+    wrong = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "2", "--journal",
+                                   f"{TABLE}={journal}"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 1 and "is not the journal's head there" in wrong.stdout
+    watch = subprocess.run(base + ["watch", *broker, "--for", "1", "--every", "0.5"], capture_output=True,
+                           text=True, timeout=60)
+    assert watch.returncode == 0, watch.stderr
+    line = next(x for x in watch.stdout.splitlines() if x.startswith(TABLE))
+    assert line.split()[1:4] == ["offline", "1", "closed"]
+
+
+@pytest.fixture
+def tls_broker(tmp_path):
+    """A Mosquitto that takes TLS only, with a certificate for 127.0.0.1 from a test authority (trustme), and
+    only the user ``cc01`` (password ``s3cret``). Skipped without mosquitto, except under CI."""
+    import trustme
+
+    from tests.conftest import own_broker
+
+    authority = trustme.CA()
+    certificate = authority.issue_cert("127.0.0.1")
+    chain, key, ca = tmp_path / "chain.pem", tmp_path / "key.pem", tmp_path / "ca.pem"
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(chain))
+    certificate.private_key_pem.write_to_path(str(key))
+    authority.cert_pem.write_to_path(str(ca))
+    broker = own_broker(tmp_path / "broker", tls=(chain, key), users={"cc01": "s3cret"})
+    yield broker, ca
+    broker.stop()
+
+
+def test_tls_and_credentials_from_table_yaml_and_a_wrong_password_never_stops_the_table(tls_broker, tmp_path):
+    broker, ca = tls_broker
+    secret = tmp_path / "floor.pass"
+    secret.write_text("s3cret\n")
+    secret.chmod(0o600)
+    table = tmp_path / "table.yaml"
+    table.write_text(Path(load_table_config().source).read_text() + (
+        f"floor:\n  enabled: true\n  broker: 127.0.0.1\n  port: {broker.port}\n  tls: true\n  ca_file: ca.pem\n"
+        f"  username: cc01\n  password_file: floor.pass\n"))
+    (tmp_path / "ca.pem").write_bytes(ca.read_bytes())
+    config = load_table_config(table)
+    journal = tmp_path / "journal.db"
+    service = _run(config, journal, rounds=2, seed=12)
+    assert service.floor.acked == len(read_records(journal))  # every record acknowledged over TLS
+    audit = Auditor()
+    listener = Listener(config.floor, audit.take, client_id="audit-tls", durable=False)
+    listener.open()
+    listener.pump(0.5)
+    listener.close()
+    assert audit.tables[TABLE].anchors  # the retained anchor, read back over TLS with the credentials
+    secret.write_text("wrong\n")
+    other = tmp_path / "other.db"
+    refused = _run(load_table_config(table), other, rounds=2, seed=12)
+    assert [r["type"] for r in read_records(other)].count("RoundClosed") == 2
+    assert refused.floor.acked == 0
+    plain = dataclasses.replace(config.floor, tls=False)
+    with pytest.raises(OSError):
+        Listener(plain, audit.take).open(timeout=2.0)
+
+
+def test_a_publisher_resumed_between_a_rounds_close_and_its_checkpoint_still_publishes_that_anchor(mosquitto,
+                                                                                                     tmp_path):
+    """The progress file says the broker acknowledged up to a record after ``RoundClosed`` and before the
+    checkpoint written in the same commit: the next start publishes the rest and that checkpoint's anchor."""
+    from controller.floor.publisher import Publisher
+    from controller.journal import Journal
+
+    journal_path = tmp_path / "journal.db"
+    journal = Journal(journal_path, fsync=False)
+    journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, 1),
+                    ("record", "RoundOpened", {"round_no": 1}, 1)])
+    journal.commit([("event", "ButtonPressed", {"button": "reveal"}, 1),
+                    ("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1),
+                    ("command", "Display", {"device": "panel", "text": "PLACE BETS"}, 1),
+                    ("command", "SetLamps", {"device": "panel", "buttons": ["open_betting"]}, 1)], state={"x": 1})
+    journal.close()
+    config = FloorConfig(True, "127.0.0.1", mosquitto.port)
+    Progress(progress_path(journal_path), f"127.0.0.1:{mosquitto.port}/crisscross").save(4, 4)
+    floor = Collector(mosquitto.port)
+    publisher = Publisher(config, TABLE, journal_path)
+    try:
+        publisher.start()
+        floor.wait_for(lambda m: any(t.endswith("/anchors") for t, _, _ in m))
+    finally:
+        publisher.stop()
+        floor.close()
+    assert [e["record"]["seq"] for e in _events(floor.messages)] == [5, 6]
+    assert [json.loads(p)["seq"] for t, p, _ in floor.messages if t.endswith("/anchors")] == [6]
