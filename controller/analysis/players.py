@@ -51,10 +51,8 @@ def optimal(t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, d
     for cards in (hole, across, down):
         seen[rows[:, None], cards] = True
     middle = np.broadcast_to(np.arange(52), seen.shape)
-    def line(cards: np.ndarray) -> np.ndarray:
-        fixed = np.broadcast_to(np.concatenate([hole, cards], 1)[:, None, :], (*seen.shape, 4))
-        return np.where(seen, 0, t.line_class(np.concatenate([fixed, middle[..., None]], -1)))
-    k_a, k_d = line(across), line(down)
+    k_a = np.where(seen, 0, t.lines_through(np.concatenate([hole, across], 1), middle))
+    k_d = np.where(seen, 0, t.lines_through(np.concatenate([hole, down], 1), middle))
     unseen = ~seen
     base = ((t.ante[k_a] + t.ante[k_d] + x[:, None] * t.bet[k_a] + y[:, None] * t.bet[k_d]) * unseen).sum(1)
     mid = (t.bet[np.maximum(k_a, k_d)] * unseen).sum(1)

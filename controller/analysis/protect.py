@@ -51,9 +51,16 @@ GAP = 3
 def _likelihood(mask: np.ndarray, action: np.ndarray, n_actions: int, error: float) -> np.ndarray:
     """Probability of ``action`` (index, broadcast) for a player taking one of the best actions of ``mask``
     (uniformly among them) except with probability ``error`` (then any action); 1 where ``action`` is -1."""
-    bit = (mask >> np.maximum(action, 0)) & 1
-    p = (1 - error) * bit / np.maximum(POPCOUNT[mask], 1) + error / n_actions
-    return np.where(action < 0, 1.0, p)
+    table = _LIKELIHOODS.get((n_actions, error))
+    if table is None:  # [mask, action + 1]: column 0 is "not reached"
+        masks = np.arange(256)[:, None]
+        acts = np.arange(n_actions)[None, :]
+        chosen = (1 - error) * ((masks >> acts) & 1) / np.maximum(POPCOUNT[masks], 1) + error / n_actions
+        table = _LIKELIHOODS[(n_actions, error)] = np.concatenate([np.ones((256, 1)), chosen], 1)
+    return table[mask, action + 1]
+
+
+_LIKELIHOODS: dict[tuple[int, float], np.ndarray] = {}
 
 
 def evidence(t: ProtectTables, hole: np.ndarray, cross: np.ndarray, decisions: np.ndarray,

@@ -5,14 +5,18 @@ fresh shuffled deck every round; each round's decisions go through the same ``pr
 ``protect.Wealth`` as the offline and live detector. Honest sessions of every strategy are played for
 ``--rounds`` rounds (default 100) and counted as false alarms when flagged; hole-carder sessions (each kind,
 seeing its card in every round and in half of the rounds) are played until flagged or ``--max-rounds``, and
-the median and 90th percentile of the rounds to flag are printed. Reproducible with ``--seed``.
+the median and 90th percentile of the rounds to flag are printed. Reproducible with ``--seed`` (each kind of
+player has its own seed, so the figures do not depend on ``--workers``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,15 +112,29 @@ def report(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+_TABLES: ProtectTables | None = None  # the tables, inherited by forked worker processes
+
+
+def _play_job(player: str, sessions: int, rounds: int, seed: int) -> Outcome:
+    assert _TABLES is not None
+    return play(_TABLES, player, sessions, rounds, np.random.default_rng(seed))
+
+
 def main(tables: ProtectTables, args: argparse.Namespace) -> int:
-    """``crisscross protect --measure``: play and print; exit 0."""
-    rng = np.random.default_rng(args.seed)
-    outcomes = []
+    """``crisscross protect --measure``: play every kind of player (``args.workers`` processes, forked; player
+    i with seed ``args.seed + i``) and print the table; exit 0."""
+    global _TABLES
+    _TABLES = tables
     started = time.monotonic()
-    for player in HONEST:
-        outcomes.append(play(tables, player, args.honest_sessions, args.rounds, rng))
-    for player in CHEATS:
-        outcomes.append(play(tables, player, args.cheat_sessions, args.max_rounds, rng))
+    jobs = [(p, args.honest_sessions, args.rounds) for p in HONEST] + [(p, args.cheat_sessions, args.max_rounds)
+                                                                      for p in CHEATS]
+    workers = args.workers or os.cpu_count() or 1
+    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        outcomes = [_play_job(*job, args.seed + i) for i, job in enumerate(jobs)]
+    else:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_play_job, *job, args.seed + i) for i, job in enumerate(jobs)]
+            outcomes = [future.result() for future in futures]
     print(report(outcomes))
-    print(f"\nseed {args.seed}; {time.monotonic() - started:.0f} s")
+    print(f"\nseed {args.seed}; {time.monotonic() - started:.0f} s with {workers} processes")
     return 0

@@ -37,7 +37,7 @@ from typing import TextIO
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from controller.analysis.classes import N_CLASSES, class_table, colex_index
+from controller.analysis.classes import BINOMIAL, N_CLASSES, class_table, colex_index
 from controller.analysis.parsheet import SCALE1, SCALE2, SCALE3, ParSheetEngine, hole_classes, payoffs
 from controller.analysis.strategy import canonical, fingerprint
 from controller.paytable import Jurisdiction
@@ -62,8 +62,12 @@ FIELDS = ("mid_x", "mid_y", "acr_x", "dwn_x", "dwn_y", "hon_x", "hon_y", "values
 
 def best_mask(values: np.ndarray) -> np.ndarray:
     """Bit mask (uint8) of the actions (last axis, action i -> bit i) whose value equals the maximum."""
-    best = values.max(axis=-1, keepdims=True)
-    return ((values == best) * (1 << np.arange(values.shape[-1]))).sum(axis=-1).astype(np.uint8)
+    actions = [values[..., i] for i in range(values.shape[-1])]  # a short last axis: one pass per action
+    best = np.maximum.reduce(actions)
+    mask = np.zeros(best.shape, dtype=np.uint8)
+    for i, value in enumerate(actions):
+        mask |= (value == best).astype(np.uint8) << i
+    return mask
 
 
 def cache_dir() -> Path:
@@ -203,6 +207,21 @@ class ProtectTables:
         candidate card that is in fact seen) gets some class, to be masked out by the caller."""
         return self.classes[np.minimum(colex_index(cards), len(self.classes) - 1)]
 
+    def lines_through(self, fixed: np.ndarray, middle: np.ndarray) -> np.ndarray:
+        """Pay class of the lines made of four ``fixed`` cards ``(N, 4)`` and each candidate ``middle`` card
+        ``(N, C)``, shape ``(N, C)``: the colexicographic index of each line is the fixed cards' terms, shifted
+        by one place above the candidate, plus the candidate's (no sort of N x C hands). A candidate that is one
+        of the fixed cards gets some class, to be masked out by the caller."""
+        ordered = np.sort(fixed, axis=1)
+        low = BINOMIAL[ordered, np.arange(1, 5)]  # each fixed card's term below the candidate: C(c, k + 1)
+        high = BINOMIAL[ordered, np.arange(2, 6)]  # and above it: C(c, k + 2)
+        before = np.concatenate([np.zeros((len(fixed), 1), dtype=np.int64), np.cumsum(low, 1)], 1)  # [N, 5]
+        after = np.concatenate([np.cumsum(high[:, ::-1], 1)[:, ::-1], np.zeros((len(fixed), 1), dtype=np.int64)], 1)
+        place = sum((ordered[:, k:k + 1] < middle).astype(np.int64) for k in range(4))  # [N, C]: fixed cards below
+        index = (np.take_along_axis(before, place, 1) + BINOMIAL[middle, place + 1]
+                 + np.take_along_axis(after, place, 1))
+        return self.classes[np.minimum(index, len(self.classes) - 1)]
+
     def locate(self, hole: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For hands ``hole`` (shape ``(N, 2)``, card indexes): each one's class index ``(N,)`` and, for every
         card of the deck, its index among the 50 cards left of the class's representative ``(N, 52)``
@@ -228,10 +247,8 @@ class ProtectTables:
         """The best middle decisions (bit mask over ``actions``) with every card known: ``hole``, ``across``,
         ``down`` of shape ``(N, 2)``, candidate middle cards ``middle`` ``(N, C)``, the across and down
         multiples ``x``, ``y`` ``(N,)``. Shape ``(N, C)``."""
-        def line(cards: np.ndarray) -> np.ndarray:
-            fixed = np.broadcast_to(np.concatenate([hole, cards], 1)[:, None, :], (*middle.shape, 4))
-            return self.line_class(np.concatenate([fixed, middle[..., None]], -1))
-        k_a, k_d = line(across), line(down)
+        k_a = self.lines_through(np.concatenate([hole, across], 1), middle)
+        k_d = self.lines_through(np.concatenate([hole, down], 1), middle)
         x, y = x[:, None], y[:, None]
         base = self.ante[k_a] + self.ante[k_d] + x * self.bet[k_a] + y * self.bet[k_d]
         top = self.bet[np.maximum(k_a, k_d)]
