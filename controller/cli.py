@@ -34,6 +34,7 @@ Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from collections.abc import Callable
 import logging
@@ -80,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--hole-carder", action="append", default=[], metavar="SEAT:CARD[:P]",
                      help="with --simulate: the seat sees the middle, an across or a down outside card early "
                           "(in a round with probability P, default 1)")
+    run.add_argument("--protect", action="store_true",
+                     help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
     run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
@@ -595,9 +598,13 @@ def _run(args: argparse.Namespace) -> int:
         if not 0.0 <= args.mistakes <= 1.0:
             raise ConfigError(f"--mistakes {args.mistakes}: expected a probability from 0 to 1")
         players = _players(args, config)
+        if args.protect and importlib.util.find_spec("numpy") is None:
+            raise ConfigError("--protect needs the analysis extra (numpy is missing): install the package with "
+                              "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl[analysis]'")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
-                           metrics_port=args.metrics_port, started_at=STARTED_AT, players=players)
+                           metrics_port=args.metrics_port, started_at=STARTED_AT, players=players,
+                           protect=args.protect)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

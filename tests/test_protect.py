@@ -10,7 +10,9 @@ by enumerating every card that could have been hidden.
 
 from __future__ import annotations
 
+import json
 import math
+import queue
 import subprocess
 import sys
 
@@ -24,6 +26,11 @@ from controller.analysis.protect_measure import play
 from controller.analysis.protect_tables import ProtectTables
 from controller.analysis.strategy import OptimalStrategy
 from controller.cards import DECK
+from controller.control import public_record
+from controller.journal import Journal, read_records
+from controller.round import Round
+from controller.service import STOP
+from controller.table import load_table_config
 from controller.paytable import load_jurisdiction
 
 pytestmark = pytest.mark.timeout(1200)  # the first use builds the tables (a few minutes on a fresh machine)
@@ -147,12 +154,13 @@ def test_simulated_players_need_simulate(capsys):
     assert "--simulate" in capsys.readouterr().err
 
 
-def test_a_hole_carder_at_the_simulated_table_is_flagged_offline(tmp_path, tables):
+def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_path, tables):
     """Through the pseudo-terminal devices, the round machine and the journal: the middle-card hole-carder is
-    flagged, the honest seats of every strategy are not."""
+    flagged, live (one journaled ``Alert``, kept from the public records) and offline; the honest seats of every
+    strategy are not."""
     journal = tmp_path / "journal.db"
     run = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "45", "--seed", "3",
-                          "--quiet", "--journal", str(journal), "--hole-carder", "2:middle",
+                          "--quiet", "--protect", "--journal", str(journal), "--hole-carder", "2:middle",
                           "--player-strategy", "1:never_fold", "--player-strategy", "3:always_1x",
                           "--player-strategy", "5:pair_3x", "--player-strategy", "6:erring:0.2"],
                          capture_output=True, text=True, timeout=600)
@@ -163,3 +171,72 @@ def test_a_hole_carder_at_the_simulated_table_is_flagged_offline(tmp_path, table
     assert flagged[2].card == "middle" and flagged[2].loss > 0
     assert cli.main(["protect", "--journal", str(journal)]) == 1
     assert math.isfinite(flagged[2].log10_evidence)
+    alerts = [r for r in read_records(journal) if r["type"] == "Alert"]
+    assert [(a["data"]["seat"], a["data"]["card"]) for a in alerts] == [(2, "middle")]
+    assert alerts[0]["round"] == flagged[2].flagged_at and alerts[0]["data"]["loss"] > 0
+    assert public_record(alerts[0]) is None
+    assert not any(card in json.dumps(alerts[0]["data"]) for card in DECK)
+
+
+def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
+    from controller.protection import Alert
+    from controller.service import Controller
+
+    journal = Journal(tmp_path / "journal.db", fsync=False)
+    published = []
+    controller = Controller(Round(load_table_config(), load_jurisdiction("ny")), journal, {}, queue.Queue(),
+                            on_record=published.append)
+    controller.events.put(Alert(7, 3, "down", 412, 1, 30, 100, 4170))
+    controller.events.put(STOP)
+    controller.run()
+    journal.close()
+    alert = next(r for r in read_records(tmp_path / "journal.db") if r["type"] == "Alert")
+    assert alert["round"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "record"
+    assert alert in published and public_record(alert) is None
+
+
+def test_alerts_are_served_to_supervisors_only(tmp_path):
+    import base64
+    import http.client
+    import time
+
+    from controller.control import ControlConfig, ControlServer
+    from controller.operators import MIN_ITERATIONS, add_operator
+
+    operators = tmp_path / "operators.yaml"
+    add_operator(operators, "sue", "supervisor", "supervisor-pass", iterations=MIN_ITERATIONS)
+    add_operator(operators, "dan", "dealer", "dealer-pass-1", iterations=MIN_ITERATIONS)
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators), queue.Queue(), request_timeout=0.5)
+    server.start()
+    try:
+        alert = {"seq": 9, "time": "2026-01-01T00:00:00.000+00:00", "kind": "record", "round": 7, "type": "Alert",
+                 "data": {"seat": 3, "card": "down", "evidence_log10_hundredths": 412, "first_round": 1,
+                          "rounds": 30, "share_percent": 100, "loss": 4170, "round_no": 7}, "prev": "0", "hash": "0"}
+        server.publish_record(alert)
+
+        def get(user: str | None, password: str = "") -> tuple[int, dict]:
+            headers = {}
+            if user:
+                headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            try:
+                conn.request("GET", "/alerts", headers=headers)
+                response = conn.getresponse()
+                return response.status, json.loads(response.read())
+            finally:
+                conn.close()
+
+        deadline = time.monotonic() + 10
+        while not server.alerts and time.monotonic() < deadline:
+            time.sleep(0.01)
+        status, body = get("sue", "supervisor-pass")
+        assert status == 200 and body["alerts"] == [{k: alert[k] for k in ("seq", "time", "round", "type", "data")}]
+        assert get("dan", "dealer-pass-1")[0] == 403
+        assert get(None)[0] == 401
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/events")
+        events = json.loads(conn.getresponse().read())
+        conn.close()
+        assert all(r.get("type") != "Alert" for r in events["records"])
+    finally:
+        server.stop()
