@@ -4,7 +4,9 @@ The test. A player's decisions use its own two cards and the community cards alr
 (NY 9 NYCRR 5324.39(e)(3)-(8)). Once a round is over every card is known. For an honest player, whatever its
 strategy, good or bad, the decisions are independent of the cards still face down when they were made, so,
 given the player's cards, the cards turned, the other seats' cards and the decisions taken, a card that was
-face down at a decision is equally likely to be any of the cards the player could not see. For each round and
+face down at a decision is equally likely to be any of the cards the player could not see (every round is
+dealt from a fresh shuffle: ``controller.round`` shuffles at each round, so no earlier round says anything
+about this one's cards). For each round and
 each hypothesis ``h`` (the player saw the middle card, an across outside card or a down outside card before
 the across decision) the detector computes
 
@@ -30,9 +32,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -27,7 +27,7 @@ from controller.analysis.protect_tables import ProtectTables
 
 HONEST = ("optimal", "never_fold", "always_1x", "pair_3x", "erring:0.2")
 CHEATS = ("middle:1", "middle:0.5", "across:1", "across:0.5", "down:1", "down:0.5")
-GOALS = {"middle": 15, "across": 20, "down": 40}  # median rounds to flag (the issue's goals)
+CURVE = (10, 20, 40, 100, 200)  # the share of hole-carders flagged within these rounds
 
 
 @dataclass
@@ -97,7 +97,8 @@ def play(tables: ProtectTables, player: str, sessions: int, rounds: int, rng: np
 def report(outcomes: list[Outcome]) -> str:
     """The measured figures as a Markdown table."""
     lines = ["| player | sessions | rounds per session | flagged | median rounds to flag | 90th percentile | "
-             "card pointed at (flagged sessions) |", "|---|---|---|---|---|---|---|"]
+             f"flagged within {' / '.join(map(str, CURVE))} rounds | card pointed at (flagged sessions) |",
+             "|---|---|---|---|---|---|---|---|"]
     for o in outcomes:
         shown = lambda v: "never" if math.isinf(v) else f"{v:.0f}"  # noqa: E731
         name, _, rate = o.player.partition(":")
@@ -108,7 +109,9 @@ def report(outcomes: list[Outcome]) -> str:
         is_cheat = name in players.HOLE_CARDS
         lines.append(f"| {label} | {o.sessions:,} | {'up to ' if is_cheat else ''}{o.rounds} | {flagged} | "
                      f"{shown(o.percentile(50)) if is_cheat else '-'} | "
-                     f"{shown(o.percentile(90)) if is_cheat else '-'} | {cards or '-'} |")
+                     f"{shown(o.percentile(90)) if is_cheat else '-'} | "
+                     f"{' / '.join(f'{(o.flagged_at <= n).mean():.0%}' for n in CURVE) if is_cheat else '-'} | "
+                     f"{cards or '-'} |")
     return "\n".join(lines)
 
 
