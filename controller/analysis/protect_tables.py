@@ -37,7 +37,7 @@ from typing import TextIO
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from controller.analysis.classes import BINOMIAL, N_CLASSES, class_table, colex_index
+from controller.analysis.classes import BINOMIAL, N_CLASSES, class_table
 from controller.analysis.parsheet import SCALE1, SCALE2, SCALE3, ParSheetEngine, hole_classes, payoffs
 from controller.analysis.strategy import canonical, fingerprint
 from controller.paytable import Jurisdiction
@@ -201,11 +201,6 @@ class ProtectTables:
         ``down`` (an outside card of that line) seen before the across decision."""
         totals = CLASS_WEIGHTS @ self.values / CLASS_WEIGHTS.sum()
         return dict(zip(("optimal", "middle", "across", "down"), map(float, totals)))
-
-    def line_class(self, cards: np.ndarray) -> np.ndarray:
-        """Pay class of five-card hands (card indexes on the last axis); a "hand" repeating a card (a
-        candidate card that is in fact seen) gets some class, to be masked out by the caller."""
-        return self.classes[np.minimum(colex_index(cards), len(self.classes) - 1)]
 
     def lines_through(self, fixed: np.ndarray, middle: np.ndarray) -> np.ndarray:
         """Pay class of the lines made of four ``fixed`` cards ``(N, 4)`` and each candidate ``middle`` card
