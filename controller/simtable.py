@@ -214,12 +214,10 @@ class SimulatedTable:
         finally:
             self._act(self.panel.turn_key, False, self.supervisor_id)
 
-    def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int], seat: int = 0) -> int:
+    def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
         """The player's decision: the bet as a multiple of the ante, or 0 to fold. Only turned cards are used:
-        the across outside cards (cross[0:2]) from the down decision on, the down ones (cross[2:4]) at the middle;
-        a seat of ``players`` decides by its own strategy (a hole-carder peeks at its one card)."""
-        if seat in self.players:
-            return self.players[seat].decide(step, hole, cross, bets)
+        the across outside cards (cross[0:2]) from the down decision on, the down ones (cross[2:4]) at the middle.
+        A seat of ``players`` decides by its own strategy instead (a hole-carder peeks at its one card)."""
         if self.mistakes and self.rng.random() < self.mistakes:
             return self.rng.choice((0, *self.strategy.multiples))
         if step == "across":
@@ -294,7 +292,9 @@ class SimulatedTable:
             if step != "across" and not self._wait("confirm"):
                 return False
             for seat in sorted(active):
-                multiple = self._decide(step, hands[seat], cross, bets[seat], seat)
+                player = self.players.get(seat)
+                decide = player.decide if player is not None else self._decide
+                multiple = decide(step, hands[seat], cross, bets[seat])
                 if multiple:
                     bets[seat].append(multiple)
                     self._act(self.sensors.place, seat, step, antes[seat] * multiple)
