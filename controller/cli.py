@@ -4,6 +4,8 @@
   runs the table controller service (``controller.service``) from ``config/table.yaml``.
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
+- ``crisscross protect [--journal PATH]`` reports players who seem to see a hole card; ``--measure`` measures
+  the detector on simulated play (``controller.analysis.protect_cli``).
 - ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step (exit 1,
   under a warning line, when the journal does not verify).
 - ``crisscross journal verify PATH [--key FILE]`` checks a journal (store or JSON lines) without changing it
@@ -34,6 +36,7 @@ Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from collections.abc import Callable
 import logging
@@ -44,6 +47,7 @@ import sys
 from pathlib import Path
 
 from controller import __version__
+from controller.analysis import protect_cli
 from controller.config import CONFIG_DIR, ConfigError, find_table_config
 
 
@@ -77,9 +81,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--payout-errors", type=float, default=0.0, metavar="P",
                      help="with --simulate: probability that the dealer pays a seat wrong once (short, over, on the "
                           "wrong spot, a losing wager not taken) before correcting it (default 0)")
+    run.add_argument("--player-strategy", action="append", default=[], metavar="SEAT:NAME[:P]",
+                     help="with --simulate: the seat plays optimal, never_fold, always_1x, pair_3x or erring:P")
+    run.add_argument("--hole-carder", action="append", default=[], metavar="SEAT:CARD[:P]",
+                     help="with --simulate: the seat sees the middle, an across or a down outside card early "
+                          "(in a round with probability P, default 1)")
+    run.add_argument("--protect", action="store_true",
+                     help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
     run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
+
+    protect_cli.add_parser(sub, common, config_help, positive_int)
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
@@ -214,6 +227,8 @@ def _main(argv: list[str] | None) -> int:
         return _with_analysis(lambda: _par_sheet(args))
     if args.command == "recall":
         return _recall(args)
+    if args.command == "protect":
+        return _with_analysis(lambda: protect_cli.main(args))
     if args.command == "journal":
         return {"verify": _journal_verify, "export": _journal_export, "import": _journal_import,
                 "init-key": _journal_init_key}[args.journal_command](args)
@@ -563,6 +578,24 @@ def _operator(args: argparse.Namespace) -> int:
     return 0
 
 
+def _players(args: argparse.Namespace, config) -> list:
+    """The ``PlayerSpec`` of ``--player-strategy`` and ``--hole-carder``; ``ConfigError`` for a bad one."""
+    specs = []
+    try:
+        specs = [protect_cli.parse_spec(text, False) for text in args.player_strategy]
+        specs += [protect_cli.parse_spec(text, True) for text in args.hole_carder]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    seats = [spec.seat for spec in specs]
+    if specs and not args.simulate:
+        raise ConfigError("--player-strategy and --hole-carder only apply to the simulated players of --simulate")
+    for seat in seats:
+        if seat not in config.seats or seats.count(seat) > 1:
+            raise ConfigError(f"seat {seat}: {'given twice' if seat in config.seats else 'not a seat of the table'} "
+                              f"in --player-strategy/--hole-carder (seats: {', '.join(map(str, config.seats))})")
+    return specs
+
+
 def _run(args: argparse.Namespace) -> int:
     from controller.journal import JournalError
     from controller.service import run_service
@@ -592,9 +625,14 @@ def _run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"{flag} only applies to the simulated {who} of --simulate")
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{flag} {value}: expected a probability from 0 to 1")
+        players = _players(args, config)
+        if args.protect and importlib.util.find_spec("numpy") is None:
+            raise ConfigError("--protect needs the analysis extra (numpy is missing): install the package with "
+                              "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl[analysis]'")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
-                           metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors)
+                           metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
+                           players=players, protect=args.protect)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

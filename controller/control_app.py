@@ -54,7 +54,7 @@ HEARTBEAT = 15.0
 WRITE_TIMEOUT = 5.0
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
-                          "/operator": "GET", "/openapi.json": "GET", "/": "GET"}
+                          "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET"}
 #: Methods of RFC 9110; any other is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
 JSON_HEADERS = {"Cache-Control": "no-store"}
@@ -104,7 +104,7 @@ class _Guard:
         allowed = "GET" if path.startswith("/screen/") else ROUTES.get(path)
         if allowed is None:
             raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
-                                                  f"/events/stream, /actions, /operator, /openapi.json, /")
+                                                  f"/events/stream, /actions, /operator, /alerts, /openapi.json, /")
         if method != allowed and not (method == "HEAD" and allowed == "GET"):
             raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
 
@@ -192,6 +192,14 @@ def build_app(server: ControlServer) -> _Guard:
         who = await _authenticate(request, server)
         return JSONResponse({"user": who.name, "role": who.role}, 200, JSON_HEADERS)
 
+    async def alerts(request: Request) -> Response:
+        """The last hole-card alerts (controller/protection.py) for a supervisor; 403 for a dealer."""
+        _query(request, ())
+        who = await _authenticate(request, server)
+        if who.role != "supervisor":
+            raise HTTPError(HTTPStatus.FORBIDDEN, "hole-card alerts are for supervisors")
+        return JSONResponse({"alerts": list(server.alerts)}, 200, JSON_HEADERS)
+
     async def openapi(request: Request) -> Response:
         _query(request, ())
         from controller.control_openapi import openapi_document
@@ -210,7 +218,7 @@ def build_app(server: ControlServer) -> _Guard:
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
-                            Route("/openapi.json", openapi),
+                            Route("/alerts", alerts), Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})
     return _Guard(app, server)

@@ -81,6 +81,12 @@ def openapi_document() -> dict[str, Any]:
                     "type": "object", "properties": {"user": {"type": "string"},
                                                      "role": {"enum": ["dealer", "supervisor"]}}}}}},
                               "401": _ERROR, "503": _ERROR}}},
+            "/alerts": {"get": {
+                "summary": "The last hole-card alerts, as journaled (supervisors only; never a card)",
+                "security": [{"operator": []}],
+                "responses": {"200": {"description": "the alerts, oldest first", "content": {"application/json": {
+                    "schema": {"type": "object", "properties": {"alerts": {"type": "array", "items": _JSON_OBJECT}}}}}},
+                              "401": _ERROR, "403": _ERROR, "503": _ERROR}}},
             "/openapi.json": {"get": {"summary": "This description",
                                       "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/": {"get": {"summary": "The dealer's screen (HTML)",

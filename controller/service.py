@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -38,6 +38,7 @@ from controller.journal_key import JournalKeyError, load_key
 from controller.metrics import ServiceMetrics
 from controller.notify import Notifier
 from controller.paytable import Jurisdiction, load_jurisdiction
+from controller.protection import Alert, LiveProtection
 from controller.recall import RoundRecord, rounds_from_records
 from controller.recovery import Recovered, recover
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
@@ -142,6 +143,9 @@ class Controller:
                     continue
                 if item is STOP:
                     break
+                if isinstance(item, Alert):  # the hole-card detector's (controller/protection.py): a record
+                    self._record(item)
+                    continue
                 if item is STOP_AFTER_ROUND:
                     self._stop_after_round = True
                     if not self.machine.round_open():  # a round held in fault is still in progress
@@ -160,6 +164,12 @@ class Controller:
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
+
+    def _record(self, output: Any) -> None:
+        """Journal a record of the service's own (not an input of the round machine) and publish it."""
+        record = self.journal.append(*self._entry(output))
+        if self.on_record is not None:
+            self.on_record(record)
 
     def _arrived_with(self) -> list[Any]:
         """The inputs already waiting (put back, then on the queue), up to ``MAX_GROUP - 1``: committed with the
@@ -397,7 +407,8 @@ class Service:
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
-                 metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0) -> None:
+                 metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
+                 players: Sequence[Any] = (), protect: bool = False) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -431,6 +442,7 @@ class Service:
         self.sims: dict[str, PtySimulator] = {}
         self.drivers: dict[str, Device] = {}
         self.table: Any = None  # the scripted table (controller.simtable) under --simulate
+        self.protection: LiveProtection | None = None  # the hole-card detector, with --protect
         self.control: ControlServer | None = None  # the control interface, when table.yaml enables it
         self.floor: Any = None  # the floor publisher (controller.floor.publisher), when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
@@ -462,9 +474,10 @@ class Service:
             self.close()
             raise
         self.machine = recovered.machine
+        self.protection = LiveProtection(jurisdiction, self.events.put) if protect else None
         watch = Watch(config.table_id, Notifier(), self.metrics, started_at)
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
-                                     on_round_closed=self._print_summary, rounds=rounds,
+                                     on_round_closed=self._round_closed, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self._on_view if self.floor else
                                      self.control.publish_view if self.control else None)
@@ -479,7 +492,7 @@ class Service:
 
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop,
-                                                  payout_errors=payout_errors)
+                                                  payout_errors=payout_errors, players=players)
 
     def _on_view(self, view: dict[str, Any]) -> None:
         """The round's view after each commit, to the control interface and the floor (neither waits)."""
@@ -487,6 +500,11 @@ class Service:
             self.control.publish_view(view)
         if self.floor is not None:
             self.floor.publish_view(view, self.journal.head[0])
+
+    def _round_closed(self, record: RoundRecord) -> None:
+        if self.protection is not None:
+            self.protection.round_closed(record)
+        self._print_summary(record)
 
     def _print_summary(self, record: RoundRecord) -> None:
         if self.quiet:
@@ -515,6 +533,8 @@ class Service:
             self.floor.start()
         if self.table is not None:
             self.table.start()
+        if self.protection is not None:
+            self.protection.start()
         return self.controller.run()
 
     def close(self) -> None:
@@ -528,6 +548,8 @@ class Service:
             self.metrics.close()
         if self.table is not None:
             self.table.stop()
+        if self.protection is not None:
+            self.protection.stop()
         for driver in self.drivers.values():
             driver.stop()
         for sim in self.sims.values():
@@ -543,7 +565,8 @@ class Service:
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
-                started_at: float | None = None, payout_errors: float = 0.0) -> int:
+                started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
+                protect: bool = False) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -551,7 +574,9 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     the others are opened at their configured port (``ports`` overrides, by device name). Prints each closed
     round's summary on ``out`` unless ``quiet``. ``mistakes``: the probability that a simulated player's
     decision is random rather than optimal; ``payout_errors`` that the simulated dealer pays a seat wrong
-    (controller.simtable). Returns 0, or 1 when it stopped with a round open (or held in
+    (controller.simtable); ``players``: seats of other simulated players
+    (``controller.analysis.players.PlayerSpec``); ``protect`` runs the hole-card detector after each round
+    (``controller.protection``). Returns 0, or 1 when it stopped with a round open (or held in
     fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
@@ -573,7 +598,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     try:
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
-                          started_at=started_at, payout_errors=payout_errors)
+                          started_at=started_at, payout_errors=payout_errors, players=players, protect=protect)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)

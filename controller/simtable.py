@@ -34,6 +34,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from controller.analysis.strategy import OptimalStrategy
 from controller.inputs import SUPERVISOR_ACTIONS
@@ -70,8 +71,10 @@ class SimulatedTable:
                  mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
                  on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
                  void_rate: float = 0.0, jurisdiction: Jurisdiction | None = None,
-                 winning_spot: str = "wager_and_payout", payout_errors: float = 0.0) -> None:
+                 winning_spot: str = "wager_and_payout", payout_errors: float = 0.0,
+                 players: dict[int, Any] | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
+        self.players = dict(players or {})  # seat -> controller.analysis.players.SeatPlayer
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
@@ -102,13 +105,24 @@ class SimulatedTable:
     @classmethod
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
                   rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
-                  void_rate: float = 0.0, payout_errors: float = 0.0) -> "SimulatedTable":
+                  void_rate: float = 0.0, payout_errors: float = 0.0,
+                  players: Sequence[Any] = ()) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
-        ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says."""
+        ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
+        ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
+        (``controller.analysis.players``)."""
+        seated = {}
+        if players:
+            from controller.analysis.players import SeatPlayer
+            from controller.analysis.protect_tables import ProtectTables
+
+            tables = ProtectTables.load(jurisdiction)
+            seated = {spec.seat: SeatPlayer(spec, tables, None if seed is None else seed + 10 * spec.seat)
+                      for spec in players}
         return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
                    seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
-                   winning_spot=config.payout.winning_spot, payout_errors=payout_errors)
+                   winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated)
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -224,7 +238,8 @@ class SimulatedTable:
 
     def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
         """The player's decision: the bet as a multiple of the ante, or 0 to fold. Only turned cards are used:
-        the across outside cards (cross[0:2]) from the down decision on, the down ones (cross[2:4]) at the middle."""
+        the across outside cards (cross[0:2]) from the down decision on, the down ones (cross[2:4]) at the middle.
+        A seat of ``players`` decides by its own strategy instead (a hole-carder peeks at its one card)."""
         if self.mistakes and self.rng.random() < self.mistakes:
             return self.rng.choice((0, *self.strategy.multiples))
         if step == "across":
@@ -319,7 +334,9 @@ class SimulatedTable:
             if step != "across" and not self._wait("confirm"):
                 return False
             for seat in sorted(active):
-                multiple = self._decide(step, hands[seat], cross, bets[seat])
+                player = self.players.get(seat)
+                decide = player.decide if player is not None else self._decide
+                multiple = decide(step, hands[seat], cross, bets[seat])
                 if multiple:
                     bets[seat].append(multiple)
                     self._act(self.sensors.place, seat, step, antes[seat] * multiple)

@@ -1,0 +1,242 @@
+"""Game protection: the hole-card tables, the detector's exact false-alarm property, no flag on seeded honest
+play of every strategy, a flag on seeded hole-carders, and the whole path through the simulated table, the
+journal and ``crisscross protect``.
+
+Oracles: the published value of seeing the middle card (a 49.37% player edge, Eliot Jacobson; domain.md) and
+the par sheet's report (docs/par-sheet-ny.md) for the outside cards; ``OptimalStrategy`` (separate code) for
+the honest players' decisions; the e-value's defining property (its mean over the hidden card is 1) checked
+by enumerating every card that could have been hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from controller import cli
+from controller.analysis import players, protect_cli
+from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence, scan_journal
+from controller.analysis.protect_measure import play
+from controller.analysis.protect_tables import ProtectTables
+from controller.analysis.strategy import OptimalStrategy
+from controller.cards import DECK
+from controller.control import public_record
+from controller.journal import Journal, read_records
+from controller.round import Round
+from controller.service import STOP
+from controller.table import load_table_config
+from controller.paytable import load_jurisdiction
+
+pytestmark = pytest.mark.timeout(1200)  # the first use builds the tables (a few minutes on a fresh machine)
+
+
+@pytest.fixture(scope="module")
+def tables() -> ProtectTables:
+    return ProtectTables.load(load_jurisdiction("ny"))
+
+
+def deal(rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.argsort(rng.random((n, 52)), axis=1)[:, :9]
+
+
+def test_the_exposed_card_values_are_the_published_ones(tables):
+    values = tables.exposed_values
+    assert values["middle"] / 2 == pytest.approx(0.4937, abs=5e-5)  # Jacobson's 49.37% of the two antes
+    assert values["across"] == pytest.approx(0.125136, abs=1e-6)  # docs/par-sheet-ny.md
+    assert values["down"] == pytest.approx(0.138967, abs=1e-6)
+    assert values["optimal"] == pytest.approx(-579091 / 6689228, abs=1e-12)
+
+
+def test_the_honest_optimal_player_decides_as_the_optimal_strategy(tables):
+    strategy = OptimalStrategy(load_jurisdiction("ny"))
+    rng = np.random.default_rng(5)
+    cards = deal(rng, 300)
+    names = [[DECK[c] for c in row] for row in cards]
+    zero = np.zeros(300, dtype=np.int64)
+    x = players.optimal(tables, "across", cards[:, :2], cards[:, 2:4], cards[:, 4:6], zero, zero)
+    assert list(x) == [strategy.across(n[:2]) for n in names]
+    bet_x = np.maximum(x, 1)
+    y = players.optimal(tables, "down", cards[:, :2], cards[:, 2:4], cards[:, 4:6], bet_x, zero)
+    assert list(y) == [strategy.down(n[:2], n[2:4], int(b)) for n, b in zip(names, bet_x)]
+    bet_y = np.maximum(y, 1)
+    z = players.optimal(tables, "middle", cards[:, :2], cards[:, 2:4], cards[:, 4:6], bet_x, bet_y)
+    assert list(z) == [strategy.middle(n[:2], n[2:4], n[4:6], int(a), int(b)) for n, a, b in zip(names, bet_x, bet_y)]
+
+
+def test_the_middle_e_value_averages_exactly_one_over_the_cards_that_could_have_been_hidden(tables):
+    """Whatever the decisions, the e-value averaged over every card the player could not see (put in place of
+    the one dealt) is 1: the martingale property that bounds false alarms, for any honest strategy."""
+    rng = np.random.default_rng(1)
+    for row in deal(rng, 12):
+        hole, cross = row[:2], row[2:7]
+        decisions = [int(rng.choice([1, 2, 3])), int(rng.choice([0, 1, 3])), int(rng.choice([0, 3]))]
+        if decisions[1] == 0:
+            decisions[2] = -1
+        candidates = [c for c in range(52) if c not in hole and c not in cross[:4]]
+        crosses = np.array([[*cross[:4], c] for c in candidates])
+        n = len(crosses)
+        e = evidence(tables, np.tile(hole, (n, 1)), crosses, np.tile(decisions, (n, 1)))[:, 0]
+        assert e.mean() == pytest.approx(1.0, abs=1e-12)
+        assert (e >= 0).all()
+
+
+@pytest.mark.parametrize("line", ["across", "down"])
+def test_an_outside_card_e_value_averages_one_over_every_pair_of_hidden_cards(tables, line):
+    rng = np.random.default_rng(9)
+    row = deal(rng, 1)[0]
+    hole, across = row[:2], row[2:4]
+    shown = set(hole) | (set(across) if line == "down" else set())
+    rest = [c for c in range(52) if c not in shown]
+    pairs = [(a, b) for i, a in enumerate(rest) for b in rest[i + 1:]]
+    def cross(a, b):
+        others = [c for c in rest if c not in (a, b)]
+        return [a, b, *others[:3]] if line == "across" else [*across, a, b, others[0]]
+    crosses = np.array([cross(a, b) for a, b in pairs])
+    n = len(crosses)
+    column = 1 if line == "across" else 2
+    for decisions in ([0, -1, -1], [1, 0, -1], [3, 1, 3], [2, 3, -1], [1, 3, 0]):
+        e = evidence(tables, np.tile(hole, (n, 1)), crosses, np.tile(decisions, (n, 1)))[:, column]
+        assert e.mean() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("strategy", ["optimal", "never_fold", "always_1x", "pair_3x", "erring:0.2"])
+def test_no_honest_session_is_flagged(tables, strategy):
+    outcome = play(tables, strategy, 400, 100, np.random.default_rng(20))
+    assert outcome.flagged == 0
+
+
+@pytest.mark.parametrize("cheat, median_at_most", [("middle:1", 25), ("across:1", 80), ("down:1", 60),
+                                                   ("middle:0.5", 120)])
+def test_hole_carders_are_flagged_and_the_card_named(tables, cheat, median_at_most):
+    outcome = play(tables, cheat, 60, 300, np.random.default_rng(21))
+    assert outcome.flagged >= 57
+    assert outcome.percentile(50) <= median_at_most
+    card = cheat.split(":")[0]
+    assert outcome.pointed[card] >= 0.9 * outcome.flagged
+
+
+def test_the_flagging_level_is_one_over_alpha():
+    wealth = Wealth(2)
+    wealth.add(np.array([[1 / ALPHA, 1.0, 1.0], [1.0, 1.0, 1.0]]))
+    # the average of 9 martingales, 3 of them at 1 / ALPHA x pi: below the level; twice more crosses it
+    assert not wealth.flagged.any()
+    wealth.add(np.array([[1 / ALPHA, 1.0, 1.0], [1.0, 1.0, 1.0]]))
+    assert list(wealth.flagged) == [True, False]
+    assert wealth.pointed()[0][0] == 0
+
+
+def test_a_session_ends_after_the_gap(tables):
+    rng = np.random.default_rng(3)
+    detector = Detector(tables, gap=2)
+    for number in (1, 2, 3, 7, 8):
+        row = deal(rng, 1)[0]
+        detector.add([RoundSeen(number, 4, 500, tuple(row[:2]), tuple(row[2:7]), (1, 1, 1))])
+    reports = detector.reports()
+    assert [(r.first, r.last, r.rounds) for r in reports] == [(1, 3, 3), (7, 8, 2)]
+    assert all(not r.flagged and r.loss >= 0 for r in reports)
+
+
+@pytest.mark.parametrize("text, message", [("2:middle:1.5", "not from 0 to 1"), ("x:middle", "expected SEAT"),
+                                           ("2:eyes", "not one of")])
+def test_a_bad_hole_carder_option_is_named(text, message):
+    with pytest.raises(ValueError, match=message):
+        protect_cli.parse_spec(text, True)
+
+
+def test_simulated_players_need_simulate(capsys):
+    assert cli.main(["run", "--hole-carder", "2:middle", "--rounds", "1"]) == 2
+    assert "--simulate" in capsys.readouterr().err
+
+
+def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_path, tables):
+    """Through the pseudo-terminal devices, the round machine and the journal: the middle-card hole-carder is
+    flagged, live (one journaled ``Alert``, kept from the public records) and offline; the honest seats of every
+    strategy are not."""
+    journal = tmp_path / "journal.db"
+    run = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "45", "--seed", "3",
+                          "--quiet", "--protect", "--journal", str(journal), "--hole-carder", "2:middle",
+                          "--player-strategy", "1:never_fold", "--player-strategy", "3:always_1x",
+                          "--player-strategy", "5:pair_3x", "--player-strategy", "6:erring:0.2"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    reports = scan_journal(journal, tables)
+    flagged = {r.seat: r for r in reports if r.flagged}
+    assert set(flagged) == {2}
+    assert flagged[2].card == "middle" and flagged[2].loss > 0
+    assert cli.main(["protect", "--journal", str(journal)]) == 1
+    assert math.isfinite(flagged[2].log10_evidence)
+    alerts = [r for r in read_records(journal) if r["type"] == "Alert"]
+    assert [(a["data"]["seat"], a["data"]["card"]) for a in alerts] == [(2, "middle")]
+    assert alerts[0]["round"] == flagged[2].flagged_at and alerts[0]["data"]["loss"] > 0
+    assert public_record(alerts[0]) is None
+    assert not any(card in json.dumps(alerts[0]["data"]) for card in DECK)
+
+
+def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
+    from controller.protection import Alert
+    from controller.service import Controller
+
+    journal = Journal(tmp_path / "journal.db", fsync=False)
+    published = []
+    controller = Controller(Round(load_table_config(), load_jurisdiction("ny")), journal, {}, queue.Queue(),
+                            on_record=published.append)
+    controller.events.put(Alert(7, 3, "down", 412, 1, 30, 100, 4170))
+    controller.events.put(STOP)
+    controller.run()
+    journal.close()
+    alert = next(r for r in read_records(tmp_path / "journal.db") if r["type"] == "Alert")
+    assert alert["round"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "record"
+    assert alert in published and public_record(alert) is None
+
+
+def test_alerts_are_served_to_supervisors_only(tmp_path):
+    import base64
+    import http.client
+    import time
+
+    from controller.control import ControlConfig, ControlServer
+    from controller.operators import MIN_ITERATIONS, add_operator
+
+    operators = tmp_path / "operators.yaml"
+    add_operator(operators, "sue", "supervisor", "supervisor-pass", iterations=MIN_ITERATIONS)
+    add_operator(operators, "dan", "dealer", "dealer-pass-1", iterations=MIN_ITERATIONS)
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators), queue.Queue(), request_timeout=0.5)
+    server.start()
+    try:
+        alert = {"seq": 9, "time": "2026-01-01T00:00:00.000+00:00", "kind": "record", "round": 7, "type": "Alert",
+                 "data": {"seat": 3, "card": "down", "evidence_log10_hundredths": 412, "first_round": 1,
+                          "rounds": 30, "share_percent": 100, "loss": 4170, "round_no": 7}, "prev": "0", "hash": "0"}
+        server.publish_record(alert)
+
+        def get(user: str | None, password: str = "") -> tuple[int, dict]:
+            headers = {}
+            if user:
+                headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            try:
+                conn.request("GET", "/alerts", headers=headers)
+                response = conn.getresponse()
+                return response.status, json.loads(response.read())
+            finally:
+                conn.close()
+
+        deadline = time.monotonic() + 10
+        while not server.alerts and time.monotonic() < deadline:
+            time.sleep(0.01)
+        status, body = get("sue", "supervisor-pass")
+        assert status == 200 and body["alerts"] == [{k: alert[k] for k in ("seq", "time", "round", "type", "data")}]
+        assert get("dan", "dealer-pass-1")[0] == 403
+        assert get(None)[0] == 401
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/events")
+        events = json.loads(conn.getresponse().read())
+        conn.close()
+        assert all(r.get("type") != "Alert" for r in events["records"])
+    finally:
+        server.stop()
