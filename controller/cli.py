@@ -138,6 +138,15 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
     recall.add_argument("--config", type=Path, default=None, help=config_help)
 
+    sim = sub.add_parser("sim", help="the device simulators", parents=[common])
+    sim_sub = sim.add_subparsers(dest="sim_command", required=True)
+    console = sim_sub.add_parser("console", help="place chips, press buttons, turn the key and inject faults on the "
+                                                 "simulators of a running rig (docs/rig.md)", parents=[common])
+    console.add_argument("--socket", type=Path, required=True, metavar="PATH",
+                         help="the rig's simulator control socket (python -m hil.rig ... --sim-socket PATH)")
+    console.add_argument("--command", "-c", dest="command_lines", action="append", default=[], metavar="LINE",
+                         help="run this command and exit (repeatable) instead of the interactive console")
+
     config = sub.add_parser("config", help="the table configuration", parents=[common])
     config_sub = config.add_subparsers(dest="config_command", required=True)
     init = config_sub.add_parser("init", help="write an editable copy of the default configuration into DIR "
@@ -212,6 +221,10 @@ def _main(argv: list[str] | None) -> int:
         return _operator(args)
     if args.command == "config":
         return _config_init(args.dir)
+    if args.command == "sim":
+        from drivers.simconsole import run_console
+
+        return run_console(args.socket, args.command_lines)
     return _run(args)
 
 
