@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -207,8 +208,8 @@ class ScenarioRun:
         raise StepFailed(f"the service did not leave 'starting' within {START_TIMEOUT:.0f} s")
 
     def stop_service(self, how: int = signal.SIGTERM) -> int | None:
-        """Stop the service: SIGKILL at once, or SIGTERM twice (the second stops a round held open) and
-        SIGKILL after 20 s. Returns its exit status (None if it was not running)."""
+        """Stop the service: SIGKILL at once, or SIGTERM and, if it still runs 0.3 s later (a round in
+        progress), SIGTERM again, which stops it at once; SIGKILL after 20 s. Returns its exit status (None if it was not running)."""
         proc, self.proc = self.proc, None
         if proc is None:
             return None
@@ -216,7 +217,7 @@ class ScenarioRun:
             proc.send_signal(how)
             if how == signal.SIGTERM:
                 try:
-                    return proc.wait(timeout=3)
+                    return proc.wait(timeout=0.3)
                 except subprocess.TimeoutExpired:
                     proc.send_signal(signal.SIGTERM)
             try:
@@ -405,6 +406,12 @@ class ScenarioRun:
             result.status, result.message = "skipped", skip
             return result
         step: Step | None = None
+        # the simulators' own log lines (a flood's thousand NAKs) go to the run's folder, not the terminal
+        handler = logging.FileHandler(self.workdir / "simulators.log")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        level, root.level = root.level, logging.INFO
         try:
             self._write_config()
             self.start_service()
@@ -418,6 +425,9 @@ class ScenarioRun:
             result.status, result.step, result.message = "error", step, f"{type(exc).__name__}: {exc}"
         finally:
             self.teardown()
+            root.removeHandler(handler)
+            root.setLevel(level)
+            handler.close()
             result.seconds = time.monotonic() - started
         if result.status != "passed":
             result.journal_excerpt = self.excerpt()
