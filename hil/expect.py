@@ -25,13 +25,15 @@ CARD_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
 
 
 def matches(expected: Any, actual: Any) -> bool:
-    """True when ``actual`` holds ``expected``: a mapping by each of its keys (recursively; a key ``1`` also
-    matches ``"1"``), anything else by equality."""
+    """True when ``actual`` holds ``expected``: a mapping by each of its keys (recursively; a key ``1`` and a
+    key ``"1"`` are the same seat), anything else by equality."""
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
             return False
         for key, value in expected.items():
-            found = actual.get(key, actual.get(str(key), _MISSING)) if isinstance(actual, Mapping) else _MISSING
+            found = actual.get(key, actual.get(str(key), _MISSING))
+            if found is _MISSING and isinstance(key, str) and key.isdigit():
+                found = actual.get(int(key), _MISSING)
             if found is _MISSING or not matches(value, found):
                 return False
         return True

@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --scenario: a real device's port (repeatable); the other devices are simulated")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="with --scenario: keep each scenario's configuration, journal and log in DIR/<name>")
+    parser.add_argument("--jobs", "-j", type=positive_int, default=4, metavar="N",
+                        help="with --scenario: run N scenarios at a time, each on its own simulators and service "
+                             "(default 4)")
     parser.add_argument("--console", action="store_true",
                         help="with --scenario: open the simulators' console (docs/rig.md) once the service is up")
     parser.add_argument("--sim-socket", type=Path, metavar="PATH",

@@ -96,7 +96,7 @@ def run_from_command_line(args: argparse.Namespace) -> int:
             print(f"{scenario.name}: {result.headline} ({result.seconds:.1f} s); journal {result.journal}")
             results.append(result)
     else:
-        results = run_scenarios(scenarios, ports, keep=args.keep)
+        results = run_scenarios(scenarios, ports, keep=args.keep, jobs=args.jobs)
     counts = {s: sum(1 for r in results if r.status == s) for s in ("passed", "failed", "error", "skipped")}
     print(f"scenarios: {len(results)}; " + ", ".join(f"{s} {n}" for s, n in counts.items())
           + f"; {time.monotonic() - started:.0f} s")

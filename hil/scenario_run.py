@@ -15,6 +15,7 @@ saying which step and device.
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import http.client
 import json
 import logging
@@ -25,6 +26,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,11 +85,21 @@ class CaseResult:
         return f"{self.status}: step {self.step.index} ({self.step.where}) {self.step.label}: {self.message}"
 
 
+_print_lock = threading.Lock()
+_ports_lock = threading.Lock()
+_ports_given: set[int] = set()  # guarded by _ports_lock: never the same port to two tables of one run
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 free now (the kernel's choice)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port on 127.0.0.1 free now (the kernel's choice), never one this process handed out before."""
+    with _ports_lock:
+        while True:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            if port not in _ports_given:
+                _ports_given.add(port)
+                return port
 
 
 def merged(base: Any, overrides: Any) -> Any:
@@ -406,12 +418,6 @@ class ScenarioRun:
             result.status, result.message = "skipped", skip
             return result
         step: Step | None = None
-        # the simulators' own log lines (a flood's thousand NAKs) go to the run's folder, not the terminal
-        handler = logging.FileHandler(self.workdir / "simulators.log")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
-        root = logging.getLogger()
-        root.addHandler(handler)
-        level, root.level = root.level, logging.INFO
         try:
             self._write_config()
             self.start_service()
@@ -425,9 +431,6 @@ class ScenarioRun:
             result.status, result.step, result.message = "error", step, f"{type(exc).__name__}: {exc}"
         finally:
             self.teardown()
-            root.removeHandler(handler)
-            root.setLevel(level)
-            handler.close()
             result.seconds = time.monotonic() - started
         if result.status != "passed":
             result.journal_excerpt = self.excerpt()
@@ -437,26 +440,41 @@ class ScenarioRun:
 
 
 def run_scenarios(scenarios: list[Scenario], ports: dict[str, str] | None = None, keep: Path | None = None,
-                  log=print) -> list[CaseResult]:
-    """Run each scenario on a table of its own, in order; return the results. ``keep``: a folder where each
-    scenario's configuration, journal and service log stay (``keep/<name>/``); else they are removed after a
-    pass and kept (and named) after a failure."""
-    results = []
-    for scenario in scenarios:
-        if keep is not None:
-            workdir = keep / scenario.name
-            shutil.rmtree(workdir, ignore_errors=True)
-            workdir.mkdir(parents=True)
-        else:
-            workdir = Path(tempfile.mkdtemp(prefix=f"crisscross-scenario-{scenario.name}-"))
-        result = ScenarioRun(scenario, workdir, ports).run()
-        results.append(result)
-        log(f"{scenario.name}: {result.headline} ({result.seconds:.1f} s)")
-        if result.status in ("failed", "error"):
-            for line in result.journal_excerpt[-8:]:
-                log(f"    {line}")
-            log(f"    (journal and service log: {workdir})")
-        elif keep is None:
-            shutil.rmtree(workdir, ignore_errors=True)
-    return results
+                  jobs: int = 1, log=print) -> list[CaseResult]:
+    """Run each scenario on a table of its own, ``jobs`` at a time (each its own simulators and service
+    process); return the results in the order given. Each scenario's configuration, journal and service log
+    are in ``<folder>/<name>/``, the simulators' log lines of the whole run in ``<folder>/simulators.log``;
+    ``folder`` is ``keep`` (kept), else a temporary folder removed when every scenario passed."""
+    folder = keep if keep is not None else Path(tempfile.mkdtemp(prefix="crisscross-scenarios-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / "simulators.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)  # the simulators' lines (a flood's thousand NAKs) go there, not to the terminal
+    root.setLevel(logging.INFO)
 
+    def one(scenario: Scenario) -> CaseResult:
+        workdir = folder / scenario.name
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        result = ScenarioRun(scenario, workdir, ports).run()
+        with _print_lock:
+            log(f"{scenario.name}: {result.headline} ({result.seconds:.1f} s)")
+            if result.status in ("failed", "error"):
+                for line in result.journal_excerpt[-8:]:
+                    log(f"    {line}")
+                log(f"    (journal and service log: {workdir})")
+        return result
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs),
+                                                   thread_name_prefix="scenario") as pool:
+            results = list(pool.map(one, scenarios))
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()
+    if keep is None and all(r.status in ("passed", "skipped") for r in results):
+        shutil.rmtree(folder, ignore_errors=True)
+    return results
