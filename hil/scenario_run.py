@@ -183,8 +183,8 @@ class ScenarioRun:
             add_operator(operators, name, role, passwords[name], iterations=MIN_ITERATIONS)
         table["control"] = merged(table.get("control") or {}, {"enabled": True, "host": "127.0.0.1", "port": port,
                                                                 "operators": str(operators)})
-        if "jurisdiction" in table and not str(table["jurisdiction"]).isalpha():
-            table["jurisdiction"] = str((CONFIG_DIR / table["jurisdiction"]).resolve())
+        if not str(table.get("jurisdiction", "ny")).isalpha():  # a file, as written relative to the scenario
+            table["jurisdiction"] = str((self.scenario.path.parent / table["jurisdiction"]).resolve())
         self.config_path.write_text(yaml.safe_dump(table, sort_keys=False))
         self.client = ControlClient(port, passwords)
         names = list(table["devices"])

@@ -139,7 +139,7 @@ def test_every_fault_cause_of_the_architecture_has_a_scenario():
     causes = set(re.findall(r"`([a-z_]+)`", table)) - {"link_silence_s", "reconnect_max_s", "internal"}
     covered = {c for s in load_all(SCENARIOS) for c in s.data.get("fault_causes", ())}
     # a wrong-size stack is the cause stack_size; "a foreign or repeated card" is card_count (controller/round.py)
-    assert causes | {"stack_size"} <= covered | set(), sorted(causes | {"stack_size"} - covered)
+    assert causes | {"stack_size"} <= covered, sorted(causes | {"stack_size"} - covered)
     assert "internal" in table  # a defect: not injectable from a device; docs/rig.md says so
 
 
