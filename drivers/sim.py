@@ -358,19 +358,27 @@ class PtySimulator(abc.ABC):
             self._apply_fault(trigger[3], trigger[4], trigger[5])
 
     def _flood(self, seconds: float, rate: float) -> None:
-        """Write PONG frames at ``rate`` a second for ``seconds``, in blocks of 50, skipping a block the pty
-        cannot take now (the host stopped reading): a flooding device never waits."""
+        """Write PONG frames at ``rate`` a second for ``seconds``, in blocks of 50 paced by the clock (a late
+        wake-up writes what is owed since the start), skipping what the pty cannot take now (the host stopped
+        reading): a flooding device never waits."""
         block = b"".join(framing.encode_frame(n % 256, framing.PONG, b"") for n in range(50))
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not self._closed:
-            with self.lock:
-                master = self._master
-                if master is not None and select.select([], [master], [], 0)[1]:
-                    try:
-                        os.write(master, block)
-                    except OSError:
-                        pass  # unplugged meanwhile: the flood goes nowhere
-            time.sleep(50 / rate)
+        start = time.monotonic()
+        counted = 0  # frames written or skipped so far
+        while not self._closed:
+            now = time.monotonic()
+            if now - start >= seconds:
+                return
+            blocks = min((int((now - start) * rate) - counted) // 50, 40)
+            if blocks > 0:
+                counted += blocks * 50
+                with self.lock:
+                    master = self._master
+                    if master is not None and select.select([], [master], [], 0)[1]:
+                        try:
+                            os.write(master, block * blocks)
+                        except OSError:
+                            pass  # unplugged, or the pty is full: a flooding device does not wait
+            time.sleep(0.005)
 
     def device_faults(self) -> tuple[str, ...]:
         """Fault kinds of this device beyond ``FAULT_KINDS`` (none here; the shoe has its FAULT causes)."""
