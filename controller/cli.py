@@ -159,6 +159,14 @@ def _parser() -> argparse.ArgumentParser:
     from controller.floor.tools import add_parsers as add_floor
 
     add_floor(sub, common, config_help)
+    sim = sub.add_parser("sim", help="the device simulators", parents=[common])
+    sim_sub = sim.add_subparsers(dest="sim_command", required=True)
+    console = sim_sub.add_parser("console", help="place chips, press buttons, turn the key and inject faults on the "
+                                                 "simulators of a running rig (docs/rig.md)", parents=[common])
+    console.add_argument("--socket", type=Path, required=True, metavar="PATH",
+                         help="the rig's simulator control socket (python -m hil.rig ... --sim-socket PATH)")
+    console.add_argument("--command", "-c", dest="command_lines", action="append", default=[], metavar="LINE",
+                         help="run this command and exit (repeatable) instead of the interactive console")
 
     config = sub.add_parser("config", help="the table configuration", parents=[common])
     config_sub = config.add_subparsers(dest="config_command", required=True)
@@ -240,6 +248,10 @@ def _main(argv: list[str] | None) -> int:
         from controller.floor.tools import run as floor
 
         return floor(args)
+    if args.command == "sim":
+        from drivers.simconsole import run_console
+
+        return run_console(args.socket, args.command_lines)
     return _run(args)
 
 

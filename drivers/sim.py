@@ -16,7 +16,8 @@ thread, so they need a started simulator.
 
 Fault injection (OctoPrint style; docs/protocol.md, "Fault injection"): ``inject(kind, count=1, **params)``
 with ``kind`` one of ``FAULT_KINDS`` (plus the device's own, e.g. the shoe's ``jam``); ``clear_faults()``
-cancels what is armed and ends a silence; ``chaos(rate, seed)`` injects at random. ``fault_counts`` counts
+cancels what is armed and ends a silence; ``inject_on(message, kind, nth=N)`` arms a fault for the Nth next frame
+of a type (a moment of the exchange: the third DISPENSE, the next READ_SPOTS); ``chaos(rate, seed)`` injects at random. ``fault_counts`` counts
 every fault that took effect, by kind.
 """
 
@@ -68,9 +69,12 @@ EVENT_QUEUE = 4096
 #: ``silent`` receive nothing and send nothing for ``seconds`` (default: until ``clear_faults()``);
 #: ``unplug`` the master end is closed now (a pulled USB adapter); the slave stays until ``stop()``;
 #: ``replug`` unplug now and come back ``after`` seconds later (default 0) on a NEW pty (another port name),
-#: with the same identity and state; the ``link_dir`` symlink follows.
+#: with the same identity and state; the ``link_dir`` symlink follows;
+#: ``nak_in`` the next ``count`` received frames are refused with NAK reason 3 (not allowed now) instead of handled;
+#: ``flood`` valid PONG frames are written at ``rate`` a second (default 2,000) for ``seconds`` (default 4), never
+#: waiting for the host (docs/protocol.md, "Flooding").
 FAULT_KINDS: tuple[str, ...] = ("drop_in", "drop_out", "corrupt", "delay", "duplicate", "split", "garbage",
-                                "silent", "unplug", "replug")
+                                "silent", "unplug", "replug", "nak_in", "flood")
 #: Kinds that act on the next sent frames, in the order they were armed.
 _OUTGOING = ("drop_out", "corrupt", "delay", "duplicate", "split")
 #: Kinds ``chaos`` may choose, per direction; the lossy ones only for frames the protocol recovers.
@@ -121,6 +125,8 @@ class PtySimulator(abc.ABC):
         #: Device-initiated frames sent again because no ACK came in time.
         self.resent = 0
         self._drop_in = 0
+        self._nak_in = 0
+        self._triggers: list[list[Any]] = []  # [message type, frames still to pass, fires left, kind, count, params]
         self._out_faults: deque[tuple[str, dict[str, Any]]] = deque()
         self._silent_until: float | None = None
         self._outq: list[tuple[float, int, bytes]] = []  # heap of (due, order, bytes) for delayed writes
@@ -251,10 +257,15 @@ class PtySimulator(abc.ABC):
         Raises ``ValueError`` for an unknown kind, a count below 1, an unknown or negative parameter, and
         ``OSError`` for ``garbage`` while unplugged.
         """
+        self._check_fault(kind, count, params)
+        self._apply_fault(kind, count, params)
+
+    def _check_fault(self, kind: str, count: int, params: dict[str, Any]) -> None:
+        """Refuse a fault ``inject`` would refuse (``ValueError``), before it is armed or applied."""
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be an integer >= 1, got {count!r}")
         allowed = {"delay": {"seconds"}, "silent": {"seconds"}, "split": {"pause"}, "replug": {"after"},
-                   "corrupt": {"at"}}
+                   "corrupt": {"at"}, "flood": {"seconds", "rate"}}
         if kind not in FAULT_KINDS and kind not in self.device_faults():
             raise ValueError(f"unknown fault {kind!r}; expected one of {FAULT_KINDS + self.device_faults()}")
         unknown = set(params) - allowed.get(kind, set())
@@ -268,6 +279,8 @@ class PtySimulator(abc.ABC):
                 continue
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
+
+    def _apply_fault(self, kind: str, count: int, params: dict[str, Any]) -> None:
         if kind == "unplug":
             self.unplug()
         elif kind == "replug":
@@ -295,11 +308,77 @@ class PtySimulator(abc.ABC):
         elif kind == "drop_in":
             with self.lock:
                 self._drop_in += count
+        elif kind == "nak_in":
+            with self.lock:
+                self._nak_in += count
+        elif kind == "flood":
+            self.fault_counts["flood"] += 1
+            threading.Thread(target=self._flood, args=(params.get("seconds") or 4.0, params.get("rate") or 2000.0),
+                             name=f"{self.kind}-sim-flood", daemon=True).start()
         elif kind in _OUTGOING:
             with self.lock:
                 self._out_faults.extend((kind, dict(params)) for _ in range(count))
         else:
             self.inject_device_fault(kind, count)
+
+    def inject_on(self, message: str, kind: str, count: int = 1, *, nth: int = 1, times: int = 1,
+                  **params: Any) -> None:
+        """Arm a fault for a moment of the exchange: when the ``nth`` next frame of type ``message`` (a name of
+        ``framing.MESSAGE_NAMES``: ``DISPENSE``, ``READ_SPOTS``, ``HELLO``...) arrives, ``inject(kind, count,
+        **params)`` is done just before that frame is looked at, and again on the ``times - 1`` frames of that
+        type that follow (an exact duplicate of the frame answered last is not counted). So ``inject_on(
+        "DISPENSE", "jam", nth=3)`` jams the third dispense from now, ``inject_on("READ_SPOTS", "silent",
+        seconds=5)`` silences the sensors during the next reading. ``ValueError`` for an unknown message, a
+        fault ``inject`` refuses, or ``nth``/``times`` below 1 (docs/protocol.md, "Fault injection")."""
+        types = {name: code for code, name in framing.MESSAGE_NAMES.items()}
+        if message not in types:
+            raise ValueError(f"unknown message {message!r}; expected one of {sorted(types)}")
+        for name, value in (("nth", nth), ("times", times)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        self._check_fault(kind, count, params)
+        with self.lock:
+            self._triggers.append([types[message], nth - 1, times, kind, count, dict(params)])
+
+    def _fire_triggers(self, frame: Frame) -> None:
+        """Apply the faults armed by ``inject_on`` for this frame (reader thread, lock held)."""
+        last = self._last_answer
+        if not self._triggers or (last is not None and last[0] == frame):
+            return
+        for trigger in list(self._triggers):
+            if trigger[0] != frame.msg_type:
+                continue
+            if trigger[1]:
+                trigger[1] -= 1
+                continue
+            trigger[2] -= 1
+            if not trigger[2]:
+                self._triggers.remove(trigger)
+            log.info("%s-sim: %s on %s", self.kind, trigger[3], framing.message_name(frame.msg_type))
+            self._apply_fault(trigger[3], trigger[4], trigger[5])
+
+    def _flood(self, seconds: float, rate: float) -> None:
+        """Write PONG frames at ``rate`` a second for ``seconds``, in blocks of 50 paced by the clock (a late
+        wake-up writes what is owed since the start), skipping what the pty cannot take now (the host stopped
+        reading): a flooding device never waits."""
+        block = b"".join(framing.encode_frame(n % 256, framing.PONG, b"") for n in range(50))
+        start = time.monotonic()
+        counted = 0  # frames written or skipped so far
+        while not self._closed:
+            now = time.monotonic()
+            if now - start >= seconds:
+                return
+            blocks = min((int((now - start) * rate) - counted) // 50, 40)
+            if blocks > 0:
+                counted += blocks * 50
+                with self.lock:
+                    master = self._master
+                    if master is not None and select.select([], [master], [], 0)[1]:
+                        try:
+                            os.write(master, block * blocks)
+                        except OSError:
+                            pass  # unplugged, or the pty is full: a flooding device does not wait
+            time.sleep(0.005)
 
     def device_faults(self) -> tuple[str, ...]:
         """Fault kinds of this device beyond ``FAULT_KINDS`` (none here; the shoe has its FAULT causes)."""
@@ -313,6 +392,8 @@ class PtySimulator(abc.ABC):
         """Cancel every armed fault, end a silence and stop ``chaos``; delayed frames still leave."""
         with self.lock:
             self._drop_in = 0
+            self._nak_in = 0
+            self._triggers.clear()
             self._out_faults.clear()
             self._silent_until = None
             self._chaos = None
@@ -571,6 +652,7 @@ class PtySimulator(abc.ABC):
             try:
                 self.received.append(frame)
                 self.arrivals.append((time.monotonic(), frame))
+                self._fire_triggers(frame)
                 if self._is_silent():
                     log.debug("%s-sim: silent, ignored %r", self.kind, frame)
                     return
@@ -584,6 +666,11 @@ class PtySimulator(abc.ABC):
                     self._drop_in = max(0, self._drop_in - 1)
                     self.fault_counts["drop_in"] += 1
                     log.debug("%s-sim: dropped incoming %r", self.kind, frame)
+                    return
+                if self._nak_in:
+                    self._nak_in -= 1
+                    self.fault_counts["nak_in"] += 1
+                    self.nak(frame.seq, framing.NAK_NOT_ALLOWED)
                     return
                 self._answering = []
                 try:

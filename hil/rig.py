@@ -1,6 +1,12 @@
 """The rig: simulators on pseudo-terminals and a scripted table here, the service in its own process.
 
     python -m hil.rig --rounds 20 --seed 5 [--journal PATH] [--config config/table.yaml] [--faults RATE]
+    python -m hil.rig --scenario hil/scenarios/*.yaml [--junit-xml PATH] [--port shoe=/dev/...] [--keep DIR]
+    python -m hil.rig --scenario FILE --console [--sim-socket PATH]
+
+With ``--scenario`` it runs scenario files instead (``hil.scenario_run``, docs/rig.md): each against the
+service in its own process, every device simulated unless ``--port`` gives it a real port, one JUnit test
+case per scenario with ``--junit-xml``; ``--console`` opens the simulators' console once the service is up.
 
 Starts the shoe, bet-sensor and panel simulators on pseudo-terminals and the scripted players and dealer
 (``controller.simtable``), starts ``crisscross run`` as a separate process with ``--port`` pointing each device
@@ -182,7 +188,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", type=float, default=0.0, metavar="RATE",
                         help="probability that a frame suffers a random fault (drop, corrupt, delay, duplicate, "
                              "split; default 0)")
+    parser.add_argument("--scenario", nargs="+", type=Path, metavar="FILE",
+                        help="run these scenario files (docs/rig.md) instead of random rounds")
+    parser.add_argument("--junit-xml", type=Path, metavar="PATH", help="with --scenario: write a JUnit XML report")
+    parser.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
+                        help="with --scenario: a real device's port (repeatable); the other devices are simulated")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="with --scenario: keep each scenario's configuration, journal and log in DIR/<name>")
+    parser.add_argument("--jobs", "-j", type=positive_int, default=4, metavar="N",
+                        help="with --scenario: run N scenarios at a time, each on its own simulators and service "
+                             "(default 4)")
+    parser.add_argument("--console", action="store_true",
+                        help="with --scenario: open the simulators' console (docs/rig.md) once the service is up")
+    parser.add_argument("--sim-socket", type=Path, metavar="PATH",
+                        help="with --scenario: serve the simulators' control socket at PATH (crisscross sim console)")
     args = parser.parse_args(argv)
+    if args.scenario:
+        from hil.scenario_main import run_from_command_line
+
+        return run_from_command_line(args)
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.db"
     try:
         result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes, faults=args.faults,

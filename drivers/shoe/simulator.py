@@ -8,6 +8,13 @@ injected with ``inject(name)`` (``name`` one of ``SHOE_FAULTS``: jam, misfeed, u
 door_open), answers FAULT and deals nothing (the txn is not recorded, so a later retry of the same id can
 succeed). QUERY_LAST is answered with LAST: the last stack dealt, or txn 0 and no cards.
 
+For scenarios (hil/scenarios, docs/rig.md): ``stack_deck(cards)`` puts chosen cards on top at the next
+shuffle; ``remove_cards(cards)`` keeps cards out of the following shuffles (SHUFFLE_DONE counts fewer than 52)
+until ``remove_cards(())``; the faults ``short_stack`` (the next new stack lacks its last card) and
+``repeated_card`` (the next new stack's first card is the first card of the stack before it) make a stack that
+cannot be trusted; ``power_cycle()`` loses the transaction record and the shuffle, as a shoe without
+non-volatile memory does when it loses power.
+
 Does not model: card recognition errors other than injected ones, the time a shuffle or dispense takes, burn
 cards, the discard rack, the door sensor, or losing its transaction record on power loss.
 """
@@ -28,6 +35,10 @@ from drivers.sim import HISTORY, PtySimulator
 log = logging.getLogger(__name__)
 
 
+#: Faults of the shoe simulator that answer one DISPENSE with a stack that cannot be trusted (the round is voided).
+BAD_STACKS: tuple[str, ...] = ("short_stack", "repeated_card")
+
+
 class ShoeSimulator(PtySimulator):
     """A shoe with one deck. ``seed`` makes the shuffles reproducible (``random.Random(seed)``); without it
     shuffles use ``secrets.SystemRandom()``."""
@@ -46,6 +57,9 @@ class ShoeSimulator(PtySimulator):
         self._dispensed: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=HISTORY)
         self._dealt = 0
         self._faults: deque[str] = deque()
+        self._stacked: tuple[str, ...] = ()
+        self._removed: frozenset[str] = frozenset()
+        self._forgot = False  # power-cycled: LAST answers txn 0 until the next stack
         self.shuffles = 0
 
     @property
@@ -84,8 +98,35 @@ class ShoeSimulator(PtySimulator):
         self.inject(code_name)
 
     def device_faults(self) -> tuple[str, ...]:
-        """The shoe's FAULT causes (``SHOE_FAULTS``): each makes one DISPENSE answer FAULT instead of dealing."""
-        return SHOE_FAULTS
+        """The shoe's FAULT causes (``SHOE_FAULTS``): each makes one DISPENSE answer FAULT instead of dealing;
+        and ``BAD_STACKS``: one new DISPENSE answered with a stack that cannot be trusted."""
+        return SHOE_FAULTS + BAD_STACKS
+
+    def stack_deck(self, cards: tuple[str, ...] | list[str]) -> None:
+        """At the next shuffle, deal ``cards`` first, in this order (the cross's five, then each stack of two),
+        the rest of the deck shuffled after them. ``ValueError`` for a card not in the deck or given twice."""
+        cards = tuple(cards)
+        if not set(cards) <= set(protocol.DECK) or len(set(cards)) != len(cards):
+            raise ValueError(f"cards must be distinct cards of the deck (rank 23456789TJQKA + suit cdhs), got {cards}")
+        with self.lock:
+            self._stacked = cards
+
+    def remove_cards(self, cards: tuple[str, ...] | list[str]) -> None:
+        """Keep ``cards`` out of the following shuffles (a card missing from the deck: SHUFFLE_DONE counts
+        fewer than 52) until called again with no cards. ``ValueError`` for a card not in the deck."""
+        if not set(cards) <= set(protocol.DECK):
+            raise ValueError(f"cards must be cards of the deck, got {tuple(cards)}")
+        with self.lock:
+            self._removed = frozenset(cards)
+
+    def power_cycle(self) -> None:
+        """Lose power: the transaction record, the deck and the shuffle are gone (LAST answers txn 0 until the
+        next stack; a DISPENSE before a new SHUFFLE is refused). ``dispensed`` still lists what was dealt."""
+        with self.lock:
+            self._records.clear()
+            self._deck = []
+            self._shuffled = False
+            self._forgot = True
 
     def inject_device_fault(self, kind: str, count: int) -> None:
         """The next ``count`` new DISPENSE requests answer FAULT ``kind`` and deal nothing."""
@@ -95,14 +136,16 @@ class ShoeSimulator(PtySimulator):
     def last(self) -> tuple[int, tuple[str, ...]]:
         """The last stack dealt as ``(txn_id, cards)``, ``(0, ())`` before any."""
         with self.lock:
-            return self._dispensed[-1] if self._dispensed else (0, ())
+            return self._dispensed[-1] if self._dispensed and not self._forgot else (0, ())
 
     def handle(self, frame: Frame) -> None:
         """SHUFFLE -> SHUFFLE_DONE; DISPENSE -> STACK, FAULT or NAK; QUERY_LAST -> LAST (module docstring)."""
         if frame.msg_type == protocol.SHUFFLE:
             framing.decode_empty(protocol.SHUFFLE, frame.payload)
-            self._deck = list(protocol.DECK)
-            self._rng.shuffle(self._deck)
+            rest = [card for card in protocol.DECK if card not in self._removed and card not in self._stacked]
+            self._rng.shuffle(rest)
+            self._deck = [card for card in self._stacked if card not in self._removed] + rest
+            self._stacked = ()
             self._shuffled = True
             self.shuffles += 1
             log.info("shoe-sim: shuffled %d cards", len(self._deck))
@@ -126,7 +169,8 @@ class ShoeSimulator(PtySimulator):
             raise ProtocolError(protocol.DISPENSE, f"count {request.count} is not one of {protocol.STACK_SIZES}")
         if not self._shuffled:
             raise ProtocolError(protocol.DISPENSE, "no shuffle yet", nak_reason=framing.NAK_NOT_ALLOWED)
-        if self._faults:
+        bad = self._faults and self._faults[0] in BAD_STACKS
+        if self._faults and not bad:
             name = self._faults.popleft()
             self.fault_counts[name] += 1
             self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
@@ -137,6 +181,12 @@ class ShoeSimulator(PtySimulator):
             return
         cards = tuple(self._deck[: request.count])
         del self._deck[: request.count]
+        if bad:
+            name = self._faults.popleft()
+            self.fault_counts[name] += 1
+            previous = self._dispensed[-1][1] if self._dispensed else cards
+            cards = cards[:-1] if name == "short_stack" else (previous[0], *cards[1:])
+        self._forgot = False
         self._records[request.txn_id] = cards
         if len(self._records) > HISTORY:
             self._records.popitem(last=False)

@@ -1,0 +1,170 @@
+"""Scenario files of the rig: loaded from YAML, checked against ``hil/scenario.schema.json`` (docs/rig.md).
+
+A scenario is a mapping: ``name``, the paragraphs and fault causes it covers, a ``seed``, ``table`` overrides,
+control-interface ``users``, and ``steps``, each a mapping with exactly one action (``place``, ``press``,
+``fault``, ``wait``, ``expect``...) and an optional ``name``. ``load_scenario`` returns it with the line of
+each step; every error names ``file:line`` and what is wrong (PyYAML's node marks give the lines, the
+``jsonschema`` library checks the schema), and every error of a file is listed, not only the first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
+
+#: The actions a step may take; a step has exactly one of them (the schema lists what each takes).
+ACTIONS: tuple[str, ...] = ("place", "remove", "press", "key", "act", "fault", "clear_faults", "shoe", "service",
+                            "wait", "expect", "sleep")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run: ``problems`` lists each as ``file:line: what is wrong``."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its ``action`` (one of ``ACTIONS``), the action's ``value`` as written, its ``label`` (the
+    step's ``name`` or a short text of the action) and where it is written (``file:line``)."""
+
+    index: int
+    action: str
+    value: Any
+    label: str
+    where: str
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A checked scenario: the mapping as written (``data``), its steps and its file."""
+
+    path: Path
+    data: dict[str, Any]
+    steps: tuple[Step, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        """The scenario's name: the test case's name in a JUnit report."""
+        return self.data["name"]
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario (``hil/scenario.schema.json``), checked once against its meta-schema."""
+    loaded = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(loaded)
+    return loaded
+
+
+def _lines(node: yaml.Node, path: tuple, lines: dict[tuple, int], problems: list[str], file: str) -> None:
+    """Record the 1-based line of every node under ``node`` by its path; report repeated keys."""
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = yaml.safe_load(yaml.serialize(key_node))  # as the safe loader reads it: 1 an int, on a bool
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                problems.append(f"{file}:{line}: key {key!r} repeated (first at line {seen[key]})")
+            seen[key] = line
+            lines[path + (str(key),)] = line
+            _lines(value_node, path + (str(key),), lines, problems, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[path + (index,)] = item.start_mark.line + 1
+            _lines(item, path + (index,), lines, problems, file)
+
+
+def _json_shaped(value: Any) -> Any:
+    """The JSON data model the schema speaks of: mapping keys as text (YAML reads ``1:`` as an int)."""
+    if isinstance(value, dict):
+        return {str(k): _json_shaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_shaped(v) for v in value]
+    return value
+
+
+def _line_of(path: tuple, lines: dict[tuple, int]) -> int:
+    while path not in lines and path:
+        path = path[:-1]
+    return lines.get(path, 1)
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "the scenario"
+    if error.validator == "oneOf" and error.context:
+        shaped = isinstance(error.instance, (dict, list))  # a mapping is not "not one of" the plain words
+        candidates = [e for e in error.context if not (shaped and e.validator in ("enum", "const", "type"))]
+        best = jsonschema.exceptions.best_match(candidates or error.context)
+        return f"{where}: {best.message}"
+    return f"{where}: {error.message}"
+
+
+def _label(action: str, value: Any) -> str:
+    if action in ("expect", "wait") and isinstance(value, dict):
+        return f"{action} " + ", ".join(k if isinstance(v, (dict, list)) else f"{k}={v}" for k, v in value.items())
+    if isinstance(value, dict):
+        text = ", ".join(f"{k}={v}" for k, v in value.items())
+        return f"{action} {text}"[:120]
+    return f"{action} {value}"
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and check the scenario at ``path``. Raises ``ScenarioError`` listing every problem as ``file:line:
+    what is wrong`` (YAML syntax, repeated keys, the schema, a step without exactly one action), ``OSError``
+    when the file cannot be read."""
+    path = Path(path)
+    file = str(path)
+    text = path.read_text()
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise ScenarioError([f"{file}:{line}: not YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+    if node is None:
+        raise ScenarioError([f"{file}:1: empty file; a scenario is a mapping with name and steps"])
+    data = _json_shaped(data)
+    lines: dict[tuple, int] = {}
+    problems: list[str] = []
+    _lines(node, (), lines, problems, file)
+    validator = jsonschema.Draft202012Validator(schema())
+    for error in validator.iter_errors(data):
+        target = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            extra = [k for k in error.instance if k not in allowed]
+            if extra:
+                target = target + (extra[0],)
+        problems.append(f"{file}:{_line_of(target, lines)}: {_message(error)}")
+    steps: list[Step] = []
+    written = data.get("steps") if isinstance(data, dict) else None
+    for index, step in enumerate(written if isinstance(written, list) else ()):
+        if isinstance(step, dict):
+            actions = [key for key in step if key in ACTIONS]
+            if len(actions) != 1:
+                problems.append(f"{file}:{_line_of(('steps', index), lines)}: steps/{index}: a step takes exactly "
+                                f"one action of {', '.join(ACTIONS)}; found {', '.join(actions) or 'none'}")
+                continue
+            action = actions[0]
+            steps.append(Step(index + 1, action, step[action], step.get("name") or _label(action, step[action]),
+                              f"{file}:{_line_of(('steps', index), lines)}"))
+    if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"] != path.stem:
+            problems.append(f"{file}:{_line_of(('name',), lines)}: name {data['name']!r} is not the file's name "
+                            f"{path.stem!r} (a test case is found by it)")
+    if problems:
+        problems.sort(key=lambda text: int(text[len(file) + 1:].split(":", 1)[0]))
+        raise ScenarioError(problems)
+    return Scenario(path, data, tuple(steps))

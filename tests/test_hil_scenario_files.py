@@ -1,0 +1,185 @@
+"""Scenario files of the rig (docs/rig.md): the schema's errors name file:line and what is wrong, the shipped
+library is valid, covers every paragraph of docs/compliance.md that concerns the round (each row names its
+scenarios) and every fault cause of docs/architecture.md, and the console's expectations catch what they
+are for (a face-down card shown, a record missing). No service runs here: see test_hil_scenario_run.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hil.expect import check_face_down, check_records, matches
+from hil.scenario import ScenarioError, load_scenario, schema
+from hil.scenario_main import load_all, parse_ports
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted((ROOT / "hil" / "scenarios").glob("*.yaml"))
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    return caught.value.problems
+
+
+def test_the_schema_is_a_valid_json_schema():
+    assert schema()["$schema"].endswith("2020-12/schema")
+
+
+def test_each_error_names_its_file_and_line_and_what_is_wrong(tmp_path):
+    path = write(tmp_path, "bad", "\n".join([
+        "name: bad",                                                # 1
+        "seed: 3",                                                  # 2
+        "steps:",                                                   # 3
+        "  - press: open_betting",                                  # 4
+        "  - place: {seat: 9, ante_across: 500}",                   # 5: seat 1-6
+        "  - fault: {device: shoe, kind: jam, at: {after_stak: 1}}",  # 6: unknown key of the moment
+        "  - expect:",                                              # 7
+        "      state: betting",                                     # 8
+        "      colour: red",                                        # 9: unknown expectation
+        "  - press: open_betting",                                  # 10: two actions in one step
+        "    key: true",                                            # 11
+        "  - press: shuffle",                                       # 12: not a button
+        "",
+    ]))
+    problems = problems_of(path)
+    assert [p.split(": ", 1)[0] for p in problems] == [f"{path}:{n}" for n in (5, 6, 9, 10, 12)]
+    assert "9 is greater than the maximum of 6" in problems[0]
+    assert "'after_stak' was unexpected" in problems[1]
+    assert "'colour' was unexpected" in problems[2]
+    assert "exactly one action" in problems[3] and "press, key" in problems[3]
+    assert "'shuffle' is not one of" in problems[4]
+
+
+def test_yaml_syntax_and_repeated_keys_are_named_by_line(tmp_path):
+    broken = write(tmp_path, "broken", "name: broken\nsteps:\n  - press: [open_betting\n  - sleep: 1\n")
+    (problem,) = problems_of(broken)
+    assert problem.startswith(f"{broken}:4: not YAML")
+    repeated = write(tmp_path, "repeated", "name: repeated\nseed: 1\nsteps:\n  - sleep: 1\nseed: 2\n")
+    (problem,) = problems_of(repeated)
+    assert problem == f"{repeated}:5: key 'seed' repeated (first at line 2)"
+
+
+def test_a_missing_name_or_steps_and_a_name_unlike_the_file_are_refused(tmp_path):
+    path = write(tmp_path, "other", "description: nothing\n")
+    assert problems_of(path) == [f"{path}:1: the scenario: 'name' is a required property",
+                                 f"{path}:1: the scenario: 'steps' is a required property"]
+    path = write(tmp_path, "mine", "name: yours\nsteps: [{sleep: 1}]\n")
+    assert problems_of(path) == [f"{path}:1: name 'yours' is not the file's name 'mine' (a test case is found by it)"]
+
+
+def test_every_file_of_a_run_is_checked_before_any_runs(tmp_path):
+    good = write(tmp_path, "good", "name: good\nsteps: [{sleep: 0}]\n")
+    bad = write(tmp_path, "bad", "name: bad\nsteps: [{sleep: -1}]\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_all([good, bad, tmp_path / "absent.yaml"])
+    assert caught.value.problems[0].startswith(f"{bad}:2: steps/0/sleep: -1 is less than the minimum of 0")
+    assert caught.value.problems[1].startswith(f"{tmp_path / 'absent.yaml'}: ")
+
+
+def test_ports_are_device_equals_port():
+    assert parse_ports(["shoe=/dev/ttyUSB0", "panel=sim://panel"]) == {"shoe": "/dev/ttyUSB0", "panel": "sim://panel"}
+    for bad in (["shoe"], ["=/dev/x"], ["shoe=/a", "shoe=/b"]):
+        with pytest.raises(ValueError):
+            parse_ports(bad)
+
+
+def test_the_shipped_library_is_valid_and_large_enough():
+    scenarios = load_all(SCENARIOS)
+    assert len(scenarios) >= 25
+    assert all(s.steps for s in scenarios)
+
+
+def _round_rows() -> dict[str, str]:
+    """The rows of docs/compliance.md for the paragraphs that concern the round: NY (c)-(f) and PA 674a.11."""
+    rows = {}
+    for line in (ROOT / "docs" / "compliance.md").read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 2 and re.fullmatch(r"(NY \([c-f]\)|PA \().*", cells[1]):
+            rows[cells[1]] = line
+    return rows
+
+
+def test_every_round_paragraph_names_a_scenario_that_proves_it():
+    """Each row of a paragraph that concerns the round names at least one scenario (`hil/scenarios/NAME.yaml`)
+    in its last column, and each scenario named lists that paragraph in its ``regulations``; a heading row or a
+    paragraph outside the controller names none and needs none."""
+    by_name = {s.name: s for s in load_all(SCENARIOS)}
+    missing = []
+    for paragraph, line in _round_rows().items():
+        named = re.findall(r"hil/scenarios/([a-z0-9-]+)\.yaml", line)
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        outside = cells[2] == "heading" or not (cells[2] or cells[3])  # a heading, or nothing the controller does
+        if not named and not outside:
+            missing.append(f"{paragraph}: no scenario named")
+        for name in named:
+            if name not in by_name:
+                missing.append(f"{paragraph}: {name} is not a scenario")
+            elif paragraph not in by_name[name].data.get("regulations", ()):
+                missing.append(f"{paragraph}: {name} does not list it in its regulations")
+    rows = _round_rows()
+    for scenario in by_name.values():
+        for paragraph in scenario.data.get("regulations", ()):
+            if f"hil/scenarios/{scenario.name}.yaml" not in rows.get(paragraph, ""):
+                missing.append(f"{scenario.name} lists {paragraph}, whose row does not name it")
+    assert missing == []
+
+
+def test_every_fault_cause_of_the_architecture_has_a_scenario():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("| cause | resumable |"):text.index("Only a supervisor clears a fault")]
+    causes = set(re.findall(r"`([a-z_]+)`", table)) - {"link_silence_s", "reconnect_max_s", "internal"}
+    covered = {c for s in load_all(SCENARIOS) for c in s.data.get("fault_causes", ())}
+    # a wrong-size stack is the cause stack_size; "a foreign or repeated card" is card_count (controller/round.py)
+    assert causes | {"stack_size"} <= covered, sorted(causes | {"stack_size"} - covered)
+    assert "internal" in table  # a defect: not injectable from a device; docs/rig.md says so
+
+
+def test_records_match_by_their_data_fields():
+    records = [{"seq": 1, "type": "FaultRaised", "round": 2, "data": {"cause": "jam", "device": "shoe"}}]
+    assert check_records(records, [{"type": "FaultRaised", "data": {"cause": "jam"}}], []) == []
+    assert check_records(records, [{"type": "FaultRaised", "round": 2, "count": 1}], []) == []
+    (problem,) = check_records(records, [{"type": "FaultRaised", "data": {"cause": "empty"}}], [])
+    assert "no record FaultRaised" in problem and '"jam"' in problem
+    (problem,) = check_records(records, [], [{"type": "FaultRaised"}])
+    assert "present (seq 1)" in problem
+    assert matches({"1": {"net": 5}}, {1: {"net": 5, "amount": 5}}) and not matches({"net": 5}, {"net": 6})
+
+
+def _dealt(round_no=1):
+    return [
+        {"seq": 1, "type": "StackDealt", "round": round_no, "kind": "record",
+         "data": {"stack": 0, "seat": None, "cards": ["As", "Ks", "2d", "7c", "Ah"]}},
+        {"seq": 2, "type": "StackDealt", "round": round_no, "kind": "record",
+         "data": {"stack": 1, "seat": 1, "cards": ["Ad", "9c"]}},
+    ]
+
+
+def test_a_face_down_card_shown_anywhere_is_caught():
+    records = _dealt() + [{"seq": 3, "type": "Display", "round": 1, "kind": "command", "data": {"text": "seat 1 Ad"}}]
+    (problem,) = check_face_down(records, [], None)
+    assert "['Ad']" in problem and "record 3 Display" in problem
+    assert check_face_down(_dealt(), ["Turn the across cards"], None) == []
+    (problem,) = check_face_down(_dealt(), ["Turn the across cards", "hint 9c"], None)
+    assert "['9c']" in problem and "panel" in problem
+    (problem,) = check_face_down(_dealt(), [], {"round_no": 1, "community": ["As"]})
+    assert "/state shows ['As']" in problem
+    (problem,) = check_face_down(_dealt(), ["across: As Ks"], None)  # never turned in its round
+    assert "['As', 'Ks']" in problem
+
+
+def test_a_card_turned_is_no_secret():
+    revealed = _dealt() + [
+        {"seq": 3, "type": "CardsRevealed", "round": 1, "kind": "record",
+         "data": {"step": "across", "cards": ["As", "Ks"], "round_no": 1}},
+        {"seq": 4, "type": "Display", "round": 1, "kind": "command", "data": {"text": "across: As Ks"}},
+    ]
+    assert check_face_down(revealed, ["across: As Ks"], {"round_no": 1, "community": ["As", "Ks"]}) == []

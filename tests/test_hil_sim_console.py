@@ -1,0 +1,172 @@
+"""Driving the simulators by hand and from another process (docs/rig.md): the console's commands over the
+control socket, sent by ``crisscross sim console`` in a process of its own, act on simulators whose effect
+is read back the way a host reads it, from their pseudo-terminals; and the faults armed for a moment of the
+exchange (``inject_on``) and the shoe's scenario aids, seen over a pty."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from drivers import framing
+from drivers.framing import FrameDecoder
+from drivers.panel import protocol as panel_protocol
+from drivers.panel.simulator import PanelSimulator
+from drivers.sensors.simulator import SensorSimulator
+from drivers.shoe import protocol as shoe_protocol
+from drivers.shoe.simulator import ShoeSimulator
+from drivers.simconsole import CommandError, SimControlServer, execute
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class Host:
+    """The host end of one simulator's pty: writes frames, reads decoded frames."""
+
+    def __init__(self, sim) -> None:
+        self.fd = os.open(sim.port, os.O_RDWR | os.O_NOCTTY)
+        self.decoder = FrameDecoder(name="test-host", track_sequence=False)
+        self.seq = 0
+
+    def send(self, msg_type: int, payload: bytes = b"") -> None:
+        os.write(self.fd, framing.encode_frame(self.seq, msg_type, payload))
+        self.seq = (self.seq + 1) % 256
+
+    def read(self, timeout: float = 2.0) -> list:
+        frames, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline and not frames:
+            if select.select([self.fd], [], [], 0.05)[0]:
+                frames += self.decoder.feed(os.read(self.fd, 4096))
+        return frames
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@pytest.fixture
+def table(tmp_path):
+    sims = {"shoe": ShoeSimulator(seed=3), "sensors": SensorSimulator(), "panel": PanelSimulator()}
+    for sim in sims.values():
+        sim.start()
+    server = SimControlServer(sims, tmp_path / "sim.sock").start()
+    yield sims, server
+    server.close()
+    for sim in sims.values():
+        sim.stop()
+
+
+def console(server, *lines: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    args = [sys.executable, "-m", "controller", "sim", "console", "--socket", str(server.path)]
+    for line in lines:
+        args += ["-c", line]
+    return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=30)
+
+
+def test_commands_from_another_process_reach_the_simulators(table):
+    sims, server = table
+    panel_host, shoe_host = Host(sims["panel"]), Host(sims["shoe"])
+    try:
+        proc = console(server, "place 2 ante_across 500 ante_down 500", "press open_betting", "key on",
+                       "inject shoe jam", "stack As Kd")
+        assert proc.returncode == 0, proc.stderr
+        assert sims["sensors"].amounts() == {(2, "ante_across"): 500, (2, "ante_down"): 500}
+        events: dict[int, bytes] = {}
+        deadline = time.monotonic() + 10
+        while len(events) < 2 and time.monotonic() < deadline:
+            for frame in panel_host.read():  # each event is sent again until acknowledged; the next waits
+                events.setdefault(frame.msg_type, frame.payload)
+                panel_host.send(framing.ACK, framing.encode_ack(frame.seq))
+        assert panel_protocol.decode_button(events[panel_protocol.BUTTON]).button == "open_betting"
+        assert panel_protocol.decode_key(events[panel_protocol.KEY]).on
+        shoe_host.send(shoe_protocol.SHUFFLE)
+        (done,) = shoe_host.read()
+        assert shoe_protocol.decode_shuffle_done(done.payload).card_count == 52
+        shoe_host.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(1, 5))
+        (fault,) = shoe_host.read()
+        assert fault.msg_type == framing.FAULT and framing.decode_fault(fault.payload).code == \
+            shoe_protocol.fault_code("jam")
+        shoe_host.send(framing.ACK, framing.encode_ack(fault.seq))
+        shoe_host.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(1, 5))
+        (stack,) = shoe_host.read()
+        assert shoe_protocol.decode_stack(stack.payload).cards[:2] == ("As", "Kd")  # the stacked deck
+    finally:
+        panel_host.close()
+        shoe_host.close()
+
+
+def test_the_interactive_console_reads_lines_and_reports_errors(table):
+    sims, server = table
+    proc = console(server, stdin="place 1 ante_across 700\nshow\nplace 9 ante_across 1\nflip\nquit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "chips: seat 1 ante_across 700" in proc.stdout
+    assert "error: seat must be one of" in proc.stdout and "error: unknown command 'flip'" in proc.stdout
+    refused = console(server, "inject shoe melt")
+    assert refused.returncode == 1 and "unknown fault 'melt'" in refused.stderr
+
+
+def test_no_socket_is_exit_status_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "controller", "sim", "console", "--socket",
+                           str(tmp_path / "none.sock"), "-c", "show"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "is a rig running with --sim-socket?" in proc.stderr
+
+
+def test_the_socket_is_its_owners_only(table):
+    _, server = table
+    assert os.stat(server.path).st_mode & 0o777 == 0o600
+
+
+def test_bad_commands_say_what_is_wrong(table):
+    sims, _ = table
+    for line, text in (("place 1 ante_across", "place SEAT SPOT AMOUNT"), ("inject panel", "inject DEVICE KIND"),
+                       ("inject shoe jam nth=2", "nth and times go with on=MESSAGE"),
+                       ("inject shoe jam size=2", "'size=2': expected NAME=VALUE"),
+                       ("key sideways", "key on|off"), ("press", "press BUTTON")):
+        with pytest.raises(CommandError, match=text.replace("|", "\\|")):
+            execute(sims, line)
+    with pytest.raises(CommandError, match="no simulated device 'printer'"):
+        execute({}, "clear printer")
+
+
+@pytest.fixture
+def shoe(table):
+    host = Host(table[0]["shoe"])
+    yield host
+    host.close()
+
+
+def test_a_fault_armed_for_the_third_dispense_hits_the_third(table, shoe):
+    sims, _ = table
+    execute(sims, "inject shoe misfeed on=DISPENSE nth=3")
+    shoe.send(shoe_protocol.SHUFFLE)
+    shoe.read()
+    kinds = []
+    for txn in (1, 2, 3):
+        shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(txn, 2))
+        (answer,) = shoe.read()
+        kinds.append(answer.msg_type)
+    assert kinds == [shoe_protocol.STACK, shoe_protocol.STACK, framing.FAULT]
+
+
+def test_a_missing_card_a_bad_stack_and_a_power_cycle_as_the_host_sees_them(table, shoe):
+    sims, _ = table
+    execute(sims, "remove-cards 2c 3c")
+    shoe.send(shoe_protocol.SHUFFLE)
+    (done,) = shoe.read()
+    assert shoe_protocol.decode_shuffle_done(done.payload).card_count == 50
+    execute(sims, "inject shoe short_stack")
+    shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(7, 5))
+    (stack,) = shoe.read()
+    assert len(shoe_protocol.decode_stack(stack.payload).cards) == 4
+    execute(sims, "inject shoe nak_in")
+    shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(8, 2))
+    (nak,) = shoe.read()
+    assert framing.decode_nak(nak.payload).reason == framing.NAK_NOT_ALLOWED
+    execute(sims, "power-cycle")
+    shoe.send(shoe_protocol.QUERY_LAST)
+    (last,) = shoe.read()
+    assert shoe_protocol.decode_last(last.payload).txn_id == 0
