@@ -27,6 +27,7 @@ from controller.cli import positive_int
 from controller.config import ConfigError
 from controller.paytable import Jurisdiction, load_jurisdiction
 from controller.round import Round
+from controller.payout import PayoutConfig
 from controller.table import Limits, load_table_config
 from drivers import events as ev
 
@@ -78,7 +79,8 @@ class InProcessTable:
     def __init__(self, jurisdiction: Jurisdiction, strategy: OptimalStrategy, seed: int) -> None:
         config = load_table_config()
         limits = Limits(ANTE, ANTE)
-        self.config = type(config)(**{**config.__dict__, "ante_limits": limits})
+        # the return of the game, not the dealer's payouts: no payout check (controller.payout)
+        self.config = type(config)(**{**config.__dict__, "ante_limits": limits, "payout": PayoutConfig()})
         self.machine = Round(self.config, jurisdiction)
         self.strategy = strategy
         self.rng = random.Random(seed)
