@@ -16,8 +16,10 @@ from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
 ROLES: tuple[str, ...] = ("dealer", "supervisor")
 
 #: Actions that need a supervisor (the panel's supervisor key, or supervisor credentials on the control
-#: interface): acknowledging past-posting, clearing a fault, voiding a round.
-SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round"})
+#: interface): acknowledging past-posting, clearing a fault, voiding a round, switching the dealing mode and
+#: holding a seat whose cards cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.manual``).
+SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round",
+                                                "deal_by_hand", "deal_by_shoe", "hold_seat"})
 
 #: Every action a person can take; the same names as the panel's buttons.
 ACTIONS: tuple[str, ...] = BUTTONS

@@ -107,6 +107,9 @@ class TableConfig:
     metrics_port: int | None = None
     #: The journal key (``controller.journal_key``; ``crisscross journal init-key``), None when not configured.
     journal_key: Path | None = None
+    #: ``manual_dealing: true``: a supervisor may switch the table to dealing by hand or from a manual dealing
+    #: shoe when the automated shoe is down (NY 9 NYCRR 5324.39(d)(1); ``controller.manual``). Default false.
+    manual_dealing: bool = False
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -123,14 +126,14 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     not a file path (non-blank text: ``journal:`` left empty is refused, not a file named ``None``), an
     unknown device driver, a device ``port`` or ``identity`` that is not non-blank text, a ``search`` that is
     not a list of glob patterns (text), a timing value that is not a number of seconds above 0 and below 3600,
-    ``retries`` outside 1 to ``MAX_RETRIES``, a timing ceiling below its floor, a ``link_silence_s`` not above
+    ``retries`` outside 1 to ``MAX_RETRIES``, a ``manual_dealing`` that is not true or false, a timing ceiling below its floor, a ``link_silence_s`` not above
     ``heartbeat_interval_s`` or a ``control:`` section that ``controller.control.parse_control_config`` refuses
     (a host off loopback).
     """
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
-               {"timing", "control", "journal", "journal_key", "metrics"})
+               {"timing", "control", "journal", "journal_key", "metrics", "manual_dealing"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -154,6 +157,10 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     devices = data["devices"]
     check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
     device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
+    manual_dealing = data.get("manual_dealing", False)
+    if not isinstance(manual_dealing, bool):
+        raise error(path, "manual_dealing", f"expected true or false, got {manual_dealing!r}",
+                    line_of(data, "manual_dealing"))
     timing = {} if data.get("timing") is None else data["timing"]  # ``timing:`` left empty: the defaults
     link_timing = _timing(path, timing)
     return TableConfig(
@@ -169,6 +176,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         control=parse_control_config(path, data.get("control")),
         metrics_port=_metrics_port(path, data.get("metrics")),
         journal_key=journal_key,
+        manual_dealing=manual_dealing,
     )
 
 

@@ -23,7 +23,10 @@ SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across
 #: The first five are the dealer's; ``acknowledge``, ``clear_fault`` and ``void_round`` act only while the
 #: supervisor key is turned (``SupervisorKey``).
 BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal", "exclude",
-                            "acknowledge", "clear_fault", "void_round")
+                            "acknowledge", "clear_fault", "void_round",
+                            # switching the dealing mode and holding a seat whose cards are not entered (NY
+                            # 5324.39(d)(1), ``controller.manual``): supervisor actions
+                            "deal_by_hand", "deal_by_shoe", "hold_seat")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
 SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")
@@ -111,10 +114,21 @@ class SupervisorKey:
     key_id: str
 
 
+@dataclass(frozen=True)
+class CardsEntered:
+    """Cards entered as they are turned in a round dealt by hand (NY 9 NYCRR 5324.39(d)(1),
+    ``controller.manual``): ``seat`` 0 for community cards, else the seat whose two cards these are; ``cards``
+    as typed or scanned (checked by the round, not here); ``device`` the source (``panel`` keypad, ``reader``)."""
+
+    seat: int
+    cards: tuple[str, ...]
+    device: str = "panel"
+
+
 EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed,
-                SupervisorKey, ShoeLastDispense)
+                SupervisorKey, ShoeLastDispense, CardsEntered)
 }
 
 
@@ -133,7 +147,7 @@ def event_from_record(record: dict[str, Any]) -> Any:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ValueError(f"unknown device event type {name!r}")
-    if cls in (StackDispensed, ShoeLastDispense):
+    if cls in (StackDispensed, ShoeLastDispense, CardsEntered):
         fields["cards"] = tuple(fields.get("cards", ()))
     elif cls is SpotsSnapshot:
         fields["spots"] = tuple(tuple(s) for s in fields.get("spots", ()))

@@ -323,10 +323,13 @@ def test_spots_codec():
 def test_panel_codec():
     assert panel.encode_lamps(["open_betting", "reveal"]) == b"\x00\x09"
     assert panel.decode_lamps(b"\x00\x06").buttons == {"no_more_bets", "confirm"}
+    # buttons 9-11 switch the dealing mode and hold a seat (docs/protocol.md, "Dealer panel"); bit 11 is no button
+    assert panel.decode_lamps(b"\x07\x00").buttons == {"deal_by_hand", "deal_by_shoe", "hold_seat"}
     with pytest.raises(ProtocolError, match="beyond"):
-        panel.decode_lamps(b"\x01\x00")
-    with pytest.raises(ProtocolError, match="unknown button code 9"):
-        panel.decode_button(b"\x09")
+        panel.decode_lamps(b"\x08\x00")
+    assert panel.decode_button(b"\x0b").button == "hold_seat"
+    with pytest.raises(ProtocolError, match="unknown button code 12"):
+        panel.decode_button(b"\x0c")
     # "a" + 40 x "é" (2 bytes each) = 81 bytes; 64 bytes would split a character, so 63 are kept.
     cut = panel.fit_display("a" + "é" * 40)
     assert cut == "a" + "é" * 31 and len(cut.encode()) == 63
@@ -370,9 +373,10 @@ CODECS = {
     "BUTTON": (panel.BUTTON, panel.decode_button, lambda f: panel.encode_button(**f)),
     "DISPLAY": (panel.DISPLAY, panel.decode_display, lambda f: panel.encode_display(**f)),
     "KEY": (panel.KEY, panel.decode_key, lambda f: panel.encode_key(**f)),
+    "CARDS": (panel.CARDS, panel.decode_cards, lambda f: panel.encode_cards(**f)),
 }
 HOST_SENDS = {"HELLO", "NAK", "ACK", "PING", "SHUFFLE", "DISPENSE", "QUERY_LAST", "READ_SPOTS", "LAMPS", "DISPLAY"}
-DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY"}
+DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY", "CARDS"}
 
 
 def plain(value):
@@ -481,6 +485,7 @@ PAYLOAD_DECODERS = {
     "BUTTON": panel.decode_button,
     "DISPLAY": panel.decode_display,
     "KEY": panel.decode_key,
+    "CARDS": panel.decode_cards,
 }
 
 
