@@ -19,7 +19,9 @@ The script (sources):
 - cards become known as they are turned (``CardsEntered``, from the panel's keypad or a card reader): at each
   reveal the community card(s) of the step, held until the dealer presses ``reveal`` (a new entry replaces
   them); at settlement, from the dealer's right counterclockwise (NY (e)(9)), each seat's two cards, and any
-  community card never turned (every seat folded). A wrong count, a card not of the deck, a card repeated or
+  community card never turned (every seat folded). A folded seat's cards, never turned (they went to the
+  discard rack), are entered face down too: settlement and the card count of the round need every card; the
+  journal keeps them and nothing public shows them (``controller.control.public_record``). A wrong count, a card not of the deck, a card repeated or
   already entered this round, a seat that is not the next one are refused (``PressRefused`` ``enter_cards``)
   and the entry is awaited again. A seat whose cards cannot be entered is held by a supervisor
   (``hold_seat``: ``SeatHeld``, its wagers out of the settlement, for the supervisor to resolve).
@@ -258,7 +260,10 @@ class ManualDealing:
             self._show(f"Enter the {5 - len(data.board)} community card(s) never turned")  # type: ignore
             return True
         if awaited is not None:
-            self._show(f"Turn seat {awaited}: enter its 2 cards")  # type: ignore[attr-defined]
+            if data.seats[awaited].folded_at is None:
+                self._show(f"Turn seat {awaited}: enter its 2 cards")  # type: ignore[attr-defined]
+            else:  # its cards went to the discard rack unseen: entered face down, for the record and settlement
+                self._show(f"Seat {awaited} folded: enter its 2 cards face down")  # type: ignore[attr-defined]
             return True
         data.cross = tuple(data.board)
         return False

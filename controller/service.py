@@ -397,7 +397,7 @@ class Service:
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
-                 metrics_port: int | None = None, started_at: float | None = None) -> None:
+                 metrics_port: int | None = None, started_at: float | None = None, manual: bool = False) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -471,7 +471,7 @@ class Service:
                                   f"'crisscross_controller-VERSION-py3-none-any.whl[analysis]'") from None
 
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
-                                                  mistakes=mistakes, on_failure=self.stop)
+                                                  mistakes=mistakes, on_failure=self.stop, manual=manual)
 
     def _print_summary(self, record: RoundRecord) -> None:
         if self.quiet:
@@ -524,14 +524,15 @@ class Service:
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
-                started_at: float | None = None) -> int:
+                started_at: float | None = None, manual: bool = False) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
     dealer, ``controller.simtable``); without it a device whose port is ``simulator`` gets its simulator and
     the others are opened at their configured port (``ports`` overrides, by device name). Prints each closed
     round's summary on ``out`` unless ``quiet``. ``mistakes``: the probability that a simulated player's
-    decision is random rather than optimal. Returns 0, or 1 when it stopped with a round open (or held in
+    decision is random rather than optimal; ``manual``: the simulated table deals by hand (NY 9 NYCRR
+    5324.39(d)(1), the supervisor switching it first; ``config`` must allow it). Returns 0, or 1 when it stopped with a round open (or held in
     fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
@@ -553,7 +554,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     try:
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
-                          started_at=started_at)
+                          started_at=started_at, manual=manual)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)

@@ -16,18 +16,25 @@ A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a 
 key turned, it acknowledges past-posting, clears a fault once the lamp says it may, and voids the round when
 only voiding is offered for a while (or, with probability ``void_rate``, instead of clearing), then turns the
 key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over.
+
+With ``manual`` the supervisor first switches the table to dealing by hand (``deal_by_hand``, NY 9 NYCRR
+5324.39(d)(1)); the dealer then shuffles a deck of its own, deals the cross and one card at a time as the panel
+asks (confirming each step), and types each card on the panel's keypad as it is turned (``enter_cards``): the
+community cards at each reveal, each seat's two cards at settlement as the panel names the seat.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import re
 import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
 
 from controller.analysis.strategy import OptimalStrategy
+from controller.cards import DECK
 from controller.inputs import SUPERVISOR_ACTIONS
 from controller.paytable import Jurisdiction
 from controller.table import Limits, TableConfig
@@ -59,8 +66,10 @@ class SimulatedTable:
                  seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, strategy: OptimalStrategy,
                  mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
                  on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
-                 void_rate: float = 0.0) -> None:
+                 void_rate: float = 0.0, manual: bool = False) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
+        self.manual = manual  # deal by hand (the supervisor switches the table first)
+        self._switched = False
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
@@ -84,12 +93,12 @@ class SimulatedTable:
     @classmethod
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
                   rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
-                  void_rate: float = 0.0) -> "SimulatedTable":
+                  void_rate: float = 0.0, manual: bool = False) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``."""
         return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
-                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate)
+                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, manual=manual)
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -245,6 +254,8 @@ class SimulatedTable:
     def _play_round(self) -> bool:
         if self.rounds_played == 0:
             self._void_unknown_round()
+        if self.manual and not self._switched and not self._switch_to_manual():
+            return False
         if not self._press_when_lit("open_betting"):
             return False
         self._clears_in_round = 0
@@ -272,8 +283,14 @@ class SimulatedTable:
             return False
         if not self._wait("confirm"):
             return False
-        stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
-        cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
+        if self.manual:
+            dealt = self._deal_by_hand(sorted(antes))
+            if dealt is None:
+                return False
+            cross, hands = dealt
+        else:
+            stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
+            cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
         active = set(antes)
         bets: dict[int, list[int]] = {seat: [] for seat in antes}
         for step in ("across", "down", "middle"):
@@ -289,7 +306,81 @@ class SimulatedTable:
             if not self._press_when_lit("confirm"):
                 return False
             if not active and not bonus_seats:  # nothing left in action: the round settles at the fold
-                return self._wait("open_betting")
+                return self._settle_by_hand(cross, hands) if self.manual else self._wait("open_betting")
+            turned = {"across": cross[0:2], "down": cross[2:4], "middle": cross[4:]}[step]
+            if self.manual and not self._enter_when_asked(f"Turn the {step}", 0, turned):
+                return False
             if not self._press_when_lit("reveal"):
                 return False
-        return self._wait("open_betting")
+        return self._settle_by_hand(cross, hands) if self.manual else self._wait("open_betting")
+
+    # ------------------------------------------------------------------ dealing by hand (NY (d)(1))
+    def _switch_to_manual(self) -> bool:
+        """The supervisor switches the table to dealing by hand between rounds; False when stopped."""
+        self._act(self.panel.turn_key, True, self.supervisor_id)
+        try:
+            while not self._stop.is_set():
+                if self.panel.wait_for(lambda: "deal_by_hand" in self.panel.lamps, 0.5):
+                    self._act(self.panel.press, "deal_by_hand")
+                    if self.panel.wait_for(lambda: "deal_by_hand" not in self.panel.lamps, 1.0):
+                        self._switched = True
+                        return True
+            return False
+        finally:
+            self._act(self.panel.turn_key, False, self.supervisor_id)
+
+    def _until_display(self, ready: Callable[[str], bool]) -> str | None:
+        """Wait until the panel's text satisfies ``ready`` and return it; None when stopped; ``RoundOver`` when
+        the round ended early (``open_betting`` lit)."""
+        while not self._stop.is_set():
+            text = self.panel.display
+            if ready(text):
+                return text
+            if "open_betting" in self.panel.lamps:
+                raise RoundOver
+            self.panel.wait_for(lambda: self.panel.display != text, 0.1)
+        return None
+
+    def _deal_by_hand(self, seats: list[int]) -> tuple[tuple[str, ...], dict[int, tuple[str, str]]] | None:
+        """Deal from the dealer's own shuffled deck as the panel asks, confirming each step: the cross, then one
+        card at a time clockwise from the dealer's left until each seat has two. Returns the cross and the
+        hands, or None when stopped."""
+        deck = list(DECK)
+        self.rng.shuffle(deck)
+        count = len(seats)
+        cross = tuple(deck[:5])
+        hands = {seat: (deck[5 + i], deck[5 + count + i]) for i, seat in enumerate(seats)}
+        while True:
+            text = self._until_display(lambda t: t.startswith(("Deal ", "Across decision")))
+            if text is None:
+                return None
+            if text.startswith("Across decision"):
+                return cross, hands
+            self._act(self.panel.press, "confirm")
+            self.panel.wait_for(lambda: self.panel.display != text, 1.0)  # unchanged: the press was lost
+
+    def _enter_when_asked(self, prompt: str, seat: int, cards: Sequence[str]) -> bool:
+        """When the panel shows ``prompt``, type ``cards`` for ``seat`` (0: community); False when stopped."""
+        text = self._until_display(lambda t: t.startswith(prompt))
+        if text is None:
+            return False
+        self._act(self.panel.enter_cards, seat, tuple(cards))
+        self.panel.wait_for(lambda: self.panel.display != text, 1.0)
+        return True
+
+    def _settle_by_hand(self, cross: Sequence[str], hands: dict[int, tuple[str, str]]) -> bool:
+        """Turn and type the cards the panel asks for at settlement (each seat as named, from the dealer's right;
+        community cards never turned) until the round closes; False when stopped."""
+        while not self._stop.is_set():
+            if "open_betting" in self.panel.lamps:
+                return True
+            text = self.panel.display
+            named = re.match(r"(?:Turn seat|Seat) (\d)\b.*enter its 2 cards", text)
+            if named:
+                seat = int(named.group(1))
+                self._act(self.panel.enter_cards, seat, hands[seat])
+            elif text.startswith("Enter the "):
+                missing = int(text.split()[2])
+                self._act(self.panel.enter_cards, 0, tuple(cross[5 - missing:]))
+            self.panel.wait_for(lambda: self.panel.display != text or "open_betting" in self.panel.lamps, 1.0)
+        return False
