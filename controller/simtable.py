@@ -66,10 +66,14 @@ class SimulatedTable:
                  seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, strategy: OptimalStrategy,
                  mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
                  on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
-                 void_rate: float = 0.0, manual: bool = False) -> None:
+                 void_rate: float = 0.0, manual: bool = False, manual_rounds: tuple[int, int | None] | None = None,
+                 on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None
+                 ) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
-        self.manual = manual  # deal by hand (the supervisor switches the table first)
-        self._switched = False
+        #: rounds (0-based, end excluded; None: to the last) dealt by hand; ``manual``: every round
+        self.manual_rounds = (0, None) if manual and manual_rounds is None else manual_rounds
+        self.on_shoe_down, self.on_shoe_back = on_shoe_down, on_shoe_back  # the shoe taken away, brought back
+        self.manual = False  # the table deals by hand now (the supervisor switched it)
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
@@ -254,7 +258,7 @@ class SimulatedTable:
     def _play_round(self) -> bool:
         if self.rounds_played == 0:
             self._void_unknown_round()
-        if self.manual and not self._switched and not self._switch_to_manual():
+        if not self._switch_when_due():
             return False
         if not self._press_when_lit("open_betting"):
             return False
@@ -315,19 +319,45 @@ class SimulatedTable:
         return self._settle_by_hand(cross, hands) if self.manual else self._wait("open_betting")
 
     # ------------------------------------------------------------------ dealing by hand (NY (d)(1))
-    def _switch_to_manual(self) -> bool:
-        """The supervisor switches the table to dealing by hand between rounds; False when stopped."""
-        self._act(self.panel.turn_key, True, self.supervisor_id)
-        try:
-            while not self._stop.is_set():
-                if self.panel.wait_for(lambda: "deal_by_hand" in self.panel.lamps, 0.5):
-                    self._act(self.panel.press, "deal_by_hand")
-                    if self.panel.wait_for(lambda: "deal_by_hand" not in self.panel.lamps, 1.0):
-                        self._switched = True
-                        return True
-            return False
-        finally:
-            self._act(self.panel.turn_key, False, self.supervisor_id)
+    def _switch_when_due(self) -> bool:
+        """Between rounds: the shoe goes down and the supervisor switches to dealing by hand when the round to
+        play is the first of ``manual_rounds``; the shoe comes back and the supervisor switches back after its
+        last. False when stopped."""
+        if self.manual_rounds is None:
+            return True
+        first, end = self.manual_rounds
+        if not self.manual and first <= self.rounds_played and (end is None or self.rounds_played < end):
+            if self.on_shoe_down is not None:
+                self.on_shoe_down()
+            if not self._supervisor_presses("deal_by_hand", then_clear=True):
+                return False
+            self.manual = True
+        elif self.manual and end is not None and self.rounds_played >= end:
+            if self.on_shoe_back is not None:
+                self.on_shoe_back()
+            if not self._supervisor_presses("deal_by_shoe"):
+                return False
+            self.manual = False
+        return True
+
+    def _supervisor_presses(self, button: str, then_clear: bool = False) -> bool:
+        """The supervisor turns the key and presses ``button`` once it lights (and ``clear_fault`` after it when
+        that lights: the fault the shoe left no longer needs the shoe); False when stopped."""
+        while not self._stop.is_set():
+            self._act(self.panel.turn_key, True, self.supervisor_id)  # again: the other supervisor may have left
+            try:
+                if not self.panel.wait_for(lambda: button in self.panel.lamps, 0.5):
+                    continue
+                self._act(self.panel.press, button)
+                if not self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                    continue
+                if then_clear and self.panel.wait_for(lambda: "clear_fault" in self.panel.lamps, 1.0):
+                    self._act(self.panel.press, "clear_fault")
+                    self.panel.wait_for(lambda: "clear_fault" not in self.panel.lamps, 1.0)
+                return True
+            finally:
+                self._act(self.panel.turn_key, False, self.supervisor_id)
+        return False
 
     def _until_display(self, ready: Callable[[str], bool]) -> str | None:
         """Wait until the panel's text satisfies ``ready`` and return it; None when stopped; ``RoundOver`` when

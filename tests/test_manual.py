@@ -327,3 +327,23 @@ def test_check_entry_names_positions_not_cards():
     assert check_entry(("Ah", "Zz"), 2, set()) == "card 2 is not a card of the deck"
     assert check_entry(("Ah", "Kd"), 2, {"Kd"}) == "card 2 was already entered this round"
     assert check_entry(("Ah", "Kd"), 2, set()) == ""
+
+
+# ---------------------------------------------------------------------- recall
+def test_recall_shows_a_round_dealt_by_hand_and_who_entered_each_card():
+    from controller.recall import recall_last
+    driver = manual_table()
+    driver.send(ev.SupervisorKey(True, "KEY-7"))
+    driver.press("deal_by_hand")
+    driver.send(ev.SupervisorKey(False, "KEY-7"))
+    play_manual(driver)
+    records = [{"round": getattr(o, "round_no", None), "kind": "record", "time": "", "type": type(o).__name__,
+                "data": cmd.to_record(o)} for o in driver.outputs if not isinstance(o, cmd.DEVICE_COMMANDS)]
+    text = recall_last([(1, [r for r in records if r["round"] == 1])])
+    lines = text.splitlines()
+    assert lines[0] == "Round 1 (closed, dealt by hand)"
+    assert "the cross dealt by hand (dealer)" in [line.strip() for line in lines]
+    assert any(line.endswith("seat 5 cards entered by dealer (dealer, panel): Qh Jh") for line in lines)
+    assert any(line.endswith("middle revealed: 2c") for line in lines)
+    switched = [r for r in records if r["type"] == "DealingModeChanged"]
+    assert switched[0]["round"] is None and switched[0]["data"]["by"] == "KEY-7"
