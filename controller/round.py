@@ -53,6 +53,10 @@ from drivers import events as ev
 
 DEVICES: tuple[str, ...] = ("shoe", "sensors", "panel")
 
+#: Devices a table may have or not: the card reader of dealing by hand (``controller.manual``); cards are typed
+#: on the panel without it, so its loss never faults the round.
+OPTIONAL_DEVICES: tuple[str, ...] = ("reader",)
+
 #: States with no round in progress: before the first round, after a round closed, after a round was voided.
 BETWEEN_ROUNDS: tuple[str, ...] = ("idle", "closed", "voided")
 
@@ -424,6 +428,9 @@ class Round(ManualDealing):
             self._fail(None, "restart", f"the service restarted during {self.state}")
 
     def _on_DeviceReady(self, event: ev.DeviceReady) -> None:
+        if event.device in OPTIONAL_DEVICES:
+            self.devices_ready.add(event.device)
+            return
         if event.device not in DEVICES:
             self._emit(cmd.Irregularity(self.round_no, "unknown_device", {"device": event.device}))
             return
@@ -499,6 +506,12 @@ class Round(ManualDealing):
             self._show("Table ready")
 
     def _on_DeviceFault(self, event: ev.DeviceFault) -> None:
+        if event.device in OPTIONAL_DEVICES:  # the panel's keypad stands in for it: recorded, the round goes on
+            if event.code in LINK_CODES:
+                self.devices_ready.discard(event.device)
+            self._emit(cmd.Irregularity(self.round_no, "optional_device_fault",
+                                        {"device": event.device, "code": event.code, "detail": event.detail}))
+            return
         if event.code in LINK_CODES:
             self.devices_ready.discard(event.device)
             if event.device == "shoe":

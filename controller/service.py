@@ -304,10 +304,11 @@ def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
     """The simulator of each driver kind; imported here, when a device is simulated, so that a production run
     imports no simulator."""
     from drivers.panel.simulator import PanelSimulator
+    from drivers.reader.simulator import ReaderSimulator
     from drivers.sensors.simulator import SensorSimulator
     from drivers.shoe.simulator import ShoeSimulator
 
-    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator}
+    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator, "reader": ReaderSimulator}
 
 
 def is_simulated(port: str) -> bool:

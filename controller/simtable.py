@@ -39,6 +39,7 @@ from controller.inputs import SUPERVISOR_ACTIONS
 from controller.paytable import Jurisdiction
 from controller.table import Limits, TableConfig
 from drivers.panel.simulator import PanelSimulator
+from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe.simulator import ShoeSimulator
 
@@ -67,13 +68,14 @@ class SimulatedTable:
                  mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
                  on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
                  void_rate: float = 0.0, manual: bool = False, manual_rounds: tuple[int, int | None] | None = None,
-                 on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None
-                 ) -> None:
+                 on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None,
+                 reader: ReaderSimulator | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         #: rounds (0-based, end excluded; None: to the last) dealt by hand; ``manual``: every round
         self.manual_rounds = (0, None) if manual and manual_rounds is None else manual_rounds
         self.on_shoe_down, self.on_shoe_back = on_shoe_down, on_shoe_back  # the shoe taken away, brought back
         self.manual = False  # the table deals by hand now (the supervisor switched it)
+        self.reader = reader  # a card reader's simulator, when the table has one: cards are scanned, not typed
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
@@ -102,7 +104,8 @@ class SimulatedTable:
         ``shoe``/``sensors``/``panel`` simulators of ``sims``."""
         return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
-                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, manual=manual)
+                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, manual=manual,
+                   reader=sims.get("reader"))
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -394,9 +397,16 @@ class SimulatedTable:
         text = self._until_display(lambda t: t.startswith(prompt))
         if text is None:
             return False
-        self._act(self.panel.enter_cards, seat, tuple(cards))
+        self._enter(seat, cards)
         self.panel.wait_for(lambda: self.panel.display != text, 1.0)
         return True
+
+    def _enter(self, seat: int, cards: Sequence[str]) -> None:
+        """Scan ``cards`` for ``seat`` (0: community) on the card reader, or type them on the panel without one."""
+        if self.reader is not None:
+            self._act(self.reader.scan, seat, tuple(cards))
+        else:
+            self._act(self.panel.enter_cards, seat, tuple(cards))
 
     def _settle_by_hand(self, cross: Sequence[str], hands: dict[int, tuple[str, str]]) -> bool:
         """Turn and type the cards the panel asks for at settlement (each seat as named, from the dealer's right;
@@ -408,9 +418,9 @@ class SimulatedTable:
             named = re.match(r"(?:Turn seat|Seat) (\d)\b.*enter its 2 cards", text)
             if named:
                 seat = int(named.group(1))
-                self._act(self.panel.enter_cards, seat, hands[seat])
+                self._enter(seat, hands[seat])
             elif text.startswith("Enter the "):
                 missing = int(text.split()[2])
-                self._act(self.panel.enter_cards, 0, tuple(cross[5 - missing:]))
+                self._enter(0, cross[5 - missing:])
             self.panel.wait_for(lambda: self.panel.display != text or "open_betting" in self.panel.lamps, 1.0)
         return False

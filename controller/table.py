@@ -155,7 +155,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         journal_key = path.parent / require_text(path, "journal_key", journal_key, "a file path",
                                                  line_of(data, "journal_key"))
     devices = data["devices"]
-    check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
+    check_keys(path, "devices", devices, {"shoe", "sensors", "panel"}, {"reader"})  # reader: optional (manual.py)
     device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
     manual_dealing = data.get("manual_dealing", False)
     if not isinstance(manual_dealing, bool):
@@ -195,7 +195,7 @@ def _device(path: Path, name: str, entry: Any) -> DeviceConfig:
     where = f"devices.{name}"
     check_keys(path, where, entry, {"driver", "port"}, {"identity", "search"})
     driver = entry["driver"]
-    if driver not in ("shoe", "sensors", "panel"):
+    if driver not in ("shoe", "sensors", "panel", "reader"):
         raise error(path, f"{where}.driver", f"unknown driver {driver!r}", line_of(entry, "driver"))
     if driver != name:
         raise error(path, f"{where}.driver", f"the {name} needs the {name} driver, not {driver!r}",

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from drivers import framing
 from drivers.framing import MAX_ENCODED, MAX_FRAME, Frame, FrameDecoder, ProtocolError, decode, encode_frame
 from drivers.panel import protocol as panel
+from drivers.reader import protocol as reader
 from drivers.sensors import protocol as sensors
 from drivers.shoe import protocol as shoe
 
@@ -374,9 +375,10 @@ CODECS = {
     "DISPLAY": (panel.DISPLAY, panel.decode_display, lambda f: panel.encode_display(**f)),
     "KEY": (panel.KEY, panel.decode_key, lambda f: panel.encode_key(**f)),
     "CARDS": (panel.CARDS, panel.decode_cards, lambda f: panel.encode_cards(**f)),
+    "SCAN": (reader.SCAN, reader.decode_scan, lambda f: reader.encode_scan(**f)),
 }
 HOST_SENDS = {"HELLO", "NAK", "ACK", "PING", "SHUFFLE", "DISPENSE", "QUERY_LAST", "READ_SPOTS", "LAMPS", "DISPLAY"}
-DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY", "CARDS"}
+DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY", "CARDS", "SCAN"}
 
 
 def plain(value):
@@ -486,6 +488,7 @@ PAYLOAD_DECODERS = {
     "DISPLAY": panel.decode_display,
     "KEY": panel.decode_key,
     "CARDS": panel.decode_cards,
+    "SCAN": reader.decode_scan,
 }
 
 

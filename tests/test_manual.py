@@ -347,3 +347,40 @@ def test_recall_shows_a_round_dealt_by_hand_and_who_entered_each_card():
     assert any(line.endswith("middle revealed: 2c") for line in lines)
     switched = [r for r in records if r["type"] == "DealingModeChanged"]
     assert switched[0]["round"] is None and switched[0]["data"]["by"] == "KEY-7"
+
+
+# ---------------------------------------------------------------------- table.yaml
+def _table_file(tmp_path, **changes: str):
+    from pathlib import Path
+    shipped = (Path(__file__).parent.parent / "config" / "table.yaml").read_text(encoding="utf-8")
+    text = shipped.replace("jurisdiction: ny ", f"jurisdiction: {Path(__file__).parent.parent}/config/jurisdictions/ny.yaml ")
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "table.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_table_yaml_allows_manual_dealing_and_an_optional_reader(tmp_path):
+    from controller.table import load_table_config
+    assert load_table_config().manual_dealing is False  # as shipped: the automated shoe only
+    path = _table_file(tmp_path, **{"manual_dealing: false": "manual_dealing: true",
+                                    "  panel:   {driver: panel, port: simulator}":
+                                    "  panel:   {driver: panel, port: simulator}\n  reader: {driver: reader, port: simulator}"})
+    config = load_table_config(path)
+    assert config.manual_dealing is True and config.devices["reader"].driver == "reader"
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("manual_dealing: false", "manual_dealing: yes please", "manual_dealing: expected true or false"),
+    ("manual_dealing: false", "manual_dealing: 1", "manual_dealing: expected true or false"),
+    ("  panel:   {driver: panel, port: simulator}",
+     "  panel:   {driver: panel, port: simulator}\n  reader: {driver: panel, port: simulator}",
+     "devices.reader.driver: the reader needs the reader driver"),
+])
+def test_table_yaml_refuses_a_bad_manual_dealing_or_reader(tmp_path, old, new, message):
+    from controller.config import ConfigError
+    from controller.table import load_table_config
+    with pytest.raises(ConfigError, match=message):
+        load_table_config(_table_file(tmp_path, **{old: new}))

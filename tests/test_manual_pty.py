@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers import framing
-from drivers.events import CardsEntered
+from drivers.events import CardsEntered, DeviceReady
 from drivers.framing import ProtocolError
 from drivers.panel import protocol as panel_protocol
 from tests.pty_helpers import WAIT, expect
@@ -70,3 +70,70 @@ def test_cards_encoder_refuses():
                                  (1, ("A",), "two printable"), (1, ("Äh",), "two printable")):
         with pytest.raises(ProtocolError, match=problem):
             panel_protocol.encode_cards(seat, cards)
+
+
+# ---------------------------------------------------------------------- the card reader
+@pytest.fixture
+def reader(events):  # noqa: F811
+    from drivers.reader.driver import ReaderDriver
+    from drivers.reader.simulator import ReaderSimulator
+    from tests.test_drivers_pty import FAST
+
+    sim = ReaderSimulator()
+    sim.start()
+    driver = ReaderDriver(sim.port, events, **FAST)
+    driver.start()
+    try:
+        ready = expect(events, DeviceReady)
+        assert (ready.device, ready.device_id) == ("reader", "SIM-READER-1")
+        yield sim, driver
+    finally:
+        driver.stop()
+        sim.stop()
+
+
+def test_cards_scanned_by_the_reader_reach_the_controller_once(reader, events):  # noqa: F811
+    sim, _driver = reader
+    sim.scan(5, ("Qh", "Jh"))
+    assert expect(events, CardsEntered) == CardsEntered(5, ("Qh", "Jh"), "reader")
+    sim.scan(0, ("Ah", "Kh", "Qd", "Jd", "2c"))
+    assert expect(events, CardsEntered) == CardsEntered(0, ("Ah", "Kh", "Qd", "Jd", "2c"), "reader")
+    assert events.empty()
+
+
+def test_a_malformed_scan_is_nakked_and_the_reader_carries_on(reader, events, caplog):  # noqa: F811
+    from drivers.reader import protocol as reader_protocol
+
+    sim, driver = reader
+    with caplog.at_level(logging.DEBUG, logger="drivers.reader.driver"):
+        sim.send(reader_protocol.SCAN, b"\x02Qh")  # one card for a seat: well formed; the round counts
+        assert expect(events, CardsEntered) == CardsEntered(2, ("Qh",), "reader")
+        sim.send(reader_protocol.SCAN, b"\x02Q")  # a card cut short
+        assert sim.wait_for(lambda: any(f.msg_type == framing.NAK for f in sim.received), WAIT)
+        sim.scan(2, ("Qh", "Jh"))
+        assert expect(events, CardsEntered) == CardsEntered(2, ("Qh", "Jh"), "reader")
+    assert driver.protocol_errors == 1
+    assert "SCAN (0x40): payload is 2 bytes" in caplog.text and "Qh" not in caplog.text
+
+
+def test_a_reader_lost_never_faults_the_round_and_its_scans_are_entries():
+    from controller import commands as cmd
+    from controller.round import Round
+    from drivers.events import DeviceFault
+    from tests.test_manual import (DECISIONS, MANUAL_CONFIG, NY, TableDriver, as_supervisor, dealt_by_hand,
+                                   turn_community)
+
+    driver = TableDriver(Round(MANUAL_CONFIG, NY))
+    driver.start()
+    driver.send(DeviceReady("reader", "SIM-READER-1", "sim-1.0", 1))
+    assert "reader" in driver.machine.devices_ready and driver.state == "idle"
+    as_supervisor(driver, "deal_by_hand")
+    dealt_by_hand(driver)
+    out = driver.send(DeviceFault("reader", "link_lost", "unplugged"))
+    assert driver.state == "across_decision" and "reader" not in driver.machine.devices_ready
+    assert [o.kind for o in out if isinstance(o, cmd.Irregularity)] == ["optional_device_fault"]
+    turn_community(driver, 1)
+    driver.decide("down", DECISIONS["down"])
+    driver.send(CardsEntered(0, ("Qd", "Jd"), "reader"))
+    recorded = [o for o in driver.outputs if isinstance(o, cmd.CardsRecorded)]
+    assert (recorded[-1].target, recorded[-1].source) == ("down", "reader")
