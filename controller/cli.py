@@ -1,6 +1,6 @@
 """The ``crisscross`` command line.
 
-- ``crisscross run [--simulate] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
+- ``crisscross run [--simulate [--manual]] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
   runs the table controller service (``controller.service``) from ``config/table.yaml``.
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
@@ -36,6 +36,7 @@ Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 from collections.abc import Callable
@@ -76,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="journal file (overrides table.yaml; --simulate without it keeps its own journal)")
     run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
+    run.add_argument("--manual", action="store_true",
+                     help="with --simulate: a supervisor switches the simulated table to dealing by hand and the "
+                          "dealer deals and types the cards (NY 9 NYCRR 5324.39(d)(1); allowed for the simulated "
+                          "table whatever table.yaml's manual_dealing says)")
     run.add_argument("--mistakes", type=float, default=0.0, metavar="P",
                      help="with --simulate: probability that a player's decision is random, not optimal (default 0)")
     run.add_argument("--payout-errors", type=float, default=0.0, metavar="P",
@@ -637,6 +642,11 @@ def _run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"{flag} only applies to the simulated {who} of --simulate")
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{flag} {value}: expected a probability from 0 to 1")
+        if args.manual and not args.simulate:
+            raise ConfigError("--manual only applies to the simulated table of --simulate (at a table, a supervisor "
+                              "switches with the panel's key or the control interface)")
+        if args.manual:
+            config = dataclasses.replace(config, manual_dealing=True)
         players = _players(args, config)
         if args.protect and importlib.util.find_spec("numpy") is None:
             raise ConfigError("--protect needs the analysis extra (numpy is missing): install the package with "
@@ -644,7 +654,7 @@ def _run(args: argparse.Namespace) -> int:
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
-                           players=players, protect=args.protect)
+                           players=players, protect=args.protect, manual=args.manual)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

@@ -288,6 +288,66 @@ class MispayAccepted:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class DealingModeChanged:
+    """A supervisor (``by``, role ``role``) switched the table's dealing between rounds to ``mode``
+    (``automated``: the shoe, NY 9 NYCRR 5324.39(d)(2); ``manual``: by hand or a manual dealing shoe, (d)(1)),
+    for ``reason`` (free text; journal only). ``round_no`` is the last round (None before the first)."""
+
+    round_no: int | None
+    mode: str
+    by: str
+    role: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ManualRound:
+    """Round ``round_no`` is dealt by hand (NY 9 NYCRR 5324.39(d)(1)): no shoe shuffle or stack."""
+
+    round_no: int
+
+
+@dataclass(frozen=True)
+class CardPlacedByHand:
+    """The dealer (``by``) confirmed a step of the deal by hand (NY (d)(1)): ``step`` 0 is the five-card cross
+    (``seat`` None), then one card per step to ``seat``, clockwise from the dealer's left, twice round."""
+
+    round_no: int
+    step: int
+    seat: int | None
+    by: str
+
+
+@dataclass(frozen=True)
+class CardsRecorded:
+    """Cards of a round dealt by hand as entered by ``by`` (role ``role``) through ``source`` (``panel``,
+    ``reader``): ``target`` is a reveal step (``across``, ``down``, ``middle``: turned at ``reveal``),
+    ``community`` (community cards never turned) or ``seat N`` (the seat's two cards, turned at settlement).
+
+    Journal only: a community entry is public once ``CardsRevealed``, a seat's cards once ``SeatSettled``."""
+
+    round_no: int
+    target: str
+    cards: tuple[str, ...]
+    by: str
+    role: str
+    source: str
+
+
+@dataclass(frozen=True)
+class SeatHeld:
+    """A supervisor held ``seat`` at the settlement of a round dealt by hand: its cards could not be entered, so
+    it is not settled; ``wagers`` (minor units) are the wagers of record the supervisor resolves."""
+
+    round_no: int
+    seat: int
+    wagers: dict[str, int]
+    by: str
+    role: str
+    reason: str
+
+
 DEVICE_COMMANDS = (Shuffle, Dispense, QueryLast, ReadSpots, SetLamps, Display)
 
 

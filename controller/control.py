@@ -98,10 +98,13 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
     "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
     "WagersHeld", "PromptDue",
+    # dealing by hand (controller/manual.py); ``CardsEntered``/``CardsRecorded`` name cards: journal only
+    "DealingModeChanged", "ManualRound", "CardPlacedByHand", "SeatHeld",
 })
 #: Keys of a record's ``data`` that stay in the journal: a supervisor's free text may name a card ("seat 4 Kd
 #: exposed"); the public sees the reason code (``controller.inputs.VOID_CODES``) instead.
-PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "RoundVoided": ("reason",)}
+PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "RoundVoided": ("reason",),
+                                            "DealingModeChanged": ("reason",), "SeatHeld": ("reason",)}
 #: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community
 #: cards, all turned before settlement).
 FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")

@@ -17,8 +17,10 @@ ROLES: tuple[str, ...] = ("dealer", "supervisor")
 
 #: Actions that need a supervisor (the panel's supervisor key, or supervisor credentials on the control
 #: interface): acknowledging past-posting, clearing a fault, voiding a round, accepting a payout that differs
-#: from the settlement (a mispay, controller.payout).
-SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round", "accept_mispay"})
+#: from the settlement (a mispay, controller.payout), switching the dealing mode and holding a seat whose cards
+#: cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.manual``).
+SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round", "accept_mispay",
+                                                "deal_by_hand", "deal_by_shoe", "hold_seat"})
 
 #: Every action a person can take; the same names as the panel's buttons.
 ACTIONS: tuple[str, ...] = BUTTONS

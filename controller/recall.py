@@ -22,7 +22,12 @@ class RoundRecord:
     ``RoundVoided`` data (who, why, the wagers returned) or None; ``irregularities``, ``faults``,
     ``faults_cleared``, ``acknowledgements`` (past-posting), ``exclusions`` (seats excluded at the lock),
     ``payout_checks`` (each reading of a paid seat: expected, seen, differences) and ``mispays_accepted``:
-    their records' data, in order.
+    their records' data, in order. A round dealt by hand (NY 9 NYCRR 5324.39(d)(1), ``controller.manual``) has
+    ``manual`` True, its deal steps in ``placed`` (``(step, seat, by)``), its cards as entered in ``entries``
+    (``CardsRecorded`` data: target, cards, by, role, source) and its held seats in ``held`` (``SeatHeld``
+    data); ``mode_changes`` lists the ``DealingModeChanged`` data recorded after the round. Its ``stacks`` are
+    the cards as entered, laid out as the shoe's would be (``_entered_stacks``): the cross (the community cards
+    turned, then those entered never turned), then each seat's two cards in seat order (a held seat has none).
     """
 
     round_no: int
@@ -42,6 +47,11 @@ class RoundRecord:
     exclusions: list[dict[str, Any]] = field(default_factory=list)
     payout_checks: list[dict[str, Any]] = field(default_factory=list)
     mispays_accepted: list[dict[str, Any]] = field(default_factory=list)
+    manual: bool = False
+    placed: list[tuple[int, int | None, str]] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    held: list[dict[str, Any]] = field(default_factory=list)
+    mode_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def closed(self) -> bool:
@@ -72,7 +82,8 @@ class RoundRecord:
 #: Record types kept as lists of their data on ``RoundRecord``, by attribute.
 LISTED: dict[str, str] = {"Irregularity": "irregularities", "FaultRaised": "faults", "FaultCleared": "faults_cleared",
                           "PastPostingAcknowledged": "acknowledgements", "SeatExcluded": "exclusions",
-                          "PayoutChecked": "payout_checks", "MispayAccepted": "mispays_accepted"}
+                          "PayoutChecked": "payout_checks", "MispayAccepted": "mispays_accepted",
+                          "CardsRecorded": "entries", "SeatHeld": "held", "DealingModeChanged": "mode_changes"}
 
 
 def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]:
@@ -102,9 +113,26 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
         elif kind == "RoundVoided":
             rnd.voided = dict(data)
             rnd.totals = dict(data["totals"])
+        elif kind == "ManualRound":
+            rnd.manual = True
+        elif kind == "CardPlacedByHand":
+            rnd.placed.append((data["step"], data["seat"], data["by"]))
         elif kind in LISTED:
             getattr(rnd, LISTED[kind]).append(dict(data))
+    for rnd in rounds.values():
+        if rnd.manual:
+            rnd.stacks = _entered_stacks(rnd)
     return rounds
+
+
+def _entered_stacks(rnd: RoundRecord) -> list[tuple[int, int | None, tuple[str, ...]]]:
+    """The cards of a round dealt by hand as ``RoundRecord.stacks``: the cross once its five cards are known,
+    then the seats whose cards were entered, in seat order (an entry replaced before its reveal is not
+    counted: the cross is what was turned, ``CardsRevealed``, and what was entered never turned)."""
+    cross = rnd.revealed + tuple(c for e in rnd.entries if e["target"] == "community" for c in e["cards"])
+    seats = {int(e["target"].split()[1]): tuple(e["cards"]) for e in rnd.entries if e["target"].startswith("seat ")}
+    stacks: list[tuple[int, int | None, tuple[str, ...]]] = [(0, None, cross)] if len(cross) == 5 else []
+    return stacks + [(i + 1, seat, seats[seat]) for i, seat in enumerate(sorted(seats))]
 
 
 def _amounts(wagers: dict[str, Any]) -> str:
@@ -169,6 +197,16 @@ STEP_TEXT: dict[str, Any] = {
                                  + (f" for round {d['round']}" if d.get("round") is not None else "")
                                  + (f": {d['reason']}" if d.get("reason") else "")),
     "SupervisorKey": lambda d: f"supervisor key {d['key_id']} turned {'on' if d['on'] else 'off'}",
+    # dealing by hand (NY 9 NYCRR 5324.39(d)(1), controller/manual.py)
+    "DealingModeChanged": lambda d: (f"dealing switched to {d['mode']} by {d['by']} ({d['role']})"
+                                     + (f": {d['reason']}" if d.get("reason") else "")),
+    "ManualRound": lambda d: "dealt by hand (NY 5324.39(d)(1)): no shoe",
+    "CardPlacedByHand": lambda d: ("the cross dealt by hand" if d["seat"] is None else
+                                   f"card dealt by hand to seat {d['seat']}") + (f" ({d['by']})" if d["by"] else ""),
+    "CardsRecorded": lambda d: (f"{d['target']} cards entered by {d['by'] or d['role']} ({d['role']}, "
+                                f"{d['source']}): {' '.join(d['cards'])}"),
+    "SeatHeld": lambda d: (f"SEAT {d['seat']} HELD by {d['by']} ({d['role']}): {d['reason']}; wagers "
+                           f"{_amounts(d['wagers'])}"),
 }
 
 
@@ -193,6 +231,7 @@ def recall_last(rounds: list[tuple[int, list[dict[str, Any]]]]) -> str:
     for number, records in rounds:
         rnd = rounds_from_records(records)[number]
         status = "voided" if rnd.voided else ("closed" if rnd.closed else "OPEN")
+        status += ", dealt by hand" if rnd.manual else ""
         out.append(f"Round {number} ({status})")
         out += format_steps(records)
     return "\n".join(out)

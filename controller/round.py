@@ -48,6 +48,7 @@ from transitions import Machine, MachineError
 
 from controller import commands as cmd
 from controller.cards import DECK
+from controller.manual import ManualDealing
 from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted,
                                stale_reason)
 from controller.paytable import Jurisdiction
@@ -58,6 +59,10 @@ from controller.table import DECISIONS, TableConfig, WagerError, check_limits, c
 from drivers import events as ev
 
 DEVICES: tuple[str, ...] = ("shoe", "sensors", "panel")
+
+#: Devices a table may have or not: the card reader of dealing by hand (``controller.manual``); cards are typed
+#: on the panel without it, so its loss never faults the round.
+OPTIONAL_DEVICES: tuple[str, ...] = ("reader",)
 
 #: States with no round in progress: before the first round, after a round closed, after a round was voided.
 BETWEEN_ROUNDS: tuple[str, ...] = ("idle", "closed", "voided")
@@ -145,6 +150,19 @@ def _transitions() -> list[dict[str, Any]]:
             dict(trigger="nothing_in_action", source=f"{step}_reading", dest="settlement"),
             dict(trigger="reveal", source=f"{step}_reveal", dest=after_reveal),
         ]
+    # dealing by hand (NY (d)(1); handlers in ``controller.manual``): the mode switch between rounds (also from
+    # a fault between rounds), the dealer's confirmations of the cross and of each card, a seat held at settlement
+    table += [dict(trigger="deal_by_hand", source=state, dest=state, conditions=["manual_dealing_allowed",
+                                                                                 "dealing_by_shoe"],
+                   unless="round_open") for state in (*BETWEEN_ROUNDS, "fault")]
+    table += [dict(trigger="deal_by_shoe", source=state, dest=state, conditions=["dealing_by_hand", "shoe_ready"])
+              for state in BETWEEN_ROUNDS]
+    table += [
+        dict(trigger="cross_placed", source="dealing_cross", dest="dealing_players", conditions="round_by_hand"),
+        dict(trigger="card_placed", source="dealing_players", dest="dealing_players", conditions="round_by_hand"),
+        dict(trigger="hands_placed", source="dealing_players", dest="across_decision", conditions="round_by_hand"),
+        dict(trigger="hold_seat", source="settlement", dest="settlement", conditions="round_by_hand"),
+    ]
     table += [dict(trigger=f"resume_{state}", source="fault", dest=state)
               for state in ("starting", *BETWEEN_ROUNDS, *ROUND_STATES) if state != "settlement"]
     return table
@@ -201,9 +219,15 @@ class RoundData:
     payout_plan: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)  # seat -> controller.payout plan
     to_pay: list[int] = field(default_factory=list)  # seats not yet paid and checked, in order; the first is shown
     last_check: dict[str, Any] | None = None  # the current seat's last reading that differed: seen, differences
+    # dealing by hand (``controller.manual``)
+    manual: bool = False  # this round is dealt by hand (NY (d)(1))
+    placed: int = 0  # steps of the deal by hand confirmed (0: none; 1: the cross; then one card each)
+    board: list[str] = field(default_factory=list)  # community cards entered, in cross order (turned or not)
+    entry_pending: list[str] = field(default_factory=list)  # community cards entered for the reveal in progress
+    held_seats: dict[int, dict[str, int]] = field(default_factory=dict)  # seat -> wagers held by a supervisor
 
 
-class Round:
+class Round(ManualDealing):
     """The round state machine. ``handle(input)`` returns the commands and records the input produces.
 
     ``config`` gives the seats and limits, ``jurisdiction`` the bet multiples, ranking and pay tables;
@@ -232,6 +256,7 @@ class Round:
         self._querying = False  # the shoe was asked what it last dispensed and has not answered yet
         self.self_checked = False  # every device answered its handshake since the (re)start
         self.reconciled = False  # the shoe's last transaction was compared with the journal's since the (re)start
+        self.dealing_mode = "automated"  # the next round's dealing: ``automated`` or ``manual`` (controller.manual)
         self.machine = Machine(model=self, states=STATES, transitions=_transitions(), initial="starting",
                                queued=True, auto_transitions=False, send_event=False)
 
@@ -288,13 +313,16 @@ class Round:
         if self._verifying or self._querying:
             return void
         if state == "fault":
-            clear = self.faults and all(f.resumable for f in self.faults) and self.devices_ready >= set(DEVICES) \
-                and self.reconciled
-            return ("clear_fault",) * bool(clear) + void
+            clear = self.faults and all(f.resumable for f in self.faults) \
+                and self.devices_ready >= self._needed_devices() and (self.reconciled or self.dealing_by_hand())
+            return ("clear_fault",) * bool(clear) + void + self._mode_actions()
         if self._held_for_acknowledgement():
             return ("acknowledge", *void)
         if state in BETWEEN_ROUNDS:
-            return ("open_betting",)
+            return ("open_betting", *self._mode_actions())
+        manual = self._manual_actions()
+        if manual is not None:
+            return manual + void
         if state == "betting":
             return (("no_more_bets",) if data and data.shuffled else ()) + void
         if state == "wagers_held":
@@ -348,6 +376,7 @@ class Round:
             "seats": {str(seat): {"wagers": dict(state.wagers), "folded_at": state.folded_at,
                                   "dealt": state.cards is not None}
                       for seat, state in sorted(data.seats.items())} if data else {},
+            "dealing_mode": self.dealing_mode,
             "payout": self._payout_view(),
         }
 
@@ -438,7 +467,7 @@ class Round:
     def _in_flight_txn(self) -> int | None:
         """The transaction of the stack being dealt (asked of the shoe and not yet accepted), if any."""
         data = self.round
-        if data is None or self.phase not in ("dealing_cross", "dealing_players"):
+        if data is None or data.manual or self.phase not in ("dealing_cross", "dealing_players"):
             return None
         return data.round_no * TXN_STRIDE + data.next_stack
 
@@ -456,6 +485,9 @@ class Round:
             self._fail(None, "restart", f"the service restarted during {self.state}")
 
     def _on_DeviceReady(self, event: ev.DeviceReady) -> None:
+        if event.device in OPTIONAL_DEVICES:
+            self.devices_ready.add(event.device)
+            return
         if event.device not in DEVICES:
             self._emit(cmd.Irregularity(self.round_no, "unknown_device", {"device": event.device}))
             return
@@ -531,6 +563,12 @@ class Round:
             self._show("Table ready")
 
     def _on_DeviceFault(self, event: ev.DeviceFault) -> None:
+        if event.device in OPTIONAL_DEVICES:  # the panel's keypad stands in for it: recorded, the round goes on
+            if event.code in LINK_CODES:
+                self.devices_ready.discard(event.device)
+            self._emit(cmd.Irregularity(self.round_no, "optional_device_fault",
+                                        {"device": event.device, "code": event.code, "detail": event.detail}))
+            return
         if event.code in LINK_CODES:
             self.devices_ready.discard(event.device)
             if event.device == "shoe":
@@ -541,6 +579,10 @@ class Round:
             return
         # A shoe that refuses a request (NAK) does not hold the state the journal gives it (a shuffle it no
         # longer has, after a power cycle): asking again is refused again, and its deck cannot be trusted.
+        if event.device == "shoe" and self.dealing_by_hand():  # the table deals by hand: the shoe is not in use
+            self._emit(cmd.Irregularity(self.round_no, "shoe_fault_dealing_by_hand",
+                                        {"code": event.code, "detail": event.detail}))
+            return
         refused_by_shoe = event.device == "shoe" and event.code == "protocol"
         self._fail(event.device, event.code, event.detail,
                    resumable=event.code not in UNTRUSTED_CODES and not refused_by_shoe)
@@ -592,6 +634,8 @@ class Round:
         if action == "void_round":
             self._void(actor, reason, code)
             return
+        if self._manual_act(action, actor, reason):
+            return
         handlers = {"open_betting": self._open_betting, "no_more_bets": self._no_more_bets,
                     "confirm": self._confirm, "reveal": self._reveal, "exclude": self._exclude,
                     "acknowledge": self._acknowledge, "clear_fault": self._clear_fault, "paid": self._paid,
@@ -607,7 +651,9 @@ class Round:
         self.faults = []
         self.open_betting()
         self._emit(cmd.RoundOpened(self.last_round_no))
-        if self.shuffle_kept:  # the last round was a no-play round: its checked shuffle deals this one
+        if self.dealing_by_hand():
+            self._open_by_hand()
+        elif self.shuffle_kept:  # the last round was a no-play round: its checked shuffle deals this one
             self.round.shuffled, self.shuffle_kept = True, False
         else:
             self._emit(cmd.Shuffle())
@@ -778,6 +824,9 @@ class Round:
     def _dispense(self, index: int) -> None:
         data = self.round
         assert data is not None
+        if data.manual:  # dealt by hand: the dealer is asked for the step instead of the shoe
+            self._prompt_deal()
+            return
         seat = data.stacks_planned[index]
         txn = data.round_no * TXN_STRIDE + index
         self.last_txn = max(self.last_txn, txn)
@@ -981,6 +1030,8 @@ class Round:
     # ------------------------------------------------------------------ settlement
     def _settle(self) -> None:
         data = self.round
+        if data is not None and self._cards_missing():  # dealt by hand: a card still to be entered
+            return
         assert data is not None and data.cross is not None
         community = Community.from_stack(data.cross)
         totals = {"wagered": 0, "returned": 0, "collected": 0, "paid": 0, "player_net": 0}
@@ -1099,6 +1150,7 @@ class Round:
             "querying": self._querying,
             "self_checked": self.self_checked,
             "reconciled": self.reconciled,
+            "dealing_mode": self.dealing_mode,
             "round": None if data is None else {
                 "round_no": data.round_no,
                 "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
@@ -1125,6 +1177,11 @@ class Round:
                 "last_check": None if data.last_check is None else {
                     "seat": data.last_check["seat"], "seen": dict(data.last_check["seen"]),
                     "differences": [dict(d) for d in data.last_check["differences"]]},
+                "manual": data.manual,
+                "placed": data.placed,
+                "board": list(data.board),
+                "entry_pending": list(data.entry_pending),
+                "held_seats": [[seat, dict(wagers)] for seat, wagers in data.held_seats.items()],
             },
         }
 
@@ -1151,6 +1208,7 @@ class Round:
         self._querying = state["querying"]
         self.self_checked = state["self_checked"]
         self.reconciled = state["reconciled"]
+        self.dealing_mode = state["dealing_mode"]
         self._outbox = []
         saved = state["round"]
         if saved is None:
@@ -1183,4 +1241,9 @@ class Round:
             last_check=None if saved.get("last_check") is None else {
                 "seat": saved["last_check"]["seat"], "seen": dict(saved["last_check"]["seen"]),
                 "differences": [dict(d) for d in saved["last_check"]["differences"]]},
+            manual=saved["manual"],
+            placed=saved["placed"],
+            board=list(saved["board"]),
+            entry_pending=list(saved["entry_pending"]),
+            held_seats={seat: dict(wagers) for seat, wagers in saved["held_seats"]},
         )

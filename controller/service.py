@@ -314,10 +314,11 @@ def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
     """The simulator of each driver kind; imported here, when a device is simulated, so that a production run
     imports no simulator."""
     from drivers.panel.simulator import PanelSimulator
+    from drivers.reader.simulator import ReaderSimulator
     from drivers.sensors.simulator import SensorSimulator
     from drivers.shoe.simulator import ShoeSimulator
 
-    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator}
+    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator, "reader": ReaderSimulator}
 
 
 def is_simulated(port: str) -> bool:
@@ -408,7 +409,7 @@ class Service:
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
                  metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
-                 players: Sequence[Any] = (), protect: bool = False) -> None:
+                 players: Sequence[Any] = (), protect: bool = False, manual: bool = False) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -492,7 +493,7 @@ class Service:
 
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop,
-                                                  payout_errors=payout_errors, players=players)
+                                                  payout_errors=payout_errors, players=players, manual=manual)
 
     def _on_view(self, view: dict[str, Any]) -> None:
         """The round's view after each commit, to the control interface and the floor (neither waits)."""
@@ -566,7 +567,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
-                protect: bool = False) -> int:
+                protect: bool = False, manual: bool = False) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -576,7 +577,9 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     decision is random rather than optimal; ``payout_errors`` that the simulated dealer pays a seat wrong
     (controller.simtable); ``players``: seats of other simulated players
     (``controller.analysis.players.PlayerSpec``); ``protect`` runs the hole-card detector after each round
-    (``controller.protection``). Returns 0, or 1 when it stopped with a round open (or held in
+    (``controller.protection``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
+    supervisor switching it first; ``config`` must allow it). Returns 0, or 1 when it stopped with a round
+    open (or held in
     fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
@@ -598,7 +601,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     try:
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
-                          started_at=started_at, payout_errors=payout_errors, players=players, protect=protect)
+                          started_at=started_at, payout_errors=payout_errors, players=players, protect=protect,
+                          manual=manual)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)

@@ -23,6 +23,11 @@ and presses ``paid``; with probability ``payout_errors`` per seat it pays that s
 ``controller.payout.MISPAY_KINDS``: short, over, the payout on the wrong spot, a losing wager not taken),
 recorded in ``payout_errors_made``, and when the panel shows the mispay ("Seat N mispay ...") it puts the
 seat right and presses ``paid`` again.
+
+With ``manual`` the supervisor first switches the table to dealing by hand (``deal_by_hand``, NY 9 NYCRR
+5324.39(d)(1)); the dealer then shuffles a deck of its own, deals the cross and one card at a time as the panel
+asks (confirming each step), and types each card on the panel's keypad as it is turned (``enter_cards``): the
+community cards at each reveal, each seat's two cards at settlement as the panel names the seat.
 """
 
 from __future__ import annotations
@@ -37,12 +42,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.analysis.strategy import OptimalStrategy
+from controller.cards import DECK
 from controller.inputs import SUPERVISOR_ACTIONS
 from controller.paytable import Jurisdiction
 from controller.payout import MISPAY_KINDS, plan_seat
 from controller.settlement import Community, settle_seat
 from controller.table import Limits, TableConfig
 from drivers.panel.simulator import PanelSimulator
+from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe.simulator import ShoeSimulator
 
@@ -72,9 +79,17 @@ class SimulatedTable:
                  on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
                  void_rate: float = 0.0, jurisdiction: Jurisdiction | None = None,
                  winning_spot: str = "wager_and_payout", payout_errors: float = 0.0,
-                 players: dict[int, Any] | None = None) -> None:
+                 players: dict[int, Any] | None = None, manual: bool = False,
+                 manual_rounds: tuple[int, int | None] | None = None,
+                 on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None,
+                 reader: ReaderSimulator | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         self.players = dict(players or {})  # seat -> controller.analysis.players.SeatPlayer
+        #: rounds (0-based, end excluded; None: to the last) dealt by hand; ``manual``: every round
+        self.manual_rounds = (0, None) if manual and manual_rounds is None else manual_rounds
+        self.on_shoe_down, self.on_shoe_back = on_shoe_down, on_shoe_back  # the shoe taken away, brought back
+        self.manual = False  # the table deals by hand now (the supervisor switched it)
+        self.reader = reader  # a card reader's simulator, when the table has one: cards are scanned, not typed
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
@@ -106,7 +121,7 @@ class SimulatedTable:
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
                   rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
                   void_rate: float = 0.0, payout_errors: float = 0.0,
-                  players: Sequence[Any] = ()) -> "SimulatedTable":
+                  players: Sequence[Any] = (), manual: bool = False) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
         ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
@@ -122,7 +137,8 @@ class SimulatedTable:
         return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
                    seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
-                   winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated)
+                   winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated,
+                   manual=manual, reader=sims.get("reader"))
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -292,6 +308,8 @@ class SimulatedTable:
     def _play_round(self) -> bool:
         if self.rounds_played == 0:
             self._void_unknown_round()
+        if not self._switch_when_due():
+            return False
         if not self._press_when_lit("open_betting"):
             return False
         announced = [m for m in map(re.compile(r"Round (\d+): place").match, self.panel.messages[-3:]) if m]
@@ -326,8 +344,14 @@ class SimulatedTable:
             return False
         if not self._wait("confirm"):
             return False
-        stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
-        cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
+        if self.manual:
+            dealt = self._deal_by_hand(sorted(antes))
+            if dealt is None:
+                return False
+            cross, hands = dealt
+        else:
+            stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
+            cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
         active = set(antes)
         bets: dict[int, list[int]] = {seat: [] for seat in antes}
         for step in ("across", "down", "middle"):
@@ -346,9 +370,20 @@ class SimulatedTable:
             if not self._press_when_lit("confirm"):
                 return False
             if not active and not bonus_seats:  # nothing left in action: the round settles at the fold
-                return self._pay_out(placed, hands, cross)
+                return self._finish(placed, hands, cross)
+            turned = {"across": cross[0:2], "down": cross[2:4], "middle": cross[4:]}[step]
+            if self.manual and not self._enter_when_asked(f"Turn the {step}", 0, turned):
+                return False
             if not self._press_when_lit("reveal"):
                 return False
+        return self._finish(placed, hands, cross)
+
+    def _finish(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
+                cross: Sequence[str]) -> bool:
+        """After the last decision: the cards entered at settlement when the round is dealt by hand, then the
+        payout (``_pay_out``). True once the round is over, False when stopped."""
+        if self.manual and not self._settle_by_hand(cross, hands):
+            return False
         return self._pay_out(placed, hands, cross)
 
     # ------------------------------------------------------------------ the payout
@@ -427,3 +462,107 @@ class SimulatedTable:
             spot = rng.choice(lost)
             amounts[spot] = plan[spot]["wager"]
         return kind
+
+    # ------------------------------------------------------------------ dealing by hand (NY (d)(1))
+    def _switch_when_due(self) -> bool:
+        """Between rounds: the shoe goes down and the supervisor switches to dealing by hand when the round to
+        play is the first of ``manual_rounds``; the shoe comes back and the supervisor switches back after its
+        last. False when stopped."""
+        if self.manual_rounds is None:
+            return True
+        first, end = self.manual_rounds
+        if not self.manual and first <= self.rounds_played and (end is None or self.rounds_played < end):
+            if self.on_shoe_down is not None:
+                self.on_shoe_down()
+            if not self._supervisor_presses("deal_by_hand", then_clear=True):
+                return False
+            self.manual = True
+        elif self.manual and end is not None and self.rounds_played >= end:
+            if self.on_shoe_back is not None:
+                self.on_shoe_back()
+            if not self._supervisor_presses("deal_by_shoe"):
+                return False
+            self.manual = False
+        return True
+
+    def _supervisor_presses(self, button: str, then_clear: bool = False) -> bool:
+        """The supervisor turns the key and presses ``button`` once it lights (and ``clear_fault`` after it when
+        that lights: the fault the shoe left no longer needs the shoe); False when stopped."""
+        while not self._stop.is_set():
+            self._act(self.panel.turn_key, True, self.supervisor_id)  # again: the other supervisor may have left
+            try:
+                if not self.panel.wait_for(lambda: button in self.panel.lamps, 0.5):
+                    continue
+                self._act(self.panel.press, button)
+                if not self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                    continue
+                if then_clear and self.panel.wait_for(lambda: "clear_fault" in self.panel.lamps, 1.0):
+                    self._act(self.panel.press, "clear_fault")
+                    self.panel.wait_for(lambda: "clear_fault" not in self.panel.lamps, 1.0)
+                return True
+            finally:
+                self._act(self.panel.turn_key, False, self.supervisor_id)
+        return False
+
+    def _until_display(self, ready: Callable[[str], bool]) -> str | None:
+        """Wait until the panel's text satisfies ``ready`` and return it; None when stopped; ``RoundOver`` when
+        the round ended early (``open_betting`` lit)."""
+        while not self._stop.is_set():
+            text = self.panel.display
+            if ready(text):
+                return text
+            if "open_betting" in self.panel.lamps:
+                raise RoundOver
+            self.panel.wait_for(lambda: self.panel.display != text, 0.1)
+        return None
+
+    def _deal_by_hand(self, seats: list[int]) -> tuple[tuple[str, ...], dict[int, tuple[str, str]]] | None:
+        """Deal from the dealer's own shuffled deck as the panel asks, confirming each step: the cross, then one
+        card at a time clockwise from the dealer's left until each seat has two. Returns the cross and the
+        hands, or None when stopped."""
+        deck = list(DECK)
+        self.rng.shuffle(deck)
+        count = len(seats)
+        cross = tuple(deck[:5])
+        hands = {seat: (deck[5 + i], deck[5 + count + i]) for i, seat in enumerate(seats)}
+        while True:
+            text = self._until_display(lambda t: t.startswith(("Deal ", "Across decision")))
+            if text is None:
+                return None
+            if text.startswith("Across decision"):
+                return cross, hands
+            self._act(self.panel.press, "confirm")
+            self.panel.wait_for(lambda: self.panel.display != text, 1.0)  # unchanged: the press was lost
+
+    def _enter_when_asked(self, prompt: str, seat: int, cards: Sequence[str]) -> bool:
+        """When the panel shows ``prompt``, type ``cards`` for ``seat`` (0: community); False when stopped."""
+        text = self._until_display(lambda t: t.startswith(prompt))
+        if text is None:
+            return False
+        self._enter(seat, cards)
+        self.panel.wait_for(lambda: self.panel.display != text, 1.0)
+        return True
+
+    def _enter(self, seat: int, cards: Sequence[str]) -> None:
+        """Scan ``cards`` for ``seat`` (0: community) on the card reader, or type them on the panel without one."""
+        if self.reader is not None:
+            self._act(self.reader.scan, seat, tuple(cards))
+        else:
+            self._act(self.panel.enter_cards, seat, tuple(cards))
+
+    def _settle_by_hand(self, cross: Sequence[str], hands: dict[int, tuple[str, str]]) -> bool:
+        """Turn and type the cards the panel asks for at settlement (each seat as named, from the dealer's right;
+        community cards never turned) until the round closes or its payout begins; False when stopped."""
+        while not self._stop.is_set():
+            if {"open_betting", "paid"} & self.panel.lamps:
+                return True
+            text = self.panel.display
+            named = re.match(r"(?:Turn seat|Seat) (\d)\b.*enter its 2 cards", text)
+            if named:
+                seat = int(named.group(1))
+                self._enter(seat, hands[seat])
+            elif text.startswith("Enter the "):
+                missing = int(text.split()[2])
+                self._enter(0, cross[5 - missing:])
+            self.panel.wait_for(lambda: self.panel.display != text or "open_betting" in self.panel.lamps, 1.0)
+        return False

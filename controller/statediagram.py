@@ -47,6 +47,11 @@ of `controller/round.py` and in docs/architecture.md.
   round before its settlement, whatever is pending; its condition `unsettled` is the one rule of voiding.
 - Past-posting does not change the state: it holds every dealer action (and the dealing) until a supervisor
   presses `acknowledge` (or voids the round).
+- Dealing by hand (NY 9 NYCRR 5324.39(d)(1), `controller/manual.py`): a supervisor's `deal_by_hand` /
+  `deal_by_shoe` switch the table between rounds (`deal_by_hand` also in a fault between rounds); in a round
+  dealt by hand the dealer's `confirm` places the cross (`cross_placed`) and each card (`card_placed`, then
+  `hands_placed`), cards are entered as they are turned, and a supervisor's `hold_seat` takes a seat whose
+  cards cannot be entered out of the settlement.
 
 """
 

@@ -113,6 +113,9 @@ class TableConfig:
     payout: PayoutConfig = field(default_factory=PayoutConfig)
     #: ``floor:``: publishing to the floor's MQTT broker (``controller.floor``, docs/floor.md); off by default.
     floor: FloorConfig = field(default_factory=FloorConfig)
+    #: ``manual_dealing: true``: a supervisor may switch the table to dealing by hand or from a manual dealing
+    #: shoe when the automated shoe is down (NY 9 NYCRR 5324.39(d)(1); ``controller.manual``). Default false.
+    manual_dealing: bool = False
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -129,14 +132,15 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     not a file path (non-blank text: ``journal:`` left empty is refused, not a file named ``None``), an
     unknown device driver, a device ``port`` or ``identity`` that is not non-blank text, a ``search`` that is
     not a list of glob patterns (text), a timing value that is not a number of seconds above 0 and below 3600,
-    ``retries`` outside 1 to ``MAX_RETRIES``, a timing ceiling below its floor, a ``link_silence_s`` not above
+    ``retries`` outside 1 to ``MAX_RETRIES``, a ``manual_dealing`` that is not true or false, a timing ceiling
+    below its floor, a ``link_silence_s`` not above
     ``heartbeat_interval_s`` or a ``control:`` section that ``controller.control.parse_control_config`` refuses
     (a host off loopback) or a ``floor:`` section that ``controller.floor.config.parse_floor_config`` refuses.
     """
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
-               {"timing", "control", "journal", "journal_key", "metrics", "payout", "floor"})
+               {"timing", "control", "journal", "journal_key", "metrics", "payout", "floor", "manual_dealing"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -158,8 +162,12 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         journal_key = path.parent / require_text(path, "journal_key", journal_key, "a file path",
                                                  line_of(data, "journal_key"))
     devices = data["devices"]
-    check_keys(path, "devices", devices, {"shoe", "sensors", "panel"})
+    check_keys(path, "devices", devices, {"shoe", "sensors", "panel"}, {"reader"})  # reader: optional (manual.py)
     device_configs = {name: _device(path, name, entry) for name, entry in devices.items()}
+    manual_dealing = data.get("manual_dealing", False)
+    if not isinstance(manual_dealing, bool):
+        raise error(path, "manual_dealing", f"expected true or false, got {manual_dealing!r}",
+                    line_of(data, "manual_dealing"))
     timing = {} if data.get("timing") is None else data["timing"]  # ``timing:`` left empty: the defaults
     link_timing = _timing(path, timing)
     return TableConfig(
@@ -177,6 +185,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         journal_key=journal_key,
         payout=parse_payout_config(path, data.get("payout")),
         floor=parse_floor_config(path, data.get("floor"), table_id),
+        manual_dealing=manual_dealing,
     )
 
 
@@ -195,7 +204,7 @@ def _device(path: Path, name: str, entry: Any) -> DeviceConfig:
     where = f"devices.{name}"
     check_keys(path, where, entry, {"driver", "port"}, {"identity", "search"})
     driver = entry["driver"]
-    if driver not in ("shoe", "sensors", "panel"):
+    if driver not in ("shoe", "sensors", "panel", "reader"):
         raise error(path, f"{where}.driver", f"unknown driver {driver!r}", line_of(entry, "driver"))
     if driver != name:
         raise error(path, f"{where}.driver", f"the {name} needs the {name} driver, not {driver!r}",

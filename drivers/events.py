@@ -20,10 +20,14 @@ from typing import Any
 SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across", "down", "middle")
 
 #: Dealer panel buttons; the index + 1 is the button's code on the panel wire protocol (docs/protocol.md).
-#: The first five and ``paid`` are the dealer's; ``acknowledge``, ``clear_fault``, ``void_round`` and
-#: ``accept_mispay`` act only while the supervisor key is turned (``SupervisorKey``).
+#: The first five and ``paid`` are the dealer's; ``acknowledge``, ``clear_fault``, ``void_round``,
+#: ``accept_mispay``, ``deal_by_hand``, ``deal_by_shoe`` and ``hold_seat`` act only while the supervisor key is
+#: turned (``SupervisorKey``).
 BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal", "exclude",
-                            "acknowledge", "clear_fault", "void_round", "paid", "accept_mispay")
+                            "acknowledge", "clear_fault", "void_round", "paid", "accept_mispay",
+                            # switching the dealing mode and holding a seat whose cards are not entered (NY
+                            # 5324.39(d)(1), ``controller.manual``): supervisor actions
+                            "deal_by_hand", "deal_by_shoe", "hold_seat")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
 SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")
@@ -111,10 +115,21 @@ class SupervisorKey:
     key_id: str
 
 
+@dataclass(frozen=True)
+class CardsEntered:
+    """Cards entered as they are turned in a round dealt by hand (NY 9 NYCRR 5324.39(d)(1),
+    ``controller.manual``): ``seat`` 0 for community cards, else the seat whose two cards these are; ``cards``
+    as typed or scanned (checked by the round, not here); ``device`` the source (``panel`` keypad, ``reader``)."""
+
+    seat: int
+    cards: tuple[str, ...]
+    device: str = "panel"
+
+
 EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed,
-                SupervisorKey, ShoeLastDispense)
+                SupervisorKey, ShoeLastDispense, CardsEntered)
 }
 
 
@@ -133,7 +148,7 @@ def event_from_record(record: dict[str, Any]) -> Any:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ValueError(f"unknown device event type {name!r}")
-    if cls in (StackDispensed, ShoeLastDispense):
+    if cls in (StackDispensed, ShoeLastDispense, CardsEntered):
         fields["cards"] = tuple(fields.get("cards", ()))
     elif cls is SpotsSnapshot:
         fields["spots"] = tuple(tuple(s) for s in fields.get("spots", ()))

@@ -1,7 +1,8 @@
 """Checks of a journal, from the journal alone (and, when given, the shoe's own record of what it dealt).
 
 Each check returns discrepancies as text; an empty list means the journal proves the property. Sources: card
-accounting 5 + 2 x wagering seats per round in the regulated order (NY 9 NYCRR 5324.39(d)(2)); no card before
+accounting 5 + 2 x wagering seats per round in the regulated order (NY 9 NYCRR 5324.39(d)(2); dealt by hand,
+(d)(1): the cards as entered, ``controller.recall``); no card before
 "no more bets" (NY (c)(3)); decisions from the dealer's left clockwise (PA 58 Pa. Code 674a.11(b),(d),(f));
 settlement from the dealer's right counterclockwise (NY (e)(9), PA (g)); every wager settled exactly once and
 money conserved; every settlement equal to what ``crisscross settle`` computes for that round.
@@ -26,7 +27,7 @@ def settle_input(rnd: RoundRecord, jurisdiction: str) -> dict[str, Any]:
     cross = rnd.cross
     assert cross is not None
     seats = []
-    for seat in sorted(rnd.wagers):
+    for seat in sorted(set(rnd.wagers) - {held["seat"] for held in rnd.held}):  # a held seat was not settled
         wagers = rnd.placed_wagers(seat)
         seats.append({"seat": seat, "cards": list(rnd.seat_cards(seat) or ()), "wagers": wagers})
     return {"jurisdiction": jurisdiction,
@@ -73,7 +74,7 @@ def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str
     ``records`` are the round's records."""
     problems: list[str] = []
     where = f"round {rnd.round_no}"
-    seats = sorted(rnd.wagers)
+    seats = sorted(set(rnd.wagers) - {held["seat"] for held in rnd.held})  # held: left to a supervisor, unsettled
     if not rnd.closed:
         return [f"{where}: neither closed nor voided"]
     if rnd.voided is not None:
@@ -101,7 +102,11 @@ def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str
     # skipped or taken out of order
     asked = [d["stack"] for d in rnd.dispenses]
     in_order = [stack for i, stack in enumerate(asked) if i == 0 or stack != asked[i - 1]]
-    if in_order != list(range(len(seats) + 1)):
+    if rnd.manual:  # dealt by hand: no shoe request; the cross, then one card each clockwise, twice (NY (d)(1))
+        by_hand = [seat for _, seat, _ in rnd.placed]
+        if asked or by_hand != [None, *sorted(rnd.wagers), *sorted(rnd.wagers)]:
+            problems.append(f"{where}: dealt by hand to {by_hand} with shoe requests {asked}")
+    elif in_order != list(range(len(seats) + 1)):
         problems.append(f"{where}: dispense requests {asked} out of order or skipping a stack")
     # decisions from the dealer's left, clockwise; only seats still in action; reveals in order, up to the step
     # after which nothing was left in action (every seat folded, no five-card bonus: NY 5324.39(e)(9))
@@ -218,7 +223,7 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
     if current is not None:
         check(current, records)
     if shoe_dispensed is not None:
-        journaled = [cards for rnd in rounds.values() for _, _, cards in rnd.stacks]
+        journaled = [cards for rnd in rounds.values() if not rnd.manual for _, _, cards in rnd.stacks]
         dealt = [tuple(cards) for _, cards in shoe_dispensed]
         if dealt != journaled:
             problems.append(f"shoe dealt {len(dealt)} stacks, the journal records {len(journaled)} (or they differ)")

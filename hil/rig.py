@@ -1,6 +1,7 @@
 """The rig: simulators on pseudo-terminals and a scripted table here, the service in its own process.
 
     python -m hil.rig --rounds 20 --seed 5 [--journal PATH] [--config config/table.yaml] [--faults RATE]
+                      [--manual FIRST:END]
     python -m hil.rig --scenario hil/scenarios/*.yaml [--junit-xml PATH] [--port shoe=/dev/...] [--keep DIR]
     python -m hil.rig --scenario FILE --console [--sim-socket PATH]
 
@@ -30,6 +31,9 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from controller.cli import positive_int
 from controller.config import CONFIG_DIR
@@ -98,6 +102,24 @@ def wagers_lost(rounds_seen: dict) -> int:
     return lost
 
 
+def _allowing_manual_dealing(config: Path, table_config: Any, folder: Path) -> Path:
+    """A copy of the table file ``config`` in ``folder`` with ``manual_dealing: true`` (its jurisdiction as the
+    resolved file, so the copy reads the same tables)."""
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data.update(manual_dealing=True, jurisdiction=str(table_config.jurisdiction))
+    data.pop("journal", None)
+    data.pop("journal_key", None)
+    copy = folder / "table-manual.yaml"
+    copy.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return copy
+
+
+def _shoe_down(shoe: Any, panel: Any) -> None:
+    """The shoe is taken away (unplugged) and the table shows the fault."""
+    shoe.unplug()
+    panel.wait_for(lambda: panel.display.startswith("FAULT"), 10.0)
+
+
 def service_command(config: Path, journal: Path, sims: dict, *extra: str) -> list[str]:
     """The command line of ``crisscross run`` in a process of its own, quiet, on ``journal``, with each device
     pointed at its simulator's port (by its by-id style link when it keeps one: it follows a replugged device)."""
@@ -110,7 +132,7 @@ def service_command(config: Path, journal: Path, sims: dict, *extra: str) -> lis
 
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
             timeout: float = 300.0, mistakes: float = 0.1, faults: float = 0.0,
-            device_faults: int = 0) -> RigResult:
+            device_faults: int = 0, manual_rounds: tuple[int, int | None] | None = None) -> RigResult:
     """Run ``rounds`` rounds of the service (separate process) against simulators in this process; check them.
 
     The simulated players follow the optimal strategy but take a random decision with probability
@@ -118,7 +140,11 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     probability that a simulator's frame suffers a random fault (``PtySimulator.chaos``, seeded from ``seed``).
     ``device_faults``: that many device-level faults (``DEVICE_FAULTS``: a device unplugged and back under
     another port name, sensors gone silent, shoe faults) injected at random moments; the simulated supervisor
-    clears or voids what they cause. ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
+    clears or voids what they cause. ``manual_rounds`` ``(first, end)``: before round ``first`` (0-based) the
+    shoe is unplugged (its link lost: the table faults) and the supervisor switches to dealing by hand (NY 9
+    NYCRR 5324.39(d)(1)) and clears the fault; before round ``end`` (None: never) the shoe is plugged back and
+    the supervisor switches back, the next round opening with the shoe's shuffle check (the service runs with
+    a copy of ``config`` that allows manual dealing). ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
     ``config``, ``subprocess.TimeoutExpired`` when the service has not finished within ``timeout`` seconds.
     """
     if journal.exists() and journal.stat().st_size:
@@ -134,6 +160,11 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
             sims[name].chaos(faults, seed=None if seed is None else seed * 31 + index)
     table = SimulatedTable.for_table(sims, table_config, jurisdiction_for(table_config), seed=seed, rounds=rounds,
                                      mistakes=mistakes)
+    if manual_rounds is not None:
+        config = _allowing_manual_dealing(config, table_config, link_dir)
+        table.manual_rounds = manual_rounds
+        table.on_shoe_down = lambda: _shoe_down(sims["shoe"], table.panel)
+        table.on_shoe_back = lambda: sims["shoe"].inject("replug", after=0.0)
     command = service_command(config, journal, sims, "--rounds", str(rounds))
     injected: Counter[str] = Counter()
     stop_injecting = threading.Event()
@@ -172,6 +203,18 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     return result
 
 
+def _manual_rounds(text: str) -> tuple[int, int | None]:
+    """``FIRST:END`` (or ``FIRST:``) of ``--manual``: round indexes from 0, END above FIRST."""
+    first, sep, end = text.partition(":")
+    try:
+        bounds = (int(first), int(end) if end else None)
+    except ValueError:
+        bounds = (-1, None)
+    if not sep or bounds[0] < 0 or (bounds[1] is not None and bounds[1] <= bounds[0]):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FIRST:END or FIRST: (0 <= FIRST < END)")
+    return bounds
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line of the rig; returns 0 when every check passed."""
     parser = argparse.ArgumentParser(prog="python -m hil.rig", description=__doc__.splitlines()[0])
@@ -202,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --scenario: open the simulators' console (docs/rig.md) once the service is up")
     parser.add_argument("--sim-socket", type=Path, metavar="PATH",
                         help="with --scenario: serve the simulators' control socket at PATH (crisscross sim console)")
+    parser.add_argument("--manual", type=_manual_rounds, default=None, metavar="FIRST:END",
+                        help="the shoe unplugged before round FIRST (counted from 0), rounds FIRST to END-1 dealt by "
+                             "hand (NY 9 NYCRR 5324.39(d)(1)), the shoe back and the table switched back before round "
+                             "END (FIRST: alone: by hand to the last round)")
     args = parser.parse_args(argv)
     if args.scenario:
         from hil.scenario_main import run_from_command_line
@@ -210,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.db"
     try:
         result = run_rig(args.rounds, args.seed, journal, args.config, mistakes=args.mistakes, faults=args.faults,
-                         device_faults=args.device_faults)
+                         device_faults=args.device_faults, manual_rounds=args.manual)
     except (ValueError, OSError) as exc:  # ConfigError is a ValueError
         print(f"python -m hil.rig: {exc}", file=sys.stderr)
         return 2

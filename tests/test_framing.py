@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from drivers import framing
 from drivers.framing import MAX_ENCODED, MAX_FRAME, Frame, FrameDecoder, ProtocolError, decode, encode_frame
 from drivers.panel import protocol as panel
+from drivers.reader import protocol as reader
 from drivers.sensors import protocol as sensors
 from drivers.shoe import protocol as shoe
 
@@ -323,10 +324,15 @@ def test_spots_codec():
 def test_panel_codec():
     assert panel.encode_lamps(["open_betting", "reveal"]) == b"\x00\x09"
     assert panel.decode_lamps(b"\x00\x06").buttons == {"no_more_bets", "confirm"}
+    # buttons 9-10 are the payout check's, 11-13 switch the dealing mode and hold a seat (docs/protocol.md,
+    # "Dealer panel"); bit 13 is no button
+    assert panel.decode_lamps(b"\x03\x00").buttons == {"paid", "accept_mispay"}
+    assert panel.decode_lamps(b"\x1c\x00").buttons == {"deal_by_hand", "deal_by_shoe", "hold_seat"}
     with pytest.raises(ProtocolError, match="beyond"):
-        panel.decode_lamps(b"\x04\x00")  # bit 10: an eleventh button, beyond the ten
-    with pytest.raises(ProtocolError, match="unknown button code 11"):
-        panel.decode_button(b"\x0b")
+        panel.decode_lamps(b"\x20\x00")  # bit 13: a fourteenth button, beyond the thirteen
+    assert panel.decode_button(b"\x0d").button == "hold_seat"
+    with pytest.raises(ProtocolError, match="unknown button code 14"):
+        panel.decode_button(b"\x0e")
     # "a" + 40 x "é" (2 bytes each) = 81 bytes; 64 bytes would split a character, so 63 are kept.
     cut = panel.fit_display("a" + "é" * 40)
     assert cut == "a" + "é" * 31 and len(cut.encode()) == 63
@@ -370,9 +376,11 @@ CODECS = {
     "BUTTON": (panel.BUTTON, panel.decode_button, lambda f: panel.encode_button(**f)),
     "DISPLAY": (panel.DISPLAY, panel.decode_display, lambda f: panel.encode_display(**f)),
     "KEY": (panel.KEY, panel.decode_key, lambda f: panel.encode_key(**f)),
+    "CARDS": (panel.CARDS, panel.decode_cards, lambda f: panel.encode_cards(**f)),
+    "SCAN": (reader.SCAN, reader.decode_scan, lambda f: reader.encode_scan(**f)),
 }
 HOST_SENDS = {"HELLO", "NAK", "ACK", "PING", "SHUFFLE", "DISPENSE", "QUERY_LAST", "READ_SPOTS", "LAMPS", "DISPLAY"}
-DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY"}
+DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY", "CARDS", "SCAN"}
 
 
 def plain(value):
@@ -481,6 +489,8 @@ PAYLOAD_DECODERS = {
     "BUTTON": panel.decode_button,
     "DISPLAY": panel.decode_display,
     "KEY": panel.decode_key,
+    "CARDS": panel.decode_cards,
+    "SCAN": reader.decode_scan,
 }
 
 

@@ -2,8 +2,8 @@
 
 ``set_lamps`` and ``show`` are fire-and-forget (the panel answers only with NAK when it rejects a frame;
 resending the full lamp state or text is idempotent, so the controller simply sends the state again).
-BUTTON frames become ``ButtonPressed`` events, KEY frames ``SupervisorKey`` events (both acknowledged by the
-link and delivered once); an unknown button code or a malformed key is logged and NAKed.
+BUTTON frames become ``ButtonPressed`` events, KEY frames ``SupervisorKey`` events, CARDS frames
+``CardsEntered`` events (each acknowledged by the link and delivered once); an unknown button code or a malformed key is logged and NAKed.
 
 The supervisor key grants rights, so it is never assumed (docs/protocol.md, "Dealer panel", "Heartbeat"):
 while a key is on, the driver sends PING every heartbeat interval and the panel reports its key in each PONG;
@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from drivers.events import ButtonPressed, SupervisorKey
+from drivers.events import ButtonPressed, CardsEntered, SupervisorKey
 from drivers.framing import NAK_UNKNOWN_TYPE, Frame, ProtocolError
 from drivers.link import Device
 from drivers.panel import protocol
@@ -92,7 +92,7 @@ class PanelDriver(Device):
         self.send(protocol.DISPLAY, protocol.encode_display(protocol.fit_display(text)))
 
     def handle_frame(self, frame: Frame) -> list[Any]:
-        """BUTTON -> ``ButtonPressed``, KEY -> ``SupervisorKey`` when the key changed; a bad payload raises ``ProtocolError``
+        """BUTTON -> ``ButtonPressed``, KEY -> ``SupervisorKey`` when the key changed, CARDS -> ``CardsEntered``; a bad payload raises ``ProtocolError``
         (logged, NAK reason 2); other types raise ``ProtocolError`` (NAK reason 1)."""
         if frame.msg_type == protocol.BUTTON:
             button = protocol.decode_button(frame.payload)
@@ -102,4 +102,9 @@ class PanelDriver(Device):
             key = protocol.decode_key(frame.payload)
             log.info("%s: supervisor key %s turned %s", self.name, key.key_id, "on" if key.on else "off")
             return self._key_now(key.key_id if key.on else None)
+        if frame.msg_type == protocol.CARDS:  # cards typed as turned (dealing by hand): the log names no card
+            entry = protocol.decode_cards(frame.payload)
+            log.info("%s: %d card(s) entered for %s", self.name, len(entry.cards),
+                     f"seat {entry.seat}" if entry.seat else "the community")
+            return [CardsEntered(entry.seat, entry.cards, "panel")]
         raise ProtocolError(frame.msg_type, "not a panel -> host message", nak_reason=NAK_UNKNOWN_TYPE)

@@ -6,9 +6,10 @@
 | 0x31 | BUTTON  | panel -> host | button code u8 (``BUTTONS`` index + 1)                             |
 | 0x32 | DISPLAY | host -> panel | UTF-8 text, at most 64 bytes                                       |
 | 0x33 | KEY     | panel -> host | u8 state (1 turned on, 0 off) + key id, UTF-8, 1 to 32 bytes       |
+| 0x34 | CARDS   | panel -> host | u8 target (0 community, 1-6 a seat) + 1 to 5 cards, 2 ASCII each    |
 | 0x05 | PONG    | panel -> host | the key now: u8 1 + key id while a key is turned, else a single 0  |
 
-BUTTON and KEY are device-initiated: acknowledged by the host, sent again until acknowledged.
+BUTTON, KEY and CARDS are device-initiated: acknowledged by the host, sent again until acknowledged.
 
 Decoded messages carry button *names* (``drivers.events.BUTTONS``). All errors are ``ProtocolError``.
 """
@@ -28,9 +29,14 @@ LAMPS = 0x30
 BUTTON = 0x31
 DISPLAY = 0x32
 KEY = 0x33
+CARDS = 0x34
 
-register_names({LAMPS: "LAMPS", BUTTON: "BUTTON", DISPLAY: "DISPLAY", KEY: "KEY"})
-register_device_events({BUTTON, KEY})
+register_names({LAMPS: "LAMPS", BUTTON: "BUTTON", DISPLAY: "DISPLAY", KEY: "KEY", CARDS: "CARDS"})
+register_device_events({BUTTON, KEY, CARDS})
+
+#: Most cards in one CARDS entry (the five community cards never turned, at the settlement of a round in which
+#: every seat folded).
+MAX_ENTRY_CARDS = 5
 
 #: Longest supervisor key id in UTF-8 bytes.
 MAX_KEY_ID_BYTES = 32
@@ -161,6 +167,46 @@ def decode_key(payload: bytes) -> Key:
     if not key_id.isprintable():
         raise ProtocolError(KEY, "key id has control characters")
     return Key(payload[0] == 1, key_id)
+
+
+class Cards(NamedTuple):
+    """CARDS payload: cards typed on the panel's keypad as they are turned in a round dealt by hand (NY 9 NYCRR
+    5324.39(d)(1)): ``seat`` 0 for community cards, else the seat; ``cards`` as typed (two characters each)."""
+
+    seat: int
+    cards: tuple[str, ...]
+
+
+def encode_cards(seat: int, cards: Iterable[str]) -> bytes:
+    """CARDS payload: u8 target then each card's two ASCII characters; ``ProtocolError`` for a target outside
+    0-6, no card or more than ``MAX_ENTRY_CARDS``, a card that is not two printable ASCII characters."""
+    cards = tuple(cards)
+    if not 0 <= seat <= 6:
+        raise ProtocolError(CARDS, f"target {seat}: 0 (community) or a seat 1-6 expected")
+    if not 1 <= len(cards) <= MAX_ENTRY_CARDS:
+        raise ProtocolError(CARDS, f"{len(cards)} cards, 1 to {MAX_ENTRY_CARDS} expected")
+    raw = bytes((seat,))
+    for card in cards:
+        if not (isinstance(card, str) and len(card) == 2 and card.isascii() and card.isprintable()):
+            raise ProtocolError(CARDS, f"card {card!r} is not two printable ASCII characters")
+        raw += card.encode("ascii")
+    return raw
+
+
+def decode_cards(payload: bytes) -> Cards:
+    """Parse CARDS; ``ProtocolError`` for a target outside 0-6, an odd length, no card or more than
+    ``MAX_ENTRY_CARDS``, a byte that is not printable ASCII. Whether each is a card of the deck is the round's
+    check (``controller.manual``): a mistyped card is refused there and the entry awaited again."""
+    if not 3 <= len(payload) <= 1 + 2 * MAX_ENTRY_CARDS or len(payload) % 2 == 0:
+        raise ProtocolError(CARDS, f"payload is {len(payload)} bytes: a target and 1 to {MAX_ENTRY_CARDS} "
+                                   f"two-byte cards expected")
+    if payload[0] > 6:
+        raise ProtocolError(CARDS, f"target {payload[0]}: 0 (community) or a seat 1-6 expected")
+    text = payload[1:]
+    if not all(0x21 <= b <= 0x7E for b in text):
+        raise ProtocolError(CARDS, "a card byte is not printable ASCII")
+    chars = text.decode("ascii")
+    return Cards(payload[0], tuple(chars[i:i + 2] for i in range(0, len(chars), 2)))
 
 
 def encode_key_status(key_id: str | None) -> bytes:

@@ -60,6 +60,11 @@ class PanelSimulator(PtySimulator):
             raise ValueError(f"button must be one of {BUTTONS}, got {button!r}")
         self.send_event(protocol.BUTTON, protocol.encode_button(button))
 
+    def enter_cards(self, seat: int, cards: tuple[str, ...]) -> None:
+        """Type ``cards`` on the keypad for ``seat`` (0: community cards) in a round dealt by hand: sends CARDS.
+        ``ProtocolError`` for what CARDS cannot carry, ``OSError`` when unplugged."""
+        self.send_event(protocol.CARDS, protocol.encode_cards(seat, cards))
+
     def turn_key(self, on: bool, key_id: str = "SIM-SUPERVISOR") -> None:
         """Turn the supervisor key ``key_id`` on or off: sends KEY. ``ProtocolError`` for a bad id, ``OSError``
         when unplugged."""

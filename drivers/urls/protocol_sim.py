@@ -7,7 +7,7 @@ pseudo-terminal and opens that pty, so a driver given the URL opens a simulator 
 after it came back on another pty (fault injection ``replug``). ``drivers.link`` registers the package, so
 the module, and with it the simulators, is imported only when a ``sim://`` URL is opened.
 
-URL: ``sim://<kind>[?seed=<int>][&id=<device id>]`` with ``kind`` one of ``shoe``, ``sensors``, ``panel``;
+URL: ``sim://<kind>[?seed=<int>][&id=<device id>]`` with ``kind`` one of ``shoe``, ``sensors``, ``panel``, ``reader``;
 ``seed`` (shoe only) makes its shuffles reproducible, ``id`` sets the device id of IDENT. A bad URL raises
 ``serial.SerialException`` naming what is wrong (a port that cannot be opened).
 

@@ -1,0 +1,1 @@
+"""The card reader: wire messages (``protocol``), driver (``driver``) and pty simulator (``simulator``)."""
