@@ -111,7 +111,8 @@ def decision_values(p0, p1, masks, kmax, ante_at, bet_at, row_ante, row_bet, ste
     ``want_by_card``, ``by_card[a, c, i * n + j]``: the sum of ``total`` over the down pairs that hold card
     ``c`` (else an empty array).
 
-    ``policy[s, a]``: the value (``SCALE2`` units, for across pair ``a``) of strategy ``s`` that bets ``xs[s] >= 1`` across, ``ys[s, a]``
+    ``policy[s, a]``: the value (``SCALE2`` units, for across pair ``a``) of strategy ``s`` that bets
+    ``xs[s] >= 1`` across, ``ys[s, a]``
     down (0 = fold) on across pair ``a``, and at the middle ``middle_rules[s, features[a], features[d]]``
     (``z >= 1``: bet z; 0: fold; -1: the best of folding and betting; -2: the better bet, never folding), where
     ``features[pair]`` is a small code of the line that pair makes with the hand.

@@ -264,7 +264,8 @@ class ParSheetEngine:
         result = HoleAnalysis(value, across, {s: {} for s in STEPS}, 0.0, {}, {})
         self._account(result, cls, lines, choice_y)
         result.seen = self._seen(cls, v2, by_card)
-        result.strategies = {name: float(v.sum()) for name, v in self._strategy_values(hole, never_fold, policy).items()}
+        by_pair = self._strategy_values(hole, never_fold, policy)
+        result.strategies = {name: float(v.sum()) for name, v in by_pair.items()}
         return result
 
     def _strategies(self, hole: tuple[int, int]) -> tuple:

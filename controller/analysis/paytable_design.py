@@ -191,8 +191,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--vary", choices=tuple(VARY), required=True,
                         help="bonus: the five-card bonus; bet: the across, down and middle bets")
     parser.add_argument("--values", default=None, metavar="N,N,...",
-                        help="the odds the facility allows (N to 1; default: " + ",".join(map(str, LADDER[:8])) + ",...)")
-    parser.add_argument("--max-factor", type=int, default=4, help="at most this many times a hand's minimum (default 4)")
+                        help="the odds the facility allows (N to 1; default: "
+                             + ",".join(map(str, LADDER[:8])) + ",...)")
+    parser.add_argument("--max-factor", type=int, default=4,
+                        help="at most this many times a hand's minimum (default 4)")
     parser.add_argument("--top", type=int, default=5, help="bonus: tables printed (default 5)")
     parser.add_argument("--check", type=int, default=3, help="bet: tables recomputed by the par sheet (default 3)")
     parser.add_argument("--output", type=Path, default=None,

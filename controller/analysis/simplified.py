@@ -40,7 +40,8 @@ STRATEGIES: dict[str, str] = {
     "never_fold": "never fold; each bet the better of 1x and 3x",
     "always_1x": "bet 1x at every decision",
     "pair_3x": "3x when the line of the bet shows a pair (any rank), else 1x; never fold",
-    "across_fold_rule": "the published across rule only (fold unsuited, unpaired 5-high or lower), else 1x throughout",
+    "across_fold_rule": ("the published across rule only (fold unsuited, unpaired 5-high or lower), "
+                         "else 1x throughout"),
     "card": "the strategy card below",
 }
 
