@@ -327,3 +327,28 @@ def test_never_folding_costs_the_folds_and_always_1x_costs_more(ny_sheet):
     added to 1x throughout is worth more than 1x throughout (the folded hands lose 2 antes instead of more)."""
     v = ny_sheet.strategies
     assert v["always_1x"] < v["across_fold_rule"] and v["always_1x"] < v["never_fold"]
+
+
+@pytest.mark.timeout(1200)  # two par sheets beside the module's: a minute on two quiet cores, more on a busy machine
+def test_a_searched_bet_table_recomputed_by_the_par_sheet_has_the_printed_edge(ny_sheet, tmp_path):
+    """``paytable design --vary bet``: the table printed first, written to a file and loaded as a pay table,
+    has exactly the printed house edge when the par sheet is computed again from that file; it pays no hand
+    below NY 5324.39(f)(2) and is nearer the target than the minimum table."""
+    import re
+
+    from controller.analysis import paytable_design
+    from controller.minimums import REGULATIONS, odds_value
+
+    target = Fraction(3, 100)
+    found = paytable_design.design(NY, "bet", target, check=1,
+                                   par_sheet=lambda j: ny_sheet if j is NY else compute_par_sheet(j))
+    text = paytable_design.format_designs(NY, "bet", target, found)
+    printed = Fraction(re.search(r"^1\. house edge (\d+/\d+) = ", text, re.M).group(1))
+    path = tmp_path / "bet.yaml"
+    paytable_design.write_paytable(NY, "bet", found[0], target, path)
+    designed = load_jurisdiction(path)
+    assert designed.bet.pays == found[0].pays and designed.five_card_bonus.pays == NY.five_card_bonus.pays
+    minimum = REGULATIONS["ny"].minimums["bet"].pays
+    assert all(odds_value(designed.bet.pays[h]) >= odds_value(minimum[h]) for h in PAY_HANDS)
+    assert compute_par_sheet(designed).house_edge == printed
+    assert abs(printed - target) < abs(ny_sheet.house_edge - target)
