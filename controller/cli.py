@@ -21,7 +21,9 @@
   ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
   and role; ``operator remove NAME`` removes one (their next request is refused).
 - ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
-  five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``).
+  five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``);
+  ``crisscross paytable design --target-house-edge EDGE --vary bonus|bet`` searches the pay tables closest to
+  a house edge (``controller.analysis.paytable_design``).
 - ``crisscross floor watch|audit`` follows every table over the floor's MQTT broker (``controller.floor.tools``,
   docs/floor.md).
 - ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
@@ -108,7 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     paytable = sub.add_parser("paytable", help="a jurisdiction's pay tables and the exact five-card bonus return",
                               parents=[common])
     paytable.add_argument("jurisdiction", metavar="JURISDICTION",
-                          help="a jurisdiction code (ny, pa, nj) or the path of a pay-table file")
+                          help="a jurisdiction code (ny, pa, nj) or the path of a pay-table file; or `design` "
+                               "(crisscross paytable design --help): pay tables closest to a target house edge")
+    paytable.add_argument("design_options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
     journal = sub.add_parser("journal", help="journal tools", parents=[common])
     journal_sub = journal.add_subparsers(dest="journal_command", required=True)
@@ -234,7 +238,14 @@ def _main(argv: list[str] | None) -> int:
     logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
         return _settle(args.file, args.table)
+    if args.command == "paytable" and args.jurisdiction == "design":
+        from controller.analysis import paytable_design
+
+        return _with_analysis(lambda: paytable_design.main(args.design_options))
     if args.command == "paytable":
+        if args.design_options:
+            print(f"crisscross paytable: unexpected {' '.join(args.design_options)}", file=sys.stderr)
+            return 2
         return _with_analysis(lambda: _paytable(args.jurisdiction))
     if args.command == "par-sheet":
         return _with_analysis(lambda: _par_sheet(args))
@@ -261,7 +272,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 #: The libraries of the ``analysis`` extra (pyproject.toml).
-ANALYSIS_LIBRARIES = ("numpy", "tqdm", "threadpoolctl")
+ANALYSIS_LIBRARIES = ("numpy", "tqdm", "threadpoolctl", "numba")
 
 
 def _with_analysis(command: Callable[[], int]) -> int:

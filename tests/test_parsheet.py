@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,8 +27,10 @@ from hypothesis import strategies as st
 from controller.analysis import report
 from controller.analysis.classes import CLASS_NAMES, class_table, classify
 from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet
+from controller.analysis.simplified import CARD, STRATEGIES
 from controller.analysis.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
+from tests.parsheet_reference import ReferenceEngine, to_data
 from controller.cards import DECK, RANKS
 from controller.config import CONFIG_DIR
 from controller.hands import evaluate
@@ -63,12 +66,12 @@ def test_five_card_bonus_return_is_exact():
     assert bonus_return(NY)[0] == Fraction(net, 2_598_960) == Fraction(-7653, 216580)
 
 
-def _plain_v2(hole, across):
-    """Plain enumeration with the scalar evaluator and the real settlement, for one hand and across pair:
-    x -> the down-decision value summed over the 1,128 down pairs, times 46 (integers, like the engine's)."""
+def _plain_sums(hole, across):
+    """Plain enumeration with the scalar evaluator and the real settlement, for one hand and across pair: per
+    down pair, the unit nets (antes, across, down, middle) summed over the 46 middle cards."""
     rest = [c for c in DECK if c not in (*hole, *across)]
     unit = {"ante_across": 1, "ante_down": 1, "across": 1, "down": 1, "middle": 1}
-    sums = []  # per down pair: per middle card, the unit nets (antes, across, down, middle)
+    sums = []
     for down in itertools.combinations(rest, 2):
         nets = []
         for middle in rest:
@@ -76,7 +79,14 @@ def _plain_v2(hole, across):
                 continue
             s = settle_seat(1, hole, Community(across, down, middle), unit, NY).wagers
             nets.append((s["ante_across"].net + s["ante_down"].net, s["across"].net, s["down"].net, s["middle"].net))
-        sums.append([sum(col) for col in zip(*nets)])
+        sums.append((down, [sum(col) for col in zip(*nets)]))
+    return sums
+
+
+def _plain_v2(hole, across):
+    """x -> the down-decision value summed over the 1,128 down pairs, times 46 (integers, like the engine's),
+    from ``_plain_sums``."""
+    sums = [net for _, net in _plain_sums(hole, across)]
     out = {}
     for x in (1, 2, 3):
         best = -(2 + x) * SCALE2
@@ -106,6 +116,38 @@ def test_the_engine_matches_plain_enumeration(hole, across):
 @pytest.fixture(scope="module")
 def ny_sheet():
     return compute_par_sheet(NY)
+
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "parsheet_ny_reference.json").read_text())
+
+
+def test_every_class_equals_the_former_engine_bit_for_bit(ny_sheet):
+    """The compiled engine against the former NumPy engine (``tests/parsheet_reference.py``), saved for each of
+    the 169 classes: values, decisions, wagers, returns, card-seen values equal bit for bit. The former engine
+    summed the middle bet's masses in float32, which rounds above 2**24: there it may differ by float32's
+    rounding, and the compiled engine's value is an integer."""
+    assert set(ny_sheet.analyses) == set(REFERENCE) and len(REFERENCE) == 169
+    rounded = 0
+    for name, expected in REFERENCE.items():
+        got = to_data(ny_sheet.analyses[name])
+        for key in ("value", "across", "wager", "decisions", "returns", "seen"):
+            assert got[key] == expected[key], (name, key)
+        assert set(got["mass"]) == set(expected["mass"]), name
+        for key, old in expected["mass"].items():
+            new = got["mass"][key]
+            if new != old:
+                assert key.startswith("middle|") and old > 2**24 and new == int(new), (name, key)
+                assert abs(new - old) <= 2 * np.spacing(np.float32(old)), (name, key)
+                rounded += 1
+    assert rounded <= 10
+
+
+@pytest.mark.parametrize("hole", [(12, 25), (3, 14), (11, 10)], ids=["AA", "53o", "KQs"])
+def test_the_saved_reference_is_the_former_engine(hole):
+    """The saved file is what ``ReferenceEngine`` (the former engine, unchanged) computes."""
+    from controller.analysis.parsheet import hole_name
+
+    assert to_data(ReferenceEngine(NY).analyse(hole)) == REFERENCE[hole_name(hole)]
 
 
 def test_the_return_table_adds_up_to_the_expected_value(ny_sheet):
@@ -211,3 +253,102 @@ def test_a_pay_table_with_a_push_above_a_win_is_refused(tmp_path):
     assert "pair_jacks_or_better pays push, below the minimum 1 to 1" in proc.stderr and proc.stdout == ""
     with pytest.raises(ValueError, match="pushes all rank below its wins"):
         check_middle_rule(np.array([-1, 1, 0, 2, 3, 5, 8, 12, 40, 100, 500], dtype=np.float64))
+
+
+def _line_code(cards):
+    """The line's known cards (two of the player's, two turned) coded as in ``simplified.line_features``,
+    written here from the cards' names: 5 two pair or trips, 4 pair of jacks+, 3 pair of 6s-10s, 2 pair of
+    2s-5s, 1 four to a flush, 0 nothing."""
+    counts = {r: [c[0] for c in cards].count(r) for r in RANKS}
+    pairs = [r for r, n in counts.items() if n == 2]
+    if len(pairs) == 2 or 3 in counts.values():
+        return 5
+    if pairs:
+        return 4 if pairs[0] in "JQKA" else 3 if pairs[0] in "6789T" else 2
+    return 1 if len({c[1] for c in cards}) == 1 else 0
+
+
+@pytest.mark.parametrize("hole, across", [(("Qh", "Jh"), ("Th", "2c")), (("8s", "8d"), ("Ac", "3h")),
+                                          (("4c", "2d"), ("4d", "Ks"))])
+def test_simplified_strategies_match_plain_enumeration(hole, across):
+    """Each simplified strategy's value for one hand and across pair, by plain enumeration through the real
+    settlement, with its rules written out here from their descriptions (simplified.STRATEGIES, CARD)."""
+    engine = ParSheetEngine(NY)
+    index = {c: i for i, c in enumerate(DECK)}
+    rep = (index[hole[0]], index[hole[1]])
+    rest = [c for c in range(52) if c not in rep]
+    got = engine.strategy_values(rep)
+    a = pair_index(rest, [index[c] for c in across])
+    sums = _plain_sums(hole, across)
+    pair = hole[0][0] == hole[1][0]
+    folds = hole[0][1] != hole[1][1] and not pair and max(RANKS.index(c[0]) for c in hole) <= RANKS.index("5")
+    code_a = _line_code([*hole, *across])
+
+    def value(x, y, middle_rule):
+        if x == 0:
+            return -2 * SCALE2
+        total = 0
+        for down, (antes, a_bet, d_bet, middle) in sums:
+            z = middle_rule(code_a, _line_code([*hole, *down]))
+            total += antes + x * a_bet + y * d_bet + z * middle
+        return total
+
+    high = 3 if pair else 1
+    assert got["always_1x"][a] == value(1, 1, lambda *_: 1)
+    assert got["pair_3x"][a] == value(high, high, lambda ca, cd: 3 if max(ca, cd) >= 2 else 1)
+    assert got["across_fold_rule"][a] == value(0 if folds else 1, 1, lambda *_: 1)
+    assert got["card"][a] == value(0 if folds else high, high,
+                                   lambda ca, cd: 3 if max(ca, cd) >= 3 or 1 in (ca, cd) else 1)
+    never_fold = {x: max(sum(antes + x * a_bet + y * d_bet + max(middle, 3 * middle)
+                             for _, (antes, a_bet, d_bet, middle) in sums) for y in (1, 2, 3)) for x in (1, 2, 3)}
+    assert got["never_fold"][a] in never_fold.values()
+
+
+def test_simplified_strategies_in_the_reports(ny_sheet):
+    """Every simplified strategy is worth less than the optimal one (which is the most a strategy can be
+    worth), the card least of all; the JSON, text and Markdown reports carry the section and the card."""
+    values = ny_sheet.strategies
+    assert list(values) == list(STRATEGIES)
+    assert all(v < ny_sheet.expected_value for v in values.values())
+    assert max(values.values()) == values["card"]
+    data = json.loads(report.to_json(ny_sheet))
+    rows = {row["name"]: row for row in data["simplified_strategies"]}
+    assert set(rows) == set(STRATEGIES) and data["strategy_card"] == list(CARD)
+    for name, row in rows.items():
+        assert Fraction(row["cost_fraction"]) == ny_sheet.expected_value - values[name] > 0
+        assert Fraction(row["expected_value_fraction"]) == values[name]
+    markdown = report.to_markdown(ny_sheet)
+    assert "## Simplified strategies" in markdown and f"- {CARD[0]}" in markdown
+    assert "strategy card:" in report.to_text(ny_sheet)
+
+
+def test_never_folding_costs_the_folds_and_always_1x_costs_more(ny_sheet):
+    """Never folding keeps the best bets, so it beats betting 1x throughout; the published across fold rule
+    added to 1x throughout is worth more than 1x throughout (the folded hands lose 2 antes instead of more)."""
+    v = ny_sheet.strategies
+    assert v["always_1x"] < v["across_fold_rule"] and v["always_1x"] < v["never_fold"]
+
+
+@pytest.mark.timeout(1200)  # two par sheets beside the module's: a minute on two quiet cores, more on a busy machine
+def test_a_searched_bet_table_recomputed_by_the_par_sheet_has_the_printed_edge(ny_sheet, tmp_path):
+    """``paytable design --vary bet``: the table printed first, written to a file and loaded as a pay table,
+    has exactly the printed house edge when the par sheet is computed again from that file; it pays no hand
+    below NY 5324.39(f)(2) and is nearer the target than the minimum table."""
+    import re
+
+    from controller.analysis import paytable_design
+    from controller.minimums import REGULATIONS, odds_value
+
+    target = Fraction(3, 100)
+    found = paytable_design.design(NY, "bet", target, check=1,
+                                   par_sheet=lambda j: ny_sheet if j is NY else compute_par_sheet(j))
+    text = paytable_design.format_designs(NY, "bet", target, found)
+    printed = Fraction(re.search(r"^1\. house edge (\d+/\d+) = ", text, re.M).group(1))
+    path = tmp_path / "bet.yaml"
+    paytable_design.write_paytable(NY, "bet", found[0], target, path)
+    designed = load_jurisdiction(path)
+    assert designed.bet.pays == found[0].pays and designed.five_card_bonus.pays == NY.five_card_bonus.pays
+    minimum = REGULATIONS["ny"].minimums["bet"].pays
+    assert all(odds_value(designed.bet.pays[h]) >= odds_value(minimum[h]) for h in PAY_HANDS)
+    assert compute_par_sheet(designed).house_edge == printed
+    assert abs(printed - target) < abs(ny_sheet.house_edge - target)

@@ -11,8 +11,9 @@ pair ``d`` of outside down cards and every middle card ``m``. A line's hand is l
 pair, middle card) in ``classes.class_table``; the across and down lines are combined with array operations:
 sums over ``m`` of one line's payoffs are row sums, and the middle bet, which pays on the higher-ranking hand,
 is summed over ``m`` as ``sum_k (h(k) - h(k+1)) N_k`` where ``N_k[a, d]`` counts the middle cards for which
-both lines are of class <= k, a matrix product. All sums are of integers, exact in float64; the results are
-exact rationals with denominator 1326 x 1225 x 1128 x 46 (printed as fractions and as decimals).
+both lines are of class <= k (``solve``: a matrix product; ``analyse``: bit counts in the compiled loops of
+``controller.analysis.kernel``). All sums are of integers, exact in float64 or int64; the results are exact
+rationals with denominator 1326 x 1225 x 1128 x 46 (printed as fractions and as decimals).
 
 Ties are broken the same way everywhere: fold only when folding is strictly better; among bets of equal value,
 the smallest.
@@ -31,6 +32,7 @@ from itertools import combinations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from controller.analysis import kernel, simplified
 from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table, colex_index
 from controller.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
 
@@ -89,7 +91,10 @@ class HoleAnalysis:
     wager (``fold``, ``ante``, ``across``, ``down``, ``middle``) and class (for ``fold``: the step), with
     ``mass[(wager, class)]`` the probability mass x SCALE1 (for ``ante``, both lines of a round counted).
     ``seen``: the value when one community card is seen before the first decision, by which card
-    (``middle``, ``across_outside``, ``down_outside``) x SCALE1.
+    (``middle``, ``across_outside``, ``down_outside``) x SCALE1. ``strategies``: the value of each strategy of
+    ``controller.analysis.simplified.STRATEGIES`` x SCALE1. ``bet_weight[class]``: the across, down and middle
+    bets' multiples summed over the rounds (and middle cards) settling them on that class, x SCALE1: at a
+    fixed strategy the value grows by it for each unit added to the class's odds.
     ``v2``: for each across multiple x, the value of each across pair after betting x (x SCALE2), array of
     shape (len(multiples), N_PAIRS).
     """
@@ -101,6 +106,8 @@ class HoleAnalysis:
     returns: dict[tuple[str, object], float]
     mass: dict[tuple[str, object], float]
     seen: dict[str, float] = field(default_factory=dict)
+    strategies: dict[str, float] = field(default_factory=dict)
+    bet_weight: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -127,12 +134,7 @@ class Solution:
 
     def across(self) -> tuple[float, int]:
         """The value of the hand (x SCALE1) and the best across decision (0 = fold, else the multiple)."""
-        totals = self.v2.sum(1)  # x SCALE1
-        value, best = -2.0 * SCALE1, 0
-        for multiple, total in zip(self.multiples, totals):
-            if total > value:
-                value, best = total, multiple
-        return value, best
+        return best_across(self.v2, self.multiples)
 
 
 class ParSheetEngine:
@@ -145,6 +147,10 @@ class ParSheetEngine:
         self.bet = payoffs(jurisdiction.bet)
         check_middle_rule(self.bet)
         self.multiples = tuple(jurisdiction.bet_multiples)
+        self.multiple_array = np.array(self.multiples, dtype=np.int64)
+        self.ante_pay, self.bet_pay = self.ante.astype(np.int64), self.bet.astype(np.int64)
+        # the middle bet's payoff by class steps: h(k) - h(k + 1), with h(11) = 0 (kernel module docstring)
+        self.steps = self.bet_pay - np.append(self.bet_pay[1:], 0)
         pairs = np.array(list(combinations(range(50), 2)), dtype=np.int64)
         self.p0, self.p1 = pairs[:, 0], pairs[:, 1]
         self.disjoint = ((self.p0[:, None] != self.p0[None, :]) & (self.p0[:, None] != self.p1[None, :])
@@ -171,7 +177,9 @@ class ParSheetEngine:
         return rest, np.where(self.pair_valid, self.classes[index], 0)
 
     def solve(self, hole: tuple[int, int]) -> "Solution":
-        """The down and middle decisions' values for the hand ``hole`` (two card indexes): see ``Solution``."""
+        """The down and middle decisions' values for the hand ``hole`` (two card indexes), with every intermediate
+        array (NumPy, about 200 MB): see ``Solution``. ``policy`` and ``analyse`` compute the same decisions
+        and values with the compiled loops of ``controller.analysis.kernel``, without keeping the arrays."""
         _, cls = self.line_classes(hole)
         valid = self.pair_valid
         ante = np.where(valid, self.ante[cls], 0.0)
@@ -208,18 +216,78 @@ class ParSheetEngine:
             v2[i], choice_y[i] = best, choice
         return Solution(cls, ante, bet, below, n_le, z_best, v2, choice_y, per_xy, self.multiples)
 
+    def tables(self, hole: tuple[int, int]) -> tuple[np.ndarray, tuple]:
+        """The line classes of ``hole`` and the per-pair arrays of the compiled loops (``kernel.line_tables``)."""
+        _, cls = self.line_classes(hole)
+        return cls, kernel.line_tables(cls, self.pair_valid, self.ante_pay, self.bet_pay)
+
+    def down_values(self, lines: tuple, by_card: bool = False, strategies: tuple | None = None):
+        """One pass of ``kernel.decision_values``: ``(v2, choice_y, by_card, never_fold, policy)`` with ``v2``
+        and ``choice_y`` as in ``Solution``, ``never_fold`` the ``(v2, choice_y)`` of the best play that never
+        folds, and ``policy`` the values of ``strategies`` (``(xs, ys, features, middle_rules)``, see there)."""
+        if strategies is None:
+            strategies = (np.zeros(0, dtype=np.int64), np.zeros((0, N_PAIRS), dtype=np.int64),
+                          np.zeros(N_PAIRS, dtype=np.int64), np.zeros((0, 1, 1), dtype=np.int64))
+        total, never_fold, cards, policy = kernel.decision_values(
+            self.p0, self.p1, *lines, self.steps, self.bet_pay, self.multiple_array, by_card, *strategies)
+        return (*self._best_down(total, True), cards, self._best_down(never_fold, False), policy)
+
+    def _best_down(self, total: np.ndarray, allow_fold: bool) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.multiples)
+        v2 = np.empty((n, N_PAIRS))
+        choice_y = np.empty((n, N_PAIRS), dtype=np.int64)
+        for i, x in enumerate(self.multiples):
+            best = np.full(N_PAIRS, -(2 + x) * SCALE2 if allow_fold else -np.inf, dtype=np.float64)
+            choice = np.zeros(N_PAIRS, dtype=np.int64)
+            for j, y in enumerate(self.multiples):
+                total_y = total[:, i * n + j].astype(np.float64)
+                better = total_y > best
+                best = np.where(better, total_y, best)
+                choice = np.where(better, y, choice)
+            v2[i], choice_y[i] = best, choice
+        return v2, choice_y
+
+    def policy(self, hole: tuple[int, int]) -> tuple[int, np.ndarray]:
+        """The best across decision (0 = fold, else the multiple) and ``choice_y`` (as in ``Solution``) for the
+        hand ``hole``: the decisions of ``solve``, from the compiled loops."""
+        _, lines = self.tables(hole)
+        v2, choice_y, *_ = self.down_values(lines)
+        return best_across(v2, self.multiples)[1], choice_y
+
     def analyse(self, hole: tuple[int, int]) -> HoleAnalysis:
-        """Backward induction over every deal to the hand ``hole`` (two card indexes)."""
-        sol = self.solve(hole)
-        cls, ante, bet, below, n_le, z_best, v2, choice_y, per_xy = (
-            sol.cls, sol.ante, sol.bet, sol.below, sol.n_le, sol.z_best, sol.v2, sol.choice_y, sol.per_xy)
-        value, across = sol.across()
+        """Backward induction over every deal to the hand ``hole`` (two card indexes), by the compiled loops of
+        ``controller.analysis.kernel``."""
+        cls, lines = self.tables(hole)
+        v2, choice_y, by_card, never_fold, policy = self.down_values(lines, by_card=True,
+                                                                     strategies=self._strategies(hole))
+        value, across = best_across(v2, self.multiples)
         result = HoleAnalysis(value, across, {s: {} for s in STEPS}, 0.0, {}, {})
-        self._account(result, cls, ante, bet, below, n_le, per_xy, choice_y, z_best)
-        result.seen = self._seen(hole, cls, v2, per_xy)
+        self._account(result, cls, lines, choice_y)
+        result.seen = self._seen(cls, v2, by_card)
+        by_pair = self._strategy_values(hole, never_fold, policy)
+        result.strategies = {name: float(v.sum()) for name, v in by_pair.items()}
         return result
 
-    def _account(self, result: HoleAnalysis, cls, ante, bet, below, n_le, per_xy, choice_y, z_best) -> None:
+    def _strategies(self, hole: tuple[int, int]) -> tuple:
+        rest = np.array([c for c in range(52) if c not in hole], dtype=np.int64)
+        return simplified.strategy_arrays(hole, simplified.line_features(hole, rest, self.p0, self.p1),
+                                          self.multiples)[2]
+
+    def _strategy_values(self, hole, never_fold, policy) -> dict[str, np.ndarray]:
+        names, folded, _ = simplified.strategy_arrays(hole, np.zeros(0, dtype=np.int64), self.multiples)
+        v2_never = never_fold[0]
+        values = {"never_fold": v2_never[v2_never.sum(1).argmax()]} | dict(zip(names, policy.astype(np.float64)))
+        values |= {name: np.full(N_PAIRS, -2.0 * SCALE2) for name in folded}
+        return {name: values[name] for name in simplified.STRATEGIES}
+
+    def strategy_values(self, hole: tuple[int, int]) -> dict[str, np.ndarray]:
+        """The value of each strategy of ``controller.analysis.simplified.STRATEGIES`` for the hand ``hole``, by
+        across pair (x SCALE2; ``never_fold`` at its best across multiple)."""
+        _, lines = self.tables(hole)
+        _, _, _, never_fold, policy = self.down_values(lines, strategies=self._strategies(hole))
+        return self._strategy_values(hole, never_fold, policy)
+
+    def _account(self, result: HoleAnalysis, cls: np.ndarray, lines: tuple, choice_y: np.ndarray) -> None:
         """Decision frequencies, the average wager and the return table of the optimal strategy."""
         add = lambda table, key, amount: table.__setitem__(key, table.get(key, 0.0) + amount)  # noqa: E731
         x = result.across
@@ -231,58 +299,51 @@ class ParSheetEngine:
             add(result.mass, ("fold", "across"), float(SCALE1))
             return
         dec["across"][x] = float(SCALE1)
-        i = self.multiples.index(x)
-        y_of_a = choice_y[i]
-        per_a = float(SCALE1 // N_PAIRS)  # mass of one across pair
-        folded_down = y_of_a == 0
-        dec["down"][0] = folded_down.sum() * per_a
-        add(result.returns, ("fold", "down"), -(2 + x) * folded_down.sum() * per_a)
-        add(result.mass, ("fold", "down"), folded_down.sum() * per_a)
+        y_of_a = choice_y[self.multiples.index(x)]
+        per_a = float(SCALE1 // N_PAIRS)  # mass of one across pair; one down pair: N_MIDDLE; one middle card: 1
+        folded_down = float((y_of_a == 0).sum())
+        dec["down"][0] = folded_down * per_a
+        add(result.returns, ("fold", "down"), -(2 + x) * folded_down * per_a)
+        add(result.mass, ("fold", "down"), folded_down * per_a)
+        folds, bets, rows_a, rows_d, hit_d, hit_a, middle_mass, middle_z = kernel.account(
+            self.p0, self.p1, *lines, self.steps, self.bet_pay, self.multiple_array, x, y_of_a)
         wager = 2.0 * SCALE1 + x * SCALE1
-        per_d = per_a / N_DOWN
-        per_m = per_d / N_MIDDLE
-        for y in self.multiples:
-            rows = (y_of_a == y)
-            if not rows.any():
-                continue
-            dec["down"][y] = rows.sum() * per_a
-            wager += y * rows.sum() * per_a
-            _, goes_on = per_xy[(x, y)]
-            reached = self.disjoint & rows[:, None]
-            plays = reached & goes_on
-            folds = reached & ~goes_on
-            dec["middle"][0] = dec["middle"].get(0, 0.0) + folds.sum() * per_d
-            add(result.returns, ("fold", "middle"), -(2 + x + y) * folds.sum() * per_d)
-            add(result.mass, ("fold", "middle"), folds.sum() * per_d)
-            for z in sorted(set(self.multiples) & {self.multiples[0], self.multiples[-1]}):
-                chosen = plays & (z_best == z)
-                dec["middle"][z] = dec["middle"].get(z, 0.0) + chosen.sum() * per_d
-                wager += z * chosen.sum() * per_d
-            weight = plays.astype(np.float32)
-            hit_d = weight @ self.incidence  # [a, c]: played mass of the down pairs holding card c
-            hit_a = weight.T @ self.incidence  # [d, c]: played mass of the across pairs holding card c
-            rows_a, rows_d = weight.sum(1), weight.sum(0)
-            for k in range(N_CLASSES):
-                name = CLASS_NAMES[k]
-                # middle cards (not in a or d) giving class k on the across line, on the down line
-                ind = (self.pair_valid & (cls == k)).astype(np.float64)  # [pair, m]
-                row = ind.sum(1)
-                across_mass = float((rows_a * row).sum() - (hit_d * ind).sum())
-                down_mass = float((rows_d * row).sum() - (hit_a * ind).sum())
-                add(result.mass, ("ante", name), (across_mass + down_mass) * per_m)
-                add(result.returns, ("ante", name), (across_mass + down_mass) * self.ante[k] * per_m)
-                add(result.mass, ("across", name), across_mass * per_m)
-                add(result.returns, ("across", name), x * across_mass * self.bet[k] * per_m)
-                add(result.mass, ("down", name), down_mass * per_m)
-                add(result.returns, ("down", name), y * down_mass * self.bet[k] * per_m)
-                n_eq = n_le[k] - (n_le[k - 1] if k else 0)
-                middle_mass = (weight * n_eq).sum()
-                middle_z = (weight * n_eq * z_best).sum()
-                add(result.mass, ("middle", name), middle_mass * per_m)
-                add(result.returns, ("middle", name), middle_z * self.bet[k] * per_m)
+        played = [j for j, y in enumerate(self.multiples) if (y_of_a == y).any()]
+        for j in played:
+            y = self.multiples[j]
+            dec["down"][y] = float((y_of_a == y).sum()) * per_a
+            wager += y * float((y_of_a == y).sum()) * per_a
+        if played:
+            dec["middle"][0] = float(folds.sum()) * N_MIDDLE
+            add(result.mass, ("fold", "middle"), float(folds.sum()) * N_MIDDLE)
+            add(result.returns, ("fold", "middle"),
+                float(sum(-(2 + x + self.multiples[j]) * folds[j] for j in played)) * N_MIDDLE)
+            for z in (self.multiples[0], self.multiples[-1]):
+                dec["middle"][z] = float(bets[z]) * N_MIDDLE
+                wager += z * float(bets[z]) * N_MIDDLE
         result.wager = wager
+        if not played:
+            return
+        for k in range(N_CLASSES):
+            name = CLASS_NAMES[k]
+            ind = (self.pair_valid & (cls == k)).astype(np.int64)  # [pair, m]: middle cards giving class k
+            row = ind.sum(1)
+            across_mass = int((rows_a * row).sum() - (hit_d * ind).sum())
+            down_by_y = [int((rows_d[j] * row).sum() - (hit_a[j] * ind).sum()) for j in range(len(self.multiples))]
+            down_mass = sum(down_by_y)
+            add(result.mass, ("ante", name), float(across_mass + down_mass))
+            add(result.returns, ("ante", name), float((across_mass + down_mass) * self.ante_pay[k]))
+            add(result.mass, ("across", name), float(across_mass))
+            add(result.returns, ("across", name), float(x * across_mass * self.bet_pay[k]))
+            add(result.mass, ("down", name), float(down_mass))
+            add(result.returns, ("down", name),
+                float(sum(y * m for y, m in zip(self.multiples, down_by_y)) * self.bet_pay[k]))
+            add(result.mass, ("middle", name), float(middle_mass[k]))
+            add(result.returns, ("middle", name), float(middle_z[k] * self.bet_pay[k]))
+            result.bet_weight[name] = (x * across_mass + sum(y * m for y, m in zip(self.multiples, down_by_y))
+                                       + int(middle_z[k]))
 
-    def _seen(self, hole, cls, v2, per_xy) -> dict[str, float]:
+    def _seen(self, cls: np.ndarray, v2: np.ndarray, by_card: np.ndarray) -> dict[str, float]:
         """The value (x SCALE1) when one community card is seen before the across decision."""
         out = {}
         # an across outside card c: the across decision knows c; the rest is played as usual
@@ -292,12 +353,12 @@ class ParSheetEngine:
         best = np.maximum(per_card.max(0), -2.0 * SCALE2 * 49)  # [c], x SCALE2 x 49
         out["across_outside"] = float(best.sum() / (50 * 49) * N_PAIRS)
         # a down outside card c: the down decision knows c too
+        n = len(self.multiples)
         best_x = np.full(50, -2.0)
-        for x in self.multiples:
+        for i, x in enumerate(self.multiples):
             best_y = None
-            for y in self.multiples:
-                v3, _ = per_xy[(x, y)]  # already 0 where d meets a
-                w = v3 @ self.incidence  # [a, c]: sum over the 47 d holding c, disjoint from a
+            for j in range(n):
+                w = by_card[:, :, i * n + j].astype(np.float64)  # [a, c]: sum over the 47 d holding c, disjoint from a
                 best_y = w if best_y is None else np.maximum(best_y, w)
             v2c = np.maximum(best_y, -(2 + x) * SCALE3 * 47)  # x SCALE3 x 47
             v2c = np.where(self.incidence.astype(bool), 0.0, v2c)  # a must not hold c
@@ -309,35 +370,47 @@ class ParSheetEngine:
 
     def _middle_seen(self, cls: np.ndarray) -> float:
         """The value (x SCALE1) when the middle card is seen first: each line's hand is then a class of its
-        pair alone, so the down line is summed over class counts."""
+        pair alone, so each decision is taken on the two lines' classes."""
         k_a = np.arange(N_CLASSES)[:, None]
         k_d = np.arange(N_CLASSES)[None, :]
         top = np.maximum(k_a, k_d)
-        middle = np.maximum(self.multiples[0] * self.bet[top], self.multiples[-1] * self.bet[top])
-        by_m = cls.T  # [m, pair]: class of each pair's line with middle card m (0 when the pair holds m)
+        middle = np.maximum(self.multiples[0] * self.bet_pay[top], self.multiples[-1] * self.bet_pay[top])
+        payoff = np.array([np.maximum(self.ante_pay[k_a] + self.ante_pay[k_d] + x * self.bet_pay[k_a]
+                                      + y * self.bet_pay[k_d] + middle, -(2 + x + y))
+                           for x in self.multiples for y in self.multiples], dtype=np.int64)
+        sums = kernel.middle_seen_sums(self.p0, self.p1, cls, self.pair_valid, payoff)  # [x, y][m, a]
         usable = self.pair_valid.T  # [m, pair]
-        onehot = np.zeros((50, N_PAIRS, N_CLASSES))
-        onehot[np.arange(50)[:, None], np.arange(N_PAIRS)[None, :], by_m] = usable
-        total_k = onehot.sum(1)  # [m, k]
-        by_card = np.einsum("pc,mpk->mck", self.incidence.astype(np.float64), onehot)  # [m, card, k]
-        # down pairs disjoint from a (and without m): all - through a's first card - through its second + a
-        count = total_k[:, None, :] - by_card[:, self.p0, :] - by_card[:, self.p1, :] + onehot  # [m, a, k]
+        n = len(self.multiples)
         best_x = np.full(50, -2.0)
-        for x in self.multiples:
+        for i, x in enumerate(self.multiples):
             best_y = np.full((50, N_PAIRS), -(2.0 + x))
-            for y in self.multiples:
-                payoff = self.ante[k_a] + self.ante[k_d] + x * self.bet[k_a] + y * self.bet[k_d] + middle
-                v3 = np.maximum(payoff, -(2.0 + x + y))  # [class of a, class of d]
-                ev = np.einsum("mak,mak->ma", count, v3[by_m]) / 1081  # over the 1081 down pairs
-                best_y = np.maximum(best_y, ev)
+            for j in range(n):
+                best_y = np.maximum(best_y, sums[i * n + j] / 1081)  # over the 1081 down pairs
             value = np.where(usable, best_y, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
             best_x = np.maximum(best_x, value)
         return float(best_x.mean() * SCALE1)
 
 
+def best_across(v2: np.ndarray, multiples: tuple[int, ...]) -> tuple[float, int]:
+    """The value of a hand (x SCALE1) and its best across decision (0 = fold, else the multiple) from ``v2``
+    (see ``Solution``): fold only when strictly better, else the smallest of equally good bets."""
+    totals = v2.sum(1)  # x SCALE1
+    value, best = -2.0 * SCALE1, 0
+    for multiple, total in zip(multiples, totals):
+        if total > value:
+            value, best = total, multiple
+    return value, best
+
+
 @dataclass
 class ParSheet:
-    """The par sheet of one jurisdiction's pay tables (values per unit of each ante; see module docstring)."""
+    """The par sheet of one jurisdiction's pay tables (values per unit of each ante; see module docstring).
+
+    ``strategies``: the exact expected value of each strategy of ``controller.analysis.simplified``.
+    ``bet_weight``: by class, the expected sum of the across, down and middle bets' multiples settled on it
+    (the rise of the expected value, at the optimal strategy kept fixed, per unit added to its odds).
+    ``analyses``: each class of two-card hand's ``HoleAnalysis`` by its name (``hole_name``).
+    """
 
     jurisdiction: str
     expected_value: Fraction
@@ -350,6 +423,9 @@ class ParSheet:
     source: str = ""
     pay_tables: dict[str, dict[str, object]] = field(default_factory=dict)
     bonus_counts: dict[str, int] = field(default_factory=dict)
+    strategies: dict[str, Fraction] = field(default_factory=dict)
+    bet_weight: dict[str, Fraction] = field(default_factory=dict)
+    analyses: dict[str, HoleAnalysis] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def house_edge(self) -> Fraction:
@@ -386,7 +462,8 @@ _ENGINE: ParSheetEngine | None = None
 def _init_worker(jurisdiction: Jurisdiction) -> None:
     global _ENGINE
     threadpool_limits(1)  # one BLAS thread per worker: the workers already use every core
-    _ENGINE = ParSheetEngine(jurisdiction)
+    if _ENGINE is None:  # not forked from compute_par_sheet
+        _ENGINE = ParSheetEngine(jurisdiction)
 
 
 def _analyse_in_worker(hole: tuple[int, int]) -> HoleAnalysis:
@@ -402,29 +479,39 @@ def compute_par_sheet(jurisdiction: Jurisdiction, progress: Callable[[int, int],
     one per CPU). Raises ``ValueError`` for a pay table the exact method does not cover
     (see ``check_middle_rule``).
     """
+    global _ENGINE
     check_middle_rule(payoffs(jurisdiction.bet))
     for table in (jurisdiction.ante, jurisdiction.five_card_bonus):
         if payoffs(table).max() > MAX_ODDS:
             raise ValueError(f"{table.name} odds above {MAX_ODDS:,} to 1 are beyond the exact arithmetic of the par sheet")
     classes = hole_classes()
     workers = workers or os.cpu_count() or 1
-    class_table(jurisdiction.wheel)  # built once here, inherited by forked workers
+    engine = ParSheetEngine(jurisdiction)  # built once here (class table included), inherited by forked workers
     results: dict[tuple[int, int], HoleAnalysis] = {}
-    if workers == 1:
-        engine = ParSheetEngine(jurisdiction)
-        for done, (hole, _) in enumerate(classes, 1):
-            results[hole] = engine.analyse(hole)
-            if progress:
-                progress(done, len(classes))
-    else:
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(jurisdiction,)) as pool:
-            futures = {pool.submit(_analyse_in_worker, hole): hole for hole, _ in classes}
-            for done, future in enumerate(as_completed(futures), 1):
-                results[futures[future]] = future.result()
+    with threadpool_limits(1):  # the compiled loops are the work; BLAS threads would only compete with them
+        first = classes[0][0]
+        results[first] = engine.analyse(first)  # compiles the loops (or loads numba's cache) once, before a fork
+        if progress:
+            progress(1, len(classes))
+        rest = [hole for hole, _ in classes[1:]]
+        if workers == 1:
+            for done, hole in enumerate(rest, 2):
+                results[hole] = engine.analyse(hole)
                 if progress:
                     progress(done, len(classes))
+        else:
+            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+            _ENGINE = engine
+            try:
+                with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                         initargs=(jurisdiction,)) as pool:
+                    futures = {pool.submit(_analyse_in_worker, hole): hole for hole in rest}
+                    for done, future in enumerate(as_completed(futures), 2):
+                        results[futures[future]] = future.result()
+                        if progress:
+                            progress(done, len(classes))
+            finally:
+                _ENGINE = None
     return _add_up(jurisdiction, classes, results)
 
 
@@ -435,6 +522,8 @@ def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int
     returns: dict[tuple[str, object], float] = {}
     mass: dict[tuple[str, object], float] = {}
     seen: dict[str, float] = {}
+    simple: dict[str, int] = {}
+    weights: dict[str, int] = {name: 0 for name in CLASS_NAMES}
     strategy = {}
     for hole, weight in classes:
         result = results[hole]
@@ -449,6 +538,10 @@ def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int
                 table[key] = table.get(key, 0.0) + weight * amount
         for key, amount in result.seen.items():
             seen[key] = seen.get(key, 0.0) + weight * amount
+        for key, amount in result.strategies.items():
+            simple[key] = simple.get(key, 0) + weight * int(amount)
+        for key, amount in result.bet_weight.items():
+            weights[key] += weight * amount
     denominator = 1326 * SCALE1
     names = {0: "fold"} | {m: f"{m}x" for m in jurisdiction.bet_multiples}
     rows = []
@@ -470,6 +563,9 @@ def _add_up(jurisdiction: Jurisdiction, classes: list[tuple[tuple[int, int], int
         source=str(jurisdiction.source),
         pay_tables={name: dict(getattr(jurisdiction, name).pays) for name in ("ante", "bet", "five_card_bonus")},
         bonus_counts=bonus_counts,
+        strategies={name: Fraction(amount, denominator) for name, amount in simple.items()},
+        bet_weight={name: Fraction(amount, denominator) for name, amount in weights.items()},
+        analyses={hole_name(hole): results[hole] for hole, _ in classes},
     )
 
 

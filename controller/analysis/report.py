@@ -4,7 +4,10 @@ JSON keys: ``expected_value_per_ante``, ``house_edge`` (a fraction of the two an
 ``average_total_wager`` (in antes), ``decisions`` (probability per round of each choice at each step),
 ``return_table`` (rows of wager, outcome, probability, return per ante; the returns add up to the expected
 value), plus ``expected_value_fraction``, ``five_card_bonus``, ``card_seen_before_first_decision`` and
-``across_strategy``.
+``across_strategy``, and ``simplified_strategies``: the exact expected value of each strategy of
+``controller.analysis.simplified.STRATEGIES`` (``name``, ``description``, ``expected_value_per_ante``, its
+fraction, ``house_edge``, and ``cost_per_ante``: optimal minus it, with its fraction) and ``strategy_card``,
+the card's lines.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.analysis.parsheet import ParSheet
+from controller.analysis.simplified import CARD, STRATEGIES
 
 SEEN_NAMES = {"middle": "the middle card", "across_outside": "an across outside card",
               "down_outside": "a down outside card"}
@@ -39,7 +43,26 @@ def to_json_data(sheet: ParSheet) -> dict[str, Any]:
         "card_seen_before_first_decision": {k: {"expected_value_per_ante": v, "player_edge": v / 2}
                                             for k, v in sheet.seen_card_value.items()},
         "across_strategy": sheet.across_strategy,
+        "simplified_strategies": [
+            {"name": name, "description": STRATEGIES[name], "expected_value_per_ante": float(value),
+             "expected_value_fraction": _fraction(value), "house_edge": float(-value / 2),
+             "cost_per_ante": float(sheet.expected_value - value),
+             "cost_fraction": _fraction(sheet.expected_value - value)}
+            for name, value in sheet.strategies.items()],
+        "strategy_card": list(CARD),
     }
+
+
+def _fraction(value) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _strategy_rows(sheet: ParSheet) -> list[tuple[str, str, float, float, float]]:
+    """(name, description, expected value, house edge, cost per ante) of the simplified strategies, the
+    optimal one first."""
+    rows = [("optimal", "the par sheet's strategy", float(sheet.expected_value), float(sheet.house_edge), 0.0)]
+    return rows + [(name, STRATEGIES[name], float(value), float(-value / 2), float(sheet.expected_value - value))
+                   for name, value in sheet.strategies.items()]
 
 
 def to_json(sheet: ParSheet) -> str:
@@ -114,6 +137,12 @@ def to_text(sheet: ParSheet) -> str:
         lines.append(f"  {SEEN_NAMES[key]:<24}{value:+.6f}  {100 * value / 2:+.2f}% of the two antes")
     lines.append("across decision by two-card hand:")
     lines += _strategy_lines(sheet)
+    if sheet.strategies:
+        lines.append("simplified strategies (expected value per ante, house edge, cost per ante against optimal):")
+        for name, description, value, edge, cost in _strategy_rows(sheet):
+            lines.append(f"  {name:<18}{value:+.6f}  {100 * edge:7.4f}%  {cost:.6f}  {description}")
+        lines.append("strategy card:")
+        lines += [f"  {line}" for line in CARD]
     return "\n".join(lines)
 
 
@@ -170,4 +199,12 @@ def to_markdown(sheet: ParSheet) -> str:
     out += [f"| {hand} | {count:,} | {pays} |" for hand, count, pays in _bonus_lines(sheet)]
     out += ["", "## Across decision by two-card hand", ""]
     out += [line.strip() + "  " for line in _strategy_lines(sheet)]
+    if sheet.strategies:
+        out += ["", "## Simplified strategies", "",
+                "Exact expected value of strategies players use, each against the optimal strategy.", "",
+                "| strategy | what it does | expected value per ante | house edge | cost per ante |",
+                "|---|---|---|---|---|"]
+        out += [f"| {name} | {description} | {value:+.6f} | {100 * edge:.4f}% | {cost:.6f} |"
+                for name, description, value, edge, cost in _strategy_rows(sheet)]
+        out += ["", "Strategy card:", ""] + [f"- {line}" for line in CARD]
     return "\n".join(out) + "\n"

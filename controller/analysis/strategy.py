@@ -1,7 +1,8 @@
 """The optimal strategy of the par sheet, played hand by hand (the simulated players use it).
 
 ``OptimalStrategy`` answers the three decisions for real cards. The across and down decisions come from the
-par sheet's backward induction (``ParSheetEngine.solve``) for the hand's suit-symmetry class; the middle
+par sheet's backward induction (``ParSheetEngine.policy``, the decisions of ``solve``) for the hand's
+suit-symmetry class; the middle
 decision is computed directly from the 46 unseen middle cards. Ties are broken as in the par sheet: fold only
 when strictly better, else the smallest of equally good bets.
 
@@ -99,10 +100,9 @@ class OptimalStrategy:
         indexes = [_INDEX[c] for c in hole]
         rep, perm = canonical(indexes)
         if rep not in self._policies:
-            solution = self.engine.solve(rep)
-            _, across = solution.across()
+            across, choice_y = self.engine.policy(rep)
             rest = [c for c in range(52) if c not in rep]
-            self._policies[rep] = (across, solution.choice_y.astype(np.int8), rest)
+            self._policies[rep] = (across, choice_y.astype(np.int8), rest)
         return self._policies[rep], perm
 
     def across(self, hole: Sequence[str]) -> int:

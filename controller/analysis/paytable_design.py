@@ -1,0 +1,227 @@
+"""``crisscross paytable design``: pay tables whose exact house edge is closest to a target.
+
+A facility may pay more than the regulation's minimum on any hand (NY 9 NYCRR 5324.39(f) "no less than";
+the minimums are ``controller.minimums``), from the odds its layouts can show (``--values``, default
+``LADDER``). The search varies one pay table of a jurisdiction file and keeps every other value:
+
+- ``bonus`` (the five-card bonus): its house edge is exact over the 2,598,960 boards
+  (``paytable_report.five_card_bonus_return``), a linear function of the odds, so every table in the
+  search space is ranked exactly.
+- ``bet`` (the across, down and middle bets): the house edge (of the two antes) is the par sheet's. At the
+  base table's optimal strategy the expected value is linear in the odds (``ParSheet.bet_weight``); tables are
+  ranked by that model (a bound: re-optimising the strategy can only raise the player's value), and the best
+  ``check`` of them are recomputed by the exact par sheet and ranked by their exact edge.
+
+Candidates for a hand: its minimum (``push`` where the minimum is a push) and each allowed value from the
+minimum up to ``max_factor`` times it (at least 1 to 1); a table never pays a hand less than a lower-ranking
+one. Printed edges are exact fractions; the written file loads with ``controller.paytable.load_jurisdiction``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import heapq
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import yaml
+
+from controller.minimums import REGULATIONS, odds_text, odds_value
+from controller.paytable import PAY_HANDS, Jurisdiction, PayTable
+
+#: Odds (N to 1) a layout customarily shows; ``--values`` replaces them.
+LADDER: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 18, 20, 25, 30, 35, 40, 50, 60, 75, 80, 100, 125,
+                           150, 200, 250, 300, 400, 500, 600, 750, 800, 1000, 1500, 2000)
+#: The varied table's name in a jurisdiction for each ``--vary`` choice.
+VARY = {"bonus": "five_card_bonus", "bet": "bet"}
+
+
+@dataclass(frozen=True)
+class Design:
+    """One searched pay table: ``pays`` (hand -> odds), its exact ``house_edge`` (a fraction of the bonus wager
+    for ``bonus``, of the two antes for ``bet``) and ``distance`` = |house_edge - target|."""
+
+    pays: dict[str, int | str]
+    house_edge: Fraction
+    distance: Fraction
+
+
+def hand_candidates(minimum: dict[str, int | str], values: Sequence[int], max_factor: int) -> list[list[int | str]]:
+    """The odds tried for each hand of ``PAY_HANDS`` (see module docstring)."""
+    out = []
+    for hand in PAY_HANDS:
+        least = minimum[hand]
+        top = max(odds_value(least), 1) * max_factor
+        choices: list[int | str] = ["push"] if least == "push" else []
+        choices += sorted({v for v in values if max(odds_value(least), 1) <= v <= top})
+        if least != "push" and least not in choices:
+            choices.insert(0, least)
+        out.append(choices)
+    return out
+
+
+def nearest(candidates: list[list[int | str]], weights: Sequence[float], constant: float, target: float,
+            count: int) -> list[tuple[int | str, ...]]:
+    """The ``count`` tables (one odds per hand, never decreasing with rank) whose ``constant + sum(weight x
+    odds)`` is nearest ``target``: meet in the middle over the lower and the upper hands."""
+    half = len(candidates) // 2
+
+    def tables(part: range):
+        for combo in itertools.product(*(candidates[i] for i in part)):
+            values = [odds_value(o) for o in combo]
+            if all(a <= b for a, b in zip(values, values[1:])):
+                yield combo, sum(weights[i] * v for i, v in zip(part, values))
+
+    upper: dict[int, list[tuple[float, tuple]]] = {}
+    for combo, score in tables(range(half, len(candidates))):
+        upper.setdefault(odds_value(combo[0]), []).append((score, combo))
+    groups = []
+    for first, rows in upper.items():
+        rows.sort()
+        groups.append((first, [r[0] for r in rows], rows))
+    best: list[tuple[float, tuple]] = []  # a heap of (-distance, table)
+    for combo, score in tables(range(half)):
+        last = odds_value(combo[-1])
+        want = target - constant - score
+        for first, keys, rows in groups:
+            if first < last:
+                continue
+            at = bisect.bisect_left(keys, want)
+            for i in range(max(at - count, 0), min(at + count, len(rows))):
+                entry = (-abs(keys[i] - want), combo + rows[i][1])
+                if len(best) < count:
+                    heapq.heappush(best, entry)
+                elif entry[0] > best[0][0]:
+                    heapq.heapreplace(best, entry)
+    return [table for _, table in sorted(best, key=lambda e: (-e[0], tuple(map(odds_value, e[1]))))]
+
+
+def with_table(jurisdiction: Jurisdiction, name: str, pays: dict[str, int | str], citation: str) -> Jurisdiction:
+    """``jurisdiction`` with its pay table ``name`` replaced by ``pays``."""
+    return dataclasses.replace(jurisdiction, **{name: PayTable(name, dict(pays), citation)})
+
+
+def design(jurisdiction: Jurisdiction, vary: str, target: Fraction, values: Sequence[int] = LADDER,
+           max_factor: int = 4, top: int = 5, check: int = 3,
+           par_sheet: Callable[[Jurisdiction], object] | None = None) -> list[Design]:
+    """The pay tables closest to ``target`` (see module docstring), best first: ``top`` of them for ``bonus``,
+    ``check`` (each an exact par sheet, ``par_sheet(jurisdiction)``) for ``bet``. Raises ``ValueError`` for an
+    unknown ``vary``."""
+    if vary not in VARY:
+        raise ValueError(f"--vary {vary!r}: choose one of {', '.join(VARY)}")
+    name = VARY[vary]
+    minimum = dict(REGULATIONS[jurisdiction.code].minimums[name].pays)
+    candidates = hand_candidates(minimum, values, max_factor)
+    if vary == "bonus":
+        from controller.analysis.paytable_report import five_card_bonus_return
+
+        boards = five_card_bonus_return(jurisdiction).boards
+        total = sum(boards.values())
+        # edge = -(sum(boards x odds) - losing boards) / total
+        weights = [-boards[h] / total for h in PAY_HANDS]
+        tables = nearest(candidates, weights, boards["below_pair_of_6s"] / total, float(target), top)
+        edge = lambda pays: -five_card_bonus_return(with_table(jurisdiction, name, pays, "")).net  # noqa: E731
+    else:
+        if par_sheet is None:
+            from controller.analysis.parsheet import compute_par_sheet as par_sheet
+        base = par_sheet(jurisdiction)
+        current = [odds_value(jurisdiction.bet.pays[h]) for h in PAY_HANDS]
+        weights = [-float(base.bet_weight[h]) / 2 for h in PAY_HANDS]
+        constant = float(base.house_edge) - sum(w * v for w, v in zip(weights, current))
+        tables = nearest(candidates, weights, constant, float(target), check)
+        edge = lambda pays: par_sheet(with_table(jurisdiction, name, pays, "")).house_edge  # noqa: E731
+    found = []
+    for table in tables:
+        pays = dict(zip(PAY_HANDS, table))
+        exact = edge(pays)
+        found.append(Design(pays, exact, abs(exact - target)))
+    return sorted(found, key=lambda d: (d.distance, [odds_value(d.pays[h]) for h in PAY_HANDS]))
+
+
+def write_paytable(jurisdiction: Jurisdiction, vary: str, found: Design, target: Fraction, path: Path) -> None:
+    """Write ``jurisdiction``'s file with the table of ``found`` in place of the varied one (its citation
+    says which minimum it answers to and how the odds were chosen), as a pay-table file ``crisscross run``
+    (``jurisdiction:`` of table.yaml), ``settle`` and ``par-sheet`` accept."""
+    name = VARY[vary]
+    data = yaml.safe_load(Path(jurisdiction.source).read_text())
+    table = data["pay_tables"][name]
+    table["citation"] = (f"{table['citation']}; odds raised above the minimum by the facility (house edge "
+                         f"{float(found.house_edge):.4%} for a target of {float(target):.4%})")
+    table["pays"] = dict(found.pays)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, width=110))
+
+
+def format_designs(jurisdiction: Jurisdiction, vary: str, target: Fraction, found: list[Design]) -> str:
+    """The designs as printed: each table's odds changed from the minimum and its exact house edge."""
+    name = VARY[vary]
+    minimum = REGULATIONS[jurisdiction.code].minimums[name]
+    what = "of the five-card bonus" if vary == "bonus" else "of the two antes, optimal strategy"
+    out = [f"pay tables for {name} closest to a house edge of {float(target):.4%} ({what}); minimums: "
+           f"{minimum.citation}"]
+    for rank, d in enumerate(found, 1):
+        edge = d.house_edge
+        returned = f", return to player {float(1 - edge):.6%}" if vary == "bonus" else ""
+        out.append(f"{rank}. house edge {edge.numerator}/{edge.denominator} = {float(edge):.6%} "
+                   f"(distance {float(d.distance):.6%}){returned}")
+        out.append("   " + ", ".join(f"{h} {odds_text(d.pays[h])}" + ("" if d.pays[h] == minimum.pays[h] else "*")
+                                    for h in PAY_HANDS))
+    out.append("(* above the minimum)")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    """``crisscross paytable design``: parse ``argv`` (the words after ``design``), search, print, write.
+    Exit status 0, or 2 with one line on standard error for a bad option or a jurisdiction that does not
+    load."""
+    import argparse
+    import sys
+
+    from controller.config import ConfigError
+    from controller.paytable import load_jurisdiction
+
+    parser = argparse.ArgumentParser(prog="crisscross paytable design",
+                                     description="pay tables closest to a target house edge")
+    parser.add_argument("--jurisdiction", default="ny", help="code or pay-table file to start from (default ny)")
+    parser.add_argument("--target-house-edge", type=Fraction, required=True, metavar="EDGE",
+                        help="e.g. 0.03 for 3%%")
+    parser.add_argument("--vary", choices=tuple(VARY), required=True,
+                        help="bonus: the five-card bonus; bet: the across, down and middle bets")
+    parser.add_argument("--values", default=None, metavar="N,N,...",
+                        help="the odds the facility allows (N to 1; default: "
+                             + ",".join(map(str, LADDER[:8])) + ",...)")
+    parser.add_argument("--max-factor", type=int, default=4,
+                        help="at most this many times a hand's minimum (default 4)")
+    parser.add_argument("--top", type=int, default=5, help="bonus: tables printed (default 5)")
+    parser.add_argument("--check", type=int, default=3, help="bet: tables recomputed by the par sheet (default 3)")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="pay-table file written with the best table (default: <code>-<vary>-designed.yaml)")
+    parser.add_argument("--workers", type=int, default=None, help="bet: par-sheet processes (default: one per CPU)")
+    args = parser.parse_args(argv)
+    try:
+        values = LADDER if args.values is None else tuple(int(v) for v in args.values.split(","))
+        if not values or min(values) < 1 or args.max_factor < 1 or args.top < 1 or args.check < 1:
+            raise ValueError("--values, --max-factor, --top and --check take positive integers")
+        if not 0 <= args.target_house_edge < 1:
+            raise ValueError(f"--target-house-edge {args.target_house_edge}: expected a fraction in [0, 1)")
+        jurisdiction = load_jurisdiction(args.jurisdiction)
+    except (ValueError, ConfigError) as exc:
+        print(f"crisscross paytable design: {exc}", file=sys.stderr)
+        return 2
+
+    def par_sheet(j: Jurisdiction):
+        from controller.analysis.parsheet import compute_par_sheet
+
+        return compute_par_sheet(j, workers=args.workers)
+
+    found = design(jurisdiction, args.vary, args.target_house_edge, values, args.max_factor, args.top, args.check,
+                   par_sheet)
+    print(format_designs(jurisdiction, args.vary, args.target_house_edge, found))
+    output = args.output or Path(f"{jurisdiction.code}-{args.vary}-designed.yaml")
+    write_paytable(jurisdiction, args.vary, found[0], args.target_house_edge, output)
+    load_jurisdiction(output)  # the file written loads as a pay table (else ConfigError: a defect here)
+    print(f"wrote table 1 to {output} (crisscross paytable {output}; jurisdiction: {output} in table.yaml)")
+    return 0

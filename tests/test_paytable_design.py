@@ -1,0 +1,108 @@
+"""``crisscross paytable design``: the five-card bonus tables closest to a target house edge.
+
+The exact edge of a table is computed here from the textbook counts of the 2,598,960 boards
+(``tests/test_paytable_cli.py``), and the best distance is checked against a brute-force search written here;
+the regulation's floor is NY 9 NYCRR 5324.39(f)(3). The across/down/middle search (``--vary bet``), whose edge
+is the par sheet's, is tested in ``tests/test_parsheet.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import yaml
+
+from controller.config import CONFIG_DIR
+from controller.minimums import REGULATIONS, odds_value
+from controller.paytable import PAY_HANDS, load_jurisdiction
+from controller.service import jurisdiction_for
+from controller.table import load_table_config
+from tests.test_paytable_cli import BOARDS
+
+ROOT = Path(__file__).resolve().parent.parent
+VALUES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200, 250, 300, 400, 500)
+
+
+def edge(pays: dict) -> Fraction:
+    """The bonus's house edge from the textbook counts: losing boards minus odds x boards, over all boards."""
+    won = sum(BOARDS[h] * odds_value(pays[h]) for h in PAY_HANDS)
+    return Fraction(BOARDS["below_pair_of_6s"] - won, 2_598_960)
+
+
+def design(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path / "designed.yaml"
+    proc = subprocess.run([sys.executable, "-m", "controller", "paytable", "design", "--output", str(out), *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return proc, out
+
+
+def printed(stdout: str) -> list[tuple[Fraction, dict]]:
+    """(house edge, pays) of each printed table."""
+    lines = stdout.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        found = re.match(r"\d+\. house edge (-?\d+/\d+) = ", line)
+        if found:
+            pays = {}
+            for cell in lines[i + 1].strip().split(", "):
+                hand, odds = cell.rstrip("*").split(" ", 1)
+                pays[hand] = "push" if odds == "push" else int(odds.removesuffix(" to 1"))
+            out.append((Fraction(found.group(1)), pays))
+    return out
+
+
+def test_bonus_design_prints_exact_edges_and_writes_a_table_the_controller_runs(tmp_path):
+    target = Fraction(3, 100)
+    proc, out = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus")
+    assert proc.returncode == 0, proc.stderr
+    tables = printed(proc.stdout)
+    assert len(tables) == 5
+    minimum = REGULATIONS["ny"].minimums["five_card_bonus"].pays
+    distances = []
+    for house_edge, pays in tables:
+        assert house_edge == edge(pays)  # exact, from the textbook counts
+        assert all(odds_value(pays[h]) >= odds_value(minimum[h]) for h in PAY_HANDS)
+        values = [odds_value(pays[h]) for h in PAY_HANDS]
+        assert values == sorted(values)
+        distances.append(abs(house_edge - target))
+    assert distances == sorted(distances) and distances[0] < Fraction(1, 10_000)
+    # the file written is table 1, and it is what the controller loads for a table that names it
+    best_edge, best = tables[0]
+    assert load_jurisdiction(out).five_card_bonus.pays == best
+    table = yaml.safe_load((CONFIG_DIR / "table.yaml").read_text())
+    table["jurisdiction"] = str(out)
+    (tmp_path / "table.yaml").write_text(yaml.safe_dump(table))
+    assert jurisdiction_for(load_table_config(tmp_path / "table.yaml")).five_card_bonus.pays == best
+    report = subprocess.run([sys.executable, "-m", "controller", "paytable", str(out)], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    assert f"house edge         {best_edge.numerator}/{best_edge.denominator} = " in report.stdout
+
+
+def test_bonus_design_finds_the_nearest_table_of_a_brute_force_search(tmp_path):
+    """Over a small space (values up to twice each minimum), every table tried here by brute force is no
+    nearer the target than the first one printed."""
+    target = Fraction(1, 100)
+    proc, _ = design(tmp_path, "--target-house-edge", "0.01", "--vary", "bonus", "--max-factor", "2",
+                     "--values", ",".join(map(str, VALUES)))
+    assert proc.returncode == 0, proc.stderr
+    best_edge, _ = printed(proc.stdout)[0]
+    minimum = REGULATIONS["ny"].minimums["five_card_bonus"].pays
+    choices = [[v for v in VALUES if odds_value(minimum[h]) <= v <= 2 * odds_value(minimum[h])] for h in PAY_HANDS]
+    counts = [BOARDS[h] for h in PAY_HANDS]
+    # |edge - 1/100| x 100 x 2,598,960, in integers
+    nearest = min(abs(100 * (BOARDS["below_pair_of_6s"] - sum(n * v for n, v in zip(counts, combo))) - 2_598_960)
+                  for combo in itertools.product(*choices) if list(combo) == sorted(combo))
+    assert abs(best_edge - target) == Fraction(nearest, 100 * 2_598_960)
+
+
+def test_design_refuses_bad_options(tmp_path):
+    proc, _ = design(tmp_path, "--target-house-edge", "1.5", "--vary", "bonus")
+    assert proc.returncode == 2 and "--target-house-edge" in proc.stderr and proc.stdout == ""
+    proc = subprocess.run([sys.executable, "-m", "controller", "paytable", "ny", "--vary", "bonus"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and "unexpected --vary bonus" in proc.stderr
