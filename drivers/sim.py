@@ -111,7 +111,7 @@ class PtySimulator(abc.ABC):
         self._slave: int | None = None
         #: Path of the slave end, for the driver to open (``/dev/pts/N``); changes with ``replug``.
         self.port: str = ""
-        self._open_pty()
+        self._open_line()
         self._decoder = self._new_decoder()
         self._seq = 0
         self._event_seq = 0  # the counter of device-initiated frames (docs/protocol.md, "Device-initiated frames")
@@ -176,11 +176,7 @@ class PtySimulator(abc.ABC):
                 timer.join(5.0)
         self._halt()
         with self.lock:
-            for attr in ("_master", "_slave"):
-                fd = getattr(self, attr)
-                if fd is not None:
-                    setattr(self, attr, None)
-                    os.close(fd)
+            self._close_line()
             link = self.link_path
             if link is not None and link.is_symlink() and os.readlink(link) == self.port:
                 link.unlink()
@@ -193,10 +189,51 @@ class PtySimulator(abc.ABC):
         """
         self._halt()
         with self.lock:
-            if self._master is not None:
-                fd, self._master = self._master, None
-                os.close(fd)
+            self._unplug_line()
             self.fault_counts["unplug"] += 1
+
+    # ----------------------------------------------------------------------------------------------------
+    # The line: a pty here; ``drivers.pairsim`` puts a simulator on an in-process ``transport_pair`` instead.
+
+    def _open_line(self) -> None:
+        """Open the device's end of the line and set ``port`` (at start and at a replug; lock held)."""
+        self._open_pty()
+
+    def _close_line(self) -> None:
+        """Close every end of the line (``stop``; lock held)."""
+        for attr in ("_master", "_slave"):
+            fd = getattr(self, attr)
+            if fd is not None:
+                setattr(self, attr, None)
+                os.close(fd)
+
+    def _unplug_line(self) -> None:
+        """Close the device's end only, as a pulled USB adapter (lock held, reader thread ended)."""
+        if self._master is not None:
+            fd, self._master = self._master, None
+            os.close(fd)
+
+    def _line_open(self) -> bool:
+        """Whether the device's end of the line is open (lock held)."""
+        return self._master is not None
+
+    def _write_line(self, data: bytes) -> None:
+        """Write ``data`` whole to the device's end (lock held); ``OSError`` if it is closed."""
+        if self._master is None:
+            raise OSError(f"{self.kind} simulator is unplugged or stopped")
+        view = memoryview(data)
+        while view:
+            written = os.write(self._master, view)
+            view = view[written:]
+
+    def _read_line(self, wait: float) -> bytes:
+        """Bytes from the host, waiting at most ``wait`` seconds (reader thread); ``b""`` if none came.
+        ``OSError`` when the device's end was closed."""
+        master = self._master
+        if master is None:
+            raise OSError(f"{self.kind} simulator is unplugged or stopped")
+        ready, _, _ = select.select([master], [], [], max(wait, 0.0))
+        return os.read(master, 4096) if ready else b""
 
     def _open_pty(self) -> None:
         master, slave = os.openpty()
@@ -238,7 +275,7 @@ class PtySimulator(abc.ABC):
             self._replug_timer = None
             if self._closed:
                 return
-            self._open_pty()
+            self._open_line()
             self._decoder = self._new_decoder()
             self._outq.clear()
             log.info("%s-sim: plugged in again as %s", self.kind, self.port)
@@ -571,12 +608,7 @@ class PtySimulator(abc.ABC):
         """Write raw bytes to the master end now (for hand-made corrupted or split frames in tests), ahead of
         delayed frames; ``OSError`` if closed."""
         with self.lock:
-            if self._master is None:
-                raise OSError(f"{self.kind} simulator is unplugged or stopped")
-            view = memoryview(data)
-            while view:
-                written = os.write(self._master, view)
-                view = view[written:]
+            self._write_line(data)
 
     def _write_now(self, data: bytes) -> None:
         """Write ``data`` in order: behind delayed frames if any are waiting (a serial line is FIFO)."""
@@ -622,18 +654,15 @@ class PtySimulator(abc.ABC):
 
     def _run(self, stop: threading.Event) -> None:
         with self.lock:
-            master = self._master
-        if master is None:
-            return
+            if not self._line_open():
+                return
         while not stop.is_set():
             try:
-                wait = self._flush_due()
-                ready, _, _ = select.select([master], [], [], max(wait, 0.0))
-                if not ready:
+                data = self._read_line(self._flush_due())
+                if not data:
                     continue
-                data = os.read(master, 4096)
             except OSError as exc:
-                log.error("%s-sim: reading the pty master failed, reader ends: %s", self.kind, exc)
+                log.error("%s-sim: reading the device's end of the line failed, reader ends: %s", self.kind, exc)
                 return
             for frame in self._decoder.feed(data):
                 self._dispatch(frame)

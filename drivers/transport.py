@@ -150,6 +150,11 @@ class PairEnd(Transport):
         self.noise = Manipulator()
         self._in, self._out, self._closed, self._poll = incoming, outgoing, closed, poll
 
+    @property
+    def closed(self) -> bool:
+        """Whether the pair was closed (at either end)."""
+        return self._closed.is_set()
+
     def _check(self) -> None:
         if self._closed.is_set():
             raise OSError(f"{self.name}: the pair is closed")

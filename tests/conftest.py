@@ -19,6 +19,18 @@ from hypothesis import settings
 settings.register_profile("crisscross", deadline=None, print_blob=True)
 settings.load_profile("crisscross")
 
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The device contract suites' options (tests/contract/conftest.py): which devices are real hardware, and
+    whether a person may be asked to act at them or cards may be dealt out of a real shoe."""
+    group = parser.getgroup("contract", "device contract suites (tests/contract)")
+    group.addoption("--device", action="append", default=[], metavar="KIND=PORT",
+                    help="run KIND's contract tests against the hardware on PORT (repeatable), e.g. "
+                         "--device shoe=/dev/serial/by-id/usb-...")
+    group.addoption("--person", action="store_true", help="a person is at the hardware to act when asked")
+    group.addoption("--destructive", action="store_true", help="let the tests deal cards out of a real shoe")
+
+
 #: How long a test's threads may take to finish after its fixtures are torn down (seconds).
 THREAD_GRACE = 2.0
 

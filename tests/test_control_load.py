@@ -30,7 +30,7 @@ from controller.service import Service
 from controller.table import load_table_config
 
 STREAMS, POLLS, SLOW = 1500, 1000, 1000
-WINDOW = 8.0  # seconds of dealing counted in each window
+WINDOW = 3.0  # seconds of dealing counted in each window
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -1142,7 +1142,7 @@ class Invariants:
                 assert t["wagered"] == t["returned"] + t["collected"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_random_event_sequences_keep_the_invariants(data):
     """Random sequences of presses, snapshots (valid and not), stacks from a shuffled deck (sometimes

@@ -344,6 +344,6 @@ class RoundMachineTest(RuleBasedStateMachine):
 
 
 RoundMachineTest.TestCase.settings = settings(
-    max_examples=400, stateful_step_count=80, deadline=None,
+    max_examples=100, stateful_step_count=80, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 test_round_machine_stateful = RoundMachineTest.TestCase
