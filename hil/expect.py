@@ -205,3 +205,18 @@ def check_view(expected: Mapping[str, Any], state: Mapping[str, Any] | None, dis
     if "lamps" in expected and set(lamps) != set(expected["lamps"]):
         problems.append(f"lamps lit {sorted(lamps)}, expected {sorted(expected['lamps'])}")
     return problems
+
+
+def check_payout_view(expected: Mapping[str, Any] | None, state: Mapping[str, Any] | None) -> list[str]:
+    """The payout check as the dealer's screen shows it (``/state`` ``payout``, ``controller.round``): each key
+    given (``seat`` being paid, ``to_pay`` the seats left in order, ``differences`` of the seat's last reading)
+    holds (``matches``); ``None`` expected: the round is not in its payout."""
+    if state is None:
+        return ["the control interface does not answer (the service is not running)"]
+    shown = state.get("payout")
+    if expected is None:
+        return [] if shown is None else [f"payout shown (seat {shown.get('seat')}), none expected"]
+    if shown is None:
+        return [f"no payout shown (state {state.get('state')}), expected {_short(expected)}"]
+    return [f"payout {key}: {_short(shown.get(key))}, expected {_short(value)}"
+            for key, value in expected.items() if not matches(value, shown.get(key))]

@@ -22,7 +22,7 @@ SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
 
 #: The actions a step may take; a step has exactly one of them (the schema lists what each takes).
 ACTIONS: tuple[str, ...] = ("place", "remove", "press", "key", "act", "fault", "clear_faults", "shoe", "service",
-                            "wait", "expect", "sleep")
+                            "pay", "pay_as_shown", "wait", "expect", "sleep")
 
 
 class ScenarioError(ValueError):

@@ -39,9 +39,11 @@ from controller.journal import read_records
 from controller.operators import MIN_ITERATIONS, add_operator
 from controller.service import start_simulators
 from drivers.sim import PtySimulator
-from hil.expect import check_face_down, check_money, check_records, check_settlement, check_view
+from hil.expect import (check_face_down, check_money, check_payout_view, check_records, check_settlement,
+                        check_view)
 from hil.rig import service_command
 from hil.scenario import Scenario, Step
+from hil.scenario_pay import PayFailed, pay_as_shown, pay_seat
 
 #: Seconds an ``expect`` and a ``wait`` step wait for their expectation by default.
 EXPECT_TIMEOUT = 3.0
@@ -51,7 +53,8 @@ START_TIMEOUT = 30.0
 #: Journal records shown with a failure.
 EXCERPT = 25
 #: Which simulator a step's action needs (the device), for the skip of a scenario on real devices.
-NEEDS = {"place": "sensors", "remove": "sensors", "press": "panel", "key": "panel", "shoe": "shoe"}
+NEEDS = {"place": ("sensors",), "remove": ("sensors",), "press": ("panel",), "key": ("panel",), "shoe": ("shoe",),
+         "pay": ("sensors", "panel"), "pay_as_shown": ("sensors", "panel")}
 #: The moments of ``fault: at`` that are counted on one device's frames: (device, message, frames to pass).
 MOMENTS = {"after_cross": ("shoe", "DISPENSE", 1), "during_reading": ("sensors", "READ_SPOTS", 0)}
 #: Users every run has, besides the scenario's own.
@@ -350,6 +353,47 @@ class ScenarioRun:
                 raise StepFailed("the service is running already")
             self.start_service()
 
+    # The payout (``hil.scenario_pay``): what its steps need of the table.
+    def state(self) -> dict[str, Any] | None:
+        """``GET /state``, None while the service does not answer."""
+        assert self.client is not None
+        return self.client.state() if self.proc is not None else None
+
+    def chips(self) -> dict[tuple[int, str], int]:
+        """The chips on the simulated sensors: ``{(seat, spot): amount}``."""
+        return self._sim("sensors").amounts()
+
+    def set_chips(self, seat: int, amounts: dict[str, int]) -> None:
+        """Leave ``amounts`` (spot -> minor units, 0 empty) on ``seat``'s spots; wait until acknowledged."""
+        self.step_place({"seat": seat, **amounts})
+
+    def press_paid(self) -> None:
+        """Press ``paid`` on the panel."""
+        self.step_press("paid")
+
+    def records(self) -> list[dict[str, Any]]:
+        """The journal's records."""
+        return read_records(self.journal) if self.journal.exists() else []
+
+    def winning_spot(self) -> str:
+        """``payout.winning_spot`` of the scenario's table."""
+        table = yaml.safe_load(self.config_path.read_text())
+        return (table.get("payout") or {}).get("winning_spot", "wager_and_payout")
+
+    def step_pay(self, value: dict[str, Any]) -> None:
+        amounts = {k: v for k, v in value.items() if k not in ("seat", "press", "timeout")}
+        try:
+            pay_seat(self, value["seat"], amounts, press=value.get("press", True),
+                     timeout=value.get("timeout", 10.0))
+        except PayFailed as exc:
+            raise StepFailed(str(exc)) from None
+
+    def step_pay_as_shown(self, value: bool) -> None:
+        try:
+            pay_as_shown(self)
+        except PayFailed as exc:
+            raise StepFailed(str(exc)) from None
+
     def step_sleep(self, seconds: float) -> None:
         time.sleep(seconds)
 
@@ -361,6 +405,8 @@ class ScenarioRun:
         display = panel.display if panel is not None else (state or {}).get("display", "")
         lamps = panel.lamps if panel is not None else (state or {}).get("lamps", [])
         problems = check_view(expected, state, display, lamps)
+        if "payout" in expected:
+            problems += check_payout_view(expected["payout"], state)
         if any(k in expected for k in ("journal", "absent", "settlement", "money_conserved", "face_down_hidden")):
             records = read_records(self.journal) if self.journal.exists() else []
             problems += check_records(records, expected.get("journal", ()), expected.get("absent", ()))
@@ -393,11 +439,12 @@ class ScenarioRun:
     def needs_missing(self) -> str | None:
         """Why the scenario cannot run with the real devices given (a step needs a simulator), or None."""
         for step in self.scenario.steps:
-            device = NEEDS.get(step.action) or (step.value["device"] if step.action == "fault" else None) or (
-                step.value if step.action == "clear_faults" else None)
-            if device in self.ports:
-                return f"step {step.index} ({step.where}) {step.label} needs the {device} simulator; " \
-                       f"the {device} is {self.ports[device]}"
+            devices = NEEDS.get(step.action) or (step.value["device"] if step.action == "fault" else None,
+                                                 step.value if step.action == "clear_faults" else None)
+            for device in devices:
+                if device in self.ports:
+                    return f"step {step.index} ({step.where}) {step.label} needs the {device} simulator; " \
+                           f"the {device} is {self.ports[device]}"
         return None
 
     def excerpt(self) -> list[str]:

@@ -72,7 +72,7 @@ def test_a_real_port_is_used_as_hardware_and_the_other_devices_are_simulated(tmp
             {"press": "open_betting"}, {"wait": {"state": "betting"}},
             {"place": {"seat": 1, "ante_across": 500, "ante_down": 500}},
             {"press": "no_more_bets"}, {"wait": {"state": "across_decision"}},
-            {"press": "confirm"}, {"wait": {"state": "closed"}},
+            {"press": "confirm"}, {"pay": {"seat": 1}}, {"wait": {"state": "closed"}},
             {"expect": {"money_conserved": True, "face_down_hidden": True}}]}))
         proc = rig("--scenario", str(scenario), "--port", f"shoe={shoe.port}")
         assert proc.returncode == 0, proc.stdout + proc.stderr
