@@ -33,12 +33,25 @@ from controller.service import STOP
 from controller.table import load_table_config
 from controller.paytable import load_jurisdiction
 
-pytestmark = pytest.mark.timeout(1200)  # the first use builds the tables (a few minutes on a fresh machine)
+pytestmark = pytest.mark.timeout(1200)  # tables of pay tables not shipped are built at first use (minutes)
 
 
 @pytest.fixture(scope="module")
 def tables() -> ProtectTables:
     return ProtectTables.load(load_jurisdiction("ny"))
+
+
+@pytest.mark.parametrize("index", [0, 84, 168])
+def test_the_shipped_tables_are_what_the_builder_computes(index):
+    """The New York tables shipped in the package (``PACKAGED_DIR``) are the builder's, class by class: three
+    classes rebuilt here from the par sheet's engine (the whole set takes minutes)."""
+    from controller.analysis.protect_tables import CLASSES, FIELDS, PACKAGED_DIR, ClassBuilder, table_file_name
+
+    ny = load_jurisdiction("ny")
+    built = ClassBuilder(ny).build(CLASSES[index])
+    with np.load(PACKAGED_DIR / table_file_name(ny)) as shipped:
+        for field in FIELDS:
+            assert np.array_equal(np.asarray(built[field]), shipped[field][index]), field
 
 
 def deal(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -42,7 +42,7 @@ from controller.analysis.parsheet import SCALE1, SCALE2, SCALE3, ParSheetEngine,
 from controller.analysis.strategy import canonical, fingerprint
 from controller.paytable import Jurisdiction
 
-VERSION = 1  # of the tables' layout: part of the cache file's name
+VERSION = 2  # of the tables and the engine that built them (controller.analysis.kernel): part of the cache file's name
 N_PAIRS = 1225
 P0, P1 = (np.array(side) for side in zip(*combinations(range(50), 2)))
 #: INCIDENCE[pair, card] = 1 where the pair holds the card (cards and pairs of the 50 left).
@@ -68,6 +68,15 @@ def best_mask(values: np.ndarray) -> np.ndarray:
     for i, value in enumerate(actions):
         mask |= (value == best).astype(np.uint8) << i
     return mask
+
+
+#: Tables shipped with the package (the shipped pay tables': tests/test_protect.py rebuilds classes of them).
+PACKAGED_DIR = Path(__file__).resolve().parent / "protect"
+
+
+def table_file_name(jurisdiction: Jurisdiction) -> str:
+    """The file name of ``jurisdiction``'s tables: the layout's version and the pay tables' fingerprint."""
+    return f"protect-v{VERSION}-{fingerprint(jurisdiction)}.npz"
 
 
 def cache_dir() -> Path:
@@ -175,13 +184,15 @@ class ProtectTables:
     @classmethod
     def load(cls, jurisdiction: Jurisdiction, workers: int | None = None, directory: Path | None = None,
              progress: TextIO | None = None) -> "ProtectTables":
-        """The tables from the cache, else built (``workers`` processes, default one per CPU) and cached,
-        saying so on ``progress``. A cache that cannot be written is not an error (the tables are then built
+        """The tables shipped with the package (``PACKAGED_DIR``) or from the cache, else built (``workers``
+        processes, default one per CPU) and cached, saying so on ``progress``. A cache that cannot be written is not an error (the tables are then built
         again next time)."""
-        path = (directory or cache_dir()) / f"protect-v{VERSION}-{fingerprint(jurisdiction)}.npz"
-        if path.exists():
-            with np.load(path) as data:
-                return cls(jurisdiction, {name: data[name] for name in FIELDS})
+        name = table_file_name(jurisdiction)
+        path = (directory or cache_dir()) / name
+        for found in (PACKAGED_DIR / name, path):  # the shipped tables (New York's), else the user's cache
+            if found.exists():
+                with np.load(found) as data:
+                    return cls(jurisdiction, {field: data[field] for field in FIELDS})
         if progress is not None:
             print(f"building the hole-card tables of {jurisdiction.code} once (a few minutes), kept in {path}",
                   file=progress, flush=True)
