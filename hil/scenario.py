@@ -2,7 +2,7 @@
 
 A scenario is a mapping: ``name``, the paragraphs and fault causes it covers, a ``seed``, ``table`` overrides,
 control-interface ``users``, and ``steps``, each a mapping with exactly one action (``place``, ``press``,
-``fault``, ``wait``, ``expect``...) and an optional ``name``. ``load_scenario`` returns it with the line of
+``enter``, ``fault``, ``wait``, ``expect``...) and an optional ``name``. ``load_scenario`` returns it with the line of
 each step; every error names ``file:line`` and what is wrong (PyYAML's node marks give the lines, the
 ``jsonschema`` library checks the schema), and every error of a file is listed, not only the first.
 """
@@ -21,7 +21,7 @@ import yaml
 SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
 
 #: The actions a step may take; a step has exactly one of them (the schema lists what each takes).
-ACTIONS: tuple[str, ...] = ("place", "remove", "press", "key", "act", "fault", "clear_faults", "shoe", "service",
+ACTIONS: tuple[str, ...] = ("place", "remove", "press", "key", "act", "fault", "clear_faults", "shoe", "enter", "service",
                             "pay", "pay_as_shown", "wait", "expect", "sleep")
 
 

@@ -54,7 +54,7 @@ START_TIMEOUT = 30.0
 EXCERPT = 25
 #: Which simulator a step's action needs (the device), for the skip of a scenario on real devices.
 NEEDS = {"place": ("sensors",), "remove": ("sensors",), "press": ("panel",), "key": ("panel",), "shoe": ("shoe",),
-         "pay": ("sensors", "panel"), "pay_as_shown": ("sensors", "panel")}
+         "enter": ("panel",), "pay": ("sensors", "panel"), "pay_as_shown": ("sensors", "panel")}
 #: The moments of ``fault: at`` that are counted on one device's frames: (device, message, frames to pass).
 MOMENTS = {"after_cross": ("shoe", "DISPENSE", 1), "during_reading": ("sensors", "READ_SPOTS", 0)}
 #: Users every run has, besides the scenario's own.
@@ -338,6 +338,11 @@ class ScenarioRun:
             shoe.remove_cards(value["remove_cards"])
         else:
             shoe.power_cycle()
+
+    def step_enter(self, value: dict[str, Any]) -> None:
+        panel = self._sim("panel")
+        panel.enter_cards(value["seat"], tuple(value["cards"]))
+        self._delivered(panel)
 
     def step_service(self, how: str) -> None:
         if how in ("kill", "restart"):
