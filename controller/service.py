@@ -91,14 +91,18 @@ class Controller:
     journaled records); ``on_record`` with every journal record as written and ``on_view`` with the machine's
     ``view()`` after each input (both on the controller thread: they must not block). ``rounds`` stops the loop
     after that many closed or voided rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the
-    machine faults.
+    machine faults. ``finish`` is called once the loop ends, before ``ServiceStopped`` is journaled, to let the
+    service's own workers put their last records on ``events`` (the hole-card detector's alerts of the last
+    rounds: ``controller.protection``); those are journaled, anything else left on the queue is not applied.
     """
 
     def __init__(self, machine: Round | Recovered, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
                  *, on_round_closed: Callable[[RoundRecord], None] | None = None, rounds: int | None = None,
                  stop_on_fault: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
                  on_view: Callable[[dict[str, Any]], None] | None = None,
-                 started: ServiceStarted | None = None, watch: Watch | None = None) -> None:
+                 started: ServiceStarted | None = None, watch: Watch | None = None,
+                 finish: Callable[[], None] | None = None) -> None:
+        self.finish = finish
         recovered = machine if isinstance(machine, Recovered) else Recovered(machine)
         self.machine = recovered.machine
         self.missing = list(recovered.missing)
@@ -153,6 +157,7 @@ class Controller:
                     log.warning("stopping after round %s", self.machine.round_no)
                     continue
                 self.process(item, *self._arrived_with())
+            self._finish()
             self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
         except OSError as exc:
             # the caller says it in one line (run_service); the log keeps it for -v
@@ -164,6 +169,21 @@ class Controller:
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
+
+    def _finish(self) -> None:
+        """Call ``finish`` and journal the ``Alert`` records it left on the queue (class docstring)."""
+        if self.finish is None:
+            return
+        self.finish()
+        late = [*self._pending]
+        while True:
+            try:
+                late.append(self.events.get_nowait())
+            except queue.Empty:
+                break
+        for item in late:
+            if isinstance(item, Alert):
+                self._record(item)
 
     def _record(self, output: Any) -> None:
         """Journal a record of the service's own (not an input of the round machine) and publish it."""
@@ -481,7 +501,8 @@ class Service:
                                      on_round_closed=self._round_closed, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self._on_view if self.floor else
-                                     self.control.publish_view if self.control else None)
+                                     self.control.publish_view if self.control else None,
+                                     finish=self.protection.stop if self.protection else None)
         if simulate:  # the scripted table (and numpy, for its players' strategy) only when simulating
             try:
                 from controller.simtable import SimulatedTable

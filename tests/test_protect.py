@@ -208,6 +208,30 @@ def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
     assert alert in published and public_record(alert) is None
 
 
+def test_an_alert_of_the_last_rounds_is_journaled_before_the_service_stops(tmp_path):
+    """The detector may still be on the last rounds when the loop ends (``--rounds``, a stop): ``finish`` lets
+    it put its alerts on the queue, and they are journaled before ``ServiceStopped``; other inputs left on the
+    queue are not applied."""
+    from controller.protection import Alert
+    from controller.service import Controller
+    from drivers import events as ev
+
+    journal = Journal(tmp_path / "journal.db", fsync=False)
+    events: queue.Queue = queue.Queue()
+
+    def finish():  # the detector's worker, done with the last round
+        events.put(ev.ButtonPressed("open_betting"))
+        events.put(Alert(45, 2, "middle", 405, 1, 45, 100, 9000))
+
+    controller = Controller(Round(load_table_config(), load_jurisdiction("ny")), journal, {}, events,
+                            finish=finish)
+    events.put(STOP)
+    controller.run()
+    journal.close()
+    types = [r["type"] for r in read_records(tmp_path / "journal.db")]
+    assert types[-2:] == ["Alert", "ServiceStopped"] and "ButtonPressed" not in types
+
+
 def test_alerts_are_served_to_supervisors_only(tmp_path):
     import base64
     import http.client
