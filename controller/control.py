@@ -100,11 +100,15 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     "WagersHeld", "PromptDue",
     # dealing by hand (controller/manual.py); ``CardsEntered``/``CardsRecorded`` name cards: journal only
     "DealingModeChanged", "ManualRound", "CardPlacedByHand", "SeatHeld",
+    # the payout check (controller/payout.py): amounts per spot and who, written after the settlement, when every
+    # card of the round is turned or folded; no card in them
+    "PayoutChecked", "MispayAccepted",
 })
 #: Keys of a record's ``data`` that stay in the journal: a supervisor's free text may name a card ("seat 4 Kd
 #: exposed"); the public sees the reason code (``controller.inputs.VOID_CODES``) instead.
 PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "RoundVoided": ("reason",),
-                                            "DealingModeChanged": ("reason",), "SeatHeld": ("reason",)}
+                                            "DealingModeChanged": ("reason",), "SeatHeld": ("reason",),
+                                            "MispayAccepted": ("reason",)}
 #: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community
 #: cards, all turned before settlement).
 FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")

@@ -1,6 +1,6 @@
 """A Mosquitto broker of its own for the tests and the floor's scale test: a free loopback port, a temporary
-configuration (anonymous clients, or only ``users`` with their passwords; TLS with ``tls``; persistence in its
-folder so a restart keeps durable sessions) and a log.
+configuration (anonymous clients, or only ``users`` with their passwords; an ACL file with ``acl``; TLS with
+``tls``; persistence in its folder so a restart keeps durable sessions) and a log.
 
 ``Broker.start`` runs ``mosquitto -c CONFIG`` and waits until the port accepts connections; ``stop`` ends it
 with SIGTERM (Mosquitto saves its persistence file on the way out) and ``restart`` stops and starts it on the
@@ -44,7 +44,7 @@ class Broker:
     """One Mosquitto on 127.0.0.1 (module docstring); ``folder`` holds its configuration, persistence and log."""
 
     def __init__(self, folder: Path, port: int | None = None, *, tls: tuple[Path, Path] | None = None,
-                 users: dict[str, str] | None = None) -> None:
+                 users: dict[str, str] | None = None, acl: str | None = None) -> None:
         self.executable = find_mosquitto()
         if self.executable is None:
             raise BrokerMissing("mosquitto is not installed (apt-get install mosquitto)")
@@ -63,6 +63,9 @@ class Broker:
                            check=True, capture_output=True)
             security = security.replace("allow_anonymous true", "allow_anonymous false") + \
                 f"password_file {passwords}\n"
+        if acl is not None:  # an ACL file's text (``acl_file``): who may read and write which topics
+            (self.folder / "acl").write_text(acl)
+            security += f"acl_file {self.folder / 'acl'}\n"
         self.config.write_text(
             f"listener {self.port} 127.0.0.1\n{security}persistence true\n"
             f"user {getpass.getuser()}\n"  # as root it would run as mosquitto, who cannot write this folder

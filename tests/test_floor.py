@@ -55,6 +55,30 @@ def _run(config, journal: Path, rounds: int, seed: int, **kwargs) -> Service:
     return service
 
 
+def pit_listening(port: int) -> tuple[Pit, Listener]:
+    """A ``Pit`` fed by a ``Listener`` subscribed to every table on the broker at ``port``."""
+    pit = Pit()
+    listener = Listener(FloorConfig(True, "127.0.0.1", port), pit.take)
+    listener.open()
+    return pit, listener
+
+
+def run_watched(service: Service, listener: Listener) -> None:
+    """Run ``service`` to its end on a thread of its own while ``listener`` pumps, then a little more; close
+    both."""
+    runner = threading.Thread(target=service.run, name="service-run")
+    runner.start()
+    try:
+        while runner.is_alive():
+            listener.pump(0.1)
+        listener.pump(1.0)
+    finally:
+        runner.join()
+        service.close()
+        listener.pump(0.5)
+        listener.close()
+
+
 class Collector:
     """Every message of every topic (``#``) in arrival order, from a raw paho client (no code of ours)."""
 
@@ -343,23 +367,11 @@ def test_the_audit_finds_an_anchor_that_is_not_the_journals(mosquitto, tmp_path)
 
 def test_the_pit_summary_counts_rounds_drop_win_and_faults_from_the_events(mosquitto, tmp_path):
     journal = tmp_path / "journal.db"
-    pit = Pit()
-    listener = Listener(FloorConfig(True, "127.0.0.1", mosquitto.port), pit.take)
-    listener.open()
+    pit, listener = pit_listening(mosquitto.port)
     service = Service(_config(mosquitto.port), simulate=True, rounds=4, seed=9, journal_path=journal,
                       out=io.StringIO())
     service.sims["shoe"].inject("jam")  # one fault, cleared by the simulated supervisor
-    runner = threading.Thread(target=service.run, name="service-run")
-    runner.start()
-    try:
-        while runner.is_alive():
-            listener.pump(0.1)
-        listener.pump(1.0)
-    finally:
-        runner.join()
-        service.close()
-        listener.pump(0.5)
-        listener.close()
+    run_watched(service, listener)
     records = read_records(journal)
     closed = [r["data"]["totals"] for r in records if r["type"] == "RoundClosed"]
     table = pit.tables[TABLE]

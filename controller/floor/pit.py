@@ -4,13 +4,16 @@ Per table: ``status`` (online/offline), the round and its state (from ``state``)
 closed or voided over the time between the first and the last round end heard, by the records' own times),
 drop (every wager of the closed rounds, ``RoundClosed`` totals ``wagered``) and win (the house's: the players'
 net with its sign turned), faults raised and past-posting irregularities, in minor units as the journal keeps
-them. Events are deduplicated by table and seq as ``controller.floor.audit`` does.
+them; today's mispays (``PayoutChecked`` readings that differed: caught; ``MispayAccepted``: accepted by a
+supervisor), each as a count and an amount (the sum of the spots' differences, short and over alike, as the
+metrics count them); and the hole-card alerts heard on ``alerts`` (when the broker lets the watcher read them),
+listed under the table. Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
 from typing import Any
 
 from controller.floor import topics
@@ -31,6 +34,15 @@ class TableSummary:
     faults: int = 0
     past_posting: int = 0
     last_seq: int = 0
+    #: per day (UTC, by the records' own times): ``{"caught": [count, amount], "accepted": [count, amount]}``
+    mispays: dict[date, dict[str, list[int]]] = field(default_factory=dict)
+    alerts: list[dict[str, Any]] = field(default_factory=list)  # the latest (``Pit.keep_alerts``)
+    alerts_heard: int = 0
+    last_alert: int = 0
+
+    def mispays_on(self, day: date) -> dict[str, list[int]]:
+        """``{"caught": [count, amount], "accepted": [count, amount]}`` of ``day`` (minor units)."""
+        return self.mispays.get(day) or {"caught": [0, 0], "accepted": [0, 0]}
 
     def per_hour(self) -> float | None:
         """Rounds per hour between the first and the last round end heard (None before two)."""
@@ -41,10 +53,12 @@ class TableSummary:
 
 
 class Pit:
-    """Every table's ``TableSummary``, fed with ``take`` (the ``Listener`` callback)."""
+    """Every table's ``TableSummary``, fed with ``take`` (the ``Listener`` callback). ``keep_alerts``: the most
+    alerts kept per table (the latest)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_alerts: int = 5) -> None:
         self.tables: dict[str, TableSummary] = {}
+        self.keep_alerts = keep_alerts
 
     def take(self, table: str, kind: str, payload: bytes, received: float = 0.0) -> None:
         """One message of ``table`` on its ``kind`` topic."""
@@ -65,6 +79,14 @@ class Pit:
                 return  # a repeat
             summary.last_seq = seq
             self._event(summary, record)
+        elif kind == "alerts" and isinstance(value.get("record"), dict):
+            record = value["record"]
+            seq = record.get("seq")
+            if not isinstance(seq, int) or seq <= summary.last_alert or not isinstance(record.get("data"), dict):
+                return  # a repeat, or not an alert
+            summary.last_alert = seq
+            summary.alerts_heard += 1
+            summary.alerts = (summary.alerts + [record])[-self.keep_alerts:]
 
     @staticmethod
     def _event(summary: TableSummary, record: dict[str, Any]) -> None:
@@ -85,14 +107,46 @@ class Pit:
             summary.faults += 1
         elif kind == "Irregularity" and data.get("kind") == "past_posting":
             summary.past_posting += 1
+        elif (kind == "PayoutChecked" and data.get("differences")) or kind == "MispayAccepted":
+            day = _day(record.get("time"))
+            if day is None:
+                return
+            amount = sum(abs(int(d.get("difference") or 0)) for d in data.get("differences") or ()
+                         if isinstance(d, dict))
+            count = summary.mispays.setdefault(day, {"caught": [0, 0], "accepted": [0, 0]})[
+                "caught" if kind == "PayoutChecked" else "accepted"]
+            count[0] += 1
+            count[1] += amount
 
-    def render(self) -> str:
-        """The summary as a text table, one line per table in name order."""
+    def render(self, today: date | None = None) -> str:
+        """The summary as a text table, one line per table in name order: mispays of ``today`` (UTC; default
+        the current day) as ``count/amount``; then each table's alerts kept, one line each."""
+        today = today or datetime.now(timezone.utc).date()
         lines = [f"{'table':<16} {'status':<8} {'round':>6} {'state':<16} {'rounds/h':>8} {'drop':>12} "
-                 f"{'win':>12} {'faults':>6} {'past-posting':>12}"]
+                 f"{'win':>12} {'faults':>6} {'past-posting':>12} {'mispays caught':>16} {'accepted':>12} "
+                 f"{'alerts':>6}"]
         for name, t in sorted(self.tables.items()):
             rate = t.per_hour()
+            mispays = t.mispays_on(today)
+            caught, accepted = ("/".join(map(str, mispays[k])) for k in ("caught", "accepted"))
             lines.append(f"{name[:16]:<16} {t.status:<8} {t.round_no if t.round_no is not None else '-':>6} "
                          f"{t.state[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
-                         f"{t.win:>12} {t.faults:>6} {t.past_posting:>12}")
+                         f"{t.win:>12} {t.faults:>6} {t.past_posting:>12} {caught:>16} {accepted:>12} "
+                         f"{t.alerts_heard:>6}")
+        for name, t in sorted(self.tables.items()):
+            for alert in t.alerts:
+                d = alert["data"]
+                lines.append(f"ALERT {name}: seat {d.get('seat')} plays as if it saw the {d.get('card')} card "
+                             f"(round {alert.get('round')}, {d.get('rounds')} rounds, evidence 10^"
+                             f"{int(d.get('evidence_log10_hundredths') or 0) / 100:.1f}, loss {d.get('loss')}) "
+                             f"at {alert.get('time')}")
         return "\n".join(lines)
+
+
+def _day(text: Any) -> date | None:
+    """The UTC day of a record's ``time`` (ISO 8601 with its offset), None when it is not one."""
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return (when.astimezone(timezone.utc) if when.tzinfo else when).date()

@@ -7,8 +7,8 @@ is slow, down or unreachable never slows or stops the table.
 - It reads the journal store through its own read-only connection (SQLite WAL: the controller's commits go on),
   in batches of at most ``BATCH`` records after the last one it published, and publishes each public record
   (``controller.control.public_record``: the control interface's secrecy filter, one rule in one place) to
-  ``events`` (QoS 1), and at each round close the chain head and keyed anchor to ``anchors``
-  (``controller.floor.topics``).
+  ``events`` (QoS 1), each hole-card ``Alert`` to ``alerts`` (QoS 1; never on ``events``), and at each round
+  close the chain head and keyed anchor to ``anchors`` (``controller.floor.topics``).
 - At most ``WINDOW`` messages wait for the broker's PUBACK. Progress is the last journal seq whose messages are
   all acknowledged; it is kept in ``<journal>.floor`` (``Progress``), per broker and prefix. On a lost
   connection everything unacknowledged is forgotten and, once connected again, published again from the record
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import journal_key as jkey
-from controller.control import public_record
+from controller.control import RECORD_KEYS, public_record
 from controller.floor import topics
 from controller.floor.config import FloorConfig, read_password
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
@@ -61,6 +61,8 @@ SAVE_EVERY = 0.5
 DRAIN = 3.0
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
+#: The hole-card detector's record (``controller.protection.Alert``), published on ``alerts`` alone.
+ALERT = "Alert"
 
 
 def progress_path(journal: Path) -> Path:
@@ -337,6 +339,9 @@ class Publisher:
             if public is not None:
                 self._send("events", {"table": self.table_id, "after": self._after, "record": public}, seq, seq)
                 self._after = seq
+            elif record["type"] == ALERT:  # supervisors' eyes only: its own topic, the broker's ACL guards it
+                self._send("alerts", {"table": self.table_id, "record": {k: record[k] for k in RECORD_KEYS}}, seq,
+                           None)
             if record["type"] in ROUND_ENDS:
                 self._round_ended = True
             if self._round_ended and seq in anchors:  # the checkpoint written with the round's close

@@ -13,6 +13,10 @@ Under ``{prefix}/{table_id}/``:
 - ``anchors``: at each round close, the journal's chain head after it, ``{"table", "seq", "round", "head",
   "mac"}`` (QoS 1, retained: the latest stays); ``mac`` the keyed anchor (``controller.journal_key.mac`` with
   label ``anchor`` over seq and head, as ``<journal>.anchor``), null for a journal without a key.
+- ``alerts``: one message per journaled hole-card ``Alert`` (``controller.protection``; QoS 1, not retained),
+  ``{"table", "record": {"seq", "time", "kind", "round", "type", "data"}}``; never on ``events``. For
+  surveillance and supervisors only: the broker's ACL restricts who may read it (docs/floor.md). An alert names
+  a seat and a kind of card (middle, across, down), never a card.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-KINDS = ("events", "state", "status", "anchors")
+KINDS = ("events", "state", "status", "anchors", "alerts")
 ONLINE, OFFLINE = b"online", b"offline"
 
 
