@@ -49,15 +49,19 @@ class PayoutConfig:
     winning_spot: str = "wager_and_payout"
 
 
-def parse_payout_config(path: Path, entry: Any) -> PayoutConfig:
-    """Check the ``payout:`` mapping of the table file at ``path`` (None: the defaults, no check).
+def parse_payout_config(path: Path, entry: Any, present: bool = True, line: int | None = None) -> PayoutConfig:
+    """Check the ``payout:`` mapping of the table file at ``path`` (``present`` False: no ``payout:`` key, the
+    defaults, no check; ``line``: where the key is, for an empty section).
 
-    Raises ``ConfigError`` naming the file, the line and the key for an unknown key, a ``check`` that is not
-    true or false, or a ``winning_spot`` not in ``WINNING_SPOT``."""
-    if entry is None:
+    Raises ``ConfigError`` naming the file, the line and the key for an empty section, a missing or unknown
+    key (``check`` is required: a section without it must not leave the check off unnoticed), a ``check`` that
+    is not true or false, or a ``winning_spot`` not in ``WINNING_SPOT``."""
+    if not present:
         return PayoutConfig()
-    check_keys(path, "payout", entry, set(), {"check", "winning_spot"})
-    check = entry.get("check", False)
+    if entry is None:
+        raise error(path, "payout", "empty: give check: true (or false) and winning_spot", line)
+    check_keys(path, "payout", entry, {"check"}, {"winning_spot"})
+    check = entry["check"]
     if not isinstance(check, bool):
         raise error(path, "payout.check", f"expected true or false, got {check!r}", line_of(entry, "check"))
     winning = entry.get("winning_spot", "wager_and_payout")

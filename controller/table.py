@@ -183,7 +183,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         control=parse_control_config(path, data.get("control")),
         metrics_port=_metrics_port(path, data.get("metrics")),
         journal_key=journal_key,
-        payout=parse_payout_config(path, data.get("payout")),
+        payout=parse_payout_config(path, data.get("payout"), "payout" in data, line_of(data, "payout")),
         floor=parse_floor_config(path, data.get("floor"), table_id),
         manual_dealing=manual_dealing,
     )

@@ -127,9 +127,11 @@ def test_floor_is_off_by_default_and_the_shipped_file_says_so():
 
 @pytest.mark.parametrize("entry, says", [
     ("  enabled: yes\n", "line 3: floor.enabled: expected true or false, got 'yes'"),
-    ("  enabled: true\n  port: 0\n", "line 4: floor.port: 0 is below the minimum 1"),
-    ("  enabled: true\n  prefix: 'pit/#'\n", "line 4: floor.prefix: 'pit/#' is not MQTT topic levels"),
-    ("  enabled: true\n  prefix: /pit\n", "line 4: floor.prefix: '/pit' is not MQTT topic levels"),
+    ("  enabled: true\n  port: 0\n  broker: x\n", "line 4: floor.port: 0 is below the minimum 1"),
+    ("  enabled: true\n  prefix: 'pit/#'\n  broker: x\n", "line 4: floor.prefix: 'pit/#' is not MQTT topic levels"),
+    ("  enabled: true\n  prefix: /pit\n  broker: x\n", "line 4: floor.prefix: '/pit' is not MQTT topic levels"),
+    ("  enabled: true\n", "line 3: floor.broker: missing: the broker's host name or address is required"),
+    ("  enabled: true\n  broker: x\n  tls: true\n  ca_file: nope.pem\n", "line 6: floor.ca_file: NOPE: cannot read it"),
     ("  password_file: secret\n", "line 3: floor.password_file: given without a username"),
     ("  ca_file: ca.pem\n", "line 3: floor.ca_file: given without tls: true"),
     ("  broker:\n", "line 3: floor.broker: expected a host name or address (text), got None"),
@@ -140,6 +142,7 @@ def test_floor_configuration_errors_name_the_file_the_line_and_the_key(tmp_path,
     lines = text.splitlines()
     floor_line = lines.index("floor:") + 1
     says = says.replace("line 3", f"line {floor_line + 1}").replace("line 4", f"line {floor_line + 2}")
+    says = says.replace("line 6", f"line {floor_line + 4}").replace("NOPE", str(tmp_path / "nope.pem"))
     path = tmp_path / "table.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(f"{path}: {says}")):
@@ -150,10 +153,11 @@ def test_a_table_name_that_cannot_be_a_topic_level_is_refused_only_when_publishi
     path = Path("table.yaml")
     assert parse_floor_config(path, {"enabled": False}, "pit/1").enabled is False
     with pytest.raises(ConfigError, match=re.escape("table_id 'pit/1' holds +, # or /")):
-        parse_floor_config(path, {"enabled": True}, "pit/1")
+        parse_floor_config(path, {"enabled": True, "broker": "floor.example"}, "pit/1")
 
 
 def test_tls_port_and_files_are_resolved_from_the_table_file(tmp_path):
+    (tmp_path / "ca.pem").write_text("a CA certificate\n")
     config = parse_floor_config(tmp_path / "table.yaml", {"enabled": True, "broker": "floor.example", "tls": True,
                                                           "ca_file": "ca.pem", "username": "cc01",
                                                           "password_file": "floor.pass"}, TABLE)

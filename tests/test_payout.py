@@ -85,6 +85,25 @@ def test_the_shipped_table_checks_payouts_and_a_bad_setting_is_refused_with_its_
         load_table_config(path)
 
 
+@pytest.mark.parametrize("section, below, says", [
+    ("payout:\n", 0, "payout: empty: give check: true (or false) and winning_spot"),
+    ("payout: {}\n", 0, "payout: missing key(s) check"),
+    ("payout:\n  winning_spot: payout\n", 1, "payout: missing key(s) check"),  # named at the section's first key
+])
+def test_a_payout_section_without_check_is_refused_not_quietly_off(tmp_path, section, below, says):
+    """A section that names how the house pays but not whether the check is on must not leave it off unseen."""
+    import re
+
+    shipped = load_table_config().source.read_text()
+    text = re.sub(r"(?m)^payout:\n(  .*\n)+", "", shipped) + section
+    path = tmp_path / "table.yaml"
+    path.write_text(text)
+    (tmp_path / "jurisdictions").symlink_to(load_table_config().source.parent / "jurisdictions")
+    line = text.splitlines().index(section.splitlines()[0]) + 1 + below
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line {line}: {says}")):
+        load_table_config(path)
+
+
 # ---------------------------------------------------------------------------------------------- the round machine
 def test_without_the_check_the_round_closes_at_its_settlement():
     driver = to_payout(CONFIG)

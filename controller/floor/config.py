@@ -9,6 +9,8 @@ read when the service starts), ``prefix`` (the first level of every topic, defau
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +47,8 @@ def parse_floor_config(path: Path, entry: Any, table_id: str) -> FloorConfig:
     or ``tls``, a ``broker``, ``username``, ``ca_file`` or ``password_file`` that is not non-blank text, a port
     outside 1-65535, a ``password_file`` without ``username``, a ``prefix`` that is not topic levels (MQTT 5
     section 4.7: no ``+``, ``#``, empty level, or leading or trailing ``/``), and, when enabled, a ``table_id``
-    that cannot be a topic level (``+``, ``#`` or ``/``).
+    that cannot be a topic level (``+``, ``#`` or ``/``), a missing ``broker`` or a ``ca_file`` that cannot be
+    read.
     """
     path = Path(path)
     entry = {} if entry is None else entry
@@ -57,6 +60,9 @@ def parse_floor_config(path: Path, entry: Any, table_id: str) -> FloorConfig:
         if not isinstance(value, bool):
             raise error(path, f"floor.{key}", f"expected true or false, got {value!r}", line_of(entry, key))
         flags[key] = value
+    if flags["enabled"] and "broker" not in entry:  # never a silent localhost on a table PC
+        raise error(path, "floor.broker", "missing: the broker's host name or address is required when enabled",
+                    line_of(entry, "enabled"))
     broker = require_text(path, "floor.broker", entry.get("broker", "localhost"), "a host name or address",
                           line_of(entry, "broker"))
     port = require_int(path, "floor.port", entry.get("port", TLS_PORT if flags["tls"] else PLAIN_PORT), 1,
@@ -68,6 +74,8 @@ def parse_floor_config(path: Path, entry: Any, table_id: str) -> FloorConfig:
             files[key] = path.parent / require_text(path, f"floor.{key}", value, "a file path", line_of(entry, key))
     if "ca_file" in files and not flags["tls"]:
         raise error(path, "floor.ca_file", "given without tls: true", line_of(entry, "ca_file"))
+    if "ca_file" in files and flags["enabled"] and not os.access(files["ca_file"], os.R_OK):
+        raise error(path, "floor.ca_file", f"{files['ca_file']}: cannot read it", line_of(entry, "ca_file"))
     username = entry.get("username")
     if username is not None or "username" in entry:
         username = require_text(path, "floor.username", username, "a user name", line_of(entry, "username"))
