@@ -120,10 +120,54 @@ def _label(action: str, value: Any) -> str:
     return f"{action} {value}"
 
 
+@cache
+def known_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The round machine's states (``controller.round.STATES``) and every type a journal record may have (the
+    dataclasses of ``controller.commands``, ``controller.inputs`` and ``drivers.events``, the service's own
+    records and the hole-card ``Alert``): what a scenario may name in ``state`` and a record's ``type``."""
+    import dataclasses
+    import inspect
+
+    from controller import commands, inputs
+    from controller.protection import Alert
+    from controller.recovery import SERVICE_RECORDS
+    from controller.round import STATES
+    from drivers import events
+
+    types = {name for module in (commands, inputs, events) for name, item in vars(module).items()
+             if inspect.isclass(item) and dataclasses.is_dataclass(item) and item.__module__ == module.__name__}
+    return frozenset(STATES), frozenset(types | SERVICE_RECORDS | {Alert.__name__})
+
+
+def _unknown_names(data: Any) -> list[tuple[tuple, str]]:
+    """``(path, problem)`` for each state or record type a step names that the controller does not have."""
+    states, types = known_names()
+    found: list[tuple[tuple, str]] = []
+    steps = data.get("steps") if isinstance(data, dict) else None
+    for index, step in enumerate(steps if isinstance(steps, list) else ()):
+        for action in ("expect", "wait", "act"):
+            body = step.get(action) if isinstance(step, dict) else None
+            if not isinstance(body, dict):
+                continue
+            where = ("steps", index, action)
+            named = body.get("state")
+            for state in (named if isinstance(named, list) else [named]):
+                if isinstance(state, str) and state != "current" and state not in states:
+                    found.append((where + ("state",), f"{action}: no state {state!r} in the round machine "
+                                                      f"(docs/round-states.md)"))
+            for key in ("journal", "absent"):
+                for n, record in enumerate(body.get(key) or ()):
+                    kind = record.get("type") if isinstance(record, dict) else None
+                    if isinstance(kind, str) and kind not in types:
+                        found.append((where + (key, n, "type"), f"{action}: {key}: no record type {kind!r} is "
+                                                                f"ever journaled"))
+    return found
+
+
 def load_scenario(path: Path) -> Scenario:
     """Read and check the scenario at ``path``. Raises ``ScenarioError`` listing every problem as ``file:line:
-    what is wrong`` (YAML syntax, repeated keys, the schema, a step without exactly one action), ``OSError``
-    when the file cannot be read."""
+    what is wrong`` (YAML syntax, repeated keys, the schema, a step without exactly one action, a state or a
+    record type the controller does not have), ``OSError`` when the file cannot be read."""
     path = Path(path)
     file = str(path)
     text = path.read_text()
@@ -149,6 +193,8 @@ def load_scenario(path: Path) -> Scenario:
             if extra:
                 target = target + (extra[0],)
         problems.append(f"{file}:{_line_of(target, lines)}: {_message(error)}")
+    for target, problem in _unknown_names(data):  # a typo would make "absent" true and "wait" time out
+        problems.append(f"{file}:{_line_of(target, lines)}: {problem}")
     steps: list[Step] = []
     written = data.get("steps") if isinstance(data, dict) else None
     for index, step in enumerate(written if isinstance(written, list) else ()):

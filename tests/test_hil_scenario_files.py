@@ -59,6 +59,47 @@ def test_each_error_names_its_file_and_line_and_what_is_wrong(tmp_path):
     assert "'shuffle' is not one of" in problems[4]
 
 
+def test_a_state_or_record_type_the_controller_does_not_have_is_refused_before_the_run(tmp_path):
+    """A misspelt type in ``absent`` would always hold, and a misspelt state would only time out: both are
+    refused with their line, like the schema's errors."""
+    path = write(tmp_path, "typos", "\n".join([
+        "name: typos",                                                          # 1
+        "steps:",                                                               # 2
+        "  - wait: {state: beting}",                                            # 3
+        "  - expect:",                                                          # 4
+        "      state: [betting, closd]",                                        # 5
+        "      journal: [{type: RoundOpened}, {type: RoundClozed}]",            # 6
+        "      absent: [{type: Dispence}]",                                     # 7
+        "  - expect: {state: betting, absent: [{type: Dispense}, {type: Alert}]}",  # 8: all known
+        "",
+    ]))
+    problems = problems_of(path)
+    assert [p.split(": ", 1)[0] for p in problems] == [f"{path}:{n}" for n in (3, 5, 6, 7)]
+    assert "no state 'beting' in the round machine" in problems[0] and "'closd'" in problems[1]
+    assert "journal: no record type 'RoundClozed'" in problems[2] and "absent: no record type 'Dispence'" in problems[3]
+
+
+def test_every_record_type_of_a_simulated_run_is_one_a_scenario_may_name(tmp_path):
+    """The names a scenario is checked against (``hil.scenario.known_names``) cover what the service journals:
+    a seeded run with mispays, a hand-dealt run, each journal's types all known."""
+    import subprocess
+    import sys
+
+    from controller.journal import read_records
+    from hil.scenario import known_names
+
+    seen = set()
+    for name, extra in (("paid", ["--payout-errors", "0.5"]), ("manual", ["--manual"])):
+        journal = tmp_path / f"{name}.db"
+        run = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "2", "--seed", "5",
+                              "--quiet", "--journal", str(journal), *extra], capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr
+        seen |= {record["type"] for record in read_records(journal)}
+    assert {"PayoutChecked", "CardsRecorded", "ServiceStopped", "Dispense"} <= seen
+    assert seen <= known_names()[1], seen - known_names()[1]
+
+
 def test_yaml_syntax_and_repeated_keys_are_named_by_line(tmp_path):
     broken = write(tmp_path, "broken", "name: broken\nsteps:\n  - press: [open_betting\n  - sleep: 1\n")
     (problem,) = problems_of(broken)
