@@ -86,6 +86,9 @@ def run_from_command_line(args: argparse.Namespace) -> int:
     except ValueError as exc:  # ScenarioError is one
         print(f"python -m hil.rig: {exc}", file=sys.stderr)
         return 2
+    if args.junit_xml is not None and not Path(args.junit_xml).absolute().parent.is_dir():  # before, not after, the run
+        print(f"python -m hil.rig: {args.junit_xml}: its folder does not exist", file=sys.stderr)
+        return 2
     started = time.monotonic()
     if args.console or args.sim_socket:
         results: list[CaseResult] = []

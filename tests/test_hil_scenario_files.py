@@ -126,6 +126,16 @@ def test_every_file_of_a_run_is_checked_before_any_runs(tmp_path):
     assert caught.value.problems[1].startswith(f"{tmp_path / 'absent.yaml'}: ")
 
 
+def test_a_junit_report_in_a_missing_folder_is_refused_before_any_scenario_runs(tmp_path):
+    import subprocess
+    import sys
+
+    good = write(tmp_path, "good", "name: good\nsteps: [{sleep: 0}]\n")
+    proc = subprocess.run([sys.executable, "-m", "hil.rig", "--scenario", str(good), "--junit-xml",
+                           str(tmp_path / "nodir" / "out.xml")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "its folder does not exist" in proc.stderr and "good:" not in proc.stdout
+
+
 def test_ports_are_device_equals_port():
     assert parse_ports(["shoe=/dev/ttyUSB0", "panel=sim://panel"]) == {"shoe": "/dev/ttyUSB0", "panel": "sim://panel"}
     for bad in (["shoe"], ["=/dev/x"], ["shoe=/a", "shoe=/b"]):
