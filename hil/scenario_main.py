@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hil.junit import write_junit
 from hil.scenario import Scenario, ScenarioError, load_scenario
-from hil.scenario_run import CaseResult, ScenarioRun, run_scenarios
+from hil.scenario_run import CaseResult, ScenarioRun, check_table, run_scenarios
 
 
 def parse_ports(values: list[str]) -> dict[str, str]:
@@ -41,6 +41,9 @@ def load_all(paths: list[Path]) -> list[Scenario]:
             problems.append(f"{path}: {exc.strerror or exc}")
     seen: dict[str, Path] = {}
     for scenario in scenarios:
+        problem = check_table(scenario)
+        if problem is not None:
+            problems.append(problem)
         if scenario.name in seen:
             problems.append(f"{scenario.path}:1: scenario {scenario.name} also in {seen[scenario.name]}")
         seen[scenario.name] = scenario.path

@@ -105,6 +105,37 @@ def free_port() -> int:
                 return port
 
 
+def scenario_table(scenario: Scenario) -> dict[str, Any]:
+    """The scenario's table configuration: the default ``table.yaml`` with the scenario's ``table`` overrides
+    (``merged``), a jurisdiction file resolved from the scenario's folder."""
+    table = merged(yaml.safe_load((CONFIG_DIR / "table.yaml").read_text()), scenario.data.get("table") or {})
+    if not str(table.get("jurisdiction", "ny")).isalpha():  # a file, as written relative to the scenario
+        table["jurisdiction"] = str((scenario.path.parent / table["jurisdiction"]).resolve())
+    return table
+
+
+def check_table(scenario: Scenario) -> str | None:
+    """The problem of the scenario's table configuration as ``file:line: table: what`` (the line of its
+    ``table:`` key), None when ``controller.table.load_table_config`` accepts it: a bad override is a file
+    error, found before any scenario runs, not a service that fails to start."""
+    import re
+
+    from controller.config import ConfigError
+    from controller.table import load_table_config
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "table.yaml"
+        path.write_text(yaml.safe_dump(scenario_table(scenario), sort_keys=False))
+        try:
+            load_table_config(path)
+        except ConfigError as exc:
+            found = re.search(r"^table:", scenario.path.read_text(), re.M)
+            line = scenario.path.read_text()[:found.start()].count("\n") + 1 if found else 1
+            what = re.sub(r"^.*?table\.yaml:( line \d+:)? ", "", str(exc))
+            return f"{scenario.path}:{line}: table: {what}"
+    return None
+
+
 def merged(base: Any, overrides: Any) -> Any:
     """``overrides`` over ``base``: mappings merged key by key, anything else replaced."""
     if isinstance(base, dict) and isinstance(overrides, dict):
@@ -175,8 +206,7 @@ class ScenarioRun:
     # Set-up and tear-down.
 
     def _write_config(self) -> list[str]:
-        base = yaml.safe_load((CONFIG_DIR / "table.yaml").read_text())
-        table = merged(base, self.scenario.data.get("table") or {})
+        table = scenario_table(self.scenario)
         port = free_port()
         operators = self.workdir / "operators.yaml"
         users = {**DEFAULT_USERS, **(self.scenario.data.get("users") or {})}
@@ -186,8 +216,6 @@ class ScenarioRun:
             add_operator(operators, name, role, passwords[name], iterations=MIN_ITERATIONS)
         table["control"] = merged(table.get("control") or {}, {"enabled": True, "host": "127.0.0.1", "port": port,
                                                                 "operators": str(operators)})
-        if not str(table.get("jurisdiction", "ny")).isalpha():  # a file, as written relative to the scenario
-            table["jurisdiction"] = str((self.scenario.path.parent / table["jurisdiction"]).resolve())
         self.config_path.write_text(yaml.safe_dump(table, sort_keys=False))
         self.client = ControlClient(port, passwords)
         names = list(table["devices"])

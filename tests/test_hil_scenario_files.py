@@ -136,6 +136,13 @@ def test_a_junit_report_in_a_missing_folder_is_refused_before_any_scenario_runs(
     assert proc.returncode == 2 and "its folder does not exist" in proc.stderr and "good:" not in proc.stdout
 
 
+def test_a_table_override_the_controller_refuses_is_a_file_error_before_any_run(tmp_path):
+    path = write(tmp_path, "table-bad", "name: table-bad\ntable:\n  manual_dealing: maybe\nsteps: [{sleep: 0}]\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_all([path])
+    assert caught.value.problems == [f"{path}:2: table: manual_dealing: expected true or false, got 'maybe'"]
+
+
 def test_ports_are_device_equals_port():
     assert parse_ports(["shoe=/dev/ttyUSB0", "panel=sim://panel"]) == {"shoe": "/dev/ttyUSB0", "panel": "sim://panel"}
     for bad in (["shoe"], ["=/dev/x"], ["shoe=/a", "shoe=/b"]):
