@@ -55,6 +55,9 @@ from drivers.shoe.simulator import ShoeSimulator
 
 log = logging.getLogger(__name__)
 
+#: Chip changes the simulated players and dealer make per second at most (``SimulatedTable._place``).
+CHIP_CHANGES_PER_S = 600
+
 #: Panel buttons that act only with the supervisor key turned.
 SUPERVISOR_BUTTONS = frozenset(SUPERVISOR_ACTIONS)
 
@@ -116,6 +119,7 @@ class SimulatedTable:
         self._round_no: int | None = None  # the round being played, as the panel announced it
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._next_chip = 0.0  # when the next chip change may be made (monotonic seconds; ``_place``)
 
     @classmethod
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
@@ -188,6 +192,16 @@ class SimulatedTable:
             if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
                 return True
         return False
+
+    def _place(self, seat: int, spot: str, amount: int) -> None:
+        """A hand putting chips on a spot (``SensorSimulator.place``), at most ``CHIP_CHANGES_PER_S`` a second:
+        people move chips far slower, and the sensors' link carries at most 960 frames a second (docs/protocol.md),
+        so a table dealing as fast as it can never looks like a flooding device (drivers/session.py)."""
+        wait = self._next_chip - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._next_chip = max(self._next_chip, time.monotonic() - 0.1) + 1.0 / CHIP_CHANGES_PER_S
+        self._act(self.sensors.place, seat, spot, amount)
 
     @staticmethod
     def _act(action: Callable[..., None], *args: object) -> None:
@@ -325,19 +339,19 @@ class SimulatedTable:
             ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
             ante = min(ante, self.ante_limits.max)
             antes[seat] = ante
-            self._act(self.sensors.place, seat, "ante_across", ante)
-            self._act(self.sensors.place, seat, "ante_down", ante)
+            self._place(seat, "ante_across", ante)
+            self._place(seat, "ante_down", ante)
             placed[seat] = {"ante_across": ante, "ante_down": ante}
             if self.rng.random() < 0.5:
                 bonus = self.bonus_limits.min * self.rng.choice((1, 5))
-                self._act(self.sensors.place, seat, "five_card_bonus", bonus)
+                self._place(seat, "five_card_bonus", bonus)
                 placed[seat]["five_card_bonus"] = bonus
                 bonus_seats.add(seat)
         if not antes:  # nobody played: one player sits down anyway
             seat = self.seats[0]
             antes[seat] = self.ante_limits.min
-            self._act(self.sensors.place, seat, "ante_across", antes[seat])
-            self._act(self.sensors.place, seat, "ante_down", antes[seat])
+            self._place(seat, "ante_across", antes[seat])
+            self._place(seat, "ante_down", antes[seat])
             placed[seat] = {"ante_across": antes[seat], "ante_down": antes[seat]}
         dealt_before = self.shoe.dealt
         if not self._press_when_lit("no_more_bets"):
@@ -363,7 +377,7 @@ class SimulatedTable:
                 multiple = decide(step, hands[seat], cross, bets[seat])
                 if multiple:
                     bets[seat].append(multiple)
-                    self._act(self.sensors.place, seat, step, antes[seat] * multiple)
+                    self._place(seat, step, antes[seat] * multiple)
                     placed[seat][step] = antes[seat] * multiple
                 else:
                     active.discard(seat)
@@ -434,7 +448,7 @@ class SimulatedTable:
             if kind:
                 self.payout_errors_made.append((self._round_no, seat, kind))
         for spot, amount in amounts.items():
-            self._act(self.sensors.place, seat, spot, amount)
+            self._place(seat, spot, amount)
 
     def _mispay(self, amounts: dict[str, int], plan: dict[str, dict]) -> str | None:
         """Change ``amounts`` (spot -> what the dealer leaves there) by one mistake of a kind that can happen on
