@@ -88,8 +88,8 @@ class LiveProtection:
             detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap)
         except Exception:  # noqa: BLE001 - the table plays on without it; said once, loudly
             log.exception("hole-card detector not started")
-            while self.rounds.get() is not None:
-                pass
+            while self.rounds.get() is not None:  # rounds are taken off the queue until stop, never read
+                continue
             return
         while (record := self.rounds.get()) is not None:
             try:

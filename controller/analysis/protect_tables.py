@@ -27,6 +27,8 @@ set is kept in the user's cache folder (``$XDG_CACHE_HOME/crisscross``), keyed b
 
 from __future__ import annotations
 
+import logging
+
 import os
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
@@ -41,6 +43,8 @@ from controller.analysis.classes import BINOMIAL, N_CLASSES, class_table
 from controller.analysis.parsheet import SCALE1, SCALE2, SCALE3, ParSheetEngine, hole_classes, payoffs
 from controller.analysis.strategy import canonical, fingerprint
 from controller.paytable import Jurisdiction
+
+log = logging.getLogger(__name__)
 
 VERSION = 2  # of the tables and the engine that built them (controller.analysis.kernel): part of the cache file's name
 N_PAIRS = 1225
@@ -202,8 +206,8 @@ class ProtectTables:
             partial = path.with_suffix(".part.npz")
             np.savez_compressed(partial, **arrays)
             partial.replace(path)
-        except OSError:
-            pass
+        except OSError as exc:  # not an error: the tables are built again next time
+            log.warning("hole-card tables not kept in %s: %s", path, exc.strerror or exc)
         return cls(jurisdiction, arrays)
 
     @property

@@ -3,6 +3,8 @@ test): one paho-mqtt client whose messages go to a callback on the caller's thre
 
 from __future__ import annotations
 
+import logging
+
 import time
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +20,8 @@ CONNACK_WAIT = 5.0
 #: Seconds the broker keeps a durable listener's session (and queues its QoS 1 messages) while it is away.
 SESSION_EXPIRY = 7 * 24 * 3600
 
+
+log = logging.getLogger(__name__)
 
 class Listener:
     """Subscribes to ``{prefix}/#`` (QoS 1) on the broker of ``config`` and calls ``on_message(table, kind,
@@ -73,8 +77,8 @@ class Listener:
         try:
             self.client.disconnect()
             self.client.loop(timeout=0.0)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+        except Exception as exc:  # noqa: BLE001 - already gone: said, not raised
+            log.debug("floor listener: disconnect: %s", exc)
 
     def _connected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:

@@ -84,8 +84,8 @@ class Progress:
             self._all = json.loads(self.path.read_text(encoding="utf-8"))
             mine = self._all.get(destination, {})
             self.seq, self.public = int(mine.get("seq", 0)), int(mine.get("public", 0))
-        except FileNotFoundError:
-            pass
+        except FileNotFoundError:  # nothing acknowledged yet: publish from the journal's start
+            self.seq, self.public = 0, 0
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             log.warning("floor: %s cannot be read (%s): publishing from the journal's first record", self.path, exc)
             self._all = {}
@@ -292,8 +292,8 @@ class Publisher:
             try:
                 self._client.disconnect()
                 self._client.loop(timeout=0.0)
-            except Exception:  # noqa: BLE001 - the socket may be gone already
-                pass
+            except Exception as exc:  # noqa: BLE001 - the socket may be gone already: said, not raised
+                log.debug("floor publisher: disconnect: %s", exc)
             self._client.socket() and self._client.socket().close()
         if self.connected:
             log.warning("floor: connection to %s:%s lost; publishing again from journal record %d",
