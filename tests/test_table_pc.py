@@ -86,12 +86,14 @@ def test_journald_lines_carry_the_priority_and_no_time_of_their_own():
     assert not under_journald({"JOURNAL_STREAM": "1:2"}) and not under_journald({})
 
 
-def _controller(manager_path, events, blocker=None):
+def _controller(manager_path, events, blocker=None, blocked=None):
     notifier = Notifier({"NOTIFY_SOCKET": str(manager_path), "WATCHDOG_USEC": "400000"})
     devices = StandInDevices(events)
 
     def on_view(view):
         if blocker is not None and view["state"] == "betting":
+            if blocked is not None:
+                blocked.set()
             blocker.wait(10)  # the controller thread is stuck on one input
 
     journal_dir = Path(str(manager_path)).parent
@@ -134,8 +136,8 @@ def test_the_watchdog_stops_while_the_controller_thread_is_blocked(manager):
     than the interval sends none (systemd then restarts the service), and they resume once it moves on."""
     path, sock = manager
     events: queue.Queue = queue.Queue()
-    blocker = threading.Event()
-    controller, journal = _controller(path, events, blocker)
+    blocker, blocked = threading.Event(), threading.Event()
+    controller, journal = _controller(path, events, blocker, blocked)
     thread = threading.Thread(target=controller.run)
     thread.start()
     try:
@@ -145,9 +147,16 @@ def test_the_watchdog_stops_while_the_controller_thread_is_blocked(manager):
         from controller.inputs import OperatorAction
 
         events.put(OperatorAction("open_betting", "dan", "dealer"))  # its view blocks the thread
-        time.sleep(0.2)
-        blocked = [m for _, m in drain(sock, 1.2)]  # three watchdog intervals
-        assert not any(m == "WATCHDOG=1" for m in blocked), blocked
+        assert blocked.wait(10)
+        sock.setblocking(False)  # a ping sent before the block began is already in the socket: set it aside
+        while True:
+            try:
+                sock.recv(4096)
+            except BlockingIOError:
+                break
+        sock.settimeout(0.05)
+        during = [m for _, m in drain(sock, 1.2)]  # three watchdog intervals
+        assert not any(m == "WATCHDOG=1" for m in during), during
         blocker.set()
         resumed = [m for _, m in drain(sock, 0.6)]
         assert "WATCHDOG=1" in resumed
