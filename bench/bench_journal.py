@@ -102,6 +102,27 @@ def play_round(table: Table, rng: random.Random, timed: list[float] | None = Non
         ordered = tuple(sorted(layout, key=lambda t: (t[0], ev.SPOTS.index(t[1]))))
         table.feed(ev.SpotsSnapshot(table.last(cmd.ReadSpots).request_id, ordered))
         table.feed(ev.ButtonPressed("reveal"))
+    pay_out(table, {(seat, spot): amount for seat, spot, amount in layout})
+
+
+def pay_out(table: Table, chips: dict[tuple[int, str], int]) -> None:
+    """The dealer's payout after the settlement, seat by seat as the payout check shows it (controller.payout):
+    each spot's chips changed to what it must hold, one input per change, then ``paid`` and the seat's reading.
+    ``chips`` is the layout before the payout, ``{(seat, spot): minor units}``; it is updated."""
+    machine = table.controller.machine
+    while machine.state == "payout":
+        payout = machine.view()["payout"]
+        seat = payout["seat"]
+        for spot, step in payout["seats"][str(seat)]["spots"].items():
+            if chips.get((seat, spot), 0) != step["expected"]:
+                table.feed(ev.SpotChanged(seat, spot, step["expected"]))
+                chips[(seat, spot)] = step["expected"]
+        table.feed(ev.ButtonPressed("paid"))
+        reading = tuple(sorted(((s, spot, amount) for (s, spot), amount in chips.items() if amount),
+                               key=lambda t: (t[0], ev.SPOTS.index(t[1]))))
+        table.feed(ev.SpotsSnapshot(table.last(cmd.ReadSpots).request_id, reading))
+    if machine.state != "closed":
+        raise SystemExit(f"the round did not close: state {machine.state} (the bench's play is out of step)")
 
 
 def _timed_feed(table: Table, event, timed: list[float] | None) -> None:
