@@ -42,11 +42,21 @@ CROSS = ("7d", "2c", "9s", "3h", "Kc")
 HANDS = {1: ("Jh", "Jd"), 3: ("4c", "8d"), 5: ("Qs", "Ah")}  # seat 3 folds at the across decision
 
 
-@pytest.fixture
-def operators_file(tmp_path):
-    path = tmp_path / "operators.yaml"
+@pytest.fixture(scope="module")
+def _operators(tmp_path_factory):
+    """The operators' file's text, hashed once per module (each hash is a deliberately slow PBKDF2)."""
+    path = tmp_path_factory.mktemp("operators") / "operators.yaml"
     add_operator(path, "sue", "supervisor", PASSWORDS["sue"], iterations=MIN_ITERATIONS)
     add_operator(path, "dan", "dealer", PASSWORDS["dan"], iterations=MIN_ITERATIONS)
+    return path.read_text()
+
+
+@pytest.fixture
+def operators_file(tmp_path, _operators):
+    """A test's own operators' file (sue, supervisor; dan, dealer), readable by its owner only."""
+    path = tmp_path / "operators.yaml"
+    path.write_text(_operators)
+    path.chmod(0o600)
     return path
 
 

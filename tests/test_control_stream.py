@@ -15,7 +15,7 @@ import pytest
 from controller.broadcast import END, Hub
 from controller.control import ControlConfig, ControlServer
 from controller.control_app import ROUTES
-from tests.test_control import PATIENCE, Client, operators_file  # noqa: F401 (a fixture)
+from tests.test_control import PATIENCE, Client, _operators, operators_file  # noqa: F401 (fixtures)
 
 
 def _record(seq: int, type_: str = "RoundOpened") -> dict:
