@@ -24,6 +24,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from controller.control import BACKLOG, MAX_CONNECTIONS
 from controller.journal import read_records, rounds_ended
 from controller.service import Service
@@ -46,6 +48,7 @@ def _time(record: dict) -> float:
     return datetime.datetime.fromisoformat(record["time"]).timestamp()
 
 
+@pytest.mark.slow
 def test_thousands_of_idle_and_slow_clients_leave_dealing_and_the_device_links_alone(tmp_path):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert hard >= STREAMS + POLLS + SLOW + 256, f"open-file limit {hard} too low for the clients"

@@ -155,6 +155,7 @@ def acl_broker(tmp_path):
     broker.stop()
 
 
+@pytest.mark.slow
 def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(acl_broker, tmp_path):
     """A seeded run with a middle-card hole-carder (as tests/test_protect.py): each journaled ``Alert`` is
     published once on ``{prefix}/{table}/alerts`` with its seq, never on ``events``; surveillance reads it, the

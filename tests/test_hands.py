@@ -130,6 +130,7 @@ def test_lowest_of_each_category_beats_highest_of_the_one_below_ny_5324_39_b_2()
 # --------------------------------------------------------------------------- exhaustive count
 
 
+@pytest.mark.slow
 def test_exhaustive_counts_and_order_agree_with_textbook_and_phevaluator():
     """All C(52,5) = 2,598,960 five-card hands, one pass:
 

@@ -79,6 +79,7 @@ def test_a_state_or_record_type_the_controller_does_not_have_is_refused_before_t
     assert "journal: no record type 'RoundClozed'" in problems[2] and "absent: no record type 'Dispence'" in problems[3]
 
 
+@pytest.mark.slow
 def test_every_record_type_of_a_simulated_run_is_one_a_scenario_may_name(tmp_path):
     """The names a scenario is checked against (``hil.scenario.known_names``) cover what the service journals:
     a seeded run with mispays, a hand-dealt run, each journal's types all known."""

@@ -22,6 +22,7 @@ def rig_run(tmp_path_factory):
     return run_rig(6, seed=5, journal=journal, manual_rounds=(2, 4), timeout=180), journal
 
 
+@pytest.mark.slow
 def test_shoe_fault_switch_manual_rounds_and_back_pass_every_journal_check(rig_run):
     result, journal = rig_run
     assert result.status == 0, result.stderr

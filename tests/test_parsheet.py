@@ -102,6 +102,7 @@ def _plain_v2(hole, across):
 
 @pytest.mark.parametrize("hole, across", [(("Qh", "Jh"), ("Th", "2c")), (("7c", "2d"), ("7d", "Ks")),
                                           (("8s", "8d"), ("Ac", "3h"))])
+@pytest.mark.slow
 def test_the_engine_matches_plain_enumeration(hole, across):
     engine = ParSheetEngine(NY)
     index = {c: i for i, c in enumerate(DECK)}
@@ -121,6 +122,7 @@ def ny_sheet():
 REFERENCE = json.loads((Path(__file__).parent / "data" / "parsheet_ny_reference.json").read_text())
 
 
+@pytest.mark.slow
 def test_every_class_equals_the_former_engine_bit_for_bit(ny_sheet):
     """The compiled engine against the former NumPy engine (``tests/parsheet_reference.py``), saved for each of
     the 169 classes: values, decisions, wagers, returns, card-seen values equal bit for bit. The former engine
@@ -150,6 +152,7 @@ def test_the_saved_reference_is_the_former_engine(hole):
     assert to_data(ReferenceEngine(NY).analyse(hole)) == REFERENCE[hole_name(hole)]
 
 
+@pytest.mark.slow
 def test_the_return_table_adds_up_to_the_expected_value(ny_sheet):
     total = sum(row["return"] for row in ny_sheet.return_table)
     assert total == pytest.approx(float(ny_sheet.expected_value), abs=1e-12)
@@ -157,6 +160,7 @@ def test_the_return_table_adds_up_to_the_expected_value(ny_sheet):
     assert ny_sheet.element_of_risk == -ny_sheet.expected_value / ny_sheet.average_total_wager
 
 
+@pytest.mark.slow
 def test_decisions_and_average_wager_are_consistent(ny_sheet):
     d = ny_sheet.decisions
     assert sum(d["across"].values()) == pytest.approx(1)
@@ -167,6 +171,7 @@ def test_decisions_and_average_wager_are_consistent(ny_sheet):
     assert float(ny_sheet.average_total_wager) == pytest.approx(wager, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_published_strategy_fold_unsuited_unpaired_five_high_and_never_2x(ny_sheet):
     folds = {hand for hand, x in ny_sheet.across_strategy.items() if x == 0}
     five_high_offsuit = {a + b + "o" for a, b in itertools.combinations("5432", 2)}
@@ -174,6 +179,7 @@ def test_published_strategy_fold_unsuited_unpaired_five_high_and_never_2x(ny_she
     assert all("2x" not in step for step in ny_sheet.decisions.values())
 
 
+@pytest.mark.slow
 def test_published_edge_when_the_middle_card_is_seen(ny_sheet):
     """Jacobson: seeing the middle card gives the player a 49.37% edge (of the two antes)."""
     assert round(100 * ny_sheet.seen_card_value["middle"] / 2, 2) == 49.37
@@ -181,6 +187,7 @@ def test_published_edge_when_the_middle_card_is_seen(ny_sheet):
     assert ny_sheet.seen_card_value["down_outside"] > float(ny_sheet.expected_value)
 
 
+@pytest.mark.slow
 def test_the_shipped_strategy_is_the_computed_one(ny_sheet):
     strategy = OptimalStrategy(NY)
     assert strategy.path.exists()
@@ -193,11 +200,13 @@ def test_the_shipped_strategy_is_the_computed_one(ny_sheet):
         assert (fresh.solve(hole).choice_y == strategy._policies[hole][1]).all()
 
 
+@pytest.mark.slow
 def test_a_simulation_through_the_round_machine_agrees_with_the_exact_value(ny_sheet):
     tally = simulate("ny", 3000, seed=7)
     assert abs(tally.mean - float(ny_sheet.expected_value)) < 5 * tally.standard_error
 
 
+@pytest.mark.slow
 def test_json_report_has_the_documented_keys(ny_sheet):
     data = json.loads(report.to_json(ny_sheet))
     for key in ("expected_value_per_ante", "house_edge", "element_of_risk", "average_total_wager", "decisions",
@@ -270,6 +279,7 @@ def _line_code(cards):
 
 @pytest.mark.parametrize("hole, across", [(("Qh", "Jh"), ("Th", "2c")), (("8s", "8d"), ("Ac", "3h")),
                                           (("4c", "2d"), ("4d", "Ks"))])
+@pytest.mark.slow
 def test_simplified_strategies_match_plain_enumeration(hole, across):
     """Each simplified strategy's value for one hand and across pair, by plain enumeration through the real
     settlement, with its rules written out here from their descriptions (simplified.STRATEGIES, CARD)."""
@@ -304,6 +314,7 @@ def test_simplified_strategies_match_plain_enumeration(hole, across):
     assert got["never_fold"][a] in never_fold.values()
 
 
+@pytest.mark.slow
 def test_simplified_strategies_in_the_reports(ny_sheet):
     """Every simplified strategy is worth less than the optimal one (which is the most a strategy can be
     worth), the card least of all; the JSON, text and Markdown reports carry the section and the card."""
@@ -322,6 +333,7 @@ def test_simplified_strategies_in_the_reports(ny_sheet):
     assert "strategy card:" in report.to_text(ny_sheet)
 
 
+@pytest.mark.slow
 def test_never_folding_costs_the_folds_and_always_1x_costs_more(ny_sheet):
     """Never folding keeps the best bets, so it beats betting 1x throughout; the published across fold rule
     added to 1x throughout is worth more than 1x throughout (the folded hands lose 2 antes instead of more)."""
@@ -329,6 +341,7 @@ def test_never_folding_costs_the_folds_and_always_1x_costs_more(ny_sheet):
     assert v["always_1x"] < v["across_fold_rule"] and v["always_1x"] < v["never_fold"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1200)  # two par sheets beside the module's: a minute on two quiet cores, more on a busy machine
 def test_a_searched_bet_table_recomputed_by_the_par_sheet_has_the_printed_edge(ny_sheet, tmp_path):
     """``paytable design --vary bet``: the table printed first, written to a file and loaded as a pay table,

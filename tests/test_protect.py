@@ -167,6 +167,7 @@ def test_simulated_players_need_simulate(capsys):
     assert "--simulate" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_path, tables):
     """Through the pseudo-terminal devices, the round machine and the journal: the middle-card hole-carder is
     flagged, live (one journaled ``Alert``, kept from the public records) and offline; the honest seats of every

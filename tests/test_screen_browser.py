@@ -20,6 +20,8 @@ import pytest
 from controller.journal import read_records
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, need_browser
 
+pytestmark = pytest.mark.slow  # a browser per test: the long tier (README "Tests")
+
 #: Longest wait for the page to show something (milliseconds; a bound, not a measured time).
 PATIENCE_MS = 20_000
 #: Chips of the round played: seat 2 plays through, seat 5 folds at the across decision.
