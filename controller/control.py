@@ -57,6 +57,7 @@ from typing import Any
 import uvicorn
 
 from controller.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
+from controller.alerts import alert_record
 from controller.config import ConfigError, check_keys, error, line_of, require_int, require_text
 from controller.control_app import build_app, protocol_class
 from controller.control_checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
@@ -167,13 +168,14 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     ``PUBLIC_TYPES``, without the ``PRIVATE_DATA`` keys (free text); a ``SeatSettled`` of a seat that folded
     keeps only ``FOLDED_KEYS`` of its settlement (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)), and
     not the five-card bonus hand when it had no bonus (the board may never have been turned); an ``Irregularity`` of kind ``unknown_event``
-    keeps only the event's type name. Every other type (``StackDealt``, ``StackDispensed``,
+    keeps only the event's type name. Nothing that says something of a hole-card alert is public
+    (``controller.alerts.alert_record``: a press or action of ``acknowledge_alert`` too). Every other type (``StackDealt``, ``StackDispensed``,
     ``ShoeLastDispense``, shoe and sensor commands, types added later) is None: new types stay private until
     they are reviewed.
     """
     kind = record.get("type")
     data = record.get("data")
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or alert_record(record):  # nothing of a hole-card alert (controller/alerts.py)
         return None
     if kind == "SeatSettled":
         settlement = data.get("settlement")

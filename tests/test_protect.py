@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from controller import cli
+from controller.alerts import alert_text
 from controller.analysis import players, protect_cli
 from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence, scan_journal
 from controller.analysis.protect_measure import play
@@ -186,9 +187,22 @@ def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_pa
     assert math.isfinite(flagged[2].log10_evidence)
     alerts = [r for r in read_records(journal) if r["type"] == "Alert"]
     assert [(a["data"]["seat"], a["data"]["card"]) for a in alerts] == [(2, "middle")]
-    assert alerts[0]["round"] == flagged[2].flagged_at and alerts[0]["data"]["loss"] > 0
+    assert alerts[0]["data"]["round_no"] == flagged[2].flagged_at and alerts[0]["data"]["loss"] > 0
     assert public_record(alerts[0]) is None
     assert not any(card in json.dumps(alerts[0]["data"]) for card in DECK)
+    # paged, the simulated supervisor turned the key, read the alert on the panel and acknowledged it there
+    records = read_records(journal)
+    [ack] = [r for r in records if r["type"] == "AlertAcknowledged"]
+    assert ack["data"]["alert"] == alerts[0]["data"]
+    assert (ack["data"]["by"], ack["data"]["role"], ack["data"]["source"]) == ("SIM-SUPERVISOR", "supervisor", "panel")
+    key_on, shown = False, []
+    for record in records:  # the alert's line on the panel only while the key is turned, and never public
+        if record["type"] == "SupervisorKey":
+            key_on = record["data"]["on"]
+        elif record["type"] in ("Display", "PrivatePanel") and record["data"]["text"].startswith("ALERT"):
+            assert record["type"] == "PrivatePanel" and key_on and public_record(record) is None
+            shown.append(record["data"])
+    assert shown and shown[0]["text"] == alert_text(alerts[0]["data"], 1) and "acknowledge_alert" in shown[0]["buttons"]
 
 
 def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
@@ -204,7 +218,9 @@ def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
     controller.run()
     journal.close()
     alert = next(r for r in read_records(tmp_path / "journal.db") if r["type"] == "Alert")
-    assert alert["round"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "record"
+    # an input of the round machine (controller/alerts.py), journaled in the round then in progress (none here)
+    assert alert["data"]["round_no"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "event"
+    assert controller.machine.alerts_waiting == [alert["data"]]
     assert alert in published and public_record(alert) is None
 
 
