@@ -243,3 +243,36 @@ def test_the_panel_coming_back_shows_the_alert_again_to_the_key(table):
     table.send(ev.DeviceFault("panel", "link_lost", "unplugged"))
     out = table.send(ready("panel"))
     assert of_type(out, cmd.PrivatePanel)[-1].text == alert_text(dict(MIDDLE.__dict__), 1)
+
+
+def test_recall_lists_every_alert_with_whether_and_by_whom_it_was_acknowledged_never_a_card(tmp_path, capsys):
+    """``crisscross recall --alerts``: seat, kind of card, evidence (10^(hundredths/100)), the round that flagged
+    it and its status; an alert refused on arrival for naming a card is listed as set aside without the card;
+    the rounds' steps name the alerts too."""
+    from controller import cli
+
+    path = tmp_path / "j.db"
+    recorder = Recorder(path)
+    play_until(recorder)  # round 1, closed
+    recorder.feed(MIDDLE)
+    recorder.feed(DOWN)
+    recorder.feed(Alert(9, 4, "Kd", 500, 1, 12, 100, 10))  # names a card: never shown, never listed with it
+    recorder.feed(KEY_ON)
+    recorder.feed(ev.ButtonPressed(ACKNOWLEDGE_ALERT))  # the oldest, the middle-card alert of seat 3
+    recorder.journal.close()
+    assert cli.main(["recall", "--alerts", "--journal", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Hole-card alerts: 3, 1 waiting"
+    middle, down, bad = lines[1:]
+    assert "seat 3 plays as if it sees the middle card: evidence 10^4.12 over 30 rounds" in middle
+    assert "flagged at the close of round 7" in middle and "acknowledged by SUP-7 (supervisor, panel) at 20" in middle
+    assert "seat 5 plays as if it sees the down card: evidence 10^4.55 over 40 rounds" in down
+    assert "flagged at the close of round 9" in down and down.endswith("| NOT ACKNOWLEDGED")
+    assert "seat 4 plays as if it sees the ? card" in bad and "set aside: the card is not one of" in bad
+    assert not CARD.search("\n".join(lines))
+    assert cli.main(["recall", "--last", "1", "--journal", str(path)]) == 0
+    steps = [line for line in capsys.readouterr().out.splitlines() if "alert" in line.lower()]
+    assert len(steps) == 5  # three alerts, the one not shown, the acknowledgement
+    assert sum("HOLE-CARD ALERT: seat" in line for line in steps) == 3
+    assert any("hole-card alert acknowledged by SUP-7 (supervisor, panel)" in line for line in steps)
+    assert not any(CARD.search(line) for line in steps)
