@@ -183,7 +183,8 @@ class AlertDesk:
         texts = [o.text for o in outbox if isinstance(o, cmd.Display)]
         text = texts[-1] if texts else (self._display or "")  # type: ignore[attr-defined]
         lamps = tuple(self._lamps or ())  # type: ignore[attr-defined]
-        shown = panel_for_supervisor(self.supervisor_key, self.alerts_waiting, text, lamps)  # type: ignore[attr-defined]
+        key, waiting = self.supervisor_key, self.alerts_waiting  # type: ignore[attr-defined]
+        shown = panel_for_supervisor(key, waiting, text, lamps)
         if shown is None:
             if self._private_panel is not None:
                 self._private_panel = None

@@ -1,9 +1,9 @@
 """What the round state machine produces: commands for the devices and records of the round.
 
-Device commands (``Shuffle``, ``Dispense``, ``ReadSpots``, ``SetLamps``, ``Display``, ``PrivatePanel``) are sent by the service to
-the driver of their ``device``; every other output is a record of the round (wagers locked, a stack dealt, a
-decision, a reveal, a seat settled, the round closed, an irregularity, a fault, a refused press) that the
-service journals and the round summary prints. All are frozen dataclasses of plain data so the journal can
+Device commands (``Shuffle``, ``Dispense``, ``ReadSpots``, ``SetLamps``, ``Display``, ``PrivatePanel``) are sent
+by the service to the driver of their ``device``; every other output is a record of the round (wagers locked, a
+stack dealt, a decision, a reveal, a seat settled, the round closed, an irregularity, a fault, a refused press)
+that the service journals and the round summary prints. All are frozen dataclasses of plain data so the journal can
 store them as JSON (``to_record``). Amounts are minor units; cards are two-character strings.
 
 Hole-card secrecy: ``StackDealt`` carries face-down cards. It goes to the journal only (a supervisor's record,

@@ -169,9 +169,9 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     keeps only ``FOLDED_KEYS`` of its settlement (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)), and
     not the five-card bonus hand when it had no bonus (the board may never have been turned); an ``Irregularity`` of kind ``unknown_event``
     keeps only the event's type name. Nothing that says something of a hole-card alert is public
-    (``controller.alerts.alert_record``: a press or action of ``acknowledge_alert`` too). Every other type (``StackDealt``, ``StackDispensed``,
-    ``ShoeLastDispense``, shoe and sensor commands, types added later) is None: new types stay private until
-    they are reviewed.
+    (``controller.alerts.alert_record``: a press or action of ``acknowledge_alert`` too). Every other type
+    (``StackDealt``, ``StackDispensed``, ``ShoeLastDispense``, shoe and sensor commands, types added later) is
+    None: new types stay private until they are reviewed.
     """
     kind = record.get("type")
     data = record.get("data")
