@@ -19,7 +19,9 @@ The rules (one place each):
   alert waits or not, so that pressing it tells the dealer nothing.
 - secrecy of the public record (``alert_record``): nothing of an alert reaches a public record or the round's
   view. While the key is turned the panel is driven, after every change of its text or lamps, by the private
-  ``PrivatePanel`` command as well, alert or not, so that the public record has the same shape either way.
+  ``PrivatePanel`` command as well, alert or not, so that turning the key and an alert's arrival leave the same
+  public records whether an alert waits or not. (A supervisor's press refused because none waits is followed, as
+  every refusal, by the public ``PromptDue`` a few seconds later.)
 - a bound: at most ``MAX_WAITING`` alerts wait; one more sets the oldest aside (``AlertNotShown``, journaled).
 """
 
