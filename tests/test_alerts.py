@@ -276,3 +276,23 @@ def test_recall_lists_every_alert_with_whether_and_by_whom_it_was_acknowledged_n
     assert sum("HOLE-CARD ALERT: seat" in line for line in steps) == 3
     assert any("hole-card alert acknowledged by SUP-7 (supervisor, panel)" in line for line in steps)
     assert not any(CARD.search(line) for line in steps)
+
+
+def test_turning_the_key_leaves_the_same_public_records_whether_an_alert_waits_or_not():
+    """What the public sees of a supervisor's visit (the key on, a press, the key off) is the same with an
+    alert waiting, shown and acknowledged, as with none: the alert's lines go by ``PrivatePanel`` alone."""
+    def visit(alert: Alert | None) -> list:
+        driver = TableDriver()
+        driver.start()
+        driver.open_betting()
+        seen = []
+        for event in ([alert] if alert else []) + [KEY_ON, ev.ButtonPressed("no_more_bets"),
+                                                   ev.ButtonPressed(ACKNOWLEDGE_ALERT), KEY_OFF]:
+            for item in [event, *driver.send(event)]:
+                public = public_record({"type": type(item).__name__, "data": dict(item.__dict__)})
+                if public is not None:
+                    seen.append((public["type"], public["data"]))
+        return seen
+
+    assert visit(MIDDLE) == visit(None)
+    assert ("SupervisorKey", dict(KEY_ON.__dict__)) in visit(None)
