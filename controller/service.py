@@ -253,7 +253,12 @@ class Controller:
                 self._round_records.append(record)
             if self.on_record is not None:
                 self.on_record(record)
-        for output in outputs:
+        # a PrivatePanel sets the panel's whole text and lamps (controller/alerts.py): the panel commands before it
+        # in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
+        last_private = max((i for i, o in enumerate(outputs) if isinstance(o, cmd.PrivatePanel)), default=-1)
+        for index, output in enumerate(outputs):
+            if index < last_private and isinstance(output, (cmd.Display, cmd.SetLamps)):
+                continue
             self._carry_out(output)
 
     def _carry_out(self, output: Any) -> None:
@@ -298,8 +303,8 @@ class Controller:
             elif isinstance(command, cmd.Display):
                 driver.show(command.text)
             elif isinstance(command, cmd.PrivatePanel):  # the supervisor's view of alerts (controller/alerts.py)
+                driver.show(command.text)  # the text first: a lamp lit says the text is there to read
                 driver.set_lamps(command.buttons)
-                driver.show(command.text)
         except LinkDown as exc:  # the driver posts its own link_lost once per loss; the round asks again on resume
             log.warning("%s: %s not sent: %s", command.device, type(command).__name__, exc)
         except Exception as exc:  # noqa: BLE001 - a driver that cannot take a command is a device fault

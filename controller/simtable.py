@@ -280,9 +280,10 @@ class SimulatedTable:
                 self._act(self.panel.press, action)
                 self.supervisor_actions[action] += 1
                 self._clears_in_round += action == "clear_fault"
-                # done when its lamp goes out, or for an alert when the next one is shown
+                # done when its lamp goes out, or for an alert when the next alert is shown
                 self.panel.wait_for(lambda a=action: a not in self.panel.lamps or (
-                    a == "acknowledge_alert" and self.panel.display != shown), 1.0)
+                    a == "acknowledge_alert" and self.panel.display != shown
+                    and self.panel.display.startswith("ALERT")), 1.0)
                 waited = time.monotonic()
         finally:
             self._act(self.panel.turn_key, False, self.supervisor_id)

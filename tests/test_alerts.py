@@ -296,3 +296,19 @@ def test_turning_the_key_leaves_the_same_public_records_whether_an_alert_waits_o
 
     assert visit(MIDDLE) == visit(None)
     assert ("SupervisorKey", dict(KEY_ON.__dict__)) in visit(None)
+
+
+def test_with_the_alert_shown_the_service_sends_the_panel_its_private_text_and_lamps_alone(tmp_path):
+    """A ``PrivatePanel`` sets the panel's whole text and lamps: the round's ``Display`` and ``SetLamps`` of the
+    same input are journaled but not sent, so the alert's lamp never goes out while it waits."""
+    recorder = Recorder(tmp_path / "j.db")
+    play_until(recorder, "deal")  # the across decision: confirm lit
+    recorder.feed(MIDDLE)
+    recorder.feed(KEY_ON)
+    sent = recorder.feed(ev.ButtonPressed("confirm"))  # the decision is read: the lamps change
+    sent += recorder.feed(ev.SpotsSnapshot(recorder.last(cmd.ReadSpots).request_id, ()))  # everyone folds
+    panel = [c for c in sent if c.device == "panel"]
+    assert panel and all(isinstance(c, cmd.PrivatePanel) and ACKNOWLEDGE_ALERT in c.buttons for c in panel)
+    recorder.journal.close()
+    journaled = [r["type"] for r in read_records(tmp_path / "j.db")][-12:]
+    assert "SetLamps" in journaled and "Display" in journaled  # the public record keeps the round's own

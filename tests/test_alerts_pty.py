@@ -50,3 +50,35 @@ def test_the_panel_shows_an_alert_only_to_the_key_and_takes_its_acknowledgement(
     assert ack["data"]["alert"] == alert_data(ALERT) and ack["data"]["by"] == "SUP-7"
     assert ack["data"]["source"] == "panel" and ack["time"]
     assert not any(r["type"] == "Display" and "ALERT" in r["data"]["text"] for r in records)
+
+
+def test_the_simulated_supervisor_paged_reads_the_alert_on_the_panel_and_acknowledges_it(tmp_path):
+    """``crisscross run --simulate``: the detector's alert (handed over as the service does, ``Service._alert``)
+    pages the simulated supervisor, who turns the key, reads the alert's line on the panel and presses
+    ``acknowledge_alert``; the table plays on."""
+    import io
+    import threading
+
+    from controller.service import Service
+    from controller.table import load_table_config
+
+    service = Service(load_table_config(), simulate=True, rounds=4, seed=5, journal_path=tmp_path / "journal.db",
+                      out=io.StringIO())
+
+    def raise_alert():
+        _until(lambda: service.machine.round_no == 2, 60)
+        service._alert(ALERT)
+
+    helper = threading.Thread(target=raise_alert)
+    helper.start()
+    try:
+        assert service.run() == 0
+    finally:
+        helper.join()
+        service.close()
+    assert service.table.alerts_read == [alert_text(alert_data(ALERT), 1)]
+    assert service.table.supervisor_actions[ACKNOWLEDGE_ALERT] == 1
+    records = read_records(tmp_path / "journal.db")
+    [ack] = [r["data"] for r in records if r["type"] == "AlertAcknowledged"]
+    assert (ack["by"], ack["source"], ack["alert"]) == (service.table.supervisor_id, "panel", alert_data(ALERT))
+    assert len([r for r in records if r["type"] == "RoundClosed"]) == 4
