@@ -67,7 +67,8 @@ log = logging.getLogger(__name__)
 
 #: The documented port of the control interface (docs/control.md); 0 in ``table.yaml`` takes any free port.
 DEFAULT_PORT = 8740
-#: Hole-card alerts kept for ``GET /alerts`` (supervisors only); older ones stay in the journal.
+#: Hole-card alerts and their acknowledgements kept for ``GET /alerts`` (supervisors only); older ones stay in
+#: the journal.
 MAX_ALERTS = 50
 #: Seconds a client may take to send its request line and headers, or its body, before the connection is closed.
 REQUEST_TIMEOUT = 5.0
@@ -233,7 +234,8 @@ class ControlServer:
         self._operators_stamp = self._stamp()
         self._operators_lock = threading.Lock()
         self.hub = Hub(ring_size, client_queue, max_streams)
-        #: the last hole-card alerts (journal records; controller/protection.py), owned by the event loop
+        #: the last hole-card alerts and acknowledgements (journal records; controller/alerts.py), owned by the
+        #: event loop
         self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_ALERTS)
         family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
@@ -351,7 +353,7 @@ class ControlServer:
             log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
             return
         self._hand_over(self.hub.publish_record, public, seq)
-        if record.get("type") == "Alert":  # the hole-card detector's: for supervisors only (GET /alerts)
+        if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
             kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
             self._hand_over(self.alerts.append, json.loads(json.dumps(kept)))
 

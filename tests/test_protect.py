@@ -266,6 +266,10 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
                  "data": {"seat": 3, "card": "down", "evidence_log10_hundredths": 412, "first_round": 1,
                           "rounds": 30, "share_percent": 100, "loss": 4170, "round_no": 7}, "prev": "0", "hash": "0"}
         server.publish_record(alert)
+        ack = {**alert, "seq": 11, "kind": "record", "type": "AlertAcknowledged",
+               "data": {"alert": alert["data"], "by": "SUP-7", "role": "supervisor", "source": "panel", "round_no": 8,
+                        "waiting": 0}}
+        server.publish_record(ack)
 
         def get(user: str | None, password: str = "") -> tuple[int, dict]:
             headers = {}
@@ -280,16 +284,17 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
                 conn.close()
 
         deadline = time.monotonic() + 10
-        while not server.alerts and time.monotonic() < deadline:
+        while len(server.alerts) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         status, body = get("sue", "supervisor-pass")
-        assert status == 200 and body["alerts"] == [{k: alert[k] for k in ("seq", "time", "round", "type", "data")}]
+        assert status == 200 and body["alerts"] == [{k: r[k] for k in ("seq", "time", "round", "type", "data")}
+                                                    for r in (alert, ack)]
         assert get("dan", "dealer-pass-1")[0] == 403
         assert get(None)[0] == 401
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         conn.request("GET", "/events")
         events = json.loads(conn.getresponse().read())
         conn.close()
-        assert all(r.get("type") != "Alert" for r in events["records"])
+        assert all(r.get("type") not in ("Alert", "AlertAcknowledged") for r in events["records"])
     finally:
         server.stop()
