@@ -7,7 +7,8 @@
 - ``crisscross protect [--journal PATH]`` reports players who seem to see a hole card; ``--measure`` measures
   the detector on simulated play (``controller.analysis.protect_cli``).
 - ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step (exit 1,
-  under a warning line, when the journal does not verify).
+  under a warning line, when the journal does not verify); ``--alerts`` lists every hole-card alert instead, each
+  acknowledged or not (``controller.alert_recall``).
 - ``crisscross journal verify PATH [--key FILE]`` checks a journal (store or JSON lines) without changing it
   (``controller.journal_tools.verify``): exit 0 intact, 1 tampered (the first tampered record is named by line
   and seq, with how), 2 a file that cannot be read as a journal (one line on standard error), 3 nothing wrong
@@ -164,6 +165,9 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--last", type=positive_int, default=10, help="how many rounds (default 10)")
     recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
     recall.add_argument("--config", type=Path, default=None, help=config_help)
+    recall.add_argument("--alerts", action="store_true",
+                        help="every hole-card alert of the journal instead: seat, kind of card, evidence, round, "
+                             "acknowledged (by whom, when) or not; never a card (it reads the whole journal)")
 
     from controller.floor.tools import add_parsers as add_floor
 
@@ -315,7 +319,8 @@ def _config_init(folder: Path) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from controller.journal import JournalError, last_rounds, verify_journal
+    from controller.alert_recall import alerts_of, format_alerts
+    from controller.journal import JournalError, iter_records, last_rounds, verify_journal
     from controller.recall import recall_last
     from controller.table import load_table_config
 
@@ -324,7 +329,8 @@ def _recall(args: argparse.Namespace) -> int:
         path = Path(args.journal or config.journal)
         if not path.exists():
             raise JournalError(f"{path}: no such file{_simulated_hint(config) if args.journal is None else ''}")
-        rounds = last_rounds(path, args.last)
+        rounds = [] if args.alerts else last_rounds(path, args.last)
+        alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
         torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
         if path.stat().st_size and not _is_store(path):
             with path.open("rb") as handle:
@@ -340,7 +346,7 @@ def _recall(args: argparse.Namespace) -> int:
         warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
         print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
         print(warning)
-    print(recall_last(rounds) or f"no rounds in {path}")
+    print(alerts or recall_last(rounds) or f"no rounds in {path}")
     return 1 if problem else 0
 
 

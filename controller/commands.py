@@ -1,9 +1,9 @@
 """What the round state machine produces: commands for the devices and records of the round.
 
-Device commands (``Shuffle``, ``Dispense``, ``ReadSpots``, ``SetLamps``, ``Display``) are sent by the service to
-the driver of their ``device``; every other output is a record of the round (wagers locked, a stack dealt, a
-decision, a reveal, a seat settled, the round closed, an irregularity, a fault, a refused press) that the
-service journals and the round summary prints. All are frozen dataclasses of plain data so the journal can
+Device commands (``Shuffle``, ``Dispense``, ``ReadSpots``, ``SetLamps``, ``Display``, ``PrivatePanel``) are sent
+by the service to the driver of their ``device``; every other output is a record of the round (wagers locked, a
+stack dealt, a decision, a reveal, a seat settled, the round closed, an irregularity, a fault, a refused press)
+that the service journals and the round summary prints. All are frozen dataclasses of plain data so the journal can
 store them as JSON (``to_record``). Amounts are minor units; cards are two-character strings.
 
 Hole-card secrecy: ``StackDealt`` carries face-down cards. It goes to the journal only (a supervisor's record,
@@ -348,7 +348,43 @@ class SeatHeld:
     reason: str
 
 
-DEVICE_COMMANDS = (Shuffle, Dispense, QueryLast, ReadSpots, SetLamps, Display)
+@dataclass(frozen=True)
+class PrivatePanel:
+    """Show ``text`` and light exactly ``buttons`` on the panel while the supervisor key is turned, outside the
+    public record (``controller.alerts``): the oldest hole-card alert and its ``acknowledge_alert`` lamp, or the
+    round's own text and lamps (with no alert waiting, and once the key is turned off). Never a face-down card."""
+
+    text: str
+    buttons: tuple[str, ...]
+    device = "panel"
+
+
+@dataclass(frozen=True)
+class AlertAcknowledged:
+    """A supervisor (``by``, ``role``, through ``source``: ``panel`` or ``control``) acknowledged the hole-card
+    alert shown, ``alert`` (``controller.alerts.Alert``'s fields: a seat, a kind of card, figures; never a
+    card); ``waiting`` alerts remain. ``round_no`` is the round in progress or last (the journal record's time
+    says when). Journal only (``controller.alerts.alert_record``)."""
+
+    round_no: int | None
+    alert: dict[str, Any]
+    by: str
+    role: str
+    source: str
+    waiting: int
+
+
+@dataclass(frozen=True)
+class AlertNotShown:
+    """A hole-card alert that will not be shown on the panel, and why (``controller.alerts``): a field it may
+    not carry, or more alerts waiting than the bound (the oldest is set aside). Journal only."""
+
+    round_no: int | None
+    alert: dict[str, Any]
+    reason: str
+
+
+DEVICE_COMMANDS = (Shuffle, Dispense, QueryLast, ReadSpots, SetLamps, Display, PrivatePanel)
 
 
 def to_record(output: Any) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from typing import Any
 import uvicorn
 
 from controller.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
+from controller.alerts import alert_record
 from controller.config import ConfigError, check_keys, error, line_of, require_int, require_text
 from controller.control_app import build_app, protocol_class
 from controller.control_checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
@@ -66,7 +67,8 @@ log = logging.getLogger(__name__)
 
 #: The documented port of the control interface (docs/control.md); 0 in ``table.yaml`` takes any free port.
 DEFAULT_PORT = 8740
-#: Hole-card alerts kept for ``GET /alerts`` (supervisors only); older ones stay in the journal.
+#: Hole-card alerts and their acknowledgements kept for ``GET /alerts`` (supervisors only); older ones stay in
+#: the journal.
 MAX_ALERTS = 50
 #: Seconds a client may take to send its request line and headers, or its body, before the connection is closed.
 REQUEST_TIMEOUT = 5.0
@@ -167,13 +169,14 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     ``PUBLIC_TYPES``, without the ``PRIVATE_DATA`` keys (free text); a ``SeatSettled`` of a seat that folded
     keeps only ``FOLDED_KEYS`` of its settlement (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)), and
     not the five-card bonus hand when it had no bonus (the board may never have been turned); an ``Irregularity`` of kind ``unknown_event``
-    keeps only the event's type name. Every other type (``StackDealt``, ``StackDispensed``,
-    ``ShoeLastDispense``, shoe and sensor commands, types added later) is None: new types stay private until
-    they are reviewed.
+    keeps only the event's type name. Nothing that says something of a hole-card alert is public
+    (``controller.alerts.alert_record``: a press or action of ``acknowledge_alert`` too). Every other type
+    (``StackDealt``, ``StackDispensed``, ``ShoeLastDispense``, shoe and sensor commands, types added later) is
+    None: new types stay private until they are reviewed.
     """
     kind = record.get("type")
     data = record.get("data")
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or alert_record(record):  # nothing of a hole-card alert (controller/alerts.py)
         return None
     if kind == "SeatSettled":
         settlement = data.get("settlement")
@@ -231,7 +234,8 @@ class ControlServer:
         self._operators_stamp = self._stamp()
         self._operators_lock = threading.Lock()
         self.hub = Hub(ring_size, client_queue, max_streams)
-        #: the last hole-card alerts (journal records; controller/protection.py), owned by the event loop
+        #: the last hole-card alerts and acknowledgements (journal records; controller/alerts.py), owned by the
+        #: event loop
         self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_ALERTS)
         family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
@@ -349,7 +353,7 @@ class ControlServer:
             log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
             return
         self._hand_over(self.hub.publish_record, public, seq)
-        if record.get("type") == "Alert":  # the hole-card detector's: for supervisors only (GET /alerts)
+        if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
             kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
             self._hand_over(self.alerts.append, json.loads(json.dumps(kept)))
 

@@ -1,4 +1,5 @@
-"""Inputs of the round machine that do not come from a device: the service's start and people's actions.
+"""Inputs of the round machine that do not come from a device: the service's start, people's actions and the
+hole-card detector's alerts (``controller.alerts.Alert``).
 
 Like the device events of ``drivers.events``, each is a frozen dataclass of plain data, journaled (kind
 ``event``) before the round machine applies it, and replayed from the journal after a restart
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.alerts import ACKNOWLEDGE_ALERT, Alert
 from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
 
 #: People at the table, in order of authority. A supervisor may do everything a dealer may.
@@ -17,10 +19,11 @@ ROLES: tuple[str, ...] = ("dealer", "supervisor")
 
 #: Actions that need a supervisor (the panel's supervisor key, or supervisor credentials on the control
 #: interface): acknowledging past-posting, clearing a fault, voiding a round, accepting a payout that differs
-#: from the settlement (a mispay, controller.payout), switching the dealing mode and holding a seat whose cards
-#: cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.manual``).
+#: from the settlement (a mispay, controller.payout), switching the dealing mode, holding a seat whose cards
+#: cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.manual``) and acknowledging a hole-card alert
+#: (``controller.alerts``).
 SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round", "accept_mispay",
-                                                "deal_by_hand", "deal_by_shoe", "hold_seat"})
+                                                "deal_by_hand", "deal_by_shoe", "hold_seat", ACKNOWLEDGE_ALERT})
 
 #: Every action a person can take; the same names as the panel's buttons.
 ACTIONS: tuple[str, ...] = BUTTONS
@@ -88,7 +91,7 @@ class PromptDue:
 
 #: The inputs of this module by name (``input_from_record``).
 OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
-                               "PromptDue": PromptDue}
+                               "PromptDue": PromptDue, "Alert": Alert}
 
 INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
 

@@ -4,11 +4,13 @@ The controller thread hands each closed round (``RoundRecord``) to ``LiveProtect
 never blocks: a bounded queue (``capacity`` rounds; when full the round is left out and that is logged: a
 round left out for load says nothing about its cards, so the test stays exact). A worker thread of its own
 loads the detector (``controller.analysis.protect``, NumPy: the ``analysis`` extra), reads the round, and for
-each seat session newly flagged puts an ``Alert`` on the controller's event queue; the controller journals it
-as an ``Alert`` record. An alert names a seat, a kind of card and figures, never a card, and comes after the
-round closed, when every card of it is face up or in the discard rack. It is not a public record
-(``controller.control.public_record``): supervisors read it in the journal (``crisscross recall``,
-``crisscross protect``) and in the service's log.
+each seat session newly flagged puts an ``Alert`` (``controller.alerts``) on the controller's event queue: an
+input of the round machine, journaled and replayed like any other, shown on the panel only while the supervisor
+key is turned and acknowledged there by a supervisor (``controller.alerts``). An alert names a seat, a kind of
+card and figures, never a card, and comes after the round closed, when every card of it is face up or in the
+discard rack. It is not a public record (``controller.control.public_record``): supervisors read it in the
+journal (``crisscross recall``, ``crisscross protect``), on the panel with the key, at ``GET /alerts`` and in
+the service's log.
 """
 
 from __future__ import annotations
@@ -17,33 +19,15 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from controller.alerts import Alert
 from controller.paytable import Jurisdiction
 from controller.recall import RoundRecord
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Alert:
-    """A seat's session plays as if the player saw a hole card (``controller.analysis.protect``).
-
-    ``round_no``: the round whose close flagged it; ``seat``; ``card``: ``middle``, ``across`` or ``down`` (a
-    kind of card, never a card); ``evidence_log10_hundredths``: log10 of the evidence x 100 (the journal keeps
-    integers only); ``first_round`` and ``rounds``: the session so far; ``share_percent``: the estimated share
-    of rounds in which the card is seen; ``loss``: the house's estimated loss in minor units by the par sheet's
-    exposed-card values."""
-
-    round_no: int
-    seat: int
-    card: str
-    evidence_log10_hundredths: int
-    first_round: int
-    rounds: int
-    share_percent: int
-    loss: int
+__all__ = ["Alert", "LiveProtection"]  # ``Alert`` lives in controller.alerts, with the round core
 
 
 class LiveProtection:

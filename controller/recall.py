@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.alert_recall import alert_line
+
 
 @dataclass
 class RoundRecord:
@@ -197,6 +199,11 @@ STEP_TEXT: dict[str, Any] = {
                                  + (f" for round {d['round']}" if d.get("round") is not None else "")
                                  + (f": {d['reason']}" if d.get("reason") else "")),
     "SupervisorKey": lambda d: f"supervisor key {d['key_id']} turned {'on' if d['on'] else 'off'}",
+    # hole-card alerts (controller/alerts.py; a seat and a kind of card, never a card)
+    "Alert": lambda d: f"HOLE-CARD ALERT: {alert_line(d)}",
+    "AlertAcknowledged": lambda d: (f"hole-card alert acknowledged by {d['by']} ({d['role']}, {d['source']}): "
+                                    f"{alert_line(d['alert'])}; {d['waiting']} still waiting"),
+    "AlertNotShown": lambda d: f"hole-card alert not shown ({d['reason']}): {alert_line(d['alert'])}",
     # dealing by hand (NY 9 NYCRR 5324.39(d)(1), controller/manual.py)
     "DealingModeChanged": lambda d: (f"dealing switched to {d['mode']} by {d['by']} ({d['role']})"
                                      + (f": {d['reason']}" if d.get("reason") else "")),

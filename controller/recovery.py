@@ -35,8 +35,9 @@ from controller.paytable import Jurisdiction
 from controller.round import Round
 from controller.table import TableConfig
 
-#: Records the service writes itself (not outputs of the round machine); replay skips them.
-SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped"})
+#: Records the service writes itself (not outputs of the round machine); replay skips them. ``Alert`` is one in
+#: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
+SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert"})
 
 
 class ReplayError(JournalError):

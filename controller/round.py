@@ -37,6 +37,9 @@ The script (sources):
 - roles: the dealer's buttons need nobody else; ``acknowledge``, ``clear_fault`` and ``void_round`` need the
   supervisor key turned on the panel, or supervisor credentials on the control interface. A refused action is
   recorded (``PressRefused``) and changes nothing.
+- hole-card alerts (``controller.alerts``, mixed in): an input of their own, shown on the panel only while the
+  supervisor key is turned and acknowledged by a supervisor; they are not part of the round and change nothing
+  of it.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from typing import Any
 from transitions import Machine, MachineError
 
 from controller import commands as cmd
+from controller.alerts import ACKNOWLEDGE_ALERT, AlertDesk
 from controller.cards import DECK
 from controller.manual import ManualDealing
 from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted,
@@ -227,7 +231,7 @@ class RoundData:
     held_seats: dict[int, dict[str, int]] = field(default_factory=dict)  # seat -> wagers held by a supervisor
 
 
-class Round(ManualDealing):
+class Round(ManualDealing, AlertDesk):
     """The round state machine. ``handle(input)`` returns the commands and records the input produces.
 
     ``config`` gives the seats and limits, ``jurisdiction`` the bet multiples, ranking and pay tables;
@@ -257,6 +261,8 @@ class Round(ManualDealing):
         self.self_checked = False  # every device answered its handshake since the (re)start
         self.reconciled = False  # the shoe's last transaction was compared with the journal's since the (re)start
         self.dealing_mode = "automated"  # the next round's dealing: ``automated`` or ``manual`` (controller.manual)
+        self.alerts_waiting: list[dict[str, Any]] = []  # hole-card alerts not yet acknowledged (controller.alerts)
+        self._private_panel: list[Any] | None = None  # [text, buttons] last shown with the key turned, else None
         self.machine = Machine(model=self, states=STATES, transitions=_transitions(), initial="starting",
                                queued=True, auto_transitions=False, send_event=False)
 
@@ -423,6 +429,7 @@ class Round(ManualDealing):
         """The outbox with the lamps brought up to date; device commands only to devices whose link is up, and
         none before the start-up self-check."""
         self._update_lamps()
+        self._update_private_panel()  # after the lamps: what the key shows of alerts (controller.alerts)
         out = []
         for output in self._outbox:
             if isinstance(output, cmd.Display):
@@ -615,7 +622,11 @@ class Round(ManualDealing):
         self._act(event.action, actor, event.reason, event.code)
 
     def _act(self, action: str, actor: Actor, reason: str, code: str = "") -> None:
-        if action not in self.allowed_actions():
+        if action == ACKNOWLEDGE_ALERT:  # not a step of the round (controller.alerts): the role is checked first,
+            if actor.role == "supervisor":  # so that a dealer's press learns nothing of alerts
+                self._acknowledge_alert(actor)
+                return
+        elif action not in self.allowed_actions():
             if self._held_for_acknowledgement() and action != "acknowledge":
                 why = "the round waits for a supervisor to acknowledge past-posting"
                 text = "Past-posting: supervisor to acknowledge"
@@ -1151,6 +1162,9 @@ class Round(ManualDealing):
             "self_checked": self.self_checked,
             "reconciled": self.reconciled,
             "dealing_mode": self.dealing_mode,
+            "alerts_waiting": [dict(alert) for alert in self.alerts_waiting],
+            "private_panel": None if self._private_panel is None else [self._private_panel[0],
+                                                                       list(self._private_panel[1])],
             "round": None if data is None else {
                 "round_no": data.round_no,
                 "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
@@ -1209,6 +1223,10 @@ class Round(ManualDealing):
         self.self_checked = state["self_checked"]
         self.reconciled = state["reconciled"]
         self.dealing_mode = state["dealing_mode"]
+        # a checkpoint written before alerts reached the round has none waiting
+        self.alerts_waiting = [dict(alert) for alert in state.get("alerts_waiting", [])]
+        panel = state.get("private_panel")
+        self._private_panel = None if panel is None else [panel[0], list(panel[1])]
         self._outbox = []
         saved = state["round"]
         if saved is None:

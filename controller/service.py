@@ -31,6 +31,7 @@ from controller import __version__
 from controller import commands as cmd
 from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
+from controller.alerts import Alert
 from controller.eventqueue import EventQueue
 from controller.inputs import PromptDue, ServiceStarted
 from controller.journal import Journal, JournalError
@@ -38,7 +39,7 @@ from controller.journal_key import JournalKeyError, load_key
 from controller.metrics import ServiceMetrics
 from controller.notify import Notifier
 from controller.paytable import Jurisdiction, load_jurisdiction
-from controller.protection import Alert, LiveProtection
+from controller.protection import LiveProtection
 from controller.recall import RoundRecord, rounds_from_records
 from controller.recovery import Recovered, recover
 from controller.round import BETWEEN_ROUNDS as ROUND_OVER
@@ -92,8 +93,8 @@ class Controller:
     ``view()`` after each input (both on the controller thread: they must not block). ``rounds`` stops the loop
     after that many closed or voided rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the
     machine faults. ``finish`` is called once the loop ends, before ``ServiceStopped`` is journaled, to let the
-    service's own workers put their last records on ``events`` (the hole-card detector's alerts of the last
-    rounds: ``controller.protection``); those are journaled, anything else left on the queue is not applied.
+    service's own workers put their last inputs on ``events`` (the hole-card detector's alerts of the last
+    rounds: ``controller.protection``); those are applied, anything else left on the queue is not.
     """
 
     def __init__(self, machine: Round | Recovered, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
@@ -147,9 +148,6 @@ class Controller:
                     continue
                 if item is STOP:
                     break
-                if isinstance(item, Alert):  # the hole-card detector's (controller/protection.py): a record
-                    self._record(item)
-                    continue
                 if item is STOP_AFTER_ROUND:
                     self._stop_after_round = True
                     if not self.machine.round_open():  # a round held in fault is still in progress
@@ -171,7 +169,7 @@ class Controller:
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
     def _finish(self) -> None:
-        """Call ``finish`` and journal the ``Alert`` records it left on the queue (class docstring)."""
+        """Call ``finish`` and apply the ``Alert`` inputs it left on the queue (class docstring)."""
         if self.finish is None:
             return
         self.finish()
@@ -181,15 +179,9 @@ class Controller:
                 late.append(self.events.get_nowait())
             except queue.Empty:
                 break
-        for item in late:
-            if isinstance(item, Alert):
-                self._record(item)
-
-    def _record(self, output: Any) -> None:
-        """Journal a record of the service's own (not an input of the round machine) and publish it."""
-        record = self.journal.append(*self._entry(output))
-        if self.on_record is not None:
-            self.on_record(record)
+        alerts = [item for item in late if isinstance(item, Alert)]
+        if alerts:
+            self.process(*alerts)
 
     def _arrived_with(self) -> list[Any]:
         """The inputs already waiting (put back, then on the queue), up to ``MAX_GROUP - 1``: committed with the
@@ -261,7 +253,12 @@ class Controller:
                 self._round_records.append(record)
             if self.on_record is not None:
                 self.on_record(record)
-        for output in outputs:
+        # a PrivatePanel sets the panel's whole text and lamps (controller/alerts.py): the panel commands before it
+        # in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
+        last_private = max((i for i, o in enumerate(outputs) if isinstance(o, cmd.PrivatePanel)), default=-1)
+        for index, output in enumerate(outputs):
+            if index < last_private and isinstance(output, (cmd.Display, cmd.SetLamps)):
+                continue
             self._carry_out(output)
 
     def _carry_out(self, output: Any) -> None:
@@ -305,6 +302,9 @@ class Controller:
                 driver.set_lamps(command.buttons)
             elif isinstance(command, cmd.Display):
                 driver.show(command.text)
+            elif isinstance(command, cmd.PrivatePanel):  # the supervisor's view of alerts (controller/alerts.py)
+                driver.show(command.text)  # the text first: a lamp lit says the text is there to read
+                driver.set_lamps(command.buttons)
         except LinkDown as exc:  # the driver posts its own link_lost once per loss; the round asks again on resume
             log.warning("%s: %s not sent: %s", command.device, type(command).__name__, exc)
         except Exception as exc:  # noqa: BLE001 - a driver that cannot take a command is a device fault
@@ -495,7 +495,7 @@ class Service:
             self.close()
             raise
         self.machine = recovered.machine
-        self.protection = LiveProtection(jurisdiction, self.events.put) if protect else None
+        self.protection = LiveProtection(jurisdiction, self._alert) if protect else None
         watch = Watch(config.table_id, Notifier(), self.metrics, started_at)
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._round_closed, rounds=rounds,
@@ -515,6 +515,13 @@ class Service:
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop,
                                                   payout_errors=payout_errors, players=players, manual=manual)
+
+    def _alert(self, alert: Alert) -> None:
+        """The detector's alert (its worker thread): queued for the round machine; the simulated supervisor, if
+        any, is paged as a floor system pages a real one (``controller.simtable``). Raises ``queue.Full``."""
+        self.events.put(alert)
+        if self.table is not None:
+            self.table.page()
 
     def _on_view(self, view: dict[str, Any]) -> None:
         """The round's view after each commit, to the control interface and the floor (neither waits)."""

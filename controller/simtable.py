@@ -15,7 +15,10 @@ players leaving mid-round.
 A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a fault on the display): with the
 key turned, it acknowledges past-posting, clears a fault once the lamp says it may, and voids the round when
 only voiding is offered for a while (or, with probability ``void_rate``, instead of clearing), then turns the
-key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over.
+key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over. The supervisor
+also comes when paged (``page``: the hole-card detector raised an alert, as a floor system pages a real one):
+with the key turned it reads each alert the panel shows (``alerts_read``) and acknowledges it
+(``acknowledge_alert``).
 
 With the payout check (``payout: {check: true}`` of table.yaml) the dealer pays the seat the panel names
 ("Seat N pay ..."), from its own reckoning of the settlement (the wagers it saw placed, the cards it saw dealt),
@@ -109,7 +112,8 @@ class SimulatedTable:
         self._attended_at = 0.0  # when the supervisor last left the table (monotonic seconds)
         self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
         self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
-        self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0}
+        self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0,
+                                                   "acknowledge_alert": 0}
         self.jurisdiction = jurisdiction  # the pay tables the dealer pays by (needed with the payout check)
         self.winning_spot = winning_spot
         self.payout_errors = payout_errors
@@ -118,6 +122,9 @@ class SimulatedTable:
         self.payout_errors_made: list[tuple[int | None, int, str]] = []
         self._round_no: int | None = None  # the round being played, as the panel announced it
         self._stop = threading.Event()
+        self._paged = threading.Event()  # a hole-card alert waits for the supervisor (``page``)
+        #: the alert lines the supervisor read on the panel before acknowledging them, in order
+        self.alerts_read: list[str] = []
         self._threads: list[threading.Thread] = []
         self._next_chip = 0.0  # when the next chip change may be made (monotonic seconds; ``_place``)
 
@@ -231,18 +238,29 @@ class SimulatedTable:
             now = time.monotonic()
             stalled_since = (stalled_since or now) if not dealer_lamps else None
             called = text.startswith(("FAULT", "Past-posting")) or (stalled_since is not None and now - stalled_since > 0.5)
-            if called and now - self._attended_at > 0.5:  # a person does not come back 50 times a second
-                self._attend()
+            paged = self._paged.is_set()
+            if (called or paged) and now - self._attended_at > 0.5:  # a person does not come back 50 times a second
+                self._paged.clear()
+                self._attend(paged)
                 self._attended_at = time.monotonic()
                 stalled_since = None
 
-    def _attend(self) -> None:
+    def page(self) -> None:
+        """Call the supervisor to the table: a hole-card alert waits (safe from any thread; never waits)."""
+        self._paged.set()
+
+    def _attend(self, paged: bool = False) -> None:
         self._act(self.panel.turn_key, True, self.supervisor_id)
         try:
+            if paged:  # the alert's lamp lights once the key is seen
+                self.panel.wait_for(lambda: "acknowledge_alert" in self.panel.lamps, 1.0)
             waited = time.monotonic()
             while not self._stop.is_set():
                 lamps = self.panel.lamps
-                if "acknowledge" in lamps:
+                if "acknowledge_alert" in lamps:  # read the alert shown, then acknowledge it
+                    action = "acknowledge_alert"
+                    self.alerts_read.append(self.panel.display)
+                elif "acknowledge" in lamps:
                     action = "acknowledge"
                 elif "clear_fault" in lamps:
                     give_up = self._clears_in_round >= 3  # the same trouble keeps coming back: end the round
@@ -258,10 +276,14 @@ class SimulatedTable:
                 else:
                     self.panel.wait_for(lambda: bool(self.panel.lamps & SUPERVISOR_BUTTONS), 0.2)
                     continue
+                shown = self.panel.display
                 self._act(self.panel.press, action)
                 self.supervisor_actions[action] += 1
                 self._clears_in_round += action == "clear_fault"
-                self.panel.wait_for(lambda a=action: a not in self.panel.lamps, 1.0)
+                # done when its lamp goes out, or for an alert when the next alert is shown
+                self.panel.wait_for(lambda a=action: a not in self.panel.lamps or (
+                    a == "acknowledge_alert" and self.panel.display != shown
+                    and self.panel.display.startswith("ALERT")), 1.0)
                 waited = time.monotonic()
         finally:
             self._act(self.panel.turn_key, False, self.supervisor_id)

@@ -45,6 +45,8 @@ of `controller/round.py` and in docs/architecture.md.
   service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped.
 - `void_round` (a supervisor) ends the round with every wager of record returned, from every state of an open
   round before its settlement, whatever is pending; its condition `unsettled` is the one rule of voiding.
+- A hole-card alert (`controller/alerts.py`) does not change the state: shown on the panel only while the
+  supervisor key is turned, acknowledged by a supervisor's `acknowledge_alert`.
 - Past-posting does not change the state: it holds every dealer action (and the dealing) until a supervisor
   presses `acknowledge` (or voids the round).
 - Dealing by hand (NY 9 NYCRR 5324.39(d)(1), `controller/manual.py`): a supervisor's `deal_by_hand` /

@@ -21,13 +21,15 @@ SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across
 
 #: Dealer panel buttons; the index + 1 is the button's code on the panel wire protocol (docs/protocol.md).
 #: The first five and ``paid`` are the dealer's; ``acknowledge``, ``clear_fault``, ``void_round``,
-#: ``accept_mispay``, ``deal_by_hand``, ``deal_by_shoe`` and ``hold_seat`` act only while the supervisor key is
-#: turned (``SupervisorKey``).
+#: ``accept_mispay``, ``deal_by_hand``, ``deal_by_shoe``, ``hold_seat`` and ``acknowledge_alert`` act only while
+#: the supervisor key is turned (``SupervisorKey``).
 BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal", "exclude",
                             "acknowledge", "clear_fault", "void_round", "paid", "accept_mispay",
                             # switching the dealing mode and holding a seat whose cards are not entered (NY
                             # 5324.39(d)(1), ``controller.manual``): supervisor actions
-                            "deal_by_hand", "deal_by_shoe", "hold_seat")
+                            "deal_by_hand", "deal_by_shoe", "hold_seat",
+                            # a hole-card alert shown to the supervisor (``controller.alerts``): a supervisor action
+                            "acknowledge_alert")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
 SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")

@@ -421,11 +421,11 @@ def test_set_lamps_and_show(panel):
 def test_unknown_button_code_is_logged_and_nakked(panel, events, caplog):
     sim, driver = panel
     with caplog.at_level(logging.WARNING, logger="drivers.panel.driver"):
-        sim.send(panel_protocol.BUTTON, b"\x0e")
+        sim.send(panel_protocol.BUTTON, b"\x0f")
         assert sim.wait_for(lambda: any(f.msg_type == framing.NAK for f in sim.received), WAIT)
     nak = next(f for f in sim.received if f.msg_type == framing.NAK)
     assert framing.decode_nak(nak.payload) == framing.Nak(seq=1, reason=framing.NAK_BAD_PAYLOAD)  # IDENT was seq 0
-    assert "unknown button code 14" in caplog.text
+    assert "unknown button code 15" in caplog.text
     assert driver.protocol_errors == 1
     sim.press("reveal")  # the link carries on
     assert expect(events, ButtonPressed) == ButtonPressed("reveal")

@@ -198,5 +198,5 @@ def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(
     table = pit.tables[TABLE]
     assert table.alerts_heard == 1
     line = pit.render().splitlines()[-1]
-    assert line.startswith(f"ALERT {TABLE}: seat 2 plays as if it saw the middle card (round {alerts[0]['round']}")
+    assert line.startswith(f"ALERT {TABLE}: seat 2 plays as if it saw the middle card (round {alerts[0]['data']['round_no']}")
     assert f"loss {alerts[0]['data']['loss']}" in line

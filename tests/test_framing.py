@@ -329,10 +329,10 @@ def test_panel_codec():
     assert panel.decode_lamps(b"\x03\x00").buttons == {"paid", "accept_mispay"}
     assert panel.decode_lamps(b"\x1c\x00").buttons == {"deal_by_hand", "deal_by_shoe", "hold_seat"}
     with pytest.raises(ProtocolError, match="beyond"):
-        panel.decode_lamps(b"\x20\x00")  # bit 13: a fourteenth button, beyond the thirteen
+        panel.decode_lamps(b"\x40\x00")  # bit 14: a fifteenth button, beyond the fourteen
     assert panel.decode_button(b"\x0d").button == "hold_seat"
-    with pytest.raises(ProtocolError, match="unknown button code 14"):
-        panel.decode_button(b"\x0e")
+    with pytest.raises(ProtocolError, match="unknown button code 15"):
+        panel.decode_button(b"\x0f")
     # "a" + 40 x "é" (2 bytes each) = 81 bytes; 64 bytes would split a character, so 63 are kept.
     cut = panel.fit_display("a" + "é" * 40)
     assert cut == "a" + "é" * 31 and len(cut.encode()) == 63

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from controller import cli
+from controller.alerts import alert_text
 from controller.analysis import players, protect_cli
 from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence, scan_journal
 from controller.analysis.protect_measure import play
@@ -187,9 +188,22 @@ def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_pa
     assert math.isfinite(flagged[2].log10_evidence)
     alerts = [r for r in read_records(journal) if r["type"] == "Alert"]
     assert [(a["data"]["seat"], a["data"]["card"]) for a in alerts] == [(2, "middle")]
-    assert alerts[0]["round"] == flagged[2].flagged_at and alerts[0]["data"]["loss"] > 0
+    assert alerts[0]["data"]["round_no"] == flagged[2].flagged_at and alerts[0]["data"]["loss"] > 0
     assert public_record(alerts[0]) is None
     assert not any(card in json.dumps(alerts[0]["data"]) for card in DECK)
+    # paged, the simulated supervisor turned the key, read the alert on the panel and acknowledged it there
+    records = read_records(journal)
+    [ack] = [r for r in records if r["type"] == "AlertAcknowledged"]
+    assert ack["data"]["alert"] == alerts[0]["data"]
+    assert (ack["data"]["by"], ack["data"]["role"], ack["data"]["source"]) == ("SIM-SUPERVISOR", "supervisor", "panel")
+    key_on, shown = False, []
+    for record in records:  # the alert's line on the panel only while the key is turned, and never public
+        if record["type"] == "SupervisorKey":
+            key_on = record["data"]["on"]
+        elif record["type"] in ("Display", "PrivatePanel") and record["data"]["text"].startswith("ALERT"):
+            assert record["type"] == "PrivatePanel" and key_on and public_record(record) is None
+            shown.append(record["data"])
+    assert shown and shown[0]["text"] == alert_text(alerts[0]["data"], 1) and "acknowledge_alert" in shown[0]["buttons"]
 
 
 def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
@@ -205,7 +219,9 @@ def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
     controller.run()
     journal.close()
     alert = next(r for r in read_records(tmp_path / "journal.db") if r["type"] == "Alert")
-    assert alert["round"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "record"
+    # an input of the round machine (controller/alerts.py), journaled in the round then in progress (none here)
+    assert alert["data"]["round_no"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "event"
+    assert controller.machine.alerts_waiting == [alert["data"]]
     assert alert in published and public_record(alert) is None
 
 
@@ -251,6 +267,10 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
                  "data": {"seat": 3, "card": "down", "evidence_log10_hundredths": 412, "first_round": 1,
                           "rounds": 30, "share_percent": 100, "loss": 4170, "round_no": 7}, "prev": "0", "hash": "0"}
         server.publish_record(alert)
+        ack = {**alert, "seq": 11, "kind": "record", "type": "AlertAcknowledged",
+               "data": {"alert": alert["data"], "by": "SUP-7", "role": "supervisor", "source": "panel", "round_no": 8,
+                        "waiting": 0}}
+        server.publish_record(ack)
 
         def get(user: str | None, password: str = "") -> tuple[int, dict]:
             headers = {}
@@ -265,16 +285,17 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
                 conn.close()
 
         deadline = time.monotonic() + 10
-        while not server.alerts and time.monotonic() < deadline:
+        while len(server.alerts) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         status, body = get("sue", "supervisor-pass")
-        assert status == 200 and body["alerts"] == [{k: alert[k] for k in ("seq", "time", "round", "type", "data")}]
+        assert status == 200 and body["alerts"] == [{k: r[k] for k in ("seq", "time", "round", "type", "data")}
+                                                    for r in (alert, ack)]
         assert get("dan", "dealer-pass-1")[0] == 403
         assert get(None)[0] == 401
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         conn.request("GET", "/events")
         events = json.loads(conn.getresponse().read())
         conn.close()
-        assert all(r.get("type") != "Alert" for r in events["records"])
+        assert all(r.get("type") not in ("Alert", "AlertAcknowledged") for r in events["records"])
     finally:
         server.stop()

@@ -16,7 +16,8 @@ Invariants, checked on the output stream and the public view alone:
 - money neither appears nor vanishes: wagered = returned + collected in every close, wagered = returned in
   every void;
 - no face-down card (a player's card, a community card not yet turned) is ever on the panel or in the view;
-- no transaction is dealt twice and no card twice in a round.
+- no transaction is dealt twice and no card twice in a round;
+- a hole-card alert shows only while the supervisor key is turned and never in the view (controller/alerts.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from controller import commands as cmd
+from controller.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, Alert
 from controller.cards import DECK
 from controller.inputs import OperatorAction, ServiceStarted
 from drivers import events as ev
@@ -151,6 +153,9 @@ class Ledger:
     def _Display(self, o: cmd.Display) -> None:
         assert not set(CARD.findall(o.text)) & self.secret, f"face-down card on the panel: {o.text!r}"
 
+    def _PrivatePanel(self, o: cmd.PrivatePanel) -> None:
+        assert not set(CARD.findall(o.text)) & self.secret, f"face-down card on the panel: {o.text!r}"
+
 
 class RoundMachineTest(RuleBasedStateMachine):
     """Drives one ``Round`` with model devices; see the module docstring."""
@@ -200,6 +205,15 @@ class RoundMachineTest(RuleBasedStateMachine):
     def supervisor_key(self, on: bool) -> None:
         self.feed(ev.SupervisorKey(on, "SUP-1"))
 
+    @rule(seat=st.integers(1, 6), card=st.sampled_from(CARD_KINDS))
+    def hole_card_alert(self, seat: int, card: str) -> None:
+        """The detector's alert (controller/alerts.py): on the panel only with the key turned, never in the
+        public lamps or view, and it changes nothing of the round."""
+        before = (self.machine.state, self.machine.round_no, json.dumps(self.machine.view()))
+        out = self.feed(Alert(self.machine.round_no or 0, seat, card, 412, 1, 30, 100, 100))
+        assert (self.machine.state, self.machine.round_no, json.dumps(self.machine.view())) == before
+        assert all(isinstance(o, cmd.PrivatePanel) for o in out) and (self.machine.supervisor_key or not out)
+
     @rule(action=st.sampled_from(ev.BUTTONS + ("bogus",)), role=st.sampled_from(("dealer", "supervisor", "x")))
     def control_action(self, action: str, role: str) -> None:
         out = self.feed(OperatorAction(action, "alice", role, "test"))
@@ -211,7 +225,7 @@ class RoundMachineTest(RuleBasedStateMachine):
         before = (self.machine.state, self.machine.round_no, json.dumps(self.machine.view()))
         out = self.feed(OperatorAction(action, "bob", "supervisor", "late", "other",
                                        round=(self.machine.round_no or 0) + offset))
-        assert [type(o) for o in out if not isinstance(o, cmd.Display)] == [cmd.PressRefused], out
+        assert [type(o) for o in out if not isinstance(o, (cmd.Display, cmd.PrivatePanel))] == [cmd.PressRefused], out
         assert (self.machine.state, self.machine.round_no) == before[:2]
 
     # ------------------------------------------------------------------ sensors
@@ -341,6 +355,14 @@ class RoundMachineTest(RuleBasedStateMachine):
     @invariant()
     def lamps_are_allowed_actions(self) -> None:
         assert set(self.machine.allowed_buttons()) <= set(self.machine.allowed_actions())
+
+    @invariant()
+    def alerts_reach_only_the_key(self) -> None:
+        """Nothing of an alert in the public view; the last private panel shows one only with the key turned."""
+        view = self.machine.view()
+        assert ACKNOWLEDGE_ALERT not in view["lamps"] + view["allowed_actions"] and "ALERT" not in json.dumps(view)
+        shown = self.machine.checkpoint()["private_panel"]
+        assert shown is None or self.machine.supervisor_key is not None
 
 
 RoundMachineTest.TestCase.settings = settings(

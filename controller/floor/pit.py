@@ -137,7 +137,7 @@ class Pit:
             for alert in t.alerts:
                 d = alert["data"]
                 lines.append(f"ALERT {name}: seat {d.get('seat')} plays as if it saw the {d.get('card')} card "
-                             f"(round {alert.get('round')}, {d.get('rounds')} rounds, evidence 10^"
+                             f"(round {d.get('round_no', alert.get('round'))}, {d.get('rounds')} rounds, evidence 10^"
                              f"{int(d.get('evidence_log10_hundredths') or 0) / 100:.1f}, loss {d.get('loss')}) "
                              f"at {alert.get('time')}")
         return "\n".join(lines)
