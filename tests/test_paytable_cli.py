@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 from controller.config import CONFIG_DIR
+from tests.cli_helpers import crisscross
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # Textbook counts of five-card hands; a pair of a given rank is 1,098,240 / 13 = 84,480 hands.
 BOARDS = {
@@ -59,8 +57,8 @@ def expected_net(pays: dict[str, int]) -> Fraction:
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller", "paytable", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    """``crisscross paytable ARGS`` in this process (tests.cli_helpers)."""
+    return crisscross("paytable", *args)
 
 
 @pytest.mark.parametrize("jurisdiction", ["ny", "pa", "nj", str(CONFIG_DIR / "jurisdictions" / "pa.yaml")])

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import crisscross
+
 ROOT = Path(__file__).resolve().parent.parent
 
 EXAMPLE = {
@@ -60,6 +62,17 @@ def run_stdin(data):
         [sys.executable, "-m", "controller", "settle"],
         input=json.dumps(data), capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
+
+
+def settle_in_process(data, tmp_path=None) -> subprocess.CompletedProcess:
+    """``crisscross settle`` in this process (``tests.cli_helpers``), from a file in ``tmp_path`` or, without it,
+    from standard input; the tests above run the real process."""
+    text = json.dumps(data) if not isinstance(data, str) else data
+    if tmp_path is None:
+        return crisscross("settle", stdin=text)
+    path = tmp_path / "round.json"
+    path.write_text(text)
+    return crisscross("settle", str(path))
 
 
 def check_example_output(proc):
@@ -204,14 +217,14 @@ def test_invalid_input_from_file_exits_2_with_one_line(tmp_path, case):
     and the field, nothing on stdout. Rules behind the classes: one deck (NY 5324.39(a)(1)), equal antes
     and 1x-3x bets (NY (c)(4)), no bet after a fold (PA 674a.11(b),(d),(f)), seats 1-6 (NY (a)(1))."""
     _, data, seat, fields = case
-    check_error(run_file(tmp_path, data), seat, fields)
+    check_error(settle_in_process(data, tmp_path), seat, fields)
 
 
 @pytest.mark.parametrize("case", INVALID[:6], ids=[c[0] for c in INVALID[:6]])
 def test_invalid_input_from_stdin_exits_2_with_one_line(case):
     """The same error contract holds when the round is read from stdin."""
     _, data, seat, fields = case
-    check_error(run_stdin(data), seat, fields)
+    check_error(settle_in_process(data), seat, fields)
 
 
 def without(key, where="seat"):
@@ -229,6 +242,6 @@ def without(key, where="seat"):
 ])
 def test_a_missing_key_is_reported_as_missing(data, expected):
     """A key left out is "missing", as for every other key, not a wrong type."""
-    proc = run_stdin(data)
+    proc = settle_in_process(data)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [expected]

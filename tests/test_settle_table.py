@@ -11,8 +11,6 @@ import copy
 import json
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -20,8 +18,8 @@ import yaml
 from controller.config import CONFIG_DIR
 from controller.settlement import SettlementInputError, settle_round
 from controller.table import load_table_config
+from tests.cli_helpers import crisscross
 
-ROOT = Path(__file__).resolve().parent.parent
 LIMITS = yaml.safe_load((CONFIG_DIR / "table.yaml").read_text())["limits"]
 
 ROUND = {
@@ -37,8 +35,9 @@ NET = 4000
 
 
 def run(data, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller", "settle", *extra], input=json.dumps(data),
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    """``crisscross settle EXTRA`` with ``data`` on its standard input, in this process (tests.cli_helpers; the
+    real process is run by tests/test_settle_cli.py)."""
+    return crisscross("settle", *extra, stdin=json.dumps(data))
 
 
 @pytest.mark.parametrize("jurisdiction", ["ny", "pa", "nj", str(CONFIG_DIR / "jurisdictions" / "nj.yaml")])
