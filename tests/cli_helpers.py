@@ -17,14 +17,18 @@ from controller import cli
 
 def crisscross(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     """Run ``crisscross ARGS`` in this process with ``stdin`` as its standard input; return its exit status and
-    what it wrote. An exception the command does not handle propagates (the test fails with it)."""
+    what it wrote. ``SystemExit`` (argparse refusing the command line) is its exit status, as for the process;
+    any other exception the command does not handle propagates (the test fails with it)."""
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
     saved = sys.stdin
     try:
         sys.stdin = io.StringIO(stdin)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = cli.main(argv)
+            try:
+                status = cli.main(argv)
+            except SystemExit as exc:  # argparse's refusal of the command line: its message is on stderr
+                status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     finally:
         sys.stdin = saved
     return subprocess.CompletedProcess(["crisscross", *argv], status, out.getvalue(), err.getvalue())

@@ -27,6 +27,7 @@ from controller.journal import (
     verify_chain,
     verify_journal,
 )
+from tests.cli_helpers import crisscross
 from tests.journal_helpers import exported_lines, forge
 
 CLOCK = "2026-11-29T00:00:00.000+00:00"
@@ -257,8 +258,8 @@ def test_an_intact_journal_verifies(tmp_path):
 
 
 def _cli(*args, command="verify"):
-    return subprocess.run([sys.executable, "-m", "controller", "journal", command, *map(str, args)],
-                          check=False, capture_output=True, text=True, timeout=60)
+    """``crisscross journal COMMAND ARGS`` in this process (tests.cli_helpers)."""
+    return crisscross("journal", command, *map(str, args))
 
 
 def test_cli_exit_status_and_message(tmp_path, capsys):

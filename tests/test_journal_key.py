@@ -15,6 +15,7 @@ import pytest
 
 from controller.journal import Journal, JournalError, canonical_line, read_records, record_hash
 from controller.journal_key import JournalKeyError, init_key, load_key
+from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge, rechain, replace_records
 
 CLOCK = "2026-11-30T00:00:00.000+00:00"
@@ -40,9 +41,8 @@ def keyed(tmp_path):
 
 
 def _verify(path, key_file=None):
-    args = [sys.executable, "-m", "controller", "journal", "verify", str(path)]
-    return subprocess.run(args + (["--key", str(key_file)] if key_file else []), capture_output=True, text=True,
-                          timeout=60)
+    """``crisscross journal verify PATH [--key FILE]`` in this process (tests.cli_helpers)."""
+    return crisscross("journal", "verify", str(path), *(["--key", str(key_file)] if key_file else []))
 
 
 def test_an_untouched_journal_is_intact_with_the_key_and_not_checkable_without(keyed):

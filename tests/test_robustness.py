@@ -14,6 +14,7 @@ import pytest
 from controller.journal import Journal, read_records, verify_chain
 from controller.service import Service
 from controller.table import load_table_config
+from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge
 
 EXAMPLE = {"jurisdiction": "ny", "community": {"across": ["7d", "2c"], "down": ["9s", "3h"], "middle": "Kc"},
@@ -178,7 +179,7 @@ def test_simulation_options_are_refused_where_nothing_is_simulated(args, message
 
 
 def test_verbose_is_accepted_after_the_command():
-    proc = _crisscross("settle", "-v", stdin=json.dumps(EXAMPLE))
+    proc = crisscross("settle", "-v", stdin=json.dumps(EXAMPLE))
     assert proc.returncode == 0 and json.loads(proc.stdout)["seats"][0]["net"] == 4000
 
 
@@ -190,20 +191,20 @@ def test_verbose_is_accepted_after_the_command():
 def test_settle_refuses_a_float_seat_an_empty_table_and_a_missing_card(edit, field):
     data = json.loads(json.dumps(EXAMPLE))
     edit(data)
-    proc = _crisscross("settle", stdin=json.dumps(data))
+    proc = crisscross("settle", stdin=json.dumps(data))
     assert proc.returncode == 2 and proc.stdout == "" and field in proc.stderr
 
 
 @pytest.mark.parametrize("text", ['{"seats": [' * 100_000, '{"jurisdiction": ' + "9" * 5000 + "}"])
 def test_settle_refuses_pathological_json_without_a_traceback(text):
-    proc = _crisscross("settle", stdin=text)
+    proc = crisscross("settle", stdin=text)
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
 
 
 def test_settle_names_bad_input_without_echoing_all_of_it():
     data = json.loads(json.dumps(EXAMPLE))
     data["seats"][0]["cards"][0] = "X" * 1_000_000
-    proc = _crisscross("settle", stdin=json.dumps(data))
+    proc = crisscross("settle", stdin=json.dumps(data))
     assert proc.returncode == 2 and len(proc.stderr) < 300
 
 
@@ -213,7 +214,7 @@ def test_settle_echoes_the_pay_table_file_it_used(tmp_path):
     custom = tmp_path / "house.yaml"
     custom.write_text((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
     data = dict(EXAMPLE, jurisdiction=str(custom))
-    proc = _crisscross("settle", stdin=json.dumps(data))
+    proc = crisscross("settle", stdin=json.dumps(data))
     assert proc.returncode == 0 and json.loads(proc.stdout)["jurisdiction"] == str(custom)
 
 
@@ -239,7 +240,7 @@ def test_a_defect_in_the_round_machine_faults_the_round_instead_of_killing_the_s
 
 def test_settle_refuses_a_repeated_json_key():
     text = json.dumps(EXAMPLE).replace('"ante_down": 500', '"ante_down": 500, "ante_down": 700')
-    proc = _crisscross("settle", stdin=text)
+    proc = crisscross("settle", stdin=text)
     assert proc.returncode == 2 and "'ante_down' repeated" in proc.stderr and proc.stdout == ""
 
 
@@ -261,5 +262,5 @@ def test_the_par_sheet_refuses_odds_beyond_its_exact_arithmetic(tmp_path):
     data["pay_tables"]["bet"]["pays"]["flush"] = 10**30
     path = tmp_path / "huge.yaml"
     path.write_text(yaml.safe_dump(data))
-    proc = _crisscross("par-sheet", str(path))
+    proc = crisscross("par-sheet", str(path))
     assert proc.returncode == 2 and "beyond the exact arithmetic" in proc.stderr and proc.stdout == ""
