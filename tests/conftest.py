@@ -31,6 +31,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--destructive", action="store_true", help="let the tests deal cards out of a real shoe")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject ``addopts``): none (one process) when a contract suite drives real
+    hardware (``--device``), as a serial port is opened by one process at a time; otherwise None, xdist's own
+    count (a worker per core)."""
+    return 0 if config.getoption("device", default=None) else None
+
+
 #: How long a test's threads may take to finish after its fixtures are torn down (seconds).
 THREAD_GRACE = 2.0
 
