@@ -119,6 +119,32 @@ def panel_text(text: str) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "..."
 
 
+class _Graph(Machine):
+    """The round's ``transitions.Machine``, whose triggers from a state are collected once per state: the graph is
+    built once and every input asks it (``may_void_round`` for the panel's lamps), where ``Machine.get_triggers``
+    looks through every event each time. Adding a state or a transition forgets what was collected."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._triggers: dict[frozenset[str], list[str]] = {}
+        super().__init__(*args, **kwargs)
+
+    def get_triggers(self, *args: Any) -> list[str]:
+        """``Machine.get_triggers``: the triggers from the states ``args`` (states or their names), a new list."""
+        names = frozenset(state.name if hasattr(state, "name") else state for state in args)
+        found = self._triggers.get(names)
+        if found is None:
+            found = self._triggers[names] = super().get_triggers(*names)
+        return list(found)
+
+    def add_transition(self, *args: Any, **kwargs: Any) -> None:
+        self._triggers.clear()
+        super().add_transition(*args, **kwargs)
+
+    def add_states(self, *args: Any, **kwargs: Any) -> None:
+        self._triggers.clear()
+        super().add_states(*args, **kwargs)
+
+
 def _transitions() -> list[dict[str, Any]]:
     table = [
         dict(trigger="self_check_passed", source="starting", dest="idle"),
@@ -263,8 +289,8 @@ class Round(ManualDealing, AlertDesk):
         self.dealing_mode = "automated"  # the next round's dealing: ``automated`` or ``manual`` (controller.manual)
         self.alerts_waiting: list[dict[str, Any]] = []  # hole-card alerts not yet acknowledged (controller.alerts)
         self._private_panel: list[Any] | None = None  # [text, buttons] last shown with the key turned, else None
-        self.machine = Machine(model=self, states=STATES, transitions=_transitions(), initial="starting",
-                               queued=True, auto_transitions=False, send_event=False)
+        self.machine = _Graph(model=self, states=STATES, transitions=_transitions(), initial="starting",
+                              queued=True, auto_transitions=False, send_event=False)
 
     # ------------------------------------------------------------------ public
     def handle(self, event: Any) -> list[Any]:
