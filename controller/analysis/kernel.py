@@ -7,10 +7,14 @@ its pay class (``controller.analysis.classes``), ``valid[pair, m]`` false where 
 The middle bet pays on the higher-ranking of the two lines (NY 9 NYCRR 5324.39(e)(9)(ii)); summed over the 46
 middle cards left for an across pair ``a`` and a down pair ``d`` it is ``sum_k (h(k) - h(k+1)) N_k[a, d]``, where
 ``N_k`` counts the middle cards for which both lines are of class <= k and ``h`` is the bet payoff by class
-(``parsheet`` module docstring). Here ``N_k`` is the number of bits set in ``masks[a, k] & masks[d, k]``
-(``masks[pair, k]``: a 50-bit set of the middle cards giving that pair's line a class <= k), and every sum is of
-64-bit integers: exact, in any order. Classes above the highest one a pair's line can reach need no count
-(``kmax``): there ``N_k`` is all 46 middle cards.
+(``parsheet`` module docstring). Here ``N_k`` is the number of bits set in ``masks[k, a] & masks[k, d]``
+(``masks[k, pair]``: a 50-bit set of the middle cards giving that pair's line a class <= k), and every sum is of
+64-bit integers: exact, in any order. From the highest class the across line can reach (``kmax[a]``) up, the
+across line is of class <= k with every card, and those classes' part of the sum is the down line's alone,
+taken from a per-pair table (``tail``) instead of bit counts.
+
+Hot loops run over views starting at index 0 and write at most two arrays each, and take the larger of two
+values with a conditional expression rather than ``max``: so written, the compiler vectorises them.
 
 Values are integers in the par sheet's scales: a round's value summed over its 46 middle cards (``SCALE3``
 units) for one (a, d); summed over the down pairs for one across pair (``SCALE2``).
@@ -26,13 +30,18 @@ N_MIDDLE = 46
 N_DOWN = 1128  # down pairs disjoint from an across pair
 
 
-def _compiled(function):
+def _compiled(function, inline="never"):
     """``numba.njit`` with the compiled code cached on disk when a cache folder can be written (numba's
     ``__pycache__`` beside this file, else the user's cache folder), else compiled at each start."""
     try:
-        return njit(cache=True, nogil=True)(function)
+        return njit(cache=True, nogil=True, inline=inline)(function)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available" (a read-only install)
-        return njit(nogil=True)(function)
+        return njit(nogil=True, inline=inline)(function)
+
+
+def _inlined(function):
+    """``_compiled``, the body inlined where it is called (so that the caller's loops vectorise)."""
+    return _compiled(function, inline="always")
 
 
 @intrinsic
@@ -104,10 +113,10 @@ def line_tables(cls, valid, ante_pay, bet_pay):
             bit = np.int64(1) << m
             for j in range(k, n_classes):
                 masks[j, i] |= bit
-            kmax[i] = max(kmax[i], k)
+            kmax[i] = k if k > kmax[i] else kmax[i]
             cls_t[m, i] = k
             for j in range(n_classes):
-                tail[j, i] += bet_pay[max(j, k)]
+                tail[j, i] += bet_pay[j if j > k else k]
             ante_at[i, m] = ante_t[m, i] = ante_pay[k]
             bet_at[i, m] = bet_t[m, i] = bet_pay[k]
             row_ante[i] += ante_pay[k]
@@ -124,7 +133,7 @@ def _pair_offsets(p0, p1):
     return off
 
 
-@_compiled
+@_inlined
 def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep):
     """For across pair ``a`` and each down pair ``t > a``, summed over the middle cards left (scratch arrays
     indexed by ``t - a - 1``; returns their length): the middle bet's payoff per unit ``mid``, the two antes'
@@ -161,27 +170,32 @@ def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet
     ante_0, ante_1 = ante_t[a0, lo:], ante_t[a1, lo:]
     ante_d, bet_row_d, bits_d, d0s, d1s = row_ante[lo:], row_bet[lo:], bits[lo:], p0[lo:], p1[lo:]
     sum_ante_a, sum_bet_a, bits_a = row_ante[a], row_bet[a], bits[a]
-    for t in range(size):
-        d0, d1 = d0s[t], d1s[t]
+    for t in range(size):  # each loop writes at most two arrays
         m = mid[t]
-        antes[t] = sum_ante_a - ante_a[d0] - ante_a[d1] + ante_d[t] - ante_0[t] - ante_1[t]
-        base[t] = antes[t] + (z_hi * m if m > 0 else z_lo * m)
-        bet_a[t] = sum_bet_a - bet_row_a[d0] - bet_row_a[d1]
+        ante_sum = sum_ante_a - ante_a[d0s[t]] - ante_a[d1s[t]] + ante_d[t] - ante_0[t] - ante_1[t]
+        antes[t] = ante_sum
+        base[t] = ante_sum + (z_hi * m if m > 0 else z_lo * m)
+    for t in range(size):
+        bet_a[t] = sum_bet_a - bet_row_a[d0s[t]] - bet_row_a[d1s[t]]
         bet_d[t] = bet_row_d[t] - bet_0[t] - bet_1[t]
+    for t in range(size):
         keep[t] = -1 if bits_a & bits_d[t] == 0 else 0
     return size
 
 
-@_compiled
-def _rule_value(rule, plain, best, mid, fold):
+@_inlined
+def _rule_value(rule, with_best, best_bet, mid, fold):
     """A middle decision by rule (``decision_values``): bet ``rule`` (> 0), fold (0), the best of folding and
-    betting (-1) or the better bet (-2); ``plain`` the value without the middle bet, ``best`` with the better
-    bet."""
-    by_rule = plain + rule * mid
-    return by_rule if rule > 0 else fold if rule == 0 else max(fold, best) if rule == -1 else best
+    betting (-1) or the better bet (-2); ``with_best`` the round's value with the better bet ``best_bet``.
+    Written as selects, without a chain of comparisons the compiler would make a branch table of."""
+    value = with_best - best_bet + rule * mid
+    value = fold if rule == 0 else value
+    best_or_fold = with_best if with_best > fold else fold
+    value = best_or_fold if rule == -1 else value
+    return with_best if rule < -1 else value
 
 
-@_compiled
+@_inlined
 def _by_card_row(a, p0, off, values, out):
     """``out[card] +=`` the sum of ``values`` (indexed as ``_row``'s arrays) over the down pairs ``t > a``
     holding ``card``; ``values`` is 0 where ``t`` meets across pair ``a``, as on every pair of its first card."""
@@ -207,23 +221,26 @@ def _by_card_rows(a, p0, off, values, out):
 
 
 @_compiled
-def decision_values(p0, p1, lines, steps, multiples, want_down_outside, xs, ys, features, middle_rules):
+def decision_values(p0, p1, lines, steps, multiples, detail, xs, ys, features, middle_rules):
     """The down decision's values for every across pair, each across multiple ``x`` and down multiple ``y``,
     and the value of given strategies, in one pass over the (across pair, down pair) of one hand (``lines``:
     ``line_tables``).
 
-    Returns ``(total, never_fold, down_outside, policy)``. ``total[a, i * len(multiples) + j]``: the sum over
-    the down pairs ``d`` (disjoint from ``a``) of the middle decision's value ``max(fold, continue)`` after
+    Returns ``(total, never_fold, down_outside, codes, policy)``. ``total[a, i * len(multiples) + j]``: the sum
+    over the down pairs ``d`` (disjoint from ``a``) of the middle decision's value ``max(fold, continue)`` after
     betting ``multiples[i]`` across and ``multiples[j]`` down (``continue`` with the better of the smallest and
     largest middle bet), in ``SCALE3`` units summed over d; ``never_fold``: the same without the fold. When
-    ``want_down_outside``, ``down_outside[i, c]`` (else an empty array): a down outside card ``c`` seen, the
-    sum over the across pairs ``a`` without c of the down decision's value knowing c after betting
-    ``multiples[i]`` across, ``max(fold, max_j by_card[a, c, i * n + j])``, where ``by_card`` sums ``total``'s
-    terms over the 47 down pairs that hold c (``SCALE3`` units).
+    ``detail`` (else empty arrays): ``down_outside[i, c]``, a down outside card ``c`` seen, the sum over the
+    across pairs ``a`` without c of the down decision's value knowing c after betting ``multiples[i]`` across,
+    ``max(fold, max_j by_card[a, c, i * n + j])``, where ``by_card`` sums ``total``'s terms over the 47 down
+    pairs that hold c (``SCALE3`` units); and ``codes``, for each pair ``a < d`` (row by row, ``d`` from a + 1),
+    bit ``i * n + j`` set when the round across a, down d goes on at the middle (continuing beats folding)
+    after ``multiples[i]`` and ``multiples[j]``, bit ``n * n`` when its middle bet is the largest (0 for pairs
+    sharing a card): what ``account`` reads.
 
     ``policy[s, a]``: the value (``SCALE2`` units, for across pair ``a``) of strategy ``s`` that bets
-    ``xs[s] >= 1`` across, ``ys[s, a]``
-    down (0 = fold) on across pair ``a``, and at the middle ``middle_rules[s, features[a], features[d]]``
+    ``xs[s]`` across, ``ys[s]`` down (each one of ``multiples``; ``ys[s]`` 0 = fold), and at the middle
+    ``middle_rules[s, features[a], features[d]]``
     (``z >= 1``: bet z; 0: fold; -1: the best of folding and betting; -2: the better bet, never folding), where
     ``features[pair]`` is a small code of the line that pair makes with the hand.
 
@@ -241,16 +258,31 @@ def decision_values(p0, p1, lines, steps, multiples, want_down_outside, xs, ys, 
     total_col = np.zeros((combos, n), dtype=np.int64)
     linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
     linear_col = np.zeros((3, n), dtype=np.int64)
-    card_rows = n if want_down_outside else 0
-    by_card = np.zeros((card_rows, combos, 50), dtype=np.int64)  # [a, c, card]: down pairs after a
-    by_card_col = np.zeros((combos, 50, card_rows), dtype=np.int64)  # [c, card of a, d]
+    card_rows = n if detail else 0
+    codes = np.zeros(n * (n - 1) // 2 if detail else 0, dtype=np.int64)
+    if combos + 1 > 63:
+        raise ValueError("at most 7 bet multiples")
+    row_start = 0
+    by_card = np.zeros((combos, 50, card_rows), dtype=np.int64)  # [c, card, across pair]
+    row_cards = np.zeros((combos, 50), dtype=np.int64)  # [c, card]: the row's part
+    down_outside = np.zeros((nm if detail else 0, 50), dtype=np.int64)
     strategies = xs.size
     policy = np.zeros((strategies, n), dtype=np.int64)
     policy_col = np.zeros((strategies, n), dtype=np.int64)
     n_features = middle_rules.shape[1]
     rule_ad = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]
     rule_da = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]: across d, down a
+    position = np.zeros((strategies, 2), dtype=np.int64)  # indexes of xs[s], ys[s] in multiples
     for s in range(strategies):
+        for side in range(2):
+            bet = xs[s] if side == 0 else ys[s]
+            found = bet == 0 and side == 1
+            for i in range(nm):
+                if multiples[i] == bet:
+                    position[s, side] = i
+                    found = True
+            if not found:
+                raise ValueError("a strategy's bet is not one of the bet multiples")
         for f in range(n_features):
             for t in range(n):
                 rule_ad[s, f, t] = middle_rules[s, f, features[t]]
@@ -260,7 +292,7 @@ def decision_values(p0, p1, lines, steps, multiples, want_down_outside, xs, ys, 
     with_d = np.zeros((nm, n), dtype=np.int64)  # [i, t]: multiples[i] x bet_d
     base_a = np.zeros((nm, n), dtype=np.int64)  # [i, t]: base + multiples[i] x bet_a
     values = np.zeros((combos, n), dtype=np.int64)  # [c, t]: the round's value, for by_card
-    for a in range(n - 1):
+    for a in range(n):  # the last pair has no row of its own, but its sums by card are taken there
         size = _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep)
         lo = a + 1
         a0, a1 = p0[a], p1[a]
@@ -294,44 +326,68 @@ def decision_values(p0, p1, lines, steps, multiples, want_down_outside, xs, ys, 
                 sum_total = np.int64(0)
                 col_total = total_col[swapped, lo:]
                 across_a, down_d = base_a[i], with_d[j]
-                if want_down_outside:  # one loop per pair of arrays written: the compiler vectorises each
+                if detail:  # one loop per pair of arrays written: the compiler vectorises each
                     row_values = values[c]
                     for t in range(size):
-                        kept = max(across_a[t] + down_d[t], fold) & keep[t]
+                        value = across_a[t] + down_d[t]
+                        kept = (value if value > fold else fold) & keep[t]
                         sum_total += kept
                         col_total[t] += kept
                         row_values[t] = kept
-                    col_0, col_1 = by_card_col[swapped, a0, lo:], by_card_col[swapped, a1, lo:]
+                    col_0, col_1 = by_card[swapped, a0, lo:], by_card[swapped, a1, lo:]
                     for t in range(size):
                         col_0[t] += row_values[t]
                         col_1[t] += row_values[t]
                 else:
                     for t in range(size):
-                        kept = max(across_a[t] + down_d[t], fold) & keep[t]
+                        value = across_a[t] + down_d[t]
+                        kept = (value if value > fold else fold) & keep[t]
                         sum_total += kept
                         col_total[t] += kept
                 total[a, c] += sum_total
-        if want_down_outside:
-            _by_card_rows(a, p0, off, values, by_card[a])
+        if detail:
+            # the rounds across a: the part of rows before a is complete, the part of this row just made
+            _by_card_rows(a, p0, off, values, row_cards)
+            for i in range(nm):
+                folded = -(2 + multiples[i]) * N_MIDDLE * 47
+                for card in range(50):
+                    best = folded
+                    for j in range(nm):
+                        c = i * nm + j
+                        value = row_cards[c, card] + by_card[c, card, a]
+                        best = value if value > best else best
+                    down_outside[i, card] += 0 if card == a0 or card == a1 else best
+            row_cards[:, :] = 0
+            code_row = codes[row_start:row_start + size]
+            row_start += size
+            for t in range(size):
+                code_row[t] = keep[t] & (np.int64(1) << combos) if mid[t] > 0 else 0
+            for c in range(combos):
+                row_values = values[c]
+                fold = -(2 + multiples[c // nm] + multiples[c % nm]) * N_MIDDLE
+                bit = np.int64(1) << c
+                for t in range(size):
+                    code_row[t] |= keep[t] & bit if row_values[t] != fold else 0
         for s in range(strategies):
-            x = xs[s]
-            y_a = ys[s, a]
-            y_row = ys[s, lo:]
-            rules_ad, rules_da = rule_ad[s, features[a], lo:], rule_da[s, features[a], lo:]
+            x, y = xs[s], ys[s]
             col = policy_col[s, lo:]
-            folded = -(2 + x) * N_MIDDLE
-            fold_a = -(2 + x + y_a) * N_MIDDLE
             acc = np.int64(0)
+            if y == 0:  # a fold at the down decision: the same loss on every round
+                folded = -(2 + x) * N_MIDDLE
+                for t in range(size):
+                    acc += folded & keep[t]
+                    col[t] += folded & keep[t]
+                policy[s, a] += acc
+                continue
+            fold = -(2 + x + y) * N_MIDDLE
+            rules_ad, rules_da = rule_ad[s, features[a], lo:], rule_da[s, features[a], lo:]
+            across_a, down_d = base_a[position[s, 0]], with_d[position[s, 1]]  # across a: x on a's line
+            across_d, down_a = with_d[position[s, 0]], base_a[position[s, 1]]  # across d: x on d's line
             for t in range(size):
                 k = keep[t]
-                plain = antes[t] + x * bet_a[t] + y_a * bet_d[t]
-                value_ad = _rule_value(rules_ad[t], plain, plain + base[t] - antes[t], mid[t], fold_a)
-                acc += (folded if y_a == 0 else value_ad) & k
-                y_t = y_row[t]
-                plain = antes[t] + x * bet_d[t] + y_t * bet_a[t]
-                value_da = _rule_value(rules_da[t], plain, plain + base[t] - antes[t], mid[t],
-                                       -(2 + x + y_t) * N_MIDDLE)
-                col[t] += (folded if y_t == 0 else value_da) & k
+                best_bet = base[t] - antes[t]
+                acc += _rule_value(rules_ad[t], across_a[t] + down_d[t], best_bet, mid[t], fold) & k
+                col[t] += _rule_value(rules_da[t], across_d[t] + down_a[t], best_bet, mid[t], fold) & k
             policy[s, a] += acc
     never_fold = np.zeros((n, combos), dtype=np.int64)
     for a in range(n):
@@ -345,101 +401,99 @@ def decision_values(p0, p1, lines, steps, multiples, want_down_outside, xs, ys, 
                 never_fold[a, c] = sum_base + multiples[i] * sum_a + multiples[j] * sum_d
         for s in range(strategies):
             policy[s, a] += policy_col[s, a]
-    down_outside = np.zeros((nm if want_down_outside else 0, 50), dtype=np.int64)
-    if want_down_outside:
-        for i in range(nm):
-            folded = -(2 + multiples[i]) * N_MIDDLE * 47
-            for a in range(n):
-                for card in range(50):
-                    if card == p0[a] or card == p1[a]:
-                        continue
-                    best = folded
-                    for j in range(nm):
-                        c = i * nm + j
-                        best = max(best, by_card[a, c, card] + by_card_col[c, card, a])
-                    down_outside[i, card] += best
-    return total, never_fold, down_outside, policy
+    return total, never_fold, down_outside, codes, policy
 
 
 @_compiled
-def account(p0, p1, lines, steps, multiples, x, choice_y):
+def account(p0, p1, lines, codes, multiples, x, choice_y):
     """What the optimal strategy does after betting ``x`` across, with ``choice_y[a]`` the down decision for
-    across pair ``a`` (0 = fold; ``lines``: ``line_tables``). Over every (a, d) disjoint with ``choice_y[a] != 0``:
+    across pair ``a`` (0 = fold), from the ``codes`` of ``decision_values`` (``lines``: ``line_tables``). Over
+    every round (a, d) disjoint with ``choice_y[a] != 0``:
 
     ``folds[j]``: rounds folded at the middle after betting ``multiples[j]`` down; ``bets[z]``: rounds with a
-    middle bet of ``z`` x the ante (index = z); ``rows_a[a]`` / ``rows_d[j, d]``: rounds played to the end by
-    across pair (by down pair, for each down multiple); ``hit_d[a, c]``: of those, the ones whose down pair holds
-    card c; ``hit_a[j, d, c]``: whose across pair holds c; ``middle_mass[k]``: (round, middle card) settling the
-    middle bet on class k; ``middle_z[k]``: the same weighted by the middle bet's multiple.
+    middle bet of ``z`` x the ante (index = z); ``across_mass[k]``: (round played to the end, middle card) whose
+    across line is of class k; ``down_mass[j, k]``: the same for the down line, of rounds betting
+    ``multiples[j]`` down; ``middle_mass[k]``: (round, middle card) settling the middle bet on class k;
+    ``middle_z[k]``: the same weighted by the middle bet's multiple.
 
     Pairs are visited as in ``decision_values``. A round not played to the end is folded at the middle:
     ``folds[j]`` is the rounds reaching it (1,128 per across pair betting ``multiples[j]`` down) less those
-    played.
+    played. A line's class mass is, over its pair's middle cards m of class k, the rounds played with that pair
+    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``).
     """
-    masks = lines[0]
+    masks, cls_t = lines[0], lines[2]
     n = p0.size
     nm = multiples.size
-    n_classes = steps.size
+    combos = nm * nm
+    n_classes = masks.shape[0]
     z_lo, z_hi = multiples[0], multiples[nm - 1]
-    bits = (np.int64(1) << p0) | (np.int64(1) << p1)
     off = _pair_offsets(p0, p1)
     folds = np.zeros(nm, dtype=np.int64)
     bets = np.zeros(z_hi + 1, dtype=np.int64)
-    rows_a = np.zeros(n, dtype=np.int64)
-    rows_d = np.zeros((nm, n), dtype=np.int64)
-    hit_d = np.zeros((n, 50), dtype=np.int64)
-    hit_d_col = np.zeros((50, n), dtype=np.int64)  # [card of a, d]: across pair d, down pair a
-    hit_a = np.zeros((nm, n, 50), dtype=np.int64)
-    hit_a_t = np.zeros((nm, 50, n), dtype=np.int64)  # [j, card of a, d]: across pair a, down pair d
+    rows_a = np.zeros(n, dtype=np.int64)  # rounds played to the end, by across pair
+    rows_d = np.zeros((nm, n), dtype=np.int64)  # by down pair and down multiple
+    hit_d = np.zeros((n, 50), dtype=np.int64)  # [a, c]: of those, the ones whose down pair holds card c
+    hit_d_col = np.zeros((50, n), dtype=np.int64)  # [c, d]: the same, across pair d, down pair holding c
+    hit_a = np.zeros((nm, n, 50), dtype=np.int64)  # [j, d, c]: whose across pair holds card c
+    hit_a_t = np.zeros((nm, 50, n), dtype=np.int64)  # [j, c, d]: the same, across pair holding c, down pair d
     at_most = np.zeros(n_classes, dtype=np.int64)  # (round, middle card) with both lines of class <= k
     at_most_hi = np.zeros(n_classes, dtype=np.int64)  # the same, of rounds betting the largest middle bet
     index = np.zeros(z_hi + 1, dtype=np.int64)
     for j in range(nm):
         index[multiples[j]] = j
-    scratch = np.zeros((10, n), dtype=np.int64)
-    mid, antes, base, bet_a, bet_d, keep = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5]
-    plays_ad, plays_da, hi_ad, hi_da = scratch[6], scratch[7], scratch[8], scratch[9]  # 0 or -1 (all bits)
+    i_x = index[x]
+    on = np.zeros(n, dtype=np.int64)  # 1 where the across pair bets down
+    down_bit = np.zeros(n, dtype=np.int64)  # the code's bit of the round across d, down that pair
+    for a in range(n):
+        on[a] = 1 if choice_y[a] != 0 else 0
+        down_bit[a] = index[choice_y[a]] * nm + i_x
+    scratch = np.zeros((4, n), dtype=np.int64)
+    plays_ad, plays_da, hi_ad, hi_da = scratch[0], scratch[1], scratch[2], scratch[3]  # 0 or -1 (all bits)
     plays_hi = np.int64(0)
     plays_all = np.int64(0)
+    row_start = 0
     for a in range(n - 1):
-        size = _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep)
         lo = a + 1
+        size = n - lo
+        code_row = codes[row_start:row_start + size]
+        row_start += size
         a0, a1 = p0[a], p1[a]
-        y_a = choice_y[a]
-        fold_a = -(2 + x + y_a) * N_MIDDLE
-        j_a = index[y_a]  # 0 when y_a is 0: nothing is then added
+        j_a = index[choice_y[a]]  # 0 when a folds: nothing is then added
+        bit_ad, on_a = i_x * nm + j_a, on[a]
         down_row, hit_0, hit_1 = rows_d[j_a, lo:], hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
-        col_0, col_1, across_d, y_row = hit_d_col[a0, lo:], hit_d_col[a1, lo:], rows_a[lo:], choice_y[lo:]
+        col_0, col_1, across_d = hit_d_col[a0, lo:], hit_d_col[a1, lo:], rows_a[lo:]
+        bit_da, on_d = down_bit[lo:], on[lo:]
         row_plays = np.int64(0)
-        on_a = -1 if y_a != 0 else 0
         for t in range(size):  # each loop writes at most two arrays: the compiler vectorises each
-            y_t = y_row[t]
-            goes_ad = base[t] + x * bet_a[t] + y_a * bet_d[t] > fold_a
-            goes_da = (y_t != 0) & (base[t] + x * bet_d[t] + y_t * bet_a[t] > -(2 + x + y_t) * N_MIDDLE)
-            p_ad = keep[t] & on_a if goes_ad else 0
-            plays_ad[t] = -p_ad  # 1 if played, else 0
-            plays_da[t] = keep[t] if goes_da else 0  # -1 if played, else 0
+            code = code_row[t]
+            p_ad = -((code >> bit_ad) & on_a)
+            p_da = -((code >> bit_da[t]) & on_d[t])
+            high = -((code >> combos) & 1)
+            plays_ad[t] = p_ad
+            plays_da[t] = p_da
             row_plays -= p_ad
+            plays_all -= p_ad + p_da
+            plays_hi -= (p_ad & high) + (p_da & high)
         for t in range(size):
-            high = -1 if mid[t] > 0 else 0
-            hi_ad[t] = -plays_ad[t] & high
+            high = -((code_row[t] >> combos) & 1)
+            hi_ad[t] = plays_ad[t] & high
             hi_da[t] = plays_da[t] & high
-            plays_all += plays_ad[t] - plays_da[t]
-            plays_hi -= hi_ad[t] + hi_da[t]
         rows_a[a] += row_plays
         for t in range(size):
-            down_row[t] += plays_ad[t]
+            down_row[t] -= plays_ad[t]
             across_d[t] -= plays_da[t]
         for t in range(size):
-            hit_0[t] += plays_ad[t]
-            hit_1[t] += plays_ad[t]
+            hit_0[t] -= plays_ad[t]
+            hit_1[t] -= plays_ad[t]
         for t in range(size):
             col_0[t] -= plays_da[t]
             col_1[t] -= plays_da[t]
+        for t in range(size):
+            plays_ad[t] = -plays_ad[t]
         _by_card_row(a, p0, off, plays_ad, hit_d[a])
         for t in range(size):
             if plays_da[t]:  # across pair t, down pair a
-                j_t = index[y_row[t]]
+                j_t = index[choice_y[lo + t]]
                 rows_d[j_t, a] += 1
                 hit_a[j_t, a, p0[lo + t]] += 1
                 hit_a[j_t, a, p1[lo + t]] += 1
@@ -464,20 +518,23 @@ def account(p0, p1, lines, steps, multiples, x, choice_y):
         for d in range(n):
             reached -= rows_d[j, d]
         folds[j] = reached
-    for a in range(n):
-        for c in range(50):
-            hit_d[a, c] += hit_d_col[c, a]
-    for j in range(nm):
-        for c in range(50):
-            for d in range(n):
-                hit_a[j, d, c] += hit_a_t[j, c, d]
+    across_mass = np.zeros(n_classes, dtype=np.int64)
+    down_mass = np.zeros((nm, n_classes), dtype=np.int64)
+    for pair in range(n):
+        for m in range(50):
+            if m == p0[pair] or m == p1[pair]:
+                continue
+            k = cls_t[m, pair]
+            across_mass[k] += rows_a[pair] - hit_d[pair, m] - hit_d_col[m, pair]
+            for j in range(nm):
+                down_mass[j, k] += rows_d[j, pair] - hit_a[j, pair, m] - hit_a_t[j, m, pair]
     middle_mass = np.zeros(n_classes, dtype=np.int64)
     middle_z = np.zeros(n_classes, dtype=np.int64)
     for k in range(n_classes):
         middle_mass[k] = at_most[k] - (at_most[k - 1] if k else 0)
         high = at_most_hi[k] - (at_most_hi[k - 1] if k else 0)
         middle_z[k] = z_lo * middle_mass[k] + (z_hi - z_lo) * high
-    return folds, bets, rows_a, rows_d, hit_d, hit_a, middle_mass, middle_z
+    return folds, bets, across_mass, down_mass, middle_mass, middle_z
 
 
 @_compiled

@@ -216,17 +216,18 @@ class ParSheetEngine:
         _, cls = self.line_classes(hole)
         return cls, kernel.line_tables(cls, self.pair_valid, self.ante_pay, self.bet_pay)
 
-    def down_values(self, lines: tuple, down_outside: bool = False, strategies: tuple | None = None):
-        """One pass of ``kernel.decision_values``: ``(v2, choice_y, down_outside, never_fold, policy)`` with
-        ``v2`` and ``choice_y`` as in ``Solution``, ``down_outside`` the values with a down outside card seen
-        (when asked; see there), ``never_fold`` the ``(v2, choice_y)`` of the best play that never folds, and
-        ``policy`` the values of ``strategies`` (``(xs, ys, features, middle_rules)``, see there)."""
+    def down_values(self, lines: tuple, detail: bool = False, strategies: tuple | None = None):
+        """One pass of ``kernel.decision_values``: ``(v2, choice_y, (down_outside, codes), never_fold, policy)``
+        with ``v2`` and ``choice_y`` as in ``Solution``, ``down_outside`` the values with a down outside card
+        seen and ``codes`` the decisions of each round (with ``detail``; see there), ``never_fold`` the
+        ``(v2, choice_y)`` of the best play that never folds, and ``policy`` the values of ``strategies``
+        (``(xs, ys, features, middle_rules)``, see there)."""
         if strategies is None:
-            strategies = (np.zeros(0, dtype=np.int64), np.zeros((0, N_PAIRS), dtype=np.int64),
+            strategies = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                           np.zeros(N_PAIRS, dtype=np.int64), np.zeros((0, 1, 1), dtype=np.int64))
-        total, never_fold, cards, policy = kernel.decision_values(
-            self.p0, self.p1, lines, self.steps, self.multiple_array, down_outside, *strategies)
-        return (*self._best_down(total, True), cards, self._best_down(never_fold, False), policy)
+        total, never_fold, down_outside, codes, policy = kernel.decision_values(
+            self.p0, self.p1, lines, self.steps, self.multiple_array, detail, *strategies)
+        return (*self._best_down(total, True), (down_outside, codes), self._best_down(never_fold, False), policy)
 
     def _best_down(self, total: np.ndarray, allow_fold: bool) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.multiples)
@@ -254,11 +255,11 @@ class ParSheetEngine:
         """Backward induction over every deal to the hand ``hole`` (two card indexes), by the compiled loops of
         ``controller.analysis.kernel``."""
         cls, lines = self.tables(hole)
-        v2, choice_y, down_outside, never_fold, policy = self.down_values(lines, down_outside=True,
-                                                                          strategies=self._strategies(hole))
+        v2, choice_y, (down_outside, codes), never_fold, policy = self.down_values(
+            lines, detail=True, strategies=self._strategies(hole))
         value, across = best_across(v2, self.multiples)
         result = HoleAnalysis(value, across, {s: {} for s in STEPS}, 0.0, {}, {})
-        self._account(result, cls, lines, choice_y)
+        self._account(result, lines, codes, choice_y)
         result.seen = self._seen(cls, v2, down_outside)
         by_pair = self._strategy_values(hole, never_fold, policy)
         result.strategies = {name: float(v.sum()) for name, v in by_pair.items()}
@@ -283,7 +284,7 @@ class ParSheetEngine:
         _, _, _, never_fold, policy = self.down_values(lines, strategies=self._strategies(hole))
         return self._strategy_values(hole, never_fold, policy)
 
-    def _account(self, result: HoleAnalysis, cls: np.ndarray, lines: tuple, choice_y: np.ndarray) -> None:
+    def _account(self, result: HoleAnalysis, lines: tuple, codes: np.ndarray, choice_y: np.ndarray) -> None:
         """Decision frequencies, the average wager and the return table of the optimal strategy."""
         add = lambda table, key, amount: table.__setitem__(key, table.get(key, 0.0) + amount)  # noqa: E731
         x = result.across
@@ -301,8 +302,8 @@ class ParSheetEngine:
         dec["down"][0] = folded_down * per_a
         add(result.returns, ("fold", "down"), -(2 + x) * folded_down * per_a)
         add(result.mass, ("fold", "down"), folded_down * per_a)
-        folds, bets, rows_a, rows_d, hit_d, hit_a, middle_mass, middle_z = kernel.account(
-            self.p0, self.p1, lines, self.steps, self.multiple_array, x, y_of_a)
+        folds, bets, across_by_class, down_by_class, middle_mass, middle_z = kernel.account(
+            self.p0, self.p1, lines, codes, self.multiple_array, x, y_of_a)
         wager = 2.0 * SCALE1 + x * SCALE1
         played = [j for j, y in enumerate(self.multiples) if (y_of_a == y).any()]
         for j in played:
@@ -322,10 +323,8 @@ class ParSheetEngine:
             return
         for k in range(N_CLASSES):
             name = CLASS_NAMES[k]
-            ind = (self.pair_valid & (cls == k)).astype(np.int64)  # [pair, m]: middle cards giving class k
-            row = ind.sum(1)
-            across_mass = int((rows_a * row).sum() - (hit_d * ind).sum())
-            down_by_y = [int((rows_d[j] * row).sum() - (hit_a[j] * ind).sum()) for j in range(len(self.multiples))]
+            across_mass = int(across_by_class[k])
+            down_by_y = [int(down_by_class[j, k]) for j in range(len(self.multiples))]
             down_mass = sum(down_by_y)
             add(result.mass, ("ante", name), float(across_mass + down_mass))
             add(result.returns, ("ante", name), float((across_mass + down_mass) * self.ante_pay[k]))
