@@ -134,6 +134,23 @@ def _pair_offsets(p0, p1):
 
 
 @_inlined
+def _pair_sums(a, p0, p1, values, out):
+    """``out[t - a - 1] = values[p0[t]] + values[p1[t]]`` for every pair ``t > a`` (``values`` by card): the
+    pairs after ``a`` in ``combinations`` order are (a0, j > a1), then (i, j > i) for each i > a0, so each run
+    of one first card is a contiguous loop (vectorised; no gather)."""
+    a0, a1 = p0[a], p1[a]
+    position = 0
+    for i in range(a0, 49):
+        first = a1 + 1 if i == a0 else i + 1
+        count = 50 - first
+        head = values[i]
+        dest, tail = out[position:position + count], values[first:]
+        for j in range(count):
+            dest[j] = head + tail[j]
+        position += count
+
+
+@_inlined
 def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep):
     """For across pair ``a`` and each down pair ``t > a``, summed over the middle cards left (scratch arrays
     indexed by ``t - a - 1``; returns their length): the middle bet's payoff per unit ``mid``, the two antes'
@@ -166,17 +183,18 @@ def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet
         mask_d = masks[k, lo:]
         for t in range(size):
             mid[t] += step * _popcount(mask_a & mask_d[t])
-    ante_a, bet_row_a = ante_at[a], bet_at[a]
     ante_0, ante_1 = ante_t[a0, lo:], ante_t[a1, lo:]
-    ante_d, bet_row_d, bits_d, d0s, d1s = row_ante[lo:], row_bet[lo:], bits[lo:], p0[lo:], p1[lo:]
+    ante_d, bet_row_d, bits_d = row_ante[lo:], row_bet[lo:], bits[lo:]
     sum_ante_a, sum_bet_a, bits_a = row_ante[a], row_bet[a], bits[a]
+    _pair_sums(a, p0, p1, ante_at[a], antes)  # the across line's ante payoff with t's two cards as middle
     for t in range(size):  # each loop writes at most two arrays
         m = mid[t]
-        ante_sum = sum_ante_a - ante_a[d0s[t]] - ante_a[d1s[t]] + ante_d[t] - ante_0[t] - ante_1[t]
+        ante_sum = sum_ante_a - antes[t] + ante_d[t] - ante_0[t] - ante_1[t]
         antes[t] = ante_sum
         base[t] = ante_sum + (z_hi * m if m > 0 else z_lo * m)
+    _pair_sums(a, p0, p1, bet_at[a], bet_a)
     for t in range(size):
-        bet_a[t] = sum_bet_a - bet_row_a[d0s[t]] - bet_row_a[d1s[t]]
+        bet_a[t] = sum_bet_a - bet_a[t]
         bet_d[t] = bet_row_d[t] - bet_0[t] - bet_1[t]
     for t in range(size):
         keep[t] = -1 if bits_a & bits_d[t] == 0 else 0
