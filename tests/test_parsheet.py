@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.analysis import report
-from controller.analysis.classes import CLASS_NAMES, class_table, classify
+from controller.analysis.classes import CLASS_NAMES, class_table, classify, colex_combinations
 from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet
 from controller.analysis.simplified import CARD, STRATEGIES
 from controller.analysis.simulate import simulate
@@ -49,6 +49,14 @@ def test_class_table_gives_the_textbook_counts():
         "three_of_a_kind": 54_912, "straight": 10_200, "flush": 5_108, "full_house": 3_744,
         "four_of_a_kind": 624, "straight_flush": 36, "royal_flush": 4,
     }
+
+
+def test_hands_are_generated_in_colexicographic_order():
+    """The class table's hands in the order of ``colex_index``: every set of cards, sorted by its largest card,
+    then the next largest, ... (the colexicographic rule, applied here by ``sorted`` to itertools' sets)."""
+    expected = sorted(itertools.combinations(range(12), 5), key=lambda cards: cards[::-1])
+    assert colex_combinations(12, 5).tolist() == [list(cards) for cards in expected]
+    assert colex_combinations(52, 5).shape == (2_598_960, 5)
 
 
 @settings(max_examples=300, deadline=None)

@@ -13,7 +13,6 @@ is found by its colexicographic index: for sorted cards c0 < c1 < c2 < c3 < c4,
 from __future__ import annotations
 
 import functools
-import itertools
 from math import comb
 
 import numpy as np
@@ -39,18 +38,21 @@ def classify(cards: np.ndarray, wheel: bool = True) -> np.ndarray:
 
     ``wheel``: A-2-3-4-5 is a straight (NY 5324.39(b)(2)(ii),(vi)); there is never a wrap-around.
     """
+    cards = np.asarray(cards)
     ranks = np.sort(cards % 13, axis=1)
-    suits = cards // 13
-    flush = (suits == suits[:, :1]).all(axis=1)
-    eq = ranks[:, 1:] == ranks[:, :-1]
-    n_eq = eq.sum(axis=1)
-    run3 = (eq[:, 0] & eq[:, 1]) | (eq[:, 1] & eq[:, 2]) | (eq[:, 2] & eq[:, 3])
-    quads = (eq[:, 0] & eq[:, 1] & eq[:, 2]) | (eq[:, 1] & eq[:, 2] & eq[:, 3])
+    r = [ranks[:, i] for i in range(5)]  # columns: one pass each, not a reduction along a short axis
+    suits = [cards[:, i] // 13 for i in range(5)]
+    flush = (suits[0] == suits[1]) & (suits[0] == suits[2]) & (suits[0] == suits[3]) & (suits[0] == suits[4])
+    eq = [r[i + 1] == r[i] for i in range(4)]
+    n_eq = eq[0].astype(np.int8) + eq[1] + eq[2] + eq[3]
+    run3 = (eq[0] & eq[1]) | (eq[1] & eq[2]) | (eq[2] & eq[3])
+    quads = (eq[0] & eq[1] & eq[2]) | (eq[1] & eq[2] & eq[3])
     distinct = n_eq == 0
-    straight = distinct & (ranks[:, 4] - ranks[:, 0] == 4)
+    straight = distinct & (r[4] - r[0] == 4)
     if wheel:
-        straight |= distinct & (ranks == np.array([0, 1, 2, 3, 12])).all(axis=1)
-    pair_rank = np.where(eq, ranks[:, 1:], -1).max(axis=1)  # the rank of the (only) pair when n_eq == 1
+        straight |= distinct & (r[0] == 0) & (r[1] == 1) & (r[2] == 2) & (r[3] == 3) & (r[4] == 12)
+    # the rank of the (only) pair when n_eq == 1
+    pair_rank = np.maximum.reduce([np.where(eq[i], r[i + 1], -1) for i in range(4)])
     out = np.zeros(len(cards), dtype=np.uint8)
     out[(n_eq == 1) & (pair_rank >= 4)] = 1  # pair of 6s (rank index 4) to 10s (8)
     out[(n_eq == 1) & (pair_rank >= 9)] = 2  # pair of jacks or better
@@ -61,16 +63,30 @@ def classify(cards: np.ndarray, wheel: bool = True) -> np.ndarray:
     out[(n_eq == 3) & ~quads] = 7
     out[quads] = 8
     out[straight & flush] = 9
-    out[straight & flush & (ranks[:, 0] == 8)] = 10
+    out[straight & flush & (r[0] == 8)] = 10
+    return out
+
+
+def colex_combinations(n: int, k: int) -> np.ndarray:
+    """Every set of ``k`` of ``range(n)`` as sorted rows (int8), in colexicographic order: row i has
+    ``colex_index`` i. The sets whose largest element is below ``m`` are the first ``C(m, k)`` rows, so each
+    block of sets with largest element ``last`` is the first ``C(last, k - 1)`` rows one size down, plus ``last``."""
+    if k == 1:
+        return np.arange(n, dtype=np.int8)[:, None]
+    smaller = colex_combinations(n, k - 1)
+    out = np.empty((comb(n, k), k), dtype=np.int8)
+    row = 0
+    for last in range(k - 1, n):
+        count = comb(last, k - 1)
+        out[row:row + count, :-1] = smaller[:count]
+        out[row:row + count, -1] = last
+        row += count
     return out
 
 
 @functools.lru_cache(maxsize=2)
 def class_table(wheel: bool = True) -> np.ndarray:
     """Pay class of every five-card hand, indexed by ``colex_index`` (read-only array of 2,598,960 uint8)."""
-    combos = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(52), 5)),
-                         dtype=np.int8, count=5 * N_HANDS).reshape(N_HANDS, 5)
-    table = np.empty(N_HANDS, dtype=np.uint8)
-    table[colex_index(combos)] = classify(combos, wheel)
+    table = classify(colex_combinations(52, 5), wheel)
     table.setflags(write=False)
     return table

@@ -7,10 +7,14 @@ its pay class (``controller.analysis.classes``), ``valid[pair, m]`` false where 
 The middle bet pays on the higher-ranking of the two lines (NY 9 NYCRR 5324.39(e)(9)(ii)); summed over the 46
 middle cards left for an across pair ``a`` and a down pair ``d`` it is ``sum_k (h(k) - h(k+1)) N_k[a, d]``, where
 ``N_k`` counts the middle cards for which both lines are of class <= k and ``h`` is the bet payoff by class
-(``parsheet`` module docstring). Here ``N_k`` is the number of bits set in ``masks[a, k] & masks[d, k]``
-(``masks[pair, k]``: a 50-bit set of the middle cards giving that pair's line a class <= k), and every sum is of
-64-bit integers: exact, in any order. Classes above the highest one a pair's line can reach need no count
-(``kmax``): there ``N_k`` is all 46 middle cards.
+(``parsheet`` module docstring). Here ``N_k`` is the number of bits set in ``masks[k, a] & masks[k, d]``
+(``masks[k, pair]``: a 50-bit set of the middle cards giving that pair's line a class <= k), and every sum is of
+64-bit integers: exact, in any order. From the highest class the across line can reach (``kmax[a]``) up, the
+across line is of class <= k with every card, and those classes' part of the sum is the down line's alone,
+taken from a per-pair table (``tail``) instead of bit counts.
+
+Hot loops run over views starting at index 0 and write at most two arrays each, and take the larger of two
+values with a conditional expression rather than ``max``: so written, the compiler vectorises them.
 
 Values are integers in the par sheet's scales: a round's value summed over its 46 middle cards (``SCALE3``
 units) for one (a, d); summed over the down pairs for one across pair (``SCALE2``).
@@ -23,15 +27,21 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 N_MIDDLE = 46
+N_DOWN = 1128  # down pairs disjoint from an across pair
 
 
-def _compiled(function):
+def _compiled(function, inline="never"):
     """``numba.njit`` with the compiled code cached on disk when a cache folder can be written (numba's
     ``__pycache__`` beside this file, else the user's cache folder), else compiled at each start."""
     try:
-        return njit(cache=True, nogil=True)(function)
+        return njit(cache=True, nogil=True, inline=inline)(function)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available" (a read-only install)
-        return njit(nogil=True)(function)
+        return njit(nogil=True, inline=inline)(function)
+
+
+def _inlined(function):
+    """``_compiled``, the body inlined where it is called (so that the caller's loops vectorise)."""
+    return _compiled(function, inline="always")
 
 
 @intrinsic
@@ -45,19 +55,54 @@ def _popcount(typingctx, value):
 
 
 @_compiled
-def line_tables(cls, valid, ante_pay, bet_pay):
-    """Per pair of the arrays the loops read (shapes: ``cls``, ``valid`` (1225, 50); pay arrays by class):
+def line_classes(hole, rest, p0, p1, classes, binomial):
+    """``cls[pair, m]``: the pay class (``classes``, by colexicographic index; ``binomial[n, k]`` = C(n, k)) of
+    the five cards ``hole``, ``rest[p0[pair]]``, ``rest[p1[pair]]`` and ``rest[m]``; 0 where ``m`` is in the
+    pair (uint8, shape (1225, 50))."""
+    n, cards = p0.size, rest.size
+    out = np.zeros((n, cards), dtype=np.uint8)
+    hand = np.zeros(5, dtype=np.int64)
+    for i in range(n):
+        for m in range(cards):
+            if m == p0[i] or m == p1[i]:
+                continue
+            hand[0], hand[1], hand[2], hand[3], hand[4] = hole[0], hole[1], rest[p0[i]], rest[p1[i]], rest[m]
+            for j in range(1, 5):  # insertion sort of five cards
+                card = hand[j]
+                k = j - 1
+                while k >= 0 and hand[k] > card:
+                    hand[k + 1] = hand[k]
+                    k -= 1
+                hand[k + 1] = card
+            index = np.int64(0)
+            for j in range(5):
+                index += binomial[hand[j], j + 1]
+            out[i, m] = classes[index]
+    return out
 
-    ``masks[pair, k]`` (int64 bit sets, see module docstring), ``kmax[pair]`` the highest class of the pair's
-    line over its middle cards, ``ante_at[pair, m]`` / ``bet_at[pair, m]`` the payoff of that line with middle
-    card ``m`` (0 where ``m`` is in the pair), ``row_ante[pair]`` / ``row_bet[pair]`` their sums over ``m``.
+
+@_compiled
+def line_tables(cls, valid, ante_pay, bet_pay):
+    """Per pair, the arrays the loops read (shapes: ``cls``, ``valid`` (1225, 50); pay arrays by class), as one
+    tuple ``lines``:
+
+    ``masks[k, pair]`` (int64 bit sets, see module docstring); ``kmax[pair]`` the highest class of the pair's
+    line over its middle cards; ``cls_t[m, pair]`` the class with middle card ``m``; ``tail[k, pair]`` the sum
+    over the pair's middle cards ``m`` of ``bet_pay[max(k, cls[pair, m])]``; ``ante_at[pair, m]`` /
+    ``bet_at[pair, m]`` the line's payoff with middle card ``m`` (0 where ``m`` is in the pair), ``ante_t`` /
+    ``bet_t`` the same indexed ``[m, pair]``; ``row_ante[pair]`` / ``row_bet[pair]`` their sums over ``m``;
+    ``bet_pay`` itself.
     """
     n, cards = cls.shape
     n_classes = ante_pay.size
-    masks = np.zeros((n, n_classes), dtype=np.int64)
+    masks = np.zeros((n_classes, n), dtype=np.int64)
     kmax = np.zeros(n, dtype=np.int64)
+    cls_t = np.zeros((cards, n), dtype=np.int64)
+    tail = np.zeros((n_classes, n), dtype=np.int64)
     ante_at = np.zeros((n, cards), dtype=np.int64)
     bet_at = np.zeros((n, cards), dtype=np.int64)
+    ante_t = np.zeros((cards, n), dtype=np.int64)
+    bet_t = np.zeros((cards, n), dtype=np.int64)
     row_ante = np.zeros(n, dtype=np.int64)
     row_bet = np.zeros(n, dtype=np.int64)
     for i in range(n):
@@ -67,239 +112,492 @@ def line_tables(cls, valid, ante_pay, bet_pay):
             k = np.int64(cls[i, m])
             bit = np.int64(1) << m
             for j in range(k, n_classes):
-                masks[i, j] |= bit
-            if k > kmax[i]:
-                kmax[i] = k
-            ante_at[i, m] = ante_pay[k]
-            bet_at[i, m] = bet_pay[k]
+                masks[j, i] |= bit
+            kmax[i] = k if k > kmax[i] else kmax[i]
+            cls_t[m, i] = k
+            for j in range(n_classes):
+                tail[j, i] += bet_pay[j if j > k else k]
+            ante_at[i, m] = ante_t[m, i] = ante_pay[k]
+            bet_at[i, m] = bet_t[m, i] = bet_pay[k]
             row_ante[i] += ante_pay[k]
             row_bet[i] += bet_pay[k]
-    return masks, kmax, ante_at, bet_at, row_ante, row_bet
+    return masks, kmax, cls_t, tail, ante_at, bet_at, ante_t, bet_t, row_ante, row_bet, bet_pay.astype(np.int64)
 
 
 @_compiled
-def _middle_sum(masks, kmax, steps, bet_pay, a, d):
-    """The middle bet's payoff summed over the middle cards left for across pair ``a`` and down pair ``d``."""
-    top = max(kmax[a], kmax[d])
-    total = N_MIDDLE * bet_pay[top]
+def _pair_offsets(p0, p1):
+    """``off[i]`` such that pair ``(i, j)`` (i < j) has index ``off[i] + j``."""
+    off = np.zeros(50, dtype=np.int64)
+    for t in range(p0.size):
+        off[p0[t]] = t - p1[t]
+    return off
+
+
+@_inlined
+def _pair_sums(a, p0, p1, values, out):
+    """``out[t - a - 1] = values[p0[t]] + values[p1[t]]`` for every pair ``t > a`` (``values`` by card): the
+    pairs after ``a`` in ``combinations`` order are (a0, j > a1), then (i, j > i) for each i > a0, so each run
+    of one first card is a contiguous loop (vectorised; no gather)."""
+    a0, a1 = p0[a], p1[a]
+    position = 0
+    for i in range(a0, 49):
+        first = a1 + 1 if i == a0 else i + 1
+        count = 50 - first
+        head = values[i]
+        dest, tail = out[position:position + count], values[first:]
+        for j in range(count):
+            dest[j] = head + tail[j]
+        position += count
+
+
+@_inlined
+def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep):
+    """For across pair ``a`` and each down pair ``t > a``, summed over the middle cards left (scratch arrays
+    indexed by ``t - a - 1``; returns their length): the middle bet's payoff per unit ``mid``, the two antes'
+    payoff ``antes``, with the better of the smallest and largest middle bet ``base``, the across (pair a) and
+    down (pair t) lines' bet payoff per unit ``bet_a`` / ``bet_d``; ``keep`` -1 (all bits) where the pairs share
+    no card, else 0 (and the others meaningless). Inner loops run over views from index 0, which the compiler
+    vectorises.
+
+    ``mid``: for the classes ``k >= kmax[a]`` every middle card gives the across line a class <= k, so their
+    part of ``sum_k steps[k] N_k`` is the down line's alone, ``sum_m bet_pay[max(kmax[a], class of t with m)]``
+    over the middle cards m left: ``tail`` less the terms of a's two cards. Bit counts are taken below kmax[a].
+    """
+    masks, kmax, cls_t, tail, ante_at, bet_at, ante_t, bet_t, row_ante, row_bet, bet_pay = lines
+    n = p0.size
+    lo = a + 1
+    size = n - lo
+    a0, a1 = p0[a], p1[a]
+    top = kmax[a]
+    pay_top = bet_pay[top]
+    tail_d, class_0, class_1 = tail[top, lo:], cls_t[a0, lo:], cls_t[a1, lo:]
+    bet_0, bet_1 = bet_t[a0, lo:], bet_t[a1, lo:]
+    for t in range(size):
+        mid[t] = (tail_d[t] - (pay_top if class_0[t] <= top else bet_0[t])
+                  - (pay_top if class_1[t] <= top else bet_1[t]))
     for k in range(top):
-        total += steps[k] * _popcount(masks[a, k] & masks[d, k])
-    return total
+        step = steps[k]
+        if step == 0:
+            continue
+        mask_a = masks[k, a]
+        mask_d = masks[k, lo:]
+        for t in range(size):
+            mid[t] += step * _popcount(mask_a & mask_d[t])
+    ante_0, ante_1 = ante_t[a0, lo:], ante_t[a1, lo:]
+    ante_d, bet_row_d, bits_d = row_ante[lo:], row_bet[lo:], bits[lo:]
+    sum_ante_a, sum_bet_a, bits_a = row_ante[a], row_bet[a], bits[a]
+    _pair_sums(a, p0, p1, ante_at[a], antes)  # the across line's ante payoff with t's two cards as middle
+    for t in range(size):  # each loop writes at most two arrays
+        m = mid[t]
+        ante_sum = sum_ante_a - antes[t] + ante_d[t] - ante_0[t] - ante_1[t]
+        antes[t] = ante_sum
+        base[t] = ante_sum + (z_hi * m if m > 0 else z_lo * m)
+    _pair_sums(a, p0, p1, bet_at[a], bet_a)
+    for t in range(size):
+        bet_a[t] = sum_bet_a - bet_a[t]
+        bet_d[t] = bet_row_d[t] - bet_0[t] - bet_1[t]
+    for t in range(size):
+        keep[t] = -1 if bits_a & bits_d[t] == 0 else 0
+    return size
+
+
+@_inlined
+def _rule_value(rule, with_best, best_bet, mid, fold):
+    """A middle decision by rule (``decision_values``): bet ``rule`` (> 0), fold (0), the best of folding and
+    betting (-1) or the better bet (-2); ``with_best`` the round's value with the better bet ``best_bet``.
+    Written as selects, without a chain of comparisons the compiler would make a branch table of."""
+    value = with_best - best_bet + rule * mid
+    value = fold if rule == 0 else value
+    best_or_fold = with_best if with_best > fold else fold
+    value = best_or_fold if rule == -1 else value
+    return with_best if rule < -1 else value
+
+
+@_inlined
+def _by_card_row(a, p0, off, values, out):
+    """``out[card] +=`` the sum of ``values`` (indexed as ``_row``'s arrays) over the down pairs ``t > a``
+    holding ``card``; ``values`` is 0 where ``t`` meets across pair ``a``, as on every pair of its first card."""
+    a0 = p0[a]
+    lo = a + 1
+    for i in range(a0 + 1, 49):
+        start = off[i] + i + 1 - lo  # pair (i, i + 1)
+        row = values[start:start + 49 - i]
+        dest = out[i + 1:]
+        s = np.int64(0)
+        for j in range(49 - i):
+            v = row[j]
+            s += v
+            dest[j] += v
+        out[i] += s
 
 
 @_compiled
-def _round_sums(p0, p1, masks, kmax, ante_at, bet_at, row_ante, row_bet, steps, bet_pay, a, d):
-    """For across pair ``a`` and down pair ``d``, summed over the middle cards left: the middle bet's payoff,
-    the two antes' payoff, the across line's and the down line's bet payoff (per unit staked)."""
-    a0, a1, d0, d1 = p0[a], p1[a], p0[d], p1[d]
-    antes = row_ante[a] - ante_at[a, d0] - ante_at[a, d1] + row_ante[d] - ante_at[d, a0] - ante_at[d, a1]
-    bet_a = row_bet[a] - bet_at[a, d0] - bet_at[a, d1]
-    bet_d = row_bet[d] - bet_at[d, a0] - bet_at[d, a1]
-    return _middle_sum(masks, kmax, steps, bet_pay, a, d), antes, bet_a, bet_d
+def _by_card_rows(a, p0, off, values, out):
+    """``_by_card_row`` for each row of ``values`` into the same row of ``out``."""
+    for c in range(values.shape[0]):
+        _by_card_row(a, p0, off, values[c], out[c])
 
 
 @_compiled
-def decision_values(p0, p1, masks, kmax, ante_at, bet_at, row_ante, row_bet, steps, bet_pay, multiples,
-                    want_by_card, xs, ys, features, middle_rules):
+def decision_values(p0, p1, lines, steps, multiples, detail, xs, ys, features, middle_rules):
     """The down decision's values for every across pair, each across multiple ``x`` and down multiple ``y``,
-    and the value of given strategies, in one pass over the (across pair, down pair) of one hand.
+    and the value of given strategies, in one pass over the (across pair, down pair) of one hand (``lines``:
+    ``line_tables``).
 
-    Returns ``(total, never_fold, by_card, policy)``. ``total[a, i * len(multiples) + j]``: the sum over the
-    down pairs ``d`` (disjoint from ``a``) of the middle decision's value ``max(fold, continue)`` after betting
-    ``multiples[i]`` across and ``multiples[j]`` down (``continue`` with the better of the smallest and largest
-    middle bet), in ``SCALE3`` units summed over d; ``never_fold``: the same without the fold. When
-    ``want_by_card``, ``by_card[a, c, i * n + j]``: the sum of ``total`` over the down pairs that hold card
-    ``c`` (else an empty array).
+    Returns ``(total, never_fold, down_outside, codes, policy)``. ``total[a, i * len(multiples) + j]``: the sum
+    over the down pairs ``d`` (disjoint from ``a``) of the middle decision's value ``max(fold, continue)`` after
+    betting ``multiples[i]`` across and ``multiples[j]`` down (``continue`` with the better of the smallest and
+    largest middle bet), in ``SCALE3`` units summed over d; ``never_fold``: the same without the fold. When
+    ``detail`` (else empty arrays): ``down_outside[i, c]``, a down outside card ``c`` seen, the sum over the
+    across pairs ``a`` without c of the down decision's value knowing c after betting ``multiples[i]`` across,
+    ``max(fold, max_j by_card[a, c, i * n + j])``, where ``by_card`` sums ``total``'s terms over the 47 down
+    pairs that hold c (``SCALE3`` units); and ``codes``, for each pair ``a < d`` (row by row, ``d`` from a + 1),
+    bit ``i * n + j`` set when the round across a, down d goes on at the middle (continuing beats folding)
+    after ``multiples[i]`` and ``multiples[j]``, bit ``n * n`` when its middle bet is the largest (0 for pairs
+    sharing a card): what ``account`` reads.
 
     ``policy[s, a]``: the value (``SCALE2`` units, for across pair ``a``) of strategy ``s`` that bets
-    ``xs[s] >= 1`` across, ``ys[s, a]``
-    down (0 = fold) on across pair ``a``, and at the middle ``middle_rules[s, features[a], features[d]]``
+    ``xs[s]`` across, ``ys[s]`` down (each one of ``multiples``; ``ys[s]`` 0 = fold), and at the middle
+    ``middle_rules[s, features[a], features[d]]``
     (``z >= 1``: bet z; 0: fold; -1: the best of folding and betting; -2: the better bet, never folding), where
     ``features[pair]`` is a small code of the line that pair makes with the hand.
+
+    Each unordered pair (a, d), a < d, is visited once, in the row of ``a``: of its two rounds, across a and
+    down d is summed along the row, across d and down a into arrays indexed by ``d``. ``never_fold`` is linear
+    in the multiples: it is made of three sums per across pair (base, across bet, down bet).
     """
     n = p0.size
     nm = multiples.size
     combos = nm * nm
     z_lo, z_hi = multiples[0], multiples[nm - 1]
-    total = np.zeros((n, combos), dtype=np.int64)
-    never_fold = np.zeros((n, combos), dtype=np.int64)
-    size = n if want_by_card else 0
-    by_card = np.zeros((size, 50, combos), dtype=np.int64)
-    by_card_t = np.zeros((50, size, combos), dtype=np.int64)  # [c, d]: written along d while a is fixed
     bits = (np.int64(1) << p0) | (np.int64(1) << p1)
-    v_ad = np.zeros(combos, dtype=np.int64)
-    v_da = np.zeros(combos, dtype=np.int64)
+    off = _pair_offsets(p0, p1)
+    total = np.zeros((n, combos), dtype=np.int64)
+    total_col = np.zeros((combos, n), dtype=np.int64)
+    linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
+    linear_col = np.zeros((3, n), dtype=np.int64)
+    card_rows = n if detail else 0
+    codes = np.zeros(n * (n - 1) // 2 if detail else 0, dtype=np.int64)
+    if combos + 1 > 63:
+        raise ValueError("at most 7 bet multiples")
+    row_start = 0
+    by_card = np.zeros((combos, 50, card_rows), dtype=np.int64)  # [c, card, across pair]
+    row_cards = np.zeros((combos, 50), dtype=np.int64)  # [c, card]: the row's part
+    down_outside = np.zeros((nm if detail else 0, 50), dtype=np.int64)
     strategies = xs.size
     policy = np.zeros((strategies, n), dtype=np.int64)
-    for a in range(n):
-        a0, a1 = p0[a], p1[a]
-        for d in range(a + 1, n):
-            if bits[a] & bits[d]:
-                continue
-            d0, d1 = p0[d], p1[d]
-            middle, antes, bet_a, bet_d = _round_sums(p0, p1, masks, kmax, ante_at, bet_at, row_ante, row_bet,
-                                                      steps, bet_pay, a, d)
-            best_middle = max(z_lo * middle, z_hi * middle)
-            base = antes + best_middle
+    policy_col = np.zeros((strategies, n), dtype=np.int64)
+    n_features = middle_rules.shape[1]
+    rule_ad = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]
+    rule_da = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]: across d, down a
+    position = np.zeros((strategies, 2), dtype=np.int64)  # indexes of xs[s], ys[s] in multiples
+    for s in range(strategies):
+        for side in range(2):
+            bet = xs[s] if side == 0 else ys[s]
+            found = bet == 0 and side == 1
             for i in range(nm):
-                x = multiples[i]
-                for j in range(nm):
-                    y = multiples[j]
-                    c = i * nm + j
-                    fold = -(2 + x + y) * N_MIDDLE
-                    v_ad[c] = base + x * bet_a + y * bet_d  # across pair a, down pair d
-                    v_da[c] = base + x * bet_d + y * bet_a  # across pair d, down pair a
-                    never_fold[a, c] += v_ad[c]
-                    never_fold[d, c] += v_da[c]
-                    v_ad[c] = max(v_ad[c], fold)
-                    v_da[c] = max(v_da[c], fold)
+                if multiples[i] == bet:
+                    position[s, side] = i
+                    found = True
+            if not found:
+                raise ValueError("a strategy's bet is not one of the bet multiples")
+        for f in range(n_features):
+            for t in range(n):
+                rule_ad[s, f, t] = middle_rules[s, f, features[t]]
+                rule_da[s, f, t] = middle_rules[s, features[t], f]
+    scratch = np.zeros((6, n), dtype=np.int64)
+    mid, antes, base, bet_a, bet_d, keep = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5]
+    with_d = np.zeros((nm, n), dtype=np.int64)  # [i, t]: multiples[i] x bet_d
+    base_a = np.zeros((nm, n), dtype=np.int64)  # [i, t]: base + multiples[i] x bet_a
+    values = np.zeros((combos, n), dtype=np.int64)  # [c, t]: the round's value, for by_card
+    for a in range(n):  # the last pair has no row of its own, but its sums by card are taken there
+        size = _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep)
+        lo = a + 1
+        a0, a1 = p0[a], p1[a]
+        sum_base, sum_a, sum_d = np.int64(0), np.int64(0), np.int64(0)
+        col_base, col_a, col_d = linear_col[0, lo:], linear_col[1, lo:], linear_col[2, lo:]
+        for t in range(size):
+            k = keep[t]
+            sum_base += base[t] & k
+            sum_a += bet_a[t] & k
+            sum_d += bet_d[t] & k
+            col_base[t] += base[t] & k
+            col_a[t] += bet_d[t] & k  # across pair t: its across line is the line of t
+            col_d[t] += bet_a[t] & k
+        linear[0, a] += sum_base
+        linear[1, a] += sum_a
+        linear[2, a] += sum_d
+        for i in range(nm):
+            x = multiples[i]
+            row_with_d, row_base_a = with_d[i], base_a[i]
+            for t in range(size):
+                row_with_d[t] = x * bet_d[t]
+                row_base_a[t] = base[t] + x * bet_a[t]
+        # the round across d, down a after betting (x, y) has the value of across a, down d after (y, x)
+        for i in range(nm):
+            x = multiples[i]
+            for j in range(nm):
+                y = multiples[j]
+                c = i * nm + j
+                swapped = j * nm + i
+                fold = -(2 + x + y) * N_MIDDLE
+                sum_total = np.int64(0)
+                col_total = total_col[swapped, lo:]
+                across_a, down_d = base_a[i], with_d[j]
+                if detail:  # one loop per pair of arrays written: the compiler vectorises each
+                    row_values = values[c]
+                    for t in range(size):
+                        value = across_a[t] + down_d[t]
+                        kept = (value if value > fold else fold) & keep[t]
+                        sum_total += kept
+                        col_total[t] += kept
+                        row_values[t] = kept
+                    col_0, col_1 = by_card[swapped, a0, lo:], by_card[swapped, a1, lo:]
+                    for t in range(size):
+                        col_0[t] += row_values[t]
+                        col_1[t] += row_values[t]
+                else:
+                    for t in range(size):
+                        value = across_a[t] + down_d[t]
+                        kept = (value if value > fold else fold) & keep[t]
+                        sum_total += kept
+                        col_total[t] += kept
+                total[a, c] += sum_total
+        if detail:
+            # the rounds across a: the part of rows before a is complete, the part of this row just made
+            _by_card_rows(a, p0, off, values, row_cards)
+            for i in range(nm):
+                folded = -(2 + multiples[i]) * N_MIDDLE * 47
+                for card in range(50):
+                    best = folded
+                    for j in range(nm):
+                        c = i * nm + j
+                        value = row_cards[c, card] + by_card[c, card, a]
+                        best = value if value > best else best
+                    down_outside[i, card] += 0 if card == a0 or card == a1 else best
+            row_cards[:, :] = 0
+            code_row = codes[row_start:row_start + size]
+            row_start += size
+            for t in range(size):
+                code_row[t] = keep[t] & (np.int64(1) << combos) if mid[t] > 0 else 0
             for c in range(combos):
-                total[a, c] += v_ad[c]
-                total[d, c] += v_da[c]
-            if want_by_card:
-                for c in range(combos):
-                    by_card[a, d0, c] += v_ad[c]
-                    by_card[a, d1, c] += v_ad[c]
-                    by_card_t[a0, d, c] += v_da[c]
-                    by_card_t[a1, d, c] += v_da[c]
-            for s in range(strategies):
-                x = xs[s]
-                for side in range(2):
-                    across, down = (a, d) if side == 0 else (d, a)
-                    y = ys[s, across]
-                    if y == 0:
-                        policy[s, across] += -(2 + x) * N_MIDDLE
-                        continue
-                    fold = -(2 + x + y) * N_MIDDLE
-                    rule = middle_rules[s, features[across], features[down]]
-                    plain = antes + (x * bet_a + y * bet_d if side == 0 else x * bet_d + y * bet_a)
-                    if rule == -1:
-                        policy[s, across] += max(fold, plain + best_middle)
-                    elif rule == -2:
-                        policy[s, across] += plain + best_middle
-                    elif rule == 0:
-                        policy[s, across] += fold
-                    else:
-                        policy[s, across] += plain + rule * middle
-    if want_by_card:
-        for c in range(50):
-            for d in range(n):
-                for k in range(combos):
-                    by_card[d, c, k] += by_card_t[c, d, k]
-    return total, never_fold, by_card, policy
+                row_values = values[c]
+                fold = -(2 + multiples[c // nm] + multiples[c % nm]) * N_MIDDLE
+                bit = np.int64(1) << c
+                for t in range(size):
+                    code_row[t] |= keep[t] & bit if row_values[t] != fold else 0
+        for s in range(strategies):
+            x, y = xs[s], ys[s]
+            col = policy_col[s, lo:]
+            acc = np.int64(0)
+            if y == 0:  # a fold at the down decision: the same loss on every round
+                folded = -(2 + x) * N_MIDDLE
+                for t in range(size):
+                    acc += folded & keep[t]
+                    col[t] += folded & keep[t]
+                policy[s, a] += acc
+                continue
+            fold = -(2 + x + y) * N_MIDDLE
+            rules_ad, rules_da = rule_ad[s, features[a], lo:], rule_da[s, features[a], lo:]
+            across_a, down_d = base_a[position[s, 0]], with_d[position[s, 1]]  # across a: x on a's line
+            across_d, down_a = with_d[position[s, 0]], base_a[position[s, 1]]  # across d: x on d's line
+            for t in range(size):
+                k = keep[t]
+                best_bet = base[t] - antes[t]
+                acc += _rule_value(rules_ad[t], across_a[t] + down_d[t], best_bet, mid[t], fold) & k
+                col[t] += _rule_value(rules_da[t], across_d[t] + down_a[t], best_bet, mid[t], fold) & k
+            policy[s, a] += acc
+    never_fold = np.zeros((n, combos), dtype=np.int64)
+    for a in range(n):
+        sum_base = linear[0, a] + linear_col[0, a]
+        sum_a = linear[1, a] + linear_col[1, a]
+        sum_d = linear[2, a] + linear_col[2, a]
+        for i in range(nm):
+            for j in range(nm):
+                c = i * nm + j
+                total[a, c] += total_col[c, a]
+                never_fold[a, c] = sum_base + multiples[i] * sum_a + multiples[j] * sum_d
+        for s in range(strategies):
+            policy[s, a] += policy_col[s, a]
+    return total, never_fold, down_outside, codes, policy
 
 
 @_compiled
-def _tally(value, x, y, j, across, down, a0, a1, d0, d1, folds, rows_a, rows_d, hit_d, hit_a_t):
-    """One round of ``account``: across pair ``across`` (cards a0, a1), down pair ``down`` (d0, d1), the value
-    of going on to the middle decision ``value``; 1 if it is played to the end, 0 if folded there."""
-    if not value > -(2 + x + y) * N_MIDDLE:
-        folds[j] += 1
-        return 0
-    rows_a[across] += 1
-    rows_d[j, down] += 1
-    hit_d[across, d0] += 1
-    hit_d[across, d1] += 1
-    hit_a_t[j, a0, down] += 1
-    hit_a_t[j, a1, down] += 1
-    return 1
-
-
-@_compiled
-def account(p0, p1, masks, kmax, ante_at, bet_at, row_ante, row_bet, steps, bet_pay, multiples, x, choice_y):
+def account(p0, p1, lines, codes, multiples, x, choice_y):
     """What the optimal strategy does after betting ``x`` across, with ``choice_y[a]`` the down decision for
-    across pair ``a`` (0 = fold). Over every (a, d) disjoint with ``choice_y[a] != 0``:
+    across pair ``a`` (0 = fold), from the ``codes`` of ``decision_values`` (``lines``: ``line_tables``). Over
+    every round (a, d) disjoint with ``choice_y[a] != 0``:
 
     ``folds[j]``: rounds folded at the middle after betting ``multiples[j]`` down; ``bets[z]``: rounds with a
-    middle bet of ``z`` x the ante (index = z); ``rows_a[a]`` / ``rows_d[j, d]``: rounds played to the end by
-    across pair (by down pair, for each down multiple); ``hit_d[a, c]``: of those, the ones whose down pair holds
-    card c; ``hit_a[j, d, c]``: whose across pair holds c; ``middle_mass[k]``: (round, middle card) settling the
-    middle bet on class k; ``middle_z[k]``: the same weighted by the middle bet's multiple.
+    middle bet of ``z`` x the ante (index = z); ``across_mass[k]``: (round played to the end, middle card) whose
+    across line is of class k; ``down_mass[j, k]``: the same for the down line, of rounds betting
+    ``multiples[j]`` down; ``middle_mass[k]``: (round, middle card) settling the middle bet on class k;
+    ``middle_z[k]``: the same weighted by the middle bet's multiple.
+
+    Pairs are visited as in ``decision_values``. A round not played to the end is folded at the middle:
+    ``folds[j]`` is the rounds reaching it (1,128 per across pair betting ``multiples[j]`` down) less those
+    played. A line's class mass is, over its pair's middle cards m of class k, the rounds played with that pair
+    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``).
     """
+    masks, cls_t = lines[0], lines[2]
     n = p0.size
     nm = multiples.size
-    n_classes = bet_pay.size
+    combos = nm * nm
+    n_classes = masks.shape[0]
     z_lo, z_hi = multiples[0], multiples[nm - 1]
+    off = _pair_offsets(p0, p1)
     folds = np.zeros(nm, dtype=np.int64)
     bets = np.zeros(z_hi + 1, dtype=np.int64)
-    rows_a = np.zeros(n, dtype=np.int64)
-    rows_d = np.zeros((nm, n), dtype=np.int64)
-    hit_d = np.zeros((n, 50), dtype=np.int64)
-    hit_a_t = np.zeros((nm, 50, n), dtype=np.int64)  # [j, c, d]: written along d
-    middle_mass = np.zeros(n_classes, dtype=np.int64)
-    middle_z = np.zeros(n_classes, dtype=np.int64)
+    rows_a = np.zeros(n, dtype=np.int64)  # rounds played to the end, by across pair
+    rows_d = np.zeros((nm, n), dtype=np.int64)  # by down pair and down multiple
+    hit_d = np.zeros((n, 50), dtype=np.int64)  # [a, c]: of those, the ones whose down pair holds card c
+    hit_d_col = np.zeros((50, n), dtype=np.int64)  # [c, d]: the same, across pair d, down pair holding c
+    hit_a = np.zeros((nm, n, 50), dtype=np.int64)  # [j, d, c]: whose across pair holds card c
+    hit_a_t = np.zeros((nm, 50, n), dtype=np.int64)  # [j, c, d]: the same, across pair holding c, down pair d
+    at_most = np.zeros(n_classes, dtype=np.int64)  # (round, middle card) with both lines of class <= k
+    at_most_hi = np.zeros(n_classes, dtype=np.int64)  # the same, of rounds betting the largest middle bet
     index = np.zeros(z_hi + 1, dtype=np.int64)
     for j in range(nm):
         index[multiples[j]] = j
-    bits = (np.int64(1) << p0) | (np.int64(1) << p1)
+    i_x = index[x]
+    on = np.zeros(n, dtype=np.int64)  # 1 where the across pair bets down
+    down_bit = np.zeros(n, dtype=np.int64)  # the code's bit of the round across d, down that pair
     for a in range(n):
+        on[a] = 1 if choice_y[a] != 0 else 0
+        down_bit[a] = index[choice_y[a]] * nm + i_x
+    scratch = np.zeros((4, n), dtype=np.int64)
+    plays_ad, plays_da, hi_ad, hi_da = scratch[0], scratch[1], scratch[2], scratch[3]  # 0 or -1 (all bits)
+    plays_hi = np.int64(0)
+    plays_all = np.int64(0)
+    row_start = 0
+    for a in range(n - 1):
+        lo = a + 1
+        size = n - lo
+        code_row = codes[row_start:row_start + size]
+        row_start += size
         a0, a1 = p0[a], p1[a]
-        for d in range(a + 1, n):
-            if bits[a] & bits[d]:
-                continue
-            y_ad, y_da = choice_y[a], choice_y[d]
-            if y_ad == 0 and y_da == 0:
-                continue
-            d0, d1 = p0[d], p1[d]
-            middle, antes, bet_a, bet_d = _round_sums(p0, p1, masks, kmax, ante_at, bet_at, row_ante, row_bet,
-                                                      steps, bet_pay, a, d)
-            base = antes + max(z_lo * middle, z_hi * middle)
-            z = z_hi if middle > 0 else z_lo
-            plays = 0
-            if y_ad != 0:  # across pair a, down pair d
-                plays += _tally(base + x * bet_a + y_ad * bet_d, x, y_ad, index[y_ad], a, d, a0, a1, d0, d1,
-                                folds, rows_a, rows_d, hit_d, hit_a_t)
-            if y_da != 0:  # across pair d, down pair a
-                plays += _tally(base + x * bet_d + y_da * bet_a, x, y_da, index[y_da], d, a, d0, d1, a0, a1,
-                                folds, rows_a, rows_d, hit_d, hit_a_t)
-            if plays == 0:
-                continue
-            bets[z] += plays
-            below = 0
-            top = max(kmax[a], kmax[d])
-            for k in range(n_classes):
-                both = _popcount(masks[a, k] & masks[d, k]) if k < top else N_MIDDLE
-                middle_mass[k] += plays * (both - below)
-                middle_z[k] += plays * (both - below) * z
-                below = both
-    hit_a = np.zeros((nm, n, 50), dtype=np.int64)
+        j_a = index[choice_y[a]]  # 0 when a folds: nothing is then added
+        bit_ad, on_a = i_x * nm + j_a, on[a]
+        down_row, hit_0, hit_1 = rows_d[j_a, lo:], hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
+        col_0, col_1, across_d = hit_d_col[a0, lo:], hit_d_col[a1, lo:], rows_a[lo:]
+        bit_da, on_d = down_bit[lo:], on[lo:]
+        row_plays = np.int64(0)
+        for t in range(size):  # each loop writes at most two arrays: the compiler vectorises each
+            code = code_row[t]
+            p_ad = -((code >> bit_ad) & on_a)
+            p_da = -((code >> bit_da[t]) & on_d[t])
+            high = -((code >> combos) & 1)
+            plays_ad[t] = p_ad
+            plays_da[t] = p_da
+            row_plays -= p_ad
+            plays_all -= p_ad + p_da
+            plays_hi -= (p_ad & high) + (p_da & high)
+        for t in range(size):
+            high = -((code_row[t] >> combos) & 1)
+            hi_ad[t] = plays_ad[t] & high
+            hi_da[t] = plays_da[t] & high
+        rows_a[a] += row_plays
+        for t in range(size):
+            down_row[t] -= plays_ad[t]
+            across_d[t] -= plays_da[t]
+        for t in range(size):
+            hit_0[t] -= plays_ad[t]
+            hit_1[t] -= plays_ad[t]
+        for t in range(size):
+            col_0[t] -= plays_da[t]
+            col_1[t] -= plays_da[t]
+        for t in range(size):
+            plays_ad[t] = -plays_ad[t]
+        _by_card_row(a, p0, off, plays_ad, hit_d[a])
+        for t in range(size):
+            if plays_da[t]:  # across pair t, down pair a
+                j_t = index[choice_y[lo + t]]
+                rows_d[j_t, a] += 1
+                hit_a[j_t, a, p0[lo + t]] += 1
+                hit_a[j_t, a, p1[lo + t]] += 1
+        for k in range(n_classes):
+            mask_a = masks[k, a]
+            mask_d = masks[k, lo:]
+            s = np.int64(0)
+            s_hi = np.int64(0)
+            for t in range(size):
+                both = _popcount(mask_a & mask_d[t])
+                s += (both & -plays_ad[t]) + (both & plays_da[t])
+                s_hi += (both & hi_ad[t]) + (both & hi_da[t])
+            at_most[k] += s
+            at_most_hi[k] += s_hi
+    bets[z_hi] += plays_hi
+    bets[z_lo] += plays_all - plays_hi
     for j in range(nm):
-        for c in range(50):
-            for d in range(n):
-                hit_a[j, d, c] = hit_a_t[j, c, d]
-    return folds, bets, rows_a, rows_d, hit_d, hit_a, middle_mass, middle_z
+        reached = np.int64(0)
+        for a in range(n):
+            if choice_y[a] == multiples[j]:
+                reached += N_DOWN
+        for d in range(n):
+            reached -= rows_d[j, d]
+        folds[j] = reached
+    across_mass = np.zeros(n_classes, dtype=np.int64)
+    down_mass = np.zeros((nm, n_classes), dtype=np.int64)
+    for pair in range(n):
+        for m in range(50):
+            if m == p0[pair] or m == p1[pair]:
+                continue
+            k = cls_t[m, pair]
+            across_mass[k] += rows_a[pair] - hit_d[pair, m] - hit_d_col[m, pair]
+            for j in range(nm):
+                down_mass[j, k] += rows_d[j, pair] - hit_a[j, pair, m] - hit_a_t[j, m, pair]
+    middle_mass = np.zeros(n_classes, dtype=np.int64)
+    middle_z = np.zeros(n_classes, dtype=np.int64)
+    for k in range(n_classes):
+        middle_mass[k] = at_most[k] - (at_most[k - 1] if k else 0)
+        high = at_most_hi[k] - (at_most_hi[k - 1] if k else 0)
+        middle_z[k] = z_lo * middle_mass[k] + (z_hi - z_lo) * high
+    return folds, bets, across_mass, down_mass, middle_mass, middle_z
 
 
 @_compiled
 def middle_seen_sums(p0, p1, cls, valid, payoff):
     """Middle card seen first: for each middle card ``m`` and across pair ``a`` (not holding m), the sums over
     the down pairs ``d`` (disjoint from ``a``, not holding m) of ``payoff[c, cls[a, m], cls[d, m]]``, for each
-    choice ``c`` (shape ``(choices, 11, 11)``). Returns ``out[c, m, a]`` (0 where m is in a)."""
+    choice ``c`` (shape ``(choices, 11, 11)``). Returns ``out[c, m, a]`` (0 where m is in a).
+
+    The down pairs are counted by class: all those without m, less those through either card of ``a``, plus
+    ``a`` itself (taken off twice). Each count enters the sum linearly, so the payoffs are summed per count
+    first: ``whole[k_a, c]`` over all the pairs without m, ``through[card, k_a, c]`` over those holding ``card``.
+    """
     n, cards = cls.shape
     n_classes = payoff.shape[1]
     choices = payoff.shape[0]
-    total = np.zeros((cards, n_classes), dtype=np.int64)
-    through = np.zeros((cards, cards, n_classes), dtype=np.int64)  # [m, card, k]: pairs holding card
-    for i in range(n):
-        for m in range(cards):
+    out = np.zeros((choices, cards, n), dtype=np.int64)
+    count_all = np.zeros(n_classes, dtype=np.int64)
+    count_through = np.zeros((cards, n_classes), dtype=np.int64)  # [card, k]: pairs holding card
+    whole = np.zeros((n_classes, choices), dtype=np.int64)
+    through = np.zeros((cards, n_classes, choices), dtype=np.int64)
+    for m in range(cards):
+        count_all[:] = 0
+        count_through[:, :] = 0
+        for i in range(n):
             if valid[i, m]:
                 k = cls[i, m]
-                total[m, k] += 1
-                through[m, p0[i], k] += 1
-                through[m, p1[i], k] += 1
-    out = np.zeros((choices, cards, n), dtype=np.int64)
-    count = np.zeros(n_classes, dtype=np.int64)
-    for m in range(cards):
+                count_all[k] += 1
+                count_through[p0[i], k] += 1
+                count_through[p1[i], k] += 1
+        for k_a in range(n_classes):
+            for c in range(choices):
+                s = np.int64(0)
+                for k in range(n_classes):
+                    s += count_all[k] * payoff[c, k_a, k]
+                whole[k_a, c] = s
+                for card in range(cards):
+                    s = np.int64(0)
+                    for k in range(n_classes):
+                        s += count_through[card, k] * payoff[c, k_a, k]
+                    through[card, k_a, c] = s
         for a in range(n):
             if not valid[a, m]:
                 continue
             k_a = cls[a, m]
-            for k in range(n_classes):
-                count[k] = total[m, k] - through[m, p0[a], k] - through[m, p1[a], k]
-            count[k_a] += 1  # a itself was taken off twice
+            a0, a1 = p0[a], p1[a]
             for c in range(choices):
-                s = 0
-                for k in range(n_classes):
-                    s += count[k] * payoff[c, k_a, k]
-                out[c, m, a] = s
+                out[c, m, a] = whole[k_a, c] - through[a0, k_a, c] - through[a1, k_a, c] + payoff[c, k_a, k_a]
     return out

@@ -33,7 +33,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from controller.analysis import kernel, simplified
-from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table, colex_index
+from controller.analysis.classes import BINOMIAL, CLASS_NAMES, N_CLASSES, class_table
 from controller.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
 
 N_PAIRS = 1225  # pairs of the 50 cards left after the hole cards
@@ -166,15 +166,10 @@ class ParSheetEngine:
         self.middle_steps = [(k, h[k] - h[k + 1]) for k in range(N_CLASSES) if h[k] != h[k + 1]]
 
     def line_classes(self, hole: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        """Remaining cards (50) and the class of each line ``[pair, middle]`` (invalid entries are 0)."""
+        """Remaining cards (50) and the class of each line ``[pair, middle]`` (uint8; invalid entries are 0)."""
         rest = np.array([c for c in range(52) if c not in hole], dtype=np.int64)
-        cards = np.empty((N_PAIRS, 50, 5), dtype=np.int64)
-        cards[..., 0], cards[..., 1] = hole
-        cards[..., 2] = rest[self.p0][:, None]
-        cards[..., 3] = rest[self.p1][:, None]
-        cards[..., 4] = rest[None, :]
-        index = np.where(self.pair_valid, colex_index(cards), 0)  # a middle card inside the pair: no hand
-        return rest, np.where(self.pair_valid, self.classes[index], 0)
+        return rest, kernel.line_classes(np.array(hole, dtype=np.int64), rest, self.p0, self.p1, self.classes,
+                                         BINOMIAL)
 
     def solve(self, hole: tuple[int, int]) -> "Solution":
         """The down and middle decisions' values for the hand ``hole`` (two card indexes), with every intermediate
@@ -221,16 +216,18 @@ class ParSheetEngine:
         _, cls = self.line_classes(hole)
         return cls, kernel.line_tables(cls, self.pair_valid, self.ante_pay, self.bet_pay)
 
-    def down_values(self, lines: tuple, by_card: bool = False, strategies: tuple | None = None):
-        """One pass of ``kernel.decision_values``: ``(v2, choice_y, by_card, never_fold, policy)`` with ``v2``
-        and ``choice_y`` as in ``Solution``, ``never_fold`` the ``(v2, choice_y)`` of the best play that never
-        folds, and ``policy`` the values of ``strategies`` (``(xs, ys, features, middle_rules)``, see there)."""
+    def down_values(self, lines: tuple, detail: bool = False, strategies: tuple | None = None):
+        """One pass of ``kernel.decision_values``: ``(v2, choice_y, (down_outside, codes), never_fold, policy)``
+        with ``v2`` and ``choice_y`` as in ``Solution``, ``down_outside`` the values with a down outside card
+        seen and ``codes`` the decisions of each round (with ``detail``; see there), ``never_fold`` the
+        ``(v2, choice_y)`` of the best play that never folds, and ``policy`` the values of ``strategies``
+        (``(xs, ys, features, middle_rules)``, see there)."""
         if strategies is None:
-            strategies = (np.zeros(0, dtype=np.int64), np.zeros((0, N_PAIRS), dtype=np.int64),
+            strategies = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                           np.zeros(N_PAIRS, dtype=np.int64), np.zeros((0, 1, 1), dtype=np.int64))
-        total, never_fold, cards, policy = kernel.decision_values(
-            self.p0, self.p1, *lines, self.steps, self.bet_pay, self.multiple_array, by_card, *strategies)
-        return (*self._best_down(total, True), cards, self._best_down(never_fold, False), policy)
+        total, never_fold, down_outside, codes, policy = kernel.decision_values(
+            self.p0, self.p1, lines, self.steps, self.multiple_array, detail, *strategies)
+        return (*self._best_down(total, True), (down_outside, codes), self._best_down(never_fold, False), policy)
 
     def _best_down(self, total: np.ndarray, allow_fold: bool) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.multiples)
@@ -258,12 +255,12 @@ class ParSheetEngine:
         """Backward induction over every deal to the hand ``hole`` (two card indexes), by the compiled loops of
         ``controller.analysis.kernel``."""
         cls, lines = self.tables(hole)
-        v2, choice_y, by_card, never_fold, policy = self.down_values(lines, by_card=True,
-                                                                     strategies=self._strategies(hole))
+        v2, choice_y, (down_outside, codes), never_fold, policy = self.down_values(
+            lines, detail=True, strategies=self._strategies(hole))
         value, across = best_across(v2, self.multiples)
         result = HoleAnalysis(value, across, {s: {} for s in STEPS}, 0.0, {}, {})
-        self._account(result, cls, lines, choice_y)
-        result.seen = self._seen(cls, v2, by_card)
+        self._account(result, lines, codes, choice_y)
+        result.seen = self._seen(cls, v2, down_outside)
         by_pair = self._strategy_values(hole, never_fold, policy)
         result.strategies = {name: float(v.sum()) for name, v in by_pair.items()}
         return result
@@ -287,7 +284,7 @@ class ParSheetEngine:
         _, _, _, never_fold, policy = self.down_values(lines, strategies=self._strategies(hole))
         return self._strategy_values(hole, never_fold, policy)
 
-    def _account(self, result: HoleAnalysis, cls: np.ndarray, lines: tuple, choice_y: np.ndarray) -> None:
+    def _account(self, result: HoleAnalysis, lines: tuple, codes: np.ndarray, choice_y: np.ndarray) -> None:
         """Decision frequencies, the average wager and the return table of the optimal strategy."""
         add = lambda table, key, amount: table.__setitem__(key, table.get(key, 0.0) + amount)  # noqa: E731
         x = result.across
@@ -305,8 +302,8 @@ class ParSheetEngine:
         dec["down"][0] = folded_down * per_a
         add(result.returns, ("fold", "down"), -(2 + x) * folded_down * per_a)
         add(result.mass, ("fold", "down"), folded_down * per_a)
-        folds, bets, rows_a, rows_d, hit_d, hit_a, middle_mass, middle_z = kernel.account(
-            self.p0, self.p1, *lines, self.steps, self.bet_pay, self.multiple_array, x, y_of_a)
+        folds, bets, across_by_class, down_by_class, middle_mass, middle_z = kernel.account(
+            self.p0, self.p1, lines, codes, self.multiple_array, x, y_of_a)
         wager = 2.0 * SCALE1 + x * SCALE1
         played = [j for j, y in enumerate(self.multiples) if (y_of_a == y).any()]
         for j in played:
@@ -326,10 +323,8 @@ class ParSheetEngine:
             return
         for k in range(N_CLASSES):
             name = CLASS_NAMES[k]
-            ind = (self.pair_valid & (cls == k)).astype(np.int64)  # [pair, m]: middle cards giving class k
-            row = ind.sum(1)
-            across_mass = int((rows_a * row).sum() - (hit_d * ind).sum())
-            down_by_y = [int((rows_d[j] * row).sum() - (hit_a[j] * ind).sum()) for j in range(len(self.multiples))]
+            across_mass = int(across_by_class[k])
+            down_by_y = [int(down_by_class[j, k]) for j in range(len(self.multiples))]
             down_mass = sum(down_by_y)
             add(result.mass, ("ante", name), float(across_mass + down_mass))
             add(result.returns, ("ante", name), float((across_mass + down_mass) * self.ante_pay[k]))
@@ -343,7 +338,7 @@ class ParSheetEngine:
             result.bet_weight[name] = (x * across_mass + sum(y * m for y, m in zip(self.multiples, down_by_y))
                                        + int(middle_z[k]))
 
-    def _seen(self, cls: np.ndarray, v2: np.ndarray, by_card: np.ndarray) -> dict[str, float]:
+    def _seen(self, cls: np.ndarray, v2: np.ndarray, down_outside: np.ndarray) -> dict[str, float]:
         """The value (x SCALE1) when one community card is seen before the across decision."""
         out = {}
         # an across outside card c: the across decision knows c; the rest is played as usual
@@ -352,17 +347,11 @@ class ParSheetEngine:
             per_card[i] = v2[i] @ self.incidence  # sum over the 49 pairs holding c
         best = np.maximum(per_card.max(0), -2.0 * SCALE2 * 49)  # [c], x SCALE2 x 49
         out["across_outside"] = float(best.sum() / (50 * 49) * N_PAIRS)
-        # a down outside card c: the down decision knows c too
-        n = len(self.multiples)
+        # a down outside card c: the down decision knows c too (kernel.decision_values: summed over the across
+        # pairs without c, x SCALE3 x 47)
         best_x = np.full(50, -2.0)
-        for i, x in enumerate(self.multiples):
-            best_y = None
-            for j in range(n):
-                w = by_card[:, :, i * n + j].astype(np.float64)  # [a, c]: sum over the 47 d holding c, disjoint from a
-                best_y = w if best_y is None else np.maximum(best_y, w)
-            v2c = np.maximum(best_y, -(2 + x) * SCALE3 * 47)  # x SCALE3 x 47
-            v2c = np.where(self.incidence.astype(bool), 0.0, v2c)  # a must not hold c
-            value_c = v2c.sum(0) / (SCALE3 * 47 * 1176)  # mean over the 1176 pairs without c
+        for i in range(len(self.multiples)):
+            value_c = down_outside[i].astype(np.float64) / (SCALE3 * 47 * 1176)  # mean over the 1176 pairs
             best_x = np.maximum(best_x, value_c)
         out["down_outside"] = float(best_x.mean() * SCALE1)
         out["middle"] = self._middle_seen(cls)

@@ -80,7 +80,6 @@ def strategy_arrays(hole: tuple[int, int], features: np.ndarray, multiples: tupl
     low, high = multiples[0], multiples[-1]
     pair = hole[0] % 13 == hole[1] % 13
     fold = published_fold(hole)
-    n = len(features)
     shows_pair = np.arange(N_FEATURES) >= LOW_PAIR
     card_line = np.arange(N_FEATURES)
     card_line = (card_line >= PAIR_6_10) | (card_line == FOUR_FLUSH)
@@ -94,6 +93,6 @@ def strategy_arrays(hole: tuple[int, int], features: np.ndarray, multiples: tupl
     names = [name for name, (x, _, _) in rules.items() if x]
     folded = [name for name, (x, _, _) in rules.items() if not x]
     xs = np.array([rules[name][0] for name in names], dtype=np.int64)
-    ys = np.array([np.full(n, rules[name][1]) for name in names], dtype=np.int64).reshape(len(names), n)
+    ys = np.array([rules[name][1] for name in names], dtype=np.int64)
     middle = np.array([rules[name][2] for name in names], dtype=np.int64).reshape(len(names), N_FEATURES, N_FEATURES)
     return names, folded, (xs, ys, features, middle)
