@@ -83,9 +83,9 @@ def test_floor_watch_counts_todays_mispays_caught_by_a_seeded_run_with_payout_er
     assert table.mispays_on(TODAY) == {"caught": [len(made), amount], "accepted": [0, 0]}
     assert table.mispays_on(date(2000, 1, 1)) == {"caught": [0, 0], "accepted": [0, 0]}
     header, line = pit.render(TODAY).splitlines()[:2]
-    assert header.split()[-4:] == ["mispays", "caught", "accepted", "alerts"]
-    assert line.split()[-3:] == [f"{len(made)}/{amount}", "0/0", "0"]
-    assert pit.render(date(2000, 1, 1)).splitlines()[1].split()[-3:] == ["0/0", "0/0", "0"]
+    assert header.split()[-5:] == ["mispays", "caught", "accepted", "alerts", "acked"]
+    assert line.split()[-4:] == [f"{len(made)}/{amount}", "0/0", "0", "0"]
+    assert pit.render(date(2000, 1, 1)).splitlines()[1].split()[-4:] == ["0/0", "0/0", "0", "0"]
     checks = [e["record"] for e in _events(floor.messages) if e["record"]["type"] == "PayoutChecked"]
     assert [c["seq"] for c in checks] == [r["seq"] for r in records if r["type"] == "PayoutChecked"]
 
@@ -111,7 +111,7 @@ def test_an_accepted_mispay_reaches_the_floor_without_its_reason_and_is_counted(
     assert not any(b"player agreed" in payload for _, payload, _ in floor.messages)
     # seat 6: +100 on the bonus (a losing wager left), -100 on the middle bet; read once, then accepted
     assert pit.tables[TABLE].mispays_on(TODAY) == {"caught": [1, 200], "accepted": [1, 200]}
-    assert pit.render(TODAY).splitlines()[1].split()[-3:] == ["1/200", "1/200", "0"]
+    assert pit.render(TODAY).splitlines()[1].split()[-4:] == ["1/200", "1/200", "0", "0"]
 
 
 # ---------------------------------------------------------------------------------------------- alerts
@@ -184,13 +184,15 @@ def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(
         pit_reader.close()
     alerts = [r for r in read_records(journal) if r["type"] == "Alert"]
     assert [(a["data"]["seat"], a["data"]["card"]) for a in alerts] == [(2, "middle")]
+    acknowledged = [r for r in read_records(journal) if r["type"] == "AlertAcknowledged"]
     name = topics.topic("crisscross", TABLE, "alerts")
     published = [json.loads(p) for t, p, _ in surveillance.messages if t == name]
     keep = ("seq", "time", "kind", "round", "type", "data")
-    assert published == [{"table": TABLE, "record": {k: a[k] for k in keep}} for a in alerts]
+    assert published == [{"table": TABLE, "record": {k: a[k] for k in keep}}
+                         for a in sorted(alerts + acknowledged, key=lambda r: r["seq"])]
     for reader in (surveillance, pit_reader):
         events = _events(reader.messages)
-        assert len(events) > 100 and not any(e["record"]["type"] == "Alert" for e in events)
+        assert len(events) > 100 and not any(e["record"]["type"].startswith("Alert") for e in events)
     assert not any(t == name for t, _, _ in pit_reader.messages)  # the ACL: the pit never reads alerts
     text = json.dumps(published)
     named = [c for c in DECK if re.search(rf"(?<![0-9A-Za-z]){c}(?![0-9A-Za-z])", text)]
@@ -200,3 +202,6 @@ def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(
     line = pit.render().splitlines()[-1]
     assert line.startswith(f"ALERT {TABLE}: seat 2 plays as if it saw the middle card (round {alerts[0]['data']['round_no']}")
     assert f"loss {alerts[0]['data']['loss']}" in line
+    # the simulated supervisor, paged, acknowledges it (when the run lasts long enough after the alert)
+    assert line.endswith(f"; acknowledged by {acknowledged[0]['data']['by']}" if acknowledged else
+                         "; not acknowledged")

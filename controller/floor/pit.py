@@ -7,7 +7,7 @@ net with its sign turned), faults raised and past-posting irregularities, in min
 them; today's mispays (``PayoutChecked`` readings that differed: caught; ``MispayAccepted``: accepted by a
 supervisor), each as a count and an amount (the sum of the spots' differences, short and over alike, as the
 metrics count them); and the hole-card alerts heard on ``alerts`` (when the broker lets the watcher read them),
-listed under the table. Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
+listed under the table with the supervisor who acknowledged each (``AlertAcknowledged``, on ``alerts`` too). Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class TableSummary:
     alerts: list[dict[str, Any]] = field(default_factory=list)  # the latest (``Pit.keep_alerts``)
     alerts_heard: int = 0
     last_alert: int = 0
+    #: who acknowledged each alert heard acknowledged: ``(seat, card, round_no)`` -> supervisor's name
+    acknowledged: dict[tuple[Any, Any, Any], str] = field(default_factory=dict)
 
     def mispays_on(self, day: date) -> dict[str, list[int]]:
         """``{"caught": [count, amount], "accepted": [count, amount]}`` of ``day`` (minor units)."""
@@ -85,6 +87,11 @@ class Pit:
             if not isinstance(seq, int) or seq <= summary.last_alert or not isinstance(record.get("data"), dict):
                 return  # a repeat, or not an alert
             summary.last_alert = seq
+            data = record["data"]
+            if record.get("type") == "AlertAcknowledged":
+                alert = data.get("alert") if isinstance(data.get("alert"), dict) else {}
+                summary.acknowledged[_alert_key(alert)] = str(data.get("by"))
+                return
             summary.alerts_heard += 1
             summary.alerts = (summary.alerts + [record])[-self.keep_alerts:]
 
@@ -124,7 +131,7 @@ class Pit:
         today = today or datetime.now(timezone.utc).date()
         lines = [f"{'table':<16} {'status':<8} {'round':>6} {'state':<16} {'rounds/h':>8} {'drop':>12} "
                  f"{'win':>12} {'faults':>6} {'past-posting':>12} {'mispays caught':>16} {'accepted':>12} "
-                 f"{'alerts':>6}"]
+                 f"{'alerts':>6} {'acked':>5}"]
         for name, t in sorted(self.tables.items()):
             rate = t.per_hour()
             mispays = t.mispays_on(today)
@@ -132,14 +139,16 @@ class Pit:
             lines.append(f"{name[:16]:<16} {t.status:<8} {t.round_no if t.round_no is not None else '-':>6} "
                          f"{t.state[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
                          f"{t.win:>12} {t.faults:>6} {t.past_posting:>12} {caught:>16} {accepted:>12} "
-                         f"{t.alerts_heard:>6}")
+                         f"{t.alerts_heard:>6} {len(t.acknowledged):>5}")
         for name, t in sorted(self.tables.items()):
             for alert in t.alerts:
                 d = alert["data"]
+                by = t.acknowledged.get(_alert_key(d))
                 lines.append(f"ALERT {name}: seat {d.get('seat')} plays as if it saw the {d.get('card')} card "
                              f"(round {d.get('round_no', alert.get('round'))}, {d.get('rounds')} rounds, evidence 10^"
                              f"{int(d.get('evidence_log10_hundredths') or 0) / 100:.1f}, loss {d.get('loss')}) "
-                             f"at {alert.get('time')}")
+                             f"at {alert.get('time')}; "
+                             + (f"acknowledged by {by}" if by is not None else "not acknowledged"))
         return "\n".join(lines)
 
 
@@ -150,3 +159,8 @@ def _day(text: Any) -> date | None:
     except ValueError:
         return None
     return (when.astimezone(timezone.utc) if when.tzinfo else when).date()
+
+
+def _alert_key(alert: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """An alert's seat, kind of card and round: how an acknowledgement names the alert it acknowledges."""
+    return alert.get("seat"), alert.get("card"), alert.get("round_no")

@@ -7,7 +7,7 @@ is slow, down or unreachable never slows or stops the table.
 - It reads the journal store through its own read-only connection (SQLite WAL: the controller's commits go on),
   in batches of at most ``BATCH`` records after the last one it published, and publishes each public record
   (``controller.control.public_record``: the control interface's secrecy filter, one rule in one place) to
-  ``events`` (QoS 1), each hole-card ``Alert`` to ``alerts`` (QoS 1; never on ``events``), and at each round
+  ``events`` (QoS 1), each hole-card ``Alert`` and ``AlertAcknowledged`` to ``alerts`` (QoS 1; never on ``events``), and at each round
   close the chain head and keyed anchor to ``anchors`` (``controller.floor.topics``).
 - At most ``WINDOW`` messages wait for the broker's PUBACK. Progress is the last journal seq whose messages are
   all acknowledged; it is kept in ``<journal>.floor`` (``Progress``), per broker and prefix. On a lost
@@ -61,8 +61,9 @@ SAVE_EVERY = 0.5
 DRAIN = 3.0
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
-#: The hole-card detector's record (``controller.protection.Alert``), published on ``alerts`` alone.
-ALERT = "Alert"
+#: The hole-card detector's alerts (``controller.alerts``) and a supervisor's acknowledgement of one, published on
+#: ``alerts`` alone.
+ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
 
 
 def progress_path(journal: Path) -> Path:
@@ -339,7 +340,7 @@ class Publisher:
             if public is not None:
                 self._send("events", {"table": self.table_id, "after": self._after, "record": public}, seq, seq)
                 self._after = seq
-            elif record["type"] == ALERT:  # supervisors' eyes only: its own topic, the broker's ACL guards it
+            elif record["type"] in ALERT_TYPES:  # supervisors' eyes only: its own topic, the broker's ACL guards it
                 self._send("alerts", {"table": self.table_id, "record": {k: record[k] for k in RECORD_KEYS}}, seq,
                            None)
             if record["type"] in ROUND_ENDS:
