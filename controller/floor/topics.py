@@ -13,7 +13,8 @@ Under ``{prefix}/{table_id}/``:
 - ``anchors``: at each round close, the journal's chain head after it, ``{"table", "seq", "round", "head",
   "mac"}`` (QoS 1, retained: the latest stays); ``mac`` the keyed anchor (``controller.journal_key.mac`` with
   label ``anchor`` over seq and head, as ``<journal>.anchor``), null for a journal without a key.
-- ``alerts``: one message per journaled hole-card ``Alert`` (``controller.protection``; QoS 1, not retained),
+- ``alerts``: one message per journaled hole-card ``Alert`` and per ``AlertAcknowledged`` (``controller.alerts``;
+  QoS 1, not retained),
   ``{"table", "record": {"seq", "time", "kind", "round", "type", "data"}}``; never on ``events``. For
   surveillance and supervisors only: the broker's ACL restricts who may read it (docs/floor.md). An alert names
   a seat and a kind of card (middle, across, down), never a card.
