@@ -1248,7 +1248,8 @@ class Round(ManualDealing, AlertDesk):
         self._querying = state["querying"]
         self.self_checked = state["self_checked"]
         self.reconciled = state["reconciled"]
-        self.dealing_mode = state["dealing_mode"]
+        # a checkpoint written before dealing by hand: the shoe deals, nothing of a hand deal is under way
+        self.dealing_mode = state.get("dealing_mode", "automated")
         # a checkpoint written before alerts reached the round has none waiting
         self.alerts_waiting = [dict(alert) for alert in state.get("alerts_waiting", [])]
         panel = state.get("private_panel")
@@ -1285,9 +1286,9 @@ class Round(ManualDealing, AlertDesk):
             last_check=None if saved.get("last_check") is None else {
                 "seat": saved["last_check"]["seat"], "seen": dict(saved["last_check"]["seen"]),
                 "differences": [dict(d) for d in saved["last_check"]["differences"]]},
-            manual=saved["manual"],
-            placed=saved["placed"],
-            board=list(saved["board"]),
-            entry_pending=list(saved["entry_pending"]),
-            held_seats={seat: dict(wagers) for seat, wagers in saved["held_seats"]},
+            manual=saved.get("manual", False),
+            placed=saved.get("placed", 0),
+            board=list(saved.get("board", [])),
+            entry_pending=list(saved.get("entry_pending", [])),
+            held_seats={seat: dict(wagers) for seat, wagers in saved.get("held_seats", [])},
         )
