@@ -76,6 +76,17 @@ class Alert:
     loss: int
 
 
+@dataclass(frozen=True)
+class DetectorChecked:
+    """The hole-card detector read round ``round_no`` and has no alert to raise now: an input of the round machine
+    that changes nothing. The detector hands the machine exactly one input per round it reads, this or one
+    ``Alert`` (a second alert of the same round waits for the next round read), so that the journal's private
+    records, whose seq numbers public readers see as gaps, and the views published after each input are the same
+    whether an alert was raised or not: nobody learns the moment of an alert from the public record."""
+
+    round_no: int
+
+
 def alert_problem(alert: Alert) -> str:
     """Why ``alert`` may not be shown (``""`` when it may): a seat outside 1-6, a card that is not one of
     ``CARD_KINDS`` (an alert never names a card), a figure that is not a whole number. The reason names the
@@ -129,7 +140,8 @@ def panel_for_supervisor(key: str | None, waiting: list[dict[str, Any]], text: s
 
 
 #: Journal record types that belong to alerts alone: never public.
-ALERT_TYPES: frozenset[str] = frozenset({"Alert", "AlertAcknowledged", "AlertNotShown", "PrivatePanel"})
+ALERT_TYPES: frozenset[str] = frozenset({"Alert", "AlertAcknowledged", "AlertNotShown", "PrivatePanel",
+                                         "DetectorChecked"})
 
 
 def alert_record(record: dict[str, Any]) -> bool:
@@ -161,6 +173,9 @@ class AlertDesk:
             self._emit(cmd.AlertNotShown(self.round_no, oldest,  # type: ignore[attr-defined]
                                          f"more than {MAX_WAITING} alerts wait: the oldest is set aside"))
         waiting.append(alert_data(event))
+
+    def _on_DetectorChecked(self, event: DetectorChecked) -> None:
+        """A round read by the detector without an alert: nothing changes (``DetectorChecked``)."""
 
     def _acknowledge_alert(self, actor: Any) -> None:
         """A supervisor acknowledges the alert shown (the oldest waiting); refused when none waits."""

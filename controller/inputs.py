@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.alerts import ACKNOWLEDGE_ALERT, Alert
+from controller.alerts import ACKNOWLEDGE_ALERT, Alert, DetectorChecked
 from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
 
 #: People at the table, in order of authority. A supervisor may do everything a dealer may.
@@ -91,7 +91,8 @@ class PromptDue:
 
 #: The inputs of this module by name (``input_from_record``).
 OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
-                               "PromptDue": PromptDue, "Alert": Alert}
+                               "PromptDue": PromptDue, "Alert": Alert,
+                               "DetectorChecked": DetectorChecked}
 
 INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
 

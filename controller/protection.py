@@ -4,10 +4,12 @@ The controller thread hands each closed round (``RoundRecord``) to ``LiveProtect
 never blocks: a bounded queue (``capacity`` rounds; when full the round is left out and that is logged: a
 round left out for load says nothing about its cards, so the test stays exact). A worker thread of its own
 loads the detector (``controller.analysis.protect``, NumPy: the ``analysis`` extra), reads the round, and for
-each seat session newly flagged puts an ``Alert`` (``controller.alerts``) on the controller's event queue: an
-input of the round machine, journaled and replayed like any other, shown on the panel only while the supervisor
-key is turned and acknowledged there by a supervisor (``controller.alerts``). An alert names a seat, a kind of
-card and figures, never a card, and comes after the round closed, when every card of it is face up or in the
+each round read puts exactly one input on the controller's event queue: the oldest ``Alert``
+(``controller.alerts``) raised and not yet handed over, else ``DetectorChecked`` (so that the public record does
+not show when an alert came: ``controller.alerts.DetectorChecked``). An alert is an input of the round
+machine, journaled and replayed like any other, shown on the panel only while the supervisor key is turned
+and acknowledged there by a supervisor (``controller.alerts``). An alert names a seat, a kind of card and
+figures, never a card, and comes after the round closed, when every card of it is face up or in the
 discard rack. It is not a public record (``controller.control.public_record``): supervisors read it in the
 journal (``crisscross recall``, ``crisscross protect``), on the panel with the key, at ``GET /alerts`` and in
 the service's log.
@@ -15,30 +17,38 @@ the service's log.
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from controller.alerts import Alert
+from controller.alerts import MAX_WAITING, Alert, DetectorChecked
 from controller.paytable import Jurisdiction
 from controller.recall import RoundRecord
 
 log = logging.getLogger(__name__)
 
+#: Alerts raised and not yet handed to the round machine, at most (as many as may wait on the panel).
+MAX_PENDING = MAX_WAITING
+
 __all__ = ["Alert", "LiveProtection"]  # ``Alert`` lives in controller.alerts, with the round core
 
 
 class LiveProtection:
-    """The detector on a worker thread of its own (module docstring). ``post`` puts an ``Alert`` on the
-    controller's event queue (it may raise ``queue.Full``: the alert is then logged and not journaled)."""
+    """The detector on a worker thread of its own (module docstring). ``post`` puts an ``Alert`` or a
+    ``DetectorChecked`` on the controller's event queue (it may raise ``queue.Full``: the input is then logged
+    and not journaled)."""
 
     def __init__(self, jurisdiction: Jurisdiction, post: Callable[[Any], None], *, gap: int = 3,
                  capacity: int = 64) -> None:
         self.jurisdiction, self.post, self.gap = jurisdiction, post, gap
         self.rounds: queue.Queue[RoundRecord | None] = queue.Queue(capacity)
         self.left_out = 0
+        #: alerts raised and not yet handed over (one input per round read: ``_post_one``); the oldest set aside
+        #: when full, logged (worker thread only)
+        self.pending: collections.deque[Alert] = collections.deque(maxlen=MAX_PENDING)
         self._thread = threading.Thread(target=self._work, name="hole-card-detector")
 
     def start(self) -> None:
@@ -80,13 +90,25 @@ class LiveProtection:
                 flagged = detector.add(rounds_seen(record, detector.tables.multiples))
             except Exception:  # noqa: BLE001 - one unreadable round must not end the detector
                 log.exception("hole-card detector: round %d left out", record.round_no)
+                self._post_one(record.round_no)  # one input for it all the same (``_post_one``)
                 continue
             for report in flagged:
                 alert = Alert(record.round_no, report.seat, report.card, round(100 * report.log10_evidence),
                               report.first, report.rounds, round(100 * report.share), report.loss)
-                log.warning("hole-card alert: seat %d plays as if it saw the %s card (evidence 10^%.1f over %d "
-                            "rounds)", alert.seat, alert.card, report.log10_evidence, alert.rounds)
-                try:
-                    self.post(alert)
-                except queue.Full:
-                    log.error("event queue full: hole-card alert for seat %d not journaled", alert.seat)
+                log.warning("hole-card alert: seat %d plays as if it saw the %s card (evidence 10^%.2f over %d "
+                            "rounds)", alert.seat, alert.card, alert.evidence_log10_hundredths / 100, alert.rounds)
+                if len(self.pending) == self.pending.maxlen:
+                    log.error("hole-card alerts waiting for rounds: seat %d's (round %d) set aside, not journaled",
+                              self.pending[0].seat, self.pending[0].round_no)
+                self.pending.append(alert)
+            self._post_one(record.round_no)
+
+    def _post_one(self, round_no: int) -> None:
+        """Exactly one input per round read: the oldest alert waiting, else ``DetectorChecked`` (why:
+        ``controller.alerts.DetectorChecked``)."""
+        item: Alert | DetectorChecked = self.pending.popleft() if self.pending else DetectorChecked(round_no)
+        try:
+            self.post(item)
+        except queue.Full:
+            log.error("event queue full: the hole-card detector's %s of round %d not journaled", type(item).__name__,
+                      round_no)

@@ -204,6 +204,7 @@ STEP_TEXT: dict[str, Any] = {
     "AlertAcknowledged": lambda d: (f"hole-card alert acknowledged by {d['by']} ({d['role']}, {d['source']}): "
                                     f"{alert_line(d['alert'])}; {d['waiting']} still waiting"),
     "AlertNotShown": lambda d: f"hole-card alert not shown ({d['reason']}): {alert_line(d['alert'])}",
+    "DetectorChecked": lambda d: f"hole-card detector: round {d['round_no']} read, no alert raised with it",
     # dealing by hand (NY 9 NYCRR 5324.39(d)(1), controller/manual.py)
     "DealingModeChanged": lambda d: (f"dealing switched to {d['mode']} by {d['by']} ({d['role']})"
                                      + (f": {d['reason']}" if d.get("reason") else "")),

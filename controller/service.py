@@ -31,7 +31,7 @@ from controller import __version__
 from controller import commands as cmd
 from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
-from controller.alerts import Alert
+from controller.alerts import Alert, DetectorChecked
 from controller.eventqueue import EventQueue
 from controller.inputs import PromptDue, ServiceStarted
 from controller.journal import Journal, JournalError
@@ -169,7 +169,8 @@ class Controller:
         return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
 
     def _finish(self) -> None:
-        """Call ``finish`` and apply the ``Alert`` inputs it left on the queue (class docstring)."""
+        """Call ``finish`` and apply the detector's inputs it left on the queue (``Alert``, ``DetectorChecked``;
+        class docstring)."""
         if self.finish is None:
             return
         self.finish()
@@ -179,7 +180,7 @@ class Controller:
                 late.append(self.events.get_nowait())
             except queue.Empty:
                 break
-        alerts = [item for item in late if isinstance(item, Alert)]
+        alerts = [item for item in late if isinstance(item, (Alert, DetectorChecked))]
         if alerts:
             self.process(*alerts)
 
@@ -516,11 +517,12 @@ class Service:
                                                   mistakes=mistakes, on_failure=self.stop,
                                                   payout_errors=payout_errors, players=players, manual=manual)
 
-    def _alert(self, alert: Alert) -> None:
-        """The detector's alert (its worker thread): queued for the round machine; the simulated supervisor, if
-        any, is paged as a floor system pages a real one (``controller.simtable``). Raises ``queue.Full``."""
+    def _alert(self, alert: Alert | DetectorChecked) -> None:
+        """The detector's input for a round it read (its worker thread): queued for the round machine; for an
+        ``Alert``, the simulated supervisor, if any, is paged as a floor system pages a real one
+        (``controller.simtable``). Raises ``queue.Full``."""
         self.events.put(alert)
-        if self.table is not None:
+        if self.table is not None and isinstance(alert, Alert):
             self.table.page()
 
     def _on_view(self, view: dict[str, Any]) -> None:

@@ -312,3 +312,65 @@ def test_with_the_alert_shown_the_service_sends_the_panel_its_private_text_and_l
     recorder.journal.close()
     journaled = [r["type"] for r in read_records(tmp_path / "j.db")][-12:]
     assert "SetLamps" in journaled and "Display" in journaled  # the public record keeps the round's own
+
+
+def test_an_alert_and_a_round_read_without_one_leave_the_same_public_trace(table):
+    """The detector's input for a round it read is an ``Alert`` or a ``DetectorChecked``, one each round: with the
+    key off neither gives an output, both are private records, and the view after either is the same, so that
+    the public record (its seq numbers and the views published after each input) does not tell when an alert
+    came."""
+    from controller.alerts import DetectorChecked
+
+    other = TableDriver()
+    other.start()
+    other.open_betting()
+    after_alert = table.machine.handle(MIDDLE)
+    after_check = other.machine.handle(DetectorChecked(7))
+    assert after_alert == after_check == []
+    assert table.machine.view() == other.machine.view()
+    for record in ({"type": "Alert", "data": dict(MIDDLE.__dict__)}, {"type": "DetectorChecked",
+                                                                         "data": {"round_no": 7}}):
+        assert alert_record(record) and public_record({**record, "seq": 1, "time": "t", "kind": "event",
+                                                       "round": 7}) is None
+
+
+def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
+    """Two alerts raised at the close of one round: the first goes with that round, the second with the next
+    round read; a round read without one gives ``DetectorChecked``; a round the detector cannot read gives one
+    all the same."""
+    import controller.analysis.protect as protect_module
+    import controller.analysis.protect_tables as tables_module
+    from controller.alerts import DetectorChecked
+    from controller.analysis.protect import SessionReport
+    from controller.protection import LiveProtection
+    from controller.recall import RoundRecord
+
+    class Tables:
+        multiples = (1, 2, 3)
+
+    class FlagsAtRoundTwo:
+        """A stand-in detector: round 2 flags seats 3 and 5; round 3 cannot be read."""
+
+        def __init__(self, tables, gap):
+            self.tables = tables
+
+        def add(self, seen):
+            (number,) = seen
+            if number == 3:
+                raise ValueError("an unreadable round")
+            if number != 2:
+                return []
+            return [SessionReport(3, 1, 2, 2, 4.12, 2, "middle", 1.0, 4170),
+                    SessionReport(5, 1, 2, 2, 4.55, 2, "down", 0.5, 1200)]
+
+    monkeypatch.setattr(tables_module.ProtectTables, "load", staticmethod(lambda jurisdiction, workers: Tables()))
+    monkeypatch.setattr(protect_module, "Detector", FlagsAtRoundTwo)
+    monkeypatch.setattr(protect_module, "rounds_seen", lambda record, multiples: [record.round_no])
+    posted = []
+    live = LiveProtection(NY, posted.append)
+    live.start()
+    for number in (1, 2, 3, 4):
+        live.round_closed(RoundRecord(number))
+    live.stop()
+    assert posted == [DetectorChecked(1), Alert(2, 3, "middle", 412, 1, 2, 100, 4170),
+                      Alert(2, 5, "down", 455, 1, 2, 50, 1200), DetectorChecked(4)]
