@@ -334,6 +334,24 @@ def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record_of_a_copy
     assert proc.stderr == f"crisscross recall: note: {path} ends with an incomplete record; it is not shown\n"
 
 
+@pytest.mark.parametrize("alerts", [[], ["--alerts"]])
+def test_recall_refuses_an_empty_file_and_one_of_zeros_as_journal_verify_does(tmp_path, alerts):
+    """A file emptied or zeroed by a power cut is not a journal without rounds or alerts: exit 2, one line, as
+    ``journal verify`` says it."""
+    from tests.cli_helpers import crisscross
+
+    empty, zeros = tmp_path / "empty.db", tmp_path / "zeros.db"
+    empty.write_bytes(b"")
+    zeros.write_bytes(bytes(4096))
+    for path, says in ((empty, "the file is empty: it is not a journal"),
+                       (zeros, "the file is all zeros: its records were lost")):
+        proc = crisscross("recall", "--journal", str(path), *alerts)
+        assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc
+        assert proc.stderr.startswith(f"crisscross recall: {path}: {says}")
+    verified = crisscross("journal", "verify", str(zeros))
+    assert verified.returncode == 2 and "the file is all zeros: its records were lost" in verified.stderr
+
+
 def test_recall_without_journal_points_at_simulated_play_when_the_tables_journal_is_missing(tmp_path):
     """Simulated play is kept apart from a table's history; a reader who looks for it in the table's journal is
     told where it is."""
