@@ -31,6 +31,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--destructive", action="store_true", help="let the tests deal cards out of a real shoe")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A test named on the command line (``path::name``) runs whatever its tier: the quick tier's ``-m 'not
+    slow'`` of pyproject ``addopts`` applies only when no test is named and no other ``-m`` is given."""
+    if config.option.markexpr == "not slow" and any("::" in str(arg) for arg in config.args):
+        config.option.markexpr = ""
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """Workers for ``-n auto`` (pyproject ``addopts``): none (one process) when a contract suite drives real
     hardware (``--device``), as a serial port is opened by one process at a time; otherwise None, xdist's own
