@@ -66,15 +66,19 @@ def _figure(alert: dict[str, Any], name: str) -> Any:
 
 
 def alert_line(alert: dict[str, Any]) -> str:
-    """An alert in words: the seat, the kind of card, the evidence, the session and the house's loss. A field
-    an alert may not carry (an alert refused on arrival, ``controller.alerts.alert_problem``) reads ``?``: a
-    line never names a card."""
+    """An alert in words: the seat, the kind of card, the evidence, the session and the house's loss (in money,
+    as the rest of ``recall``). A field an alert may not carry (an alert refused on arrival,
+    ``controller.alerts.alert_problem``) reads ``?``: a line never names a card."""
+    from controller.summary import money  # controller.summary reads controller.recall, which reads this module
+
     card = alert.get("card") if alert.get("card") in CARD_KINDS else "?"
     evidence = _figure(alert, "evidence_log10_hundredths")
+    loss = _figure(alert, "loss")
     return (f"seat {_figure(alert, 'seat')} plays as if it sees the {card} card: evidence "
             f"{evidence_text(evidence) if evidence != '?' else '?'} over {_figure(alert, 'rounds')} rounds from "
             f"round {_figure(alert, 'first_round')} (seen in about {_figure(alert, 'share_percent')}% of them), "
-            f"house loss {_figure(alert, 'loss')}; flagged at the close of round {_figure(alert, 'round_no')}")
+            f"house loss {money(loss) if loss != '?' else '?'}; flagged at the close of round "
+            f"{_figure(alert, 'round_no')}")
 
 
 def format_alerts(entries: list[AlertEntry]) -> str:

@@ -266,6 +266,7 @@ def test_recall_lists_every_alert_with_whether_and_by_whom_it_was_acknowledged_n
     middle, down, bad = lines[1:]
     assert "seat 3 plays as if it sees the middle card: evidence 10^4.12 over 30 rounds" in middle
     assert "flagged at the close of round 7" in middle and "acknowledged by SUP-7 (supervisor, panel) at 20" in middle
+    assert "house loss 41.70;" in middle  # 4,170 minor units, written as money as the rest of recall
     assert "seat 5 plays as if it sees the down card: evidence 10^4.55 over 40 rounds" in down
     assert "flagged at the close of round 9" in down and down.endswith("| NOT ACKNOWLEDGED")
     assert "seat 4 plays as if it sees the ? card" in bad and "set aside: the card is not one of" in bad
