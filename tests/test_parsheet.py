@@ -172,6 +172,19 @@ def test_the_by_card_sums_are_32_bit_only_where_the_odds_keep_them_exact():
     assert 49 * 46 * (2 + 9 * 200_000) > 2**31 > 49 * 46 * (2 + 9 * 500)
 
 
+@pytest.mark.parametrize("hole, unreachable", [(("7c", "2d"), {"straight", "flush", "straight_flush",
+                                                                 "royal_flush"}),
+                                               (("Ah", "Kh"), {"straight_flush"})])
+def test_classes_no_line_makes_are_the_repeated_ones(hole, unreachable):
+    """A line is the two cards held and three more: 7-2 offsuit makes no straight (3-4-5-6 is four cards) and
+    no flush; A-K suited makes every class but a straight flush below the royal (it would hold neither)."""
+    from controller.analysis import kernel
+
+    _, lines = ParSheetEngine(NY).tables(tuple(DECK.index(c) for c in hole))
+    repeated = kernel._repeated_classes(lines[0])
+    assert {CLASS_NAMES[k] for k in range(len(CLASS_NAMES)) if repeated[k]} == unreachable
+
+
 @pytest.mark.parametrize("hole", [(12, 25), (3, 14)], ids=["AA", "53o"])
 def test_32_and_64_bit_by_card_sums_give_the_same_analysis(hole):
     """The down-outside-card-seen values (the by-card sums' result) and the rest agree bit for bit."""

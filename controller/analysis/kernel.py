@@ -238,6 +238,22 @@ def _by_card_rows(a, p0, off, values, out):
         _by_card_row(a, p0, off, values[c], out[c])
 
 
+@_compiled
+def _repeated_classes(masks):
+    """``repeated[k]``: no pair's line is of class k with any middle card (``masks[k] == masks[k - 1]``), so
+    that ``N_k = N_{k - 1}`` for every (a, d): an unsuited hand makes no flush, for one."""
+    n_classes, n = masks.shape
+    repeated = np.zeros(n_classes, dtype=np.bool_)
+    for k in range(1, n_classes):
+        same = True
+        for t in range(n):
+            if masks[k, t] != masks[k - 1, t]:
+                same = False
+                break
+        repeated[k] = same
+    return repeated
+
+
 def by_card_dtype(ante_pay, bet_pay, multiples):
     """The integer type of ``decision_values``' ``by_card`` accumulators: int32 where the pay table's odds keep
     every sum below 2**31, else int64 (halving the memory those loops move, results unchanged).
@@ -290,6 +306,14 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     z_lo, z_hi = multiples[0], multiples[nm - 1]
     bits = (np.int64(1) << p0) | (np.int64(1) << p1)
     off = _pair_offsets(p0, p1)
+    # N_k = N_{k - 1} for a repeated class: its step is added to the class below, one bit count fewer
+    # (k and k - 1 lie on the same side of every kmax[a], since no line is of class k)
+    repeated = _repeated_classes(lines[0])
+    steps = steps.copy()
+    for k in range(steps.size - 1, 0, -1):
+        if repeated[k]:
+            steps[k - 1] += steps[k]
+            steps[k] = 0
     total = np.zeros((n, combos), dtype=np.int64)
     total_col = np.zeros((combos, n), dtype=np.int64)
     linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
@@ -484,6 +508,7 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
     for a in range(n):
         on[a] = 1 if choice_y[a] != 0 else 0
         down_bit[a] = index[choice_y[a]] * nm + i_x
+    repeated = _repeated_classes(masks)
     scratch = np.zeros((4, n), dtype=np.int64)
     plays_ad, plays_da, hi_ad, hi_da = scratch[0], scratch[1], scratch[2], scratch[3]  # 0 or -1 (all bits)
     plays_hi = np.int64(0)
@@ -536,6 +561,8 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
                 hit_a[j_t, a, p1[lo + t]] += 1
         for k in range(n_classes):
             mask_a = masks[k, a]
+            if repeated[k] or mask_a == 0:  # at_most[k] is at_most[k - 1]'s, or nothing is added
+                continue
             mask_d = masks[k, lo:]
             s = np.int64(0)
             s_hi = np.int64(0)
@@ -545,6 +572,10 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
                 s_hi += (both & hi_ad[t]) + (both & hi_da[t])
             at_most[k] += s
             at_most_hi[k] += s_hi
+    for k in range(1, n_classes):
+        if repeated[k]:
+            at_most[k] = at_most[k - 1]
+            at_most_hi[k] = at_most_hi[k - 1]
     bets[z_hi] += plays_hi
     bets[z_lo] += plays_all - plays_hi
     for j in range(nm):
