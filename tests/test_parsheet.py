@@ -160,6 +160,40 @@ def test_the_saved_reference_is_the_former_engine(hole):
     assert to_data(ReferenceEngine(NY).analyse(hole)) == REFERENCE[hole_name(hole)]
 
 
+def test_the_by_card_sums_are_32_bit_only_where_the_odds_keep_them_exact():
+    """49 pairs hold a card; a round's value over its 46 middle cards is at most 46 (2 antes x 1 + 3 bets x 3 x
+    the largest odds) in magnitude: NY's 500 to 1 gives 49 x 46 x 4,502 < 2**31, odds of 200,000 to 1 do not."""
+    from controller.analysis import kernel
+
+    multiples = np.array([1, 2, 3])
+    ante = np.array([-1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1])
+    assert kernel.by_card_dtype(ante, np.array([-1, 1, 1, 1, 2, 3, 5, 8, 12, 40, 500]), multiples) == np.int32
+    assert kernel.by_card_dtype(ante, np.array([-1, 1, 1, 1, 2, 3, 5, 8, 12, 40, 200_000]), multiples) == np.int64
+    assert 49 * 46 * (2 + 9 * 200_000) > 2**31 > 49 * 46 * (2 + 9 * 500)
+
+
+@pytest.mark.parametrize("hole, unreachable", [(("7c", "2d"), {"straight", "flush", "straight_flush",
+                                                                 "royal_flush"}),
+                                               (("Ah", "Kh"), {"straight_flush"})])
+def test_classes_no_line_makes_are_the_repeated_ones(hole, unreachable):
+    """A line is the two cards held and three more: 7-2 offsuit makes no straight (3-4-5-6 is four cards) and
+    no flush; A-K suited makes every class but a straight flush below the royal (it would hold neither)."""
+    from controller.analysis import kernel
+
+    _, lines = ParSheetEngine(NY).tables(tuple(DECK.index(c) for c in hole))
+    repeated = kernel._repeated_classes(lines[0])
+    assert {CLASS_NAMES[k] for k in range(len(CLASS_NAMES)) if repeated[k]} == unreachable
+
+
+@pytest.mark.parametrize("hole", [(12, 25), (3, 14)], ids=["AA", "53o"])
+def test_32_and_64_bit_by_card_sums_give_the_same_analysis(hole):
+    """The down-outside-card-seen values (the by-card sums' result) and the rest agree bit for bit."""
+    narrow, wide = ParSheetEngine(NY), ParSheetEngine(NY)
+    assert narrow.by_card_dtype == np.int32
+    wide.by_card_dtype = np.int64
+    assert to_data(narrow.analyse(hole)) == to_data(wide.analyse(hole))
+
+
 @pytest.mark.slow
 def test_the_return_table_adds_up_to_the_expected_value(ny_sheet):
     total = sum(row["return"] for row in ny_sheet.return_table)

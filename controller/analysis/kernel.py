@@ -239,7 +239,38 @@ def _by_card_rows(a, p0, off, values, out):
 
 
 @_compiled
-def decision_values(p0, p1, lines, steps, multiples, detail, xs, ys, features, middle_rules):
+def _repeated_classes(masks):
+    """``repeated[k]``: no pair's line is of class k with any middle card (``masks[k] == masks[k - 1]``), so
+    that ``N_k = N_{k - 1}`` for every (a, d): an unsuited hand makes no flush, for one."""
+    n_classes, n = masks.shape
+    repeated = np.zeros(n_classes, dtype=np.bool_)
+    for k in range(1, n_classes):
+        same = True
+        for t in range(n):
+            if masks[k, t] != masks[k - 1, t]:
+                same = False
+                break
+        repeated[k] = same
+    return repeated
+
+
+def by_card_dtype(ante_pay, bet_pay, multiples):
+    """The integer type of ``decision_values``' ``by_card`` accumulators: int32 where the pay table's odds keep
+    every sum below 2**31, else int64 (halving the memory those loops move, results unchanged).
+
+    The bound: a round's value summed over its 46 middle cards is ``max(fold, continue)``, with ``fold`` =
+    -(2 + x + y) x 46 and ``continue`` the two antes' payoff (each at most ``A`` = max |ante_pay| per middle
+    card), the across, down and middle bets' (multiples x, y, z at most ``M`` = max multiple, each line's
+    payoff at most ``B`` = max |bet_pay|); so |value| <= 46 (2A + 3MB) (A, B >= 1, so this bounds ``fold``
+    too). An accumulator adds values of the rounds across one pair whose down pair holds one card: at most 49
+    pairs hold a card, so every partial sum is at most 49 x 46 (2A + 3MB) in magnitude."""
+    largest = max(int(np.abs(ante_pay).max()), 1), max(int(np.abs(bet_pay).max()), 1), int(np.max(multiples))
+    bound = 49 * N_MIDDLE * (2 * largest[0] + 3 * largest[2] * largest[1])
+    return np.int32 if bound <= np.iinfo(np.int32).max else np.int64
+
+
+@_compiled
+def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, features, middle_rules):
     """The down decision's values for every across pair, each across multiple ``x`` and down multiple ``y``,
     and the value of given strategies, in one pass over the (across pair, down pair) of one hand (``lines``:
     ``line_tables``).
@@ -262,6 +293,9 @@ def decision_values(p0, p1, lines, steps, multiples, detail, xs, ys, features, m
     (``z >= 1``: bet z; 0: fold; -1: the best of folding and betting; -2: the better bet, never folding), where
     ``features[pair]`` is a small code of the line that pair makes with the hand.
 
+    ``by_card``: zeros of shape ``(len(multiples) ** 2, 50, 1225)`` when ``detail`` (else ``(.., 50, 0)``), of
+    ``by_card_dtype``: the accumulators of the rounds across d, down a summed by down card.
+
     Each unordered pair (a, d), a < d, is visited once, in the row of ``a``: of its two rounds, across a and
     down d is summed along the row, across d and down a into arrays indexed by ``d``. ``never_fold`` is linear
     in the multiples: it is made of three sums per across pair (base, across bet, down bet).
@@ -272,16 +306,25 @@ def decision_values(p0, p1, lines, steps, multiples, detail, xs, ys, features, m
     z_lo, z_hi = multiples[0], multiples[nm - 1]
     bits = (np.int64(1) << p0) | (np.int64(1) << p1)
     off = _pair_offsets(p0, p1)
+    # N_k = N_{k - 1} for a repeated class: its step is added to the class below, one bit count fewer
+    # (k and k - 1 lie on the same side of every kmax[a], since no line is of class k)
+    repeated = _repeated_classes(lines[0])
+    steps = steps.copy()
+    for k in range(steps.size - 1, 0, -1):
+        if repeated[k]:
+            steps[k - 1] += steps[k]
+            steps[k] = 0
     total = np.zeros((n, combos), dtype=np.int64)
     total_col = np.zeros((combos, n), dtype=np.int64)
     linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
     linear_col = np.zeros((3, n), dtype=np.int64)
-    card_rows = n if detail else 0
+    card_rows = n if detail else 0  # by_card[c, card, across pair]
     codes = np.zeros(n * (n - 1) // 2 if detail else 0, dtype=np.int64)
     if combos + 1 > 63:
         raise ValueError("at most 7 bet multiples")
     row_start = 0
-    by_card = np.zeros((combos, 50, card_rows), dtype=np.int64)  # [c, card, across pair]
+    if by_card.shape[0] != combos or by_card.shape[1] != 50 or by_card.shape[2] != card_rows:
+        raise ValueError("by_card: shape (len(multiples) ** 2, 50, 1225 if detail else 0) expected")
     row_cards = np.zeros((combos, 50), dtype=np.int64)  # [c, card]: the row's part
     down_outside = np.zeros((nm if detail else 0, 50), dtype=np.int64)
     strategies = xs.size
@@ -465,6 +508,7 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
     for a in range(n):
         on[a] = 1 if choice_y[a] != 0 else 0
         down_bit[a] = index[choice_y[a]] * nm + i_x
+    repeated = _repeated_classes(masks)
     scratch = np.zeros((4, n), dtype=np.int64)
     plays_ad, plays_da, hi_ad, hi_da = scratch[0], scratch[1], scratch[2], scratch[3]  # 0 or -1 (all bits)
     plays_hi = np.int64(0)
@@ -517,6 +561,8 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
                 hit_a[j_t, a, p1[lo + t]] += 1
         for k in range(n_classes):
             mask_a = masks[k, a]
+            if repeated[k] or mask_a == 0:  # at_most[k] is at_most[k - 1]'s, or nothing is added
+                continue
             mask_d = masks[k, lo:]
             s = np.int64(0)
             s_hi = np.int64(0)
@@ -526,6 +572,10 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
                 s_hi += (both & hi_ad[t]) + (both & hi_da[t])
             at_most[k] += s
             at_most_hi[k] += s_hi
+    for k in range(1, n_classes):
+        if repeated[k]:
+            at_most[k] = at_most[k - 1]
+            at_most_hi[k] = at_most_hi[k - 1]
     bets[z_hi] += plays_hi
     bets[z_lo] += plays_all - plays_hi
     for j in range(nm):

@@ -149,6 +149,7 @@ class ParSheetEngine:
         self.multiples = tuple(jurisdiction.bet_multiples)
         self.multiple_array = np.array(self.multiples, dtype=np.int64)
         self.ante_pay, self.bet_pay = self.ante.astype(np.int64), self.bet.astype(np.int64)
+        self.by_card_dtype = kernel.by_card_dtype(self.ante_pay, self.bet_pay, self.multiple_array)
         # the middle bet's payoff by class steps: h(k) - h(k + 1), with h(11) = 0 (kernel module docstring)
         self.steps = self.bet_pay - np.append(self.bet_pay[1:], 0)
         pairs = np.array(list(combinations(range(50), 2)), dtype=np.int64)
@@ -225,8 +226,9 @@ class ParSheetEngine:
         if strategies is None:
             strategies = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                           np.zeros(N_PAIRS, dtype=np.int64), np.zeros((0, 1, 1), dtype=np.int64))
+        by_card = np.zeros((len(self.multiples) ** 2, 50, N_PAIRS if detail else 0), dtype=self.by_card_dtype)
         total, never_fold, down_outside, codes, policy = kernel.decision_values(
-            self.p0, self.p1, lines, self.steps, self.multiple_array, detail, *strategies)
+            self.p0, self.p1, lines, self.steps, self.multiple_array, detail, by_card, *strategies)
         return (*self._best_down(total, True), (down_outside, codes), self._best_down(never_fold, False), policy)
 
     def _best_down(self, total: np.ndarray, allow_fold: bool) -> tuple[np.ndarray, np.ndarray]:
