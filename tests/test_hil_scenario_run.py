@@ -69,7 +69,8 @@ def test_a_real_port_is_used_as_hardware_and_the_other_devices_are_simulated(tmp
     try:
         scenario = tmp_path / "one-seat.yaml"
         scenario.write_text(yaml.safe_dump({"name": "one-seat", "steps": [
-            {"press": "open_betting"}, {"wait": {"state": "betting"}},
+            {"press": "open_betting"},
+            {"wait": {"state": "betting", "lamps": ["no_more_bets"]}},  # this shoe's shuffle done: its own time
             {"place": {"seat": 1, "ante_across": 500, "ante_down": 500}},
             {"press": "no_more_bets"}, {"wait": {"state": "across_decision"}},
             {"press": "confirm"}, {"pay": {"seat": 1}}, {"wait": {"state": "closed"}},
