@@ -320,7 +320,7 @@ def _config_init(folder: Path) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     from controller.alert_recall import alerts_of, format_alerts
-    from controller.journal import JournalError, iter_records, last_rounds, starts_with_zeros, verify_journal
+    from controller.journal import JournalError, iter_records, last_rounds, refuse_lost_records, verify_journal
     from controller.recall import recall_last
     from controller.table import load_table_config
 
@@ -331,9 +331,8 @@ def _recall(args: argparse.Namespace) -> int:
             raise JournalError(f"{path}: no such file{_simulated_hint(config) if args.journal is None else ''}")
         if path.is_file() and not path.stat().st_size:  # a journal holds its start record at least
             raise JournalError(f"{path}: the file is empty: it is not a journal")
-        if path.is_file() and not _is_store(path) and starts_with_zeros(path):
-            raise JournalError(f"{path}: the file is all zeros: its records were lost (a power cut?), it is not a "
-                               f"journal; restore the journal from its copy")
+        if path.is_file():
+            refuse_lost_records(path)
         rounds = [] if args.alerts else last_rounds(path, args.last)
         alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
         torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short

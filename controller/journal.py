@@ -185,6 +185,14 @@ def starts_with_zeros(path: Path) -> bool:
     return bool(head) and not head.strip(b"\x00")
 
 
+def refuse_lost_records(path: Path) -> None:
+    """Raise ``JournalError`` (one line, as ``journal verify`` and ``recall`` say it) for a file that is not a
+    store and is all zeros (``starts_with_zeros``): its records were lost, it is not a journal."""
+    if not is_store(path) and starts_with_zeros(path):
+        raise JournalError(f"{path}: the file is all zeros: its records were lost (a power cut?), it is not a "
+                           f"journal; restore the journal from its copy")
+
+
 def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None = None) -> Iterator[dict[str, Any]]:
     """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
     store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).

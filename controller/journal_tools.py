@@ -27,7 +27,7 @@ from controller.journal import (
     iter_store,
     key_from,
     parse_canonical,
-    starts_with_zeros,
+    refuse_lost_records,
 )
 
 
@@ -65,9 +65,7 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         raise JournalError(f"{path}: not a regular file")
     verdict = Verdict()
     store = is_store(path)
-    if not store and starts_with_zeros(path):
-        raise JournalError(f"{path}: the file is all zeros: its records were lost (a power cut?), it is not a "
-                           f"journal; restore the journal from its copy")
+    refuse_lost_records(path)
     records = iter_store(path) if store else iter_jsonl(path)
     try:
         first = next(records, None)

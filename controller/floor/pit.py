@@ -7,7 +7,8 @@ net with its sign turned), faults raised and past-posting irregularities, in min
 them; today's mispays (``PayoutChecked`` readings that differed: caught; ``MispayAccepted``: accepted by a
 supervisor), each as a count and an amount (the sum of the spots' differences, short and over alike, as the
 metrics count them); and the hole-card alerts heard on ``alerts`` (when the broker lets the watcher read them),
-listed under the table with the supervisor who acknowledged each (``AlertAcknowledged``, on ``alerts`` too). Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
+listed under the table with the supervisor who acknowledged each (``AlertAcknowledged``, on ``alerts`` too).
+Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
 """
 
 from __future__ import annotations
