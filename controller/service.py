@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from controller import __version__
 from controller import commands as cmd
+from controller.alerts import Alert, DetectorChecked
 from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
-from controller.alerts import Alert, DetectorChecked
 from controller.eventqueue import EventQueue
 from controller.inputs import PromptDue, ServiceStarted
 from controller.journal import Journal, JournalError
@@ -180,9 +180,9 @@ class Controller:
                 late.append(self.events.get_nowait())
             except queue.Empty:
                 break
-        alerts = [item for item in late if isinstance(item, (Alert, DetectorChecked))]
-        if alerts:
-            self.process(*alerts)
+        detector_inputs = [item for item in late if isinstance(item, (Alert, DetectorChecked))]
+        if detector_inputs:
+            self.process(*detector_inputs)
 
     def _arrived_with(self) -> list[Any]:
         """The inputs already waiting (put back, then on the queue), up to ``MAX_GROUP - 1``: committed with the
