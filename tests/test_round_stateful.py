@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from controller import commands as cmd
-from controller.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, Alert
+from controller.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, MAX_WAITING, Alert
 from controller.cards import DECK
 from controller.inputs import OperatorAction, ServiceStarted
 from drivers import events as ev
@@ -210,9 +210,15 @@ class RoundMachineTest(RuleBasedStateMachine):
         """The detector's alert (controller/alerts.py): on the panel only with the key turned, never in the
         public lamps or view, and it changes nothing of the round."""
         before = (self.machine.state, self.machine.round_no, json.dumps(self.machine.view()))
+        full = len(self.machine.alerts_waiting) >= MAX_WAITING
         out = self.feed(Alert(self.machine.round_no or 0, seat, card, 412, 1, 30, 100, 100))
         assert (self.machine.state, self.machine.round_no, json.dumps(self.machine.view())) == before
-        assert all(isinstance(o, cmd.PrivatePanel) for o in out) and (self.machine.supervisor_key or not out)
+        panel = [o for o in out if isinstance(o, cmd.PrivatePanel)]
+        set_aside = [o for o in out if isinstance(o, cmd.AlertNotShown)]
+        assert len(panel) + len(set_aside) == len(out), out
+        assert self.machine.supervisor_key or not panel
+        assert len(set_aside) == (1 if full else 0), "the oldest is set aside only past the bound"
+        assert len(self.machine.alerts_waiting) <= MAX_WAITING
 
     @rule(action=st.sampled_from(ev.BUTTONS + ("bogus",)), role=st.sampled_from(("dealer", "supervisor", "x")))
     def control_action(self, action: str, role: str) -> None:
