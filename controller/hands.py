@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,7 +72,9 @@ class HandValue:
 
 def _classify_ranks(ranks: tuple[int, ...], wheel: bool) -> tuple[str, tuple[int, ...]]:
     """Category (ignoring suits) and tie-break ranks of five ranks sorted high to low."""
-    counts = Counter(ranks)
+    counts: dict[int, int] = {}
+    for rank in ranks:
+        counts[rank] = counts.get(rank, 0) + 1
     groups = sorted(counts.items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
     shape = tuple(c for _, c in groups)
     order = tuple(r for r, _ in groups)
@@ -103,7 +104,8 @@ def _build_table(wheel: bool) -> dict[tuple[int, ...], tuple[str, tuple[int, ...
     return table
 
 
-_TABLES = {True: _build_table(True), False: _build_table(False)}
+_TABLES = {False: _build_table(False)}
+_TABLES[True] = {**_TABLES[False], _WHEEL: _classify_ranks(_WHEEL, True)}  # the wheel is their one difference
 
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.cards import short
 from controller.config import CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text, state_dir
-from controller.control import ControlConfig, parse_control_config
+from controller.control_config import ControlConfig, parse_control_config
 from controller.floor.config import FloorConfig, parse_floor_config
 from controller.paytable import CODE, known_codes
 from controller.payout import PayoutConfig, parse_payout_config
@@ -134,7 +134,7 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     not a list of glob patterns (text), a timing value that is not a number of seconds above 0 and below 3600,
     ``retries`` outside 1 to ``MAX_RETRIES``, a ``manual_dealing`` that is not true or false, a timing ceiling
     below its floor, a ``link_silence_s`` not above
-    ``heartbeat_interval_s`` or a ``control:`` section that ``controller.control.parse_control_config`` refuses
+    ``heartbeat_interval_s`` or a ``control:`` section that ``controller.control_config.parse_control_config`` refuses
     (a host off loopback) or a ``floor:`` section that ``controller.floor.config.parse_floor_config`` refuses.
     """
     path = Path(path)
