@@ -49,6 +49,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from controller import __version__
 from controller.analysis import protect_cli
@@ -153,9 +154,13 @@ def _parser() -> argparse.ArgumentParser:
                                      parents=[common, operators_file])
     remove.add_argument("name", help="user name")
 
-    settle = sub.add_parser("settle", help="settle one round given as JSON and print the settlement as JSON",
-                            parents=[common])
+    settle = sub.add_parser("settle", help="settle one round given as JSON (or one per line: --lines) and print "
+                                           "the settlement as JSON", parents=[common])
     settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
+    settle.add_argument("--lines", action="store_true",
+                        help="JSON lines: one round per line in, one settlement per line out with its input's "
+                             "\"line\" (a refused line gives {\"line\": N, \"error\": ...} and the exit status 2; "
+                             "the others are still settled)")
     settle.add_argument("--table", type=Path, default=None, metavar="TABLE_YAML",
                         help="also check the seats in play and the table limits of this table configuration, "
                              "and read a jurisdiction code from its jurisdictions folder as run does")
@@ -241,7 +246,7 @@ def _main(argv: list[str] | None) -> int:
     logging.basicConfig(level=level, handlers=[handler])
     logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
-        return _settle(args.file, args.table)
+        return _settle(args.file, args.table, lines=args.lines)
     if args.command == "paytable" and args.jurisdiction == "design":
         from controller.analysis import paytable_design
 
@@ -411,7 +416,11 @@ def _paytable(name: str) -> int:
     return 0
 
 
-def _settle(path: Path | None, table_path: Path | None = None) -> int:
+def _settle(path: Path | None, table_path: Path | None = None, *, lines: bool = False) -> int:
+    """``crisscross settle [FILE] [--table T] [--lines]``: one round as JSON in, its settlement as JSON out (exit
+    2 and one line naming the field when refused); with ``lines``, one round per line (a checker's batch: one
+    process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
+    line that is not blank."""
     from controller.settlement import SettlementInputError, settle_round
     from controller.table import jurisdictions_home, load_table_config
 
@@ -431,26 +440,44 @@ def _settle(path: Path | None, table_path: Path | None = None) -> int:
     except OSError as exc:
         print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 2
+
+    def settled(round_text: str, where: str) -> dict[str, Any]:
+        """The settlement of one round's JSON; raises ``ValueError`` with ``where`` and what is wrong."""
+        try:
+            data = json.loads(round_text, object_pairs_hook=_unique_keys)
+        except json.JSONDecodeError as exc:
+            place = where if lines else f"{source}: line {exc.lineno}"
+            raise ValueError(f"{place}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
+            raise ValueError(f"{where}: invalid JSON: {str(exc)[:100] or type(exc).__name__}") from None
+        try:
+            return settle_round(data, config_dir, table=table)
+        except SettlementInputError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    status = 0
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        print(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=sys.stderr)
-        return 2
-    except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
-        print(f"{source}: invalid JSON: {str(exc)[:100] or type(exc).__name__}", file=sys.stderr)
-        return 2
-    try:
-        result = settle_round(data, config_dir, table=table)
-    except SettlementInputError as exc:
-        print(f"{source}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        json.dump(result, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        if not lines:
+            try:
+                result = settled(text, source)
+            except ValueError as exc:
+                print(exc, file=sys.stderr)
+                return 2
+            json.dump(result, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        for number, line in enumerate(text.splitlines() if lines else (), start=1):
+            if not line.strip():
+                continue
+            try:
+                answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
+            except ValueError as exc:
+                print(exc, file=sys.stderr)
+                answer, status = {"line": number, "error": str(exc)}, 2
+            sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
-    return 0
+    return status
 
 
 def _journal_verify(args: argparse.Namespace) -> int:

@@ -149,19 +149,31 @@ def check_round(rnd: RoundRecord, records: Sequence[dict[str, Any]]) -> list[str
     return problems
 
 
-def check_against_settle(rnd: RoundRecord, jurisdiction: str = "ny") -> list[str]:
-    """Run ``crisscross settle`` (a separate process) on the journaled round and compare seat by seat."""
-    data = settle_input(rnd, jurisdiction)
-    proc = subprocess.run([sys.executable, "-m", "controller", "settle"], input=json.dumps(data),
-                          capture_output=True, text=True, timeout=60)
-    if proc.returncode != 0:
-        return [f"round {rnd.round_no}: crisscross settle refused the journaled round: {proc.stderr.strip()}"]
-    reference = {s["seat"]: s for s in json.loads(proc.stdout)["seats"]}
+def check_against_settle(rounds: Sequence[RoundRecord], jurisdiction: str = "ny") -> list[str]:
+    """Run ``crisscross settle --lines`` (one separate process for all of ``rounds``, each a closed round that
+    was not voided) on the journaled rounds and compare each seat's settlement with it."""
+    if not rounds:
+        return []
+    batch = "".join(json.dumps(settle_input(rnd, jurisdiction)) + "\n" for rnd in rounds)
+    proc = subprocess.run([sys.executable, "-m", "controller", "settle", "--lines"], input=batch,
+                          capture_output=True, text=True, timeout=60 + len(rounds))
+    answers = {}
+    for text in proc.stdout.splitlines():
+        answer = json.loads(text)
+        answers[answer["line"]] = answer
     problems = []
-    for seat, settled in rnd.settlements.items():
-        mine = {k: v for k, v in settled.items() if k != "folded_at"}
-        if mine != reference.get(seat):
-            problems.append(f"round {rnd.round_no}: seat {seat} settled {mine}, crisscross settle says {reference.get(seat)}")
+    for line, rnd in enumerate(rounds, start=1):
+        answer = answers.get(line)
+        if answer is None or "error" in answer:
+            refusal = answer["error"] if answer else f"no answer (exit {proc.returncode}: {proc.stderr.strip()[-300:]})"
+            problems.append(f"round {rnd.round_no}: crisscross settle refused the journaled round: {refusal}")
+            continue
+        reference = {s["seat"]: s for s in answer["seats"]}
+        for seat, settled in rnd.settlements.items():
+            mine = {k: v for k, v in settled.items() if k != "folded_at"}
+            if mine != reference.get(seat):
+                problems.append(f"round {rnd.round_no}: seat {seat} settled {mine}, crisscross settle says "
+                                f"{reference.get(seat)}")
     return problems
 
 
@@ -191,13 +203,15 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
     return the rounds and the discrepancies found.
 
     ``shoe_dispensed``: the shoe simulator's own ``(txn_id, cards)`` record; every stack it dealt must be the
-    journal's stack, in order, and none dealt twice. ``against_settle`` runs ``crisscross settle`` per round.
+    journal's stack, in order, and none dealt twice. ``against_settle`` runs ``crisscross settle`` on every closed
+    round that was not voided (one process for all).
     """
     problems = []
     _, broken = verify_journal(path)
     if broken:
         problems.append(f"journal chain: {broken}")
     rounds: dict[int, RoundRecord] = {}
+    to_settle: list[RoundRecord] = []  # checked by one ``crisscross settle`` process at the end
 
     def check(number: int, records: list[dict[str, Any]]) -> None:
         if number in rounds:
@@ -207,7 +221,7 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
         problems.extend(check_round(rnd, records))
         problems.extend(check_payouts(rnd))
         if against_settle and rnd.closed and rnd.voided is None:
-            problems.extend(check_against_settle(rnd, jurisdiction))
+            to_settle.append(rnd)
 
     current: int | None = None
     records: list[dict[str, Any]] = []
@@ -222,6 +236,7 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
         records.append(record)
     if current is not None:
         check(current, records)
+    problems.extend(check_against_settle(to_settle, jurisdiction))
     if shoe_dispensed is not None:
         journaled = [cards for rnd in rounds.values() if not rnd.manual for _, _, cards in rnd.stacks]
         dealt = [tuple(cards) for _, cards in shoe_dispensed]

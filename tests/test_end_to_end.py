@@ -68,7 +68,7 @@ def test_an_edited_settlement_is_reported(rig_run, tmp_path):
     settled = edited["data"]["settlement"]
     settled["wagers"]["ante_across"]["net"] += 100
     settled["net"] += 100
-    # the journal up to the end of the edited round: ``crisscross settle`` is a process per round checked
+    # the journal up to the end of the edited round: fewer rounds for ``crisscross settle`` to check
     last = max(i for i, r in enumerate(records) if r["round"] == edited["round"])
     _rewrite(records[:last + 1], tmp_path / "j.jsonl")
     _, problems = check_journal(tmp_path / "j.jsonl")

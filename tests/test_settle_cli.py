@@ -245,3 +245,41 @@ def test_a_missing_key_is_reported_as_missing(data, expected):
     proc = settle_in_process(data)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [expected]
+
+
+# --------------------------------------------------------------------------- several rounds, one per line
+
+
+def test_lines_settle_each_round_and_name_the_line_of_a_refused_one():
+    """``--lines`` (a checker's batch): one output line per round, in order, with its input's line; the rounds
+    are the worked examples above (NY 5324.39(e)(9), (f)). A refused round is one ``error`` naming its line, on
+    standard output and standard error, the exit status is 2, and the rounds after it are still settled."""
+    order = copy.deepcopy(EXAMPLE)
+    wagers = {"ante_across": 100, "ante_down": 100, "across": 100, "down": 100, "middle": 100}
+    order["seats"] = [{"seat": 2, "cards": ["5h", "5d"], "wagers": dict(wagers)},
+                      {"seat": 4, "cards": ["Ah", "Ad"], "wagers": dict(wagers)}]
+    refused = copy.deepcopy(EXAMPLE)
+    refused["seats"][0]["cards"] = ["Kc", "Jd"]  # the middle card again: one deck (NY 5324.39(a)(1))
+    text = "\n".join([json.dumps(EXAMPLE), "", json.dumps(refused), json.dumps(order), '{"jurisdiction": "ny",'])
+    proc = crisscross("settle", "--lines", stdin=text + "\n")
+    assert proc.returncode == 2
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["line"] for a in answers] == [1, 3, 4, 5]  # the blank line 2 is no round
+    assert answers[0]["seats"][0]["wagers"] == EXAMPLE_WAGERS and answers[0]["seats"][0]["net"] == EXAMPLE_NET
+    assert "error" not in answers[0] and "error" not in answers[2]
+    assert answers[1]["error"].startswith("<stdin>: line 3: seat 1: ") and "Kc" in answers[1]["error"]
+    assert {s["seat"]: s["net"] for s in answers[2]["seats"]} == {4: 500, 2: -500}
+    assert [s["seat"] for s in answers[2]["seats"]] == [4, 2]
+    assert answers[3]["error"].startswith("<stdin>: line 5, column ") and "invalid JSON" in answers[3]["error"]
+    assert proc.stderr.splitlines() == [answers[1]["error"], answers[3]["error"]]
+
+
+def test_lines_from_a_real_process_give_what_one_round_at_a_time_gives(tmp_path):
+    """The batch and the one-round form are the same settlement (the process, as ``hil.checks`` runs it)."""
+    path = tmp_path / "rounds.jsonl"
+    path.write_text(json.dumps(EXAMPLE) + "\n" + json.dumps(EXAMPLE) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "controller", "settle", "--lines", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    single = json.loads(run_file(tmp_path, EXAMPLE).stdout)
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [{"line": 1, **single}, {"line": 2, **single}]
