@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.cards import DECK, RANKS, SUITS, CardError, parse_card, parse_cards
+from tests.examples import examples
 
 # Independent spelling of the deck (NY 5324.39(b)(1) ranks x four suits), not taken from the code.
 EXPECTED_RANKS = "23456789TJQKA"
@@ -196,7 +197,7 @@ def test_property_every_rank_suit_round_trips(rank, suit):
     assert parse_card(parse_card(text)) == text
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(text=st.one_of(st.text(max_size=4), st.text(alphabet=NEAR_MISS_ALPHABET, max_size=4)))
 def test_property_every_other_short_string_is_rejected_with_card_error(text):
     """Contract: any string that is not exactly rank+suit raises CardError - never another exception."""

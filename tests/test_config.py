@@ -15,6 +15,7 @@ from controller.config import CONFIG_DIR, ConfigError, load_yaml
 from controller.paytable import PAY_HANDS, load_jurisdiction, pay_hand
 from controller.hands import evaluate
 from controller.table import load_table_config
+from tests.examples import examples
 
 
 def test_ny_file_holds_the_regulated_tables():
@@ -250,7 +251,7 @@ def test_a_yaml_key_that_is_not_a_plain_value_is_refused_in_one_line(tmp_path, k
         load_table_config(path)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.sampled_from(list("ab:-?[]{}!&*,|> \n\t'\"#%@`0123")), max_size=60))
 def test_any_text_is_read_or_refused_with_a_config_error(tmp_path, text):
     """The YAML reader of every configuration file (property test): whatever the text, the outcome is a mapping
@@ -370,7 +371,7 @@ def test_a_merge_key_in_table_yaml_is_refused_with_its_line(tmp_path):
         load_table_config(path)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(min_value=-10**30, max_value=10**30))
 def test_property_a_plain_decimal_integer_is_read_as_itself(tmp_path, n):
     """Any integer written in plain decimal (``str(n)``: a minus or not, no leading zero) loads as that integer."""
@@ -390,7 +391,7 @@ def _yaml11_forms(n: int) -> list[str]:
     return forms
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), n=st.integers(min_value=1, max_value=10**12))
 def test_property_yaml11_integer_forms_are_refused(tmp_path, data, n):
     """Octal, hexadecimal, binary, base 60, underscores and a leading ``+``: each is refused, naming the file,

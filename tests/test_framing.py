@@ -23,6 +23,7 @@ from drivers.panel import protocol as panel
 from drivers.reader import protocol as reader
 from drivers.sensors import protocol as sensors
 from drivers.shoe import protocol as shoe
+from tests.examples import examples
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
 
@@ -243,7 +244,7 @@ def test_sequence_tracking_can_be_switched_off():
     assert len(FrameDecoder(track_sequence=False).feed(frame + frame)) == 2
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=300), max_size=12))
 @pytest.mark.timeout(60)
 def test_arbitrary_bytes_never_raise_nor_hang_and_the_buffer_is_bounded(chunks):
@@ -273,7 +274,7 @@ def stream_with_garbage(draw):
     return frames, stream, cuts
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(stream_with_garbage())
 @pytest.mark.timeout(60)
 def test_valid_frames_recovered_through_garbage_and_splits(case):
@@ -498,7 +499,7 @@ def test_every_message_has_a_payload_decoder_under_test():
     assert set(PAYLOAD_DECODERS) == set(CODECS) == set(framing.MESSAGE_NAMES.values())
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @pytest.mark.parametrize("name", sorted(PAYLOAD_DECODERS))
 @given(payload=st.binary(max_size=255) | st.sampled_from([b"", b"\x00", b"\x00" * 5, b"\x00\x00\x00\x01\x02AhAh"]))
 def test_payload_decoders_raise_only_protocol_error(name, payload):
@@ -525,7 +526,7 @@ frame_soup = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=900) | frame_soup, st.lists(st.integers(0, 900), max_size=20))
 @pytest.mark.timeout(120)
 def test_any_split_of_any_stream_gives_the_same_frames_as_an_independent_reader(data, cuts):

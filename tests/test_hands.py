@@ -25,6 +25,7 @@ from phevaluator import evaluate_cards
 
 from controller.cards import CardError
 from controller.hands import CATEGORIES, evaluate
+from tests.examples import examples
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -418,14 +419,14 @@ def grouped_hand(draw):
 HAND = st.one_of(RANDOM_HAND, flush_hand(), run_hand(), grouped_hand())
 
 
-@settings(max_examples=1500)
+@settings(max_examples=examples(1500))
 @given(hand=HAND)
 def test_property_category_agrees_with_phevaluator_bands(hand):
     """NY 5324.39(b)(2): the category agrees with the oracle's rank band (and royal = rank 1)."""
     assert evaluate(hand).category == phe_category(hand)
 
 
-@settings(max_examples=1500)
+@settings(max_examples=examples(1500))
 @given(a=HAND, b=HAND)
 def test_property_order_agrees_with_phevaluator(a, b):
     """NY 5324.39(b)(2),(b)(3): for any two hands, <, > and == agree with the oracle
@@ -437,7 +438,7 @@ def test_property_order_agrees_with_phevaluator(a, b):
     assert (va == vb) == (ra == rb)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(hand=HAND, perm=st.permutations(SUITS))
 def test_property_suits_never_matter(hand, perm):
     """NY 5324.39(b)(3) and (b)(2)(v): relabelling the suits consistently gives an equal hand."""
@@ -447,7 +448,7 @@ def test_property_suits_never_matter(hand, perm):
     assert evaluate(relabelled).category == evaluate(hand).category
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(hand=HAND, data=st.data())
 def test_property_card_order_never_matters(hand, data):
     """The five cards are a set: any order gives an equal value with the same category and pair rank."""
@@ -457,7 +458,7 @@ def test_property_card_order_never_matters(hand, data):
     assert (a.category, a.pair_rank) == (b.category, b.pair_rank)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(hand=st.one_of(grouped_hand(), RANDOM_HAND))
 def test_property_pair_rank_matches_the_repeated_rank(hand):
     """Contract: pair_rank is the rank with two cards for a 'pair', None otherwise."""

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from controller.cards import CardError
 from controller.hands import THREE_CARD_CATEGORIES, evaluate_three
+from tests.examples import examples
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -95,7 +96,7 @@ def test_anything_but_three_distinct_cards_is_refused(cards):
 HAND = st.lists(st.sampled_from(DECK), min_size=3, max_size=3, unique=True)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(hand=HAND, perm=st.permutations(SUITS), data=st.data())
 def test_property_suits_and_order_never_matter(hand, perm, data):
     """Suits are equal in rank (NJ 13:69F-25.5(a)); relabelling them or reordering the cards changes nothing."""
@@ -104,7 +105,7 @@ def test_property_suits_and_order_never_matter(hand, perm, data):
     assert evaluate_three(relabelled) == evaluate_three(hand)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(a=HAND, b=HAND)
 def test_property_category_order_follows_nj_list(a, b):
     """Two hands of different categories (oracle) compare as NJ (c) lists the categories."""

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from controller.config import CONFIG_DIR, ConfigError
 from controller.paytable import load_jurisdiction
+from tests.examples import examples
 
 JURISDICTIONS = ("ny", "pa", "nj")
 HANDS = ("pair_6s_to_10s", "pair_jacks_or_better", "two_pair", "three_of_a_kind", "straight", "flush",
@@ -162,7 +163,7 @@ def test_the_minimums_are_not_in_the_editable_file():
         minimums.REGULATIONS["zz"] = minimums.REGULATIONS["ny"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(code=st.sampled_from(JURISDICTIONS), table=st.sampled_from(tuple(NY_TABLES)), hand=st.sampled_from(HANDS),
        odds=st.one_of(st.integers(min_value=-5, max_value=1000), st.just("push")))
 def test_property_any_odds_accepted_iff_at_least_the_minimum(tmp_path_factory, code, table, hand, odds):

@@ -30,6 +30,7 @@ from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, c
 from controller.analysis.simplified import CARD, STRATEGIES
 from controller.analysis.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
+from tests.examples import examples
 from tests.parsheet_reference import ReferenceEngine, to_data
 from controller.cards import DECK, RANKS
 from controller.config import CONFIG_DIR
@@ -59,7 +60,7 @@ def test_hands_are_generated_in_colexicographic_order():
     assert colex_combinations(52, 5).shape == (2_598_960, 5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(range(52)), min_size=5, max_size=5, unique=True))
 def test_the_array_classifier_agrees_with_the_scalar_evaluator(cards):
     expected = pay_hand(evaluate([DECK[c] for c in cards]))
@@ -264,7 +265,7 @@ def test_json_report_has_the_documented_keys(ny_sheet):
     assert "pay tables from" in text and "fold at across" in text
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.randoms(use_true_random=False))
 def test_decisions_do_not_depend_on_the_suits_names(rng):
     """Exact suit symmetry: renaming the suits of every card changes no decision."""

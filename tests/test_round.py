@@ -27,6 +27,7 @@ from controller.cards import DECK
 from controller.inputs import OperatorAction, PromptDue, ServiceStarted
 from controller.round import LINK_CODES, TXN_STRIDE
 from drivers import events as ev
+from tests.examples import examples
 from tests.round_helpers import (
     DECISION_STEPS,
     DEVICE_COMMANDS,
@@ -1142,7 +1143,7 @@ class Invariants:
                 assert t["wagered"] == t["returned"] + t["collected"]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_random_event_sequences_keep_the_invariants(data):
     """Random sequences of presses, snapshots (valid and not), stacks from a shuffled deck (sometimes

@@ -36,6 +36,7 @@ from controller.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, MAX_WAITING, Alert
 from controller.cards import DECK
 from controller.inputs import OperatorAction, ServiceStarted
 from drivers import events as ev
+from tests.examples import examples
 from tests.round_helpers import CONFIG, NY, antes, ready
 from controller.round import Round
 
@@ -372,6 +373,6 @@ class RoundMachineTest(RuleBasedStateMachine):
 
 
 RoundMachineTest.TestCase.settings = settings(
-    max_examples=100, stateful_step_count=80, deadline=None,
+    max_examples=examples(100), stateful_step_count=80, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 test_round_machine_stateful = RoundMachineTest.TestCase

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from phevaluator import evaluate_cards
 
 from controller.settlement import SettlementInputError, settle_round
+from tests.examples import examples
 
 ANTE = 100
 
@@ -718,7 +719,7 @@ def random_seat(draw):
     return cards, wagers
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(seat=random_seat())
 def test_property_random_deals_settle_by_the_ny_tables(seat):
     """NY 5324.39(e)(9)(i),(ii), (f)(1)-(3), PA 674a.11(b),(d),(f),(h): random deals, random fold points,
