@@ -67,13 +67,17 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
+#: Reads a mapping's key node as the safe loader does (its tag was resolved when the file was composed).
+_KEYS = yaml.constructor.SafeConstructor()
+
+
 def _lines(node: yaml.Node, path: tuple, lines: dict[tuple, int], problems: list[str], file: str) -> None:
     """Record the 1-based line of every node under ``node`` by its path; report repeated keys."""
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         seen: dict[Any, int] = {}
         for key_node, value_node in node.value:
-            key = yaml.safe_load(yaml.serialize(key_node))  # as the safe loader reads it: 1 an int, on a bool
+            key = _KEYS.construct_object(key_node)  # as the safe loader reads it: 1 an int, on a bool
             line = key_node.start_mark.line + 1
             if key in seen:
                 problems.append(f"{file}:{line}: key {key!r} repeated (first at line {seen[key]})")
@@ -172,8 +176,12 @@ def load_scenario(path: Path) -> Scenario:
     file = str(path)
     text = path.read_text()
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        loader = yaml.SafeLoader(text)
+        try:  # one parse: the nodes (for the lines) and the data built from them
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1

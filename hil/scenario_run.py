@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import copy
 import http.client
 import json
 import logging
@@ -29,6 +30,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +107,21 @@ def free_port() -> int:
                 return port
 
 
+@cache
+def _shipped_table() -> dict[str, Any]:
+    """The shipped ``table.yaml``, read once (never changed: see ``_default_table``)."""
+    return yaml.safe_load((CONFIG_DIR / "table.yaml").read_text())
+
+
+def _default_table() -> dict[str, Any]:
+    """A fresh copy of the shipped ``table.yaml`` (the caller may change it)."""
+    return copy.deepcopy(_shipped_table())
+
+
 def scenario_table(scenario: Scenario) -> dict[str, Any]:
     """The scenario's table configuration: the default ``table.yaml`` with the scenario's ``table`` overrides
     (``merged``), a jurisdiction file resolved from the scenario's folder."""
-    table = merged(yaml.safe_load((CONFIG_DIR / "table.yaml").read_text()), scenario.data.get("table") or {})
+    table = merged(_default_table(), scenario.data.get("table") or {})
     if not str(table.get("jurisdiction", "ny")).isalpha():  # a file, as written relative to the scenario
         table["jurisdiction"] = str((scenario.path.parent / table["jurisdiction"]).resolve())
     return table

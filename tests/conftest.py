@@ -10,6 +10,7 @@ machine must not turn a correct example into a failure. A failing example prints
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -38,11 +39,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.markexpr = ""
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Workers for ``-n auto`` (pyproject ``addopts``): none (one process) when a contract suite drives real
-    hardware (``--device``), as a serial port is opened by one process at a time; otherwise None, xdist's own
-    count (a worker per core)."""
-    return 0 if config.getoption("device", default=None) else None
+    hardware (``--device``), as a serial port is opened by one process at a time; otherwise two per core (at
+    most 8): many tests spend most of their time waiting (for a link's timeout, a process, a server), and a
+    second worker per core runs while one waits."""
+    if config.getoption("device", default=None):
+        return 0
+    return min(8, 2 * len(os.sched_getaffinity(0)))
 
 
 #: How long a test's threads may take to finish after its fixtures are torn down (seconds).

@@ -151,10 +151,16 @@ def test_ports_are_device_equals_port():
             parse_ports(bad)
 
 
-def test_the_shipped_library_is_valid_and_large_enough():
-    scenarios = load_all(SCENARIOS)
-    assert len(scenarios) >= 25
-    assert all(s.steps for s in scenarios)
+@pytest.fixture(scope="module")
+def library():
+    """The shipped scenarios, loaded and checked once (``load_all``: schema, table overrides, names) for the
+    tests of this module that read them."""
+    return load_all(SCENARIOS)
+
+
+def test_the_shipped_library_is_valid_and_large_enough(library):
+    assert len(library) >= 25 and len(library) == len(SCENARIOS)
+    assert all(s.steps for s in library)
 
 
 def _round_rows() -> dict[str, str]:
@@ -167,11 +173,11 @@ def _round_rows() -> dict[str, str]:
     return rows
 
 
-def test_every_round_paragraph_names_a_scenario_that_proves_it():
+def test_every_round_paragraph_names_a_scenario_that_proves_it(library):
     """Each row of a paragraph that concerns the round names at least one scenario (`hil/scenarios/NAME.yaml`)
     in its last column, and each scenario named lists that paragraph in its ``regulations``; a heading row or a
     paragraph outside the controller names none and needs none."""
-    by_name = {s.name: s for s in load_all(SCENARIOS)}
+    by_name = {s.name: s for s in library}
     missing = []
     for paragraph, line in _round_rows().items():
         named = re.findall(r"hil/scenarios/([a-z0-9-]+)\.yaml", line)
@@ -192,11 +198,11 @@ def test_every_round_paragraph_names_a_scenario_that_proves_it():
     assert missing == []
 
 
-def test_every_fault_cause_of_the_architecture_has_a_scenario():
+def test_every_fault_cause_of_the_architecture_has_a_scenario(library):
     text = (ROOT / "docs" / "architecture.md").read_text()
     table = text[text.index("| cause | resumable |"):text.index("Only a supervisor clears a fault")]
     causes = set(re.findall(r"`([a-z_]+)`", table)) - {"link_silence_s", "reconnect_max_s", "internal"}
-    covered = {c for s in load_all(SCENARIOS) for c in s.data.get("fault_causes", ())}
+    covered = {c for s in library for c in s.data.get("fault_causes", ())}
     # a wrong-size stack is the cause stack_size; "a foreign or repeated card" is card_count (controller/round.py)
     assert causes | {"stack_size"} <= covered, sorted(causes | {"stack_size"} - covered)
     assert "internal" in table  # a defect: not injectable from a device; docs/rig.md says so
