@@ -42,10 +42,11 @@ def tables() -> ProtectTables:
     return ProtectTables.load(load_jurisdiction("ny"))
 
 
-@pytest.mark.parametrize("index", [0, 84, 168])
+@pytest.mark.parametrize("index", [0, *(pytest.param(i, marks=pytest.mark.slow) for i in (84, 168))])
 def test_the_shipped_tables_are_what_the_builder_computes(index):
-    """The New York tables shipped in the package (``PACKAGED_DIR``) are the builder's, class by class: three
-    classes rebuilt here from the par sheet's engine (the whole set takes minutes)."""
+    """The New York tables shipped in the package (``PACKAGED_DIR``) are the builder's, class by class: classes
+    rebuilt here from the par sheet's engine, the first in the quick tier, two more in the slow one (the whole
+    set takes minutes)."""
     from controller.analysis.protect_tables import CLASSES, FIELDS, PACKAGED_DIR, ClassBuilder, table_file_name
 
     ny = load_jurisdiction("ny")
