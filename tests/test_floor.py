@@ -36,6 +36,7 @@ from controller.journal import read_records
 from controller.journal_key import init_key, load_key
 from controller.service import Service
 from controller.table import load_table_config
+from tests.cli_helpers import crisscross
 
 TABLE = "CC-01"
 
@@ -422,19 +423,18 @@ def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
     journal = tmp_path / "journal.db"
     base = [sys.executable, "-m", "controller", "floor"]
     broker = ["--broker", "127.0.0.1", "--port", str(mosquitto.port)]
-    first = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "0.3"], capture_output=True,
-                           text=True, timeout=60)
+    # the audits run in this process (tests/cli_helpers.py), the watch below as its own process
+    first = crisscross("floor", "audit", *broker, "--session", "t", "--for", "0.3")
     assert first.returncode == 0, first.stderr
     _run(_config(mosquitto.port), journal, rounds=2, seed=2)
-    audit = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "2", "--from-start",
-                                   "--journal", f"{TABLE}={journal}"], capture_output=True, text=True, timeout=60)
+    audit = crisscross("floor", "audit", *broker, "--session", "t", "--for", "2", "--from-start",
+                       "--journal", f"{TABLE}={journal}")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     count = len(_public(journal))
     assert f"{TABLE}: {count} records" in audit.stdout and audit.stdout.endswith("1 table(s), 0 problem(s)\n")
     other = tmp_path / "other.db"
     _run(dataclasses.replace(_config(mosquitto.port)), other, rounds=1, seed=3)  # another journal
-    wrong = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "2", "--journal",
-                                   f"{TABLE}={journal}"], capture_output=True, text=True, timeout=60)
+    wrong = crisscross("floor", "audit", *broker, "--session", "t", "--for", "2", "--journal", f"{TABLE}={journal}")
     assert wrong.returncode == 1 and "is not the journal's head there" in wrong.stdout
     watch = subprocess.run(base + ["watch", *broker, "--for", "1", "--every", "0.5"], capture_output=True,
                            text=True, timeout=60)

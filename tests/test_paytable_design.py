@@ -22,6 +22,7 @@ from controller.minimums import REGULATIONS, odds_value
 from controller.paytable import PAY_HANDS, load_jurisdiction
 from controller.service import jurisdiction_for
 from controller.table import load_table_config
+from tests.cli_helpers import crisscross
 from tests.test_paytable_cli import BOARDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,10 +36,10 @@ def edge(pays: dict) -> Fraction:
 
 
 def design(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """``crisscross paytable design --output FILE ARGS`` in this process (``tests/cli_helpers.py``; the real
+    process of ``paytable`` is run below)."""
     out = tmp_path / "designed.yaml"
-    proc = subprocess.run([sys.executable, "-m", "controller", "paytable", "design", "--output", str(out), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    return proc, out
+    return crisscross("paytable", "design", "--output", out, *args), out
 
 
 def printed(stdout: str) -> list[tuple[Fraction, dict]]:
