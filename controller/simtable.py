@@ -188,6 +188,22 @@ class SimulatedTable:
             self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
         return False
 
+    def _open_betting(self) -> bool:
+        """Press ``open_betting`` until betting is open (``no_more_bets`` lit); True then, False when stopped.
+
+        The lamp going out is not enough: a fault raised just before the press (a device lost between rounds)
+        puts it out too, and the press is refused. Once the supervisor clears the fault, ``open_betting`` lights
+        again, and the dealer presses it again rather than taking the round for one that was voided."""
+        while self._press_when_lit("open_betting"):
+            while not self._stop.is_set():
+                lamps = self.panel.lamps
+                if "no_more_bets" in lamps:
+                    return True
+                if "open_betting" in lamps:
+                    break  # no round opened: press again
+                self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
+        return False
+
     def _press_when_lit(self, button: str) -> bool:
         """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
         the lamp went out (a later ``_wait`` presses it again should it light up again), False when stopped."""
@@ -346,7 +362,7 @@ class SimulatedTable:
             self._void_unknown_round()
         if not self._switch_when_due():
             return False
-        if not self._press_when_lit("open_betting"):
+        if not self._open_betting():
             return False
         announced = [m for m in map(re.compile(r"Round (\d+): place").match, self.panel.messages[-3:]) if m]
         self._round_no = int(announced[-1].group(1)) if announced else None

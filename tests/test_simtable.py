@@ -43,3 +43,36 @@ def test_betting_opened_by_someone_else_is_joined_not_waited_for():
     open, so the dealer goes on with the round (the table used to wait for ever, the round open and empty)."""
     panel = LampsOnly({"no_more_bets"})
     assert dealer(panel)._press_when_lit("open_betting") and panel.pressed == []
+
+
+class Scripted(LampsOnly):
+    """A panel whose lamps go through ``after_press[n]`` (a list of lamp sets, one per wait) after the n-th
+    press: what the controller shows in answer to each press, step by step."""
+
+    def __init__(self, lamps: set[str], after_press: list[list[set[str]]]) -> None:
+        super().__init__(lamps)
+        self.after_press = after_press
+        self.coming: list[set[str]] = []
+
+    def press(self, button: str) -> None:
+        self.pressed.append(button)
+        self.coming = list(self.after_press[len(self.pressed) - 1])
+        self.lamps = frozenset(self.coming.pop(0))
+
+    def wait_for(self, condition, timeout: float) -> bool:
+        if not condition() and self.coming:
+            self.lamps = frozenset(self.coming.pop(0))
+        return bool(condition())
+
+
+def test_a_press_refused_because_a_fault_came_first_is_pressed_again_once_the_fault_is_cleared():
+    """A device lost between rounds faults the table just before the dealer's press: the lamp goes out, but
+    no round opened. The supervisor clears the fault, open_betting lights again, and the dealer presses it
+    again; the round is not taken for one that was voided (the dealer used to count it and stop a round early,
+    leaving the service waiting for a round nobody would play)."""
+    panel = Scripted({"open_betting"}, [
+        [{"clear_fault", "void_round"}, {"clear_fault", "void_round"}, {"open_betting"}],  # refused: a fault
+        [set(), set(), {"no_more_bets"}],  # betting open once the shoe has shuffled
+    ])
+    assert dealer(panel)._open_betting()
+    assert panel.pressed == ["open_betting", "open_betting"] and "no_more_bets" in panel.lamps
