@@ -22,6 +22,7 @@ A skipped test says which option it waits for.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -42,8 +43,14 @@ MARKERS = {
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The markers, and the ``--device`` options checked once, before any test: a bad one or a port that does
+    not exist stops the run with one line (``pytest.UsageError``), not a failure in every test of its device."""
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    for kind, port in hardware(config).items():
+        if "://" not in port and not Path(port).exists():
+            raise pytest.UsageError(f"--device {kind}={port}: no such port (is the device plugged in? "
+                                    "ls /dev/serial/by-id/)")
 
 
 def hardware(config: pytest.Config) -> dict[str, str]:
