@@ -423,8 +423,9 @@ def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
     journal = tmp_path / "journal.db"
     base = [sys.executable, "-m", "controller", "floor"]
     broker = ["--broker", "127.0.0.1", "--port", str(mosquitto.port)]
-    # the audits run in this process (tests/cli_helpers.py), the watch below as its own process
-    first = crisscross("floor", "audit", *broker, "--session", "t", "--for", "0.3")
+    # the first audit runs as a process of its own, the rest in this process (tests/cli_helpers.py)
+    first = subprocess.run(base + ["audit", *broker, "--session", "t", "--for", "0.3"], capture_output=True,
+                           text=True, timeout=60)
     assert first.returncode == 0, first.stderr
     _run(_config(mosquitto.port), journal, rounds=2, seed=2)
     audit = crisscross("floor", "audit", *broker, "--session", "t", "--for", "2", "--from-start",
@@ -436,8 +437,7 @@ def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
     _run(dataclasses.replace(_config(mosquitto.port)), other, rounds=1, seed=3)  # another journal
     wrong = crisscross("floor", "audit", *broker, "--session", "t", "--for", "2", "--journal", f"{TABLE}={journal}")
     assert wrong.returncode == 1 and "is not the journal's head there" in wrong.stdout
-    watch = subprocess.run(base + ["watch", *broker, "--for", "1", "--every", "0.5"], capture_output=True,
-                           text=True, timeout=60)
+    watch = crisscross("floor", "watch", *broker, "--for", "1", "--every", "0.5")
     assert watch.returncode == 0, watch.stderr
     line = next(x for x in watch.stdout.splitlines() if x.startswith(TABLE))
     assert line.split()[1:4] == ["offline", "1", "closed"]

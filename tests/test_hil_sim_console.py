@@ -21,6 +21,7 @@ from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe import protocol as shoe_protocol
 from drivers.shoe.simulator import ShoeSimulator
 from drivers.simconsole import CommandError, SimControlServer, execute
+from tests.cli_helpers import crisscross
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -100,18 +101,20 @@ def test_commands_from_another_process_reach_the_simulators(table):
 
 
 def test_the_interactive_console_reads_lines_and_reports_errors(table):
+    """The console's reading loop, run in this process (``tests/cli_helpers.py``; the test above runs the
+    command as a process of its own)."""
     sims, server = table
-    proc = console(server, stdin="place 1 ante_across 700\nshow\nplace 9 ante_across 1\nflip\nquit\n")
+    proc = crisscross("sim", "console", "--socket", server.path,
+                      stdin="place 1 ante_across 700\nshow\nplace 9 ante_across 1\nflip\nquit\n")
     assert proc.returncode == 0, proc.stderr
     assert "chips: seat 1 ante_across 700" in proc.stdout
     assert "error: seat must be one of" in proc.stdout and "error: unknown command 'flip'" in proc.stdout
-    refused = console(server, "inject shoe melt")
+    refused = crisscross("sim", "console", "--socket", server.path, "-c", "inject shoe melt")
     assert refused.returncode == 1 and "unknown fault 'melt'" in refused.stderr
 
 
 def test_no_socket_is_exit_status_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "controller", "sim", "console", "--socket",
-                           str(tmp_path / "none.sock"), "-c", "show"], capture_output=True, text=True, timeout=30)
+    proc = crisscross("sim", "console", "--socket", tmp_path / "none.sock", "-c", "show")
     assert proc.returncode == 2 and "is a rig running with --sim-socket?" in proc.stderr
 
 
