@@ -480,7 +480,9 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
     Pairs are visited as in ``decision_values``. A round not played to the end is folded at the middle:
     ``folds[j]`` is the rounds reaching it (1,128 per across pair betting ``multiples[j]`` down) less those
     played. A line's class mass is, over its pair's middle cards m of class k, the rounds played with that pair
-    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``).
+    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``), each summed by card as
+    in ``_by_card_row``. The rounds played and those of them with the largest middle bet are counted at once,
+    in the low and high 32 bits of one integer (``weight``).
     """
     masks, cls_t = lines[0], lines[2]
     n = p0.size
@@ -508,9 +510,13 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
     for a in range(n):
         on[a] = 1 if choice_y[a] != 0 else 0
         down_bit[a] = index[choice_y[a]] * nm + i_x
+    select = np.zeros((nm, n), dtype=np.int64)  # [j, pair]: -1 (all bits) where that pair bets multiples[j] down
+    for pair in range(n):
+        if choice_y[pair] != 0:
+            select[index[choice_y[pair]], pair] = -1
     repeated = _repeated_classes(masks)
     scratch = np.zeros((4, n), dtype=np.int64)
-    plays_ad, plays_da, hi_ad, hi_da = scratch[0], scratch[1], scratch[2], scratch[3]  # 0 or -1 (all bits)
+    plays_ad, plays_da, weight, ones = scratch[0], scratch[1], scratch[2], scratch[3]
     plays_hi = np.int64(0)
     plays_all = np.int64(0)
     row_start = 0
@@ -536,10 +542,9 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
             row_plays -= p_ad
             plays_all -= p_ad + p_da
             plays_hi -= (p_ad & high) + (p_da & high)
-        for t in range(size):
+        for t in range(size):  # the rounds played (low 32 bits) and of those, with the largest middle bet
             high = -((code_row[t] >> combos) & 1)
-            hi_ad[t] = plays_ad[t] & high
-            hi_da[t] = plays_da[t] & high
+            weight[t] = -(plays_ad[t] + plays_da[t]) - ((plays_ad[t] & high) + (plays_da[t] & high) << 32)
         rows_a[a] += row_plays
         for t in range(size):
             down_row[t] -= plays_ad[t]
@@ -553,25 +558,25 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
         for t in range(size):
             plays_ad[t] = -plays_ad[t]
         _by_card_row(a, p0, off, plays_ad, hit_d[a])
-        for t in range(size):
-            if plays_da[t]:  # across pair t, down pair a
-                j_t = index[choice_y[lo + t]]
-                rows_d[j_t, a] += 1
-                hit_a[j_t, a, p0[lo + t]] += 1
-                hit_a[j_t, a, p1[lo + t]] += 1
+        for j in range(nm):  # the rounds across pair t, down pair a, by down multiple
+            chosen = select[j, lo:]
+            count = np.int64(0)
+            for t in range(size):
+                one = -(plays_da[t] & chosen[t])
+                ones[t] = one
+                count += one
+            rows_d[j, a] += count
+            _by_card_row(a, p0, off, ones, hit_a[j, a])
         for k in range(n_classes):
             mask_a = masks[k, a]
             if repeated[k] or mask_a == 0:  # at_most[k] is at_most[k - 1]'s, or nothing is added
                 continue
             mask_d = masks[k, lo:]
             s = np.int64(0)
-            s_hi = np.int64(0)
-            for t in range(size):
-                both = _popcount(mask_a & mask_d[t])
-                s += (both & -plays_ad[t]) + (both & plays_da[t])
-                s_hi += (both & hi_ad[t]) + (both & hi_da[t])
-            at_most[k] += s
-            at_most_hi[k] += s_hi
+            for t in range(size):  # both counts at once: each below 1224 x 2 x 46 < 2**32 in a row
+                s += _popcount(mask_a & mask_d[t]) * weight[t]
+            at_most[k] += s & 0xFFFFFFFF
+            at_most_hi[k] += s >> 32
     for k in range(1, n_classes):
         if repeated[k]:
             at_most[k] = at_most[k - 1]
@@ -606,23 +611,28 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
 
 
 @_compiled
-def middle_seen_sums(p0, p1, cls, valid, payoff):
-    """Middle card seen first: for each middle card ``m`` and across pair ``a`` (not holding m), the sums over
-    the down pairs ``d`` (disjoint from ``a``, not holding m) of ``payoff[c, cls[a, m], cls[d, m]]``, for each
-    choice ``c`` (shape ``(choices, 11, 11)``). Returns ``out[c, m, a]`` (0 where m is in a).
+def middle_seen_best(p0, p1, cls, valid, payoff, folded):
+    """Middle card seen first: for each middle card ``m``, across pair ``a`` (not holding m) and across
+    multiple ``i``, the best down decision's value: the largest over the down multiples ``j`` of the sums over
+    the down pairs ``d`` (disjoint from ``a``, not holding m) of ``payoff[i, j, cls[a, m], cls[d, m]]``
+    (shape ``(nx, ny, 11, 11)``), or ``folded[i]`` (the fold's value over those pairs) if larger. Returns
+    ``out[i, m, a]`` (0 where m is in a).
 
     The down pairs are counted by class: all those without m, less those through either card of ``a``, plus
     ``a`` itself (taken off twice). Each count enters the sum linearly, so the payoffs are summed per count
-    first: ``whole[k_a, c]`` over all the pairs without m, ``through[card, k_a, c]`` over those holding ``card``.
+    first: ``whole[k_a, c]`` over all the pairs without m, ``through[card, k_a, c]`` over those holding ``card``
+    (``c = i * ny + j``), and only for the classes some pair makes with m.
     """
     n, cards = cls.shape
-    n_classes = payoff.shape[1]
-    choices = payoff.shape[0]
-    out = np.zeros((choices, cards, n), dtype=np.int64)
+    nx, ny, n_classes = payoff.shape[0], payoff.shape[1], payoff.shape[2]
+    choices = nx * ny
+    flat = payoff.reshape(choices, n_classes, n_classes)
+    out = np.zeros((nx, cards, n), dtype=np.int64)
     count_all = np.zeros(n_classes, dtype=np.int64)
     count_through = np.zeros((cards, n_classes), dtype=np.int64)  # [card, k]: pairs holding card
     whole = np.zeros((n_classes, choices), dtype=np.int64)
     through = np.zeros((cards, n_classes, choices), dtype=np.int64)
+    present = np.zeros(n_classes, dtype=np.int64)
     for m in range(cards):
         count_all[:] = 0
         count_through[:, :] = 0
@@ -632,22 +642,35 @@ def middle_seen_sums(p0, p1, cls, valid, payoff):
                 count_all[k] += 1
                 count_through[p0[i], k] += 1
                 count_through[p1[i], k] += 1
-        for k_a in range(n_classes):
+        n_present = 0
+        for k in range(n_classes):
+            if count_all[k]:
+                present[n_present] = k
+                n_present += 1
+        for q in range(n_present):
+            k_a = present[q]
             for c in range(choices):
                 s = np.int64(0)
-                for k in range(n_classes):
-                    s += count_all[k] * payoff[c, k_a, k]
+                for r in range(n_present):
+                    k = present[r]
+                    s += count_all[k] * flat[c, k_a, k]
                 whole[k_a, c] = s
                 for card in range(cards):
                     s = np.int64(0)
-                    for k in range(n_classes):
-                        s += count_through[card, k] * payoff[c, k_a, k]
+                    for r in range(n_present):
+                        k = present[r]
+                        s += count_through[card, k] * flat[c, k_a, k]
                     through[card, k_a, c] = s
         for a in range(n):
             if not valid[a, m]:
                 continue
             k_a = cls[a, m]
             a0, a1 = p0[a], p1[a]
-            for c in range(choices):
-                out[c, m, a] = whole[k_a, c] - through[a0, k_a, c] - through[a1, k_a, c] + payoff[c, k_a, k_a]
+            for i in range(nx):
+                best = folded[i]
+                for j in range(ny):
+                    c = i * ny + j
+                    value = whole[k_a, c] - through[a0, k_a, c] - through[a1, k_a, c] + flat[c, k_a, k_a]
+                    best = value if value > best else best
+                out[i, m, a] = best
     return out

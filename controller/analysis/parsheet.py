@@ -373,23 +373,24 @@ class ParSheetEngine:
 
     def _middle_seen(self, cls: np.ndarray) -> float:
         """The value (x SCALE1) when the middle card is seen first: each line's hand is then a class of its
-        pair alone, so each decision is taken on the two lines' classes."""
+        pair alone, so each decision is taken on the two lines' classes. The down bet is one of
+        ``self.extremes`` (``extreme_multiples``: the others are never better, in the same integers); the
+        across bet, compared after the divisions below, any of the multiples."""
         k_a = np.arange(N_CLASSES)[:, None]
         k_d = np.arange(N_CLASSES)[None, :]
         top = np.maximum(k_a, k_d)
         middle = np.maximum(self.multiples[0] * self.bet_pay[top], self.multiples[-1] * self.bet_pay[top])
-        payoff = np.array([np.maximum(self.ante_pay[k_a] + self.ante_pay[k_d] + x * self.bet_pay[k_a]
-                                      + y * self.bet_pay[k_d] + middle, -(2 + x + y))
-                           for x in self.multiples for y in self.multiples], dtype=np.int64)
-        sums = kernel.middle_seen_sums(self.p0, self.p1, cls, self.pair_valid, payoff)  # [x, y][m, a]
+        payoff = np.array([[np.maximum(self.ante_pay[k_a] + self.ante_pay[k_d] + x * self.bet_pay[k_a]
+                                       + y * self.bet_pay[k_d] + middle, -(2 + x + y))
+                            for y in self.extremes] for x in self.multiples], dtype=np.int64)
+        folded = np.array([-(2 + x) * 1081 for x in self.multiples], dtype=np.int64)
+        # [x][m, a]: the best over the 1081 down pairs' sums, of integers, so max(-(2 + x), best / 1081) is
+        # the largest of the quotients; 0 where m is in a
+        best = kernel.middle_seen_best(self.p0, self.p1, cls, self.pair_valid, payoff, folded)
         usable = self.pair_valid.T  # [m, pair]
-        n = len(self.multiples)
         best_x = np.full(50, -2.0)
-        for i, x in enumerate(self.multiples):
-            best_y = np.full((50, N_PAIRS), -(2.0 + x))
-            for j in range(n):
-                best_y = np.maximum(best_y, sums[i * n + j] / 1081)  # over the 1081 down pairs
-            value = np.where(usable, best_y, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
+        for i in range(len(self.multiples)):
+            value = np.where(usable, best[i] / 1081, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
             best_x = np.maximum(best_x, value)
         return float(best_x.mean() * SCALE1)
 
