@@ -55,6 +55,73 @@ def _popcount(typingctx, value):
 
 
 @_compiled
+def class_table(wheel):
+    """The pay class of every five-card hand in colexicographic order (uint8, 2,598,960): what
+    ``controller.analysis.classes.classify`` gives for ``colex_combinations(52, 5)``, by the same rules in
+    the same order, one hand at a time (no temporary arrays). ``wheel``: A-2-3-4-5 is a straight."""
+    out = np.empty(2598960, dtype=np.uint8)
+    r = np.zeros(5, dtype=np.int64)
+    index = 0
+    for c4 in range(4, 52):
+        for c3 in range(3, c4):
+            for c2 in range(2, c3):
+                for c1 in range(1, c2):
+                    same_suit = c1 // 13 == c2 // 13 and c2 // 13 == c3 // 13 and c3 // 13 == c4 // 13
+                    for c0 in range(c1):
+                        r[0], r[1], r[2], r[3], r[4] = c0 % 13, c1 % 13, c2 % 13, c3 % 13, c4 % 13
+                        for j in range(1, 5):  # insertion sort of five ranks
+                            rank = r[j]
+                            k = j - 1
+                            while k >= 0 and r[k] > rank:
+                                r[k + 1] = r[k]
+                                k -= 1
+                            r[k + 1] = rank
+                        flush = same_suit and c0 // 13 == c1 // 13
+                        e0, e1, e2, e3 = r[1] == r[0], r[2] == r[1], r[3] == r[2], r[4] == r[3]
+                        n_eq = int(e0) + int(e1) + int(e2) + int(e3)
+                        run3 = (e0 and e1) or (e1 and e2) or (e2 and e3)
+                        quads = (e0 and e1 and e2) or (e1 and e2 and e3)
+                        distinct = n_eq == 0
+                        straight = distinct and r[4] - r[0] == 4
+                        if wheel:
+                            straight = straight or (distinct and r[0] == 0 and r[1] == 1 and r[2] == 2
+                                                    and r[3] == 3 and r[4] == 12)
+                        pair_rank = -1
+                        if e0:
+                            pair_rank = r[1]
+                        if e1 and r[2] > pair_rank:
+                            pair_rank = r[2]
+                        if e2 and r[3] > pair_rank:
+                            pair_rank = r[3]
+                        if e3 and r[4] > pair_rank:
+                            pair_rank = r[4]
+                        value = 0
+                        if n_eq == 1 and pair_rank >= 4:  # pair of 6s (rank index 4) to 10s (8)
+                            value = 1
+                        if n_eq == 1 and pair_rank >= 9:  # pair of jacks or better
+                            value = 2
+                        if n_eq == 2 and not run3:
+                            value = 3
+                        if n_eq == 2 and run3:
+                            value = 4
+                        if straight and not flush:
+                            value = 5
+                        if flush and not straight:
+                            value = 6
+                        if n_eq == 3 and not quads:
+                            value = 7
+                        if quads:
+                            value = 8
+                        if straight and flush:
+                            value = 9
+                        if straight and flush and r[0] == 8:
+                            value = 10
+                        out[index] = value
+                        index += 1
+    return out
+
+
+@_compiled
 def line_classes(hole, rest, p0, p1, classes, binomial):
     """``cls[pair, m]``: the pay class (``classes``, by colexicographic index; ``binomial[n, k]`` = C(n, k)) of
     the five cards ``hole``, ``rest[p0[pair]]``, ``rest[p1[pair]]`` and ``rest[m]``; 0 where ``m`` is in the
