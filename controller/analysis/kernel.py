@@ -54,6 +54,18 @@ def _popcount(typingctx, value):
     return None
 
 
+@_inlined
+def _sort_in_place(values):
+    """Insertion sort of a short array (five cards or ranks), ascending."""
+    for j in range(1, values.size):
+        value = values[j]
+        k = j - 1
+        while k >= 0 and values[k] > value:
+            values[k + 1] = values[k]
+            k -= 1
+        values[k + 1] = value
+
+
 @_compiled
 def class_table(wheel):
     """The pay class of every five-card hand in colexicographic order (uint8, 2,598,960): what
@@ -69,13 +81,7 @@ def class_table(wheel):
                     same_suit = c1 // 13 == c2 // 13 and c2 // 13 == c3 // 13 and c3 // 13 == c4 // 13
                     for c0 in range(c1):
                         r[0], r[1], r[2], r[3], r[4] = c0 % 13, c1 % 13, c2 % 13, c3 % 13, c4 % 13
-                        for j in range(1, 5):  # insertion sort of five ranks
-                            rank = r[j]
-                            k = j - 1
-                            while k >= 0 and r[k] > rank:
-                                r[k + 1] = r[k]
-                                k -= 1
-                            r[k + 1] = rank
+                        _sort_in_place(r)
                         flush = same_suit and c0 // 13 == c1 // 13
                         e0, e1, e2, e3 = r[1] == r[0], r[2] == r[1], r[3] == r[2], r[4] == r[3]
                         n_eq = int(e0) + int(e1) + int(e2) + int(e3)
@@ -134,13 +140,7 @@ def line_classes(hole, rest, p0, p1, classes, binomial):
             if m == p0[i] or m == p1[i]:
                 continue
             hand[0], hand[1], hand[2], hand[3], hand[4] = hole[0], hole[1], rest[p0[i]], rest[p1[i]], rest[m]
-            for j in range(1, 5):  # insertion sort of five cards
-                card = hand[j]
-                k = j - 1
-                while k >= 0 and hand[k] > card:
-                    hand[k + 1] = hand[k]
-                    k -= 1
-                hand[k + 1] = card
+            _sort_in_place(hand)
             index = np.int64(0)
             for j in range(5):
                 index += binomial[hand[j], j + 1]
