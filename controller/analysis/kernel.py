@@ -172,22 +172,33 @@ def line_tables(cls, valid, ante_pay, bet_pay):
     bet_t = np.zeros((cards, n), dtype=np.int64)
     row_ante = np.zeros(n, dtype=np.int64)
     row_bet = np.zeros(n, dtype=np.int64)
+    of_class = np.zeros(n_classes, dtype=np.int64)  # the pair's middle cards of each class, as a bit set
+    count = np.zeros(n_classes, dtype=np.int64)  # and their number
     for i in range(n):
+        of_class[:] = 0
+        count[:] = 0
         for m in range(cards):
             if not valid[i, m]:
                 continue
             k = np.int64(cls[i, m])
-            bit = np.int64(1) << m
-            for j in range(k, n_classes):
-                masks[j, i] |= bit
+            of_class[k] |= np.int64(1) << m
+            count[k] += 1
             kmax[i] = k if k > kmax[i] else kmax[i]
             cls_t[m, i] = k
-            for j in range(n_classes):
-                tail[j, i] += bet_pay[j if j > k else k]
             ante_at[i, m] = ante_t[m, i] = ante_pay[k]
             bet_at[i, m] = bet_t[m, i] = bet_pay[k]
             row_ante[i] += ante_pay[k]
             row_bet[i] += bet_pay[k]
+        # masks[j]: the cards of classes <= j; tail[j]: bet_pay[j] for each of those, bet_pay[k] for the others
+        below, at_most, above = np.int64(0), np.int64(0), np.int64(0)
+        for k in range(n_classes):
+            above += count[k] * bet_pay[k]
+        for j in range(n_classes):
+            below |= of_class[j]
+            at_most += count[j]
+            above -= count[j] * bet_pay[j]
+            masks[j, i] = below
+            tail[j, i] = at_most * bet_pay[j] + above
     return masks, kmax, cls_t, tail, ante_at, bet_at, ante_t, bet_t, row_ante, row_bet, bet_pay.astype(np.int64)
 
 
