@@ -276,12 +276,18 @@ class ParSheetEngine:
         return result
 
     def _strategies(self, hole: tuple[int, int]) -> tuple:
+        """The strategies of ``simplified.strategy_arrays`` for ``kernel.decision_values``, each distinct one
+        once (``distinct_strategies``)."""
         rest = np.array([c for c in range(52) if c not in hole], dtype=np.int64)
-        return simplified.strategy_arrays(hole, simplified.line_features(hole, rest, self.p0, self.p1),
-                                          self.multiples)[2]
+        xs, ys, features, middle = simplified.strategy_arrays(
+            hole, simplified.line_features(hole, rest, self.p0, self.p1), self.multiples)[2]
+        keep, _ = distinct_strategies(xs, ys, middle)
+        return xs[keep], ys[keep], features, middle[keep]
 
     def _strategy_values(self, hole, never_fold, policy) -> dict[str, np.ndarray]:
-        names, folded, _ = simplified.strategy_arrays(hole, np.zeros(0, dtype=np.int64), self.multiples)
+        names, folded, (xs, ys, _, middle) = simplified.strategy_arrays(hole, np.zeros(0, dtype=np.int64),
+                                                                        self.multiples)
+        policy = policy[distinct_strategies(xs, ys, middle)[1]]  # a row for each name
         v2_never = never_fold[0]
         values = {"never_fold": v2_never[v2_never.sum(1).argmax()]} | dict(zip(names, policy.astype(np.float64)))
         values |= {name: np.full(N_PAIRS, -2.0 * SCALE2) for name in folded}
@@ -393,6 +399,18 @@ class ParSheetEngine:
             value = np.where(usable, best[i] / 1081, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
             best_x = np.maximum(best_x, value)
         return float(best_x.mean() * SCALE1)
+
+
+def distinct_strategies(xs: np.ndarray, ys: np.ndarray, middle: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """The strategies (``simplified.strategy_arrays``: across bet ``xs``, down bet ``ys``, middle rules
+    ``middle``) that differ, each valued once: ``(keep, row_of)``, the index of each distinct one's first
+    appearance, and for each strategy the row of its distinct one among them. Where the published across rule
+    does not fold, ``across_fold_rule`` is ``always_1x``, for one."""
+    first: dict[tuple, int] = {}
+    row_of = [first.setdefault((int(x), int(y), rules.tobytes()), len(first))
+              for x, y, rules in zip(xs, ys, middle)]
+    keep = [row_of.index(row) for row in range(len(first))]
+    return keep, np.array(row_of, dtype=np.int64)
 
 
 def extreme_multiples(multiples: tuple[int, ...]) -> tuple[int, ...]:
