@@ -397,7 +397,7 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
     linear_col = np.zeros((3, n), dtype=np.int64)
     card_rows = n if detail else 0  # by_card[c, card, across pair]
-    codes = np.zeros(n * (n - 1) // 2 if detail else 0, dtype=np.int64)
+    codes = np.empty(n * (n - 1) // 2 if detail else 0, dtype=np.int64)  # every entry is written
     if combos + 1 > 63:
         raise ValueError("at most 7 bet multiples")
     row_start = 0
