@@ -394,8 +394,8 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
             steps[k] = 0
     total = np.zeros((n, combos), dtype=np.int64)
     total_col = np.zeros((combos, n), dtype=np.int64)
-    linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
-    linear_col = np.zeros((3, n), dtype=np.int64)
+    linear = np.zeros((4, n), dtype=np.int64)  # [base, across bet, down bet, antes summed over d, a]
+    linear_col = np.zeros((4, n), dtype=np.int64)
     card_rows = n if detail else 0  # by_card[c, card, across pair]
     codes = np.empty(n * (n - 1) // 2 if detail else 0, dtype=np.int64)  # every entry is written
     if combos + 1 > 63:
@@ -412,6 +412,10 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     rule_ad = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]
     rule_da = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]: across d, down a
     position = np.zeros((strategies, 2), dtype=np.int64)  # indexes of xs[s], ys[s] in multiples
+    # a strategy that bets down and always bets at the middle: each round's value is linear in its bets
+    betting = np.zeros(strategies, dtype=np.bool_)
+    for s in range(strategies):
+        betting[s] = ys[s] != 0 and middle_rules[s].min() > 0
     for s in range(strategies):
         for side in range(2):
             bet = xs[s] if side == 0 else ys[s]
@@ -507,10 +511,25 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
                 bit = np.int64(1) << c
                 for t in range(size):
                     code_row[t] |= keep[t] & bit if row_values[t] != fold else 0
+        if strategies:
+            col_ante = linear_col[3, lo:]
+            sum_ante = np.int64(0)
+            for t in range(size):
+                sum_ante += antes[t] & keep[t]
+                col_ante[t] += antes[t] & keep[t]
+            linear[3, a] += sum_ante
         for s in range(strategies):
             x, y = xs[s], ys[s]
             col = policy_col[s, lo:]
             acc = np.int64(0)
+            if betting[s]:  # the middle bet's part here; the antes' and the bets' from the sums, at the end
+                rules_ad, rules_da = rule_ad[s, features[a], lo:], rule_da[s, features[a], lo:]
+                for t in range(size):
+                    k = keep[t]
+                    acc += (rules_ad[t] * mid[t]) & k
+                    col[t] += (rules_da[t] * mid[t]) & k
+                policy[s, a] += acc
+                continue
             if y == 0:  # a fold at the down decision: the same loss on every round
                 folded = -(2 + x) * N_MIDDLE
                 for t in range(size):
@@ -538,8 +557,11 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
                 c = i * nm + j
                 total[a, c] += total_col[c, a]
                 never_fold[a, c] = sum_base + multiples[i] * sum_a + multiples[j] * sum_d
+        sum_ante = linear[3, a] + linear_col[3, a]
         for s in range(strategies):
             policy[s, a] += policy_col[s, a]
+            if betting[s]:  # antes + x (across line's bet) + y (down line's bet) + z (middle), summed over d
+                policy[s, a] += sum_ante + xs[s] * sum_a + ys[s] * sum_d
     return total, never_fold, down_outside, codes, policy
 
 
