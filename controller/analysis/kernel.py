@@ -131,20 +131,30 @@ def class_table(wheel):
 def line_classes(hole, rest, p0, p1, classes, binomial):
     """``cls[pair, m]``: the pay class (``classes``, by colexicographic index; ``binomial[n, k]`` = C(n, k)) of
     the five cards ``hole``, ``rest[p0[pair]]``, ``rest[p1[pair]]`` and ``rest[m]``; 0 where ``m`` is in the
-    pair (uint8, shape (1225, 50))."""
+    pair (uint8, shape (1225, 50)).
+
+    The four cards of hole and pair are sorted once per pair; the middle card ``c`` goes in at position ``q``
+    (the number of the four below it), so the index is the terms of the cards below it, ``binomial[c, q + 1]``,
+    and the terms of the cards above it moved up one place (``low[q]`` and ``high[q]``)."""
     n, cards = p0.size, rest.size
     out = np.zeros((n, cards), dtype=np.uint8)
-    hand = np.zeros(5, dtype=np.int64)
+    hand = np.zeros(4, dtype=np.int64)
+    low = np.zeros(5, dtype=np.int64)  # [q]: sum over j < q of binomial[hand[j], j + 1]
+    high = np.zeros(5, dtype=np.int64)  # [q]: sum over j >= q of binomial[hand[j], j + 2]
     for i in range(n):
+        hand[0], hand[1], hand[2], hand[3] = hole[0], hole[1], rest[p0[i]], rest[p1[i]]
+        _sort_in_place(hand)
+        for q in range(4):
+            low[q + 1] = low[q] + binomial[hand[q], q + 1]
+            high[3 - q] = high[4 - q] + binomial[hand[3 - q], 5 - q]
         for m in range(cards):
             if m == p0[i] or m == p1[i]:
                 continue
-            hand[0], hand[1], hand[2], hand[3], hand[4] = hole[0], hole[1], rest[p0[i]], rest[p1[i]], rest[m]
-            _sort_in_place(hand)
-            index = np.int64(0)
-            for j in range(5):
-                index += binomial[hand[j], j + 1]
-            out[i, m] = classes[index]
+            card = rest[m]
+            q = 0
+            for j in range(4):
+                q += 1 if hand[j] < card else 0
+            out[i, m] = classes[low[q] + binomial[card, q + 1] + high[q]]
     return out
 
 
