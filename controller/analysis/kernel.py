@@ -638,10 +638,9 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
         a0, a1 = p0[a], p1[a]
         j_a = index[choice_y[a]]  # 0 when a folds: nothing is then added
         bit_ad, on_a = i_x * nm + j_a, on[a]
-        down_row, hit_0, hit_1 = rows_d[j_a, lo:], hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
-        col_0, col_1, across_d = hit_d_col[a0, lo:], hit_d_col[a1, lo:], rows_a[lo:]
+        hit_0, hit_1 = hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
+        col_0, col_1 = hit_d_col[a0, lo:], hit_d_col[a1, lo:]
         bit_da, on_d = down_bit[lo:], on[lo:]
-        row_plays = np.int64(0)
         for t in range(size):  # each loop writes at most two arrays: the compiler vectorises each
             code = code_row[t]
             p_ad = -((code >> bit_ad) & on_a)
@@ -649,16 +648,11 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
             high = -((code >> combos) & 1)
             plays_ad[t] = p_ad
             plays_da[t] = p_da
-            row_plays -= p_ad
             plays_all -= p_ad + p_da
             plays_hi -= (p_ad & high) + (p_da & high)
         for t in range(size):  # the rounds played (low 32 bits) and of those, with the largest middle bet
             high = -((code_row[t] >> combos) & 1)
             weight[t] = -(plays_ad[t] + plays_da[t]) - ((plays_ad[t] & high) + (plays_da[t] & high) << 32)
-        rows_a[a] += row_plays
-        for t in range(size):
-            down_row[t] -= plays_ad[t]
-            across_d[t] -= plays_da[t]
         for t in range(size):
             hit_0[t] -= plays_ad[t]
             hit_1[t] -= plays_ad[t]
@@ -670,12 +664,8 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
         _by_card_row(a, p0, off, plays_ad, hit_d[a])
         for j in range(nm):  # the rounds across pair t, down pair a, by down multiple
             chosen = select[j, lo:]
-            count = np.int64(0)
             for t in range(size):
-                one = -(plays_da[t] & chosen[t])
-                ones[t] = one
-                count += one
-            rows_d[j, a] += count
+                ones[t] = -(plays_da[t] & chosen[t])
             _by_card_row(a, p0, off, ones, hit_a[j, a])
         for k in range(n_classes):
             mask_a = masks[k, a]
@@ -692,6 +682,17 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
             at_most[k] = at_most[k - 1]
             at_most_hi[k] = at_most_hi[k - 1]
     bets[z_hi] += plays_hi
+    # each round is counted by each of the two cards of its other pair: the rounds of a pair are half the sum
+    for pair in range(n):
+        across = np.int64(0)
+        for c in range(50):
+            across += hit_d[pair, c] + hit_d_col[c, pair]
+        rows_a[pair] = across // 2
+        for j in range(nm):
+            down = np.int64(0)
+            for c in range(50):
+                down += hit_a[j, pair, c] + hit_a_t[j, c, pair]
+            rows_d[j, pair] = down // 2
     bets[z_lo] += plays_all - plays_hi
     for j in range(nm):
         reached = np.int64(0)
