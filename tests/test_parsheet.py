@@ -52,6 +52,13 @@ def test_class_table_gives_the_textbook_counts():
     }
 
 
+@pytest.mark.parametrize("wheel", [True, False])
+def test_the_compiled_class_table_is_the_vectorised_classification(wheel):
+    """``class_table`` (compiled, one hand at a time) equals ``classify`` applied to every hand in
+    colexicographic order, with and without the wheel."""
+    assert np.array_equal(class_table(wheel), classify(colex_combinations(52, 5), wheel))
+
+
 def test_hands_are_generated_in_colexicographic_order():
     """The class table's hands in the order of ``colex_index``: every set of cards, sorted by its largest card,
     then the next largest, ... (the colexicographic rule, applied here by ``sorted`` to itertools' sets)."""

@@ -86,7 +86,11 @@ def colex_combinations(n: int, k: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=2)
 def class_table(wheel: bool = True) -> np.ndarray:
-    """Pay class of every five-card hand, indexed by ``colex_index`` (read-only array of 2,598,960 uint8)."""
-    table = classify(colex_combinations(52, 5), wheel)
+    """Pay class of every five-card hand, indexed by ``colex_index`` (read-only array of 2,598,960 uint8):
+    ``classify(colex_combinations(52, 5), wheel)``, computed by the compiled loop ``kernel.class_table``
+    (the same rules, without the arrays of every hand; tests/test_parsheet.py checks the two are equal)."""
+    from controller.analysis import kernel  # numba: imported only when a table is needed
+
+    table = kernel.class_table(wheel)
     table.setflags(write=False)
     return table

@@ -54,30 +54,107 @@ def _popcount(typingctx, value):
     return None
 
 
+@_inlined
+def _sort_in_place(values):
+    """Insertion sort of a short array (five cards or ranks), ascending."""
+    for j in range(1, values.size):
+        value = values[j]
+        k = j - 1
+        while k >= 0 and values[k] > value:
+            values[k + 1] = values[k]
+            k -= 1
+        values[k + 1] = value
+
+
+@_compiled
+def class_table(wheel):
+    """The pay class of every five-card hand in colexicographic order (uint8, 2,598,960): what
+    ``controller.analysis.classes.classify`` gives for ``colex_combinations(52, 5)``, by the same rules in
+    the same order, one hand at a time (no temporary arrays). ``wheel``: A-2-3-4-5 is a straight."""
+    out = np.empty(2598960, dtype=np.uint8)
+    r = np.zeros(5, dtype=np.int64)
+    index = 0
+    for c4 in range(4, 52):
+        for c3 in range(3, c4):
+            for c2 in range(2, c3):
+                for c1 in range(1, c2):
+                    same_suit = c1 // 13 == c2 // 13 and c2 // 13 == c3 // 13 and c3 // 13 == c4 // 13
+                    for c0 in range(c1):
+                        r[0], r[1], r[2], r[3], r[4] = c0 % 13, c1 % 13, c2 % 13, c3 % 13, c4 % 13
+                        _sort_in_place(r)
+                        flush = same_suit and c0 // 13 == c1 // 13
+                        e0, e1, e2, e3 = r[1] == r[0], r[2] == r[1], r[3] == r[2], r[4] == r[3]
+                        n_eq = int(e0) + int(e1) + int(e2) + int(e3)
+                        run3 = (e0 and e1) or (e1 and e2) or (e2 and e3)
+                        quads = (e0 and e1 and e2) or (e1 and e2 and e3)
+                        distinct = n_eq == 0
+                        straight = distinct and r[4] - r[0] == 4
+                        if wheel:
+                            straight = straight or (distinct and r[0] == 0 and r[1] == 1 and r[2] == 2
+                                                    and r[3] == 3 and r[4] == 12)
+                        pair_rank = -1
+                        if e0:
+                            pair_rank = r[1]
+                        if e1 and r[2] > pair_rank:
+                            pair_rank = r[2]
+                        if e2 and r[3] > pair_rank:
+                            pair_rank = r[3]
+                        if e3 and r[4] > pair_rank:
+                            pair_rank = r[4]
+                        value = 0
+                        if n_eq == 1 and pair_rank >= 4:  # pair of 6s (rank index 4) to 10s (8)
+                            value = 1
+                        if n_eq == 1 and pair_rank >= 9:  # pair of jacks or better
+                            value = 2
+                        if n_eq == 2 and not run3:
+                            value = 3
+                        if n_eq == 2 and run3:
+                            value = 4
+                        if straight and not flush:
+                            value = 5
+                        if flush and not straight:
+                            value = 6
+                        if n_eq == 3 and not quads:
+                            value = 7
+                        if quads:
+                            value = 8
+                        if straight and flush:
+                            value = 9
+                        if straight and flush and r[0] == 8:
+                            value = 10
+                        out[index] = value
+                        index += 1
+    return out
+
+
 @_compiled
 def line_classes(hole, rest, p0, p1, classes, binomial):
     """``cls[pair, m]``: the pay class (``classes``, by colexicographic index; ``binomial[n, k]`` = C(n, k)) of
     the five cards ``hole``, ``rest[p0[pair]]``, ``rest[p1[pair]]`` and ``rest[m]``; 0 where ``m`` is in the
-    pair (uint8, shape (1225, 50))."""
+    pair (uint8, shape (1225, 50)).
+
+    The four cards of hole and pair are sorted once per pair; the middle card ``c`` goes in at position ``q``
+    (the number of the four below it), so the index is the terms of the cards below it, ``binomial[c, q + 1]``,
+    and the terms of the cards above it moved up one place (``low[q]`` and ``high[q]``)."""
     n, cards = p0.size, rest.size
     out = np.zeros((n, cards), dtype=np.uint8)
-    hand = np.zeros(5, dtype=np.int64)
+    hand = np.zeros(4, dtype=np.int64)
+    low = np.zeros(5, dtype=np.int64)  # [q]: sum over j < q of binomial[hand[j], j + 1]
+    high = np.zeros(5, dtype=np.int64)  # [q]: sum over j >= q of binomial[hand[j], j + 2]
     for i in range(n):
+        hand[0], hand[1], hand[2], hand[3] = hole[0], hole[1], rest[p0[i]], rest[p1[i]]
+        _sort_in_place(hand)
+        for q in range(4):
+            low[q + 1] = low[q] + binomial[hand[q], q + 1]
+            high[3 - q] = high[4 - q] + binomial[hand[3 - q], 5 - q]
         for m in range(cards):
             if m == p0[i] or m == p1[i]:
                 continue
-            hand[0], hand[1], hand[2], hand[3], hand[4] = hole[0], hole[1], rest[p0[i]], rest[p1[i]], rest[m]
-            for j in range(1, 5):  # insertion sort of five cards
-                card = hand[j]
-                k = j - 1
-                while k >= 0 and hand[k] > card:
-                    hand[k + 1] = hand[k]
-                    k -= 1
-                hand[k + 1] = card
-            index = np.int64(0)
-            for j in range(5):
-                index += binomial[hand[j], j + 1]
-            out[i, m] = classes[index]
+            card = rest[m]
+            q = 0
+            for j in range(4):
+                q += 1 if hand[j] < card else 0
+            out[i, m] = classes[low[q] + binomial[card, q + 1] + high[q]]
     return out
 
 
@@ -105,22 +182,33 @@ def line_tables(cls, valid, ante_pay, bet_pay):
     bet_t = np.zeros((cards, n), dtype=np.int64)
     row_ante = np.zeros(n, dtype=np.int64)
     row_bet = np.zeros(n, dtype=np.int64)
+    of_class = np.zeros(n_classes, dtype=np.int64)  # the pair's middle cards of each class, as a bit set
+    count = np.zeros(n_classes, dtype=np.int64)  # and their number
     for i in range(n):
+        of_class[:] = 0
+        count[:] = 0
         for m in range(cards):
             if not valid[i, m]:
                 continue
             k = np.int64(cls[i, m])
-            bit = np.int64(1) << m
-            for j in range(k, n_classes):
-                masks[j, i] |= bit
+            of_class[k] |= np.int64(1) << m
+            count[k] += 1
             kmax[i] = k if k > kmax[i] else kmax[i]
             cls_t[m, i] = k
-            for j in range(n_classes):
-                tail[j, i] += bet_pay[j if j > k else k]
             ante_at[i, m] = ante_t[m, i] = ante_pay[k]
             bet_at[i, m] = bet_t[m, i] = bet_pay[k]
             row_ante[i] += ante_pay[k]
             row_bet[i] += bet_pay[k]
+        # masks[j]: the cards of classes <= j; tail[j]: bet_pay[j] for each of those, bet_pay[k] for the others
+        below, at_most, above = np.int64(0), np.int64(0), np.int64(0)
+        for k in range(n_classes):
+            above += count[k] * bet_pay[k]
+        for j in range(n_classes):
+            below |= of_class[j]
+            at_most += count[j]
+            above -= count[j] * bet_pay[j]
+            masks[j, i] = below
+            tail[j, i] = at_most * bet_pay[j] + above
     return masks, kmax, cls_t, tail, ante_at, bet_at, ante_t, bet_t, row_ante, row_bet, bet_pay.astype(np.int64)
 
 
@@ -316,10 +404,10 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
             steps[k] = 0
     total = np.zeros((n, combos), dtype=np.int64)
     total_col = np.zeros((combos, n), dtype=np.int64)
-    linear = np.zeros((3, n), dtype=np.int64)  # [base, across bet, down bet summed over d, a]
-    linear_col = np.zeros((3, n), dtype=np.int64)
+    linear = np.zeros((4, n), dtype=np.int64)  # [base, across bet, down bet, antes summed over d, a]
+    linear_col = np.zeros((4, n), dtype=np.int64)
     card_rows = n if detail else 0  # by_card[c, card, across pair]
-    codes = np.zeros(n * (n - 1) // 2 if detail else 0, dtype=np.int64)
+    codes = np.empty(n * (n - 1) // 2 if detail else 0, dtype=np.int64)  # every entry is written
     if combos + 1 > 63:
         raise ValueError("at most 7 bet multiples")
     row_start = 0
@@ -334,6 +422,10 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     rule_ad = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]
     rule_da = np.zeros((strategies, n_features, n), dtype=np.int64)  # [s, feature of a, d]: across d, down a
     position = np.zeros((strategies, 2), dtype=np.int64)  # indexes of xs[s], ys[s] in multiples
+    # a strategy that bets down and always bets at the middle: each round's value is linear in its bets
+    betting = np.zeros(strategies, dtype=np.bool_)
+    for s in range(strategies):
+        betting[s] = ys[s] != 0 and middle_rules[s].min() > 0
     for s in range(strategies):
         for side in range(2):
             bet = xs[s] if side == 0 else ys[s]
@@ -429,10 +521,25 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
                 bit = np.int64(1) << c
                 for t in range(size):
                     code_row[t] |= keep[t] & bit if row_values[t] != fold else 0
+        if strategies:
+            col_ante = linear_col[3, lo:]
+            sum_ante = np.int64(0)
+            for t in range(size):
+                sum_ante += antes[t] & keep[t]
+                col_ante[t] += antes[t] & keep[t]
+            linear[3, a] += sum_ante
         for s in range(strategies):
             x, y = xs[s], ys[s]
             col = policy_col[s, lo:]
             acc = np.int64(0)
+            if betting[s]:  # the middle bet's part here; the antes' and the bets' from the sums, at the end
+                rules_ad, rules_da = rule_ad[s, features[a], lo:], rule_da[s, features[a], lo:]
+                for t in range(size):
+                    k = keep[t]
+                    acc += (rules_ad[t] * mid[t]) & k
+                    col[t] += (rules_da[t] * mid[t]) & k
+                policy[s, a] += acc
+                continue
             if y == 0:  # a fold at the down decision: the same loss on every round
                 folded = -(2 + x) * N_MIDDLE
                 for t in range(size):
@@ -460,8 +567,11 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
                 c = i * nm + j
                 total[a, c] += total_col[c, a]
                 never_fold[a, c] = sum_base + multiples[i] * sum_a + multiples[j] * sum_d
+        sum_ante = linear[3, a] + linear_col[3, a]
         for s in range(strategies):
             policy[s, a] += policy_col[s, a]
+            if betting[s]:  # antes + x (across line's bet) + y (down line's bet) + z (middle), summed over d
+                policy[s, a] += sum_ante + xs[s] * sum_a + ys[s] * sum_d
     return total, never_fold, down_outside, codes, policy
 
 
@@ -480,7 +590,9 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
     Pairs are visited as in ``decision_values``. A round not played to the end is folded at the middle:
     ``folds[j]`` is the rounds reaching it (1,128 per across pair betting ``multiples[j]`` down) less those
     played. A line's class mass is, over its pair's middle cards m of class k, the rounds played with that pair
-    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``).
+    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``), each summed by card as
+    in ``_by_card_row``. The rounds played and those of them with the largest middle bet are counted at once,
+    in the low and high 32 bits of one integer (``weight``).
     """
     masks, cls_t = lines[0], lines[2]
     n = p0.size
@@ -508,9 +620,13 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
     for a in range(n):
         on[a] = 1 if choice_y[a] != 0 else 0
         down_bit[a] = index[choice_y[a]] * nm + i_x
+    select = np.zeros((nm, n), dtype=np.int64)  # [j, pair]: -1 (all bits) where that pair bets multiples[j] down
+    for pair in range(n):
+        if choice_y[pair] != 0:
+            select[index[choice_y[pair]], pair] = -1
     repeated = _repeated_classes(masks)
     scratch = np.zeros((4, n), dtype=np.int64)
-    plays_ad, plays_da, hi_ad, hi_da = scratch[0], scratch[1], scratch[2], scratch[3]  # 0 or -1 (all bits)
+    plays_ad, plays_da, weight, ones = scratch[0], scratch[1], scratch[2], scratch[3]
     plays_hi = np.int64(0)
     plays_all = np.int64(0)
     row_start = 0
@@ -522,10 +638,9 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
         a0, a1 = p0[a], p1[a]
         j_a = index[choice_y[a]]  # 0 when a folds: nothing is then added
         bit_ad, on_a = i_x * nm + j_a, on[a]
-        down_row, hit_0, hit_1 = rows_d[j_a, lo:], hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
-        col_0, col_1, across_d = hit_d_col[a0, lo:], hit_d_col[a1, lo:], rows_a[lo:]
+        hit_0, hit_1 = hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
+        col_0, col_1 = hit_d_col[a0, lo:], hit_d_col[a1, lo:]
         bit_da, on_d = down_bit[lo:], on[lo:]
-        row_plays = np.int64(0)
         for t in range(size):  # each loop writes at most two arrays: the compiler vectorises each
             code = code_row[t]
             p_ad = -((code >> bit_ad) & on_a)
@@ -533,17 +648,11 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
             high = -((code >> combos) & 1)
             plays_ad[t] = p_ad
             plays_da[t] = p_da
-            row_plays -= p_ad
             plays_all -= p_ad + p_da
             plays_hi -= (p_ad & high) + (p_da & high)
-        for t in range(size):
+        for t in range(size):  # the rounds played (low 32 bits) and of those, with the largest middle bet
             high = -((code_row[t] >> combos) & 1)
-            hi_ad[t] = plays_ad[t] & high
-            hi_da[t] = plays_da[t] & high
-        rows_a[a] += row_plays
-        for t in range(size):
-            down_row[t] -= plays_ad[t]
-            across_d[t] -= plays_da[t]
+            weight[t] = -(plays_ad[t] + plays_da[t]) - ((plays_ad[t] & high) + (plays_da[t] & high) << 32)
         for t in range(size):
             hit_0[t] -= plays_ad[t]
             hit_1[t] -= plays_ad[t]
@@ -553,30 +662,37 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
         for t in range(size):
             plays_ad[t] = -plays_ad[t]
         _by_card_row(a, p0, off, plays_ad, hit_d[a])
-        for t in range(size):
-            if plays_da[t]:  # across pair t, down pair a
-                j_t = index[choice_y[lo + t]]
-                rows_d[j_t, a] += 1
-                hit_a[j_t, a, p0[lo + t]] += 1
-                hit_a[j_t, a, p1[lo + t]] += 1
+        for j in range(nm):  # the rounds across pair t, down pair a, by down multiple
+            chosen = select[j, lo:]
+            for t in range(size):
+                ones[t] = -(plays_da[t] & chosen[t])
+            _by_card_row(a, p0, off, ones, hit_a[j, a])
         for k in range(n_classes):
             mask_a = masks[k, a]
             if repeated[k] or mask_a == 0:  # at_most[k] is at_most[k - 1]'s, or nothing is added
                 continue
             mask_d = masks[k, lo:]
             s = np.int64(0)
-            s_hi = np.int64(0)
-            for t in range(size):
-                both = _popcount(mask_a & mask_d[t])
-                s += (both & -plays_ad[t]) + (both & plays_da[t])
-                s_hi += (both & hi_ad[t]) + (both & hi_da[t])
-            at_most[k] += s
-            at_most_hi[k] += s_hi
+            for t in range(size):  # both counts at once: each below 1224 x 2 x 46 < 2**32 in a row
+                s += _popcount(mask_a & mask_d[t]) * weight[t]
+            at_most[k] += s & 0xFFFFFFFF
+            at_most_hi[k] += s >> 32
     for k in range(1, n_classes):
         if repeated[k]:
             at_most[k] = at_most[k - 1]
             at_most_hi[k] = at_most_hi[k - 1]
     bets[z_hi] += plays_hi
+    # each round is counted by each of the two cards of its other pair: the rounds of a pair are half the sum
+    for pair in range(n):
+        across = np.int64(0)
+        for c in range(50):
+            across += hit_d[pair, c] + hit_d_col[c, pair]
+        rows_a[pair] = across // 2
+        for j in range(nm):
+            down = np.int64(0)
+            for c in range(50):
+                down += hit_a[j, pair, c] + hit_a_t[j, c, pair]
+            rows_d[j, pair] = down // 2
     bets[z_lo] += plays_all - plays_hi
     for j in range(nm):
         reached = np.int64(0)
@@ -606,23 +722,28 @@ def account(p0, p1, lines, codes, multiples, x, choice_y):
 
 
 @_compiled
-def middle_seen_sums(p0, p1, cls, valid, payoff):
-    """Middle card seen first: for each middle card ``m`` and across pair ``a`` (not holding m), the sums over
-    the down pairs ``d`` (disjoint from ``a``, not holding m) of ``payoff[c, cls[a, m], cls[d, m]]``, for each
-    choice ``c`` (shape ``(choices, 11, 11)``). Returns ``out[c, m, a]`` (0 where m is in a).
+def middle_seen_best(p0, p1, cls, valid, payoff, folded):
+    """Middle card seen first: for each middle card ``m``, across pair ``a`` (not holding m) and across
+    multiple ``i``, the best down decision's value: the largest over the down multiples ``j`` of the sums over
+    the down pairs ``d`` (disjoint from ``a``, not holding m) of ``payoff[i, j, cls[a, m], cls[d, m]]``
+    (shape ``(nx, ny, 11, 11)``), or ``folded[i]`` (the fold's value over those pairs) if larger. Returns
+    ``out[i, m, a]`` (0 where m is in a).
 
     The down pairs are counted by class: all those without m, less those through either card of ``a``, plus
     ``a`` itself (taken off twice). Each count enters the sum linearly, so the payoffs are summed per count
-    first: ``whole[k_a, c]`` over all the pairs without m, ``through[card, k_a, c]`` over those holding ``card``.
+    first: ``whole[k_a, c]`` over all the pairs without m, ``through[card, k_a, c]`` over those holding ``card``
+    (``c = i * ny + j``), and only for the classes some pair makes with m.
     """
     n, cards = cls.shape
-    n_classes = payoff.shape[1]
-    choices = payoff.shape[0]
-    out = np.zeros((choices, cards, n), dtype=np.int64)
+    nx, ny, n_classes = payoff.shape[0], payoff.shape[1], payoff.shape[2]
+    choices = nx * ny
+    flat = payoff.reshape(choices, n_classes, n_classes)
+    out = np.zeros((nx, cards, n), dtype=np.int64)
     count_all = np.zeros(n_classes, dtype=np.int64)
     count_through = np.zeros((cards, n_classes), dtype=np.int64)  # [card, k]: pairs holding card
     whole = np.zeros((n_classes, choices), dtype=np.int64)
     through = np.zeros((cards, n_classes, choices), dtype=np.int64)
+    present = np.zeros(n_classes, dtype=np.int64)
     for m in range(cards):
         count_all[:] = 0
         count_through[:, :] = 0
@@ -632,22 +753,35 @@ def middle_seen_sums(p0, p1, cls, valid, payoff):
                 count_all[k] += 1
                 count_through[p0[i], k] += 1
                 count_through[p1[i], k] += 1
-        for k_a in range(n_classes):
+        n_present = 0
+        for k in range(n_classes):
+            if count_all[k]:
+                present[n_present] = k
+                n_present += 1
+        for q in range(n_present):
+            k_a = present[q]
             for c in range(choices):
                 s = np.int64(0)
-                for k in range(n_classes):
-                    s += count_all[k] * payoff[c, k_a, k]
+                for r in range(n_present):
+                    k = present[r]
+                    s += count_all[k] * flat[c, k_a, k]
                 whole[k_a, c] = s
                 for card in range(cards):
                     s = np.int64(0)
-                    for k in range(n_classes):
-                        s += count_through[card, k] * payoff[c, k_a, k]
+                    for r in range(n_present):
+                        k = present[r]
+                        s += count_through[card, k] * flat[c, k_a, k]
                     through[card, k_a, c] = s
         for a in range(n):
             if not valid[a, m]:
                 continue
             k_a = cls[a, m]
             a0, a1 = p0[a], p1[a]
-            for c in range(choices):
-                out[c, m, a] = whole[k_a, c] - through[a0, k_a, c] - through[a1, k_a, c] + payoff[c, k_a, k_a]
+            for i in range(nx):
+                best = folded[i]
+                for j in range(ny):
+                    c = i * ny + j
+                    value = whole[k_a, c] - through[a0, k_a, c] - through[a1, k_a, c] + flat[c, k_a, k_a]
+                    best = value if value > best else best
+                out[i, m, a] = best
     return out

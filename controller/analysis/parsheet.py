@@ -148,6 +148,8 @@ class ParSheetEngine:
         check_middle_rule(self.bet)
         self.multiples = tuple(jurisdiction.bet_multiples)
         self.multiple_array = np.array(self.multiples, dtype=np.int64)
+        # the smallest and largest multiples: the only bets the optimal strategy makes (``extreme_multiples``)
+        self.extremes = extreme_multiples(self.multiples)
         self.ante_pay, self.bet_pay = self.ante.astype(np.int64), self.bet.astype(np.int64)
         self.by_card_dtype = kernel.by_card_dtype(self.ante_pay, self.bet_pay, self.multiple_array)
         # the middle bet's payoff by class steps: h(k) - h(k + 1), with h(11) = 0 (kernel module docstring)
@@ -217,28 +219,34 @@ class ParSheetEngine:
         _, cls = self.line_classes(hole)
         return cls, kernel.line_tables(cls, self.pair_valid, self.ante_pay, self.bet_pay)
 
-    def down_values(self, lines: tuple, detail: bool = False, strategies: tuple | None = None):
+    def down_values(self, lines: tuple, detail: bool = False, strategies: tuple | None = None,
+                    multiples: tuple[int, ...] | None = None):
         """One pass of ``kernel.decision_values``: ``(v2, choice_y, (down_outside, codes), never_fold, policy)``
         with ``v2`` and ``choice_y`` as in ``Solution``, ``down_outside`` the values with a down outside card
         seen and ``codes`` the decisions of each round (with ``detail``; see there), ``never_fold`` the
         ``(v2, choice_y)`` of the best play that never folds, and ``policy`` the values of ``strategies``
-        (``(xs, ys, features, middle_rules)``, see there)."""
+        (``(xs, ys, features, middle_rules)``, see there). ``multiples``: the across and down bets valued
+        (default: every allowed multiple; ``v2`` and ``choice_y`` have a row for each)."""
+        multiples = self.multiples if multiples is None else multiples
         if strategies is None:
             strategies = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                           np.zeros(N_PAIRS, dtype=np.int64), np.zeros((0, 1, 1), dtype=np.int64))
-        by_card = np.zeros((len(self.multiples) ** 2, 50, N_PAIRS if detail else 0), dtype=self.by_card_dtype)
+        by_card = np.zeros((len(multiples) ** 2, 50, N_PAIRS if detail else 0), dtype=self.by_card_dtype)
         total, never_fold, down_outside, codes, policy = kernel.decision_values(
-            self.p0, self.p1, lines, self.steps, self.multiple_array, detail, by_card, *strategies)
-        return (*self._best_down(total, True), (down_outside, codes), self._best_down(never_fold, False), policy)
+            self.p0, self.p1, lines, self.steps, np.array(multiples, dtype=np.int64), detail, by_card, *strategies)
+        return (*self._best_down(total, True, multiples), (down_outside, codes),
+                self._best_down(never_fold, False, multiples), policy)
 
-    def _best_down(self, total: np.ndarray, allow_fold: bool) -> tuple[np.ndarray, np.ndarray]:
-        n = len(self.multiples)
+    @staticmethod
+    def _best_down(total: np.ndarray, allow_fold: bool,
+                   multiples: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        n = len(multiples)
         v2 = np.empty((n, N_PAIRS))
         choice_y = np.empty((n, N_PAIRS), dtype=np.int64)
-        for i, x in enumerate(self.multiples):
+        for i, x in enumerate(multiples):
             best = np.full(N_PAIRS, -(2 + x) * SCALE2 if allow_fold else -np.inf, dtype=np.float64)
             choice = np.zeros(N_PAIRS, dtype=np.int64)
-            for j, y in enumerate(self.multiples):
+            for j, y in enumerate(multiples):
                 total_y = total[:, i * n + j].astype(np.float64)
                 better = total_y > best
                 best = np.where(better, total_y, best)
@@ -258,8 +266,8 @@ class ParSheetEngine:
         ``controller.analysis.kernel``."""
         cls, lines = self.tables(hole)
         v2, choice_y, (down_outside, codes), never_fold, policy = self.down_values(
-            lines, detail=True, strategies=self._strategies(hole))
-        value, across = best_across(v2, self.multiples)
+            lines, detail=True, strategies=self._strategies(hole), multiples=self.extremes)
+        value, across = best_across(v2, self.extremes)
         result = HoleAnalysis(value, across, {s: {} for s in STEPS}, 0.0, {}, {})
         self._account(result, lines, codes, choice_y)
         result.seen = self._seen(cls, v2, down_outside)
@@ -268,12 +276,18 @@ class ParSheetEngine:
         return result
 
     def _strategies(self, hole: tuple[int, int]) -> tuple:
+        """The strategies of ``simplified.strategy_arrays`` for ``kernel.decision_values``, each distinct one
+        once (``distinct_strategies``)."""
         rest = np.array([c for c in range(52) if c not in hole], dtype=np.int64)
-        return simplified.strategy_arrays(hole, simplified.line_features(hole, rest, self.p0, self.p1),
-                                          self.multiples)[2]
+        xs, ys, features, middle = simplified.strategy_arrays(
+            hole, simplified.line_features(hole, rest, self.p0, self.p1), self.multiples)[2]
+        keep, _ = distinct_strategies(xs, ys, middle)
+        return xs[keep], ys[keep], features, middle[keep]
 
     def _strategy_values(self, hole, never_fold, policy) -> dict[str, np.ndarray]:
-        names, folded, _ = simplified.strategy_arrays(hole, np.zeros(0, dtype=np.int64), self.multiples)
+        names, folded, (xs, ys, _, middle) = simplified.strategy_arrays(hole, np.zeros(0, dtype=np.int64),
+                                                                        self.multiples)
+        policy = policy[distinct_strategies(xs, ys, middle)[1]]  # a row for each name
         v2_never = never_fold[0]
         values = {"never_fold": v2_never[v2_never.sum(1).argmax()]} | dict(zip(names, policy.astype(np.float64)))
         values |= {name: np.full(N_PAIRS, -2.0 * SCALE2) for name in folded}
@@ -287,7 +301,9 @@ class ParSheetEngine:
         return self._strategy_values(hole, never_fold, policy)
 
     def _account(self, result: HoleAnalysis, lines: tuple, codes: np.ndarray, choice_y: np.ndarray) -> None:
-        """Decision frequencies, the average wager and the return table of the optimal strategy."""
+        """Decision frequencies, the average wager and the return table of the optimal strategy (``codes`` and
+        ``choice_y`` of ``down_values`` over ``self.extremes``)."""
+        multiples = self.extremes
         add = lambda table, key, amount: table.__setitem__(key, table.get(key, 0.0) + amount)  # noqa: E731
         x = result.across
         dec = result.decisions
@@ -298,26 +314,26 @@ class ParSheetEngine:
             add(result.mass, ("fold", "across"), float(SCALE1))
             return
         dec["across"][x] = float(SCALE1)
-        y_of_a = choice_y[self.multiples.index(x)]
+        y_of_a = choice_y[multiples.index(x)]
         per_a = float(SCALE1 // N_PAIRS)  # mass of one across pair; one down pair: N_MIDDLE; one middle card: 1
         folded_down = float((y_of_a == 0).sum())
         dec["down"][0] = folded_down * per_a
         add(result.returns, ("fold", "down"), -(2 + x) * folded_down * per_a)
         add(result.mass, ("fold", "down"), folded_down * per_a)
         folds, bets, across_by_class, down_by_class, middle_mass, middle_z = kernel.account(
-            self.p0, self.p1, lines, codes, self.multiple_array, x, y_of_a)
+            self.p0, self.p1, lines, codes, np.array(multiples, dtype=np.int64), x, y_of_a)
         wager = 2.0 * SCALE1 + x * SCALE1
-        played = [j for j, y in enumerate(self.multiples) if (y_of_a == y).any()]
+        played = [j for j, y in enumerate(multiples) if (y_of_a == y).any()]
         for j in played:
-            y = self.multiples[j]
+            y = multiples[j]
             dec["down"][y] = float((y_of_a == y).sum()) * per_a
             wager += y * float((y_of_a == y).sum()) * per_a
         if played:
             dec["middle"][0] = float(folds.sum()) * N_MIDDLE
             add(result.mass, ("fold", "middle"), float(folds.sum()) * N_MIDDLE)
             add(result.returns, ("fold", "middle"),
-                float(sum(-(2 + x + self.multiples[j]) * folds[j] for j in played)) * N_MIDDLE)
-            for z in (self.multiples[0], self.multiples[-1]):
+                float(sum(-(2 + x + multiples[j]) * folds[j] for j in played)) * N_MIDDLE)
+            for z in (multiples[0], multiples[-1]):
                 dec["middle"][z] = float(bets[z]) * N_MIDDLE
                 wager += z * float(bets[z]) * N_MIDDLE
         result.wager = wager
@@ -326,7 +342,7 @@ class ParSheetEngine:
         for k in range(N_CLASSES):
             name = CLASS_NAMES[k]
             across_mass = int(across_by_class[k])
-            down_by_y = [int(down_by_class[j, k]) for j in range(len(self.multiples))]
+            down_by_y = [int(down_by_class[j, k]) for j in range(len(multiples))]
             down_mass = sum(down_by_y)
             add(result.mass, ("ante", name), float(across_mass + down_mass))
             add(result.returns, ("ante", name), float((across_mass + down_mass) * self.ante_pay[k]))
@@ -334,25 +350,27 @@ class ParSheetEngine:
             add(result.returns, ("across", name), float(x * across_mass * self.bet_pay[k]))
             add(result.mass, ("down", name), float(down_mass))
             add(result.returns, ("down", name),
-                float(sum(y * m for y, m in zip(self.multiples, down_by_y)) * self.bet_pay[k]))
+                float(sum(y * m for y, m in zip(multiples, down_by_y)) * self.bet_pay[k]))
             add(result.mass, ("middle", name), float(middle_mass[k]))
             add(result.returns, ("middle", name), float(middle_z[k] * self.bet_pay[k]))
-            result.bet_weight[name] = (x * across_mass + sum(y * m for y, m in zip(self.multiples, down_by_y))
+            result.bet_weight[name] = (x * across_mass + sum(y * m for y, m in zip(multiples, down_by_y))
                                        + int(middle_z[k]))
 
     def _seen(self, cls: np.ndarray, v2: np.ndarray, down_outside: np.ndarray) -> dict[str, float]:
-        """The value (x SCALE1) when one community card is seen before the across decision."""
+        """The value (x SCALE1) when one community card is seen before the across decision (``v2`` and
+        ``down_outside`` of ``down_values`` over ``self.extremes``)."""
+        multiples = self.extremes
         out = {}
         # an across outside card c: the across decision knows c; the rest is played as usual
-        per_card = np.zeros((len(self.multiples), 50))
-        for i in range(len(self.multiples)):
+        per_card = np.zeros((len(multiples), 50))
+        for i in range(len(multiples)):
             per_card[i] = v2[i] @ self.incidence  # sum over the 49 pairs holding c
         best = np.maximum(per_card.max(0), -2.0 * SCALE2 * 49)  # [c], x SCALE2 x 49
         out["across_outside"] = float(best.sum() / (50 * 49) * N_PAIRS)
         # a down outside card c: the down decision knows c too (kernel.decision_values: summed over the across
         # pairs without c, x SCALE3 x 47)
         best_x = np.full(50, -2.0)
-        for i in range(len(self.multiples)):
+        for i in range(len(multiples)):
             value_c = down_outside[i].astype(np.float64) / (SCALE3 * 47 * 1176)  # mean over the 1176 pairs
             best_x = np.maximum(best_x, value_c)
         out["down_outside"] = float(best_x.mean() * SCALE1)
@@ -361,25 +379,53 @@ class ParSheetEngine:
 
     def _middle_seen(self, cls: np.ndarray) -> float:
         """The value (x SCALE1) when the middle card is seen first: each line's hand is then a class of its
-        pair alone, so each decision is taken on the two lines' classes."""
+        pair alone, so each decision is taken on the two lines' classes. The down bet is one of
+        ``self.extremes`` (``extreme_multiples``: the others are never better, in the same integers); the
+        across bet, compared after the divisions below, any of the multiples."""
         k_a = np.arange(N_CLASSES)[:, None]
         k_d = np.arange(N_CLASSES)[None, :]
         top = np.maximum(k_a, k_d)
         middle = np.maximum(self.multiples[0] * self.bet_pay[top], self.multiples[-1] * self.bet_pay[top])
-        payoff = np.array([np.maximum(self.ante_pay[k_a] + self.ante_pay[k_d] + x * self.bet_pay[k_a]
-                                      + y * self.bet_pay[k_d] + middle, -(2 + x + y))
-                           for x in self.multiples for y in self.multiples], dtype=np.int64)
-        sums = kernel.middle_seen_sums(self.p0, self.p1, cls, self.pair_valid, payoff)  # [x, y][m, a]
+        payoff = np.array([[np.maximum(self.ante_pay[k_a] + self.ante_pay[k_d] + x * self.bet_pay[k_a]
+                                       + y * self.bet_pay[k_d] + middle, -(2 + x + y))
+                            for y in self.extremes] for x in self.multiples], dtype=np.int64)
+        folded = np.array([-(2 + x) * 1081 for x in self.multiples], dtype=np.int64)
+        # [x][m, a]: the best over the 1081 down pairs' sums, of integers, so max(-(2 + x), best / 1081) is
+        # the largest of the quotients; 0 where m is in a
+        best = kernel.middle_seen_best(self.p0, self.p1, cls, self.pair_valid, payoff, folded)
         usable = self.pair_valid.T  # [m, pair]
-        n = len(self.multiples)
         best_x = np.full(50, -2.0)
-        for i, x in enumerate(self.multiples):
-            best_y = np.full((50, N_PAIRS), -(2.0 + x))
-            for j in range(n):
-                best_y = np.maximum(best_y, sums[i * n + j] / 1081)  # over the 1081 down pairs
-            value = np.where(usable, best_y, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
+        for i in range(len(self.multiples)):
+            value = np.where(usable, best[i] / 1081, 0.0).sum(1) / 1176  # over the 1176 across pairs without m
             best_x = np.maximum(best_x, value)
         return float(best_x.mean() * SCALE1)
+
+
+def distinct_strategies(xs: np.ndarray, ys: np.ndarray, middle: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """The strategies (``simplified.strategy_arrays``: across bet ``xs``, down bet ``ys``, middle rules
+    ``middle``) that differ, each valued once: ``(keep, row_of)``, the index of each distinct one's first
+    appearance, and for each strategy the row of its distinct one among them. Where the published across rule
+    does not fold, ``across_fold_rule`` is ``always_1x``, for one."""
+    first: dict[tuple, int] = {}
+    row_of = [first.setdefault((int(x), int(y), rules.tobytes()), len(first))
+              for x, y, rules in zip(xs, ys, middle)]
+    keep = [row_of.index(row) for row in range(len(first))]
+    return keep, np.array(row_of, dtype=np.int64)
+
+
+def extreme_multiples(multiples: tuple[int, ...]) -> tuple[int, ...]:
+    """The smallest and largest of the allowed bet multiples (one if they are equal): the only across and down
+    bets the optimal strategy makes, and the only ones ``analyse`` values.
+
+    Why: at the middle decision a round's value is ``max(fold, continue)``, both linear in the across and down
+    multiples ``x`` and ``y`` (fold loses 2 + x + y antes; continuing adds x and y times each line's bet
+    payoff), so it is convex in ``(x, y)``; so are its sums over rounds, their maximum over ``y`` (the down
+    decision) and over ``y`` knowing a card. A convex function on ``[lo, hi]`` takes at a multiple strictly
+    between no value above both ends' larger one, nor equal to it unless ``lo``'s is equal too: with ties
+    broken towards the smallest bet, an inner multiple is never chosen, and every maximum over the multiples
+    (the values, ``seen``'s, ``never_fold``'s) is the maximum over the two ends, in the same integers. The
+    middle bet is already taken from the two ends alone (``solve``: ``z_best``)."""
+    return tuple(sorted({min(multiples), max(multiples)}))
 
 
 def best_across(v2: np.ndarray, multiples: tuple[int, ...]) -> tuple[float, int]:
