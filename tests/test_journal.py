@@ -94,6 +94,42 @@ def test_one_commit_holds_every_record_or_none(tmp_path, mocker):
     assert [r["seq"] for r in records] == [1, 2, 3] and verify_chain(records) is None
 
 
+def test_the_records_a_commit_returns_are_the_stores_own(tmp_path):
+    """The records ``commit`` returns (decoded once read) equal the store's, their data as JSON gives it back
+    (lists for tuples) and owned by the record: changing what was committed changes no record."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    spots = {"request_id": 7, "spots": ((1, "ante_across", 500), (1, "ante_down", 500))}
+    dealt = {"cards": ("Tc", "Qh"), "seat": None, "txn_id": 16, "note": "caf\u00e9"}
+    records = journal.commit([("event", "SpotsSnapshot", spots, 3), ("command", "Dispense", dealt, None)])
+    assert len(records) == 2 and records[-1]["seq"] == 2
+    dealt["txn_id"] = 17
+    journal.close()
+    stored = read_records(path)
+    assert list(records) == stored
+    assert stored[0]["data"] == {"request_id": 7, "spots": [[1, "ante_across", 500], [1, "ante_down", 500]]}
+    assert stored[1]["data"]["txn_id"] == 16 and stored[1]["round"] is None
+    # the data's text is its canonical JSON (sorted keys, no spaces, ASCII), spelled here by the json module
+    row = sqlite3.connect(path).execute("SELECT data FROM records WHERE seq = 2").fetchone()[0]
+    assert row == json.dumps({**dealt, "txn_id": 16}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def test_a_record_is_timed_now_in_utc_to_the_millisecond(tmp_path):
+    """A record's time is the time of its commit as ``datetime.now`` (UTC) gives it, cut to milliseconds."""
+    from datetime import datetime, timezone
+
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    times = []
+    for n in range(50):
+        before = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        record = journal.append("record", "X", {"n": n}, None)
+        times.append((before, record["time"], datetime.now(timezone.utc).isoformat(timespec="milliseconds")))
+    journal.close()
+    for before, time_, after in times:
+        assert before <= time_ <= after
+        assert datetime.fromisoformat(time_).utcoffset().total_seconds() == 0 and time_.endswith("+00:00")
+
+
 def test_reopening_appends_after_the_last_record_and_knows_the_last_round(tmp_path):
     path = tmp_path / "j.db"
     _write(path)
