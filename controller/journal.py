@@ -37,6 +37,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from controller import journal_key as jkey
 
 GENESIS = "0" * 64
@@ -100,8 +102,31 @@ _C_ENCODER = json.encoder.c_make_encoder(None, _ENCODER.default, _quote, None, "
     if json.encoder.c_make_encoder is not None else None
 
 
+#: orjson's options for ``_dumps``: keys sorted; a subclass of str, int, dict or list, a dataclass or a date
+#: refused, so that the json module spells (or refuses) them as it always did.
+_FAST_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+                 | orjson.OPT_PASSTHROUGH_DATETIME)
+
+
 def _dumps(value: Any) -> str:
-    """``value`` as canonical JSON text (sorted keys, no spaces, ASCII, no NaN): ``_ENCODER.encode``."""
+    """``value`` as canonical JSON text (sorted keys, no spaces, ASCII, no NaN), as ``_ENCODER.encode`` spells
+    it; raises ``TypeError`` for a value JSON cannot hold and ``ValueError`` for NaN or an infinity.
+
+    orjson spells it first (ten times faster), and its text is kept where the two spell alike: text of
+    printable ASCII only (the json module escapes every other character, orjson writes them as they are) and
+    without ``null`` (orjson writes NaN and the infinities as null, the json module refuses them). Any other
+    text, and whatever orjson refuses (an integer beyond 64 bits, a key that is not a string, a subclass, a
+    nesting deeper than 254), is the json module's. Floats with a small exponent are spelled otherwise by
+    orjson (``1e-07``: ``1e-7``); no record and no checkpoint holds a float (the reader refuses every one,
+    ``_unsafe_number``), so no text that is read is affected.
+    """
+    try:
+        raw = orjson.dumps(value, option=_FAST_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    else:
+        if raw.isascii() and b"\x7f" not in raw and b"null" not in raw:
+            return raw.decode("ascii")
     if _C_ENCODER is None:  # a Python without the json module's C part
         return _ENCODER.encode(value)
     return "".join(_C_ENCODER(value, 0))
