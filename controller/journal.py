@@ -29,12 +29,15 @@ import json
 import os
 import signal
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from controller import journal_key as jkey
 
@@ -72,16 +75,68 @@ class SpellingError(JournalError):
         self.problem = problem
 
 
+#: The last timestamp text made by ``_utc_now``, ``(milliseconds since the epoch, text)``: the records of one
+#: commit mostly fall in the same millisecond (one tuple, read and replaced whole: safe between threads).
+_stamp: tuple[int, str] = (-1, "")
+
+
 def _utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    """The time now (UTC) as ISO 8601 text to the millisecond, cut as ``datetime.isoformat`` cuts it (down),
+    from the same clock as ``datetime.now``; made once per millisecond."""
+    global _stamp
+    ms = time.time_ns() // 1_000_000
+    stamp = _stamp
+    if stamp[0] != ms:
+        seconds, rest = divmod(ms, 1000)
+        moment = datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=rest * 1000)
+        stamp = _stamp = (ms, moment.isoformat(timespec="milliseconds"))
+    return stamp[1]
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 _quote = json.encoder.encode_basestring_ascii  # a string as canonical JSON text (the C encoder's)
+#: ``_ENCODER``'s C encoder made once, without its check for cycles: what the journal encodes is a tree (the
+#: fields of inputs and outputs, a machine's checkpoint, parsed JSON), and the check costs a dictionary
+#: operation per list and object (half the encoding of a reading of the spots).
+_C_ENCODER = json.encoder.c_make_encoder(None, _ENCODER.default, _quote, None, ":", ",", True, False, False) \
+    if json.encoder.c_make_encoder is not None else None
+
+
+#: orjson's options for ``_dumps``: keys sorted; a subclass of str, int, dict or list, a dataclass or a date
+#: refused, so that the json module spells (or refuses) them as it always did.
+_FAST_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+                 | orjson.OPT_PASSTHROUGH_DATETIME)
 
 
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    """``value`` as canonical JSON text (sorted keys, no spaces, ASCII, no NaN), as ``_ENCODER.encode`` spells
+    it; raises ``TypeError`` for a value JSON cannot hold and ``ValueError`` for NaN or an infinity.
+
+    orjson spells it first (ten times faster), and its text is kept where the two spell alike: text of
+    printable ASCII only (the json module escapes every other character, orjson writes them as they are) and
+    without ``null`` (orjson writes NaN and the infinities as null, the json module refuses them). Any other
+    text, and whatever orjson refuses (an integer beyond 64 bits, a key that is not a string, a subclass, a
+    nesting deeper than 254), is the json module's. Floats with a small exponent are spelled otherwise by
+    orjson (``1e-07``: ``1e-7``); no record and no checkpoint holds a float (the reader refuses every one,
+    ``_unsafe_number``), so no text that is read is affected.
+    """
+    try:
+        raw = orjson.dumps(value, option=_FAST_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    else:
+        if raw.isascii() and b"\x7f" not in raw and b"null" not in raw:
+            return raw.decode("ascii")
+    if _C_ENCODER is None:  # a Python without the json module's C part
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
+def _dumps_round(round_no: Any) -> str:
+    """A record's ``round`` (an int or None) as canonical JSON text, without the encoder's call for them."""
+    if round_no is None:
+        return "null"
+    return str(round_no) if type(round_no) is int else _dumps(round_no)
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -493,6 +548,45 @@ def _schema() -> str:
     return _SCHEMA.format(round_ends=_ROUND_ENDS) + triggers
 
 
+def _round_of(rows: list[tuple[Any, ...]]) -> int | None:
+    """The round of the last of ``rows`` (``records`` rows) that has one."""
+    return next((row[3] for row in reversed(rows) if isinstance(row[3], int)), None)
+
+
+class Committed(Sequence[dict[str, Any]]):
+    """The records of one commit (``Journal.commit``), in seq order, each as the store gives it back (``KEYS``;
+    its data decoded from its canonical text, so owned by the record alone: records go to other threads).
+    Built from the rows written when first read, once."""
+
+    __slots__ = ("_rows", "_records")
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self._rows = rows
+        self._records: list[dict[str, Any]] | None = None
+
+    def _built(self) -> list[dict[str, Any]]:
+        if self._records is None:
+            self._records = [{"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
+                              "data": json.loads(text), "prev": prev, "hash": hash_}
+                             for seq, time_, kind, round_no, type_, text, prev, hash_ in self._rows]
+        return self._records
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._built()[index]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        return self._built() == (list(other) if isinstance(other, Committed) else other)
+
+    def __repr__(self) -> str:
+        return f"Committed({self._built()!r})"
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     """The round machine's ``state`` (``Round.checkpoint()``) after record ``seq`` whose hash is ``head``;
@@ -689,38 +783,36 @@ class Journal:
         return [_row_record(row, str(self.path)) for row in rows]
 
     def commit(self, entries: Sequence[tuple[str, str, dict[str, Any], int | None]], *,
-               state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+               state: dict[str, Any] | None = None) -> Committed:
         """Write ``entries`` ``(kind, type, data, round)`` as records in one transaction, durable (fsync of the
         WAL, ``synchronous=FULL``) before it returns them; with ``state`` (``Round.checkpoint()`` after the last
         of them) a checkpoint in the same transaction, then the anchor file and a checkpoint of the WAL into the
-        database (SQLite's own automatic one is off: it would land on the path of a press). With a key, the commit's last record
-        is sealed (HMAC-SHA256 of the chain head) in the same transaction.
+        database (SQLite's own automatic one is off: it would land on the path of a press). With a key, the
+        commit's last record is sealed (HMAC-SHA256 of the chain head) in the same transaction.
 
-        The records returned are as the store gives them back (their data decoded from its canonical text,
-        lists for tuples). Raises ``ValueError`` for an unknown kind (nothing written) and ``JournalWriteError``
-        (an ``OSError``) when the store refuses the commit: then none of it is kept, and the journal's head stays where it was.
+        The records returned (``Committed``) are as the store gives them back (their data decoded from its
+        canonical text, lists for tuples), decoded when first read: the service sends the commands of a commit
+        before it reads its records. Raises ``ValueError`` for an unknown kind (nothing written) and
+        ``JournalWriteError`` (an ``OSError``) when the store refuses the commit: then none of it is kept, and
+        the journal's head stays where it was.
         """
-        rows, seq, prev = [], self._seq, self._prev
-        records = []
+        rows, seq, prev, clock = [], self._seq, self._prev, self._clock
         for kind, type_, data, round_no in entries:
             if kind not in KINDS:
                 raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
             seq += 1
-            text = _dumps(data)
-            # the record's data as the store gives it back, owned by the record alone (it goes to other threads)
-            record = {"seq": seq, "time": self._clock(), "kind": kind, "round": round_no, "type": type_,
-                      "data": json.loads(text), "prev": prev}
+            text, time_ = _dumps(data), clock()
             # record_hash's canonical JSON, its keys in sorted order, with the data's text encoded once
-            body = (f'{{"data":{text},"kind":{_quote(kind)},"prev":{_quote(prev)},"round":{_dumps(round_no)},'
-                    f'"seq":{seq},"time":{_quote(record["time"])},"type":{_quote(type_)}}}')
-            record["hash"] = prev = hashlib.sha256(body.encode()).hexdigest()
-            rows.append((seq, record["time"], kind, round_no, type_, text, record["prev"], prev))
-            records.append(record)
+            body = (f'{{"data":{text},"kind":{_quote(kind)},"prev":{_quote(prev)},"round":{_dumps_round(round_no)},'
+                    f'"seq":{seq},"time":{_quote(time_)},"type":{_quote(type_)}}}')
+            hash_ = hashlib.sha256(body.encode()).hexdigest()
+            rows.append((seq, time_, kind, round_no, type_, text, prev, hash_))
+            prev = hash_
         checkpoint = None
         if state is not None:
             text = _dumps(state)
             mac = jkey.mac(self._key, "checkpoint", seq, prev, text) if self._key else None
-            checkpoint = (seq, self._round_of(records), prev, text, mac)
+            checkpoint = (seq, _round_of(rows), prev, text, mac)
         self._insert(rows, seq, prev, checkpoint)
         self.since_checkpoint += len(rows)
         if checkpoint is not None:
@@ -730,7 +822,7 @@ class Journal:
                 self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             except sqlite3.Error as exc:
                 raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
-        return records
+        return Committed(rows)
 
     def import_records(self, records: Iterable[dict[str, Any]], *, batch: int = 5000) -> int:
         """Append existing ``records`` unchanged (``crisscross journal import``) to an empty store, ``batch``
@@ -779,10 +871,6 @@ class Journal:
         except sqlite3.Error as exc:
             raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
         self._seq, self._prev = seq, prev
-
-    def _round_of(self, records: list[dict[str, Any]]) -> int | None:
-        rounds = [r["round"] for r in records if isinstance(r["round"], int)]
-        return rounds[-1] if rounds else None
 
     def append(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> dict[str, Any]:
         """Commit one record (``commit``) and return it. Errors as ``commit``."""

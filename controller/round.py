@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transitions import Machine, MachineError
+from transitions.core import EventData
 
 from controller import commands as cmd
 from controller.alerts import ACKNOWLEDGE_ALERT, AlertDesk
@@ -83,6 +84,9 @@ ROUND_STATES: tuple[str, ...] = (
 )
 
 STATES: list[str] = ["starting", *BETWEEN_ROUNDS, *ROUND_STATES, "fault"]
+
+#: The spots wagered before "no more bets" (every spot but the decisions'), locked at the lock.
+BET_SPOTS: tuple[str, ...] = tuple(spot for spot in ev.SPOTS if spot not in DECISIONS)
 
 #: Community cards turned at each reveal, as indexes into the cross stack (cards 1-2 across, 3-4 down, 5 middle).
 REVEALS: dict[str, tuple[int, ...]] = {"across": (0, 1), "down": (2, 3), "middle": (4,)}
@@ -135,6 +139,25 @@ class _Graph(Machine):
         if found is None:
             found = self._triggers[names] = super().get_triggers(*names)
         return list(found)
+
+    def _can_trigger(self, model: Any, trigger: str, *args: Any, **kwargs: Any) -> bool:
+        """``Machine._can_trigger`` (the model's ``may_<trigger>``, asked at every input for the panel's lamps)
+        without a new ``Event`` and a look through every trigger of the state per question: the transitions of
+        ``trigger`` from the model's state, true at the first whose conditions hold. A machine or transition
+        with preparation callbacks or exception handlers (none here) gets the library's own answer."""
+        event = self.events.get(trigger)
+        if event is None or self.prepare_event or self.on_exception:
+            return super()._can_trigger(model, trigger, *args, **kwargs)
+        state = self.get_model_state(model)
+        found = event.transitions.get(state.name, ())  # ``get``: the event's defaultdict keeps no new entry
+        if any(t.prepare or (t.dest is not None and t.dest not in self.states) for t in found):
+            return super()._can_trigger(model, trigger, *args, **kwargs)
+        event_data = EventData(state, event, self, model, args, kwargs)
+        for transition in found:
+            event_data.transition = transition
+            if all(condition.check(event_data) for condition in transition.conditions):
+                return True
+        return False
 
     def add_transition(self, *args: Any, **kwargs: Any) -> None:
         self._triggers.clear()
@@ -989,12 +1012,13 @@ class Round(ManualDealing, AlertDesk):
                     data.correctable.setdefault((seat, spot), wagers.get(spot, 0))
                 continue
             data.seats[seat] = SeatState(seat, dict(wagers))
-            for spot in ev.SPOTS:
-                data.correctable.pop((seat, spot), None)
-                if spot not in DECISIONS:
-                    data.locked[(seat, spot)] = wagers.get(spot, 0)
-        actor = self._reader or Actor("dealer", "", "panel")
+            if data.correctable:  # a held seat now valid: none of its spots is held any longer
+                for spot in ev.SPOTS:
+                    data.correctable.pop((seat, spot), None)
+            for spot in BET_SPOTS:
+                data.locked[(seat, spot)] = wagers.get(spot, 0)
         if data.invalid:
+            actor = self._reader or Actor("dealer", "", "panel")
             first = min(data.invalid)
             self._emit(cmd.WagersHeld(data.round_no, tuple({"seat": s, "wagers": dict(data.seats[s].wagers)}
                                                            for s in sorted(data.seats)), tuple(sorted(data.invalid))),

@@ -240,12 +240,34 @@ class Controller:
     def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
         """Commit ``entries`` (inputs and the entries of ``outputs``) as one transaction, with a checkpoint of
         the machine after a round's close and at least every ``journal.checkpoint_every`` records, then carry
-        the outputs out."""
+        the outputs out. The commit's records are handed on (metrics, the round's records, ``on_record``) once
+        the outputs are carried out, or before a round's end is, which reads them: a command waits for its
+        commit only."""
         ends_round = any(isinstance(o, (cmd.RoundClosed, cmd.RoundVoided)) for o in outputs)
         due = self.journal.since_checkpoint + len(entries) >= self.journal.checkpoint_every
         began = time.monotonic()
         records = self.journal.commit(entries, state=self.machine.checkpoint() if ends_round or due else None)
-        self.watch.committed(records, time.monotonic() - began)
+        seconds = time.monotonic() - began
+        # a PrivatePanel sets the panel's whole text and lamps (controller/alerts.py): the panel commands before it
+        # in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
+        last_private = max((i for i, o in enumerate(outputs) if isinstance(o, cmd.PrivatePanel)), default=-1)
+        handed = False
+        try:
+            for index, output in enumerate(outputs):
+                if index < last_private and isinstance(output, (cmd.Display, cmd.SetLamps)):
+                    continue
+                if not handed and isinstance(output, (cmd.RoundClosed, cmd.RoundVoided)):
+                    handed = True
+                    self._hand_on(records, seconds)
+                self._carry_out(output)
+        finally:
+            if not handed:
+                self._hand_on(records, seconds)
+
+    def _hand_on(self, records: Sequence[dict[str, Any]], seconds: float) -> None:
+        """The records of one commit (made durable in ``seconds``) to the metrics, the round's records and
+        ``on_record``."""
+        self.watch.committed(records, seconds)
         for record in records:
             round_no = record["round"]
             if round_no is not None:
@@ -254,13 +276,6 @@ class Controller:
                 self._round_records.append(record)
             if self.on_record is not None:
                 self.on_record(record)
-        # a PrivatePanel sets the panel's whole text and lamps (controller/alerts.py): the panel commands before it
-        # in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
-        last_private = max((i for i, o in enumerate(outputs) if isinstance(o, cmd.PrivatePanel)), default=-1)
-        for index, output in enumerate(outputs):
-            if index < last_private and isinstance(output, (cmd.Display, cmd.SetLamps)):
-                continue
-            self._carry_out(output)
 
     def _carry_out(self, output: Any) -> None:
         if isinstance(output, cmd.DEVICE_COMMANDS):

@@ -29,6 +29,7 @@ WAGERS: tuple[str, ...] = SPOTS
 #: The three decisions in the order they are taken (NY 5324.39(e)(3),(5),(7)).
 DECISIONS: tuple[str, ...] = ("across", "down", "middle")
 ANTES: tuple[str, ...] = ("ante_across", "ante_down")
+_WAGER_NAMES = frozenset(WAGERS)
 
 
 class WagerError(ValueError):
@@ -348,13 +349,14 @@ def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int,
     (NY (c)(4)), and no bet after a fold (NY (e)(3)-(7)). Returns the wagers as a plain dict in ``WAGERS`` order.
     Raises ``WagerError`` naming the seat and field.
     """
-    if not isinstance(wagers, Mapping):
+    if type(wagers) is not dict and not isinstance(wagers, Mapping):  # a dict, the usual case, asked first
         raise WagerError(seat, "wagers", f"expected a mapping of wager names to amounts, got {type(wagers).__name__}")
-    for name in wagers:
-        if name not in WAGERS:
-            raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
+    if not _WAGER_NAMES.issuperset(wagers):
+        for name in wagers:
+            if name not in WAGERS:
+                raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
     checked = {name: check_amount(seat, name, wagers[name]) for name in WAGERS if name in wagers}
-    if not any(a in checked for a in ANTES):
+    if checked.keys().isdisjoint(ANTES):
         if checked:
             first = next(iter(checked))
             raise WagerError(seat, f"wagers.{first}", "placed without the two antes")

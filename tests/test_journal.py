@@ -12,10 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller import journal_key as jkey
 from controller.journal import (
     CUT_COMMIT_VARIABLE,
+    SAFE_INTEGER,
     GENESIS,
     Journal,
     JournalError,
@@ -92,6 +95,81 @@ def test_one_commit_holds_every_record_or_none(tmp_path, mocker):
     journal.close()
     records = read_records(path)
     assert [r["seq"] for r in records] == [1, 2, 3] and verify_chain(records) is None
+
+
+def test_the_records_a_commit_returns_are_the_stores_own(tmp_path):
+    """The records ``commit`` returns (decoded once read) equal the store's, their data as JSON gives it back
+    (lists for tuples) and owned by the record: changing what was committed changes no record."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    spots = {"request_id": 7, "spots": ((1, "ante_across", 500), (1, "ante_down", 500))}
+    dealt = {"cards": ("Tc", "Qh"), "seat": None, "txn_id": 16, "note": "caf\u00e9"}
+    records = journal.commit([("event", "SpotsSnapshot", spots, 3), ("command", "Dispense", dealt, None)])
+    assert len(records) == 2 and records[-1]["seq"] == 2
+    dealt["txn_id"] = 17
+    journal.close()
+    stored = read_records(path)
+    assert list(records) == stored
+    assert stored[0]["data"] == {"request_id": 7, "spots": [[1, "ante_across", 500], [1, "ante_down", 500]]}
+    assert stored[1]["data"]["txn_id"] == 16 and stored[1]["round"] is None
+    # the data's text is its canonical JSON (sorted keys, no spaces, ASCII), spelled here by the json module
+    row = sqlite3.connect(path).execute("SELECT data FROM records WHERE seq = 2").fetchone()[0]
+    assert row == json.dumps({**dealt, "txn_id": 16}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _spelled_by_json(value):
+    """The canonical spelling as the json module gives it (sorted keys, no spaces, ASCII, no NaN), or the
+    type of exception it raises: the oracle of the journal's own encoder."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=()), max_size=12) | st.sampled_from(
+    ["", "null", "\x7f", "caf\u00e9", "\ud800", '"\\/\b\f\n\r\t', "\x00\x1f", "a", "a_b", "ab", "B", "_"])
+_INTEGERS = st.integers() | st.sampled_from([0, -1, SAFE_INTEGER, 2**63 - 1, 2**63, 2**64, -(2**63), -(2**63) - 1])
+_JSON = st.recursive(
+    st.none() | st.booleans() | _INTEGERS | _TEXT,
+    lambda inner: st.lists(inner, max_size=5) | st.lists(inner, max_size=5).map(tuple)
+    | st.dictionaries(_TEXT, inner, max_size=5) | st.dictionaries(st.integers(-20, 20), inner, max_size=3),
+    max_leaves=30)
+
+
+@settings(max_examples=600)
+@given(_JSON)
+def test_the_journal_spells_every_value_as_the_json_module_does(value):
+    """Records are written and checked in one spelling (``canonical_line``, ``parse_canonical``): whatever
+    spells it must give, for every value a record can hold (no floats: the reader refuses them), the json
+    module's text, or refuse what it refuses."""
+    expected = _spelled_by_json(value)
+    try:
+        spelled = canonical_line(value)
+    except (TypeError, ValueError) as exc:
+        spelled = type(exc)
+    assert spelled == expected
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), {"a": [float("-inf")]}])
+def test_nan_and_infinities_are_refused_as_the_json_module_refuses_them(value):
+    with pytest.raises(ValueError):
+        canonical_line(value)
+
+
+def test_a_record_is_timed_now_in_utc_to_the_millisecond(tmp_path):
+    """A record's time is the time of its commit as ``datetime.now`` (UTC) gives it, cut to milliseconds."""
+    from datetime import datetime, timezone
+
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    times = []
+    for n in range(50):
+        before = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        record = journal.append("record", "X", {"n": n}, None)
+        times.append((before, record["time"], datetime.now(timezone.utc).isoformat(timespec="milliseconds")))
+    journal.close()
+    for before, time_, after in times:
+        assert before <= time_ <= after
+        assert datetime.fromisoformat(time_).utcoffset().total_seconds() == 0 and time_.endswith("+00:00")
 
 
 def test_reopening_appends_after_the_last_record_and_knows_the_last_round(tmp_path):
