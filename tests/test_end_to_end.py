@@ -9,6 +9,7 @@ in each of those ways (and re-chained so the hash chain alone would not catch it
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from controller.journal import canonical_line, read_records
 from hil.checks import check_journal
 from hil.rig import run_rig
+from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge, rechain
 
 ROUNDS = 20
@@ -120,3 +122,18 @@ def test_a_stack_the_shoe_dealt_but_the_journal_lacks_is_reported(rig_run):
     extra = dealt + [(9999, ("2c", "3c"))]
     _, problems = check_journal(journal, shoe_dispensed=extra, against_settle=False)
     assert any("shoe dealt" in p for p in problems)
+
+
+def test_the_hole_card_detector_reads_the_run_and_flags_no_honest_seat(rig_run):
+    """``crisscross protect`` on the run's journal (controller/analysis/protect_cli.py): the simulated players
+    play the optimal strategy with random mistakes, none sees a card early, so no seat session is flagged
+    (exit 0); every seat that played is a session read."""
+    _, journal = rig_run
+    seats = {s["seat"] for r in read_records(journal) if r["type"] == "WagersLocked" for s in r["data"]["seats"]}
+    proc = crisscross("protect", "--journal", journal)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # only flagged sessions are listed
+    sessions = int(re.search(r"(\d+) seat sessions in .*; 0 flagged", proc.stderr).group(1))
+    assert sessions >= len(seats) > 0
+    listed = crisscross("protect", "--journal", journal, "--all")
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == sessions

@@ -155,14 +155,14 @@ def test_a_journal_in_a_folder_that_does_not_exist_is_refused(tmp_path):
     """``--journal`` with a mistyped folder would begin a second history of the table, cut off from its open
     rounds; the folder must exist (the journal of table.yaml, an installation's own path, is created)."""
     journal = tmp_path / "typo" / "j.db"
-    proc = _crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))
+    proc = crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))  # refused before it starts
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith(f"crisscross: --journal {journal}: no folder {journal.parent} ")
     assert not (tmp_path / "typo").exists()
 
 
 def test_port_overrides_are_refused_with_simulate():
-    proc = _crisscross("run", "--simulate", "--rounds", "1", "--port", "shoe=/dev/ttyUSB0")
+    proc = crisscross("run", "--simulate", "--rounds", "1", "--port", "shoe=/dev/ttyUSB0")
     assert proc.returncode == 2 and "--port cannot be combined with --simulate" in proc.stderr
 
 
@@ -174,7 +174,7 @@ def test_port_overrides_are_refused_with_simulate():
 ])
 def test_simulation_options_are_refused_where_nothing_is_simulated(args, message):
     """On real devices a seed or a mistake rate would do nothing; saying so beats ignoring them."""
-    proc = _crisscross("run", "--rounds", "1", *args)
+    proc = crisscross("run", "--rounds", "1", *args)
     assert proc.returncode == 2 and proc.stderr.startswith(f"crisscross: {message}") and proc.stderr.count("\n") == 1
 
 

@@ -7,6 +7,7 @@ settled while it is held; the simulated supervisor then clears it (the round res
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -225,3 +226,26 @@ def test_the_same_seed_replays_the_same_rounds(tmp_path):
         runs.append(_deal_and_decisions(journal))
     assert runs[0] == runs[1]
     assert sum(1 for t, _ in runs[0] if t == "RoundClosed") == 3
+
+
+def test_rounds_dealt_by_hand_with_payout_mistakes_pass_every_journal_check(tmp_path):
+    """Dealing by hand from the start (NY 9 NYCRR 5324.39(d)(1)), in this process: the simulated dealer types
+    every card on the panel as it is turned, nothing is asked of the shoe, and pays with mistakes it puts right
+    when the sensors show them (the payout check, NY (e)(9)); the rig's journal checks find nothing wrong."""
+    config = dataclasses.replace(load_table_config(), manual_dealing=True)
+    service = Service(config, simulate=True, rounds=2, seed=4, journal_path=tmp_path / "journal.db",
+                      out=io.StringIO(), manual=True, payout_errors=0.5)
+    try:
+        assert service.run() == 0
+    finally:
+        service.close()
+    records = read_records(tmp_path / "journal.db")
+    rounds = rounds_from_records(records)
+    assert sorted(rounds) == [1, 2] and all(r.manual and r.closed for r in rounds.values())
+    assert not any(r["type"] in ("Dispense", "StackDispensed") for r in records)
+    assert service.sims["shoe"].dispensed == []
+    for rnd in rounds.values():  # the cross and two cards a seat, every one of them typed on the panel
+        entered = [c for e in rnd.entries for c in e["cards"]]
+        assert len(entered) == 5 + 2 * len(rnd.wagers) and len(set(entered)) == len(entered)
+    assert any(r["type"] == "PayoutChecked" and r["data"]["differences"] for r in records)  # a mistake seen
+    _check(tmp_path / "journal.db", service)
