@@ -457,7 +457,17 @@ def _settle(path: Path | None, table_path: Path | None = None, *, lines: bool = 
 
     status = 0
     try:
-        if not lines:
+        if lines:
+            for number, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
+                except ValueError as exc:
+                    print(exc, file=sys.stderr)
+                    answer, status = {"line": number, "error": str(exc)}, 2
+                sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        else:
             try:
                 result = settled(text, source)
             except ValueError as exc:
@@ -465,15 +475,6 @@ def _settle(path: Path | None, table_path: Path | None = None, *, lines: bool = 
                 return 2
             json.dump(result, sys.stdout, indent=2)
             sys.stdout.write("\n")
-        for number, line in enumerate(text.splitlines() if lines else (), start=1):
-            if not line.strip():
-                continue
-            try:
-                answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
-            except ValueError as exc:
-                print(exc, file=sys.stderr)
-                answer, status = {"line": number, "error": str(exc)}, 2
-            sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit

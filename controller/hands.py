@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,9 +73,7 @@ class HandValue:
 
 def _classify_ranks(ranks: tuple[int, ...], wheel: bool) -> tuple[str, tuple[int, ...]]:
     """Category (ignoring suits) and tie-break ranks of five ranks sorted high to low."""
-    counts: dict[int, int] = {}
-    for rank in ranks:
-        counts[rank] = counts.get(rank, 0) + 1
+    counts = Counter(ranks)
     groups = sorted(counts.items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
     shape = tuple(c for _, c in groups)
     order = tuple(r for r, _ in groups)

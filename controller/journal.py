@@ -122,11 +122,10 @@ def _dumps(value: Any) -> str:
     """
     try:
         raw = orjson.dumps(value, option=_FAST_OPTIONS)
-    except TypeError:  # orjson.JSONEncodeError
-        pass
-    else:
-        if raw.isascii() and b"\x7f" not in raw and b"null" not in raw:
-            return raw.decode("ascii")
+    except TypeError:  # orjson.JSONEncodeError: the json module spells it, or refuses it
+        raw = None
+    if raw is not None and raw.isascii() and b"\x7f" not in raw and b"null" not in raw:
+        return raw.decode("ascii")
     if _C_ENCODER is None:  # a Python without the json module's C part
         return _ENCODER.encode(value)
     return "".join(_C_ENCODER(value, 0))
