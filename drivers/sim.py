@@ -241,8 +241,6 @@ class PtySimulator(abc.ABC):
         old_slave = self._slave
         self._master, self._slave = master, slave
         self.port = os.ttyname(slave)
-        if old_slave is not None:  # closed only now, so the new pty cannot reuse the old name
-            os.close(old_slave)
         link = self.link_path
         if link is not None:
             link.parent.mkdir(parents=True, exist_ok=True)
@@ -251,6 +249,11 @@ class PtySimulator(abc.ABC):
                 tmp.unlink()
             os.symlink(self.port, tmp)
             os.replace(tmp, link)  # atomic, as udev does
+        # The old end is closed only now: until the new pty has its name and the link names it, the old name
+        # stays taken, so that no other pty (another simulator's, in another process) can get that name while
+        # the link still points at it and a driver searching by the link opens somebody else's device.
+        if old_slave is not None:
+            os.close(old_slave)
 
     def _new_decoder(self) -> FrameDecoder:
         # Exact duplicates are found in ``_dispatch``, in frame order, so that they can be answered again.
