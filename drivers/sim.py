@@ -56,6 +56,9 @@ EVENT_RESEND_MAX = 1.0
 #: Device-initiated frames a simulator holds while one waits for its acknowledgement; one more is refused.
 EVENT_QUEUE = 4096
 
+#: Former ptys a simulator keeps open after replugs (their names stay taken); beyond it the oldest is closed.
+MAX_FORMER_PTYS = 32
+
 #: Faults every simulator can inject (docs/protocol.md, "Fault injection"):
 #: ``drop_in`` the next ``count`` received frames are lost on the way in (not handled);
 #: ``drop_out`` the next ``count`` frames the device sends are lost on the way out (its state changes anyway);
@@ -109,6 +112,10 @@ class PtySimulator(abc.ABC):
         self.link_dir = Path(link_dir) if link_dir is not None else None
         self._master: int | None = None
         self._slave: int | None = None
+        #: The device ends of the ptys this simulator had before a ``replug``, kept open until ``stop``: a pty's
+        #: name is free for any process once its last end is closed, and a driver that tries the old name again
+        #: must find a device gone (EIO), not another process's simulator that got that name.
+        self._former_slaves: list[int] = []
         #: Path of the slave end, for the driver to open (``/dev/pts/N``); changes with ``replug``.
         self.port: str = ""
         self._open_line()
@@ -206,6 +213,8 @@ class PtySimulator(abc.ABC):
             if fd is not None:
                 setattr(self, attr, None)
                 os.close(fd)
+        while self._former_slaves:
+            os.close(self._former_slaves.pop())
 
     def _unplug_line(self) -> None:
         """Close the device's end only, as a pulled USB adapter (lock held, reader thread ended)."""
@@ -249,11 +258,10 @@ class PtySimulator(abc.ABC):
                 tmp.unlink()
             os.symlink(self.port, tmp)
             os.replace(tmp, link)  # atomic, as udev does
-        # The old end is closed only now: until the new pty has its name and the link names it, the old name
-        # stays taken, so that no other pty (another simulator's, in another process) can get that name while
-        # the link still points at it and a driver searching by the link opens somebody else's device.
-        if old_slave is not None:
-            os.close(old_slave)
+        if old_slave is not None:  # kept open (``_former_slaves``): its name is never another pty's meanwhile
+            self._former_slaves.append(old_slave)
+            if len(self._former_slaves) > MAX_FORMER_PTYS:  # a long soak's replugs: the oldest name is let go
+                os.close(self._former_slaves.pop(0))
 
     def _new_decoder(self) -> FrameDecoder:
         # Exact duplicates are found in ``_dispatch``, in frame order, so that they can be answered again.

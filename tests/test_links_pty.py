@@ -229,6 +229,29 @@ def test_reconnects_under_a_new_port_name_found_by_identity_and_deals_once(rig, 
     expect_quiet(events, 0.2)
 
 
+def test_a_replugged_simulators_former_port_stays_taken_and_opens_as_a_device_gone(tmp_path):
+    """After a replug the old pty name is never another pty's while the simulator lives (another process's
+    simulator could get it, and a driver retrying its last port would talk to that one): opening it fails as a
+    vanished device does (``OSError``), and new ptys get other names."""
+    sim = ShoeSimulator(seed=1, link_dir=tmp_path / "by-id")
+    sim.start()
+    try:
+        old = sim.port
+        sim.inject("replug")
+        assert sim.port != old and os.path.realpath(sim.link_path) == sim.port
+        with pytest.raises(OSError):
+            serial.Serial(old, timeout=0).close()
+        made = [os.openpty() for _ in range(4)]
+        try:
+            assert old not in {os.ttyname(slave) for _, slave in made}
+        finally:
+            for fds in made:
+                for fd in fds:
+                    os.close(fd)
+    finally:
+        sim.stop()
+
+
 def test_a_device_of_another_identity_on_a_candidate_port_is_refused(rig, events, tmp_path):
     by_id = tmp_path / "by-id"
     other = rig(ShoeSimulator(seed=1, device_id="SIM-SHOE-2", link_dir=by_id))
