@@ -6,13 +6,22 @@ started, because such a thread keeps the process alive and usually still owns a 
 Property tests run without hypothesis's per-example deadline: speed is measured by benchmarks, and a slow
 machine must not turn a correct example into a failure. A failing example prints the blob that replays it
 (``@reproduce_failure``).
+
+The suite keeps Python's bytecode cache even where ``PYTHONDONTWRITEBYTECODE`` is set (container images often
+set it): a run starts well over a hundred Python processes (workers, services, command lines), and without the
+cache each compiles, and pytest assertion-rewrites, every module it imports again: about a third of the quick
+tier's CPU time on a two-core machine (README "Tests").
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
+
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the workers and every process a test starts
 
 import pytest
 from hypothesis import settings

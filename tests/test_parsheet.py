@@ -193,6 +193,7 @@ def test_classes_no_line_makes_are_the_repeated_ones(hole, unreachable):
     assert {CLASS_NAMES[k] for k in range(len(CLASS_NAMES)) if repeated[k]} == unreachable
 
 
+@pytest.mark.slow  # compiles the engine's loops twice, for each width: half a minute of CPU on a fresh checkout
 @pytest.mark.parametrize("hole", [(12, 25), (3, 14)], ids=["AA", "53o"])
 def test_32_and_64_bit_by_card_sums_give_the_same_analysis(hole):
     """The down-outside-card-seen values (the by-card sums' result) and the rest agree bit for bit."""
