@@ -158,6 +158,11 @@ class SimulatedTable:
         for thread in self._threads:
             thread.start()
 
+    @property
+    def threads(self) -> tuple[threading.Thread, ...]:
+        """The dealer's and the supervisor's threads (empty before ``start``), for a report of a stalled table."""
+        return tuple(self._threads)
+
     def stop(self) -> None:
         """Stop after the current waits and join the threads."""
         self._stop.set()

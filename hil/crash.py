@@ -99,6 +99,19 @@ def _head(journal: Path) -> int:
         db.close()
 
 
+#: Log lines of a last run that did not stop, kept in its discrepancy.
+STUCK_LOG_LINES = 25
+
+
+def _stuck(table: SimulatedTable, sims: dict) -> str:
+    """What the table showed when the last run did not stop: the panel's lamps and display, and which of the
+    simulated table's threads (dealer, supervisor) still ran."""
+    panel = sims["panel"]
+    threads = ", ".join(f"{t.name} {'running' if t.is_alive() else 'ended'}" for t in table.threads)
+    return (f"panel lamps {sorted(panel.lamps)}, display {panel.display!r}; {threads}; "
+            f"{table.rounds_played} rounds played by the table")
+
+
 def where_it_landed(journal: Path, before: int, log_text: str, config, jurisdiction) -> str:
     """Where a kill landed: a phase of ``START_PHASES`` (from the service's log lines ``log_text`` and the
     records after ``before``), else the state of the round machine as recovered from the journal."""
@@ -125,7 +138,9 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     seconds after it; with probability ``torn_rate`` the service instead cuts one of its first commits short
     itself (``controller.journal.CUT_COMMIT_VARIABLE``). ``journal`` must be new. Raises ``ValueError`` for a
     journal that exists, ``ConfigError`` for a bad ``config``; a service that does not stop within 120 s of
-    SIGTERM is killed and reported as a discrepancy.
+    SIGTERM is reported as a discrepancy with what the panel showed, which of the simulated table's threads ran
+    and its last log lines, then sent a second SIGTERM (which stops a service that still obeys at once) and
+    killed if that does not stop it within 10 s.
     """
     if journal.exists() and journal.stat().st_size:
         raise ValueError(f"{journal}: the crash test needs a new journal file")
@@ -184,6 +199,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
                     f"{rounds_ended(journal)} rounds ended")
             # the last start: SIGTERM lets the round in progress finish (or a held one be cleared or voided)
             ended = rounds_ended(journal)
+            offset = stderr_path.stat().st_size
             proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
             result.starts += 1
             last_wait = time.monotonic() + 30.0  # until the held round is resolved, or one more round ends
@@ -195,9 +211,19 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
                 if status != 0:
                     result.problems.append(f"the last run stopped with status {status} (see {stderr_path})")
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                result.problems.append("the last run did not stop within 120 s of SIGTERM")
+                seen = f"{rounds_ended(journal) - ended} rounds ended since it started; " + _stuck(table, sims)
+                proc.send_signal(signal.SIGTERM)  # a second one stops at once: a service still alive obeys it
+                try:
+                    seen += f"; a second SIGTERM stopped it (status {proc.wait(timeout=10)})"
+                except subprocess.TimeoutExpired:
+                    seen += "; a second SIGTERM did not stop it either"
+                    proc.kill()
+                    proc.wait()
+                with stderr_path.open() as text:
+                    text.seek(offset)
+                    tail = text.read().splitlines()[-STUCK_LOG_LINES:]
+                result.problems.append(f"the last run did not stop within 120 s of SIGTERM; {seen}; its last "
+                                       f"log lines:\n      " + "\n      ".join(tail))
     finally:
         table.stop()
         dispensed = sims["shoe"].dispensed
