@@ -193,6 +193,31 @@ def test_classes_no_line_makes_are_the_repeated_ones(hole, unreachable):
     assert {CLASS_NAMES[k] for k in range(len(CLASS_NAMES)) if repeated[k]} == unreachable
 
 
+@pytest.mark.parametrize("hole", [(12, 25), (3, 14)], ids=["AA", "53o"])
+def test_one_hand_in_process_equals_the_former_engine_and_no_strategy_beats_it(hole):
+    """The quick tier's in-process run of the compiled engine (one width: the loops compile once, a few
+    seconds on a fresh checkout, then numba's cache): a pair that raises 3x and a hand the published strategy
+    folds equal the former engine's saved analysis (``REFERENCE``; masses above 2**24 as in the check of every
+    class), the decision of ``policy`` is that of ``analyse``, and no simplified strategy (``strategy_values``,
+    the same values ``analyse`` reports) is worth more than the optimal play, nor seeing a card less."""
+    from controller.analysis.parsheet import hole_name
+
+    engine = ParSheetEngine(NY)
+    result = engine.analyse(hole)
+    got, expected = to_data(result), REFERENCE[hole_name(hole)]
+    for key in ("value", "across", "wager", "decisions", "returns", "seen"):
+        assert got[key] == expected[key], key
+    for key, old in expected["mass"].items():
+        new = got["mass"][key]
+        assert new == old or (old > 2**24 and abs(new - old) <= 2 * np.spacing(np.float32(old))), key
+    assert engine.policy(hole)[0] == result.across == {(12, 25): 3, (3, 14): 0}[hole]
+    by_pair = engine.strategy_values(hole)
+    assert {name: float(v.sum()) for name, v in by_pair.items()} == result.strategies
+    assert set(result.strategies) == set(STRATEGIES)
+    assert all(value <= result.value for value in result.strategies.values())
+    assert all(value >= result.value - 1e-6 * abs(result.value) for value in result.seen.values())
+
+
 @pytest.mark.slow  # compiles the engine's loops twice, for each width: half a minute of CPU on a fresh checkout
 @pytest.mark.parametrize("hole", [(12, 25), (3, 14)], ids=["AA", "53o"])
 def test_32_and_64_bit_by_card_sums_give_the_same_analysis(hole):
