@@ -59,9 +59,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 #: The quick tier's longest test files, longest first (seconds of one worker each, measured with
-#: ``pytest --durations=0`` on two cores): handed out first, so that none of them starts last and runs alone
-#: while the other workers are idle. The order only schedules; a file not listed runs after these, as collected.
-LONGEST_FILES = ("tests/test_control.py", "tests/test_floor.py", "tests/test_robustness.py", "tests/test_service.py",
+#: ``pytest --durations=0`` on two cores; test_parsheet.py as in a fresh clone, where numba compiles the par
+#: sheet's loops first): handed out first, so that none of them starts last and runs alone while the other
+#: workers are idle. The order only schedules; a file not listed runs after these, as collected.
+LONGEST_FILES = ("tests/test_control.py", "tests/test_floor.py", "tests/test_parsheet.py", "tests/test_robustness.py",
+                 "tests/test_service.py",
                  "tests/test_irregularities_pty.py", "tests/test_table_pc.py", "tests/test_device_events_pty.py",
                  "tests/test_protect.py", "tests/contract/test_contract_link.py", "tests/test_hil_scenario_run.py",
                  "tests/test_links_pty.py", "tests/contract/test_contract_panel.py", "tests/test_end_to_end.py")
