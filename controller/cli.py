@@ -191,6 +191,8 @@ def _parser() -> argparse.ArgumentParser:
     init = config_sub.add_parser("init", help="write an editable copy of the default configuration into DIR "
                                               "(table.yaml and jurisdictions/)", parents=[common])
     init.add_argument("dir", type=Path, metavar="DIR", help="a folder that does not exist or is empty")
+    config_sub.add_parser("unit", help="print the systemd unit of this install (ExecStart at its crisscross), "
+                                       "e.g. > /etc/systemd/system/crisscross.service", parents=[common])
     return parser
 
 
@@ -268,7 +270,7 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "operator":
         return _operator(args)
     if args.command == "config":
-        return _config_init(args.dir)
+        return _config_init(args.dir) if args.config_command == "init" else _config_unit()
     if args.command == "floor":
         from controller.floor.tools import run as floor
 
@@ -320,6 +322,28 @@ def _config_init(folder: Path) -> int:
         return 2
     print(f"wrote {folder / 'table.yaml'} and {folder / 'jurisdictions'}/: edit them, then run with "
           f"--config {folder / 'table.yaml'} (or set CRISSCROSS_CONFIG)", file=sys.stderr)
+    return 0
+
+
+#: The packaged systemd unit (config/systemd/ of a checkout) and the command its ExecStart names as shipped.
+UNIT_FILE = CONFIG_DIR / "systemd" / "crisscross.service"
+UNIT_COMMAND = "/opt/crisscross/bin/crisscross"
+
+
+def _config_unit() -> int:
+    """``crisscross config unit``: print the packaged systemd unit (README "Running on a table PC") with its
+    ``ExecStart`` naming the ``crisscross`` of this install (beside the running interpreter, as a virtualenv
+    has it), so that a unit copied from the wheel starts the service it came with. 0, or 2 when the unit file
+    is missing from the install (one line on standard error)."""
+    try:
+        text = UNIT_FILE.read_text()
+    except OSError as exc:
+        print(f"crisscross: {UNIT_FILE}: {exc.strerror or exc}: this install has no systemd unit", file=sys.stderr)
+        return 2
+    command = Path(sys.executable).parent / "crisscross"
+    if command.exists():
+        text = text.replace(f"ExecStart={UNIT_COMMAND} ", f"ExecStart={command.absolute()} ")
+    sys.stdout.write(text)
     return 0
 
 

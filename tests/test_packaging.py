@@ -23,4 +23,6 @@ def test_every_package_of_the_source_tree_is_in_the_wheel():
     shipped = {p.name for p in (TOP / "config").glob("*.yaml")} | {
         f"jurisdictions/{p.name}" for p in (TOP / "config" / "jurisdictions").glob("*.yaml")}
     assert shipped == {"table.yaml", "jurisdictions/ny.yaml", "jurisdictions/pa.yaml", "jurisdictions/nj.yaml"}
-    assert data["controller.defaults"] == ["table.yaml"] and data["controller.defaults.jurisdictions"] == ["*.yaml"]
+    assert data["controller.defaults"] == ["table.yaml", "systemd/crisscross.service"]
+    assert data["controller.defaults.jurisdictions"] == ["*.yaml"]
+    assert (TOP / "config" / "systemd" / "crisscross.service").is_file()  # `crisscross config unit` prints it

@@ -251,6 +251,24 @@ def test_config_init_writes_an_editable_copy_that_runs(tmp_path, capsys):
     assert "not an empty folder" in capsys.readouterr().err
 
 
+def test_config_unit_prints_the_packaged_unit_starting_this_install(capsys, monkeypatch, tmp_path):
+    """``crisscross config unit``: the shipped unit, its ExecStart at the ``crisscross`` beside the running
+    interpreter (a virtualenv's bin/), everything else as shipped; as shipped where there is none."""
+    shipped = cli.UNIT_FILE.read_text()
+    assert f"ExecStart={cli.UNIT_COMMAND} -v run --metrics-port 9740\n" in shipped
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "crisscross").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    assert cli.main(["config", "unit"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == shipped.replace(f"ExecStart={cli.UNIT_COMMAND} ", f"ExecStart={bin_dir / 'crisscross'} ")
+    assert printed.count("ExecStart=") == 1 and f"ExecStart={bin_dir / 'crisscross'} -v run" in printed
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "elsewhere" / "python"))
+    assert cli.main(["config", "unit"]) == 0
+    assert capsys.readouterr().out == shipped
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["--version"])
