@@ -227,6 +227,28 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number above 0 (seconds, for one), else an ``ArgumentTypeError`` naming the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    """argparse type: a probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a probability from 0 to 1, got {text}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability from 0 to 1, got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``crisscross``; returns the exit status. A reader that went away (``| head``) ends the
     output quietly."""

@@ -38,11 +38,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.cli import positive_int
+from controller.cli import positive_float, positive_int, probability
 from controller.config import CONFIG_DIR
 from controller.journal import CUT_COMMIT_VARIABLE, Journal, JournalError, iter_records, rounds_ended
 from controller.recovery import recover
-from controller.service import jurisdiction_for, start_simulators
+from controller.service import jurisdiction_for, key_for, start_simulators
 from controller.simtable import SimulatedTable
 from controller.table import load_table_config
 from hil.checks import check_journal
@@ -120,7 +120,7 @@ def where_it_landed(journal: Path, before: int, log_text: str, config, jurisdict
         return "replay" if replaying and "replayed up to record" not in log_text else "start-up"
     if not _after(journal, before, "ShoeReconciled"):
         return "self-check"
-    opened = Journal(journal)
+    opened = Journal(journal, key=key_for(config))  # a journal the service sealed with table.yaml's key
     try:
         return recover(opened, config, jurisdiction).machine.state
     finally:
@@ -144,6 +144,8 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     """
     if journal.exists() and journal.stat().st_size:
         raise ValueError(f"{journal}: the crash test needs a new journal file")
+    if not journal.parent.is_dir():
+        raise ValueError(f"{journal}: no folder {journal.parent} to write the journal in")
     rng = random.Random(seed)
     table_config = load_table_config(config)
     jurisdiction = jurisdiction_for(table_config)
@@ -261,17 +263,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=positive_int, default=200, help="rounds to finish (default 200)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the kills, the shoe and the players")
     parser.add_argument("--journal", type=Path, default=None, help="journal file (default: a new temporary file)")
-    parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml")
-    parser.add_argument("--max-life", type=float, default=0.3,
+    parser.add_argument("--config", type=Path, default=CONFIG_DIR / "table.yaml",
+                        help="the table configuration the service runs (default: the shipped one)")
+    parser.add_argument("--max-life", type=positive_float, default=0.3,
                         help="longest a service process lives after it is ready before it is killed, seconds "
                              "(default 0.3: a few rounds of the simulated table)")
-    parser.add_argument("--void-rate", type=float, default=0.1,
+    parser.add_argument("--void-rate", type=probability, default=0.1,
                         help="probability that the supervisor voids a round it could resume (default 0.1)")
-    parser.add_argument("--early", type=float, default=0.3,
+    parser.add_argument("--early", type=probability, default=0.3,
                         help="share of starts killed before they are ready (default 0.3)")
-    parser.add_argument("--torn-rate", type=float, default=0.05,
+    parser.add_argument("--torn-rate", type=probability, default=0.05,
                         help="share of starts that cut one of their first commits short (default 0.05)")
-    parser.add_argument("--timeout", type=float, default=1200.0,
+    parser.add_argument("--timeout", type=positive_float, default=1200.0,
                         help="overall limit, seconds: stop killing then, and report the rounds short (default 1200)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     args = parser.parse_args(argv)
