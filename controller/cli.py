@@ -227,26 +227,25 @@ def positive_int(text: str) -> int:
     return value
 
 
-def positive_float(text: str) -> float:
-    """argparse type: a finite number above 0 (seconds, for one), else an ``ArgumentTypeError`` naming the text."""
+def _number(text: str, accept: Callable[[float], bool], expected: str) -> float:
+    """``text`` as a float that ``accept`` takes, else an ``ArgumentTypeError`` saying ``expected`` and the text."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text}")
+        value = float("nan")
+    if not accept(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
     return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number above 0 (seconds, for one), else an ``ArgumentTypeError`` naming the text."""
+    return _number(text, lambda v: 0.0 < v < float("inf"), "a number above 0")
 
 
 def probability(text: str) -> float:
     """argparse type: a probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a probability from 0 to 1, got {text}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a probability from 0 to 1, got {text}")
-    return value
+    return _number(text, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
 
 
 def main(argv: list[str] | None = None) -> int:
