@@ -94,9 +94,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) ->
         last = verdict.records
         hash_at = _hash_lookup(db)
         key_row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
-        if key is not None and key_row is None:
-            verdict.unchecked.append("the journal was never sealed with a key")
-        elif key is not None and key_row[0] != jkey.key_id(key):
+        if key is not None and key_row is not None and key_row[0] != jkey.key_id(key):
             raise JournalError(f"{path}: sealed with another key than the one given")
         keyed = key is not None and key_row is not None
         sealed_to = 0
@@ -136,8 +134,10 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) ->
                                     f"record(s) {sealed_to + 1}-{last} carry no seal: written without the journal key")
             return
         if key_row is None:
-            verdict.unchecked.append("the journal has no key: an edit re-chained to its end or records appended "
-                                     "after its anchor cannot be seen")
+            unsealed = "the journal has no key" if key is None else "the journal was never sealed with a key (the " \
+                                                                     "one given was not used)"
+            verdict.unchecked.append(f"{unsealed}: an edit re-chained to its end or records appended after its "
+                                     f"anchor cannot be seen")
         elif not keyed:
             verdict.unchecked.append("without the key (--key) the seals cannot be checked: an edit re-chained to "
                                      "the end with forged seals cannot be seen")

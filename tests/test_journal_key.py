@@ -182,6 +182,23 @@ def test_a_key_others_may_read_or_a_link_is_refused(tmp_path):
         init_key(tmp_path / "link.key")
 
 
+def test_a_journal_never_sealed_says_so_once_whether_or_not_a_key_is_given(tmp_path):
+    """``journal verify`` of a journal kept without a key: not checkable (exit 3), and what cannot be seen said
+    in one line, which names the key given as unused rather than saying the journal has no key twice over."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    journal.commit([("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1)], state={"round": 1})
+    journal.close()
+    init_key(tmp_path / "journal.key")
+    unsealed = [line for line in _verify(path, tmp_path / "journal.key").stdout.splitlines() if "key" in line]
+    assert len(unsealed) == 1 and "never sealed with a key (the one given was not used): an edit" in unsealed[0]
+    proc = _verify(path)
+    assert proc.returncode == 3
+    assert [line for line in proc.stdout.splitlines() if "key" in line] == [
+        line.replace("the journal was never sealed with a key (the one given was not used)", "the journal has no key")
+        for line in unsealed]
+
+
 def test_a_key_given_to_a_journal_kept_without_one_seals_it_from_then_on(tmp_path):
     """A table that adds a key later: the journal opens, is sealed from then on, and then needs the key."""
     path = tmp_path / "j.db"
