@@ -134,8 +134,8 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) ->
                                     f"record(s) {sealed_to + 1}-{last} carry no seal: written without the journal key")
             return
         if key_row is None:
-            unsealed = "the journal has no key" if key is None else "the journal was never sealed with a key (the " \
-                                                                     "one given was not used)"
+            unsealed = ("the journal has no key" if key is None
+                        else "the journal was never sealed with a key (the one given was not used)")
             verdict.unchecked.append(f"{unsealed}: an edit re-chained to its end or records appended after its "
                                      f"anchor cannot be seen")
         elif not keyed:

@@ -103,24 +103,25 @@ def _head(journal: Path) -> int:
 STUCK_LOG_LINES = 25
 
 
-def _stuck(table: SimulatedTable, sims: dict) -> str:
+def _stuck(table: SimulatedTable) -> str:
     """What the table showed when the last run did not stop: the panel's lamps and display, and which of the
     simulated table's threads (dealer, supervisor) still ran."""
-    panel = sims["panel"]
+    panel = table.panel
     threads = ", ".join(f"{t.name} {'running' if t.is_alive() else 'ended'}" for t in table.threads)
     return (f"panel lamps {sorted(panel.lamps)}, display {panel.display!r}; {threads}; "
             f"{table.rounds_played} rounds played by the table")
 
 
-def where_it_landed(journal: Path, before: int, log_text: str, config, jurisdiction) -> str:
+def where_it_landed(journal: Path, before: int, log_text: str, config, jurisdiction, key: bytes | None) -> str:
     """Where a kill landed: a phase of ``START_PHASES`` (from the service's log lines ``log_text`` and the
-    records after ``before``), else the state of the round machine as recovered from the journal."""
+    records after ``before``), else the state of the round machine as recovered from the journal (opened with
+    ``key``, table.yaml's journal key, which the service sealed it with)."""
     if not _after(journal, before, "ServiceStarted"):
         replaying = "replaying the records" in log_text
         return "replay" if replaying and "replayed up to record" not in log_text else "start-up"
     if not _after(journal, before, "ShoeReconciled"):
         return "self-check"
-    opened = Journal(journal, key=key_for(config))  # a journal the service sealed with table.yaml's key
+    opened = Journal(journal, key=key)
     try:
         return recover(opened, config, jurisdiction).machine.state
     finally:
@@ -137,7 +138,8 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     probability ``early`` before it (uniformly up to the readiness time seen so far), else up to ``max_life``
     seconds after it; with probability ``torn_rate`` the service instead cuts one of its first commits short
     itself (``controller.journal.CUT_COMMIT_VARIABLE``). ``journal`` must be new. Raises ``ValueError`` for a
-    journal that exists, ``ConfigError`` for a bad ``config``; a service that does not stop within 120 s of
+    journal that exists, ``ConfigError`` for a bad ``config``, ``JournalError`` for a journal key of ``config``
+    that cannot be used (before any start); a service that does not stop within 120 s of
     SIGTERM is reported as a discrepancy with what the panel showed, which of the simulated table's threads ran
     and its last log lines, then sent a second SIGTERM (which stops a service that still obeys at once) and
     killed if that does not stop it within 10 s.
@@ -149,6 +151,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     rng = random.Random(seed)
     table_config = load_table_config(config)
     jurisdiction = jurisdiction_for(table_config)
+    key = key_for(table_config)  # read once, and a key file that cannot be used refused before any start
     names = list(table_config.devices)
     link_dir = Path(tempfile.mkdtemp(prefix="crisscross-crash-ports-"))
     sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed, link_dir)
@@ -195,7 +198,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
                 with stderr_path.open() as text:
                     text.seek(offset)
                     landed = "torn commit" if cut_itself else where_it_landed(journal, before, text.read(),
-                                                                              table_config, jurisdiction)
+                                                                              table_config, jurisdiction, key)
                 result.landed[landed] = result.landed.get(landed, 0) + 1
                 log(f"kill {result.kills} after {time.monotonic() - began:.2f} s in {landed}: "
                     f"{rounds_ended(journal)} rounds ended")
@@ -213,7 +216,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
                 if status != 0:
                     result.problems.append(f"the last run stopped with status {status} (see {stderr_path})")
             except subprocess.TimeoutExpired:
-                seen = f"{rounds_ended(journal) - ended} rounds ended since it started; " + _stuck(table, sims)
+                seen = f"{rounds_ended(journal) - ended} rounds ended since it started; " + _stuck(table)
                 proc.send_signal(signal.SIGTERM)  # a second one stops at once: a service still alive obeys it
                 try:
                     seen += f"; a second SIGTERM stopped it (status {proc.wait(timeout=10)})"

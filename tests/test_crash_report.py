@@ -21,9 +21,8 @@ def test_a_stalled_table_is_reported_with_the_panel_and_the_threads():
     ended.start()
     ended.join()
     try:
-        table = SimpleNamespace(threads=(waiting, ended), rounds_played=7)
         panel = SimpleNamespace(lamps={"paid", "clear_fault"}, display="Seat 3 pay 500: AA 500")
-        seen = _stuck(table, {"panel": panel})
+        seen = _stuck(SimpleNamespace(panel=panel, threads=(waiting, ended), rounds_played=7))
     finally:
         release.set()
         waiting.join()
