@@ -36,7 +36,11 @@ from tests.conftest import own_broker
 from tests.test_floor import TABLE, Collector, _config, _events, pit_listening, run_watched
 from tests.test_payout import SEAT_1, SEAT_6, OperatorAccept, paid, to_payout
 
-TODAY = datetime.now(timezone.utc).date()
+
+
+def _day(record: dict) -> date:
+    """The UTC day of a journal record's own ``time``: the day the pit counts it on (a run may cross midnight)."""
+    return datetime.fromisoformat(record["time"]).astimezone(timezone.utc).date()
 
 
 def _payout_records() -> list:
@@ -78,13 +82,16 @@ def test_floor_watch_counts_todays_mispays_caught_by_a_seeded_run_with_payout_er
     assert len(made) >= 3, "too few mistakes: a weak run"
     assert len(caught) == len(made)  # each mistake caught once, by the seat's first reading
     assert {(r["round"], r["data"]["seat"]) for r in caught} == {(round_no, seat) for round_no, seat, _ in made}
-    amount = sum(abs(d["difference"]) for r in caught for d in r["data"]["differences"])
     table = pit.tables[TABLE]
-    assert table.mispays_on(TODAY) == {"caught": [len(made), amount], "accepted": [0, 0]}
+    days = sorted({_day(r) for r in caught})
+    for day in days:  # one day, or two when the run crossed midnight (UTC)
+        on_day = [r for r in caught if _day(r) == day]
+        amount = sum(abs(d["difference"]) for r in on_day for d in r["data"]["differences"])
+        assert table.mispays_on(day) == {"caught": [len(on_day), amount], "accepted": [0, 0]}
+        header, line = pit.render(day).splitlines()[:2]
+        assert header.split()[-5:] == ["mispays", "caught", "accepted", "alerts", "acked"]
+        assert line.split()[-4:] == [f"{len(on_day)}/{amount}", "0/0", "0", "0"]
     assert table.mispays_on(date(2000, 1, 1)) == {"caught": [0, 0], "accepted": [0, 0]}
-    header, line = pit.render(TODAY).splitlines()[:2]
-    assert header.split()[-5:] == ["mispays", "caught", "accepted", "alerts", "acked"]
-    assert line.split()[-4:] == [f"{len(made)}/{amount}", "0/0", "0", "0"]
     assert pit.render(date(2000, 1, 1)).splitlines()[1].split()[-4:] == ["0/0", "0/0", "0", "0"]
     checks = [e["record"] for e in _events(floor.messages) if e["record"]["type"] == "PayoutChecked"]
     assert [c["seq"] for c in checks] == [r["seq"] for r in records if r["type"] == "PayoutChecked"]
@@ -110,8 +117,9 @@ def test_an_accepted_mispay_reaches_the_floor_without_its_reason_and_is_counted(
         floor.close()
     assert not any(b"player agreed" in payload for _, payload, _ in floor.messages)
     # seat 6: +100 on the bonus (a losing wager left), -100 on the middle bet; read once, then accepted
-    assert pit.tables[TABLE].mispays_on(TODAY) == {"caught": [1, 200], "accepted": [1, 200]}
-    assert pit.render(TODAY).splitlines()[1].split()[-4:] == ["1/200", "1/200", "0", "0"]
+    (day,) = {_day(r) for r in read_records(path)}  # one commit: one time, one day
+    assert pit.tables[TABLE].mispays_on(day) == {"caught": [1, 200], "accepted": [1, 200]}
+    assert pit.render(day).splitlines()[1].split()[-4:] == ["1/200", "1/200", "0", "0"]
 
 
 # ---------------------------------------------------------------------------------------------- alerts
