@@ -42,6 +42,7 @@ record after a ``StackDealt`` would let anyone search the few thousand possible 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import logging
@@ -157,6 +158,49 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     return public
 
 
+class PromptServer(uvicorn.Server):
+    """uvicorn's server, stopped as soon as it is told (``stop``), not at its next tick: uvicorn looks at
+    ``should_exit`` every 0.1 s, then gives the connections it asked to close another 0.1 s, even when none was
+    open. With no connection and no request left at the stop, the shutdown only closes the listening socket
+    (what uvicorn's would do then, less its pause)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Leave the main loop now, then shut down (on the loop's thread)."""
+        self.should_exit = True
+        self._stopping.set()
+
+    async def main_loop(self) -> None:
+        """uvicorn's main loop (the date header once a second, ``should_exit`` from a signal), left at once when
+        ``stop`` is called."""
+        ticking = asyncio.ensure_future(super().main_loop())
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        done, _ = await asyncio.wait((ticking, stopping), return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if ticking in done:
+            ticking.result()  # uvicorn's own exit, or the error that ended it
+            return
+        ticking.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticking
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's shutdown when a connection or a request is left (they get their graceful time); otherwise
+        the listening socket is closed at once (the lifespan is off: nothing else to stop)."""
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets=sockets)
+            return
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for server in self.servers:
+            await server.wait_closed()
+
+
 class ControlServer:
     """The control interface (module docstring): a Starlette application served by uvicorn on its own thread,
     with its own event loop.
@@ -205,7 +249,7 @@ class ControlServer:
         self.port: int = self._socket.getsockname()[1]
         self._address = ipaddress.ip_address(self._socket.getsockname()[0])
         self._loop = asyncio.new_event_loop()
-        self._uvicorn = uvicorn.Server(uvicorn.Config(
+        self._uvicorn = PromptServer(uvicorn.Config(
             build_app(self), lifespan="off", log_config=None, access_log=False, server_header=False,
             http=protocol_class(self), limit_concurrency=max_connections, backlog=BACKLOG,
             timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD))
@@ -281,7 +325,7 @@ class ControlServer:
 
     def _shutdown(self) -> None:
         self.hub.stop()
-        self._uvicorn.should_exit = True
+        self._uvicorn.stop()
 
     # ------------------------------------------------------------------ from the controller thread
     def publish_view(self, view: dict[str, Any]) -> None:
