@@ -294,8 +294,9 @@ class SimulatedTable:
                     return  # the table moves again
                 elif time.monotonic() - waited > self.patience:
                     return  # nothing for a supervisor here; come back when called again
-                else:
-                    self.panel.wait_for(lambda: bool(self.panel.lamps & SUPERVISOR_BUTTONS), 0.2)
+                else:  # wait for the panel to change (a supervisor's lamp lit, say), looking again in 0.2 s
+                    seen = (lamps, self.panel.display)
+                    self.panel.wait_for(lambda: (self.panel.lamps, self.panel.display) != seen, 0.2)
                     continue
                 shown = self.panel.display
                 self._act(self.panel.press, action)
