@@ -54,12 +54,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Workers for ``-n auto`` (pyproject ``addopts``): none (one process) when a contract suite drives real
-    hardware (``--device``), as a serial port is opened by one process at a time; otherwise three per core (at
-    most 8): many tests spend most of their time waiting (for a link's timeout, a process, a server), and the
-    other workers of a core run while one waits."""
+    hardware (``--device``), as a serial port is opened by one process at a time; otherwise two per core (at
+    most 8): many tests spend most of their time waiting (for a link's timeout, a process, a server), and a
+    second worker per core runs while one waits. A third per core was no faster: every worker collects (imports)
+    the whole suite, and the quick tier is then short of CPU time, above all in a fresh clone."""
     if config.getoption("device", default=None):
         return 0
-    return min(8, 3 * len(os.sched_getaffinity(0)))
+    return min(8, 2 * len(os.sched_getaffinity(0)))
 
 
 #: The folders of the project whose modules the workers import (compiled ahead: ``pytest_sessionstart``).
