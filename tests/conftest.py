@@ -15,14 +15,10 @@ tier's CPU time on a two-core machine (README "Tests").
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import subprocess
 import sys
-import sysconfig
 import threading
 import time
-from pathlib import Path
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the workers and every process a test starts
@@ -61,49 +57,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if config.getoption("device", default=None):
         return 0
     return min(8, 2 * len(os.sched_getaffinity(0)))
-
-
-#: The folders of the project whose modules the workers import (compiled ahead: ``pytest_sessionstart``).
-PROJECT_PACKAGES = ("controller", "drivers", "hil", "tests")
-#: Folders of the installed packages' own tests, which no worker imports (not compiled ahead).
-TEST_FOLDERS = frozenset({"tests", "test", "testing"})
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """On a run with workers, before they start: compile every module of the project and of the installed
-    packages (site-packages) whose bytecode is missing or older than its source, once, on every core. In a fresh
-    clone and a new virtualenv (pip writes no bytecode where ``PYTHONDONTWRITEBYTECODE`` is set), each worker
-    would otherwise compile the same few thousand modules while collecting, all of them at once (README
-    "Tests"). Test modules are left to pytest, which rewrites their asserts."""
-    config = session.config
-    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=0):
-        return
-    sources = [source for name in PROJECT_PACKAGES for source in (config.rootpath / name).rglob("*.py")
-               if not _rewritten_by_pytest(source)]
-    for folder in {Path(path) for path in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib"))}:
-        sources += [source for source in folder.rglob("*.py") if not TEST_FOLDERS.intersection(source.parts)]
-    stale = [str(source) for source in sources if _stale(source)]
-    cores = len(os.sched_getaffinity(0))
-    compilers = [subprocess.Popen([sys.executable, "-m", "compileall", "-qq", "-i", "-"], stdin=subprocess.PIPE,
-                                  text=True) for _ in range(min(cores, len(stale) // 50 + 1))] if stale else []
-    for i, compiler in enumerate(compilers):  # a share of the modules each (compileall -j compiles only folders)
-        compiler.stdin.write("\n".join(stale[i::len(compilers)]))
-        compiler.stdin.close()
-    for compiler in compilers:
-        compiler.wait()
-
-
-def _rewritten_by_pytest(source: Path) -> bool:
-    """A test module or conftest: pytest compiles it with its asserts rewritten, to a cache of its own."""
-    return source.name == "conftest.py" or source.name.startswith("test_")
-
-
-def _stale(source: Path) -> bool:
-    """True when ``source`` has no bytecode in ``__pycache__`` or bytecode older than itself."""
-    try:
-        return os.stat(importlib.util.cache_from_source(source)).st_mtime < source.stat().st_mtime
-    except OSError:
-        return True
 
 
 #: The quick tier's longest test files, longest first (seconds of one worker each, measured on two cores in a
