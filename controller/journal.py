@@ -24,6 +24,7 @@ its canonical spelling (``canonical_line``); any other spelling of a record is t
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -598,6 +599,32 @@ class Checkpoint:
     mac: str | None
 
 
+def lock_path(store: Path) -> Path:
+    """The lock file of the store at ``store``: ``<store>.lock`` (``lock_store``)."""
+    return Path(store).with_name(Path(store).name + ".lock")
+
+
+def lock_store(store: Path) -> int:
+    """Take the store's lock (``flock`` of ``<store>.lock``, made with mode 0600, never through a symbolic
+    link) for as long as the returned descriptor is open: one writer per store. The kernel gives the lock up
+    when its process ends, a SIGKILL or a power cut included, so a crash never leaves the store locked.
+
+    Raises ``JournalError`` when another process (or another ``Journal`` of this one) holds it: a second
+    service on a table's journal would interleave its records with the first's; ``OSError`` when the lock file
+    cannot be made."""
+    fd = os.open(lock_path(store), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise JournalError(f"{store}: in use by another process (a service already running on this journal?): "
+                           f"not opened") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class Journal:
     """An open journal store, written by one thread (the controller thread).
 
@@ -608,7 +635,8 @@ class Journal:
     without it is refused), and the anchor file (``<path>.anchor``): a store shorter than its anchor, or whose
     record at the anchor's seq has another hash, is refused. Raises ``JournalError`` for any of these, for a
     file of zeros (lost records, not a torn write), a JSON-lines journal (to be imported) or another file, and
-    ``OSError`` when the file cannot be created.
+    ``OSError`` when the file cannot be created. One ``Journal`` per store at a time: it holds the store's lock
+    (``lock_store``) until ``close``, and a second is refused (``JournalError``) while the first is open.
 
     ``created`` is true when there was no file (or an empty one) at ``path``, so that a mistyped path can be
     told apart from a table's history; ``last_round_no`` is the highest round number recorded;
@@ -631,9 +659,18 @@ class Journal:
         self.created = self._check_file()
         if self.created:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self.path.exists():
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-                jkey.fsync_folder(self.path.parent)
+        self._lock = lock_store(self.path)
+        try:
+            self._connect(fsync)
+        except BaseException:
+            self._unlock()
+            raise
+
+    def _connect(self, fsync: bool) -> None:
+        """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""
+        if self.created and not self.path.exists():
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            jkey.fsync_folder(self.path.parent)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL").fetchall()
@@ -876,6 +913,17 @@ class Journal:
         return self.commit([(kind, type_, data, round_no)])[0]
 
     def close(self) -> None:
-        """Close the store. Nothing is written here: every commit was durable when ``commit`` returned, and a
-        refused one was rolled back (never completed later)."""
+        """Close the store and give up its lock (``lock_store``). Nothing is written here: every commit was durable
+        when ``commit`` returned, and a refused one was rolled back (never completed later). A second call does
+        nothing."""
         self._db.close()
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if getattr(self, "_lock", -1) >= 0:
+            os.close(self._lock)
+            self._lock = -1
+
+    def __del__(self) -> None:
+        """A journal dropped without ``close`` gives its lock up with it (its connection closes with it too)."""
+        self._unlock()

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, read_records, verify_chain
+from controller.journal import Journal, JournalError, read_records, verify_chain
 from controller.service import Service
 from controller.table import load_table_config
 from tests.cli_helpers import crisscross
@@ -79,7 +82,9 @@ def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_s
     service = Service(load_table_config(), simulate=True, seed=23, journal_path=journal, out=io.StringIO())
     assert _run_stopped_mid_round(service, service.stop) == 1
     open_round = read_records(journal)[-1]["round"]
-    assert Journal(journal).open_rounds == [open_round]
+    opened = Journal(journal)
+    assert opened.open_rounds == [open_round]
+    opened.close()
     proc = _crisscross("run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal), timeout=120)
     assert proc.returncode == 0
     assert f"round(s) {open_round} in" in proc.stderr and "never closed" in proc.stderr
@@ -264,3 +269,44 @@ def test_the_par_sheet_refuses_odds_beyond_its_exact_arithmetic(tmp_path):
     path.write_text(yaml.safe_dump(data))
     proc = crisscross("par-sheet", str(path))
     assert proc.returncode == 2 and "beyond the exact arithmetic" in proc.stderr and proc.stdout == ""
+
+
+def test_a_second_service_on_a_journal_in_use_is_refused_and_the_first_plays_on(tmp_path):
+    """Two services on one journal would interleave their records (seq taken twice, one round's inputs in
+    another's): the second is refused in one line with exit 2 while the first holds the store's lock, writes
+    nothing, and the first plays on: its rounds all close and its journal verifies. Once the first has stopped (or was killed: the kernel
+    drops the lock with the process), the journal opens again."""
+    journal = tmp_path / "j.db"
+    first = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--quiet", "--seed", "4",
+                              "--journal", str(journal)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)  # until SIGTERM
+    try:
+        deadline = time.monotonic() + 60
+        while not _opened(journal):
+            assert first.poll() is None and time.monotonic() < deadline, "the first service did not start"
+            time.sleep(0.05)
+        second = _crisscross("run", "--simulate", "--rounds", "1", "--journal", str(journal))
+        assert second.returncode == 2, second.stderr
+        assert second.stderr.count("\n") == 1 and "in use by another process" in second.stderr
+        assert first.poll() is None  # still playing
+        first.send_signal(signal.SIGTERM)  # stops after the round in play
+        assert first.wait(timeout=120) == 0, first.stderr.read()
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    records = read_records(journal)
+    assert verify_chain(records) is None
+    opened = [r["round"] for r in records if r["type"] == "RoundOpened"]
+    assert opened and [r["round"] for r in records if r["type"] == "RoundClosed"] == opened
+    assert sum(r["type"] == "ServiceStarted" for r in records) == 1  # the second never wrote
+    again = _crisscross("run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal), timeout=120)
+    assert again.returncode == 0, again.stderr
+
+
+def _opened(journal: Path) -> bool:
+    """True once the service has journaled its start (it holds the journal's lock by then)."""
+    try:
+        return journal.exists() and any(r["type"] == "ServiceStarted" for r in read_records(journal))
+    except (JournalError, sqlite3.Error, OSError):  # the store is being created: not yet
+        return False
