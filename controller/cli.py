@@ -370,19 +370,16 @@ def _config_unit() -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     from controller.alert_recall import alerts_of, format_alerts
-    from controller.journal import JournalError, iter_records, last_rounds, refuse_lost_records, verify_journal
+    from controller.journal import (JournalError, existing_journal, iter_records, last_rounds, refuse_lost_records,
+                                    verify_journal)
     from controller.recall import recall_last
     from controller.table import load_table_config
 
     try:
         config = load_table_config(find_table_config(args.config))
-        path = Path(args.journal or config.journal)
-        if not path.exists():
-            raise JournalError(f"{path}: no such file{_simulated_hint(config) if args.journal is None else ''}")
-        if path.is_file() and not path.stat().st_size:  # a journal holds its start record at least
-            raise JournalError(f"{path}: the file is empty: it is not a journal")
-        if path.is_file():
-            refuse_lost_records(path)
+        path = existing_journal(Path(args.journal or config.journal),
+                                _simulated_hint(config) if args.journal is None else "")
+        refuse_lost_records(path)
         rounds = [] if args.alerts else last_rounds(path, args.last)
         alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
         torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short

@@ -240,6 +240,20 @@ def starts_with_zeros(path: Path) -> bool:
     return bool(head) and not head.strip(b"\x00")
 
 
+def existing_journal(path: Path, hint: str = "") -> Path:
+    """``path`` as a ``Path`` when it names a non-empty regular file, the first check of every reader (``journal
+    verify``, ``journal export``, ``recall``); else ``JournalError`` in one line: no such file (``hint`` added),
+    not a regular file, or an empty file (a journal holds its start record at least)."""
+    path = Path(path)
+    if not path.exists():
+        raise JournalError(f"{path}: no such file{hint}")
+    if not path.is_file():
+        raise JournalError(f"{path}: not a regular file")
+    if not path.stat().st_size:
+        raise JournalError(f"{path}: the file is empty: it is not a journal")
+    return path
+
+
 def refuse_lost_records(path: Path) -> None:
     """Raise ``JournalError`` (one line, as ``journal verify`` and ``recall`` say it) for a file that is not a
     store and is all zeros (``starts_with_zeros``): its records were lost, it is not a journal."""

@@ -21,6 +21,7 @@ from controller.journal import (
     SpellingError,
     Tamper,
     canonical_line,
+    existing_journal,
     find_first_tampering,
     is_store,
     iter_jsonl,
@@ -58,11 +59,7 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     ``unchecked`` rather than called intact. Raises ``JournalError`` for a file that cannot be read as a
     journal.
     """
-    path = Path(path)
-    if not path.exists():
-        raise JournalError(f"{path}: no such file")
-    if not path.is_file():
-        raise JournalError(f"{path}: not a regular file")
+    path = existing_journal(path)
     verdict = Verdict()
     store = is_store(path)
     refuse_lost_records(path)
@@ -158,7 +155,7 @@ def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) ->
     """Write the records of the store at ``path`` to ``out`` as JSON lines in their canonical spelling
     (``rounds``: from the first record of round A to the last of round B, every record in between); return
     the number written. Raises ``JournalError`` for a file that is not a store."""
-    path = Path(path)
+    path = existing_journal(path)
     if not is_store(path):
         raise JournalError(f"{path}: not a journal store")
     count = 0

@@ -427,10 +427,19 @@ def test_cli_refuses_a_malformed_or_hostile_file_in_one_line_and_changes_nothing
     assert path.read_bytes() == content
 
 
-def test_cli_refuses_a_missing_file_and_a_directory(tmp_path):
-    for target, message in ((tmp_path / "absent.db", "no such file"), (tmp_path, "not a regular file")):
-        proc = _cli(target)
-        assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.splitlines()) == 1
+def test_cli_refuses_a_missing_file_a_directory_and_an_empty_file(tmp_path):
+    """``verify`` and ``export`` say what is wrong with the path, as ``recall`` does: no such file (in a missing
+    folder too), not a regular file, an empty file (a journal holds its start record at least); exit 2, one
+    line, and an empty file is left as it was."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    cases = ((tmp_path / "absent.db", "no such file"), (tmp_path / "no" / "j.db", "no such file"),
+             (tmp_path, "not a regular file"), (empty, "the file is empty: it is not a journal"))
+    for target, message in cases:
+        for proc in (_cli(target), _cli("--journal", target, command="export")):
+            assert proc.returncode == 2, (target, proc)
+            assert proc.stderr.splitlines() == [f"crisscross: {target}: {message}"], proc.stderr
+    assert empty.stat().st_size == 0
 
 
 def test_creating_the_store_fsyncs_its_folder(tmp_path, mocker):
