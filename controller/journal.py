@@ -615,7 +615,7 @@ class Checkpoint:
 
 def lock_path(store: Path) -> Path:
     """The lock file of the store at ``store``: ``<store>.lock`` (``lock_store``)."""
-    return Path(store).with_name(Path(store).name + ".lock")
+    return jkey.beside(store, ".lock")
 
 
 def lock_store(store: Path) -> int:

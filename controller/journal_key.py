@@ -102,9 +102,14 @@ def mac(key: bytes, label: str, *parts: Any) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
+def beside(store: Path, extension: str) -> Path:
+    """A file kept beside the store at ``store``: ``<store><extension>`` (``.anchor``, ``.lock``)."""
+    return Path(store).with_name(Path(store).name + extension)
+
+
 def anchor_path(store: Path) -> Path:
     """Where the anchor of the store at ``store`` is kept: ``<store>.anchor``."""
-    return Path(store).with_name(Path(store).name + ".anchor")
+    return beside(store, ".anchor")
 
 
 def write_anchor(path: Path, seq: int, head: str, key: bytes | None, *, fsync: bool = True) -> None:

@@ -198,9 +198,7 @@ def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, b
         jkey.write_anchor(journal.anchor_path, *journal.head, key)
     except BaseException:
         journal.close()
-        for leftover in (destination, jkey.anchor_path(destination),
-                         destination.with_name(destination.name + "-wal"),
-                         destination.with_name(destination.name + "-shm")):
+        for leftover in (destination, *(jkey.beside(destination, end) for end in (".anchor", ".lock", "-wal", "-shm"))):
             leftover.unlink(missing_ok=True)
         raise
     journal.close()

@@ -490,6 +490,20 @@ def test_a_json_lines_journal_from_before_the_store_is_imported_unchanged(tmp_pa
     assert proc.returncode == 1 and "line 3, seq 3: edited" in proc.stderr and not (tmp_path / "other.db").exists()
 
 
+def test_an_import_that_fails_half_way_leaves_nothing_beside_the_new_store(tmp_path, mocker):
+    """A write refused in the middle of an import (a full disk, say): no store, WAL, anchor or lock file is left
+    where the new store was to be, so that the import can simply be run again."""
+    _write(tmp_path / "j.db", 3)
+    old = tmp_path / "journal.jsonl"
+    old.write_text("".join(map(_legacy, read_records(tmp_path / "j.db"))))
+    mocker.patch.object(Journal, "import_records", side_effect=OSError(28, "No space left on device"))
+    target = tmp_path / "new"
+    target.mkdir()
+    proc = _cli(old, "--journal", target / "new.db", command="import")
+    assert proc.returncode == 2 and "No space left on device" in proc.stderr, proc
+    assert list(target.iterdir()) == []
+
+
 def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(tmp_path):
     _write(tmp_path / "j.db", 6)
     out = tmp_path / "part.jsonl"

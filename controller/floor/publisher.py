@@ -68,7 +68,7 @@ ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
 
 def progress_path(journal: Path) -> Path:
     """Where the publisher keeps its progress for the journal store at ``journal``: ``<journal>.floor``."""
-    return Path(journal).with_name(Path(journal).name + ".floor")
+    return jkey.beside(journal, ".floor")
 
 
 class Progress:
