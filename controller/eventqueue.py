@@ -14,8 +14,8 @@ chatter is that the chatter cannot pile up:
   So at most 72 chip changes (6 seats x 6 spots x 2) wait ahead of a person's action.
 - **Bounded.** At most ``capacity`` events wait. A device's event beyond that is refused with ``queue.Full``
   (the driver faults the device as ``flooding``); state changes of a link (``DeviceReady``, ``DeviceFault``),
-  ``SupervisorKey`` and the control items (``STOP``) may use ``reserve`` more, so a fault or a key turned off
-  is never lost to a flood.
+  ``SupervisorKey``, the journal store's check (``JournalDamaged``, ``JournalWhole``) and the control items
+  (``STOP``) may use ``reserve`` more, so a fault, a key turned off or a damaged store is never lost to a flood.
 - **Lag.** Every event is stamped when queued; ``get`` logs (rate-limited) when the oldest waited more than
   ``lag_warning`` seconds, and keeps ``max_lag`` and ``max_length``.
 """
@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any
 
+from controller.inputs import JournalDamaged, JournalWhole
 from drivers.events import DeviceFault, DeviceReady, SpotChanged, SupervisorKey
 from drivers.ratelog import LogLimiter
 
@@ -42,9 +43,9 @@ RESERVE = 64
 LAG_WARNING = 0.5
 
 
-#: Events that may use the reserve: a link's state changes, and the supervisor key (a key revoked must reach the
-#: round even when a flood filled the queue).
-_RESERVED = (DeviceReady, DeviceFault, SupervisorKey)
+#: Events that may use the reserve: a link's state changes, the supervisor key (a key revoked must reach the
+#: round even when a flood filled the queue) and the outcome of the journal store's check (controller.journal_check).
+_RESERVED = (DeviceReady, DeviceFault, SupervisorKey, JournalDamaged, JournalWhole)
 
 
 class _Entry:

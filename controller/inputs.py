@@ -1,5 +1,6 @@
-"""Inputs of the round machine that do not come from a device: the service's start, people's actions and the
-hole-card detector's alerts (``controller.alerts.Alert``).
+"""Inputs of the round machine that do not come from a device: the service's start, people's actions, the
+hole-card detector's alerts (``controller.alerts.Alert``) and the outcome of the journal store's check
+(``controller.journal_check``).
 
 Like the device events of ``drivers.events``, each is a frozen dataclass of plain data, journaled (kind
 ``event``) before the round machine applies it, and replayed from the journal after a restart
@@ -89,10 +90,30 @@ class PromptDue:
     prompt of the current state again (``Round.prompt``). Time reaches the pure round machine only as inputs."""
 
 
+@dataclass(frozen=True)
+class JournalDamaged:
+    """The check of the whole journal store after the start (``controller.journal_check``, SQLite's ``PRAGMA
+    quick_check``) found it damaged: ``detail`` is the check's first lines, at most
+    ``controller.journal_check.MAX_DETAIL`` characters. The round in progress, if any, goes on and settles (its
+    records were read whole at the start); no new round opens (the ``journal_whole`` condition of
+    ``open_betting`` in ``controller.round``) until a start's check finds the store whole (``JournalWhole``).
+    The record regulators look for: the journal is damaged, and since when the table knew it."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
+class JournalWhole:
+    """A start's check found the store whole again after a ``JournalDamaged`` kept by the round machine (the
+    store was restored): the table may open rounds again. Queued only then (a whole store that was never found
+    damaged journals nothing)."""
+
+
 #: The inputs of this module by name (``input_from_record``).
 OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
                                "PromptDue": PromptDue, "Alert": Alert,
-                               "DetectorChecked": DetectorChecked}
+                               "DetectorChecked": DetectorChecked, "JournalDamaged": JournalDamaged,
+                               "JournalWhole": JournalWhole}
 
 INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
 

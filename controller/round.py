@@ -40,6 +40,10 @@ The script (sources):
 - hole-card alerts (``controller.alerts``, mixed in): an input of their own, shown on the panel only while the
   supervisor key is turned and acknowledged by a supervisor; they are not part of the round and change nothing
   of it.
+- a damaged journal store (``JournalDamaged``, from the check of the whole store after each start,
+  ``controller.journal_check``): the round in progress goes on and settles, no new round opens (the
+  ``journal_whole`` condition of ``open_betting``) until a start's check finds the store whole (``JournalWhole``).
+  The records regulators ask for must be whole before more are added to them.
 """
 
 from __future__ import annotations
@@ -54,8 +58,8 @@ from controller import commands as cmd
 from controller.alerts import ACKNOWLEDGE_ALERT, AlertDesk
 from controller.cards import DECK
 from controller.manual import ManualDealing
-from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, OperatorAction, PromptDue, ServiceStarted,
-                               stale_reason)
+from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, JournalDamaged, JournalWhole, OperatorAction,
+                               PromptDue, ServiceStarted, stale_reason)
 from controller.paytable import Jurisdiction
 from controller.payout import (differences, expected_of, instruction_text, mispay_text, plan_seat, short_and_over,
                                total_pay)
@@ -112,6 +116,9 @@ UNTRUSTED_CODES: frozenset[str] = frozenset({"stack_size", "card_count", "intern
 
 #: The panel's display holds 64 characters (drivers/panel/protocol.py).
 PANEL_WIDTH = 64
+
+#: The panel's text while the journal store is damaged (``JournalDamaged``): no round opens until it is restored.
+JOURNAL_DAMAGED_TEXT = "Journal damaged: restore it"
 
 
 def panel_text(text: str) -> str:
@@ -172,7 +179,8 @@ def _transitions() -> list[dict[str, Any]]:
     table = [
         dict(trigger="self_check_passed", source="starting", dest="idle"),
         dict(trigger="restart", source=list(BETWEEN_ROUNDS), dest="starting"),
-        dict(trigger="open_betting", source=list(BETWEEN_ROUNDS), dest="betting"),
+        # the one rule of a damaged journal store (controller.journal_check): no round opens on it
+        dict(trigger="open_betting", source=list(BETWEEN_ROUNDS), dest="betting", conditions="journal_whole"),
         dict(trigger="no_more_bets", source=["betting", "wagers_held"], dest="locking"),
         dict(trigger="lock_refused", source="locking", dest="wagers_held"),
         dict(trigger="exclude", source="wagers_held", dest="locking"),
@@ -312,6 +320,8 @@ class Round(ManualDealing, AlertDesk):
         self.dealing_mode = "automated"  # the next round's dealing: ``automated`` or ``manual`` (controller.manual)
         self.alerts_waiting: list[dict[str, Any]] = []  # hole-card alerts not yet acknowledged (controller.alerts)
         self._private_panel: list[Any] | None = None  # [text, buttons] last shown with the key turned, else None
+        #: what the check of the journal store found wrong (``JournalDamaged.detail``); None: not found damaged
+        self.journal_damage: str | None = None
         self.machine = _Graph(model=self, states=STATES, transitions=_transitions(), initial="starting",
                               queued=True, auto_transitions=False, send_event=False)
 
@@ -361,6 +371,12 @@ class Round(ManualDealing, AlertDesk):
         condition that sends a settled round to ``payout`` rather than ``closed``."""
         return self.config.payout.check
 
+    def journal_whole(self) -> bool:
+        """True unless the journal store was found damaged (``JournalDamaged``) and not found whole since
+        (``JournalWhole``): the condition of ``open_betting``. Kept over restarts (``checkpoint``): a restart on
+        the same store keeps the table closed until its own check finds the store whole."""
+        return self.journal_damage is None
+
     def allowed_actions(self) -> tuple[str, ...]:
         """Actions allowed now by the state of the round, whoever asks (supervisor actions included)."""
         state, data = self.state, self.round
@@ -373,8 +389,8 @@ class Round(ManualDealing, AlertDesk):
             return ("clear_fault",) * bool(clear) + void + self._mode_actions()
         if self._held_for_acknowledgement():
             return ("acknowledge", *void)
-        if state in BETWEEN_ROUNDS:
-            return ("open_betting", *self._mode_actions())
+        if state in BETWEEN_ROUNDS:  # the graph's rule (``journal_whole``), nowhere else
+            return ("open_betting",) * self.may_open_betting() + self._mode_actions()
         manual = self._manual_actions()
         if manual is not None:
             return manual + void
@@ -411,7 +427,8 @@ class Round(ManualDealing, AlertDesk):
         ``pending_past_posting``, ``display`` (the panel's text), ``prompt`` (the state's prompt, which a refusal
         shown in ``display`` gives way to), ``community`` (the revealed community cards
         only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at`` and
-        ``dealt`` (whether its two cards are out; never the cards).
+        ``dealt`` (whether its two cards are out; never the cards); ``journal_damaged`` (bool): the journal store
+        was found damaged and no round opens (``journal_whole``).
         """
         data = self.round
         return {
@@ -433,6 +450,7 @@ class Round(ManualDealing, AlertDesk):
                       for seat, state in sorted(data.seats.items())} if data else {},
             "dealing_mode": self.dealing_mode,
             "payout": self._payout_view(),
+            "journal_damaged": not self.journal_whole(),
         }
 
     def _payout_view(self) -> dict[str, Any] | None:
@@ -468,6 +486,11 @@ class Round(ManualDealing, AlertDesk):
         """Show the prompt of the state just entered (kept, and shown again after a refusal)."""
         self._prompt = panel_text(text)
         self._emit(cmd.Display(self._prompt))
+
+    def _show_between_rounds(self, text: str) -> None:
+        """Show ``text``, the prompt of a state between rounds, with ``JOURNAL_DAMAGED_TEXT`` after it while the
+        journal store is damaged: the dealer sees why ``open_betting`` stays dark."""
+        self._show(text if self.journal_whole() else f"{text}. {JOURNAL_DAMAGED_TEXT}")
 
     def _refuse(self, action: str, reason: str, actor: Actor, text: str) -> None:
         """Record a refused action (who, in which role, why) and show ``text`` on the panel until the next
@@ -539,6 +562,21 @@ class Round(ManualDealing, AlertDesk):
             self.restart()
         elif self.state in ROUND_STATES:
             self._fail(None, "restart", f"the service restarted during {self.state}")
+
+    def _on_JournalDamaged(self, event: JournalDamaged) -> None:
+        """The journal store was found damaged: no round opens from now on (``journal_whole``); the round in
+        progress is left to finish. Between rounds the panel says so at once."""
+        self.journal_damage = str(event.detail)
+        if self.state in BETWEEN_ROUNDS:
+            self._show(JOURNAL_DAMAGED_TEXT)
+
+    def _on_JournalWhole(self, event: JournalWhole) -> None:
+        """A start's check found the store whole again (restored): rounds may open again."""
+        if self.journal_whole():
+            return
+        self.journal_damage = None
+        if self.state in BETWEEN_ROUNDS:
+            self._show("Journal whole: table ready")
 
     def _on_DeviceReady(self, event: ev.DeviceReady) -> None:
         if event.device in OPTIONAL_DEVICES:
@@ -616,7 +654,7 @@ class Round(ManualDealing, AlertDesk):
             self._fail("shoe", "shoe_mismatch", detail, resumable=False)
         if self.state == "starting":
             self.self_check_passed()
-            self._show("Table ready")
+            self._show_between_rounds("Table ready")
 
     def _on_DeviceFault(self, event: ev.DeviceFault) -> None:
         if event.device in OPTIONAL_DEVICES:  # the panel's keypad stands in for it: recorded, the round goes on
@@ -679,6 +717,8 @@ class Round(ManualDealing, AlertDesk):
             if self._held_for_acknowledgement() and action != "acknowledge":
                 why = "the round waits for a supervisor to acknowledge past-posting"
                 text = "Past-posting: supervisor to acknowledge"
+            elif action == "open_betting" and self.state in BETWEEN_ROUNDS and not self.journal_whole():
+                why, text = "the journal store is damaged (JournalDamaged): restore it", JOURNAL_DAMAGED_TEXT
             else:
                 why, text = f"{action} not allowed in {self.state}", f"Not now: {action}"
             self._refuse(action, why, actor, text)
@@ -813,7 +853,7 @@ class Round(ManualDealing, AlertDesk):
         self.resume_state = None
         self._pending_read = None
         self._verifying = False
-        self._show(f"Round {data.round_no} void: return all wagers")
+        self._show_between_rounds(f"Round {data.round_no} void: return all wagers")
 
     # ------------------------------------------------------------------ shoe
     def _on_ShuffleComplete(self, event: ev.ShuffleComplete) -> None:
@@ -1045,7 +1085,7 @@ class Round(ManualDealing, AlertDesk):
         self.shuffle_kept = data.shuffled
         self._emit(cmd.RoundClosed(data.round_no, {"wagered": 0, "returned": 0, "collected": 0, "paid": 0,
                                                    "player_net": 0}))
-        self._show(f"Round {data.round_no}: no wagers, no play")
+        self._show_between_rounds(f"Round {data.round_no}: no wagers, no play")
         self.no_play()
 
     def _take_decisions(self, step: str, spots: dict[int, dict[str, int]]) -> None:
@@ -1121,7 +1161,7 @@ class Round(ManualDealing, AlertDesk):
         data = self.round
         assert data is not None and data.totals is not None
         self._emit(cmd.RoundClosed(data.round_no, dict(data.totals)))
-        self._show(f"Round {data.round_no} settled")
+        self._show_between_rounds(f"Round {data.round_no} settled")
 
     # ------------------------------------------------------------------ payout check
     def _show_payout(self) -> None:
@@ -1215,6 +1255,7 @@ class Round(ManualDealing, AlertDesk):
             "alerts_waiting": [dict(alert) for alert in self.alerts_waiting],
             "private_panel": None if self._private_panel is None else [self._private_panel[0],
                                                                        list(self._private_panel[1])],
+            "journal_damage": self.journal_damage,
             "round": None if data is None else {
                 "round_no": data.round_no,
                 "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
@@ -1278,6 +1319,8 @@ class Round(ManualDealing, AlertDesk):
         self.alerts_waiting = [dict(alert) for alert in state.get("alerts_waiting", [])]
         panel = state.get("private_panel")
         self._private_panel = None if panel is None else [panel[0], list(panel[1])]
+        # a checkpoint written before the journal store's check: the store was never found damaged
+        self.journal_damage = state.get("journal_damage")
         self._outbox = []
         saved = state["round"]
         if saved is None:

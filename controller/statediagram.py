@@ -28,7 +28,8 @@ triggers (which seats are valid, which bets are irregular, whether a fault may b
 of `controller/round.py` and in docs/architecture.md.
 
 - `idle`: no round yet since the start; `closed`: the last round was settled; `voided`: the last round was
-  voided (every wager returned). Each allows `open_betting`.
+  voided (every wager returned). Each allows `open_betting`, unless the journal store was found damaged
+  (condition `journal_whole`, `controller/journal_check.py`): no round opens until it is restored.
 - `betting` (betting open) -> `locking` ("no more bets": the spots are read; every valid seat's wagers are
   locked at once) -> `wagers_held` (a seat's wagers are invalid: take chips away from it and press
   `no_more_bets` again, or `exclude` the seats named; nothing else may change) or `dealing_cross` (bets locked;

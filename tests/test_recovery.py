@@ -11,11 +11,12 @@ import json
 import queue
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from controller import commands as cmd
-from controller.inputs import ServiceStarted
+from controller.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.journal import Journal, canonical_line, read_records, verify_chain
 from controller.recovery import ReplayError, recover, replay
 from controller.round import Round, RoundData, SeatState
@@ -49,8 +50,9 @@ class Recorder:
         return next(c for c in reversed(self.sent) if isinstance(c, kind))
 
 
-def play_until(recorder: Recorder, stop_after: str | None = None) -> None:
-    """Start, open, lock two seats, deal, decide and reveal each step (stopping after ``stop_after``)."""
+def play_until(recorder: Recorder, stop_after: str | None = None, *, inject: tuple[str, Any] | None = None) -> None:
+    """Start, open, lock two seats, deal, decide and reveal each step (stopping after ``stop_after``); ``inject``
+    ``(step, input)`` feeds one more input right after that step ("lock")."""
     r = recorder
     r.feed(ServiceStarted())
     for device in ("shoe", "sensors", "panel"):
@@ -61,6 +63,8 @@ def play_until(recorder: Recorder, stop_after: str | None = None) -> None:
     r.feed(ev.ButtonPressed("no_more_bets"))
     layout = [(1, "ante_across", 500), (1, "ante_down", 500), (3, "ante_across", 1000), (3, "ante_down", 1000)]
     r.feed(ev.SpotsSnapshot(r.last(cmd.ReadSpots).request_id, tuple(layout)))
+    if inject is not None and inject[0] == "lock":
+        r.feed(inject[1])
     if stop_after == "lock":
         return
     for stack in (CROSS, HANDS[1], HANDS[3]):
@@ -136,8 +140,9 @@ def test_a_machine_restored_from_its_checkpoint_is_the_machine(tmp_path, stop_af
 
 #: Fields a checkpoint gained after tables were in play: the machine's, then its round's. Each is restored, when a
 #: checkpoint written before it lacks it, as what the machine did before the feature: the shoe deals (dealing by
-#: hand), no alert waits (hole-card alerts), nothing is being paid (the payout check).
-LATER_FIELDS = ("dealing_mode", "alerts_waiting", "private_panel")
+#: hand), no alert waits (hole-card alerts), nothing is being paid (the payout check), the journal store was never
+#: found damaged (its check).
+LATER_FIELDS = ("dealing_mode", "alerts_waiting", "private_panel", "journal_damage")
 LATER_ROUND_FIELDS = ("manual", "placed", "board", "entry_pending", "held_seats", "totals", "payout_plan", "to_pay",
                       "last_check")
 
@@ -244,6 +249,36 @@ def test_a_fault_persists_across_a_restart(tmp_path):
     assert machine.state == "fault" and [f.cause for f in machine.faults] == ["jam"]
     machine.handle(ServiceStarted())
     assert machine.state == "fault" and machine.phase == "dealing_cross"
+
+
+def test_a_damaged_journal_replays_and_is_kept_across_a_restart(tmp_path):
+    """``JournalDamaged`` (controller.journal_check) is an input like any other: journaled, and replayed with the
+    same outputs (the round in progress settling, the next ``open_betting`` refused), from the first record and
+    from the checkpoint of the round's close; a restart keeps it (``ServiceStarted`` does not clear it) and the
+    refusal replays after it, until ``JournalWhole``."""
+    path = tmp_path / "j.db"
+    recorder = Recorder(path)
+    play_until(recorder, inject=("lock", JournalDamaged("*** in database main *** Page 57: btreeInitPage() returns "
+                                                        "error code 11")))
+    recorder.feed(ev.ButtonPressed("open_betting"))
+    recorder.feed(ServiceStarted())
+    for device in ("shoe", "sensors", "panel"):
+        recorder.feed(ready(device))
+    recorder.feed(ev.ShoeLastDispense(0, ()))
+    recorder.feed(ev.ButtonPressed("open_betting"))
+    live = recorder.controller.machine
+    recorder.journal.close()
+    records = read_records(path)
+    assert [r["type"] for r in records].count("RoundOpened") == 1 and live.state == "idle"
+    refused = [r["data"] for r in records if r["type"] == "PressRefused"]
+    assert [r["button"] for r in refused] == ["open_betting", "open_betting"]
+    full = replay(records, CONFIG, NY).machine  # ReplayError if any output differed
+    journal = Journal(path)
+    assert journal.checkpoint is not None and journal.checkpoint.state["journal_damage"] == live.journal_damage
+    from_checkpoint = recover(journal, CONFIG, NY).machine
+    journal.close()
+    assert _state_of(full) == _state_of(from_checkpoint) == _state_of(live)
+    assert full.handle(JournalWhole()) == live.handle(JournalWhole()) and live.may_open_betting()
 
 
 def test_records_lost_between_an_input_and_its_consequences_are_found(tmp_path):
