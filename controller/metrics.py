@@ -4,9 +4,9 @@
 What the floor's monitoring sees: rounds closed and voided, faults by device and cause, past-posting, per link
 the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the
 journal's commit time and of the time from a person's press to the device command it causes, the event
-queue's depth, the start-up time (replay included) and the build. Never a card, a seat's wager or a
-person's name: labels are drawn from fixed sets (devices, fault causes, outcomes), so nothing a player does
-can appear in a metric.
+queue's depth, the start-up time (replay included), whether the journal store was found damaged and the build.
+Never a card, a seat's wager or a person's name: labels are drawn from fixed sets (devices, fault causes,
+outcomes), so nothing a player does can appear in a metric.
 
 Threads: the controller thread updates the metrics (``ServiceMetrics``' methods); the exposition server's
 thread reads them (prometheus_client's metrics lock themselves); link counters are read from each driver's
@@ -84,6 +84,9 @@ class ServiceMetrics:
         self.press_seconds = Histogram("crisscross_press_to_command_seconds", "time from a person's press or "
                                        "action (taken off the event queue) to each device command it causes",
                                        buckets=PRESS_BUCKETS, registry=r)
+        self.journal_damaged = Gauge("crisscross_journal_damaged", "1 while the journal store is found damaged "
+                                     "(JournalDamaged: no new round opens until it is restored), else 0",
+                                     registry=r)
         self.startup_seconds = Gauge("crisscross_startup_seconds", "from the start of the process (journal "
                                      "replay included) to ready: every device answered and the shoe was asked",
                                      registry=r)
@@ -130,6 +133,8 @@ class ServiceMetrics:
             self._mispay("caught", data["differences"])
         elif kind == "MispayAccepted":
             self._mispay("accepted", data.get("differences") or ())
+        elif kind in ("JournalDamaged", "JournalWhole"):
+            self.journal_damaged.set(kind == "JournalDamaged")
 
     def _mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
         """Count one mispay and its short and over amounts (minor units; no seat, spot or name as a label)."""

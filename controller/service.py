@@ -35,6 +35,7 @@ from controller.control import ControlServer
 from controller.eventqueue import EventQueue
 from controller.inputs import PromptDue, ServiceStarted
 from controller.journal import Journal, JournalError
+from controller.journal_check import JournalCheck
 from controller.journal_key import JournalKeyError, load_key
 from controller.metrics import ServiceMetrics
 from controller.notify import Notifier
@@ -483,6 +484,7 @@ class Service:
         self.control: ControlServer | None = None  # the control interface, when table.yaml enables it
         self.floor: Any = None  # the floor publisher (controller.floor.publisher), when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
+        self.journal_check: JournalCheck | None = None  # the check of the whole store, started once ready
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
         started = ServiceStarted(mode, __version__, str(config.source),
@@ -500,6 +502,7 @@ class Service:
             port = metrics_port if metrics_port is not None else config.metrics_port
             if port is not None:
                 self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers)
+                self.metrics.journal_damaged.set(not recovered.machine.journal_whole())  # kept over restarts
                 self.metrics_port = self.metrics.serve("127.0.0.1", port)
             self.sims = start_simulators(simulated, kinds, seed, self._link_dir)
             for name, dev in config.devices.items():
@@ -512,7 +515,7 @@ class Service:
             raise
         self.machine = recovered.machine
         self.protection = LiveProtection(jurisdiction, self._alert) if protect else None
-        watch = Watch(config.table_id, Notifier(), self.metrics, started_at)
+        watch = Watch(config.table_id, Notifier(), self.metrics, started_at, on_ready=self._check_journal)
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._round_closed, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
@@ -531,6 +534,14 @@ class Service:
             self.table = SimulatedTable.for_table(self.sims, config, jurisdiction, seed=seed, rounds=rounds,
                                                   mistakes=mistakes, on_failure=self.stop,
                                                   payout_errors=payout_errors, players=players, manual=manual)
+
+    def _check_journal(self) -> None:
+        """Once ready (controller thread): start the check of the whole journal store in the background
+        (``controller.journal_check``); its outcome comes back as an input on the event queue. Never before
+        ready: start-up must not grow with the history."""
+        self.journal_check = JournalCheck(self.journal.path, self.events.put,
+                                          report_whole=not self.machine.journal_whole())
+        self.journal_check.start()
 
     def _alert(self, alert: Alert | DetectorChecked) -> None:
         """The detector's input for a round it read (its worker thread): queued for the round machine; for an
@@ -584,8 +595,8 @@ class Service:
         return self.controller.run()
 
     def close(self) -> None:
-        """Stop the control interface, the scripted table, the drivers (closing their ports) and the simulators;
-        close the journal."""
+        """Stop the control interface, the scripted table, the drivers (closing their ports), the simulators and
+        the journal store's check; close the journal."""
         if self.control is not None:
             self.control.stop()
         if self.floor is not None:
@@ -605,6 +616,8 @@ class Service:
         sim_urls = sys.modules.get("drivers.urls.protocol_sim")
         if sim_urls is not None:  # simulators a sim:// port started (drivers/urls/protocol_sim.py)
             sim_urls.stop_all()
+        if self.journal_check is not None:
+            self.journal_check.stop()
         self.journal.close()
 
 

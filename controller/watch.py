@@ -5,7 +5,8 @@ the Prometheus metrics (``controller.metrics``).
 loop); it never touches the round machine's state beyond reading it, and never blocks.
 
 - ``READY=1`` once every device answered its handshake and the shoe was asked what it last did (the journal
-  was recovered before the loop began), with the start-up time as a metric;
+  was recovered before the loop began), with the start-up time as a metric, and ``on_ready`` called (the
+  service starts the check of the whole journal store then: ``controller.journal_check``);
 - ``STATUS=`` with the table, the round and its state, whenever they change;
 - ``WATCHDOG=1`` as the loop turns (``tick`` says how long the loop may wait for an input): a thread stuck on
   one input stops the pings and systemd restarts the service;
@@ -15,6 +16,7 @@ loop); it never touches the round machine's state beyond reading it, and never b
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from controller.metrics import ServiceMetrics
@@ -32,11 +34,14 @@ class Watch:
 
     ``table_id`` names the table in ``STATUS``; ``notifier`` and ``metrics`` may each be None (nothing sent,
     nothing counted). ``started_at`` is the ``time.monotonic()`` of the process's start, for the start-up time.
+    ``on_ready`` (None: nothing) is called once, on the controller thread, when the service is ready; it must
+    not block.
     """
 
     def __init__(self, table_id: str = "", notifier: Notifier | None = None, metrics: ServiceMetrics | None = None,
-                 started_at: float | None = None) -> None:
+                 started_at: float | None = None, on_ready: Callable[[], None] | None = None) -> None:
         self.table_id = table_id
+        self.on_ready = on_ready
         self.notifier = notifier
         self.metrics = metrics
         self.started_at = time.monotonic() if started_at is None else started_at
@@ -73,7 +78,8 @@ class Watch:
                 self.metrics.record(record)
 
     def after_input(self, machine: Any) -> None:
-        """After each input: ``READY=1`` the first time every device answered and the shoe was reconciled;
+        """After each input: ``READY=1`` (and ``on_ready``) the first time every device answered and the shoe was
+        reconciled;
         ``STATUS=`` when the round or its state changed."""
         self.alive()
         if not self.ready and machine.self_checked and machine.reconciled:
@@ -83,6 +89,8 @@ class Watch:
             if self.notifier:
                 self.notifier.send(READY="1", STATUS=self._text(machine))
                 self._status = self._text(machine)
+            if self.on_ready is not None:
+                self.on_ready()
         status = self._text(machine)
         if self.ready and status != self._status and self.notifier:
             self.notifier.send(STATUS=status)
