@@ -91,30 +91,41 @@ def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_s
 
 
 def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more_is_applied(tmp_path, mocker):
+    """Each command is sent after the commit that holds it returned, and only then; once a commit fails, nothing
+    more is sent. While the supervisor's key is turned, a ``PrivatePanel`` sets the panel's whole text and
+    lamps: the panel commands before it in its commit are journaled, not sent (docs/architecture.md)."""
     service = Service(load_table_config(), simulate=True, rounds=5, seed=24, journal_path=tmp_path / "j.db",
                       out=io.StringIO())
     original = service.journal.commit
-    calls = []
-    sent = []
+    commits = []  # the command entries of each commit that returned
+    sent = []  # (commits returned when it was sent, command)
 
-    def failing(*args, **kwargs):
-        calls.append(args)
-        if len(calls) > 60:
+    def failing(entries, *args, **kwargs):
+        if len(commits) >= 60:
             raise OSError(28, "No space left on device")
-        return original(*args, **kwargs)
+        records = original(entries, *args, **kwargs)
+        commits.append([entry[1] for entry in entries if entry[0] == "command"])
+        return records
 
     mocker.patch.object(service.journal, "commit", side_effect=failing)
     real_send = service.controller._send
-    mocker.patch.object(service.controller, "_send", side_effect=lambda c: sent.append(c) or real_send(c))
+    mocker.patch.object(service.controller, "_send",
+                        side_effect=lambda c: sent.append((len(commits), c)) or real_send(c))
     try:
         assert service.run() == 1
     finally:
         service.close()
     assert service.controller.journal_error is not None
-    on_disk = read_records(tmp_path / "j.db")
-    commands = [r for r in on_disk if r["kind"] == "command"]
-    assert len(sent) == len(commands)  # a command is sent only once its commit returned
-    assert [r["type"] for r in commands] == [type(c).__name__ for c in sent]
+    assert len(commits) == 60 and all(k >= 1 for k, _ in sent)
+
+    def carried_out(names):
+        last_private = max((i for i, name in enumerate(names) if name == "PrivatePanel"), default=-1)
+        return [name for i, name in enumerate(names) if i > last_private or name not in ("Display", "SetLamps")]
+
+    for k, names in enumerate(commits, start=1):
+        assert [type(c).__name__ for j, c in sent if j == k] == carried_out(names), f"commit {k}"
+    on_disk = [r["type"] for r in read_records(tmp_path / "j.db") if r["kind"] == "command"]
+    assert on_disk == [name for names in commits for name in names]
 
 
 def test_a_file_size_limit_stops_the_service_with_status_1_and_one_line(tmp_path):
