@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from controller.analysis import report
 from controller.analysis.classes import CLASS_NAMES, class_table, classify, colex_combinations
-from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet
-from controller.analysis.simplified import CARD, STRATEGIES
+from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet, distinct_strategies
+from controller.analysis.simplified import CARD, STRATEGIES, line_features, published_fold, strategy_arrays
 from controller.analysis.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
 from tests.examples import examples
@@ -193,10 +193,10 @@ def test_classes_no_line_makes_are_the_repeated_ones(hole, unreachable):
     assert {CLASS_NAMES[k] for k in range(len(CLASS_NAMES)) if repeated[k]} == unreachable
 
 
+@pytest.mark.slow  # the loops compile once, about 16 s of CPU on a fresh checkout (then numba's cache)
 @pytest.mark.parametrize("hole", [(12, 25), (3, 14)], ids=["AA", "53o"])
 def test_one_hand_in_process_equals_the_former_engine_and_no_strategy_beats_it(hole):
-    """The quick tier's in-process run of the compiled engine (one width: the loops compile once, a few
-    seconds on a fresh checkout, then numba's cache): a pair that raises 3x and a hand the published strategy
+    """The in-process run of the compiled engine (one width, the par sheet's own Python around it): a pair that raises 3x and a hand the published strategy
     folds equal the former engine's saved analysis (``REFERENCE``; masses above 2**24 as in the check of every
     class), the decision of ``policy`` is that of ``analyse``, and no simplified strategy (``strategy_values``,
     the same values ``analyse`` reports) is worth more than the optimal play, nor seeing a card less."""
@@ -351,6 +351,80 @@ def _line_code(cards):
     if pairs:
         return 4 if pairs[0] in "JQKA" else 3 if pairs[0] in "6789T" else 2
     return 1 if len({c[1] for c in cards}) == 1 else 0
+
+
+def _pairs_of_rest(hole):
+    """The 50 cards left by ``hole`` (names) and their 1,225 pairs, enumerated here: ``(rest, p0, p1)`` as
+    ``line_features`` takes them (card indexes of ``DECK``, each pair ``(rest[p0], rest[p1])``)."""
+    rest = np.array([i for i, c in enumerate(DECK) if c not in hole], dtype=np.int64)
+    p0, p1 = (np.array(side, dtype=np.int64) for side in zip(*itertools.combinations(range(50), 2)))
+    return rest, p0, p1
+
+
+@settings(max_examples=examples(40))
+@given(st.lists(st.sampled_from(DECK), min_size=2, max_size=2, unique=True))
+def test_line_features_code_every_line_as_its_cards_name_it(hole):
+    """Each of the 1,225 lines of a hand (its two cards and two turned outside cards) is coded as the cards'
+    names say (``_line_code``): pairs by rank, two pair or trips, four to a flush."""
+    rest, p0, p1 = _pairs_of_rest(hole)
+    got = line_features(tuple(DECK.index(c) for c in hole), rest, p0, p1)
+    assert got.tolist() == [_line_code([*hole, DECK[rest[a]], DECK[rest[b]]]) for a, b in zip(p0, p1)]
+
+
+def _folds_by_the_published_rule(hole):
+    """The Wizard of Odds' rule, from the cards' names: unsuited, unpaired, the larger card a 5 or lower."""
+    (r0, s0), (r1, s1) = hole
+    return s0 != s1 and r0 != r1 and max(RANKS.index(r0), RANKS.index(r1)) <= RANKS.index("5")
+
+
+def test_the_published_across_rule_folds_the_72_five_high_unsuited_hands():
+    """Two distinct ranks of 2-5 (4C2 = 6) in 4 x 4 - 4 = 12 unsuited ways: 72 of the 1,326 hands fold."""
+    folds = {hole for hole in itertools.combinations(DECK, 2)
+             if published_fold((DECK.index(hole[0]), DECK.index(hole[1])))}
+    assert folds == {hole for hole in itertools.combinations(DECK, 2) if _folds_by_the_published_rule(hole)}
+    assert len(folds) == 6 * 12
+
+
+@pytest.mark.parametrize("hole", [("Ah", "Ad"), ("Qh", "Jh"), ("9c", "4d"), ("5s", "2h"), ("3d", "3c")])
+def test_each_simplified_strategy_plays_as_its_description_says(hole):
+    """``strategy_arrays`` against the rules written out from ``STRATEGIES`` and ``CARD`` with New York's
+    multiples (1x-3x, 9 NYCRR 5324.39(e)): each strategy's across and down bets and its middle bet for every
+    pair of line codes; a strategy that folds at the across decision is named among those folded."""
+    pair = hole[0][0] == hole[1][0]
+    fold = _folds_by_the_published_rule(hole)
+    high = 3 if pair else 1
+    shows_pair = lambda code: code >= 2  # noqa: E731 - the codes of _line_code: 2 to 5 hold a pair
+    expected = {
+        "always_1x": (1, 1, lambda ca, cd: 1),
+        "pair_3x": (high, high, lambda ca, cd: 3 if shows_pair(ca) or shows_pair(cd) else 1),
+        "across_fold_rule": (0 if fold else 1, 1, lambda ca, cd: 1),
+        "card": (0 if fold else high, high, lambda ca, cd: 3 if {ca, cd} & {1, 3, 4, 5} else 1),
+    }
+    features = np.arange(7)
+    names, folded, (xs, ys, passed, middle) = strategy_arrays(
+        tuple(DECK.index(c) for c in hole), features, NY.bet_multiples)
+    assert passed is features
+    assert folded == [name for name, (x, _, _) in expected.items() if x == 0]
+    assert names == [name for name, (x, _, _) in expected.items() if x]
+    for row, name in enumerate(names):
+        x, y, rule = expected[name]
+        assert (xs[row], ys[row]) == (x, y), name
+        assert middle[row].tolist() == [[rule(ca, cd) for cd in range(6)] for ca in range(6)], name
+
+
+def test_strategies_that_play_alike_are_valued_once():
+    """Where the published rule does not fold, ``across_fold_rule`` plays exactly as ``always_1x``: one row for
+    both; on a hand it folds, each strategy that plays is a row of its own."""
+    def distinct(hole):
+        names, _, (xs, ys, _, middle) = strategy_arrays(tuple(DECK.index(c) for c in hole), np.zeros(0), (1, 2, 3))
+        keep, row_of = distinct_strategies(xs, ys, middle)
+        return names, keep, row_of.tolist()
+
+    names, keep, row_of = distinct(("9c", "4d"))
+    assert names == ["always_1x", "pair_3x", "across_fold_rule", "card"]
+    assert keep == [0, 1, 3] and row_of == [0, 1, 0, 2]
+    names, keep, row_of = distinct(("5s", "2h"))
+    assert names == ["always_1x", "pair_3x"] and keep == [0, 1] and row_of == [0, 1]
 
 
 @pytest.mark.parametrize("hole, across", [(("Qh", "Jh"), ("Th", "2c")), (("8s", "8d"), ("Ac", "3h")),
