@@ -1,0 +1,389 @@
+"""The ``crisscross`` command line's refusals: its option types, ``run``, ``config``, ``recall``, ``settle``,
+``paytable`` and the journal and operator tools, run in the test's own process (``tests/cli_helpers.py``).
+
+The right values come from README.md ("Running": exit status 2 for a refused configuration or input, one line
+naming it; "The journal": the exit statuses of the journal tools; "Recalling rounds": a journal that does not
+verify is shown under a warning with exit status 1), from ``controller/cli.py``'s module docstring and from the
+docstrings of its option types (a TCP port is 0 to 65535, rounds are ``A-B`` with 1 <= A <= B, a probability is
+from 0 to 1)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller import cli
+from controller.config import CONFIG_DIR
+from controller.journal import read_records
+from tests.cli_helpers import crisscross
+from tests.examples import examples
+from tests.journal_helpers import exported_lines
+
+TABLE = CONFIG_DIR / "table.yaml"
+
+
+def _refused_in_one_line(proc, start: str) -> None:
+    """Exit status 2, nothing on standard output, one line on standard error beginning with ``start``."""
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(start), proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------- option types
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(min_value=-10**6, max_value=10**6))
+def test_property_a_port_is_a_plain_number_from_0_to_65535(n):
+    text = str(n)
+    if 0 <= n <= 65535:
+        assert cli.port_number(text) == n
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"from 0 to 65535, got '{text}'")):
+            cli.port_number(text)
+
+
+@pytest.mark.parametrize("text", ["+80", " 80", "80.0", "0x50", "eighty", ""])
+def test_a_port_written_other_than_in_plain_digits_is_refused_naming_it(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"got {text!r}")):
+        cli.port_number(text)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(min_value=-5, max_value=10**6), st.integers(min_value=-5, max_value=10**6))
+def test_property_rounds_a_to_b_are_taken_when_1_le_a_le_b(a, b):
+    text = f"{a}-{b}"
+    if 1 <= a <= b:
+        assert cli.round_range(text) == (a, b)
+        assert cli.round_range(str(a)) == (a, a)  # one round: A alone
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match="got "):
+            cli.round_range(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("3-1", "expected rounds A-B with 1 <= A <= B, got 3-1"),
+    ("0-4", "expected rounds A-B with 1 <= A <= B, got 0-4"),
+    ("a-b", "expected rounds A-B, got a-b"),
+    ("-2", "expected rounds A-B, got -2"),
+])
+def test_a_round_range_out_of_order_or_not_numbers_is_refused_naming_it(text, message):
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        cli.round_range(text)
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize("text", ["0", "-3"])
+def test_a_count_of_zero_or_below_is_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"expected a positive integer, got {text}")):
+        cli.positive_int(text)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=8)))
+def test_property_a_probability_is_a_number_from_0_to_1_and_a_duration_a_finite_one_above_0(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    for parse, accepted in ((cli.probability, 0.0 <= value <= 1.0), (cli.positive_float, 0.0 < value < math.inf)):
+        if accepted:
+            assert parse(text) == value
+        else:
+            with pytest.raises(argparse.ArgumentTypeError, match=", got "):
+                parse(text)
+
+
+def test_a_bad_option_value_on_the_command_line_is_exit_status_2_naming_the_option():
+    proc = crisscross("journal", "export", "--rounds", "9-2")
+    assert proc.returncode == 2 and "--rounds" in proc.stderr and "got 9-2" in proc.stderr
+    proc = crisscross("recall", "--last", "0")
+    assert proc.returncode == 2 and "--last" in proc.stderr and "expected a positive integer, got 0" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------- crisscross run
+@pytest.mark.parametrize("args, start", [
+    (("--port", "shoe"), "crisscross: --port 'shoe': expected DEVICE=PORT with DEVICE one of shoe, sensors, panel"),
+    (("--port", "printer=/dev/ttyUSB0"), "crisscross: --port 'printer=/dev/ttyUSB0': expected DEVICE=PORT"),
+    (("--port", "panel="), "crisscross: --port 'panel=': expected DEVICE=PORT"),
+    (("--manual",), "crisscross: --manual only applies to the simulated table of --simulate"),
+    (("--payout-errors", "0.1"), "crisscross: --payout-errors only applies to the simulated dealer of --simulate"),
+    (("--simulate", "--mistakes", "1.5"), "crisscross: --mistakes 1.5: expected a probability from 0 to 1"),
+    (("--simulate", "--mistakes", "nan"), "crisscross: --mistakes nan: expected a probability from 0 to 1"),
+    (("--simulate", "--payout-errors", "-0.5"), "crisscross: --payout-errors -0.5: expected a probability"),
+    (("--player-strategy", "2:never_fold"),
+     "crisscross: --player-strategy and --hole-carder only apply to the simulated players of --simulate"),
+    (("--simulate", "--player-strategy", "2"), "crisscross: --player-strategy '2': expected SEAT:"),
+    (("--simulate", "--hole-carder", "2:middle:2"), "crisscross: --hole-carder '2:middle:2': probability 2.0"),
+    (("--simulate", "--player-strategy", "9:never_fold"),
+     "crisscross: seat 9: not a seat of the table in --player-strategy/--hole-carder (seats: 1, 2, 3, 4, 5, 6)"),
+    (("--simulate", "--player-strategy", "2:never_fold", "--hole-carder", "2:middle"),
+     "crisscross: seat 2: given twice in --player-strategy/--hole-carder"),
+])
+def test_run_refuses_what_it_cannot_do_before_starting_anything(tmp_path, args, start):
+    """README "Running": a refused configuration or input is exit status 2 in one line, before any device or
+    journal is opened (the journal given is never created)."""
+    journal = tmp_path / "j.db"
+    proc = crisscross("run", "--rounds", "1", "--journal", journal, *args)
+    _refused_in_one_line(proc, start)
+    assert not journal.exists()
+
+
+def test_run_with_protect_without_the_analysis_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    """README "Running on a table PC": the hole-card detector needs the analysis extra; without numpy the
+    refusal names the extra."""
+    real = cli.importlib.util.find_spec
+    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a))
+    proc = crisscross("run", "--simulate", "--protect", "--rounds", "1", "--journal", tmp_path / "j.db")
+    _refused_in_one_line(proc, "crisscross: --protect needs the analysis extra (numpy is missing)")
+
+
+def test_run_on_a_journal_that_cannot_be_opened_names_the_file(tmp_path):
+    """A journal whose lock file (``<journal>.lock``) cannot be made is exit 2 naming the file, not a
+    traceback, and no journal is begun."""
+    journal = tmp_path / "j.db"
+    (tmp_path / "j.db.lock").mkdir()  # a folder where the lock file goes
+    proc = crisscross("run", "--simulate", "--rounds", "1", "--journal", journal)
+    _refused_in_one_line(proc, f"crisscross: {tmp_path / 'j.db.lock'}: Is a directory")
+    assert not journal.exists()
+
+
+# --------------------------------------------------------------------------------------------- config init
+def test_config_init_refuses_a_file_in_place_of_the_folder(tmp_path):
+    target = tmp_path / "table.yaml"
+    target.write_text("x: 1\n")
+    proc = crisscross("config", "init", target)
+    _refused_in_one_line(proc, f"crisscross: {target}: exists and is not an empty folder; nothing was written")
+    assert target.read_text() == "x: 1\n"
+
+
+def test_config_init_into_a_folder_it_cannot_create_names_it(tmp_path):
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    proc = crisscross("config", "init", plain / "site")  # under a file, not a folder
+    _refused_in_one_line(proc, f"crisscross: {plain / 'site'}: Not a directory")
+
+
+def test_config_unit_without_the_unit_file_in_the_install_is_exit_2_naming_it(tmp_path, monkeypatch):
+    missing = tmp_path / "crisscross.service"
+    monkeypatch.setattr(cli, "UNIT_FILE", missing)
+    proc = crisscross("config", "unit")
+    _refused_in_one_line(proc, f"crisscross: {missing}: No such file or directory: this install has no systemd unit")
+
+
+# -------------------------------------------------------------------------------------------------- recall
+def _played_store(tmp_path: Path) -> Path:
+    """A store holding one closed round (``tests.test_recovery.play_until``)."""
+    from tests.test_recovery import Recorder, play_until
+
+    path = tmp_path / "j.db"
+    recorder = Recorder(path)
+    play_until(recorder)
+    recorder.journal.close()
+    return path
+
+
+def test_recall_of_a_json_lines_copy_shows_its_rounds_as_the_store(tmp_path):
+    store = _played_store(tmp_path)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("".join(exported_lines(store)))
+    from_store, from_copy = crisscross("recall", "--journal", store), crisscross("recall", "--journal", copy)
+    assert from_store.returncode == from_copy.returncode == 0
+    assert "Round 1 (closed)" in from_copy.stdout and from_copy.stdout == from_store.stdout
+
+
+def test_recall_of_a_copy_that_does_not_verify_warns_on_the_copy_and_exits_1(tmp_path):
+    """README "Recalling rounds": still shown, under a warning line, exit status 1."""
+    lines = exported_lines(_played_store(tmp_path))
+    record = json.loads(lines[2])
+    record["time"] = record["time"].replace("0", "1", 1)  # edited, hash left as it was
+    lines[2] = json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("".join(lines))
+    proc = crisscross("recall", "--journal", copy)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith(f"WARNING: {copy} does not verify: line 3, seq 3: edited")
+    assert "(run crisscross journal verify)" in proc.stderr
+
+
+def test_recall_without_a_table_journal_points_at_the_simulated_one(tmp_path, monkeypatch):
+    """A supervisor who played with --simulate and recalls without --journal is told where simulated play went
+    (README "Running": simulated play keeps a journal of its own)."""
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
+    simulated = tmp_path / "state" / "simulated" / "journal.db"
+    simulated.parent.mkdir(parents=True)
+    simulated.write_bytes(b"x")
+    proc = crisscross("recall", "--config", TABLE)
+    _refused_in_one_line(proc, f"crisscross recall: {tmp_path / 'state' / 'journal.db'}: no such file "
+                               f"(simulated play is in {simulated}: --journal {simulated})")
+
+
+# -------------------------------------------------------------------------------------------- journal tools
+def test_export_to_a_file_that_exists_is_refused_and_leaves_it_as_it_was(tmp_path):
+    store = _played_store(tmp_path)
+    out = tmp_path / "out.jsonl"
+    out.write_text("kept\n")
+    proc = crisscross("journal", "export", "--journal", store, "--output", out)
+    _refused_in_one_line(proc, f"crisscross: {out}: File exists")
+    assert out.read_text() == "kept\n"
+
+
+def test_export_of_rounds_the_journal_does_not_hold_leaves_no_partial_file(tmp_path):
+    store = _played_store(tmp_path)
+    out = tmp_path / "out.jsonl"
+    proc = crisscross("journal", "export", "--journal", store, "--rounds", "5-6", "--output", out)
+    _refused_in_one_line(proc, f"crisscross: {store}: no record of rounds 5-6")
+    assert not out.exists()
+
+
+def test_export_to_a_file_is_the_journal_readable_by_its_owner_only(tmp_path):
+    store = _played_store(tmp_path)
+    out = tmp_path / "out.jsonl"
+    proc = crisscross("journal", "export", "--journal", store, "--output", out)
+    assert proc.returncode == 0 and proc.stderr == f"exported {len(read_records(store))} records of {store}\n"
+    assert out.stat().st_mode & 0o777 == 0o600  # it holds every card dealt
+    assert out.read_text() == "".join(exported_lines(store))
+
+
+def test_import_of_a_copy_that_does_not_verify_is_exit_1_and_creates_nothing(tmp_path):
+    """README "The journal": import refuses a journal that does not verify."""
+    lines = exported_lines(_played_store(tmp_path))
+    del lines[1]
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("".join(lines))
+    new = tmp_path / "new.db"
+    proc = crisscross("journal", "import", copy, "--journal", new)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith(f"crisscross: {copy}: does not verify: line 2, seq 3: removed")
+    assert proc.stderr.endswith("; not imported\n") and not new.exists()
+
+
+def test_import_of_a_missing_file_names_it(tmp_path):
+    missing = tmp_path / "nope.jsonl"
+    proc = crisscross("journal", "import", missing, "--journal", tmp_path / "new.db")
+    _refused_in_one_line(proc, f"crisscross: {missing}: no such file")
+
+
+def test_init_key_without_a_path_in_table_yaml_or_file_says_where_to_give_it():
+    proc = crisscross("journal", "init-key", "--config", TABLE)
+    _refused_in_one_line(proc, f"crisscross: {TABLE}: no journal_key: give its path there")
+
+
+def test_verify_with_a_key_file_that_is_not_a_key_is_exit_2_naming_it(tmp_path):
+    store = _played_store(tmp_path)
+    key = tmp_path / "journal.key"
+    key.write_text("not hex\n")
+    key.chmod(0o600)
+    proc = crisscross("journal", "verify", store, "--key", key)
+    _refused_in_one_line(proc, f"crisscross: {key}: not a journal key (expected 64 hex digits)")
+
+
+# --------------------------------------------------------------------------------------------------- operator
+def test_operator_add_reads_the_password_from_standard_input_and_list_shows_it(tmp_path):
+    """``operator add`` off a terminal reads the password as the first line of standard input (controller/cli.py
+    docstring); ``list`` shows each user and role, never a password."""
+    path = tmp_path / "operators.yaml"
+    added = crisscross("operator", "add", "sue", "--role", "supervisor", "--file", path, stdin="a long pass phrase\n")
+    assert added.returncode == 0 and added.stderr == f"added sue (supervisor) in {path}\n"
+    listed = crisscross("operator", "list", "--file", path)
+    assert listed.returncode == 0 and listed.stdout == "sue\tsupervisor\n"
+    assert "a long pass phrase" not in path.read_text()
+    removed = crisscross("operator", "remove", "sue", "--file", path)
+    assert removed.returncode == 0 and crisscross("operator", "list", "--file", path).stdout == ""
+
+
+def test_operator_add_on_a_terminal_refuses_two_passwords_that_differ(tmp_path, monkeypatch, capsys):
+    """On a terminal the password is asked twice with ``getpass`` (controller/cli.py docstring); two that differ
+    are refused and nothing is written."""
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    answers = iter(["first password", "second password"])
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    path = tmp_path / "operators.yaml"
+    assert cli.main(["operator", "add", "sue", "--role", "dealer", "--file", str(path)]) == 2
+    assert capsys.readouterr().err == "crisscross: the two passwords differ\n"
+    assert not path.exists()
+
+
+def test_operator_add_with_a_file_in_a_folder_that_does_not_exist_is_refused(tmp_path):
+    path = tmp_path / "typo" / "operators.yaml"
+    proc = crisscross("operator", "add", "sue", "--role", "dealer", "--file", path, stdin="a long pass phrase\n")
+    _refused_in_one_line(proc, f"crisscross: --file {path}: no folder {path.parent}")
+
+
+def test_operator_list_of_an_unreadable_file_names_it(tmp_path):
+    path = tmp_path / "operators.yaml"
+    path.mkdir()  # a folder where the file should be
+    proc = crisscross("operator", "list", "--file", path)
+    assert proc.returncode == 2 and proc.stderr.startswith("crisscross: ") and str(path) in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------- settle, paytable, analysis
+def test_settle_with_a_table_file_that_is_refused_names_it(tmp_path):
+    table = tmp_path / "table.yaml"
+    table.write_text("table_id: [\n")
+    proc = crisscross("settle", "--table", table, stdin="{}")
+    _refused_in_one_line(proc, f"crisscross: {table}")
+
+
+def test_settle_of_a_file_that_cannot_be_read_names_it(tmp_path):
+    missing = tmp_path / "round.json"
+    proc = crisscross("settle", missing)
+    _refused_in_one_line(proc, f"{missing}: cannot read: No such file or directory")
+
+
+def test_paytable_takes_no_further_arguments_but_design_does():
+    proc = crisscross("paytable", "ny", "--target-house-edge", "0.02")
+    _refused_in_one_line(proc, "crisscross paytable: unexpected --target-house-edge 0.02")
+
+
+def test_paytable_of_an_unknown_jurisdiction_is_exit_2():
+    proc = crisscross("paytable", "zz")
+    assert proc.returncode == 2 and proc.stdout == "" and "zz" in proc.stderr
+
+
+def test_a_command_that_needs_the_analysis_extra_says_which_library_is_missing(monkeypatch):
+    """README "Running on a table PC": the par sheet and ``paytable`` need the analysis extra; without it, exit
+    status 2 and one line naming the missing library and the extra."""
+    def missing() -> int:
+        raise ModuleNotFoundError("No module named 'numba'", name="numba")
+
+    monkeypatch.setattr(cli, "_paytable", lambda name: missing())
+    proc = crisscross("paytable", "ny")
+    _refused_in_one_line(proc, "crisscross: this command needs the analysis extra (numba is missing)")
+    assert "[analysis]" in proc.stderr
+
+
+def test_a_missing_module_that_is_not_of_the_analysis_extra_is_not_blamed_on_it(monkeypatch):
+    def missing() -> int:
+        raise ModuleNotFoundError("No module named 'controller.nothing'", name="controller.nothing")
+
+    monkeypatch.setattr(cli, "_paytable", lambda name: missing())
+    with pytest.raises(ModuleNotFoundError):
+        crisscross("paytable", "ny")
+
+
+def test_a_reader_that_went_away_ends_the_output_quietly(monkeypatch):
+    """``crisscross ... | head``: the pipe closing is no error (``main``'s docstring): exit 0."""
+    def closed(argv):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(cli, "_main", closed)
+    saved = sys.stdout
+    try:
+        assert cli.main(["recall"]) == 0
+        assert sys.stdout is None  # no flush of the dead pipe at exit
+    finally:
+        sys.stdout = saved
