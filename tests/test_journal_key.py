@@ -29,7 +29,7 @@ def keyed(tmp_path):
     init_key(key_file)
     key = load_key(key_file)
     path = tmp_path / "j.db"
-    journal = Journal(path, key=key, clock=lambda: CLOCK)
+    journal = Journal(path, key=key, clock=lambda: CLOCK, fsync=False)  # what is tested is read back, not durability
     for n in range(1, 5):
         journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, n - 1 or None),
                         ("record", "RoundOpened", {"round_no": n}, n)])
@@ -261,3 +261,106 @@ def test_a_keyed_journal_stopped_before_its_first_record_starts_again(tmp_path):
     Journal(tmp_path / "j.db", key=key).close()
     with pytest.raises(JournalError, match="no key was given"):
         Journal(tmp_path / "j.db")
+
+
+def _anchor(path):
+    return path.with_name(path.name + ".anchor")
+
+
+def test_verify_with_another_key_than_the_one_that_sealed_it_is_exit_2(keyed, tmp_path):
+    """A wrong key is not tampering (exit 1) nor intact: the journal cannot be checked with it (exit 2)."""
+    path, _, _ = keyed
+    other = tmp_path / "other.key"
+    init_key(other)
+    proc = _verify(path, other)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"crisscross: {path}: sealed with another key than the one given\n"
+
+
+@pytest.mark.parametrize("statement, kind, message", [
+    ("UPDATE seals SET head = ? WHERE seq = 4", "forged", "the record is not the one its seal vouches for"),
+    ("UPDATE checkpoints SET head = ? WHERE seq = 4", "forged", "a checkpoint names another record"),
+])
+def test_a_seal_or_checkpoint_moved_to_another_record_is_forgery_with_or_without_the_key(keyed, statement, kind,
+                                                                                        message):
+    """Seals and checkpoints vouch for the hash of the record they name (controller/journal_tools.py ``verify``):
+    one that names another hash was rewritten, which is seen without the key too."""
+    path, key_file, _ = keyed
+    forge(path, (statement, (read_records(path)[0]["hash"],)))
+    for proc in (_verify(path, key_file), _verify(path)):
+        assert proc.returncode == 1
+        assert proc.stdout.startswith(f"{path}: tampered: line 4, seq 4: {kind}: {message}")
+
+
+def test_a_checkpoint_state_rewritten_without_the_key_is_forgery_with_it(keyed):
+    """A checkpoint holds the round machine's state a start resumes from: its seal covers it (README "The
+    journal": every checkpoint is sealed with HMAC-SHA256)."""
+    path, key_file, _ = keyed
+    forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = 8", ('{"round":9}',)))
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1
+    assert proc.stdout == (f"{path}: tampered: line 8, seq 8: forged: its checkpoint was not sealed with the "
+                           f"journal key\n")
+    assert _verify(path).returncode == 3  # without the key it cannot be seen: never intact
+
+
+def test_a_store_without_its_anchor_says_what_cannot_be_seen(keyed):
+    path, key_file, _ = keyed
+    _anchor(path).unlink()
+    proc = _verify(path, key_file)
+    assert proc.returncode == 3
+    assert "no anchor (j.db.anchor): records cut from the end cannot be seen" in proc.stdout
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('{"seq": "4", "head": "x"}', "not an anchor"),
+    ("[4]", "not an anchor"),
+    ("\xff", "cannot read it"),
+])
+def test_an_anchor_that_is_not_one_is_named_and_the_journal_is_not_called_intact(keyed, content, problem):
+    path, key_file, key = keyed
+    _anchor(path).write_bytes(content.encode("latin-1"))
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1 and f"anchor {_anchor(path)}: {problem}" in proc.stdout
+    with pytest.raises(JournalError, match=f"anchor .*: {problem}"):
+        Journal(path, key=key)
+
+
+def test_an_anchor_altered_or_pointing_at_another_record_is_refused(keyed):
+    """The anchor is sealed with the key and holds the hash of the record it names (controller/journal_key.py
+    ``check_anchor``)."""
+    path, key_file, key = keyed
+    anchor = json.loads(_anchor(path).read_text())
+    _anchor(path).write_text(json.dumps(dict(anchor, mac="0" * 64)))
+    assert "does not carry the key's seal" in _verify(path, key_file).stdout
+    records = read_records(path)
+    from controller.journal_key import mac
+
+    _anchor(path).write_text(json.dumps({"seq": anchor["seq"], "head": records[0]["hash"],
+                                         "mac": mac(key, "anchor", anchor["seq"], records[0]["hash"])}))
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1
+    assert f"record {anchor['seq']} is not the record the anchor holds (the journal was rewritten)" in proc.stdout
+    with pytest.raises(JournalError, match="is not the record the anchor holds"):
+        Journal(path, key=key)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: None, "no journal key (create it with crisscross journal init-key)"),
+    (lambda p: p.mkdir(mode=0o700), "cannot read the journal key: Is a directory"),
+    (lambda p: p.symlink_to("/dev/null"), "cannot read the journal key: Too many levels of symbolic links"),
+    (lambda p: (p.write_text("ab" * 31 + "\n"), p.chmod(0o600)), "not a journal key (expected 64 hex digits)"),
+    (lambda p: (p.write_bytes(b"\xff" * 64), p.chmod(0o600)), "not a journal key (expected 64 hex digits)"),
+])
+def test_a_key_file_that_is_missing_or_not_a_key_is_refused_naming_it(tmp_path, make, message):
+    key_file = tmp_path / "journal.key"
+    make(key_file)
+    with pytest.raises(JournalKeyError) as refused:
+        load_key(key_file)
+    assert str(refused.value) == f"{key_file}: {message}"
+
+
+def test_a_device_given_as_the_key_file_is_not_a_regular_file():
+    with pytest.raises(JournalKeyError) as refused:
+        load_key("/dev/null")
+    assert str(refused.value) == "/dev/null: the journal key is not a regular file"
