@@ -335,6 +335,20 @@ def test_an_alert_and_a_round_read_without_one_leave_the_same_public_trace(table
                                                        "round": 7}) is None
 
 
+def _stand_in_detector(monkeypatch, detector: type) -> None:
+    """Give the live detector ``detector`` in place of ``controller.analysis.protect.Detector``, tables that
+    need no computing, and each round read as its number alone."""
+    import controller.analysis.protect as protect_module
+    import controller.analysis.protect_tables as tables_module
+
+    class Tables:
+        multiples = (1, 2, 3)
+
+    monkeypatch.setattr(tables_module.ProtectTables, "load", staticmethod(lambda jurisdiction, workers: Tables()))
+    monkeypatch.setattr(protect_module, "Detector", detector)
+    monkeypatch.setattr(protect_module, "rounds_seen", lambda record, multiples: [record.round_no])
+
+
 def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
     """Two alerts raised at the close of one round: the first goes with that round, the second with the next
     round read; a round read without one gives ``DetectorChecked``; a round the detector cannot read gives one
@@ -345,9 +359,6 @@ def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
     from controller.analysis.protect import SessionReport
     from controller.protection import LiveProtection
     from controller.recall import RoundRecord
-
-    class Tables:
-        multiples = (1, 2, 3)
 
     class FlagsAtRoundTwo:
         """A stand-in detector: round 2 flags seats 3 and 5; round 3 cannot be read."""
@@ -364,9 +375,7 @@ def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
             return [SessionReport(3, 1, 2, 2, 4.12, 2, "middle", 1.0, 4170),
                     SessionReport(5, 1, 2, 2, 4.55, 2, "down", 0.5, 1200)]
 
-    monkeypatch.setattr(tables_module.ProtectTables, "load", staticmethod(lambda jurisdiction, workers: Tables()))
-    monkeypatch.setattr(protect_module, "Detector", FlagsAtRoundTwo)
-    monkeypatch.setattr(protect_module, "rounds_seen", lambda record, multiples: [record.round_no])
+    _stand_in_detector(monkeypatch, FlagsAtRoundTwo)
     posted = []
     live = LiveProtection(NY, posted.append)
     live.start()
@@ -375,3 +384,58 @@ def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
     live.stop()
     assert posted == [DetectorChecked(1), Alert(2, 3, "middle", 412, 1, 2, 100, 4170),
                       Alert(2, 5, "down", 455, 1, 2, 50, 1200), DetectorChecked(4)]
+
+
+def test_a_detector_that_cannot_start_leaves_the_table_playing_and_says_so(monkeypatch, caplog):
+    """controller/protection.py: without its tables (the analysis extra missing, say) the detector says so once,
+    loudly; rounds handed to it are taken and never read, and stopping it does not wait."""
+    import controller.analysis.protect_tables as tables_module
+    from controller.protection import LiveProtection
+    from controller.recall import RoundRecord
+
+    def cannot_load(jurisdiction, workers):
+        raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+    monkeypatch.setattr(tables_module.ProtectTables, "load", staticmethod(cannot_load))
+    posted = []
+    live = LiveProtection(NY, posted.append)
+    live.start()
+    for number in (1, 2, 3):
+        live.round_closed(RoundRecord(number))
+    live.stop()
+    assert posted == [] and live.left_out == 0 and not live._thread.is_alive()
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == ["hole-card detector not started"]
+
+
+def test_a_busy_detector_leaves_rounds_out_and_counts_them_and_a_full_event_queue_is_logged(monkeypatch, caplog):
+    """``round_closed`` never waits: with its queue full a round is left out, counted and logged; an input the
+    event queue cannot take is logged (module docstring of controller/protection.py)."""
+    import queue
+
+    from controller.protection import LiveProtection
+    from controller.recall import RoundRecord
+
+    class NeverFlags:
+        def __init__(self, tables, gap):
+            self.tables = tables
+
+        def add(self, seen):
+            return []
+
+    _stand_in_detector(monkeypatch, NeverFlags)
+    idle = LiveProtection(NY, lambda item: None, capacity=1)  # not started: nothing takes rounds off its queue
+    idle.round_closed(RoundRecord(1))
+    idle.round_closed(RoundRecord(2))
+    idle.round_closed(RoundRecord(3))
+    assert idle.left_out == 2
+    assert "hole-card detector busy: round 3 left out (2 so far)" in caplog.text
+    idle.stop()  # its queue full and no worker: returns at once
+
+    def full(item):
+        raise queue.Full
+
+    live = LiveProtection(NY, full)
+    live.start()
+    live.round_closed(RoundRecord(4))
+    live.stop()
+    assert "event queue full: the hole-card detector's DetectorChecked of round 4 not journaled" in caplog.text

@@ -520,3 +520,32 @@ def test_a_publisher_resumed_between_a_rounds_close_and_its_checkpoint_still_pub
         floor.close()
     assert [e["record"]["seq"] for e in _events(floor.messages)] == [5, 6]
     assert [json.loads(p)["seq"] for t, p, _ in floor.messages if t.endswith("/anchors")] == [6]
+
+
+@pytest.mark.parametrize("args, start", [
+    (("watch", "--config", str(Path(__file__).parents[1] / "config" / "table.yaml")),
+     "crisscross: {table}: floor is not enabled: give --broker HOST"),
+    (("watch", "--broker", "127.0.0.1", "--port", "0"), "crisscross: --port 0: expected 1 to 65535"),
+    (("audit", "--broker", "127.0.0.1", "--port", "70000"), "crisscross: --port 70000: expected 1 to 65535"),
+    (("audit", "--broker", "127.0.0.1", "--journal", "CC-01"), "crisscross: --journal 'CC-01': expected TABLE=PATH"),
+    (("audit", "--broker", "127.0.0.1", "--key", "=journal.key"), "crisscross: --key '=journal.key': expected "
+                                                                  "TABLE=PATH"),
+])
+def test_floor_tools_refuse_bad_options_in_one_line_before_connecting(args, start):
+    """controller/floor/tools.py: refused options or configuration are exit status 2 (docs/floor.md: the
+    broker is ``--broker HOST`` or ``floor:`` of the table configuration, which is off unless enabled)."""
+    from controller.config import CONFIG_DIR
+
+    proc = crisscross("floor", *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(start.format(table=CONFIG_DIR / "table.yaml")) and proc.stderr.count("\n") == 1
+
+
+def test_floor_tools_name_a_broker_that_cannot_be_reached():
+    """A broker that refuses the connection: exit status 2 naming the broker and port (docs/floor.md)."""
+    with socket.socket() as bound:  # a port nobody listens on while the test runs
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        proc = crisscross("floor", "watch", "--broker", "127.0.0.1", "--port", str(port), "--for", "0")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"crisscross: broker 127.0.0.1:{port}: Connection refused\n"

@@ -340,6 +340,34 @@ def test_panel_codec():
     assert panel.fit_display("Place your bets") == "Place your bets"
 
 
+@pytest.mark.parametrize("call, problem", [
+    (lambda: panel.encode_button("fold"), "unknown button 'fold'"),
+    (lambda: panel.encode_lamps(["reveal", "fold"]), "unknown button 'fold'"),
+    (lambda: panel.encode_display("x" * 65), "text is 65 bytes, at most 64"),
+    (lambda: panel.encode_display("\ud800"), "text is not a UTF-8 encodable string"),
+    (lambda: panel.decode_display(b"x" * 65), "text is 65 bytes, at most 64"),
+    (lambda: panel.encode_key(True, ""), "key id is 0 bytes, 1 to 32 expected"),
+    (lambda: panel.encode_key(True, "k" * 33), "key id is 33 bytes, 1 to 32 expected"),
+    (lambda: panel.encode_key(True, "\udfff"), "key id is not a UTF-8 encodable string"),
+    (lambda: panel.decode_key(b"\x01\xff\xfe"), "key id is not valid UTF-8"),
+    (lambda: panel.decode_key_status(b"\x01"), "key status: payload is 1 bytes, 2 to 33 expected"),
+    (lambda: panel.decode_key_status(b"\x00SUP-7"), "key status: an id with state 0 (off is a single 0 byte)"),
+])
+def test_panel_payloads_outside_the_protocol_are_refused_naming_what_is_wrong(call, problem):
+    """docs/protocol.md "Dealer panel": DISPLAY is UTF-8 text of at most 64 bytes; KEY a state byte and a key
+    id of 1 to 32 UTF-8 bytes; the panel's PONG a single 0 (no key) or a KEY payload with state 1."""
+    with pytest.raises(ProtocolError) as refused:
+        call()
+    assert refused.value.problem.startswith(problem)  # an unknown button's refusal goes on with the known ones
+
+
+def test_panel_key_status_round_trips_and_display_text_must_be_a_string():
+    assert panel.decode_key_status(panel.encode_key_status(None)) == panel.Key(False, "")
+    assert panel.decode_key_status(panel.encode_key_status("SUP-7")) == panel.Key(True, "SUP-7")
+    with pytest.raises(TypeError, match="display text must be str, got bytes"):
+        panel.fit_display(b"Place your bets")
+
+
 def test_ident_codec_rejects_trailing_bytes():
     good = bytes.fromhex("01 04 73686f65 00 00".replace(" ", ""))
     assert framing.decode_ident(good) == (1, "shoe", "", "")

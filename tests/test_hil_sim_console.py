@@ -173,3 +173,37 @@ def test_a_missing_card_a_bad_stack_and_a_power_cycle_as_the_host_sees_them(tabl
     shoe.send(shoe_protocol.QUERY_LAST)
     (last,) = shoe.read()
     assert shoe_protocol.decode_last(last.payload).txn_id == 0
+
+
+@pytest.mark.parametrize("line, message", [
+    ("place 1 ante_across 2.5", "AMOUNT must be an integer, got '2.5'"),
+    ("place one ante_across 500", "'one' is not a number"),
+    ("remove", "remove SEAT [SPOT...]"),
+    ("remove 1.0", "SEAT must be an integer, got '1.0'"),
+    ("clear", "clear DEVICE"),
+    ("clear printer", "no simulated device 'printer' here; simulated: sensors, shoe"),
+    ("press 'open_betting", "No closing quotation"),
+])
+def test_a_console_command_that_cannot_be_carried_out_says_why(line, message):
+    """docs/rig.md and the console's help: amounts and seats are integers, each command has its arguments; a
+    line that does not parse is refused, never half carried out."""
+    sims = {"sensors": SensorSimulator(), "shoe": ShoeSimulator(seed=1)}
+    with pytest.raises(CommandError) as refused:
+        execute(sims, line)
+    assert str(refused.value) == message
+    assert sims["sensors"].amounts() == {}
+
+
+def test_remove_takes_chips_off_the_spots_named_or_every_spot_of_the_seat():
+    """The console's help: ``remove SEAT [SPOT...]`` takes chips off a seat, every spot or those named; an empty
+    line does nothing and ``help`` prints the commands."""
+    from drivers.simconsole import HELP
+
+    sims = {"sensors": SensorSimulator()}
+    execute(sims, "place 2 ante_across 500 ante_down 500")
+    execute(sims, "place 3 ante_across 1000")
+    assert execute(sims, "remove 2 ante_down") == "seat 2: chips removed"
+    assert sims["sensors"].amounts() == {(2, "ante_across"): 500, (3, "ante_across"): 1000}
+    execute(sims, "remove 2")
+    assert sims["sensors"].amounts() == {(3, "ante_across"): 1000}
+    assert execute(sims, "   ") == "" and execute(sims, "help") == HELP

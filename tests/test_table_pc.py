@@ -93,6 +93,36 @@ def test_journald_lines_carry_the_priority_and_no_time_of_their_own():
     assert not under_journald({"JOURNAL_STREAM": "1:2"}) and not under_journald({})
 
 
+def test_a_manager_gone_away_is_logged_once_and_never_stops_the_service(tmp_path, caplog):
+    """controller/notify.py ``Notifier``: a send that fails (nobody at ``NOTIFY_SOCKET``) is logged once and
+    never raises; ``close`` may be called twice."""
+    notifier = Notifier({"NOTIFY_SOCKET": str(tmp_path / "gone.sock"), "WATCHDOG_USEC": "1000000"})
+    notifier.send(READY="1")
+    notifier.watchdog(now=10.0)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "controller.notify"]
+    assert len(warnings) == 1 and warnings[0].startswith(f"cannot notify the service manager at {tmp_path}")
+    notifier.close()
+    notifier.close()
+
+
+def test_a_journald_line_with_a_traceback_carries_the_priority_on_every_line():
+    """journald reads the ``<N>`` prefix per line (systemd.exec(5) ``SyslogLevelPrefix=``): each line of a
+    traceback keeps the record's priority; a standard error that is closed is not the journal's stream."""
+    import logging
+
+    try:
+        raise ValueError("bad frame")
+    except ValueError:
+        record = logging.LogRecord("drivers.link", logging.ERROR, __file__, 1, "link error", (), sys.exc_info())
+    lines = JournaldFormatter().format(record).splitlines()
+    assert lines[0] == "<3>drivers.link: link error" and lines[-1] == "<3>ValueError: bad frame"
+    assert len(lines) > 2 and all(line.startswith("<3>") for line in lines)
+    read, write = os.pipe()
+    os.close(read)
+    os.close(write)
+    assert not under_journald({"JOURNAL_STREAM": "1:2"}, fd=write)
+
+
 def _controller(manager_path, events, blocker=None, blocked=None):
     notifier = Notifier({"NOTIFY_SOCKET": str(manager_path), "WATCHDOG_USEC": "400000"})
     devices = StandInDevices(events)
