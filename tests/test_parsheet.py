@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from controller.analysis import report
@@ -342,11 +342,11 @@ def test_a_pay_table_with_a_push_above_a_win_is_refused(tmp_path):
 
 def _line_code(cards):
     """The line's known cards (two of the player's, two turned) coded as in ``simplified.line_features``,
-    written here from the cards' names: 5 two pair or trips, 4 pair of jacks+, 3 pair of 6s-10s, 2 pair of
-    2s-5s, 1 four to a flush, 0 nothing."""
+    written here from the cards' names: 5 two pair, three or four of a kind, 4 pair of jacks+, 3 pair of
+    6s-10s, 2 pair of 2s-5s, 1 four to a flush, 0 nothing."""
     counts = {r: [c[0] for c in cards].count(r) for r in RANKS}
     pairs = [r for r, n in counts.items() if n == 2]
-    if len(pairs) == 2 or 3 in counts.values():
+    if len(pairs) == 2 or max(counts.values()) >= 3:
         return 5
     if pairs:
         return 4 if pairs[0] in "JQKA" else 3 if pairs[0] in "6789T" else 2
@@ -363,9 +363,11 @@ def _pairs_of_rest(hole):
 
 @settings(max_examples=examples(40))
 @given(st.lists(st.sampled_from(DECK), min_size=2, max_size=2, unique=True))
+@example(["2s", "2c"])  # a pair in hand: lines of three and of four of a kind
+@example(["Ah", "Kh"])
 def test_line_features_code_every_line_as_its_cards_name_it(hole):
     """Each of the 1,225 lines of a hand (its two cards and two turned outside cards) is coded as the cards'
-    names say (``_line_code``): pairs by rank, two pair or trips, four to a flush."""
+    names say (``_line_code``): pairs by rank, two pair, three or four of a kind, four to a flush."""
     rest, p0, p1 = _pairs_of_rest(hole)
     got = line_features(tuple(DECK.index(c) for c in hole), rest, p0, p1)
     assert got.tolist() == [_line_code([*hole, DECK[rest[a]], DECK[rest[b]]]) for a, b in zip(p0, p1)]
