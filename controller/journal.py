@@ -240,6 +240,13 @@ def starts_with_zeros(path: Path) -> bool:
     return bool(head) and not head.strip(b"\x00")
 
 
+def damaged_store(path: Path, error: sqlite3.DatabaseError) -> JournalError:
+    """The refusal to start on a store whose pages read at start are damaged (SQLite's ``error``, e.g. "database
+    disk image is malformed"): nothing is repaired or rewritten; the journal is to be restored from its copy."""
+    return JournalError(f"{path}: the journal store is damaged ({error}): not started: restore the journal from "
+                        f"its copy")
+
+
 def existing_journal(path: Path, hint: str = "") -> Path:
     """``path`` as a ``Path`` when it names a non-empty regular file, the first check of every reader (``journal
     verify``, ``journal export``, ``recall``); else ``JournalError`` in one line: no such file (``hint`` added),
@@ -535,6 +542,7 @@ CREATE TABLE IF NOT EXISTS records (
     data TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS records_by_round ON records (round);
 CREATE INDEX IF NOT EXISTS round_ends ON records (type, round) WHERE {round_ends};
+CREATE INDEX IF NOT EXISTS starts ON records (seq) WHERE type = 'ServiceStarted';
 CREATE TABLE IF NOT EXISTS checkpoints (
     seq INTEGER PRIMARY KEY, round INTEGER, head TEXT NOT NULL, state TEXT NOT NULL, mac TEXT);
 CREATE TABLE IF NOT EXISTS seals (seq INTEGER PRIMARY KEY, head TEXT NOT NULL, mac TEXT NOT NULL);
@@ -695,6 +703,9 @@ class Journal:
             raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
         try:
             self._open()
+        except sqlite3.DatabaseError as exc:  # pages of the store read at start are damaged
+            self._db.close()
+            raise damaged_store(self.path, exc) from None
         except BaseException:
             self._db.close()
             raise
@@ -818,11 +829,11 @@ class Journal:
         """Stream the records after seq ``after`` (``iter_store``), on this connection."""
         return iter_store(self.path, after=after, connection=self._db)
 
-    def last_of(self, type_: str) -> dict[str, Any] | None:
-        """The last record of type ``type_``, or None; read backwards from the end of the store (the service's
-        own records, such as ``ServiceStarted``, are near it)."""
-        row = self._db.execute(f"SELECT {_COLUMNS} FROM records WHERE type = ? ORDER BY seq DESC LIMIT 1",
-                               (type_,)).fetchone()
+    def last_start(self) -> dict[str, Any] | None:
+        """The last ``ServiceStarted`` record, or None: found by the partial index ``starts``, however long ago
+        the last start was (reading back through the records would grow with a service's time up)."""
+        row = self._db.execute(f"SELECT {_COLUMNS} FROM records INDEXED BY starts WHERE type = 'ServiceStarted' "
+                               "ORDER BY seq DESC LIMIT 1").fetchone()
         return None if row is None else _row_record(row, str(self.path))
 
     def round_records(self, round_no: int | None) -> list[dict[str, Any]]:

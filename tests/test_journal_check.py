@@ -25,6 +25,7 @@ from controller.round import BETWEEN_ROUNDS, JOURNAL_DAMAGED_TEXT, Round
 from controller.service import Service
 from controller.table import load_table_config
 from drivers import events as ev
+from tests.cli_helpers import crisscross
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
 
 #: Bound of every wait here (seconds): conditions are waited for, never slept on.
@@ -42,8 +43,7 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     """A store of ``HISTORY_ROUNDS`` simulated rounds (about 300 pages of 4 KiB) and one more round after a
-    restart (a start reads back to the last ``ServiceStarted``: it must be past the pages damaged here), closed
-    (its WAL checkpointed into it): the pristine copy each test copies."""
+    restart, closed (its WAL checkpointed into it): the pristine copy each test copies."""
     path = tmp_path_factory.mktemp("history") / "j.db"
     for seed, rounds in ((31, HISTORY_ROUNDS - 1), (33, 1)):
         service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed, journal_path=path,
@@ -63,17 +63,19 @@ def _copy(history, tmp_path):
     return path
 
 
-def _damage(path, *, random_bytes: bool) -> list[int]:
-    """Overwrite two adjacent leaf pages of ``records`` a quarter into the file (history long before the last
-    checkpoint, which a start does not read), as ``dd`` would; return their page numbers."""
+def _damage(path, *, random_bytes: bool, of: str = "records", at: float = 0.25) -> list[int]:
+    """Overwrite two adjacent leaf pages of the table or index ``of`` as ``dd`` would, from the fraction ``at``
+    of its leaves (by default a quarter into those of ``records``: history long before the last checkpoint,
+    which a start does not read; 1 for the last leaf); return their page numbers."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         size = db.execute("PRAGMA page_size").fetchone()[0]
-        leaves = [n for (n,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'records' AND pagetype = 'leaf' "
-                                           "ORDER BY pageno")]
+        leaves = [n for (n,) in db.execute("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' "
+                                           "ORDER BY pageno", (of,))]
     finally:
         db.close()
-    pages = leaves[len(leaves) // 4:len(leaves) // 4 + 2]
+    first = min(int(len(leaves) * at), len(leaves) - 1)
+    pages = leaves[first:first + 2]
     with path.open("r+b") as handle:
         for page in pages:
             handle.seek((page - 1) * size)
@@ -107,6 +109,23 @@ def _check_done(service) -> str | None:
 
 def _damaged_gauge(service) -> float:
     return service.metrics.registry.get_sample_value("crisscross_journal_damaged")
+
+
+@pytest.mark.parametrize("of, at", [("starts", 0), ("records", 1)], ids=["starts", "last_records"])
+def test_a_store_damaged_where_a_start_reads_is_refused_in_one_line(history, tmp_path, of, at):
+    """Pages a start reads overwritten with random bytes: the index of the service's starts (``starts``, read
+    for the journal's mode), or the last leaf of ``records`` (the head of the chain): ``crisscross run`` refuses
+    to start, exit status 2 and one line naming the store and the damage (README "The journal"), and leaves the
+    store as it found it."""
+    path = _copy(history, tmp_path)
+    assert _damage(path, random_bytes=True, of=of, at=at)
+    before = path.read_bytes()
+    proc = crisscross("run", "--simulate", "--rounds", "1", "--journal", str(path))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"crisscross: {path}: the journal store is damaged (") and \
+        "restore the journal from its copy" in proc.stderr
+    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("random_bytes", [False, True], ids=["zeros", "random"])
