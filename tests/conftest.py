@@ -15,10 +15,12 @@ tier's CPU time on a two-core machine (README "Tests").
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the workers and every process a test starts
@@ -68,6 +70,42 @@ LONGEST_FILES = ("tests/test_floor.py", "tests/test_robustness.py", "tests/test_
                  "tests/test_hil_scenario_run.py", "tests/test_journal_check.py", "tests/contract/test_contract_panel.py",
                  "tests/test_protect.py", "tests/test_drivers_pty.py", "tests/test_recovery.py",
                  "tests/test_floor_checks.py", "tests/test_flood_pty.py")
+
+
+def _test_files(config: pytest.Config) -> list[Path]:
+    """The test files (``test_*.py``) a run collects beside this file: those in each folder it was given
+    (pyproject ``testpaths`` when none), and each file it was given. Not those of a folder with a conftest.py of
+    its own (tests/contract), which the collection loads (its marks and options) before their modules."""
+    here = Path(__file__).resolve().parent
+    files: set[Path] = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
+        if path.is_dir():
+            files.update(path.rglob("test_*.py"))
+        elif path.name.startswith("test_") and path.suffix == ".py":
+            files.add(path)
+    return sorted(f for f in files if f.parent == here)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """On a pytest-xdist worker, before it collects: import its share of the test files (one in as many as
+    there are workers), as the collection would. Every worker collects every test file, and on a first run, before
+    the caches exist, each would compile the package's modules and rewrite every test module's asserts itself
+    (about 5 s of CPU per worker); this way the workers share that work, each then finding the others' caches.
+    A later run finds the caches, and this only imports early what the collection imports anyway. A file that
+    cannot be imported is left to the collection, which reports it."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is None or session.config.getoption("importmode") != "prepend":
+        return
+    index, count = int(workerinput["workerid"].removeprefix("gw")), int(workerinput["workercount"])
+    for path in _test_files(session.config)[index::count]:
+        if str(path.parent) not in sys.path:  # as the prepend import mode does (no __init__.py in tests/)
+            sys.path.insert(0, str(path.parent))
+        try:
+            importlib.import_module(path.stem)
+        except Exception:  # noqa: BLE001, S110 - the collection imports it again and reports the error
+            pass
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
