@@ -313,6 +313,27 @@ def test_decisions_do_not_depend_on_the_suits_names(rng):
     assert canonical(cards[:2])[0] == canonical([map_card(c, perm) for c in cards[:2]])[0]
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.sampled_from(DECK), min_size=6, max_size=6, unique=True), st.sampled_from((1, 2, 3)),
+       st.sampled_from((1, 2, 3)))
+@example(["4c", "2d", "Ad", "3h", "3c", "4h"], 2, 3)  # 3x only because a 5 makes the across line a wheel
+def test_the_middle_decision_is_the_best_over_the_46_middle_cards_by_the_real_settlement(cards, x, y):
+    """``OptimalStrategy.middle`` against plain enumeration through ``settle_seat``: with the hand, the across
+    and down pairs turned and bets ``x`` and ``y`` made, the middle bet (1x-3x, NY 9 NYCRR 5324.39(e)(7)) worth
+    the most summed over the 46 unseen middle cards, the smallest of equally good ones, and a fold only when
+    losing the 2 + x + y antes is strictly better."""
+    hole, across, down = cards[:2], cards[2:4], cards[4:]
+    unit = {"ante_across": 1, "ante_down": 1, "across": 1, "down": 1, "middle": 1}
+    nets = [settle_seat(1, hole, Community(tuple(across), tuple(down), middle), unit, NY).wagers
+            for middle in DECK if middle not in cards]
+    fixed = sum(w["ante_across"].net + w["ante_down"].net + x * w["across"].net + y * w["down"].net for w in nets)
+    middle = sum(w["middle"].net for w in nets)
+    value = {z: fixed + z * middle for z in (1, 2, 3)}
+    best = min((z for z in value if value[z] == max(value.values())))
+    expected = 0 if -(2 + x + y) * len(nets) > value[best] else best
+    assert _strategy().middle(hole, across, down, x, y) == expected
+
+
 _CACHE = {}
 
 

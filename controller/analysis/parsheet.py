@@ -28,11 +28,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
+from types import ModuleType
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from controller.analysis import kernel, simplified
+from controller.analysis import simplified
 from controller.analysis.classes import BINOMIAL, CLASS_NAMES, N_CLASSES, class_table
 from controller.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
 
@@ -43,6 +44,14 @@ SCALE3 = N_MIDDLE
 SCALE2 = N_MIDDLE * N_DOWN
 SCALE1 = N_MIDDLE * N_DOWN * N_PAIRS
 STEPS = ("across", "down", "middle")
+
+
+def _kernel() -> ModuleType:
+    """``controller.analysis.kernel``, imported when first needed: importing numba costs a third of a second of
+    CPU, which a process that only reads the strategy file or the payoffs (a simulated table) need not pay."""
+    from controller.analysis import kernel
+
+    return kernel
 
 
 def payoffs(table: PayTable) -> np.ndarray:
@@ -151,7 +160,7 @@ class ParSheetEngine:
         # the smallest and largest multiples: the only bets the optimal strategy makes (``extreme_multiples``)
         self.extremes = extreme_multiples(self.multiples)
         self.ante_pay, self.bet_pay = self.ante.astype(np.int64), self.bet.astype(np.int64)
-        self.by_card_dtype = kernel.by_card_dtype(self.ante_pay, self.bet_pay, self.multiple_array)
+        self.by_card_dtype = _kernel().by_card_dtype(self.ante_pay, self.bet_pay, self.multiple_array)
         # the middle bet's payoff by class steps: h(k) - h(k + 1), with h(11) = 0 (kernel module docstring)
         self.steps = self.bet_pay - np.append(self.bet_pay[1:], 0)
         pairs = np.array(list(combinations(range(50), 2)), dtype=np.int64)
@@ -171,7 +180,7 @@ class ParSheetEngine:
     def line_classes(self, hole: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """Remaining cards (50) and the class of each line ``[pair, middle]`` (uint8; invalid entries are 0)."""
         rest = np.array([c for c in range(52) if c not in hole], dtype=np.int64)
-        return rest, kernel.line_classes(np.array(hole, dtype=np.int64), rest, self.p0, self.p1, self.classes,
+        return rest, _kernel().line_classes(np.array(hole, dtype=np.int64), rest, self.p0, self.p1, self.classes,
                                          BINOMIAL)
 
     def solve(self, hole: tuple[int, int]) -> "Solution":
@@ -217,7 +226,7 @@ class ParSheetEngine:
     def tables(self, hole: tuple[int, int]) -> tuple[np.ndarray, tuple]:
         """The line classes of ``hole`` and the per-pair arrays of the compiled loops (``kernel.line_tables``)."""
         _, cls = self.line_classes(hole)
-        return cls, kernel.line_tables(cls, self.pair_valid, self.ante_pay, self.bet_pay)
+        return cls, _kernel().line_tables(cls, self.pair_valid, self.ante_pay, self.bet_pay)
 
     def down_values(self, lines: tuple, detail: bool = False, strategies: tuple | None = None,
                     multiples: tuple[int, ...] | None = None):
@@ -232,7 +241,7 @@ class ParSheetEngine:
             strategies = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                           np.zeros(N_PAIRS, dtype=np.int64), np.zeros((0, 1, 1), dtype=np.int64))
         by_card = np.zeros((len(multiples) ** 2, 50, N_PAIRS if detail else 0), dtype=self.by_card_dtype)
-        total, never_fold, down_outside, codes, policy = kernel.decision_values(
+        total, never_fold, down_outside, codes, policy = _kernel().decision_values(
             self.p0, self.p1, lines, self.steps, np.array(multiples, dtype=np.int64), detail, by_card, *strategies)
         return (*self._best_down(total, True, multiples), (down_outside, codes),
                 self._best_down(never_fold, False, multiples), policy)
@@ -320,7 +329,7 @@ class ParSheetEngine:
         dec["down"][0] = folded_down * per_a
         add(result.returns, ("fold", "down"), -(2 + x) * folded_down * per_a)
         add(result.mass, ("fold", "down"), folded_down * per_a)
-        folds, bets, across_by_class, down_by_class, middle_mass, middle_z = kernel.account(
+        folds, bets, across_by_class, down_by_class, middle_mass, middle_z = _kernel().account(
             self.p0, self.p1, lines, codes, np.array(multiples, dtype=np.int64), x, y_of_a)
         wager = 2.0 * SCALE1 + x * SCALE1
         played = [j for j, y in enumerate(multiples) if (y_of_a == y).any()]
@@ -392,7 +401,7 @@ class ParSheetEngine:
         folded = np.array([-(2 + x) * 1081 for x in self.multiples], dtype=np.int64)
         # [x][m, a]: the best over the 1081 down pairs' sums, of integers, so max(-(2 + x), best / 1081) is
         # the largest of the quotients; 0 where m is in a
-        best = kernel.middle_seen_best(self.p0, self.p1, cls, self.pair_valid, payoff, folded)
+        best = _kernel().middle_seen_best(self.p0, self.p1, cls, self.pair_valid, payoff, folded)
         usable = self.pair_valid.T  # [m, pair]
         best_x = np.full(50, -2.0)
         for i in range(len(self.multiples)):

@@ -14,6 +14,7 @@ a strategy for pay tables without a file is computed class by class when first n
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from controller.analysis.classes import colex_index
-from controller.analysis.parsheet import SCALE3, ParSheetEngine, hole_classes
+from controller.analysis.classes import classify
+from controller.analysis.parsheet import SCALE3, ParSheetEngine, hole_classes, payoffs
 from controller.cards import DECK
 from controller.paytable import Jurisdiction, load_jurisdiction
 
@@ -70,8 +71,9 @@ class OptimalStrategy:
     """
 
     def __init__(self, jurisdiction: Jurisdiction, directory: Path = STRATEGY_DIR) -> None:
-        self.engine = ParSheetEngine(jurisdiction)
-        self.multiples = self.engine.multiples
+        self.jurisdiction = jurisdiction
+        self.multiples = tuple(jurisdiction.bet_multiples)
+        self.ante, self.bet = payoffs(jurisdiction.ante), payoffs(jurisdiction.bet)
         self._policies: dict[tuple[int, int], tuple[int, np.ndarray, list[int]]] = {}
         self.path = Path(directory) / f"{fingerprint(jurisdiction)}.npz"
         if self.path.exists():
@@ -84,6 +86,12 @@ class OptimalStrategy:
             rep = (int(hole[0]), int(hole[1]))
             rest = [c for c in range(52) if c not in rep]
             self._policies[rep] = (int(x), y, rest)
+
+    @functools.cached_property
+    def engine(self) -> ParSheetEngine:
+        """The par sheet's engine (its class table and compiled loops), built only for a class whose decisions
+        the strategy file does not hold."""
+        return ParSheetEngine(self.jurisdiction)
 
     def save(self) -> Path:
         """Compute every class's across and down decisions and write them to ``self.path``."""
@@ -118,18 +126,18 @@ class OptimalStrategy:
 
     def middle(self, hole: Sequence[str], across_cards: Sequence[str], down_cards: Sequence[str],
                across_bet: int, down_bet: int) -> int:
-        """The middle decision with the four outside cards turned, over the 46 middle cards still unseen."""
+        """The middle decision with the four outside cards turned, over the 46 middle cards still unseen (each
+        line's pay class by ``classes.classify``, the rules of the par sheet's class table)."""
         seen = [_INDEX[c] for c in (*hole, *across_cards, *down_cards)]
         unseen = np.array([c for c in range(52) if c not in seen])
         def classes(line: Sequence[str]) -> np.ndarray:
             cards = np.empty((len(unseen), 5), dtype=np.int64)
             cards[:, :4] = [_INDEX[c] for c in (*hole, *line)]
             cards[:, 4] = unseen
-            return self.engine.classes[colex_index(cards)]
+            return classify(cards, self.jurisdiction.wheel)
         c_a, c_d = classes(across_cards), classes(down_cards)
-        eng = self.engine
-        base = (eng.ante[c_a] + eng.ante[c_d] + across_bet * eng.bet[c_a] + down_bet * eng.bet[c_d]).sum()
-        middle = eng.bet[np.maximum(c_a, c_d)].sum()
+        base = (self.ante[c_a] + self.ante[c_d] + across_bet * self.bet[c_a] + down_bet * self.bet[c_d]).sum()
+        middle = self.bet[np.maximum(c_a, c_d)].sum()
         z = self.multiples[-1] if middle > 0 else self.multiples[0]
         fold = -(2 + across_bet + down_bet) * SCALE3
         return 0 if fold > base + z * middle else z
