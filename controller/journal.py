@@ -633,7 +633,17 @@ def lock_store(store: Path) -> int:
 
     Raises ``JournalError`` when another process (or another ``Journal`` of this one) holds it: a second
     service on a table's journal would interleave its records with the first's; ``OSError`` when the lock file
-    cannot be made."""
+    cannot be made. A store reached through a symbolic link is locked beside its real file (``beside``); a store
+    with more than one name (hard links) is refused (``JournalError``): a service reaching it by another name would
+    not see this lock."""
+    try:
+        names = os.stat(store).st_nlink
+    except FileNotFoundError:  # a new store: made once locked
+        names = 1
+    if names > 1:
+        raise JournalError(f"{store}: the journal store has {names} names (hard links): a service started on another "
+                           f"name would not see this one's lock; keep one name (copy it instead of linking): not "
+                           f"opened")
     fd = os.open(lock_path(store), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -103,8 +103,11 @@ def mac(key: bytes, label: str, *parts: Any) -> str:
 
 
 def beside(store: Path, extension: str) -> Path:
-    """A file kept beside the store at ``store``: ``<store><extension>`` (``.anchor``, ``.lock``)."""
-    return Path(store).with_name(Path(store).name + extension)
+    """A file kept beside the store at ``store``: ``<store><extension>`` (``.anchor``, ``.lock``), beside the
+    store's real file when ``store`` is reached through a symbolic link (as SQLite keeps its WAL), so that every
+    name of one store has the same lock and anchor."""
+    real = Path(os.path.realpath(store))
+    return real.with_name(real.name + extension)
 
 
 def anchor_path(store: Path) -> Path:

@@ -131,6 +131,32 @@ def test_one_writer_per_store_a_second_journal_on_it_is_refused_until_the_first_
     Journal(path, fsync=False).close()  # the lock went with the first
 
 
+def test_a_store_reached_by_another_name_is_locked_all_the_same(tmp_path):
+    """A second writer through a symbolic link to a store in use is refused (the lock is beside the real file,
+    as SQLite keeps its WAL); a store with a second name (a hard link) is refused whoever holds it, since a
+    service on the other name would not see the first one's lock. Nothing is written by either refusal."""
+    path = _store(tmp_path / "j.db", rounds=1)
+    (tmp_path / "other").mkdir()
+    link = tmp_path / "other" / "link.db"
+    link.symlink_to(path)
+    first = Journal(path, fsync=False)
+    try:
+        with pytest.raises(JournalError, match="in use by another process"):
+            Journal(link, fsync=False)
+        before = path.read_bytes()
+        hard = tmp_path / "other" / "hard.db"
+        hard.hardlink_to(path)
+        with pytest.raises(JournalError) as refused:
+            Journal(hard, fsync=False)
+        assert str(refused.value).startswith(f"{hard}: the journal store has 2 names (hard links)")
+        assert path.read_bytes() == before and not (tmp_path / "other" / "hard.db.lock").exists()
+        hard.unlink()
+    finally:
+        first.close()
+    Journal(link, fsync=False).close()  # by its link, once free
+    assert not (tmp_path / "other" / "link.db.lock").exists() and (tmp_path / "j.db.lock").exists()
+
+
 def test_a_dangling_link_in_place_of_the_journal_is_refused_not_followed(tmp_path):
     """A journal path that is a link to nowhere would otherwise create a store wherever the link points."""
     link = tmp_path / "j.db"
