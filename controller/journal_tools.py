@@ -123,8 +123,8 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) ->
         else:
             problem = jkey.check_anchor(anchor, hash_at, last, key if keyed else None)
             if problem:
-                kind = "truncated" if problem.startswith("truncated") else "forged"
-                verdict.tamper = Tamper(kind, last, last, problem)
+                kind = "truncated" if problem.startswith("truncated: ") else "forged"
+                verdict.tamper = Tamper(kind, last, last, problem.removeprefix("truncated: "))
                 return
         if key_row is not None and sealed_to < last:
             verdict.tamper = Tamper("appended", sealed_to + 1, sealed_to + 1,

@@ -34,7 +34,7 @@ from controller.alerts import Alert, DetectorChecked
 from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
 from controller.eventqueue import EventQueue
-from controller.inputs import PromptDue, ServiceStarted
+from controller.inputs import JournalDamaged, PromptDue, ServiceStarted
 from controller.journal import Journal, JournalError, damaged_store
 from controller.journal_check import JournalCheck
 from controller.journal_key import JournalKeyError, load_key
@@ -123,6 +123,9 @@ class Controller:
         self._round_records: list[dict[str, Any]] = list(recovered.round_records)
         self._done = False
         self._stop_after_round = False
+        #: the run ended before its round count because the journal store was found damaged (``_closed_for_good``)
+        self.stopped_short = False
+        self._damage_found = False  # a ``JournalDamaged`` was applied in this run
         self.journal_error: OSError | None = None
         self._prompt_timer: threading.Timer | None = None
         self._pending: deque[Any] = deque()  # inputs taken from the queue and put back (``process``)
@@ -157,6 +160,8 @@ class Controller:
                     log.warning("stopping after round %s", self.machine.round_no)
                     continue
                 self.process(item, *self._arrived_with())
+                if self._closed_for_good():
+                    break
             self._finish()
             self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
         except OSError as exc:
@@ -168,7 +173,19 @@ class Controller:
             self.watch.stopping()
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
-        return 0 if self.machine.state in ("starting", *ROUND_OVER) else 1
+        return 0 if self.machine.state in ("starting", *ROUND_OVER) and not self.stopped_short else 1
+
+    def _closed_for_good(self) -> bool:
+        """With a round count (``rounds``): True once this run's check found the journal store damaged
+        (``JournalDamaged``: no round opens, ``Round.journal_whole``) and no round is in progress, so the count
+        can never be reached: the run ends (exit status 1) rather than wait for rounds that cannot open. Without
+        a count the service stays up, the table closed, until it is stopped."""
+        if self.rounds is None or not self._damage_found or self.machine.journal_whole() or self.machine.round_open():
+            return False
+        log.error("journal %s is damaged: no round opens; %d of %d rounds played: stopping", self.journal.path,
+                  self.rounds_closed, self.rounds)
+        self.stopped_short = True
+        return True
 
     def _finish(self) -> None:
         """Call ``finish`` and apply the detector's inputs it left on the queue (``Alert``, ``DetectorChecked``;
@@ -220,6 +237,7 @@ class Controller:
                 cut = len(event.detail) - MAX_DETAIL
                 event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
             entries.append(("event", type(event).__name__, fields_of(event), self.machine.round_no))
+            self._damage_found = self._damage_found or isinstance(event, JournalDamaged)
             try:
                 produced = self.machine.handle(event)
             except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
@@ -696,6 +714,10 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
             fault = machine.fault
             print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
                   f" ({fault.detail if fault else ''})", file=sys.stderr)
+        elif service.controller.stopped_short:
+            print(f"crisscross: stopped: the journal store {service.journal.path} is damaged and no round opens on "
+                  f"it ({service.controller.rounds_closed} of {rounds} rounds played): restore it from its copy",
+                  file=sys.stderr)
         elif status:
             print(f"crisscross: stopped with round {machine.round_no} open ({machine.state}): its wagers are "
                   f"unresolved; the journal keeps them", file=sys.stderr)

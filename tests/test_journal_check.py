@@ -128,6 +128,29 @@ def test_a_store_damaged_where_a_start_reads_is_refused_in_one_line(history, tmp
     assert path.read_bytes() == before
 
 
+def test_a_round_count_that_a_damaged_store_cannot_reach_ends_the_run_with_status_1(history, tmp_path):
+    """``crisscross run --rounds 5`` on a store damaged in its history: the check finds it after the start, the
+    round in progress (if any) settles, no round opens, and the run ends with exit status 1 and one line saying
+    why, instead of waiting for rounds that cannot open. Nothing of the history is rewritten."""
+    path = _copy(history, tmp_path)
+    pages = _damage(path, random_bytes=False)
+    size = sqlite3.connect(history).execute("PRAGMA page_size").fetchone()[0]
+    with path.open("rb") as handle:
+        handle.seek((pages[0] - 1) * size)
+        damaged = handle.read(2 * size)
+    proc = crisscross("run", "--simulate", "--quiet", "--rounds", "5", "--journal", str(path))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"crisscross: stopped: the journal store {path} is damaged and no round opens on "
+                                  f"it (") and proc.stderr.endswith("rounds played): restore it from its copy\n")
+    records = _records_after_the_last_start(path)
+    assert [r["type"] for r in records if r["type"] == "JournalDamaged"] == ["JournalDamaged"]
+    assert sum(r["type"] in ("RoundClosed", "RoundVoided") for r in records) < 5
+    with path.open("rb") as handle:
+        handle.seek((pages[0] - 1) * size)
+        assert handle.read(2 * size) == damaged
+
+
 @pytest.mark.parametrize("random_bytes", [False, True], ids=["zeros", "random"])
 def test_a_store_damaged_in_its_history_is_found_after_ready_and_no_new_round_opens(history, tmp_path, caplog,
                                                                                   random_bytes):

@@ -154,6 +154,10 @@ def test_a_journal_shorter_than_its_anchor_is_refused_at_start_even_without_a_ke
     forge(tmp_path / "j.db", ("DELETE FROM records WHERE seq = 2", ()), ("DELETE FROM checkpoints WHERE seq = 2", ()))
     with pytest.raises(JournalError, match="truncated: the journal ends at record 1, its anchor was written at record 2"):
         Journal(tmp_path / "j.db")
+    proc = _verify(tmp_path / "j.db")  # README "The journal": exit 1, the place and kind named once
+    assert proc.returncode == 1
+    assert proc.stdout == (f"{tmp_path / 'j.db'}: tampered: line 1, seq 1: truncated: the journal ends at record 1, "
+                           f"its anchor was written at record 2 (records cut from the end)\n")
 
 
 def test_init_key_creates_a_private_key_once(tmp_path):
