@@ -302,10 +302,12 @@ class SimulatedTable:
                 self._act(self.panel.press, action)
                 self.supervisor_actions[action] += 1
                 self._clears_in_round += action == "clear_fault"
-                # done when its lamp goes out, or for an alert when the next alert is shown
+                # done when its lamp goes out, or for an alert when the next alert is shown; a busy table may take
+                # a while to show it, and lamps read before then are those of before the press (acting on them,
+                # a void pressed after a clear lands in the round the clear resumed)
                 self.panel.wait_for(lambda a=action: a not in self.panel.lamps or (
                     a == "acknowledge_alert" and self.panel.display != shown
-                    and self.panel.display.startswith("ALERT")), 1.0)
+                    and self.panel.display.startswith("ALERT")), self.patience)
                 waited = time.monotonic()
         finally:
             self._act(self.panel.turn_key, False, self.supervisor_id)
