@@ -240,13 +240,6 @@ def starts_with_zeros(path: Path) -> bool:
     return bool(head) and not head.strip(b"\x00")
 
 
-def damaged_store(path: Path, error: sqlite3.DatabaseError) -> JournalError:
-    """The refusal to start on a store whose pages read at start are damaged (SQLite's ``error``, e.g. "database
-    disk image is malformed"): nothing is repaired or rewritten; the journal is to be restored from its copy."""
-    return JournalError(f"{path}: the journal store is damaged ({error}): not started: restore the journal from "
-                        f"its copy")
-
-
 def existing_journal(path: Path, hint: str = "") -> Path:
     """``path`` as a ``Path`` when it names a non-empty regular file, the first check of every reader (``journal
     verify``, ``journal export``, ``recall``); else ``JournalError`` in one line: no such file (``hint`` added),
@@ -673,7 +666,8 @@ class Journal:
     ``created`` is true when there was no file (or an empty one) at ``path``, so that a mistyped path can be
     told apart from a table's history; ``last_round_no`` is the highest round number recorded;
     ``open_rounds`` the rounds opened and neither closed nor voided; ``checkpoint`` the last ``Checkpoint``
-    (None: replay from the first record). ``clock`` returns the timestamp text of each record.
+    (None: replay from the first record); ``last_start`` the last ``ServiceStarted`` record at opening (None:
+    none). ``clock`` returns the timestamp text of each record.
     """
 
     def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now,
@@ -713,9 +707,10 @@ class Journal:
             raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
         try:
             self._open()
-        except sqlite3.DatabaseError as exc:  # pages of the store read at start are damaged
+        except sqlite3.DatabaseError as exc:  # pages read at start are damaged: restored, never repaired here
             self._db.close()
-            raise damaged_store(self.path, exc) from None
+            raise JournalError(f"{self.path}: the journal store is damaged ({exc}): not started: restore the "
+                               f"journal from its copy") from None
         except BaseException:
             self._db.close()
             raise
@@ -795,6 +790,11 @@ class Journal:
             f"SELECT round FROM records WHERE {_ROUND_ENDS} GROUP BY round "
             "HAVING max(type = 'RoundOpened') AND NOT max(type != 'RoundOpened') ORDER BY round")]
         self.since_checkpoint = self._seq - base
+        # by the partial index of starts, however long ago the last start was (reading back through the records
+        # would grow with a service's time up)
+        start = db.execute(f"SELECT {_COLUMNS} FROM records INDEXED BY starts WHERE type = 'ServiceStarted' "
+                           "ORDER BY seq DESC LIMIT 1").fetchone()
+        self.last_start = None if start is None else _row_record(start, where)
 
     def _introduce_key(self, anchor: dict[str, Any] | None) -> None:
         """Seal a journal kept so far without a key: its id, the seq from which it seals (itself sealed), a seal
@@ -838,13 +838,6 @@ class Journal:
     def records(self, *, after: int = 0) -> Iterator[dict[str, Any]]:
         """Stream the records after seq ``after`` (``iter_store``), on this connection."""
         return iter_store(self.path, after=after, connection=self._db)
-
-    def last_start(self) -> dict[str, Any] | None:
-        """The last ``ServiceStarted`` record, or None: found by the partial index ``starts``, however long ago
-        the last start was (reading back through the records would grow with a service's time up)."""
-        row = self._db.execute(f"SELECT {_COLUMNS} FROM records INDEXED BY starts WHERE type = 'ServiceStarted' "
-                               "ORDER BY seq DESC LIMIT 1").fetchone()
-        return None if row is None else _row_record(row, str(self.path))
 
     def round_records(self, round_no: int | None) -> list[dict[str, Any]]:
         """The records of round ``round_no`` in seq order (by the store's round index)."""

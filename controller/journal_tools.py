@@ -27,6 +27,7 @@ from controller.journal import (
     iter_jsonl,
     iter_store,
     key_from,
+    lock_path,
     parse_canonical,
     refuse_lost_records,
 )
@@ -198,7 +199,8 @@ def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, b
         jkey.write_anchor(journal.anchor_path, *journal.head, key)
     except BaseException:
         journal.close()
-        for leftover in (destination, *(jkey.beside(destination, end) for end in (".anchor", ".lock", "-wal", "-shm"))):
+        for leftover in (destination, jkey.anchor_path(destination), lock_path(destination),
+                         *(jkey.beside(destination, end) for end in ("-wal", "-shm"))):
             leftover.unlink(missing_ok=True)
         raise
     journal.close()

@@ -18,7 +18,6 @@ import logging
 import queue
 import shutil
 import signal
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -35,7 +34,7 @@ from controller.config import ConfigError, state_dir
 from controller.control import ControlServer
 from controller.eventqueue import EventQueue
 from controller.inputs import JournalDamaged, PromptDue, ServiceStarted
-from controller.journal import Journal, JournalError, damaged_store
+from controller.journal import Journal, JournalError
 from controller.journal_check import JournalCheck
 from controller.journal_key import JournalKeyError, load_key
 from controller.metrics import ServiceMetrics
@@ -479,12 +478,7 @@ class Service:
         self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path),
                                     history=not (self.simulated and journal_path is None))
         mode = "simulated" if self.simulated else "table"
-        try:
-            last_start = self.journal.last_start()
-        except sqlite3.DatabaseError as exc:
-            self.journal.close()
-            raise damaged_store(self.journal.path, exc) from None
-        played = (last_start or {}).get("data", {}).get("mode")
+        played = (self.journal.last_start or {}).get("data", {}).get("mode")
         if played and played != mode:
             self.journal.close()
             raise JournalError(f"{self.journal.path}: this journal holds {played} play and this run is {mode} play; "

@@ -15,6 +15,7 @@ tier's CPU time on a two-core machine (README "Tests").
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -102,10 +103,8 @@ def pytest_collection(session: pytest.Session) -> None:
     for path in _test_files(session.config)[index::count]:
         if str(path.parent) not in sys.path:  # as the prepend import mode does (no __init__.py in tests/)
             sys.path.insert(0, str(path.parent))
-        try:
+        with contextlib.suppress(Exception):  # the collection imports it again and reports the error there
             importlib.import_module(path.stem)
-        except Exception:  # noqa: BLE001, S110 - the collection imports it again and reports the error
-            pass
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
