@@ -84,6 +84,7 @@ def play_round(table: Table, rng: random.Random, timed: list[float] | None = Non
     rng.shuffle(deck)
     table.feed(ev.ButtonPressed("open_betting"))
     table.feed(ev.ShuffleComplete(52))
+    table.feed(ev.SpotsSnapshot(table.last(cmd.ReadSpots).request_id, ()))  # the layout as betting opens: cleared
     layout = []
     for seat in SEATS:
         for spot, amount in (("ante_across", 500), ("ante_down", 500), ("five_card_bonus", 100)):

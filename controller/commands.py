@@ -165,13 +165,16 @@ class FaultRaised:
 
     ``resumable``: the round may resume once the cause is cleared (a supervisor's ``clear_fault``); False when
     the cards of the round can no longer be trusted (a repeated or foreign card, a stack of the wrong size, a
-    shoe that dealt what the journal does not know, a defect): then only a void ends the round."""
+    shoe that dealt what the journal does not know, a defect): then only a void ends the round. ``fault_id``: its
+    number (``Round.answers``), which a supervisor's ``clear_fault`` names (0: a fault at the start, before any
+    round machine state, or a record written before faults were numbered)."""
 
     round_no: int | None
     device: str | None
     cause: str
     detail: str
     resumable: bool = True
+    fault_id: int = 0
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,8 @@ class OperatorAction:
     person decided on (as ``GET /state`` showed them); the round machine refuses the action when either no
     longer matches, so a stale action never changes the round that followed. ``stale`` is set by the interface
     when it already saw the mismatch (and answered 409): the action is journaled and refused with that text.
+    ``answers``: for an action that answers something (``ANSWERING``), the number of what the person examined
+    (``/state`` ``answers``, ``Round.answers``); a different number is stale too (``stale_answer``).
     """
 
     action: str
@@ -70,6 +72,7 @@ class OperatorAction:
     round: int | None = None
     state: str | None = None
     stale: str = ""
+    answers: int | None = None
 
 
 def stale_reason(round_no: int | None, state: str | None, current_round: int | None, current_state: str | None) -> str:
@@ -82,6 +85,23 @@ def stale_reason(round_no: int | None, state: str | None, current_round: int | N
     if state is not None and state != current_state:
         return f"stale: the action names state {state}; round {current_round} is in {current_state}"
     return ""
+
+
+#: Actions that answer something the round raised, and name it by number (``OperatorAction.answers``): a fault
+#: (``clear_fault``), past-posting (``acknowledge``), a payout reading that differed (``accept_mispay``).
+ANSWERING: tuple[str, ...] = ("clear_fault", "acknowledge", "accept_mispay")
+
+
+def stale_answer(action: str, answers: int | None, current: dict[str, int]) -> str:
+    """Why ``action`` naming ``answers`` (None: not named) must not apply now that the round's ``current``
+    answers are these (``Round.answers``, ``/state`` ``answers``); ``""`` when it may. The one rule, used by the
+    control interface (409) and by the round machine (``PressRefused``): a clearance retried after its fault was
+    cleared never clears a later fault (docs/control.md, "The round guard")."""
+    if answers is None or action not in ANSWERING or current.get(action) == answers:
+        return ""
+    now = current.get(action)
+    return (f"stale: the action answers {answers}; {action} answers "
+            + ("nothing now" if now is None else f"{now} now"))
 
 
 @dataclass(frozen=True)

@@ -115,11 +115,17 @@ def differences(plan: dict[str, dict[str, Any]], seen: dict[str, int]) -> tuple[
     ``SPOTS`` order: ``{"spot", "expected", "seen", "difference"}`` with ``difference`` = seen - expected
     (negative: short, the player was underpaid or a push was taken; positive: over, an overpayment or a losing
     wager left on the layout)."""
+    return differences_from(expected_of(plan), seen)
+
+
+def differences_from(expected: dict[str, int], seen: dict[str, int]) -> tuple[dict[str, Any], ...]:
+    """As ``differences``, against ``expected`` (spot -> what the spot must hold; a missing spot must be empty):
+    for a seat already paid, or not yet paid, whose chips must not move while another seat is paid."""
     out = []
     for spot in SPOTS:
-        expected, amount = plan[spot]["expected"], seen.get(spot, 0)
-        if amount != expected:
-            out.append({"spot": spot, "expected": expected, "seen": amount, "difference": amount - expected})
+        should, amount = expected.get(spot, 0), seen.get(spot, 0)
+        if amount != should:
+            out.append({"spot": spot, "expected": should, "seen": amount, "difference": amount - should})
     return tuple(out)
 
 
@@ -140,8 +146,12 @@ def instruction_text(seat: int, plan: dict[str, dict[str, Any]]) -> str:
     return f"Seat {seat} pay {total_pay(plan)}: " + " ".join(steps)
 
 
-def mispay_text(seat: int, found: tuple[dict[str, Any], ...]) -> str:
-    """The panel's message for a payout that does not match, e.g. ``Seat 4 mispay: AA short 500 M over 1000``."""
-    parts = [f"{SHORT[d['spot']]} {'short' if d['difference'] < 0 else 'over'} {abs(d['difference'])}"
-             for d in found]
-    return f"Seat {seat} mispay: " + " ".join(parts)
+def mispay_text(seat: int, found: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
+    """The panel's message for a payout reading that does not match, e.g. ``Seat 4 mispay: AA short 500 M over
+    1000``; a difference on another seat (``"seat"`` in it, ``controller.round._check_payout``) is named under
+    that seat: ``Seat 5 mispay: AA over 3500`` (the seat being paid first when it differs too, ``; `` between)."""
+    by_seat: dict[int, list[str]] = {}
+    for d in found:
+        part = f"{SHORT[d['spot']]} {'short' if d['difference'] < 0 else 'over'} {abs(d['difference'])}"
+        by_seat.setdefault(d.get("seat", seat), []).append(part)
+    return "; ".join(f"Seat {s} mispay: " + " ".join(parts) for s, parts in by_seat.items())

@@ -142,7 +142,8 @@ def _amounts(wagers: dict[str, Any]) -> str:
 
 
 def _differences(found: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{d['spot']} expected {d['expected']} seen {d['seen']} ({d['difference']:+d})" for d in found)
+    return ", ".join(f"{'seat ' + str(d['seat']) + ' ' if 'seat' in d else ''}{d['spot']} expected {d['expected']} "
+                     f"seen {d['seen']} ({d['difference']:+d})" for d in found)
 
 
 def _payout_checked(data: dict[str, Any]) -> str:

@@ -59,10 +59,10 @@ from controller.alerts import ACKNOWLEDGE_ALERT, AlertDesk
 from controller.cards import DECK
 from controller.manual import ManualDealing
 from controller.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, JournalDamaged, JournalWhole, OperatorAction,
-                               PromptDue, ServiceStarted, stale_reason)
+                               PromptDue, ServiceStarted, stale_answer, stale_reason)
 from controller.paytable import Jurisdiction
-from controller.payout import (differences, expected_of, instruction_text, mispay_text, plan_seat, short_and_over,
-                               total_pay)
+from controller.payout import (differences, differences_from, expected_of, instruction_text, mispay_text,
+                               plan_seat, short_and_over, total_pay)
 from controller.settlement import Community, settle_seat
 from controller.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
 from drivers import events as ev
@@ -286,6 +286,13 @@ class RoundData:
     board: list[str] = field(default_factory=list)  # community cards entered, in cross order (turned or not)
     entry_pending: list[str] = field(default_factory=list)  # community cards entered for the reveal in progress
     held_seats: dict[int, dict[str, int]] = field(default_factory=dict)  # seat -> wagers held by a supervisor
+    # what was announced (NY 5324.39(c)(3); ``_announce``)
+    layout_read: bool = False  # betting: the spots were read since betting opened (or resumed): ``layout`` holds
+    called: dict[tuple[int, str], int] = field(default_factory=dict)  # the spots an announcement decides -> held
+    returnable: dict[tuple[int, str], int] = field(default_factory=dict)  # excluded seats' spots -> most left
+    payout_base: dict[int, dict[str, int]] = field(default_factory=dict)  # seat -> what it held as payout began
+    checked: dict[int, dict[str, int]] = field(default_factory=dict)  # seat paid and checked -> what it holds
+    acks_id: int | None = None  # the notice number of the latest past-posting awaiting a supervisor
 
 
 class Round(ManualDealing, AlertDesk):
@@ -322,6 +329,13 @@ class Round(ManualDealing, AlertDesk):
         self._private_panel: list[Any] | None = None  # [text, buttons] last shown with the key turned, else None
         #: what the check of the journal store found wrong (``JournalDamaged.detail``); None: not found damaged
         self.journal_damage: str | None = None
+        #: the chips on the layout as the bet sensors reported them, in journal order (every ``SpotChanged`` and
+        #: reading, in any state): (seat, spot) -> minor units, empty spots left out. What an announcement
+        #: decides is taken from it when the announcement is journaled (``_announce``, NY 5324.39(c)(3)).
+        self.layout: dict[tuple[int, str], int] = {}
+        #: the last number given to something a supervisor answers (a fault, past-posting, a payout reading that
+        #: differed): the answer names it (``answers``, docs/control.md "The round guard")
+        self.notice_no = 0
         self.machine = _Graph(model=self, states=STATES, transitions=_transitions(), initial="starting",
                               queued=True, auto_transitions=False, send_event=False)
 
@@ -394,8 +408,8 @@ class Round(ManualDealing, AlertDesk):
         manual = self._manual_actions()
         if manual is not None:
             return manual + void
-        if state == "betting":
-            return (("no_more_bets",) if data and data.shuffled else ()) + void
+        if state == "betting":  # the shuffle counted and the layout read since betting opened (``_announce``)
+            return (("no_more_bets",) if data and data.shuffled and data.layout_read else ()) + void
         if state == "wagers_held":
             return ("no_more_bets",) + (("exclude",) if data and data.invalid else ()) + void
         if state.endswith("_decision"):
@@ -428,7 +442,8 @@ class Round(ManualDealing, AlertDesk):
         shown in ``display`` gives way to), ``community`` (the revealed community cards
         only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at`` and
         ``dealt`` (whether its two cards are out; never the cards); ``journal_damaged`` (bool): the journal store
-        was found damaged and no round opens (``journal_whole``).
+        was found damaged and no round opens (``journal_whole``); ``answers``: what ``clear_fault``,
+        ``acknowledge`` and ``accept_mispay`` would answer now, by number (``answers``), each fault's ``id``.
         """
         data = self.round
         return {
@@ -439,8 +454,9 @@ class Round(ManualDealing, AlertDesk):
             "lamps": list(self._lamps or ()),
             "supervisor_key": self.supervisor_key is not None,
             "devices_ready": sorted(self.devices_ready),
-            "faults": [{"cause": f.cause, "device": f.device, "detail": f.detail, "resumable": f.resumable}
-                       for f in self.faults] if self.state == "fault" else [],
+            "faults": [{"id": f.fault_id, "cause": f.cause, "device": f.device, "detail": f.detail,
+                        "resumable": f.resumable} for f in self.faults] if self.state == "fault" else [],
+            "answers": self.answers(),
             "pending_past_posting": [dict(item) for item in data.pending_acks] if data else [],
             "display": self._display,
             "prompt": self._prompt,
@@ -526,7 +542,7 @@ class Round(ManualDealing, AlertDesk):
     def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True) -> None:
         # a settled round cannot be voided: what is left (the check of the chips) resumes once the devices answer
         resumable = resumable or self.phase in PAYOUT_STATES
-        fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable)
+        fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable, self._notice())
         if self.state != "fault":
             self.faults = []
             self.resume_state = self.state
@@ -537,6 +553,25 @@ class Round(ManualDealing, AlertDesk):
         need = "clear or void" if self.unsettled() else "clear"
         self._emit(fault)
         self._show(f"FAULT {cause}: supervisor to {need if resumable else 'void'}")
+
+    def _notice(self) -> int:
+        """A new notice number (``notice_no``), for something a supervisor must answer."""
+        self.notice_no += 1
+        return self.notice_no
+
+    def answers(self) -> dict[str, int]:
+        """What each action that answers something would answer now, by its notice number: ``clear_fault`` the
+        latest fault of the episode (``FaultRaised.fault_id``), ``acknowledge`` the latest past-posting awaiting a
+        supervisor, ``accept_mispay`` the payout reading that differed. An action naming another number is stale
+        (``controller.inputs.stale_answer``): a retried clearance never clears a fault raised after it was sent."""
+        data, out = self.round, {}
+        if self.state == "fault" and self.faults:
+            out["clear_fault"] = self.faults[-1].fault_id
+        if data is not None and self._held_for_acknowledgement() and data.acks_id is not None:
+            out["acknowledge"] = data.acks_id
+        if data is not None and self.phase in PAYOUT_STATES and data.last_check:
+            out["accept_mispay"] = data.last_check["id"]
+        return out
 
     def _active_seats(self) -> list[SeatState]:
         """Seats still in action, from the dealer's left clockwise (ascending seat number)."""
@@ -702,7 +737,8 @@ class Round(ManualDealing, AlertDesk):
                                         str(event.role)[:20]))
             return
         actor = Actor(event.role, event.user, "control")
-        stale = event.stale or stale_reason(event.round, event.state, self.round_no, self.state)
+        stale = (event.stale or stale_reason(event.round, event.state, self.round_no, self.state)
+                 or stale_answer(event.action, event.answers, self.answers()))
         if stale:  # decided on another round or state (docs/control.md, "The round guard")
             self._refuse(event.action, stale, actor, f"Not now: {event.action} for another round")
             return
@@ -757,12 +793,32 @@ class Round(ManualDealing, AlertDesk):
             self.round.shuffled, self.shuffle_kept = True, False
         else:
             self._emit(cmd.Shuffle())
+        self._read_spots()  # the layout as betting opens: what "no more bets" will lock is followed from it
         self._show(f"Round {self.last_round_no}: place your bets")
 
     def _no_more_bets(self, actor: Actor, reason: str) -> None:
+        """"No more bets" (NY 5324.39(c)(3)): the first time every spot of the layout as it is now; for seats held
+        for correction, their spots as they stand now, never above what they held."""
+        data = self.round
+        assert data is not None
+        if not data.bets_closed:
+            self._announce({(seat, spot) for seat in ev.SEATS for spot in ev.SPOTS} | set(self.layout))
+        else:
+            self._announce(data.correctable)
         self.no_more_bets()
         self._reader = actor
         self._read_spots()
+
+    def _announce(self, spots: Any) -> None:
+        """What an announcement ("no more bets", a decision's ``confirm``) decides is the layout when it is
+        journaled (NY 9 NYCRR 5324.39(c)(3); (e)(3),(5),(7): the wager on the spot when the dealer calls it):
+        ``data.called`` holds each of ``spots`` (``(seat, spot)`` keys) as the sensors last reported it, capped by
+        what a held seat may hold. Any change that reaches the controller after it, a chip change or the reading
+        that follows, is past-posting or pinching (``_check_locked``), and the announced amount stands."""
+        data = self.round
+        assert data is not None
+        data.called = {key: min(self.layout.get(key, 0), data.correctable.get(key, self.layout.get(key, 0)))
+                       for key in spots}
 
     def _exclude(self, actor: Actor, reason: str) -> None:
         data = self.round
@@ -771,11 +827,18 @@ class Round(ManualDealing, AlertDesk):
             data.excluded.add(seat)
             self._emit(cmd.SeatExcluded(data.round_no, seat, why, actor.name, actor.role))
         data.invalid = {}
+        for key, most in data.correctable.items():  # what an excluded seat leaves on the layout is no wager:
+            if key[0] in data.excluded:  # it may be taken back, never added to (``_check_locked``)
+                data.returnable[key] = min(self.layout.get(key, 0), most)
         self.exclude()
         self._reader = actor
         self._read_spots()
 
     def _confirm(self, actor: Actor, reason: str) -> None:
+        """The dealer confirms a decision: the bet is what each seat in action has on the decision's spot now
+        (``_announce``; NY 5324.39(e)(3),(5),(7))."""
+        step = self.state.removesuffix("_decision")
+        self._announce({(state.seat, step) for state in self._active_seats()})
         self.confirm()
         self._reader = actor
         self._read_spots()
@@ -822,8 +885,11 @@ class Round(ManualDealing, AlertDesk):
             if state == "payout_reading":
                 self._read_spots()
             return
-        if state == "betting" and not data.shuffled:
-            self._emit(cmd.Shuffle())
+        if state == "betting":
+            if not data.shuffled:
+                self._emit(cmd.Shuffle())
+            data.layout_read = False  # the sensors may have been away: read the layout again before the lock
+            self._read_spots()
         elif state == "locking" or state.endswith("_reading"):
             self._read_spots()
         elif data.locked:
@@ -934,6 +1000,10 @@ class Round(ManualDealing, AlertDesk):
 
     # ------------------------------------------------------------------ sensors
     def _on_SpotChanged(self, event: ev.SpotChanged) -> None:
+        if event.amount:
+            self.layout[(event.seat, event.spot)] = event.amount
+        else:
+            self.layout.pop((event.seat, event.spot), None)
         data = self.round
         if data is None or not self.round_open() or self.phase in PAYOUT_STATES:
             return  # between rounds, or the dealer paying: chips move freely; the journal keeps the event
@@ -946,12 +1016,20 @@ class Round(ManualDealing, AlertDesk):
         data = self.round
         assert data is not None
         key = (seat, spot)
-        if key in data.correctable:
-            if amount <= data.correctable[key]:
-                data.correctable[key] = amount  # a correction: from now on the spot may only come down further
+        if key in data.called:  # announced, its reading not yet in: the amount at the announcement stands
+            if amount == data.called[key]:
                 self._back_in_order(key)
                 return
-            locked = data.correctable[key]
+            locked = data.called[key]
+        elif key in data.correctable or key in data.returnable:
+            # a held seat's correction, or an excluded seat's chips taken back: from now on the spot may only
+            # come down further
+            most = data.correctable if key in data.correctable else data.returnable
+            if amount <= most[key]:
+                most[key] = amount
+                self._back_in_order(key)
+                return
+            locked = most[key]
         elif key not in data.locked:
             return
         elif data.locked[key] == amount:
@@ -965,8 +1043,16 @@ class Round(ManualDealing, AlertDesk):
         if item in data.pending_acks or item in data.acknowledged:
             return  # already recorded: the same chips seen again
         data.pending_acks.append(item)
+        data.acks_id = self._notice()
         self._emit(cmd.Irregularity(data.round_no, "past_posting", item))
-        self._show(f"Past-posting seat {seat} {spot}: {locked} kept")
+        self._show_past_posting()
+
+    def _show_past_posting(self) -> None:
+        """Show the latest past-posting awaiting a supervisor: its seat, spot and the amount that stands."""
+        data = self.round
+        assert data is not None and data.pending_acks
+        item = data.pending_acks[-1]
+        self._show(f"Past-posting seat {item['seat']} {item['spot']}: {item['locked']} kept")
 
     def _back_in_order(self, key: tuple[int, str]) -> None:
         """A spot is back at (or below, for a held seat) its locked amount: a past-posting of it already
@@ -977,6 +1063,9 @@ class Round(ManualDealing, AlertDesk):
         data.acknowledged = [item for item in data.acknowledged if (item["seat"], item["spot"]) != key]
 
     def _on_SpotsSnapshot(self, event: ev.SpotsSnapshot) -> None:
+        # a reading is the layout at its moment whoever asked: it never overtakes an earlier chip change
+        # (docs/protocol.md, "Device-initiated frames")
+        self.layout = {(seat, spot): amount for seat, spot, amount in event.spots if amount}
         if event.request_id != self._pending_read or self.state == "fault":
             self._emit(cmd.Irregularity(self.round_no, "stale_snapshot", {"request_id": event.request_id}))
             return
@@ -987,21 +1076,50 @@ class Round(ManualDealing, AlertDesk):
         for seat, spot, amount in event.spots:
             if amount:
                 spots.setdefault(seat, {})[spot] = amount
+        if self.state == "betting":  # the layout as betting opened (or resumed): "no more bets" may be called
+            data.layout_read = True
+            return
         if self.state == "payout_reading":
             self._check_payout(spots)
             return
-        for seat, spot in [*data.locked, *data.correctable]:
-            self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
+        for seat, spot in [*data.locked, *data.correctable, *data.returnable]:
+            if (seat, spot) not in data.called:
+                self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
         if self._verifying:
             self._verifying = False
-        elif data.pending_acks and self.state.endswith("_reading"):
-            # past-posting holds the round: the decision is read again after the supervisor's acknowledgement
+        elif self.state.endswith("_reading") and any((i["seat"], i["spot"]) not in data.called
+                                                      for i in data.pending_acks):
+            # past-posting on a locked spot holds the round: the decision is called again after the supervisor's
+            # acknowledgement
+            data.called = {}
             self.decisions_refused()
             self._show("Past-posting: supervisor to acknowledge")
         elif self.state == "locking":
-            self._lock(spots)
+            if not data.bets_closed:  # every spot was announced, a seat the sensors name for the first time too
+                for seat, spot, _ in event.spots:
+                    data.called.setdefault((seat, spot), 0)
+            self._lock(self._read_announced(spots))
+            if data.pending_acks:  # the dealing waits for the supervisor (``_acknowledge``)
+                self._show_past_posting()
         elif self.state.endswith("_reading"):
-            self._take_decisions(self.state.removesuffix("_reading"), spots)
+            self._take_decisions(self.state.removesuffix("_reading"), self._read_announced(spots))
+            if data.pending_acks and self.round_open():
+                self._show_past_posting()
+
+    def _read_announced(self, spots: dict[int, dict[str, int]]) -> dict[int, dict[str, int]]:
+        """Compare the reading ``spots`` (seat -> spot -> amount) with what was announced (``data.called``):
+        each difference is past-posting or pinching (``_check_locked``). Returns the announced amounts, the
+        wagers of record, as seat -> spot -> amount (empty spots left out); the announcement is spent."""
+        data = self.round
+        assert data is not None
+        for seat, spot in list(data.called):
+            self._check_locked(seat, spot, spots.get(seat, {}).get(spot, 0))
+        announced: dict[int, dict[str, int]] = {}
+        for (seat, spot), amount in data.called.items():
+            if amount:
+                announced.setdefault(seat, {})[spot] = amount
+        data.called = {}
+        return announced
 
     def _lock(self, spots: dict[int, dict[str, int]]) -> None:
         """Lock the wagers read after "no more bets" (NY 9 NYCRR 5324.39(c)(3)).
@@ -1031,7 +1149,8 @@ class Round(ManualDealing, AlertDesk):
         for seat in data.excluded | (held - set(candidates)):  # excluded, or every chip taken away: no part
             for spot in ev.SPOTS:
                 data.correctable.pop((seat, spot), None)
-                data.locked[(seat, spot)] = 0
+                if (seat, spot) not in data.returnable:
+                    data.locked[(seat, spot)] = 0
         data.invalid = {}
         shown: dict[int, str] = {}
         for seat in sorted(set(candidates) - data.excluded):
@@ -1153,6 +1272,8 @@ class Round(ManualDealing, AlertDesk):
         self.settled()  # the graph decides (``payout_check``): the payout check, or closed at once
         if self.state == "payout":
             data.to_pay = sorted(data.seats, reverse=True)  # from the dealer's right, as settled
+            data.payout_base = {seat: {spot: amount for (s, spot), amount in self.layout.items() if s == seat}
+                                for seat in data.seats}
             self._show_payout()
             return
         self._close_round()
@@ -1181,28 +1302,41 @@ class Round(ManualDealing, AlertDesk):
         self._read_spots()
 
     def _check_payout(self, spots: dict[int, dict[str, int]]) -> None:
-        """Compare the current seat's spots with its payout plan (``controller.payout``); an exact match moves
-        on to the next seat (or closes the round), a difference is shown with its spot and amount and the seat
-        waits for the dealer's correction (``paid`` again) or a supervisor's ``accept_mispay``."""
+        """Compare the whole layout with what it must hold (NY 5324.39(e)(9): each seat settled in turn): the seat
+        being paid with its payout plan (``controller.payout``), each seat already paid and checked with what it
+        held then, each seat not yet paid with what it held when the payout began. An exact match moves on to the
+        next seat (or closes the round); a difference, on any seat, is shown with its seat, spot and amount and
+        the dealer puts it right (``paid`` again: the layout is read again) or a supervisor accepts it
+        (``accept_mispay``). A difference on another seat names it (``"seat"`` in the difference)."""
         data = self.round
         assert data is not None and data.to_pay
         seat = data.to_pay[0]
         plan = data.payout_plan[seat]
         seen = dict(spots.get(seat, {}))
-        found = differences(plan, seen)
+        found = list(differences(plan, seen))
+        others: dict[int, dict[str, int]] = {}
+        for other in sorted(data.seats, reverse=True):  # in settlement order, from the dealer's right
+            should = data.checked.get(other, data.payout_base.get(other))
+            if other == seat or should is None:  # None: a payout begun before the base was kept
+                continue
+            found += [{"seat": other, **d} for d in differences_from(should, spots.get(other, {}))]
+            others[other] = dict(spots.get(other, {}))
         actor = self._reader or Actor("dealer", "", "panel")
-        self._emit(cmd.PayoutChecked(data.round_no, seat, expected_of(plan), seen, found, actor.name, actor.role))
+        self._emit(cmd.PayoutChecked(data.round_no, seat, expected_of(plan), seen, tuple(found), actor.name,
+                                     actor.role))
         if found:
-            data.last_check = {"seat": seat, "seen": seen, "differences": [dict(d) for d in found]}
+            data.last_check = {"seat": seat, "seen": seen, "differences": [dict(d) for d in found],
+                               "others": others, "id": self._notice()}
             self.mispaid()
             self._show_payout()
             return
-        self._seat_done()
+        self._seat_done(expected_of(plan))
 
-    def _seat_done(self) -> None:
+    def _seat_done(self, holds: dict[str, int]) -> None:
+        """The current seat is paid and checked and holds ``holds`` (spot -> amount): later readings expect it."""
         data = self.round
         assert data is not None
-        data.to_pay.pop(0)
+        data.checked[data.to_pay.pop(0)] = dict(holds)
         data.last_check = None
         if data.to_pay:
             self.next_seat()
@@ -1212,8 +1346,9 @@ class Round(ManualDealing, AlertDesk):
             self._close_round()
 
     def _accept_mispay(self, actor: Actor, reason: str) -> None:
-        """A supervisor accepts the current seat's last reading as paid (a mispay, journaled with the amounts,
-        who and why); the dealer goes on to the next seat."""
+        """A supervisor accepts the last reading as paid (a mispay, journaled with the amounts, who and why):
+        the current seat and any other seat that differed hold from now on what was read; the dealer goes on to
+        the next seat."""
         data = self.round
         assert data is not None and data.last_check is not None
         seat = data.to_pay[0]
@@ -1222,7 +1357,13 @@ class Round(ManualDealing, AlertDesk):
         self._emit(cmd.MispayAccepted(data.round_no, seat, expected_of(data.payout_plan[seat]),
                                       dict(data.last_check["seen"]), found, short, over, actor.name, actor.role,
                                       reason))
-        self._seat_done()
+        for other in {d["seat"] for d in found if "seat" in d}:
+            layout = dict(data.last_check["others"].get(other, {}))
+            if other in data.checked:
+                data.checked[other] = layout
+            else:
+                data.payout_base[other] = layout
+        self._seat_done(data.last_check["seen"])
 
     # ------------------------------------------------------------------ checkpoint
     def checkpoint(self) -> dict[str, Any]:
@@ -1237,7 +1378,7 @@ class Round(ManualDealing, AlertDesk):
             "last_round_no": self.last_round_no,
             "last_txn": self.last_txn,
             "devices_ready": sorted(self.devices_ready),
-            "faults": [[f.round_no, f.device, f.cause, f.detail, f.resumable] for f in self.faults],
+            "faults": [[f.round_no, f.device, f.cause, f.detail, f.resumable, f.fault_id] for f in self.faults],
             "resume_state": self.resume_state,
             "supervisor_key": self.supervisor_key,
             "lamps": None if self._lamps is None else list(self._lamps),
@@ -1256,6 +1397,8 @@ class Round(ManualDealing, AlertDesk):
             "private_panel": None if self._private_panel is None else [self._private_panel[0],
                                                                        list(self._private_panel[1])],
             "journal_damage": self.journal_damage,
+            "layout": sorted([seat, spot, amount] for (seat, spot), amount in self.layout.items()),
+            "notice_no": self.notice_no,
             "round": None if data is None else {
                 "round_no": data.round_no,
                 "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
@@ -1281,12 +1424,20 @@ class Round(ManualDealing, AlertDesk):
                 "to_pay": list(data.to_pay),
                 "last_check": None if data.last_check is None else {
                     "seat": data.last_check["seat"], "seen": dict(data.last_check["seen"]),
-                    "differences": [dict(d) for d in data.last_check["differences"]]},
+                    "differences": [dict(d) for d in data.last_check["differences"]],
+                    "others": [[seat, dict(held)] for seat, held in data.last_check["others"].items()],
+                    "id": data.last_check["id"]},
                 "manual": data.manual,
                 "placed": data.placed,
                 "board": list(data.board),
                 "entry_pending": list(data.entry_pending),
                 "held_seats": [[seat, dict(wagers)] for seat, wagers in data.held_seats.items()],
+                "layout_read": data.layout_read,
+                "called": [[seat, spot, amount] for (seat, spot), amount in data.called.items()],
+                "returnable": [[seat, spot, amount] for (seat, spot), amount in data.returnable.items()],
+                "payout_base": [[seat, dict(held)] for seat, held in data.payout_base.items()],
+                "checked": [[seat, dict(held)] for seat, held in data.checked.items()],
+                "acks_id": data.acks_id,
             },
         }
 
@@ -1321,6 +1472,9 @@ class Round(ManualDealing, AlertDesk):
         self._private_panel = None if panel is None else [panel[0], list(panel[1])]
         # a checkpoint written before the journal store's check: the store was never found damaged
         self.journal_damage = state.get("journal_damage")
+        # a checkpoint written before the layout was followed: the next opening reading gives it
+        self.layout = {(seat, spot): amount for seat, spot, amount in state.get("layout", [])}
+        self.notice_no = state.get("notice_no", 0)
         self._outbox = []
         saved = state["round"]
         if saved is None:
@@ -1352,10 +1506,19 @@ class Round(ManualDealing, AlertDesk):
             to_pay=list(saved.get("to_pay", [])),
             last_check=None if saved.get("last_check") is None else {
                 "seat": saved["last_check"]["seat"], "seen": dict(saved["last_check"]["seen"]),
-                "differences": [dict(d) for d in saved["last_check"]["differences"]]},
+                "differences": [dict(d) for d in saved["last_check"]["differences"]],
+                "others": {seat: dict(held) for seat, held in saved["last_check"].get("others", [])},
+                "id": saved["last_check"].get("id", 0)},
             manual=saved.get("manual", False),
             placed=saved.get("placed", 0),
             board=list(saved.get("board", [])),
             entry_pending=list(saved.get("entry_pending", [])),
             held_seats={seat: dict(wagers) for seat, wagers in saved.get("held_seats", [])},
+            # a checkpoint written before announcements were kept: a betting round reads its layout again
+            layout_read=saved.get("layout_read", False),
+            called={(seat, spot): amount for seat, spot, amount in saved.get("called", [])},
+            returnable={(seat, spot): amount for seat, spot, amount in saved.get("returnable", [])},
+            payout_base={seat: dict(held) for seat, held in saved.get("payout_base", [])},
+            checked={seat: dict(held) for seat, held in saved.get("checked", [])},
+            acks_id=saved.get("acks_id"),
         )

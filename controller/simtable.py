@@ -65,6 +65,16 @@ CHIP_CHANGES_PER_S = 600
 SUPERVISOR_BUTTONS = frozenset(SUPERVISOR_ACTIONS)
 
 
+#: Presses whose reading decides the wagers: what is on the layout when they are journaled is what counts (NY 9
+#: NYCRR 5324.39(c)(3), controller.round ``_announce``); the simulated dealer makes them once the sensors have
+#: reported every chip the players put down.
+ANNOUNCEMENTS: tuple[str, ...] = ("no_more_bets", "confirm")
+
+#: The longest the simulated dealer waits for the sensors to report the chips before it calls anyway (a sensor
+#: link that is down: the round's fault handles it).
+CHIPS_REPORTED_S = 5.0
+
+
 class RoundOver(Exception):
     """The round ended before the dealer finished it (a supervisor voided it)."""
 
@@ -215,6 +225,8 @@ class SimulatedTable:
         while self._wait(button):
             if button not in self.panel.lamps:
                 return True  # opened meanwhile by someone else (see ``_wait``): nothing to press
+            if button in ANNOUNCEMENTS:  # the dealer calls once the chips are down, as the sensors reported them
+                self.sensors.wait_for(lambda: self.sensors.awaiting_ack == 0, CHIPS_REPORTED_S)
             self._act(self.panel.press, button)
             self._last_pressed = button
             if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):

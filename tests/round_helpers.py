@@ -137,19 +137,36 @@ class TableDriver:
         return out
 
     def open_betting(self, shuffle_count: int = 52) -> list[Any]:
+        """Press ``open_betting``; the shoe answers its shuffle and the sensors the reading of the layout that
+        the machine asks for as betting opens."""
         out = self.press("open_betting")
         out += self.send(ev.ShuffleComplete(shuffle_count))
+        if self._read is not None:
+            out += self.answer_read()
         return out
 
-    def place(self, wagers: Mapping[int, Mapping[str, int]]) -> None:
-        """Set the layout to these wagers (betting open: the sensors report nothing irregular)."""
-        self.layout = {seat: dict(w) for seat, w in wagers.items()}
+    def place(self, wagers: Mapping[int, Mapping[str, int]]) -> list[Any]:
+        """Set the layout to these wagers; the sensors report each spot that changes (``SpotChanged``), as
+        they do whenever an amount changes (docs/protocol.md, "Bet sensors")."""
+        out: list[Any] = []
+        new = {seat: {spot: amount for spot, amount in w.items() if amount} for seat, w in wagers.items()}
+        for seat in sorted(set(self.layout) | set(new)):
+            for spot in ev.SPOTS:
+                amount = new.get(seat, {}).get(spot, 0)
+                if self.layout.get(seat, {}).get(spot, 0) != amount:
+                    out += self.send(ev.SpotChanged(seat, spot, amount))
+        self.layout = new
+        return out
 
     def lock(self, wagers: Mapping[int, Mapping[str, int]] | None = None) -> list[Any]:
-        """Press "no more bets" and answer the read with the layout (or the given wagers)."""
+        """Press "no more bets" and answer the read with the layout (or the given wagers). The reading the
+        machine asks for as betting opens is answered first if it is still pending, as a board answers it at once."""
+        out: list[Any] = []
+        if self.state == "betting" and self._read is not None:
+            out += self.answer_read()
         if wagers is not None:
-            self.place(wagers)
-        out = self.press("no_more_bets")
+            out += self.place(wagers)
+        out += self.press("no_more_bets")
         out += self.answer_read()
         return out
 
@@ -165,12 +182,13 @@ class TableDriver:
     def decide(self, step: str, bets: Mapping[int, int]) -> list[Any]:
         """Players put their bets for ``step`` on its spot (absent or 0: a fold), the dealer confirms, the
         sensors answer. Folded seats' forfeited wagers are not touched here (see ``collect``)."""
+        out: list[Any] = []
         for seat, amount in bets.items():
-            if amount:
-                self.layout.setdefault(seat, {})[step] = amount
-            else:
+            if amount != self.layout.get(seat, {}).get(step, 0):
+                out += self.move_chips(seat, step, amount)
+            if not amount:
                 self.layout.setdefault(seat, {}).pop(step, None)
-        out = self.press("confirm")
+        out += self.press("confirm")
         out += self.answer_read()
         return out
 

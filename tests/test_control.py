@@ -87,6 +87,11 @@ class StandInDevices:
     def query_last(self) -> None:
         self.events.put(ev.ShoeLastDispense(0, ()))
 
+    def put_chips(self, seat: int, spot: str, amount: int) -> None:
+        """Chips on a spot, reported as the sensors do (``SpotChanged``)."""
+        self.layout.setdefault(seat, {})[spot] = amount
+        self.events.put(ev.SpotChanged(seat, spot, amount))
+
     def read_spots(self, request_id: int) -> None:
         spots = tuple((seat, spot, self.layout[seat][spot]) for seat in sorted(self.layout)
                       for spot in ev.SPOTS if self.layout[seat].get(spot))
@@ -203,7 +208,7 @@ def test_an_action_is_queued_journaled_as_an_event_and_applied(table):
     action = next(r for r in records if r["type"] == "OperatorAction")
     assert action["kind"] == "event"
     assert action["data"] == {"action": "open_betting", "user": "dan", "role": "dealer", "reason": "", "code": "",
-                              "round": None, "state": None, "stale": ""}
+                              "round": None, "state": None, "stale": "", "answers": None}
     assert action["seq"] < opened["seq"]  # journaled before it was applied
     shuffled = client.wait_for(lambda r: r["type"] == "ShuffleComplete")
     assert client.state_after(shuffled["seq"])["state"] == "betting"
@@ -237,11 +242,14 @@ def test_a_full_round_shows_no_face_down_card_and_events_come_in_order_without_a
         return record
 
     step("open_betting", lambda r: r["type"] == "ShuffleComplete")
-    devices.layout = {seat: dict(w) for seat, w in wagers.items()}
+    client.wait_for(lambda r: r["type"] == "SpotsSnapshot")  # the layout as betting opens
+    for seat, w in wagers.items():
+        for spot, amount in w.items():
+            devices.put_chips(seat, spot, amount)
     step("no_more_bets", lambda r: r["type"] == "Display" and "Across decision" in r["data"]["text"])
     for name in ("across", "down", "middle"):
         for seat, amount in decisions[name].items():
-            devices.layout[seat][name] = amount
+            devices.put_chips(seat, name, amount)
         step("confirm", lambda r, n=name: r["type"] == "Display" and r["data"]["text"].startswith("Turn the"))
         step("reveal", lambda r: r["type"] in ("CardsRevealed", "RoundClosed"))
     closed = client.wait_for(lambda r: r["type"] == "RoundClosed")

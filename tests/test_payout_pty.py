@@ -69,7 +69,10 @@ class Table:
         self.service.close()
 
     def press(self, button: str) -> None:
+        """Press ``button`` once it is lit and the chips put down are reported (a call decides the wagers as the
+        layout is when it is journaled, NY 9 NYCRR 5324.39(c)(3))."""
         assert self.panel.wait_for_lamp(button, WAIT * 3), f"{button} never lit: {sorted(self.panel.lamps)}"
+        assert self.sensors.wait_for(lambda: self.sensors.awaiting_ack == 0, WAIT), "chips never reported"
         before = self.panel.messages
         self.panel.press(button)
         self.panel.wait_for(lambda: self.panel.messages != before, WAIT)
@@ -186,7 +189,8 @@ def test_a_payout_check_cut_by_a_restart_resumes_from_the_journal_where_it_stopp
         assert second.panel.wait_for(lambda: second.panel.display.startswith("FAULT restart"), WAIT * 3)
         assert second.service.machine.phase == "payout"
         assert "void_round" not in second.service.machine.allowed_actions()  # settled: never voided
-        second.pay(1, middle=0)  # the chips as the table kept them
+        second.pay(6)  # the chips as the table kept them (new simulators start empty): seat 6 paid,
+        second.pay(1, middle=0)  # seat 1 with its mistake; every seat's chips are checked at each reading
         second.panel.turn_key(True, "SUP-9")
         second.press("clear_fault")
         second.panel.turn_key(False, "SUP-9")

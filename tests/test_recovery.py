@@ -60,8 +60,11 @@ def play_until(recorder: Recorder, stop_after: str | None = None, *, inject: tup
     r.feed(ev.ShoeLastDispense(0, ()))
     r.feed(ev.ButtonPressed("open_betting"))
     r.feed(ev.ShuffleComplete(52))
-    r.feed(ev.ButtonPressed("no_more_bets"))
+    r.feed(ev.SpotsSnapshot(r.last(cmd.ReadSpots).request_id, ()))  # the layout as betting opens: empty
     layout = [(1, "ante_across", 500), (1, "ante_down", 500), (3, "ante_across", 1000), (3, "ante_down", 1000)]
+    for seat, spot, amount in layout:  # the players' chips, as the sensors report them
+        r.feed(ev.SpotChanged(seat, spot, amount))
+    r.feed(ev.ButtonPressed("no_more_bets"))
     r.feed(ev.SpotsSnapshot(r.last(cmd.ReadSpots).request_id, tuple(layout)))
     if inject is not None and inject[0] == "lock":
         r.feed(inject[1])
@@ -72,8 +75,10 @@ def play_until(recorder: Recorder, stop_after: str | None = None, *, inject: tup
     if stop_after == "deal":
         return
     for step in ("across", "down", "middle"):
-        r.feed(ev.ButtonPressed("confirm"))
         layout += [(1, step, 500), (3, step, 1000)]
+        r.feed(ev.SpotChanged(1, step, 500))
+        r.feed(ev.SpotChanged(3, step, 1000))
+        r.feed(ev.ButtonPressed("confirm"))
         r.feed(ev.SpotsSnapshot(r.last(cmd.ReadSpots).request_id, tuple(sorted(layout, key=lambda t: (
             t[0], ev.SPOTS.index(t[1]))))))
         r.feed(ev.ButtonPressed("reveal"))

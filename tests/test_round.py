@@ -203,6 +203,8 @@ def test_no_more_bets_not_allowed_until_shuffle_counted_52():
     refused_nothing_else(out, "no_more_bets")
     assert driver.state == "betting"
     out = driver.send(ev.ShuffleComplete(52))
+    assert "no_more_bets" not in driver.machine.allowed_buttons()  # the layout is not read yet
+    out += driver.answer_read()
     assert driver.machine.allowed_buttons() == ("no_more_bets",)
     assert of_type(out, cmd.SetLamps)[-1].buttons == ("no_more_bets",)
 
@@ -328,6 +330,7 @@ def test_no_wager_at_no_more_bets_closes_a_no_play_round_and_keeps_the_shuffle()
     assert driver.machine.allowed_buttons() == ("open_betting",)
     out = driver.press("open_betting")
     assert of_type(out, cmd.RoundOpened) and not of_type(out, cmd.Shuffle)
+    driver.answer_read()  # the layout as betting opens
     out = driver.lock({6: antes(500)})
     assert of_type(out, cmd.WagersLocked)[0].seats == ({"seat": 6, "wagers": antes(500)},)
     assert [s.txn_id for s in of_type(driver.outputs, cmd.Dispense)] == [2 * 16]
@@ -618,6 +621,7 @@ def _steps_to(state: str):
         ("idle", lambda d: d.start()),
         ("betting", lambda d: d.press("open_betting")),
         ("betting", lambda d: d.send(ev.ShuffleComplete(52))),
+        ("betting", lambda d: d.answer_read()),  # the layout as betting opens
         ("locking", lambda d: (d.place(WAGERS), d.press("no_more_bets"))),
         ("dealing_cross", lambda d: d.answer_read()),
         ("dealing_players", lambda d: d.answer_dispense(CROSS)),
@@ -626,17 +630,18 @@ def _steps_to(state: str):
     after = {"across": "down_decision", "down": "middle_decision", "middle": "closed"}
     for step in DECISION_STEPS:
         script += [
-            (f"{step}_reading", lambda d: d.press("confirm")),
-            (f"{step}_reveal", lambda d, s=step: (_put_bets(d, s, DECISIONS[s]), d.answer_read())),
+            (f"{step}_reading", lambda d, s=step: (_put_bets(d, s, DECISIONS[s]), d.press("confirm"))),
+            (f"{step}_reveal", lambda d: d.answer_read()),
             (after[step], lambda d: d.reveal()),
         ]
     return script
 
 
 def _put_bets(driver: TableDriver, step: str, bets: dict[int, int]) -> None:
+    """The players' bets of ``step`` on its spots before the dealer confirms (NY (e)(3),(5),(7))."""
     for seat, amount in bets.items():
         if amount:
-            driver.layout.setdefault(seat, {})[step] = amount
+            driver.move_chips(seat, step, amount)
 
 
 def drive_to(state: str) -> TableDriver:
@@ -1406,6 +1411,7 @@ def test_every_refusal_names_the_user_and_role(who):
     driver.start()
     act(driver, "open_betting")
     driver.send(ev.ShuffleComplete(52))
+    driver.answer_read()
     driver.place({1: antes(500), 4: {"ante_across": 500}})
     act(driver, "no_more_bets")
     out = driver.answer_read()
@@ -1415,9 +1421,9 @@ def test_every_refusal_names_the_user_and_role(who):
     (excluded,) = of_type(out, cmd.SeatExcluded)
     assert (excluded.by, excluded.role) == (expected[0] or "dealer", "dealer")
     driver.answer_read()
-    driver.layout.pop(4)  # the excluded seat's chips went back to the player
+    driver.move_chips(4, "ante_across", 0)  # the excluded seat's chips went back to the player
     driver.deal(CROSS, {1: HANDS[1]})
-    driver.layout[1]["across"] = 700  # not a multiple of the ante
+    driver.move_chips(1, "across", 700)  # not a multiple of the ante
     act(driver, "confirm")
     out = driver.answer_read()
     (refused,) = of_type(out, cmd.PressRefused)

@@ -110,12 +110,18 @@ class InProcessTable:
                 everything += self._feed(ev.SpotsSnapshot(output.request_id, spots))
         return everything
 
+    def _place(self, seat: int, spot: str, amount: int) -> None:
+        """Chips on a spot, reported by the sensors as they are put down (``SpotChanged``)."""
+        self.spots[(seat, spot)] = amount
+        self._feed(ev.SpotChanged(seat, spot, amount))
+
     def play_round(self, tally: Tally) -> None:
         """One round with six seats; adds each seat's net per ante to ``tally``."""
         self.spots = {}
         self._feed(ev.ButtonPressed("open_betting"))
         for seat in self.config.seats:
-            self.spots[(seat, "ante_across")] = self.spots[(seat, "ante_down")] = ANTE
+            self._place(seat, "ante_across", ANTE)
+            self._place(seat, "ante_down", ANTE)
         outputs = self._feed(ev.ButtonPressed("no_more_bets"))
         dealt = {o.seat: o.cards for o in outputs if isinstance(o, cmd.StackDealt)}
         cross = dealt[None]
@@ -133,7 +139,7 @@ class InProcessTable:
                     multiple = self.strategy.middle(hole, cross[0:2], cross[2:4], *bets[seat])
                 if multiple:
                     bets[seat].append(multiple)
-                    self.spots[(seat, step)] = multiple * ANTE
+                    self._place(seat, step, multiple * ANTE)
                 else:
                     active.discard(seat)
             outputs = self._feed(ev.ButtonPressed("confirm"))
