@@ -57,7 +57,8 @@ class Ledger:
         self.txns: dict[int, tuple[str, ...]] = {}
         self.round_cards: dict[int, list[str]] = {}
         self.held: dict[int, dict[int, dict[str, int]]] = {}  # round -> seat -> wagers locked while others are held
-        self.at_no_more_bets: dict[int, dict[tuple[int, str], int]] = {}  # round -> the layout at the first reading
+        self.at_no_more_bets: dict[int, dict[tuple[int, str], int]] = {}  # round -> layout reported at the press
+        self.at_confirm: dict[tuple[int, str], dict[tuple[int, str], int]] = {}  # (round, step) -> at the confirm
 
     def feed(self, outputs: list[Any]) -> None:
         for o in outputs:
@@ -80,6 +81,10 @@ class Ledger:
         for seat, wagers in self.locked[o.round_no].items():  # a held seat's correction only takes chips away
             assert all(amount <= seen.get((seat, spot), 0) for spot, amount in wagers.items()), \
                 f"seat {seat} wagers more than it had at no more bets"
+            if seat not in self.held.get(o.round_no, {}) and not self.held.get(o.round_no):
+                # no wager of record differs from the layout at its announcement (NY 5324.39(c)(3))
+                assert wagers == {spot: a for (s, spot), a in seen.items() if s == seat and a}, \
+                    f"seat {seat} locked {wagers}, the layout at no more bets was another"
 
     def _PressRefused(self, o: cmd.PressRefused) -> None:
         assert o.role and (o.user or o.role == "dealer"), f"a refusal of nobody: {o}"
@@ -108,6 +113,8 @@ class Ledger:
         done = self.decided.setdefault((o.round_no, o.decision), [])
         assert o.seat not in done
         done.append(o.seat)
+        at_confirm = self.at_confirm[(o.round_no, o.decision)].get((o.seat, o.decision), 0)
+        assert o.amount == at_confirm, f"seat {o.seat} {o.decision} {o.amount}: the spot held {at_confirm} at the confirm"
         if o.action == "fold":
             self.folded[o.round_no][o.seat] = o.decision
         else:
@@ -170,6 +177,7 @@ class RoundMachineTest(RuleBasedStateMachine):
         self.last_txn = 0
         self.deck: list[str] = []
         self.layout: dict[tuple[int, str], int] = {}
+        self.reported: dict[tuple[int, str], int] = {}  # the layout as the sensors last reported it
         self.read: int | None = None
         self.dispense: cmd.Dispense | None = None
         self.query = False
@@ -178,7 +186,17 @@ class RoundMachineTest(RuleBasedStateMachine):
             self.feed(ready(device))
 
     def feed(self, event: Any) -> list[Any]:
+        before, reported = self.machine.state, dict(self.reported)
+        if isinstance(event, ev.SpotChanged):
+            self.reported[(event.seat, event.spot)] = event.amount
+        elif isinstance(event, ev.SpotsSnapshot):
+            self.reported = {(s, p): a for s, p, a in event.spots}
         outputs = self.machine.handle(event)
+        after = self.machine.state
+        if after != before and after == "locking" and before == "betting":  # the announcements, as journaled
+            self.ledger.at_no_more_bets[self.machine.round_no] = {k: a for k, a in reported.items() if a}
+        elif after != before and after.endswith("_reading") and before.endswith("_decision"):
+            self.ledger.at_confirm[(self.machine.round_no, after.removesuffix("_reading"))] = reported
         self.ledger.feed(outputs)
         for o in outputs:
             if isinstance(o, cmd.ReadSpots):
@@ -239,25 +257,35 @@ class RoundMachineTest(RuleBasedStateMachine):
     @rule(seat=st.integers(1, 6), ante=st.sampled_from([500, 1000]), bonus=st.booleans())
     def place_antes(self, seat: int, ante: int, bonus: bool) -> None:
         for spot, amount in antes(ante, 100 if bonus else None).items():
-            self.layout[(seat, spot)] = amount
+            self.move_chips(seat, spot, amount)
 
     @rule(seat=st.integers(1, 6), step=st.sampled_from(("across", "down", "middle")), multiple=st.integers(0, 3))
     def place_bet(self, seat: int, step: str, multiple: int) -> None:
         ante = self.layout.get((seat, "ante_across"), 500)
-        self.layout[(seat, step)] = ante * multiple
+        self.move_chips(seat, step, ante * multiple)
 
     @rule(seat=st.integers(1, 6), spot=st.sampled_from(ev.SPOTS), amount=st.sampled_from([0, 100, 500, 700]))
     def move_chips(self, seat: int, spot: str, amount: int) -> None:
         self.layout[(seat, spot)] = amount
         self.feed(ev.SpotChanged(seat, spot, amount))
 
+    @precondition(lambda self: self.read is not None and (self.machine.state == "locking"
+                                                          or self.machine.state.endswith("_reading")))
+    @rule(seat=st.integers(1, 6), multiple=st.integers(0, 3))
+    def late_chips(self, seat: int, multiple: int) -> None:
+        """Chips put down (or taken back) after the announcement, before its reading is answered: two legal
+        antes at "no more bets", a legal bet at a decision; the announced layout must stand (NY (c)(3))."""
+        state = self.machine.state
+        if state == "locking":
+            self.place_antes(seat, 500 * max(multiple, 1), False)
+        else:
+            self.place_bet(seat, state.removesuffix("_reading"), multiple)
+
     @precondition(lambda self: self.read is not None)
     @rule()
     def answer_read(self) -> None:
         request, self.read = self.read, None
         spots = tuple((s, p, a) for (s, p), a in sorted(self.layout.items(), key=lambda i: (i[0][0], ev.SPOTS.index(i[0][1]))) if a)
-        if self.machine.state == "locking" and self.machine.round_no not in self.ledger.at_no_more_bets:
-            self.ledger.at_no_more_bets[self.machine.round_no] = {(s, p): a for s, p, a in spots}
         self.feed(ev.SpotsSnapshot(request, spots))
 
     # ------------------------------------------------------------------ shoe
