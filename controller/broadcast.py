@@ -107,6 +107,10 @@ class Hub:
         view = self.view or {}
         return view.get("round_no"), view.get("state")
 
+    def answers(self) -> dict[str, int]:
+        """What each answering action answers now, by number, in the latest view (``Round.answers``)."""
+        return dict((self.view or {}).get("answers") or {})
+
     def after(self, after: int) -> dict[str, Any]:
         """``{"records", "next", "missed"}``: the public records above ``after`` (at most ``MAX_BATCH``)."""
         records = [r for r in self.ring if r["seq"] > after][:MAX_BATCH]

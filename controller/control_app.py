@@ -37,7 +37,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from controller.broadcast import END, Subscriber, sse_frame
 from controller.control_checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
                                        check_action, decimal, json_text, unique_keys, RepeatedKey)
-from controller.inputs import OperatorAction, stale_reason
+from controller.inputs import OperatorAction, stale_answer, stale_reason
 
 if TYPE_CHECKING:
     from controller.control import ControlServer
@@ -173,16 +173,17 @@ def build_app(server: ControlServer) -> _Guard:
             raise HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
-        action, reason, code, round_no, state_name = check_action(body)
-        why = stale_reason(round_no, state_name, *hub.current())
+        action, reason, code, round_no, state_name, answers = check_action(body)
+        why = stale_reason(round_no, state_name, *hub.current()) or stale_answer(action, answers, hub.answers())
         server.events.put(OperatorAction(action, operator.name, operator.role, reason, code, round_no, state_name,
-                                         why))  # a stale action too: it is journaled and refused by the round
+                                         why, answers))  # a stale action too: it is journaled and refused by the round
         client = request.client.host if request.client else "?"
         log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action, client,
                  f" ({why})" if why else "")
         if why:
             current_round, current_state = hub.current()
-            raise HTTPError(HTTPStatus.CONFLICT, why, body={"round": current_round, "state": current_state})
+            raise HTTPError(HTTPStatus.CONFLICT, why, body={"round": current_round, "state": current_state,
+                                                            "answers": hub.answers()})
         return JSONResponse({"queued": {"action": action, "user": operator.name, "role": operator.role,
                                         "code": code, "round": round_no, "state": state_name}}, 202, JSON_HEADERS)
 

@@ -11,7 +11,7 @@ import re
 from http import HTTPStatus
 from typing import Any
 
-from controller.inputs import ACTIONS, VOID_CODES
+from controller.inputs import ACTIONS, ANSWERING, VOID_CODES
 
 #: Largest request body accepted (bytes); a larger one is answered 413 without being read.
 MAX_BODY = 4096
@@ -67,7 +67,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 #: Keys of an action's body (docs/control.md, "POST /actions").
-ACTION_KEYS: tuple[str, ...] = ("action", "code", "reason", "round", "state")
+ACTION_KEYS: tuple[str, ...] = ("action", "code", "reason", "round", "state", "answers")
 
 
 def json_text(value: Any) -> str:
@@ -78,11 +78,14 @@ def json_text(value: Any) -> str:
         return type(value).__name__
 
 
-def check_action(body: Any) -> tuple[str, str, str, int | None, str | None]:
-    """``(action, reason, code, round, state)`` of an action body, else ``HTTPError`` 400 saying what is wrong.
+def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int | None]:
+    """``(action, reason, code, round, state, answers)`` of an action body, else ``HTTPError`` 400 saying what is
+    wrong.
 
     ``void_round`` needs a ``code`` (``VOID_CODES``); ``reason`` is optional free text (journal only);
-    ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional."""
+    ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional; ``answers`` (a
+    non-negative integer) is required of an action that answers something (``controller.inputs.ANSWERING``:
+    the number ``/state`` shows in ``answers``), so that a retry never answers something raised after it."""
     if not isinstance(body, dict):
         raise HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "code": ..., ...}')
     unknown = set(body) - set(ACTION_KEYS)
@@ -113,4 +116,11 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None]:
     if state is not None and state not in STATES:
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state of the round as /state shows it "
                                                  f"(docs/round-states.md), or null; got {json_text(state)}")
-    return action, reason, code, round_no, state
+    answers = body.get("answers")
+    if action in ANSWERING and (not isinstance(answers, int) or isinstance(answers, bool)
+                                or not 0 <= answers <= MAX_SEQ):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} answers something: give answers, the number /state "
+                                                 f"shows in answers.{action}; got {json_text(answers)}")
+    if action not in ANSWERING and answers is not None:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"answers goes only with {', '.join(ANSWERING)}")
+    return action, reason, code, round_no, state, answers

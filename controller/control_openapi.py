@@ -34,7 +34,10 @@ def openapi_document() -> dict[str, Any]:
                                           "code": {"enum": ["", *VOID_CODES]},
                                           "reason": {"type": "string", "maxLength": MAX_REASON},
                                           "round": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEQ},
-                                          "state": {"type": ["string", "null"], "maxLength": 40}}},
+                                          "state": {"type": ["string", "null"], "maxLength": 40},
+                                          # required of clear_fault, acknowledge and accept_mispay: /state answers
+                                          "answers": {"type": ["integer", "null"], "minimum": 0,
+                                                      "maximum": MAX_SEQ}}},
             },
         },
         "paths": {

@@ -248,3 +248,20 @@ def test_chips_an_excluded_seat_takes_back_are_no_change_and_chips_added_are_pas
     assert not past_postings(driver.outputs)
     driver.move_chips(4, "ante_across", 500)
     assert [(d["seat"], d["locked"], d["new"]) for d in past_postings(driver.outputs)] == [(4, 0, 500)]
+
+
+# ---------------------------------------------------------------------------------------------- the control interface
+def test_the_control_interface_requires_the_number_an_answering_action_answers_and_refuses_another():
+    """docs/control.md, "The round guard": clear_fault, acknowledge and accept_mispay name what they answer
+    (400 without it); the interface compares it with /state's ``answers`` by the round machine's own rule."""
+    from controller.control_checks import HTTPError, check_action
+    from controller.inputs import stale_answer
+
+    with pytest.raises(HTTPError, match="answers"):
+        check_action({"action": "clear_fault"})
+    with pytest.raises(HTTPError, match="answers goes only with"):
+        check_action({"action": "confirm", "answers": 3})
+    assert check_action({"action": "clear_fault", "answers": 7})[-1] == 7
+    assert stale_answer("clear_fault", 7, {"clear_fault": 7}) == ""
+    assert "answers 9 now" in stale_answer("clear_fault", 7, {"clear_fault": 9})
+    assert "nothing now" in stale_answer("acknowledge", 7, {})

@@ -187,6 +187,7 @@ async function act(action) {
   const role = roleFor(action);
   if (!role || !view) return;
   const body = {action, round: view.round_no, state: view.state};  // the round guard
+  if (view.answers && view.answers[action] !== undefined) body.answers = view.answers[action];  // what it answers
   if (action === "void_round") body.code = $("void-code").value;
   try {
     const response = await fetch("/actions", {method: "POST", cache: "no-store",
