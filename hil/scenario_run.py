@@ -45,6 +45,7 @@ from hil.expect import (check_face_down, check_money, check_payout_view, check_r
                         check_view)
 from hil.rig import service_command
 from hil.scenario import Scenario, Step
+from hil.scenario_after import AfterFailed, await_record
 from hil.scenario_pay import PayFailed, pay_as_shown, pay_seat
 
 #: Seconds an ``expect`` and a ``wait`` step wait for their expectation by default.
@@ -81,6 +82,8 @@ class CaseResult:
     journal_excerpt: list[str] = field(default_factory=list)
     log_tail: str = ""
     journal: Path | None = None
+    #: For each step with ``after``: ``"step 7 place seat=6, ...: 4 ms after record 31 ButtonPressed"``.
+    moments: list[str] = field(default_factory=list)
 
     @property
     def headline(self) -> str:
@@ -517,6 +520,12 @@ class ScenarioRun:
             if self.on_ready is not None:
                 self.on_ready(self)
             for step in self.scenario.steps:
+                if step.after is not None:
+                    try:
+                        moment = await_record(self.records, step.after)
+                    except AfterFailed as exc:
+                        raise StepFailed(str(exc)) from None
+                    result.moments.append(f"step {step.index} {step.label}: {moment.describe()}")
                 getattr(self, f"step_{step.action}")(step.value)
         except StepFailed as exc:
             result.status, result.step, result.message = "failed", step, str(exc)
@@ -554,6 +563,8 @@ def run_scenarios(scenarios: list[Scenario], ports: dict[str, str] | None = None
         result = ScenarioRun(scenario, workdir, ports).run()
         with _print_lock:
             log(f"{scenario.name}: {result.headline} ({result.seconds:.1f} s)")
+            for moment in result.moments:  # the delay each step with ``after`` achieved
+                log(f"    {moment}")
             if result.status in ("failed", "error"):
                 for line in result.journal_excerpt[-8:]:
                     log(f"    {line}")
