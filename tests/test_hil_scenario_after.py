@@ -108,3 +108,34 @@ def test_after_is_read_with_each_action_step_and_refused_where_it_means_nothing(
     assert any(":4: steps/0: after belongs to a step that acts, not to wait" in p for p in problems)
     assert any(":6:" in p and "within_ms: 0 is less than or equal to the minimum of 0" in p for p in problems)
     assert any(":6:" in p and "no record type 'ButonPressed'" in p for p in problems)
+
+
+class FakeControl:
+    """The control interface as ``step_act`` sees it: ``/state`` and the bodies posted to ``/actions``."""
+
+    def __init__(self, faults: list[dict]) -> None:
+        self.faults, self.posted = faults, []
+
+    def state(self) -> dict:
+        return {"round_no": 1, "state": "fault", "faults": self.faults}
+
+    def request(self, method, path, body=None, user=None):
+        self.posted.append(body)
+        return 202, {}
+
+
+def test_an_act_names_the_current_fault_by_id_and_a_retry_sends_the_same_id_again(tmp_path):
+    """``fault: current`` reads ``/state`` ``faults[0].id``; ``fault: repeat`` is a client's retry of its last
+    request: the id it sent then, whatever the current fault is now."""
+    from hil.scenario_run import ScenarioRun, StepFailed
+
+    scenario = load_scenario(write(tmp_path, "  - act: {action: clear_fault, user: sue, fault: current}\n"))
+    run = ScenarioRun(scenario, tmp_path)
+    run.client = control = FakeControl([{"cause": "jam", "id": 4}])
+    run.step_act({"action": "clear_fault", "user": "sue", "round": 1, "state": "fault", "fault": "current"})
+    control.faults = [{"cause": "protocol", "id": 9}]  # a later, different fault
+    run.step_act({"action": "clear_fault", "user": "sue", "round": 1, "state": "fault", "fault": "repeat"})
+    assert [body["fault"] for body in control.posted] == [4, 4]
+    control.faults = [{"cause": "protocol"}]  # a view that names no fault by id
+    with pytest.raises(StepFailed, match="names no fault by an integer id"):
+        run.step_act({"action": "clear_fault", "user": "sue", "fault": "current"})
