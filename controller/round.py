@@ -318,6 +318,7 @@ class Round(ManualDealing, AlertDesk):
         self._prompt: str | None = None  # the prompt of the current state, shown again after a refusal
         self._reader: Actor | None = None  # who asked for the reading of the spots in progress (lock, decision)
         self.shuffle_kept = False  # the shoe holds a checked shuffle no round used (a no-play round)
+        self.shoe_boots: int | None = None  # the shoe's last power-on counter (``ShoeBootCount``); None: never seen
         self._request_id = 0
         self._pending_read: int | None = None
         self._verifying = False  # a reading of the spots after a resume is awaited: no dealer action meanwhile
@@ -636,6 +637,31 @@ class Round(ManualDealing, AlertDesk):
                     self._emit(cmd.Display(self._prompt))
             if self.state == "fault":
                 self._show(f"{event.device} back: supervisor may clear")
+
+    def _on_ShoeBootCount(self, event: ev.ShoeBootCount) -> None:
+        """The shoe's power-on counter (docs/protocol.md, "Power-on counter"). A value other than the last one
+        journaled (``shoe_boots``) means the shoe restarted, with or without a lost link: it holds no shuffle
+        and no record of its transactions. Recorded as the ``Irregularity`` ``shoe_restarted``; the kept shuffle
+        of a no-play round is discarded. In betting with nothing dealt a shuffle it had counted is asked for
+        again, so no wager locks before a shuffle of this power-on counted 52 (the card count of NY 9 NYCRR
+        5324.39(d)(2)'s automated shoe); from "no more bets" on (wagers announced, cards in flight or dealt) the
+        round's cards cannot be accounted for by the shoe: a fault the round can only void, as ``shoe_mismatch``.
+        The first counter ever seen (a new journal, or one written before the counter) is only kept."""
+        known, self.shoe_boots = self.shoe_boots, event.boots
+        if known is None or known == event.boots:
+            return
+        self.shuffle_kept = False
+        self._emit(cmd.Irregularity(self.round_no, "shoe_restarted", {"boots": event.boots, "previous": known}))
+        data = self.round
+        if data is None or data.manual or not self.unsettled():
+            return  # between rounds, dealt by hand or settled: no card of the shoe is still to come this round
+        if self.phase != "betting":
+            self._fail("shoe", "shoe_restarted", f"the shoe restarted (power-on {known} -> {event.boots}) "
+                       f"during {self.phase}: its deck cannot be trusted", resumable=False)
+        elif data.shuffled:  # not yet shuffled: the answer awaited is the restarted shoe's (or asked on resume)
+            data.shuffled = False
+            if self.state == "betting":
+                self._emit(cmd.Shuffle())
 
     def _query_shoe(self) -> None:
         self._querying = True
@@ -1386,6 +1412,7 @@ class Round(ManualDealing, AlertDesk):
             "prompt": self._prompt,
             "reader": None if self._reader is None else [self._reader.role, self._reader.user, self._reader.source],
             "shuffle_kept": self.shuffle_kept,
+            "shoe_boots": self.shoe_boots,
             "request_id": self._request_id,
             "pending_read": self._pending_read,
             "verifying": self._verifying,
@@ -1458,6 +1485,7 @@ class Round(ManualDealing, AlertDesk):
         self._prompt = state["prompt"]
         self._reader = None if state["reader"] is None else Actor(*state["reader"])
         self.shuffle_kept = state["shuffle_kept"]
+        self.shoe_boots = state.get("shoe_boots")  # a checkpoint written before the counter: never seen
         self._request_id = state["request_id"]
         self._pending_read = state["pending_read"]
         self._verifying = state["verifying"]

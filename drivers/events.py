@@ -84,6 +84,17 @@ class ShoeLastDispense:
 
 
 @dataclass(frozen=True)
+class ShoeBootCount:
+    """The shoe's power-on counter ``boots`` (docs/protocol.md, "Power-on counter": kept in the shoe's
+    non-volatile memory, one more at every power-on), carried by its IDENT and PONG. The shoe driver posts it
+    the first time it learns the counter in a run and whenever it differs from the last one it saw; the round
+    compares it with the last one journaled: another value means the shoe restarted, with or without a lost
+    link, and holds neither its shuffle nor its record of transactions."""
+
+    boots: int
+
+
+@dataclass(frozen=True)
 class SpotChanged:
     """The bet sensors saw the chips on ``seat``/``spot`` change to ``amount`` minor units (0 = empty)."""
 
@@ -131,7 +142,7 @@ class CardsEntered:
 EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed,
-                SupervisorKey, ShoeLastDispense, CardsEntered)
+                SupervisorKey, ShoeLastDispense, CardsEntered, ShoeBootCount)
 }
 
 

@@ -56,7 +56,7 @@ PROTOCOL_VERSION = 2
 
 # Common message types (docs/protocol.md, "Common messages").
 HELLO = 0x01  #: host -> device: protocol version u8
-IDENT = 0x02  #: device -> host: version u8, kind, device id, firmware (length-prefixed ASCII)
+IDENT = 0x02  #: device -> host: version u8, kind, device id, firmware (length-prefixed ASCII), [boots u32]
 NAK = 0x03  #: either way: rejected seq u8, reason u8
 PING = 0x04  #: host -> device: empty; the heartbeat (docs/protocol.md, "Heartbeat")
 PONG = 0x05  #: device -> host: the answer to PING; empty, or the device's state that grants rights (the panel's key)
@@ -379,12 +379,15 @@ class Hello(NamedTuple):
 
 
 class Ident(NamedTuple):
-    """IDENT payload: ``version`` u8, then ``kind``, ``device_id``, ``firmware`` as length-prefixed ASCII."""
+    """IDENT payload: ``version`` u8, then ``kind``, ``device_id``, ``firmware`` as length-prefixed ASCII, then
+    optionally ``boots``, the device's power-on counter u32 (docs/protocol.md, "Power-on counter"); None when
+    the device sent none."""
 
     version: int
     kind: str
     device_id: str
     firmware: str
+    boots: int | None = None
 
 
 class Nak(NamedTuple):
@@ -412,26 +415,41 @@ def decode_hello(payload: bytes) -> Hello:
     return Hello(payload[0])
 
 
-def encode_ident(version: int, kind: str, device_id: str, firmware: str) -> bytes:
-    """IDENT payload: version u8 + three length-prefixed ASCII strings."""
+#: Bytes of the power-on counter that may end IDENT (and the shoe's PONG): u32 big-endian.
+BOOTS_SIZE = 4
+
+
+def encode_boots(msg_type: int, boots: int) -> bytes:
+    """A power-on counter as sent at the end of IDENT or in the shoe's PONG: u32 big-endian
+    (docs/protocol.md, "Power-on counter"); ``ProtocolError`` outside 0..2**32-1."""
+    return check_range(msg_type, "power-on counter", boots, 0, 0xFFFF_FFFF).to_bytes(BOOTS_SIZE, "big")
+
+
+def encode_ident(version: int, kind: str, device_id: str, firmware: str, boots: int | None = None) -> bytes:
+    """IDENT payload: version u8 + three length-prefixed ASCII strings, then the power-on counter u32 when the
+    device keeps one (``boots``; None: not sent). ``ProtocolError`` for a value out of range."""
     return (
         bytes((check_range(IDENT, "version", version, 0, 255),))
         + pack_text(IDENT, kind, "kind")
         + pack_text(IDENT, device_id, "device id")
         + pack_text(IDENT, firmware, "firmware")
+        + (b"" if boots is None else encode_boots(IDENT, boots))
     )
 
 
 def decode_ident(payload: bytes) -> Ident:
-    """Parse an IDENT payload; ``ProtocolError`` on a short payload, non-ASCII text or trailing bytes."""
+    """Parse an IDENT payload, with or without the power-on counter (docs/protocol.md, "Common messages");
+    ``ProtocolError`` on a short payload, non-ASCII text or trailing bytes other than the 4 of the counter."""
     if not payload:
         raise ProtocolError(IDENT, "empty payload")
     kind, offset = unpack_text(IDENT, payload, 1, "kind")
     device_id, offset = unpack_text(IDENT, payload, offset, "device id")
     firmware, offset = unpack_text(IDENT, payload, offset, "firmware")
-    if offset != len(payload):
-        raise ProtocolError(IDENT, f"{len(payload) - offset} trailing bytes")
-    return Ident(payload[0], kind, device_id, firmware)
+    rest = len(payload) - offset
+    if rest not in (0, BOOTS_SIZE):
+        raise ProtocolError(IDENT, f"{rest} trailing bytes (the power-on counter is {BOOTS_SIZE})")
+    boots = int.from_bytes(payload[offset:], "big") if rest else None
+    return Ident(payload[0], kind, device_id, firmware, boots)
 
 
 def encode_nak(seq: int, reason: int) -> bytes:

@@ -310,6 +310,11 @@ class Device(abc.ABC):
         framing.decode_empty(framing.PONG, payload)
         return []
 
+    def on_ready(self, ident: framing.Ident) -> list[Any]:
+        """Called on the owner thread after each accepted handshake, just after ``DeviceReady`` is posted, with
+        the device's IDENT; return events to post (the shoe reports its power-on counter). Default: none."""
+        return []
+
     def refresh_due(self) -> bool:
         """True while a state that grants rights must be re-confirmed: a PING goes every heartbeat interval,
         whatever else the device sends. Default: never."""
@@ -451,6 +456,8 @@ class Device(abc.ABC):
             self._log.info("%s: ready on %s: %s id=%s firmware=%s protocol=%d", self.name, self.port, ident.kind,
                            ident.device_id, ident.firmware, ident.version)
             self.post(DeviceReady(self.kind, ident.device_id, ident.firmware, ident.version))
+            for event in self.on_ready(ident):
+                self.post(event)
             try:
                 self._serve(ser)
                 return  # stop() was called

@@ -578,6 +578,11 @@ class PtySimulator(abc.ABC):
         with self.lock:
             return sum(1 for item in self._events if item[2]) + (self._unacked is not None)
 
+    def boot_count(self) -> int | None:
+        """The power-on counter IDENT ends with (docs/protocol.md, "Power-on counter"), or None for a device
+        that keeps none (the default: IDENT without it)."""
+        return None
+
     def pong_payload(self) -> bytes:
         """The PONG payload: empty, unless the device reports state that grants rights (the panel's key)."""
         return b""
@@ -718,7 +723,8 @@ class PtySimulator(abc.ABC):
                         framing.decode_hello(frame.payload)
                         self.send(
                             framing.IDENT,
-                            framing.encode_ident(framing.PROTOCOL_VERSION, self.kind, self.device_id, self.firmware),
+                            framing.encode_ident(framing.PROTOCOL_VERSION, self.kind, self.device_id, self.firmware,
+                                                 self.boot_count()),
                         )
                         self.on_hello()
                         if self._unacked is not None:  # a new session: the unacknowledged frame goes again soon

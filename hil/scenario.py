@@ -20,6 +20,9 @@ import yaml
 
 SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
 
+#: Actions that only look or wait: a step's ``after`` (a moment to act at) makes no sense on them.
+PASSIVE: frozenset[str] = frozenset({"wait", "expect", "sleep"})
+
 #: The actions a step may take; a step has exactly one of them (the schema lists what each takes).
 ACTIONS: tuple[str, ...] = ("place", "remove", "press", "key", "act", "fault", "clear_faults", "shoe", "enter", "service",
                             "pay", "pay_as_shown", "wait", "expect", "sleep")
@@ -36,13 +39,15 @@ class ScenarioError(ValueError):
 @dataclass(frozen=True)
 class Step:
     """One step: its ``action`` (one of ``ACTIONS``), the action's ``value`` as written, its ``label`` (the
-    step's ``name`` or a short text of the action) and where it is written (``file:line``)."""
+    step's ``name`` or a short text of the action), where it is written (``file:line``) and its ``after``
+    (the record the action waits for, ``hil.scenario_after``; None: at once)."""
 
     index: int
     action: str
     value: Any
     label: str
     where: str
+    after: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,12 @@ def _unknown_names(data: Any) -> list[tuple[tuple, str]]:
     found: list[tuple[tuple, str]] = []
     steps = data.get("steps") if isinstance(data, dict) else None
     for index, step in enumerate(steps if isinstance(steps, list) else ()):
+        after = step.get("after") if isinstance(step, dict) else None
+        kind = after.get("journal", {}).get("type") if isinstance(after, dict) and \
+            isinstance(after.get("journal"), dict) else None
+        if isinstance(kind, str) and kind not in types:
+            found.append((("steps", index, "after", "journal", "type"),
+                          f"after: no record type {kind!r} is ever journaled"))
         for action in ("expect", "wait", "act"):
             body = step.get(action) if isinstance(step, dict) else None
             if not isinstance(body, dict):
@@ -213,8 +224,11 @@ def load_scenario(path: Path) -> Scenario:
                                 f"one action of {', '.join(ACTIONS)}; found {', '.join(actions) or 'none'}")
                 continue
             action = actions[0]
+            if "after" in step and action in PASSIVE:
+                problems.append(f"{file}:{_line_of(('steps', index, 'after'), lines)}: steps/{index}: after "
+                                f"belongs to a step that acts, not to {action}")
             steps.append(Step(index + 1, action, step[action], step.get("name") or _label(action, step[action]),
-                              f"{file}:{_line_of(('steps', index), lines)}"))
+                              f"{file}:{_line_of(('steps', index), lines)}", step.get("after")))
     if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"] != path.stem:
             problems.append(f"{file}:{_line_of(('name',), lines)}: name {data['name']!r} is not the file's name "
                             f"{path.stem!r} (a test case is found by it)")

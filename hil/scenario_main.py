@@ -100,6 +100,8 @@ def run_from_command_line(args: argparse.Namespace) -> int:
             workdir = Path(tempfile.mkdtemp(prefix=f"crisscross-scenario-{scenario.name}-"))
             result = ScenarioRun(scenario, workdir, ports, on_ready=hook).run()
             print(f"{scenario.name}: {result.headline} ({result.seconds:.1f} s); journal {result.journal}")
+            for moment in result.moments:  # the delay each step with ``after`` achieved
+                print(f"  {moment}")
             results.append(result)
     else:
         results = run_scenarios(scenarios, ports, keep=args.keep, jobs=args.jobs)

@@ -45,6 +45,7 @@ from hil.expect import (check_face_down, check_money, check_payout_view, check_r
                         check_view)
 from hil.rig import service_command
 from hil.scenario import Scenario, Step
+from hil.scenario_after import AfterFailed, await_record
 from hil.scenario_pay import PayFailed, pay_as_shown, pay_seat
 
 #: Seconds an ``expect`` and a ``wait`` step wait for their expectation by default.
@@ -81,6 +82,8 @@ class CaseResult:
     journal_excerpt: list[str] = field(default_factory=list)
     log_tail: str = ""
     journal: Path | None = None
+    #: For each step with ``after``: ``"step 7 place seat=6, ...: 4 ms after record 31 ButtonPressed"``.
+    moments: list[str] = field(default_factory=list)
 
     @property
     def headline(self) -> str:
@@ -214,6 +217,7 @@ class ScenarioRun:
         self.config_path = workdir / "table.yaml"
         self.client: ControlClient | None = None
         self._link_dir = workdir / "ports"
+        self._fault_sent: int | None = None  # the fault id the last act step sent (``fault: repeat``)
 
     # ------------------------------------------------------------------------------------------------
     # Set-up and tear-down.
@@ -333,8 +337,13 @@ class ScenarioRun:
 
     def step_act(self, value: dict[str, Any]) -> None:
         assert self.client is not None
-        body = {k: v for k, v in value.items() if k in ("action", "code", "reason", "round", "state")}
-        if body.get("round") in ("current", "previous") or body.get("state") == "current":
+        body = {k: v for k, v in value.items() if k in ("action", "code", "reason", "round", "state", "fault")}
+        if body.get("fault") == "repeat":  # a client retrying sends the id it sent before
+            if self._fault_sent is None:
+                raise StepFailed("act: fault: repeat, but no earlier act step named a fault")
+            body["fault"] = self._fault_sent
+        if body.get("round") in ("current", "previous") or body.get("state") == "current" \
+                or body.get("fault") == "current":
             state = self.client.state()
             if state is None:
                 raise StepFailed("the control interface does not answer")
@@ -342,6 +351,13 @@ class ScenarioRun:
                 body["round"] = state["round_no"] - (body["round"] == "previous")
             if body.get("state") == "current":
                 body["state"] = state["state"]
+            if body.get("fault") == "current":
+                faults = state.get("faults") or []
+                if not faults or not isinstance(faults[0].get("id"), int):
+                    raise StepFailed(f"act: fault: current, but /state names no fault by an integer id: {faults}")
+                body["fault"] = faults[0]["id"]
+        if "fault" in body:
+            self._fault_sent = body["fault"]
         status, answer = self.client.request("POST", "/actions", body, user=value["user"])
         if status != value.get("status", 202):
             raise StepFailed(f"POST /actions answered {status} {answer}, {value.get('status', 202)} expected")
@@ -517,6 +533,12 @@ class ScenarioRun:
             if self.on_ready is not None:
                 self.on_ready(self)
             for step in self.scenario.steps:
+                if step.after is not None:
+                    try:
+                        moment = await_record(self.records, step.after)
+                    except AfterFailed as exc:
+                        raise StepFailed(str(exc)) from None
+                    result.moments.append(f"step {step.index} {step.label}: {moment.describe()}")
                 getattr(self, f"step_{step.action}")(step.value)
         except StepFailed as exc:
             result.status, result.step, result.message = "failed", step, str(exc)
@@ -554,6 +576,8 @@ def run_scenarios(scenarios: list[Scenario], ports: dict[str, str] | None = None
         result = ScenarioRun(scenario, workdir, ports).run()
         with _print_lock:
             log(f"{scenario.name}: {result.headline} ({result.seconds:.1f} s)")
+            for moment in result.moments:  # the delay each step with ``after`` achieved
+                log(f"    {moment}")
             if result.status in ("failed", "error"):
                 for line in result.journal_excerpt[-8:]:
                     log(f"    {line}")

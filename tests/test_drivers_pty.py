@@ -20,6 +20,7 @@ from drivers.events import (
     ButtonPressed,
     DeviceFault,
     DeviceReady,
+    ShoeBootCount,
     ShuffleComplete,
     SpotChanged,
     SpotsSnapshot,
@@ -116,7 +117,7 @@ def panel(simulators, drivers, events) -> tuple[PanelSimulator, PanelDriver]:
 @pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
 def test_handshake_posts_device_ready(kind, simulators, drivers, events):
     sim, driver = connect(kind, simulators, drivers, events)
-    assert driver.ident == framing.Ident(framing.PROTOCOL_VERSION, kind, sim.device_id, "sim-1.0")
+    assert driver.ident == framing.Ident(framing.PROTOCOL_VERSION, kind, sim.device_id, "sim-1.0", sim.boot_count())
     assert sim.received[0] == framing.Frame(0, framing.HELLO, bytes([framing.PROTOCOL_VERSION]))
 
 
@@ -451,3 +452,73 @@ def test_simulators_remember_a_bounded_history_and_count_everything(monkeypatch)
         assert list(sim._records) == [2, 3, 4]
     finally:
         sim.stop()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The shoe's power-on counter (docs/protocol.md, "Power-on counter")
+
+
+def _pings(sim: PtySimulator) -> int:
+    return sum(1 for f in sim.received if f.msg_type == framing.PING)
+
+
+def test_a_shoe_power_cycled_with_the_link_up_is_told_by_its_next_pong(shoe, events):
+    """The shoe restarts without the link dropping (its USB adapter kept power): the heartbeat's PONG carries
+    a counter the driver has not seen, posted once as ``ShoeBootCount``; the link stays up, no fault."""
+    sim, driver = shoe
+    assert expect(events, ShoeBootCount) == ShoeBootCount(1)  # the handshake's, the first of this run
+    sim.power_cycle()
+    assert expect(events, ShoeBootCount) == ShoeBootCount(2)
+    assert driver.link_up and driver.losses == 0
+    seen = _pings(sim)
+    assert sim.wait_for(lambda: _pings(sim) >= seen + 2, WAIT)  # two more heartbeats with the same counter
+    assert sim.wait_for(lambda: sim.awaiting_ack == 0, WAIT)
+    assert events.empty()  # the same counter again is not news
+
+
+def test_a_new_handshake_reports_the_counter_and_only_a_new_one_is_posted(simulators, drivers, events):
+    """A driver started again (the service restarted) posts the counter at its first handshake whatever it is,
+    so the controller compares it with the journal's; the shoe power-cycled in between has counted one more."""
+    sim = simulators("shoe")
+    first = drivers("shoe", sim.port)
+    expect(events, DeviceReady)
+    assert expect(events, ShoeBootCount) == ShoeBootCount(1)
+    first.stop()
+    sim.power_cycle()
+    drivers("shoe", sim.port)
+    assert events.get(timeout=WAIT) == DeviceReady("shoe", sim.device_id, "sim-1.0", framing.PROTOCOL_VERSION)
+    assert events.get(timeout=WAIT) == ShoeBootCount(2)
+
+
+def test_a_shoe_that_keeps_no_counter_is_accepted_and_posts_none(simulators, drivers, events):
+    """Compatibility within protocol version 2: IDENT without the counter and an empty PONG are accepted."""
+
+    class OldShoe(ShoeSimulator):
+        def boot_count(self):
+            return None
+
+        def pong_payload(self) -> bytes:
+            return b""
+
+    sim = OldShoe(seed=1)
+    sim.start()
+    try:
+        driver = drivers("shoe", sim.port)
+        assert events.get(timeout=WAIT) == DeviceReady("shoe", sim.device_id, "sim-1.0", framing.PROTOCOL_VERSION)
+        assert driver.ident.boots is None
+        sim.power_cycle()
+        seen = _pings(sim)
+        assert sim.wait_for(lambda: _pings(sim) >= seen + 2, WAIT)
+        assert events.empty() and driver.link_up and driver.protocol_errors == 0
+    finally:
+        driver.stop()
+        sim.stop()
+
+
+def test_a_shoe_pong_of_another_length_is_refused(shoe, events):
+    """A PONG that is neither empty nor the 4 bytes of the counter is NAKed (reason 2) and counted."""
+    sim, driver = shoe
+    expect(events, ShoeBootCount)
+    sim.send(framing.PONG, b"\x01\x02")
+    assert sim.wait_for(lambda: any(f.msg_type == framing.NAK for f in sim.received), WAIT)
+    assert driver.protocol_errors == 1

@@ -370,7 +370,8 @@ def test_panel_key_status_round_trips_and_display_text_must_be_a_string():
 
 def test_ident_codec_rejects_trailing_bytes():
     good = bytes.fromhex("01 04 73686f65 00 00".replace(" ", ""))
-    assert framing.decode_ident(good) == (1, "shoe", "", "")
+    assert framing.decode_ident(good) == (1, "shoe", "", "", None)
+    assert framing.decode_ident(good + b"\x00\x00\x01\x02").boots == 258  # the power-on counter, u32 BE
     with pytest.raises(ProtocolError, match="IDENT .*trailing"):
         framing.decode_ident(good + b"\x00")
     with pytest.raises(ProtocolError, match="announces 9 bytes"):
@@ -393,7 +394,9 @@ CODECS = {
     "QUERY_LAST": (shoe.QUERY_LAST, lambda p: framing.decode_empty(shoe.QUERY_LAST, p) or {}, lambda f: b""),
     "LAST": (shoe.LAST, shoe.decode_last, lambda f: shoe.encode_last(f["txn_id"], f["cards"])),
     "PING": (framing.PING, lambda p: framing.decode_empty(framing.PING, p) or {}, lambda f: b""),
-    "PONG": (framing.PONG, lambda p: framing.decode_empty(framing.PONG, p) or {}, lambda f: b""),
+    # the shoe's PONG carries its power-on counter (the only non-empty PONG in the traces)
+    "PONG": (framing.PONG, lambda p: {"boots": shoe.decode_pong(p)} if p else {},
+             lambda f: shoe.encode_pong(f.get("boots"))),
     "READ_SPOTS": (sensors.READ_SPOTS, sensors.decode_read_spots, lambda f: sensors.encode_read_spots(**f)),
     "SPOT_CHANGED": (sensors.SPOT_CHANGED, sensors.decode_spot_changed, lambda f: sensors.encode_spot_changed(**f)),
     "SPOTS": (

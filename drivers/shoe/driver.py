@@ -7,6 +7,11 @@ deals twice, so retransmission is safe (exactly-once dispensing). A FAULT from t
 ``DeviceFault("shoe", <SHOE_FAULTS name>, detail)`` and cancels the automatic retransmission of whatever was
 outstanding; the controller decides whether to retry the same ``txn_id`` after the dealer cleared the fault.
 
+The shoe's power-on counter (docs/protocol.md, "Power-on counter"), read from IDENT at each handshake and from
+every PONG, is posted as ``ShoeBootCount(boots)`` the first time it is learnt and whenever it differs from the
+last one seen (kept across reconnections; the round compares it with the journal's across restarts of the
+service). A shoe that sends none is accepted; then only a lost link tells of its restarts.
+
 Hole-card secrecy: card values are never logged at INFO or above; only counts and transaction ids are.
 """
 
@@ -17,11 +22,12 @@ from typing import Any
 
 from drivers.events import (
     DeviceFault,
+    ShoeBootCount,
     ShoeLastDispense,
     ShuffleComplete,
     StackDispensed,
 )
-from drivers.framing import NAK_UNKNOWN_TYPE, Frame, ProtocolError
+from drivers.framing import NAK_UNKNOWN_TYPE, Frame, Ident, ProtocolError
 from drivers.link import Device
 from drivers.shoe import protocol
 
@@ -32,6 +38,29 @@ class ShoeDriver(Device):
     """The shoe on one serial port. Constructor arguments as ``drivers.link.Device``."""
 
     kind = protocol.KIND
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: The last power-on counter the shoe reported (owner thread only); None before the first.
+        self.boots: int | None = None
+
+    def on_ready(self, ident: Ident) -> list[Any]:
+        """IDENT's power-on counter: ``ShoeBootCount`` when it is new (``_counted``)."""
+        return self._counted(ident.boots)
+
+    def on_pong(self, payload: bytes) -> list[Any]:
+        """PONG's power-on counter: ``ShoeBootCount`` when it differs from the last one seen, so a shoe that
+        restarted without losing the link is known within a heartbeat. ``ProtocolError`` for a payload that is
+        neither empty nor 4 bytes."""
+        return self._counted(protocol.decode_pong(payload))
+
+    def _counted(self, boots: int | None) -> list[Any]:
+        if boots is None or boots == self.boots:
+            return []
+        if self.boots is not None:
+            log.warning("%s: the shoe restarted: power-on counter %d, was %d", self.name, boots, self.boots)
+        self.boots = boots
+        return [ShoeBootCount(boots)]
 
     def shuffle(self) -> None:
         """Ask the shoe to shuffle (SHUFFLE); ``ShuffleComplete(card_count)`` follows.

@@ -8,6 +8,7 @@
 | 0x13 | STACK         | shoe -> host | txn_id u32 BE, count u8, cards as 2*count ASCII bytes ("AhTd") |
 | 0x14 | QUERY_LAST    | host -> shoe | empty: "what did you last dispense?"                           |
 | 0x15 | LAST          | shoe -> host | as STACK: the last stack dealt (txn 0, count 0: none since power-on) |
+| 0x05 | PONG (common) | shoe -> host | empty, or the power-on counter u32 BE (also at the end of IDENT)     |
 
 FAULT codes from the shoe are ``SHOE_FAULTS`` index + 1 (1 jam, 2 misfeed, 3 unreadable_card, 4 empty,
 5 door_open). Encoders validate their arguments and raise ``ProtocolError``; decoders raise ``ProtocolError``
@@ -20,7 +21,7 @@ import struct
 from typing import NamedTuple
 
 from drivers.events import SHOE_FAULTS
-from drivers.framing import ProtocolError, check_range, need_length, register_names
+from drivers.framing import BOOTS_SIZE, PONG, ProtocolError, check_range, encode_boots, need_length, register_names
 
 KIND = "shoe"
 
@@ -94,6 +95,21 @@ def decode_shuffle_done(payload: bytes) -> ShuffleDone:
 
 def _check_txn(msg_type: int, txn_id: int) -> int:
     return check_range(msg_type, "txn_id", txn_id, 0, 0xFFFF_FFFF)
+
+
+def encode_pong(boots: int | None) -> bytes:
+    """The shoe's PONG payload (docs/protocol.md, "Power-on counter"): its power-on counter u32 BE, or empty
+    for a shoe that keeps none (``boots`` None). ``ProtocolError`` outside 0..2**32-1."""
+    return b"" if boots is None else encode_boots(PONG, boots)
+
+
+def decode_pong(payload: bytes) -> int | None:
+    """Parse the shoe's PONG: its power-on counter, or None when empty (a shoe that keeps none).
+    ``ProtocolError`` for any other length."""
+    if not payload:
+        return None
+    need_length(PONG, payload, BOOTS_SIZE)
+    return int.from_bytes(payload, "big")
 
 
 def encode_dispense(txn_id: int, count: int) -> bytes:

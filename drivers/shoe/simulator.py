@@ -13,7 +13,9 @@ shuffle; ``remove_cards(cards)`` keeps cards out of the following shuffles (SHUF
 until ``remove_cards(())``; the faults ``short_stack`` (the next new stack lacks its last card) and
 ``repeated_card`` (the next new stack's first card is the first card of the stack before it) make a stack that
 cannot be trusted; ``power_cycle()`` loses the transaction record and the shuffle, as a shoe without
-non-volatile memory does when it loses power.
+non-volatile memory for them does when it loses power, and counts one more power-on: the shoe's power-on
+counter (``boots``, docs/protocol.md, "Power-on counter"), kept as in non-volatile memory, ends its IDENT and
+is its PONG's payload, so the host learns of the restart at the next heartbeat even when the link stayed up.
 
 Does not model: card recognition errors other than injected ones, the time a shuffle or dispense takes, burn
 cards, the discard rack, the door sensor, or losing its transaction record on power loss.
@@ -48,8 +50,10 @@ class ShoeSimulator(PtySimulator):
     RECOVERABLE_IN = frozenset({framing.PING, protocol.SHUFFLE, protocol.DISPENSE, protocol.QUERY_LAST})
     RECOVERABLE_OUT = frozenset({framing.PONG, protocol.SHUFFLE_DONE, protocol.STACK, protocol.LAST})
 
-    def __init__(self, seed: int | None = None, device_id: str = "SIM-SHOE-1", *, link_dir=None) -> None:
+    def __init__(self, seed: int | None = None, device_id: str = "SIM-SHOE-1", *, link_dir=None,
+                 boots: int = 1) -> None:
         super().__init__(device_id, link_dir=link_dir)
+        self._boots = framing.check_range(framing.IDENT, "power-on counter", boots, 0, 0xFFFF_FFFF)
         self._rng: random.Random = secrets.SystemRandom() if seed is None else random.Random(seed)
         self._deck: list[str] = []
         self._shuffled = False
@@ -119,10 +123,27 @@ class ShoeSimulator(PtySimulator):
         with self.lock:
             self._removed = frozenset(cards)
 
+    @property
+    def boots(self) -> int:
+        """The power-on counter: the ``boots`` given at construction, one more after each ``power_cycle``."""
+        with self.lock:
+            return self._boots
+
+    def boot_count(self) -> int:
+        """The power-on counter IDENT ends with (``boots``)."""
+        return self.boots
+
+    def pong_payload(self) -> bytes:
+        """PONG carries the power-on counter (docs/protocol.md, "Power-on counter")."""
+        return protocol.encode_pong(self.boots)
+
     def power_cycle(self) -> None:
         """Lose power: the transaction record, the deck and the shuffle are gone (LAST answers txn 0 until the
-        next stack; a DISPENSE before a new SHUFFLE is refused). ``dispensed`` still lists what was dealt."""
+        next stack; a DISPENSE before a new SHUFFLE is refused) and the power-on counter counts one more (it
+        wraps at 2**32). The link stays up. ``dispensed`` still lists what was dealt."""
         with self.lock:
+            self._boots = (self._boots + 1) % 0x1_0000_0000
+            self._last_answer = None  # the frame answered last is forgotten too: a HELLO like it is new
             self._records.clear()
             self._deck = []
             self._shuffled = False

@@ -22,7 +22,8 @@ def test_the_device_answers_the_handshake_with_its_kind_identity_and_protocol_ve
     assert ready.protocol == framing.PROTOCOL_VERSION == 2
     assert ready.device_id and ready.device_id.isprintable()
     assert ready.firmware and ready.firmware.isprintable()
-    assert driver.ident == framing.Ident(2, bench.kind, ready.device_id, ready.firmware)
+    assert driver.ident == framing.Ident(2, bench.kind, ready.device_id, ready.firmware, driver.ident.boots)
+    assert driver.ident.boots is None or 0 <= driver.ident.boots <= 0xFFFF_FFFF  # the power-on counter, if kept
     assert driver.link_up
 
 
