@@ -217,7 +217,7 @@ class ScenarioRun:
         self.config_path = workdir / "table.yaml"
         self.client: ControlClient | None = None
         self._link_dir = workdir / "ports"
-        self._fault_sent: int | None = None  # the fault id the last act step sent (``fault: repeat``)
+        self._answers_sent: int | None = None  # what the last act step answered (``answers: repeat``)
 
     # ------------------------------------------------------------------------------------------------
     # Set-up and tear-down.
@@ -337,13 +337,13 @@ class ScenarioRun:
 
     def step_act(self, value: dict[str, Any]) -> None:
         assert self.client is not None
-        body = {k: v for k, v in value.items() if k in ("action", "code", "reason", "round", "state", "fault")}
-        if body.get("fault") == "repeat":  # a client retrying sends the id it sent before
-            if self._fault_sent is None:
-                raise StepFailed("act: fault: repeat, but no earlier act step named a fault")
-            body["fault"] = self._fault_sent
+        body = {k: v for k, v in value.items() if k in ("action", "code", "reason", "round", "state", "answers")}
+        if body.get("answers") == "repeat":  # a client retrying sends the number it sent before
+            if self._answers_sent is None:
+                raise StepFailed("act: answers: repeat, but no earlier act step named what it answers")
+            body["answers"] = self._answers_sent
         if body.get("round") in ("current", "previous") or body.get("state") == "current" \
-                or body.get("fault") == "current":
+                or body.get("answers") == "current":
             state = self.client.state()
             if state is None:
                 raise StepFailed("the control interface does not answer")
@@ -351,13 +351,14 @@ class ScenarioRun:
                 body["round"] = state["round_no"] - (body["round"] == "previous")
             if body.get("state") == "current":
                 body["state"] = state["state"]
-            if body.get("fault") == "current":
-                faults = state.get("faults") or []
-                if not faults or not isinstance(faults[0].get("id"), int):
-                    raise StepFailed(f"act: fault: current, but /state names no fault by an integer id: {faults}")
-                body["fault"] = faults[0]["id"]
-        if "fault" in body:
-            self._fault_sent = body["fault"]
+            if body.get("answers") == "current":
+                answers = state.get("answers") or {}
+                if not isinstance(answers.get(body["action"]), int):
+                    raise StepFailed(f"act: answers: current, but /state answers nothing by {body['action']}: "
+                                     f"{answers}")
+                body["answers"] = answers[body["action"]]
+        if "answers" in body:
+            self._answers_sent = body["answers"]
         status, answer = self.client.request("POST", "/actions", body, user=value["user"])
         if status != value.get("status", 202):
             raise StepFailed(f"POST /actions answered {status} {answer}, {value.get('status', 202)} expected")

@@ -113,29 +113,29 @@ def test_after_is_read_with_each_action_step_and_refused_where_it_means_nothing(
 class FakeControl:
     """The control interface as ``step_act`` sees it: ``/state`` and the bodies posted to ``/actions``."""
 
-    def __init__(self, faults: list[dict]) -> None:
-        self.faults, self.posted = faults, []
+    def __init__(self, answers: dict) -> None:
+        self.answers, self.posted = answers, []
 
     def state(self) -> dict:
-        return {"round_no": 1, "state": "fault", "faults": self.faults}
+        return {"round_no": 1, "state": "fault", "answers": self.answers}
 
     def request(self, method, path, body=None, user=None):
         self.posted.append(body)
         return 202, {}
 
 
-def test_an_act_names_the_current_fault_by_id_and_a_retry_sends_the_same_id_again(tmp_path):
-    """``fault: current`` reads ``/state`` ``faults[0].id``; ``fault: repeat`` is a client's retry of its last
-    request: the id it sent then, whatever the current fault is now."""
+def test_an_act_names_what_it_answers_and_a_retry_sends_the_same_number_again(tmp_path):
+    """``answers: current`` reads ``/state`` ``answers.<action>``; ``answers: repeat`` is a client's retry of
+    its last request: the number it sent then, whatever the round answers now."""
     from hil.scenario_run import ScenarioRun, StepFailed
 
-    scenario = load_scenario(write(tmp_path, "  - act: {action: clear_fault, user: sue, fault: current}\n"))
+    scenario = load_scenario(write(tmp_path, "  - act: {action: clear_fault, user: sue, answers: current}\n"))
     run = ScenarioRun(scenario, tmp_path)
-    run.client = control = FakeControl([{"cause": "jam", "id": 4}])
-    run.step_act({"action": "clear_fault", "user": "sue", "round": 1, "state": "fault", "fault": "current"})
-    control.faults = [{"cause": "protocol", "id": 9}]  # a later, different fault
-    run.step_act({"action": "clear_fault", "user": "sue", "round": 1, "state": "fault", "fault": "repeat"})
-    assert [body["fault"] for body in control.posted] == [4, 4]
-    control.faults = [{"cause": "protocol"}]  # a view that names no fault by id
-    with pytest.raises(StepFailed, match="names no fault by an integer id"):
-        run.step_act({"action": "clear_fault", "user": "sue", "fault": "current"})
+    run.client = control = FakeControl({"clear_fault": 4})
+    run.step_act({"action": "clear_fault", "user": "sue", "round": 1, "state": "fault", "answers": "current"})
+    control.answers = {"clear_fault": 9}  # a later, different fault
+    run.step_act({"action": "clear_fault", "user": "sue", "round": 1, "state": "fault", "answers": "repeat"})
+    assert [body["answers"] for body in control.posted] == [4, 4]
+    control.answers = {}  # nothing to clear
+    with pytest.raises(StepFailed, match="answers nothing by clear_fault"):
+        run.step_act({"action": "clear_fault", "user": "sue", "answers": "current"})
