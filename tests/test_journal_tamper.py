@@ -292,3 +292,29 @@ def test_the_lock_is_on_the_store_so_no_lock_file_can_be_deleted_from_under_it(t
             Journal(tmp_path / "j.db", fsync=False)
     finally:
         first.close()
+
+
+def test_a_reader_holding_a_snapshot_past_the_bound_is_logged_and_the_wal_size_kept(tmp_path, monkeypatch, caplog):
+    """Issue 30 item 5: a reader that keeps one snapshot (a stuck export) keeps the WAL checkpoint from taking
+    the WAL whole; past ``READER_LIMIT_SECONDS`` (made 0 here, so that no test waits) it is logged once at
+    WARNING, and at INFO when it let go; ``wal_bytes`` is the WAL's size after each round's close."""
+    import controller.journal as journal_module
+
+    monkeypatch.setattr(journal_module, "READER_LIMIT_SECONDS", 0.0)
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    try:
+        _play(journal, range(1, 2))
+        reader = sqlite3.connect(tmp_path / "j.db", isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM records").fetchone()  # its snapshot is taken
+        with caplog.at_level("INFO", logger="controller.journal"):
+            _play(journal, range(2, 5))
+            warned = [r for r in caplog.records if "a reader has held a snapshot" in r.getMessage()]
+            assert len(warned) == 1 and warned[0].levelname == "WARNING"
+            assert journal.wal_bytes == Path(f"{tmp_path / 'j.db'}-wal").stat().st_size > 0
+            reader.execute("COMMIT")
+            reader.close()
+            _play(journal, range(5, 6))
+            assert any("let go of its snapshot" in r.getMessage() for r in caplog.records)
+    finally:
+        journal.close()
