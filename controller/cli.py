@@ -16,7 +16,10 @@
 - ``crisscross journal export [--rounds A-B] [--format jsonl] [--output FILE] [--journal PATH]`` writes the
   store's records as JSON lines in their canonical spelling; ``crisscross journal import FILE [--journal PATH]``
   fills a new store from a JSON-lines journal, refusing one that does not verify; ``crisscross journal
-  init-key [--file PATH]`` creates the journal key (mode 0600) at table.yaml's ``journal_key``.
+  init-key [--file PATH]`` creates the journal key (mode 0600) at table.yaml's ``journal_key``; ``crisscross
+  journal add-key --by NAME --reason TEXT`` seals a journal kept without a key with it, and ``crisscross
+  journal reanchor --by NAME --reason TEXT`` accepts a keyed journal whose anchor is missing or does not match
+  it, each journaled (a record naming who, why and what was found), the service stopped.
 - ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
   user of the control interface (``controller.operators``, docs/control.md); the password is asked with
   ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
@@ -133,9 +136,19 @@ def _parser() -> argparse.ArgumentParser:
     imported.add_argument("source", type=Path, metavar="FILE", help="JSON-lines journal (an export, or an old journal)")
     init_key = journal_sub.add_parser("init-key", help="create the journal key (mode 0600)", parents=[common])
     init_key.add_argument("--file", type=Path, default=None, help="key file (default: journal_key of table.yaml)")
-    for tool in (export, imported, init_key):
+    add_key = journal_sub.add_parser("add-key", help="seal a journal kept so far without a key with the key, "
+                                                     "journaled (the service is stopped)", parents=[common])
+    reanchor = journal_sub.add_parser("reanchor", help="after an inquiry, accept a keyed journal whose anchor is "
+                                                       "missing or does not match, journaled (the service is "
+                                                       "stopped)", parents=[common])
+    for tool in (add_key, reanchor):
+        tool.add_argument("--key", type=Path, default=None, help="the journal key file (default: journal_key of "
+                                                                 "table.yaml)")
+        tool.add_argument("--by", required=True, help="the supervisor who decided it (journaled)")
+        tool.add_argument("--reason", required=True, help="why (journaled)")
+    for tool in (export, imported, init_key, add_key, reanchor):
         tool.add_argument("--config", type=Path, default=None, help=config_help)
-    for tool in (export, imported):
+    for tool in (export, imported, add_key, reanchor):
         tool.add_argument("--journal", type=Path, default=None, help="journal store (default: the one of --config)")
 
     operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
@@ -287,7 +300,8 @@ def _main(argv: list[str] | None) -> int:
         return _with_analysis(lambda: protect_cli.main(args))
     if args.command == "journal":
         return {"verify": _journal_verify, "export": _journal_export, "import": _journal_import,
-                "init-key": _journal_init_key}[args.journal_command](args)
+                "init-key": _journal_init_key, "add-key": _journal_admit,
+                "reanchor": _journal_admit}[args.journal_command](args)
     if args.command == "operator":
         return _operator(args)
     if args.command == "config":
@@ -603,6 +617,30 @@ def _journal_import(args: argparse.Namespace) -> int:
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.source)
     print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    return 0
+
+
+def _journal_admit(args: argparse.Namespace) -> int:
+    """``crisscross journal add-key`` and ``crisscross journal reanchor`` (``controller.journal_tools.admit``):
+    0 done and journaled, 2 refused (one line on standard error: nothing to do, the service running, a journal
+    that does not open for another reason, no key)."""
+    from controller.journal import JournalError
+    from controller.journal_key import JournalKeyError, load_key
+    from controller.journal_tools import admit
+    from controller.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        path = Path(args.journal or config.journal)
+        key_file = args.key or config.journal_key
+        if key_file is None:
+            raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
+        record = admit(path, load_key(key_file), "key" if args.journal_command == "add-key" else "anchor",
+                       by=args.by, reason=args.reason)
+    except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
+        return _refused(exc, args.journal)
+    print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",
+          file=sys.stderr)
     return 0
 
 

@@ -28,8 +28,10 @@ import fcntl
 import hashlib
 import json
 import os
+import logging
 import signal
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -56,6 +58,24 @@ CHECKPOINT_EVERY = 2000
 CUT_COMMIT_VARIABLE = "CRISSCROSS_TEST_CUT_COMMIT"
 #: Records compared around the first break of the chain to name how it was tampered with (bounded memory).
 TAMPER_WINDOW = 2000
+#: Longest wait of a commit for SQLite's write lock, seconds, each try (``Journal._begin``).
+BUSY_SECONDS = 1.0
+#: How long a commit tries again for SQLite's write lock held by another connection, logging each second,
+#: before it gives up (``JournalWriteError``): the service holds that lock between its commits, so only a
+#: connection that took it in the instant between two of them can hold it.
+BUSY_LIMIT_SECONDS = 30.0
+#: The WAL is cut back to this size when it is reset after a full checkpoint (``PRAGMA journal_size_limit``),
+#: so that the commits made while a reader held an old snapshot do not keep the file at its peak.
+WAL_KEPT_BYTES = 4 << 20
+#: A reader holding one snapshot of the journal longer than this (seconds) is logged (``Journal``).
+READER_LIMIT_SECONDS = 30.0
+
+log = logging.getLogger(__name__)
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    """The file a ``stat`` describes: ``(device, inode)``."""
+    return info.st_dev, info.st_ino
 
 
 class JournalError(ValueError):
@@ -294,10 +314,47 @@ def _row_record(row: Sequence[Any], where: str) -> dict[str, Any]:
 _COLUMNS = "seq, time, kind, round, type, data, prev, hash"
 
 
-def _open_reader(path: Path) -> sqlite3.Connection:
-    """A read-only connection to the store at ``path`` (the service may be writing: WAL lets both go on)."""
+def connect_reader(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """A read-only connection to the store at ``path`` (the service may be writing: WAL lets both go on), and
+    whether it is ``immutable``: a store on read-only media without its ``-shm`` file (an evidence copy on
+    write-protected media) cannot be opened in WAL mode, and is then read as an immutable file (SQLite's
+    ``immutable=1``, sqlite.org/uri.html), which reads the database file alone: a WAL beside it is not read
+    (``wal_pending`` says whether there is one). Raises ``sqlite3.Error``."""
+    uri = f"file:{Path(path).absolute()}?mode=ro"
     try:
-        connection = sqlite3.connect(f"file:{Path(path).absolute()}?mode=ro", uri=True, check_same_thread=False)
+        connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return connection, False
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc) or not _read_only_media(path):
+            raise
+    connection = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False)
+    connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    return connection, True
+
+
+def _read_only_media(path: Path) -> bool:
+    """True when the file system holding ``path`` is mounted read-only."""
+    try:
+        return bool(os.statvfs(Path(path).absolute().parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def wal_pending(path: Path) -> int:
+    """The size in bytes of the store's WAL (``<store>-wal``) when it holds frames (more than its 32-byte
+    header): commits a reader of the database file alone does not see; 0 otherwise."""
+    try:
+        size = os.stat(jkey.beside(path, "-wal")).st_size
+    except OSError:
+        return 0
+    return size if size > 32 else 0
+
+
+def _open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store at ``path`` (``connect_reader``); raises ``JournalError``."""
+    try:
+        connection, _ = connect_reader(path)
         connection.execute("SELECT 1 FROM records LIMIT 1").fetchall()
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
@@ -411,7 +468,8 @@ def verify_chain(records: Iterable[dict[str, Any]], *, seq: int = 1, prev: str =
 
 
 #: The ways a journal can be tampered with, as ``find_tampering`` and ``controller.journal_tools`` name them.
-TAMPER_KINDS = ("edited", "removed", "inserted", "reordered", "respelled", "truncated", "appended", "forged")
+TAMPER_KINDS = ("edited", "removed", "inserted", "reordered", "respelled", "truncated", "appended", "forged",
+                "stripped", "unanchored")
 
 
 @dataclass(frozen=True)
@@ -614,31 +672,30 @@ class Checkpoint:
     mac: str | None
 
 
-def lock_path(store: Path) -> Path:
-    """The lock file of the store at ``store``: ``<store>.lock`` (``lock_store``)."""
-    return jkey.beside(store, ".lock")
-
-
 def lock_store(store: Path) -> int:
-    """Take the store's lock (``flock`` of ``<store>.lock``, made with mode 0600, never through a symbolic
-    link) for as long as the returned descriptor is open: one writer per store. The kernel gives the lock up
-    when its process ends, a SIGKILL or a power cut included, so a crash never leaves the store locked.
+    """Take the store's lock (``flock`` of the store file itself, opened never through a symbolic link's last
+    component and created, empty and with mode 0600, when absent) for as long as the returned descriptor is
+    open: one writer per store. The lock is held on the file, not on a name beside it, so no name can be
+    removed from under it: a second service reaching the same file by any name is refused, and one reaching
+    another file is on another journal. The kernel gives the lock up when its process ends, a SIGKILL or a power
+    cut included, so a crash never leaves the store locked. SQLite's own locks (``fcntl``) are apart from
+    ``flock``'s on Linux; the descriptor is closed only after the store's connection.
 
     Raises ``JournalError`` when another process (or another ``Journal`` of this one) holds it: a second
-    service on a table's journal would interleave its records with the first's; ``OSError`` when the lock file
-    cannot be made. A store reached through a symbolic link is locked beside its real file (``beside``); a store
-    with more than one name (hard links) is refused (``JournalError``): a service reaching it by another name would
-    not see this lock."""
+    service on a table's journal would interleave its records with the first's; ``OSError`` when the store
+    cannot be opened. A store with more than one name (hard links) is refused (``JournalError``): a copy reached
+    by another name would be the same file, written by two tables' histories."""
     try:
         names = os.stat(store).st_nlink
     except FileNotFoundError:  # a new store: made once locked
         names = 1
     if names > 1:
-        raise JournalError(f"{store}: the journal store has {names} names (hard links): a service started on another "
-                           f"name would not see this one's lock; keep one name (copy it instead of linking): not "
-                           f"opened")
-    fd = os.open(lock_path(store), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        raise JournalError(f"{store}: the journal store has {names} names (hard links): keep one name (copy it "
+                           f"instead of linking): not opened")
+    fd = os.open(store, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise JournalError(f"{store}: not a regular file")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
@@ -654,14 +711,26 @@ class Journal:
     """An open journal store, written by one thread (the controller thread).
 
     ``path``: the SQLite store, created (mode 0600: it holds face-down cards; its folder fsynced) if absent or
-    empty. ``key``: the journal key (``controller.journal_key``) or None; a store once sealed with a key is
-    refused without it. Opening checks, in bounded time whatever the history: the last checkpoint's seal (with
-    the key), the chain from it to the end, that every record is sealed (with the key: a record appended
-    without it is refused), and the anchor file (``<path>.anchor``): a store shorter than its anchor, or whose
-    record at the anchor's seq has another hash, is refused. Raises ``JournalError`` for any of these, for a
-    file of zeros (lost records, not a torn write), a JSON-lines journal (to be imported) or another file, and
-    ``OSError`` when the file cannot be created. One ``Journal`` per store at a time: it holds the store's lock
-    (``lock_store``) until ``close``, and a second is refused (``JournalError``) while the first is open.
+    empty. ``key``: the journal key (``controller.journal_key``) or None. Opening checks, in bounded time
+    whatever the history: the last checkpoint's seal (with the key), the chain from it to the end, that every
+    record is sealed (with the key: a record appended without it is refused), and the anchor file
+    (``<path>.anchor``, moved at every commit): a store shorter than its anchor, or whose record at the
+    anchor's seq has another hash, is refused. Once keyed, always keyed (docs/architecture.md, "The journal key
+    and the anchor"): a store sealed with a key is refused without it or with another; a keyed store whose
+    anchor is missing, or an anchor that does not say the store is keyed, is refused; a store or anchor that
+    says it is keyed while the other does not (the key stripped) is refused; and a key given for a store that
+    holds records sealed without one is refused: a key is introduced only by ``admit="key"`` (``crisscross
+    journal add-key``), an anchor lost or found wrong accepted only by ``admit="anchor"`` (``crisscross journal
+    reanchor``, after a supervisor's inquiry); either then holds until the next ``commit``, whose records (the
+    caller's record of the act) the key's introduction or the new anchor is made with, so that neither is ever
+    in effect without its record. ``admitted`` is the problem so admitted ("" when none).
+
+    Raises ``JournalError`` for any of these, for a file of zeros (lost records, not a torn write), a
+    JSON-lines journal (to be imported) or another file, and ``OSError`` when the file cannot be created. One
+    ``Journal`` per store at a time: it holds the store's lock (``lock_store``) until ``close``, and a second is
+    refused (``JournalError``) while the first is open. While open it also holds SQLite's write lock between its
+    commits, so that another connection's write transaction is refused at once (``database is locked``) rather
+    than stopping the table's next commit.
 
     ``created`` is true when there was no file (or an empty one) at ``path``, so that a mistyped path can be
     told apart from a table's history; ``last_round_no`` is the highest round number recorded;
@@ -671,12 +740,26 @@ class Journal:
     """
 
     def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now,
-                 key: bytes | None = None, checkpoint_every: int = CHECKPOINT_EVERY) -> None:
+                 key: bytes | None = None, checkpoint_every: int = CHECKPOINT_EVERY,
+                 admit: str | None = None) -> None:
+        if admit not in (None, "key", "anchor"):
+            raise ValueError(f"admit must be None, 'key' or 'anchor', got {admit!r}")
+        if admit == "key" and key is None:
+            raise ValueError("admit='key' needs the key to introduce")
         self.path = Path(path)
         self.anchor_path = jkey.anchor_path(self.path)
         self._key = key
         self._fsync = fsync
         self._clock = clock
+        self._admit = admit
+        self.admitted = ""
+        self._introducing = False  # the key's meta rows go into the next commit (``admit="key"``)
+        self._anchor: jkey.AnchorWriter | None = None  # None: the next commit writes the anchor anew
+        #: the WAL's size after the last round's close (bytes; a metric), and since when a reader kept the WAL
+        #: checkpoint from taking it whole (monotonic seconds; None: it took it whole)
+        self.wal_bytes = 0
+        self._held_since: float | None = None
+        self._reader_logged = False
         self.checkpoint_every = checkpoint_every
         self._commits = 0
         #: Test hook of the crash test (hil/crash.py): the process kills itself (SIGKILL) in its Nth commit,
@@ -685,6 +768,13 @@ class Journal:
         self.created = self._check_file()
         if self.created:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            anchor = jkey.read_anchor(self.anchor_path)
+            if anchor is not None and "problem" in anchor:
+                raise JournalError(f"{self.path}: no journal store, and {anchor['problem']}: not started")
+            if anchor is not None and anchor.get("seq"):
+                raise JournalError(f"{self.path}: no journal store, but its anchor {self.anchor_path.name} names "
+                                   f"record {anchor['seq']}: the store was deleted or moved; not started: restore "
+                                   f"it from its copy")
         self._lock = lock_store(self.path)
         try:
             self._connect(fsync)
@@ -694,24 +784,29 @@ class Journal:
 
     def _connect(self, fsync: bool) -> None:
         """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""
-        if self.created and not self.path.exists():
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        if self.created:
             jkey.fsync_folder(self.path.parent)
+        self._identity = _identity(os.fstat(self._lock))
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                       timeout=BUSY_SECONDS)
             self._db.execute("PRAGMA journal_mode=WAL").fetchall()
             self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # the WAL is checkpointed with ours (``commit``)
+            self._db.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")  # a reset WAL shrinks back
             self._db.executescript("BEGIN IMMEDIATE;" + _schema() + "COMMIT;")
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
         try:
             self._open()
+            self._hold()
         except sqlite3.DatabaseError as exc:  # pages read at start are damaged: restored, never repaired here
+            self._close_anchor()
             self._db.close()
             raise JournalError(f"{self.path}: the journal store is damaged ({exc}): not started: restore the "
                                f"journal from its copy") from None
         except BaseException:
+            self._close_anchor()
             self._db.close()
             raise
 
@@ -744,13 +839,22 @@ class Journal:
     def _open(self) -> None:
         db, where = self._db, str(self.path)
         key_id = self.meta("key_id")
+        anchor = jkey.read_anchor(self.anchor_path)
+        stripped = key_id is None and anchor is not None and "problem" not in anchor and jkey.anchor_keyed(anchor)
         if key_id is not None and self._key is None:
             raise JournalError(f"{where}: the journal is sealed with a key and no key was given (table.yaml "
                                f"journal_key): not started")
         if key_id is not None and key_id != jkey.key_id(self._key):
             raise JournalError(f"{where}: the journal was sealed with another key: not started")
+        if stripped:
+            raise JournalError(f"{where}: its anchor says the journal is sealed with a key and the store carries "
+                               f"none: the key was stripped (tampered): not started")
         head_row = db.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         self._seq, self._prev = head_row if head_row else (0, GENESIS)
+        if key_id is None and self._key is not None and self._seq and self._admit != "key":
+            raise JournalError(f"{where}: the journal is not sealed with a key but one is given (table.yaml "
+                               f"journal_key): a key is introduced only by crisscross journal add-key, which "
+                               f"journals it: not started")
         row = db.execute("SELECT seq, round, head, state, mac FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
         self.checkpoint: Checkpoint | None = None
         if row is not None:
@@ -778,13 +882,13 @@ class Journal:
             if sealed[1] != self._prev or sealed[2] != jkey.mac(self._key, "seal", sealed[0], sealed[1]):
                 raise JournalError(f"{where}: the seal of record {sealed[0]} does not match (altered or forged "
                                    f"without the key): not started")
-        anchor = jkey.read_anchor(self.anchor_path)
-        if anchor is not None:
-            problem = jkey.check_anchor(anchor, self._hash_at, self._seq, self._key if key_id is not None else None)
-            if problem:
-                raise JournalError(f"{where}: {problem}: not started")
+        self._check_anchor(anchor, key_id is not None)
         if self._key is not None and key_id is None:
-            self._introduce_key(anchor)
+            if self._admit == "key":
+                self._introducing = True  # with the next commit (its record of the introduction)
+                self.admitted = "the journal sealed without a key until now"
+            else:  # a new store: keyed from its first record
+                self._introduce_key()
         self.last_round_no = db.execute("SELECT max(round) FROM records").fetchone()[0] or 0
         self.open_rounds = [r for (r,) in db.execute(  # by the partial index of round ends (30,000 for 10,000)
             f"SELECT round FROM records WHERE {_ROUND_ENDS} GROUP BY round "
@@ -795,26 +899,62 @@ class Journal:
         start = db.execute(f"SELECT {_COLUMNS} FROM records INDEXED BY starts WHERE type = 'ServiceStarted' "
                            "ORDER BY seq DESC LIMIT 1").fetchone()
         self.last_start = None if start is None else _row_record(start, where)
+        if not self._introducing and self._admit != "anchor":
+            self._anchor_at_head()
 
-    def _introduce_key(self, anchor: dict[str, Any] | None) -> None:
-        """Seal a journal kept so far without a key: its id, the seq from which it seals (itself sealed), a seal
-        of the present head (vouching for every record before it) in one transaction; then the anchor sealed."""
-        seq, head = self._seq, self._prev
+    def _check_anchor(self, anchor: dict[str, Any] | None, keyed: bool) -> None:
+        """Refuse (``JournalError``) a store that does not match its ``anchor`` (``check_anchor``; with the key
+        when ``keyed``), or a keyed store without one, unless ``admit="anchor"``: then the problem is kept in
+        ``admitted`` for the caller's record."""
+        where = str(self.path)
+        if anchor is None:
+            # without a key nothing is promised (verify says what it cannot see): a new anchor is written
+            problem = (f"anchor missing ({self.anchor_path.name}): a journal sealed with a key is not started "
+                       f"without its anchor (it would hide records cut from its end)") if keyed and self._seq else None
+        else:
+            problem = jkey.check_anchor(anchor, self._hash_at, self._seq, self._key if keyed else None)
+        if problem and self._admit == "anchor":
+            self.admitted = problem
+        elif problem:
+            raise JournalError(f"{where}: {problem}: not started; after an inquiry a supervisor may accept the "
+                               f"store as it is: crisscross journal reanchor (journaled)")
+        elif self._admit == "anchor":
+            self.admitted = "nothing found: the anchor matched the store"
+
+    def _introduce_key(self) -> None:
+        """Seal a new store with the key from its first record: its id and the seq from which it seals (itself
+        sealed) in one transaction."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT INTO meta (name, value) VALUES ('key_id', ?)", (jkey.key_id(self._key),))
-            self._db.execute("INSERT INTO meta (name, value) VALUES ('key_from', ?)",
-                             (f"{seq} {jkey.mac(self._key, 'key_from', seq)}",))
-            if seq:
-                self._db.execute("INSERT INTO seals (seq, head, mac) VALUES (?, ?, ?)",
-                                 (seq, head, jkey.mac(self._key, "seal", seq, head)))
+            self._insert_key_rows()
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
-        if anchor is not None and "problem" not in anchor:
-            jkey.write_anchor(self.anchor_path, anchor["seq"], anchor["head"], self._key, fsync=self._fsync)
+
+    def _insert_key_rows(self) -> None:
+        """The meta rows of a key introduced at the present head (``key_id``, ``key_from``), in the open
+        transaction; records up to the head are the ones written before the key."""
+        seq = self._seq
+        self._db.execute("INSERT INTO meta (name, value) VALUES ('key_id', ?)", (jkey.key_id(self._key),))
+        self._db.execute("INSERT INTO meta (name, value) VALUES ('key_from', ?)",
+                         (f"{seq} {jkey.mac(self._key, 'key_from', seq)}",))
+
+    def _anchor_at_head(self) -> None:
+        """Write the anchor anew at the head (atomically) and keep it open to move at every commit."""
+        self._close_anchor()
+        try:
+            jkey.write_anchor(self.anchor_path, self._seq, self._prev, self._key, fsync=self._fsync)
+            self._anchor = jkey.AnchorWriter(self.anchor_path, self._seq, self._key, fsync=self._fsync)
+        except OSError as exc:
+            raise JournalWriteError(f"{self.anchor_path}: cannot write the journal's anchor: "
+                                    f"{exc.strerror or exc}") from None
+
+    def _close_anchor(self) -> None:
+        if self._anchor is not None:
+            self._anchor.close()
+            self._anchor = None
 
     def _before_key(self, seq: int, mac: str | None) -> bool:
         """True for an unsealed checkpoint (``mac`` None) written before the key was introduced (``key_from``,
@@ -850,15 +990,19 @@ class Journal:
                state: dict[str, Any] | None = None) -> Committed:
         """Write ``entries`` ``(kind, type, data, round)`` as records in one transaction, durable (fsync of the
         WAL, ``synchronous=FULL``) before it returns them; with ``state`` (``Round.checkpoint()`` after the last
-        of them) a checkpoint in the same transaction, then the anchor file and a checkpoint of the WAL into the
-        database (SQLite's own automatic one is off: it would land on the path of a press). With a key, the
-        commit's last record is sealed (HMAC-SHA256 of the chain head) in the same transaction.
+        of them) a checkpoint in the same transaction and then a checkpoint of the WAL into the database
+        (SQLite's own automatic one is off: it would land on the path of a press). With a key, the commit's last
+        record is sealed (HMAC-SHA256 of the chain head) in the same transaction. Once committed, the anchor is
+        moved to the commit's last record (``AnchorWriter``: into the page cache, fsynced at a round's close),
+        before the records are returned: a commit whose commands went out is named by the anchor, so its loss
+        (a deleted or damaged WAL after a kill) shows.
 
         The records returned (``Committed``) are as the store gives them back (their data decoded from its
         canonical text, lists for tuples), decoded when first read: the service sends the commands of a commit
         before it reads its records. Raises ``ValueError`` for an unknown kind (nothing written) and
         ``JournalWriteError`` (an ``OSError``) when the store refuses the commit: then none of it is kept, and
-        the journal's head stays where it was.
+        the journal's head stays where it was; also when the store lost its name (deleted, or replaced by
+        another file) while it was open, and when the anchor cannot be moved (the commit is kept, not returned).
         """
         rows, seq, prev, clock = [], self._seq, self._prev, self._clock
         for kind, type_, data, round_no in entries:
@@ -879,14 +1023,62 @@ class Journal:
             checkpoint = (seq, _round_of(rows), prev, text, mac)
         self._insert(rows, seq, prev, checkpoint)
         self.since_checkpoint += len(rows)
+        if rows:
+            self._move_anchor(durable=checkpoint is not None)
         if checkpoint is not None:
             self.since_checkpoint = 0
-            jkey.write_anchor(self.anchor_path, seq, prev, self._key, fsync=self._fsync)
-            try:  # the WAL into the database at a round's close, off the path of a press (and bounded)
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-            except sqlite3.Error as exc:
-                raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+            self._checkpoint_wal()
         return Committed(rows)
+
+    def _move_anchor(self, *, durable: bool) -> None:
+        """Name the head in the anchor: the first commit after ``admit`` writes it anew (keyed once the key was
+        introduced), every other one moves it (``AnchorWriter.advance``: fsynced when ``durable``, a round's
+        close). Raises ``JournalWriteError``."""
+        if self._anchor is None:
+            self._anchor_at_head()
+            return
+        try:
+            self._anchor.advance(self._seq, self._prev, durable=durable)
+        except OSError as exc:
+            raise JournalWriteError(f"{self.anchor_path}: cannot write the journal's anchor: "
+                                    f"{exc.strerror or exc}") from None
+
+    def _checkpoint_wal(self) -> None:
+        """The WAL into the database at a round's close, off the path of a press, outside the held write
+        transaction (``_hold``); a WAL it could not take whole (a reader holds an older snapshot) is left for
+        the next one. Raises ``JournalWriteError``."""
+        try:
+            self._release()
+            _, frames, copied = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error as exc:
+            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+        finally:
+            self._hold()
+        self._watch_readers(frames, copied)
+
+    def _watch_readers(self, frames: int, copied: int) -> None:
+        """After a WAL checkpoint that copied ``copied`` of the WAL's ``frames``: keep ``wal_bytes`` (the WAL's
+        size), and log a WARNING once a reader has kept the checkpoint from taking the whole WAL for longer than
+        ``READER_LIMIT_SECONDS`` (its snapshot makes the WAL grow; the service's own readers take none that
+        long), and INFO when it let go."""
+        try:
+            self.wal_bytes = os.stat(jkey.beside(self.path, "-wal")).st_size
+        except FileNotFoundError:
+            self.wal_bytes = 0
+        now = time.monotonic()
+        if copied >= frames:
+            if self._held_since is not None and now - self._held_since > READER_LIMIT_SECONDS:
+                log.info("%s: the reader let go of its snapshot after %.0f s; the WAL is taken whole again",
+                         self.path, now - self._held_since)
+            self._held_since = None
+            return
+        if self._held_since is None:
+            self._held_since, self._reader_logged = now, False
+        elif now - self._held_since > READER_LIMIT_SECONDS and not self._reader_logged:
+            self._reader_logged = True
+            log.warning("%s: a reader has held a snapshot of the journal for more than %.0f s (%d of %d WAL frames "
+                        "copied, the WAL %d bytes): it grows until the reader lets go", self.path,
+                        now - self._held_since, copied, frames, self.wal_bytes)
 
     def import_records(self, records: Iterable[dict[str, Any]], *, batch: int = 5000) -> int:
         """Append existing ``records`` unchanged (``crisscross journal import``) to an empty store, ``batch``
@@ -911,12 +1103,17 @@ class Journal:
 
     def _insert(self, rows: list[tuple[Any, ...]], seq: int, prev: str,
                 checkpoint: tuple[Any, ...] | None = None) -> None:
-        """One transaction: ``rows`` of ``records`` ending at ``seq``/``prev``, their seal (with a key) and the
-        ``checkpoint`` row. Raises ``JournalWriteError`` (rolled back, the head unchanged)."""
+        """One transaction: ``rows`` of ``records`` ending at ``seq``/``prev``, their seal (with a key), the
+        ``checkpoint`` row and, in the commit after ``admit="key"``, the key's introduction. Raises
+        ``JournalWriteError`` (rolled back, the head unchanged), also before anything is written when the store
+        lost its name (``_check_identity``)."""
         db = self._db
+        self._check_identity()
         try:
-            db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
+                if self._introducing:
+                    self._insert_key_rows()
                 db.executemany(f"INSERT INTO records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 self._commits += 1
                 if self._commits == self._cut_commit:  # test hook: a commit cut short by a crash
@@ -934,7 +1131,63 @@ class Journal:
                 raise
         except sqlite3.Error as exc:
             raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+        self._introducing = False
         self._seq, self._prev = seq, prev
+        self._hold()
+
+    def _check_identity(self) -> None:
+        """Raise ``JournalWriteError`` when the store open here lost its name: its file has no name left (the
+        journal deleted while the service ran) or ``path`` names another file now (moved or replaced). Records
+        written on would be lost with the file, or kept where nobody reads them."""
+        if os.fstat(self._lock).st_nlink == 0:
+            raise JournalWriteError(f"{self.path}: the journal store was deleted while open (its file has no name "
+                                    f"any more): nothing more is written; what it held is lost unless restored "
+                                    f"from its copy")
+        try:
+            now = _identity(os.stat(self.path))
+        except FileNotFoundError:
+            now = None
+        if now != self._identity:
+            raise JournalWriteError(f"{self.path}: the journal store was moved or replaced while open (the name "
+                                    f"reaches another file now, or none): nothing more is written")
+
+    def _begin(self) -> None:
+        """Start the commit's write transaction: the one held since the last commit (``_hold``), else a new one,
+        waiting for another connection's write lock for at most ``BUSY_LIMIT_SECONDS`` (an ERROR logged each
+        try). Raises ``sqlite3.Error``."""
+        if self._db.in_transaction:
+            return
+        began = time.monotonic()
+        while True:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                waited = time.monotonic() - began
+                if "locked" not in str(exc) or waited >= BUSY_LIMIT_SECONDS:
+                    raise
+                log.error("%s: another connection holds the journal's write lock (%.0f s): the commit waits, "
+                          "nothing is applied or sent meanwhile; only the service writes the journal", self.path,
+                          waited)
+
+    def _hold(self) -> None:
+        """Take SQLite's write lock until the next commit (``BEGIN IMMEDIATE`` without waiting), so that another
+        connection's write transaction is refused at once; readers read beside it (WAL). When another
+        connection took it first, the next commit waits for it (``_begin``)."""
+        if self._db.in_transaction:
+            return
+        self._db.execute("PRAGMA busy_timeout=0")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            log.warning("%s: the journal's write lock is held by another connection (%s)", self.path, exc)
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
+
+    def _release(self) -> None:
+        """End the write transaction held between commits (it holds nothing written)."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
     def append(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> dict[str, Any]:
         """Commit one record (``commit``) and return it. Errors as ``commit``."""
@@ -944,8 +1197,15 @@ class Journal:
         """Close the store and give up its lock (``lock_store``). Nothing is written here: every commit was durable
         when ``commit`` returned, and a refused one was rolled back (never completed later). A second call does
         nothing."""
-        self._db.close()
-        self._unlock()
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        self._close_anchor()
+        try:
+            self._release()
+        finally:
+            self._db.close()
+            self._unlock()
 
     def _unlock(self) -> None:
         if getattr(self, "_lock", -1) >= 0:

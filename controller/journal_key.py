@@ -87,7 +87,30 @@ def load_key(path: Path) -> bytes:
         key = b""
     if len(key) != KEY_BYTES:
         raise JournalKeyError(f"{path}: not a journal key (expected {2 * KEY_BYTES} hex digits)")
+    weak = weakness(key)
+    if weak:
+        raise JournalKeyError(f"{path}: a trivially weak journal key ({weak}): make a new one with crisscross "
+                              f"journal init-key")
     return key
+
+
+#: Fewest distinct byte values a key may hold: 32 random bytes hold about 30 (fewer than 8 has a probability
+#: below 10^-20), a key typed or made up by hand far fewer.
+MIN_DISTINCT_BYTES = 8
+
+
+def weakness(key: bytes) -> str | None:
+    """Why ``key`` is trivially weak, or None: all one byte value (32 zero bytes is also HMAC's empty key,
+    RFC 2104 s. 2: a key shorter than the block is padded with zeros), fewer than ``MIN_DISTINCT_BYTES``
+    distinct values (a short pattern repeated), or bytes counting up or down by a fixed step."""
+    if len(set(key)) == 1:
+        return f"all {len(key)} bytes are {key[0]:#04x}"
+    if len(set(key)) < MIN_DISTINCT_BYTES:
+        return f"only {len(set(key))} distinct byte values"
+    steps = {(b - a) % 256 for a, b in zip(key, key[1:])}
+    if len(steps) == 1:
+        return f"its bytes count by {steps.pop()}"
+    return None
 
 
 def key_id(key: bytes) -> str:
@@ -115,15 +138,39 @@ def anchor_path(store: Path) -> Path:
     return beside(store, ".anchor")
 
 
+#: The anchor file: two entries, each ``ANCHOR_ENTRY`` bytes at offset 0 and ``ANCHOR_SLOT`` (each in its own
+#: 4 KiB page, so that a torn write of one never touches the other); the newer entry (by seq) is the anchor.
+ANCHOR_SLOT = 4096
+ANCHOR_ENTRY = 256
+ANCHOR_SIZE = ANCHOR_SLOT + ANCHOR_ENTRY
+
+
+def anchor_entry(seq: int, head: str, key: bytes | None) -> bytes:
+    """One entry of the anchor file: ``{"head", "key_id", "mac", "seq", "sum"}`` as JSON, padded with spaces to
+    ``ANCHOR_ENTRY - 1`` bytes and a newline. ``key_id``/``mac`` are None without a key (the entry then says the
+    store is not keyed); ``sum`` (16 hex digits of SHA-256 over the entry without it) shows a torn write."""
+    body = {"head": head, "key_id": key_id(key) if key else None, "mac": mac(key, "anchor", seq, head) if key else None,
+            "seq": seq}
+    body["sum"] = _entry_sum(body)
+    text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
+    return text.ljust(ANCHOR_ENTRY - 1) + b"\n"
+
+
+def _entry_sum(body: dict[str, Any]) -> str:
+    plain = {k: v for k, v in body.items() if k != "sum"}
+    return hashlib.sha256(json.dumps(plain, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
 def write_anchor(path: Path, seq: int, head: str, key: bytes | None, *, fsync: bool = True) -> None:
-    """Replace the anchor at ``path`` atomically by ``seq``/``head`` (sealed when there is a ``key``).
-    Raises ``OSError`` when it cannot be written."""
+    """Replace the anchor at ``path`` atomically (written beside, fsynced, renamed, the folder fsynced) by one
+    naming ``seq``/``head`` in both of its entries (``anchor_entry``: sealed when there is a ``key``). Raises
+    ``OSError`` when it cannot be written."""
     path = Path(path)
-    anchor = {"seq": seq, "head": head, "mac": mac(key, "anchor", seq, head) if key else None}
+    entry = anchor_entry(seq, head, key)
     temporary = path.with_name(path.name + ".new")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(anchor, sort_keys=True, separators=(",", ":")) + "\n")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(entry.ljust(ANCHOR_SLOT, b"\x00") + entry)
         handle.flush()
         if fsync:
             os.fsync(handle.fileno())
@@ -132,15 +179,78 @@ def write_anchor(path: Path, seq: int, head: str, key: bytes | None, *, fsync: b
         fsync_folder(path.parent)
 
 
+class AnchorWriter:
+    """The anchor of an open journal, moved at the end of every commit (``advance``), so that the anchor names
+    the last committed record and no committed record can be lost unseen (a deleted or damaged WAL).
+
+    Owned by the journal's writer thread. Each ``advance`` writes one entry (``pwrite`` of ``ANCHOR_ENTRY``
+    bytes) into the entry not holding the newest seq (a write cut short leaves the other entry, which names the
+    commit before), into the kernel's page cache, which outlives the process (a kill); a ``durable`` one (a
+    round's close) is fsynced too (``fdatasync``), so that a power cut leaves the anchor at worst at the
+    round's close before: behind the store, never ahead of it. ``path`` must hold an anchor (``write_anchor``)
+    already. Raises ``OSError`` when it cannot be opened or written."""
+
+    def __init__(self, path: Path, seq: int, key: bytes | None, *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self._key = key
+        self._fsync = fsync
+        self._fd = os.open(self.path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self._slot = 0  # ``write_anchor`` wrote both entries alike: either may be replaced first
+        self.seq = seq
+
+    def advance(self, seq: int, head: str, *, durable: bool = False) -> None:
+        """Name ``seq``/``head`` (the last record of the commit just made) in the anchor; fsynced when
+        ``durable``."""
+        os.pwrite(self._fd, anchor_entry(seq, head, self._key), self._slot * ANCHOR_SLOT)
+        if durable and self._fsync:
+            os.fdatasync(self._fd)
+        self._slot, self.seq = 1 - self._slot, seq
+
+    def close(self) -> None:
+        """Close the anchor's file (a second call does nothing)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
 def read_anchor(path: Path) -> dict[str, Any] | None:
-    """The anchor at ``path``, or None when there is none. An unreadable anchor is returned as
+    """The anchor at ``path`` (``{"seq", "head", "mac", "key_id"}``, its newer entry), or None when there is
+    none. An anchor written before it had two entries (one line, ``{"seq", "head", "mac"}``) is read as it is.
+    An unreadable anchor, or one with an entry that is not one (torn or altered), is returned as
     ``{"problem": ...}`` (``check_anchor`` reports it)."""
     try:
-        text = Path(path).read_text(encoding="ascii")
+        raw = Path(path).read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        return {"problem": f"anchor {path}: cannot read it: {exc}"}
+    except OSError as exc:
+        return {"problem": f"anchor {path}: cannot read it: {exc.strerror or exc}"}
+    if len(raw) != ANCHOR_SIZE:
+        return _legacy_anchor(raw, path)
+    entries = []
+    for number, start in enumerate((0, ANCHOR_SLOT), 1):
+        entry = _entry(raw[start:start + ANCHOR_ENTRY])
+        if entry is None:
+            return {"problem": f"anchor {path}: entry {number} is not an anchor entry (torn or altered)"}
+        entries.append(entry)
+    return max(entries, key=lambda e: e["seq"])
+
+
+def _entry(raw: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(raw.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not (isinstance(entry, dict) and set(entry) == {"head", "key_id", "mac", "seq", "sum"}
+            and type(entry["seq"]) is int and isinstance(entry["head"], str) and entry["sum"] == _entry_sum(entry)):
+        return None
+    return entry
+
+
+def _legacy_anchor(raw: bytes, path: Path) -> dict[str, Any]:
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        return {"problem": f"anchor {path}: cannot read it: not ASCII text"}
     try:
         anchor = json.loads(text)
         if not (isinstance(anchor, dict) and isinstance(anchor.get("seq"), int) and isinstance(anchor.get("head"), str)):
@@ -148,6 +258,12 @@ def read_anchor(path: Path) -> dict[str, Any] | None:
     except ValueError:
         return {"problem": f"anchor {path}: not an anchor"}
     return anchor
+
+
+def anchor_keyed(anchor: dict[str, Any]) -> bool:
+    """True when ``anchor`` (``read_anchor``, without a problem) says its store is sealed with a key: it carries
+    a seal. Once keyed, always keyed: a keyed configuration refuses an anchor that does not say so."""
+    return anchor.get("mac") is not None or anchor.get("key_id") is not None
 
 
 def check_anchor(anchor: dict[str, Any], hash_at: Callable[[int], str | None], last_seq: int,
@@ -158,11 +274,14 @@ def check_anchor(anchor: dict[str, Any], hash_at: Callable[[int], str | None], l
     if "problem" in anchor:
         return anchor["problem"]
     seq, head = anchor["seq"], anchor["head"]
+    if key is not None and not anchor_keyed(anchor):
+        return (f"the anchor (seq {seq}) says the journal is not sealed with a key, but it is (the key stripped or "
+                f"the anchor forged)")
     if key is not None and anchor.get("mac") != mac(key, "anchor", seq, head):
         return f"the anchor (seq {seq}) does not carry the key's seal (altered or forged)"
     if last_seq < seq:
         return (f"truncated: the journal ends at record {last_seq}, its anchor was written at record {seq} "
                 f"(records cut from the end)")
-    if hash_at(seq) != head:
+    if (hash_at(seq) if seq else "0" * 64) != head:  # seq 0: the anchor of a store without records
         return f"record {seq} is not the record the anchor holds (the journal was rewritten)"
     return None

@@ -26,10 +26,11 @@ from controller.journal import (
     is_store,
     iter_jsonl,
     iter_store,
+    connect_reader,
     key_from,
-    lock_path,
     parse_canonical,
     refuse_lost_records,
+    wal_pending,
 )
 
 
@@ -53,17 +54,21 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     """Verify the journal at ``path`` (a store or a JSON-lines copy) without changing it, streaming.
 
     Always: every record's canonical spelling, the sequence numbers and the hash chain. For a store, also: each
-    checkpoint's head is the record it names; the anchor (``<path>.anchor``): a journal shorter than its anchor
-    is ``truncated``; records after the last seal are ``appended`` (every commit of the service is sealed).
-    With ``key``: every seal and checkpoint and the anchor carry the key's HMAC (else ``forged``: re-chained or
-    written without the key). Without the key, or for a JSON-lines copy, what cannot be seen is listed in
-    ``unchecked`` rather than called intact. Raises ``JournalError`` for a file that cannot be read as a
-    journal.
+    checkpoint's head is the record it names; the anchor (``<path>.anchor``, read before the records, so that a
+    commit made meanwhile is never taken for a cut): a journal shorter than its anchor is ``truncated`` (or,
+    when the store's WAL holds frames, ``not yet replayed``: unchecked, as a store whose service was killed may
+    be read so); records after the last seal are ``appended`` (every commit of the service is sealed); a store
+    sealed with a key without its anchor is ``unanchored``, and one whose anchor says it is keyed while it
+    carries no key is ``stripped``. With ``key``: every seal and checkpoint and the anchor carry the key's HMAC
+    (else ``forged``: re-chained or written without the key). Without the key, or for a JSON-lines copy, what
+    cannot be seen is listed in ``unchecked`` rather than called intact; so is a WAL not read (a store on
+    read-only media, ``connect_reader``). Raises ``JournalError`` for a file that cannot be read as a journal.
     """
     path = existing_journal(path)
     verdict = Verdict()
     store = is_store(path)
     refuse_lost_records(path)
+    anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
     records = iter_store(path) if store else iter_jsonl(path)
     try:
         first = next(records, None)
@@ -82,12 +87,21 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         verdict.unchecked.append("a JSON-lines copy carries no seal: records cut from its end, appended, or an "
                                  "edit re-chained to its end cannot be seen (verify the store with --key)")
         return verdict
-    _verify_store(path, key, verdict, head)
+    _verify_store(path, key, verdict, anchor)
     return verdict
 
 
-def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) -> None:
-    db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict | None) -> None:
+    try:
+        db, immutable = connect_reader(path)
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    pending = wal_pending(path)
+    if immutable and pending:
+        verdict.unchecked.append(f"not yet replayed: the store is on read-only media and its WAL "
+                                 f"({jkey.beside(path, '-wal').name}, {pending} bytes) cannot be read with it: "
+                                 f"the commits it holds are not checked; copy the store with its WAL to writable "
+                                 f"media and verify the copy")
     try:
         last = verdict.records
         hash_at = _hash_lookup(db)
@@ -116,14 +130,32 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, head: str) ->
                                                                                       ckpt_head, state):
                 verdict.tamper = Tamper("forged", seq, seq, "its checkpoint was not sealed with the journal key")
                 return
-        anchor = jkey.read_anchor(jkey.anchor_path(path))
         if anchor is None:
+            if key_row is not None and last:
+                verdict.tamper = Tamper("unanchored", last, last, f"anchor missing ({jkey.anchor_path(path).name}): "
+                                        f"the journal is sealed with a key, and records cut from its end would not "
+                                        f"show")
+                return
             if last:
                 verdict.unchecked.append(f"no anchor ({jkey.anchor_path(path).name}): records cut from the end "
                                          f"cannot be seen")
+        elif key_row is None and "problem" not in anchor and jkey.anchor_keyed(anchor):
+            verdict.tamper = Tamper("stripped", last, last, "the anchor says the journal is sealed with a key and "
+                                                            "the store carries none (its key was stripped)")
+            return
+        elif key_row is not None and "problem" not in anchor and not jkey.anchor_keyed(anchor):
+            verdict.tamper = Tamper("forged", last, last, "the anchor says the journal is not sealed with a key and "
+                                                          "the store is (the anchor rewritten without the key)")
+            return
         else:
             problem = jkey.check_anchor(anchor, hash_at, last, key if keyed else None)
-            if problem:
+            if problem and problem.startswith("truncated: ") and pending:
+                verdict.unchecked.append(f"not yet replayed: the store ends at record {last}, its anchor names "
+                                         f"record {anchor['seq']}, and its WAL ({pending} bytes) holds commits not "
+                                         f"replayed into it (its service was stopped by a kill or a power cut, or "
+                                         f"it is read on read-only media): start the service on it (which replays "
+                                         f"them) and verify again")
+            elif problem:
                 kind = "truncated" if problem.startswith("truncated: ") else "forged"
                 verdict.tamper = Tamper(kind, last, last, problem.removeprefix("truncated: "))
                 return
@@ -199,9 +231,37 @@ def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, b
         jkey.write_anchor(journal.anchor_path, *journal.head, key)
     except BaseException:
         journal.close()
-        for leftover in (destination, jkey.anchor_path(destination), lock_path(destination),
+        for leftover in (destination, jkey.anchor_path(destination),
                          *(jkey.beside(destination, end) for end in ("-wal", "-shm"))):
             leftover.unlink(missing_ok=True)
         raise
     journal.close()
     return count
+
+
+#: The record each admission journals (``admit``).
+ADMISSIONS = {"key": "JournalKeyIntroduced", "anchor": "AnchorRestored"}
+
+
+def admit(path: Path, key: bytes, what: str, *, by: str, reason: str) -> dict:
+    """Open the store at ``path`` admitting ``what`` (``Journal``'s ``admit``: ``"key"``, introduce ``key`` to a
+    journal kept without one; ``"anchor"``, accept a keyed journal whose anchor is missing or does not match)
+    and journal it as one record (``ADMISSIONS``) with ``by`` (the supervisor), ``reason`` and ``found`` (what
+    was admitted), with which the key's introduction or the new anchor takes effect; return that record.
+    Raises ``JournalError`` when there is nothing to admit (a journal already keyed; an anchor that matches),
+    when ``by`` or ``reason`` is empty, and as ``Journal`` (a service running on it, another problem).
+    """
+    if not by.strip() or not reason.strip():
+        raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
+    journal = Journal(existing_journal(path), key=key, admit=what)
+    try:
+        if what == "key" and not journal.admitted:
+            raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
+        if what == "anchor" and journal.admitted.startswith("nothing found"):
+            raise JournalError(f"{path}: its anchor matches the store: nothing to restore")
+        data = {"by": by, "reason": reason, "found": journal.admitted}
+        if what == "key":
+            data["key_id"] = jkey.key_id(key)
+        return journal.append("record", ADMISSIONS[what], data, None)
+    finally:
+        journal.close()

@@ -35,9 +35,11 @@ from controller.paytable import Jurisdiction
 from controller.round import Round
 from controller.table import TableConfig
 
-#: Records the service writes itself (not outputs of the round machine); replay skips them. ``Alert`` is one in
+#: Records the service or a journal tool writes itself (not outputs of the round machine; ``JournalKeyIntroduced``
+#: and ``AnchorRestored``: ``controller.journal_tools.admit``); replay skips them. ``Alert`` is one in
 #: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
-SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert"})
+SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert", "JournalKeyIntroduced",
+                                            "AnchorRestored"})
 
 
 class ReplayError(JournalError):

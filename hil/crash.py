@@ -41,6 +41,7 @@ from pathlib import Path
 from controller.cli import positive_float, positive_int, probability
 from controller.config import CONFIG_DIR
 from controller.journal import CUT_COMMIT_VARIABLE, Journal, JournalError, iter_records, rounds_ended
+from controller.journal_tools import verify
 from controller.recovery import recover
 from controller.service import jurisdiction_for, key_for, start_simulators
 from controller.simtable import SimulatedTable
@@ -64,6 +65,8 @@ class CrashResult:
     problems: list[str] = field(default_factory=list)
     #: kills by where they landed: a phase of ``START_PHASES``, ``torn commit``, or the round machine's state
     landed: dict[str, int] = field(default_factory=dict)
+    #: what ``journal verify`` (with the key) said of the store each kill and the last run left (``_verify_left``)
+    verified: dict[str, int] = field(default_factory=dict)
 
     def after_ready(self) -> int:
         """Kills that landed once the service was ready (not in start-up, replay or the self-check)."""
@@ -195,6 +198,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
                     proc.send_signal(signal.SIGKILL)
                     proc.wait()
                 result.kills += 1
+                _verify_left(journal, key, f"after kill {result.kills}", result)  # before the next start replays it
                 with stderr_path.open() as text:
                     text.seek(offset)
                     landed = "torn commit" if cut_itself else where_it_landed(journal, before, text.read(),
@@ -236,6 +240,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
             sim.stop()
         shutil.rmtree(link_dir, ignore_errors=True)
     result.supervisor_presses = dict(table.supervisor_actions)
+    _verify_left(journal, key, "after the last run", result)
     if rounds_ended(journal) < rounds:
         result.problems.append(f"only {rounds_ended(journal)} rounds ended within {timeout:.0f} s")
     try:
@@ -258,6 +263,26 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     if restarts != result.starts:
         log(f"service starts journaled: {restarts} of {result.starts} (a kill during start-up comes before it)")
     return result
+
+
+def _verify_left(journal: Path, key: bytes | None, when: str, result: CrashResult) -> None:
+    """``crisscross journal verify`` (with ``key``, table.yaml's journal key) of the store as a kill or the last
+    run left it, before anything opens it again: its outcome counted in ``result.verified`` ("intact", "not yet
+    replayed", or "unchecked" without a key); tampered, or a store that cannot be read, is a problem (issue 29:
+    nothing was touched)."""
+    if not journal.exists() or not journal.stat().st_size:
+        return  # killed before the store was made
+    try:
+        verdict = verify(journal, key)
+    except JournalError as exc:
+        result.problems.append(f"verify {when}: {exc}")
+        return
+    if verdict.tamper is not None:
+        result.problems.append(f"verify {when}: tampered: {verdict.tamper}")
+        return
+    outcome = ("intact" if verdict.intact else "not yet replayed" if any(
+        u.startswith("not yet replayed") for u in verdict.unchecked) else "unchecked")
+    result.verified[outcome] = result.verified.get(outcome, 0) + 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     share = result.after_ready() / result.kills if result.kills else 0.0
     print(f"kills landed: {landed or 'none'}; after the service was ready: {result.after_ready()} of "
           f"{result.kills} ({share:.0%})")
+    print(f"journal verify of the stores left (kills and the last run): "
+          f"{dict(sorted(result.verified.items())) or 'none'}")
     print(f"discrepancies: {len(result.problems)}")
     for problem in result.problems:
         print(f"  - {problem}")

@@ -145,12 +145,13 @@ def test_run_with_protect_without_the_analysis_extra_says_how_to_install_it(tmp_
 
 
 def test_run_on_a_journal_that_cannot_be_opened_names_the_file(tmp_path):
-    """A journal whose lock file (``<journal>.lock``) cannot be made is exit 2 naming the file, not a
+    """A journal whose anchor (``<journal>.anchor``) cannot be read is exit 2 naming the file, not a
     traceback, and no journal is begun."""
     journal = tmp_path / "j.db"
-    (tmp_path / "j.db.lock").mkdir()  # a folder where the lock file goes
+    (tmp_path / "j.db.anchor").mkdir()  # a folder where the anchor goes
     proc = crisscross("run", "--simulate", "--rounds", "1", "--journal", journal)
-    _refused_in_one_line(proc, f"crisscross: {tmp_path / 'j.db.lock'}: Is a directory")
+    _refused_in_one_line(proc, f"crisscross: {journal}: no journal store, and anchor {tmp_path / 'j.db.anchor'}: "
+                               f"cannot read it: Is a directory: not started")
     assert not journal.exists()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -16,7 +17,8 @@ import pytest
 from controller.journal import Journal, JournalError, canonical_line, read_records, record_hash
 from controller.journal_key import JournalKeyError, init_key, load_key
 from tests.cli_helpers import crisscross
-from tests.journal_helpers import forge, rechain, replace_records
+from controller.journal_key import read_anchor
+from tests.journal_helpers import forge, rechain, replace_records, rewrite_anchor
 
 CLOCK = "2026-11-30T00:00:00.000+00:00"
 
@@ -103,9 +105,8 @@ def _rechained_forgery(path):
     forge(path, *((f"UPDATE {table} SET head = ? WHERE seq = ?", (heads[seq], seq))
                   for table in ("seals", "checkpoints") for seq in heads))
     forge(path, ("UPDATE seals SET mac = ?", ("0" * 64,)))
-    anchor = path.with_name(path.name + ".anchor")
-    saved = json.loads(anchor.read_text())
-    anchor.write_text(json.dumps(dict(saved, head=heads[saved["seq"]])))
+    saved = read_anchor(path.with_name(path.name + ".anchor"))
+    rewrite_anchor(path, head=heads[saved["seq"]])
 
 
 #: (name, tampering, exit status of verify without the key, refused at start). A start checks in bounded time
@@ -204,14 +205,24 @@ def test_a_journal_never_sealed_says_so_once_whether_or_not_a_key_is_given(tmp_p
 
 
 def test_a_key_given_to_a_journal_kept_without_one_seals_it_from_then_on(tmp_path):
-    """A table that adds a key later: the journal opens, is sealed from then on, and then needs the key."""
+    """A table that adds a key later: a start with the key on the journal kept without one is refused (a key
+    is introduced only by an explicit command, which journals it: issue 29, "The key can be stripped"); once
+    introduced the journal is sealed from then on, and then needs the key."""
     path = tmp_path / "j.db"
     journal = Journal(path)
     journal.commit([("record", "RoundClosed", {"round_no": 1, "totals": {}}, 1)], state={"round": 1})
     journal.close()
     init_key(tmp_path / "journal.key")
     key = load_key(tmp_path / "journal.key")
-    Journal(path, key=key).close()  # introduced: the head sealed, the anchor sealed
+    with pytest.raises(JournalError, match="a key is introduced only by crisscross journal add-key"):
+        Journal(path, key=key)
+    proc = crisscross("journal", "add-key", "--journal", str(path), "--key", str(tmp_path / "journal.key"),
+                      "--by", "alice", "--reason", "the table's key from today")
+    assert proc.returncode == 0, proc.stderr
+    introduced = read_records(path)[-1]
+    assert (introduced["type"], introduced["data"]) == ("JournalKeyIntroduced", {
+        "by": "alice", "reason": "the table's key from today", "key_id": read_meta(path, "key_id"),
+        "found": "the journal sealed without a key until now"})
     assert _verify(path, tmp_path / "journal.key").returncode == 0
     journal = Journal(path, key=key)  # and a start before any new checkpoint still opens
     journal.commit([("record", "RoundClosed", {"round_no": 2, "totals": {}}, 2)], state={"round": 2})
@@ -267,6 +278,14 @@ def test_a_keyed_journal_stopped_before_its_first_record_starts_again(tmp_path):
         Journal(tmp_path / "j.db")
 
 
+def read_meta(path, name):
+    """The store's ``meta`` value ``name`` (None when absent)."""
+    db = sqlite3.connect(path)
+    row = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+    db.close()
+    return row[0] if row else None
+
+
 def _anchor(path):
     return path.with_name(path.name + ".anchor")
 
@@ -308,12 +327,28 @@ def test_a_checkpoint_state_rewritten_without_the_key_is_forgery_with_it(keyed):
     assert _verify(path).returncode == 3  # without the key it cannot be seen: never intact
 
 
-def test_a_store_without_its_anchor_says_what_cannot_be_seen(keyed):
-    path, key_file, _ = keyed
+def test_a_keyed_store_without_its_anchor_is_tampered_and_refused_until_reanchored(keyed):
+    """Issue 29, "Deleting the anchor hides a truncation": a keyed store without its anchor is refused at start
+    and by verify (exit 1, "anchor missing"), with and without the key, until a supervisor's journaled
+    ``crisscross journal reanchor``; the store was not changed by the refused start."""
+    path, key_file, key = keyed
     _anchor(path).unlink()
-    proc = _verify(path, key_file)
-    assert proc.returncode == 3
-    assert "no anchor (j.db.anchor): records cut from the end cannot be seen" in proc.stdout
+    for proc in (_verify(path, key_file), _verify(path)):
+        assert proc.returncode == 1
+        assert proc.stdout == (f"{path}: tampered: line 16, seq 16: unanchored: anchor missing (j.db.anchor): the "
+                               f"journal is sealed with a key, and records cut from its end would not show\n")
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match=r"anchor missing \(j.db.anchor\).*crisscross journal reanchor"):
+        Journal(path, key=key)
+    assert path.read_bytes() == before and not _anchor(path).exists()
+    proc = crisscross("journal", "reanchor", "--journal", str(path), "--key", str(key_file), "--by", "alice",
+                      "--reason", "anchor lost in the disk swap")
+    assert proc.returncode == 0, proc.stderr
+    last = read_records(path)[-1]
+    assert (last["seq"], last["type"], last["data"]["by"]) == (17, "AnchorRestored", "alice")
+    assert last["data"]["found"].startswith("anchor missing (j.db.anchor)")
+    assert _verify(path, key_file).returncode == 0
+    Journal(path, key=key).close()
 
 
 @pytest.mark.parametrize("content, problem", [
@@ -334,8 +369,8 @@ def test_an_anchor_altered_or_pointing_at_another_record_is_refused(keyed):
     """The anchor is sealed with the key and holds the hash of the record it names (controller/journal_key.py
     ``check_anchor``)."""
     path, key_file, key = keyed
-    anchor = json.loads(_anchor(path).read_text())
-    _anchor(path).write_text(json.dumps(dict(anchor, mac="0" * 64)))
+    anchor = read_anchor(_anchor(path))
+    rewrite_anchor(path, mac="0" * 64)
     assert "does not carry the key's seal" in _verify(path, key_file).stdout
     records = read_records(path)
     from controller.journal_key import mac
