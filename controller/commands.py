@@ -167,7 +167,9 @@ class FaultRaised:
     the cards of the round can no longer be trusted (a repeated or foreign card, a stack of the wrong size, a
     shoe that dealt what the journal does not know, a defect): then only a void ends the round. ``fault_id``: its
     number (``Round.answers``), which a supervisor's ``clear_fault`` names (0: a fault at the start, before any
-    round machine state, or a record written before faults were numbered)."""
+    round machine state, or a record written before faults were numbered). ``device_detail``: the device's own
+    text of a fault it reported (``DeviceFault.detail``), which may name a card: journal only
+    (``controller.control.PRIVATE_DATA``); ``detail`` then says only which device reported which cause."""
 
     round_no: int | None
     device: str | None
@@ -175,6 +177,7 @@ class FaultRaised:
     detail: str
     resumable: bool = True
     fault_id: int = 0
+    device_detail: str = ""
 
 
 @dataclass(frozen=True)

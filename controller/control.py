@@ -109,7 +109,9 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
 #: exposed"); the public sees the reason code (``controller.inputs.VOID_CODES``) instead.
 PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "RoundVoided": ("reason",),
                                             "DealingModeChanged": ("reason",), "SeatHeld": ("reason",),
-                                            "MispayAccepted": ("reason",)}
+                                            "MispayAccepted": ("reason",),
+                                            # a device's own fault text may name a card ("card 4d stuck")
+                                            "DeviceFault": ("detail",), "FaultRaised": ("device_detail",)}
 #: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community
 #: cards, all turned before settlement).
 FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")

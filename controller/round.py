@@ -108,6 +108,12 @@ TXN_STRIDE = 16
 LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal", "flooding"})
 
 
+#: Fault codes the drivers give in their own words (drivers/link.py: a lost link, an unanswered request, a
+#: rejected frame): their detail is public. Any other code is a device's FAULT, whose text is the device's own
+#: and may name a card: journal only (``FaultRaised.device_detail``).
+DRIVER_CODES: frozenset[str] = LINK_CODES | {"timeout", "protocol"}
+
+
 #: Device fault codes after which the round's cards cannot be trusted (a stack of the wrong size reported by the
 #: shoe driver, a card count that does not add up) or the device will not come back (its driver stopped on a
 #: defect): the round can only be voided.
@@ -540,10 +546,12 @@ class Round(ManualDealing, AlertDesk):
         self._pending_read = self._request_id
         self._emit(cmd.ReadSpots(self._request_id))
 
-    def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True) -> None:
+    def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True,
+              device_detail: str = "") -> None:
+        """Raise a fault: ``detail`` is public (never a card), ``device_detail`` a device's own text (private)."""
         # a settled round cannot be voided: what is left (the check of the chips) resumes once the devices answer
         resumable = resumable or self.phase in PAYOUT_STATES
-        fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable, self._notice())
+        fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable, self._notice(), device_detail)
         if self.state != "fault":
             self.faults = []
             self.resume_state = self.state
@@ -722,24 +730,26 @@ class Round(ManualDealing, AlertDesk):
             if event.code in LINK_CODES:
                 self.devices_ready.discard(event.device)
             self._emit(cmd.Irregularity(self.round_no, "optional_device_fault",
-                                        {"device": event.device, "code": event.code, "detail": event.detail}))
+                                        {"device": event.device, "code": event.code}))  # its text: the input's
             return
         if event.code in LINK_CODES:
             self.devices_ready.discard(event.device)
             if event.device == "shoe":
                 self._querying = False
                 self.shuffle_kept = False  # a shoe that was away may have lost its shuffle
+        # a device's text may name a card (a jam "card 4d stuck in gate"): the journal keeps it with the input
+        # and in ``device_detail``; what the public sees names the device and the cause (docs/control.md)
+        public = event.detail if event.code in DRIVER_CODES else f"{event.device} reported {event.code}"
         if self.state == "starting":
-            self._emit(cmd.FaultRaised(None, event.device, event.code, event.detail))
+            self._emit(cmd.FaultRaised(None, event.device, event.code, public, device_detail=event.detail))
             return
         # A shoe that refuses a request (NAK) does not hold the state the journal gives it (a shuffle it no
         # longer has, after a power cycle): asking again is refused again, and its deck cannot be trusted.
         if event.device == "shoe" and self.dealing_by_hand():  # the table deals by hand: the shoe is not in use
-            self._emit(cmd.Irregularity(self.round_no, "shoe_fault_dealing_by_hand",
-                                        {"code": event.code, "detail": event.detail}))
+            self._emit(cmd.Irregularity(self.round_no, "shoe_fault_dealing_by_hand", {"code": event.code}))
             return
         refused_by_shoe = event.device == "shoe" and event.code == "protocol"
-        self._fail(event.device, event.code, event.detail,
+        self._fail(event.device, event.code, public, device_detail=event.detail,
                    resumable=event.code not in UNTRUSTED_CODES and not refused_by_shoe)
 
     def _on_SupervisorKey(self, event: ev.SupervisorKey) -> None:
@@ -1404,7 +1414,8 @@ class Round(ManualDealing, AlertDesk):
             "last_round_no": self.last_round_no,
             "last_txn": self.last_txn,
             "devices_ready": sorted(self.devices_ready),
-            "faults": [[f.round_no, f.device, f.cause, f.detail, f.resumable, f.fault_id] for f in self.faults],
+            "faults": [[f.round_no, f.device, f.cause, f.detail, f.resumable, f.fault_id, f.device_detail]
+                       for f in self.faults],
             "resume_state": self.resume_state,
             "supervisor_key": self.supervisor_key,
             "lamps": None if self._lamps is None else list(self._lamps),

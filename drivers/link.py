@@ -409,8 +409,14 @@ class Device(abc.ABC):
                 except LINK_ERRORS as exc:  # the owner thread sees the same failure on its next read
                     self._log.debug("%s: waking the reader failed: %s", self.name, exc)
 
-    def _fault(self, code: str, detail: str) -> None:
-        self._log.error("%s: fault %s: %s", self.name, code, detail)
+    def _fault(self, code: str, detail: str, *, from_device: bool = False) -> None:
+        """Post ``DeviceFault(kind, code, detail)`` and log it. ``from_device``: ``detail`` is the device's own
+        FAULT text, which may name a card ("card 4d stuck"): it goes to the journal with the event, never to the
+        log (docs/control.md, "Secrecy")."""
+        if from_device:
+            self._log.error("%s: fault %s reported by the device (its text is journaled, not logged)", self.name, code)
+        else:
+            self._log.error("%s: fault %s: %s", self.name, code, detail)
         self.post(DeviceFault(self.kind, code, detail))
 
     # ----------------------------------------------------------------------------------------------------
@@ -725,4 +731,4 @@ class Device(abc.ABC):
         # A faulted device must not act on an automatic retransmission: drop what is outstanding.
         dropped = self.transactions.abandon()
         detail = fault.detail + (f" (abandoned: {', '.join(dropped)})" if dropped else "")
-        self._fault(self.fault_name(fault.code), detail)
+        self._fault(self.fault_name(fault.code), detail, from_device=True)

@@ -265,3 +265,22 @@ def test_the_control_interface_requires_the_number_an_answering_action_answers_a
     assert stale_answer("clear_fault", 7, {"clear_fault": 7}) == ""
     assert "answers 9 now" in stale_answer("clear_fault", 7, {"clear_fault": 9})
     assert "nothing now" in stale_answer("acknowledge", 7, {})
+
+
+# ---------------------------------------------------------------------------------------------- a device's own text
+def test_a_devices_fault_text_stays_in_the_journal_and_the_public_sees_device_and_cause():
+    """docs/control.md, "Secrecy": a shoe's FAULT text "jam: card 4d stuck in gate" names a face-down card: the
+    fault's public detail names the device and the cause, the text is kept in ``device_detail`` and the
+    journaled input, and neither leaves the journal."""
+    from controller.control import public_record
+
+    driver = betting()
+    driver.lock({1: antes(500)})
+    out = driver.send(ev.DeviceFault("shoe", "jam", "jam: card 4d stuck in gate"))
+    (fault,) = of_type(out, cmd.FaultRaised)
+    assert (fault.detail, fault.device_detail) == ("shoe reported jam", "jam: card 4d stuck in gate")
+    assert "4d" not in str(driver.machine.view()) and not any("4d" in o.text for o in of_type(out, cmd.Display))
+    for kind, data in (("FaultRaised", dataclasses.asdict(fault)),
+                       ("DeviceFault", {"device": "shoe", "code": "jam", "detail": "jam: card 4d stuck in gate"})):
+        shown = public_record({"seq": 9, "time": "t", "kind": "record", "round": 1, "type": kind, "data": data})
+        assert shown is not None and "4d" not in str(shown), shown

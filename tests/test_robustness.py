@@ -245,7 +245,8 @@ def test_a_defect_in_the_round_machine_faults_the_round_instead_of_killing_the_s
     records = read_records(tmp_path / "j.db")
     faults = [r["data"] for r in records if r["type"] == "FaultRaised"]
     assert faults[0] == {"round_no": 1, "device": None, "cause": "internal", "detail": "ZeroDivisionError: bug",
-                         "resumable": False, "fault_id": faults[0]["fault_id"]} and faults[0]["fault_id"] > 0
+                         "resumable": False, "fault_id": faults[0]["fault_id"], "device_detail": ""} \
+        and faults[0]["fault_id"] > 0
     assert {f["cause"] for f in faults} == {"internal"}
     assert "FaultCleared" not in [r["type"] for r in records]  # a defect is never cleared, only voided
     voided = [r["data"] for r in records if r["type"] == "RoundVoided"]

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from controller.inputs import ANSWERING
 from controller.journal import read_records
 from controller.operators import MIN_ITERATIONS, add_operator
 from controller.service import Service
@@ -58,6 +59,9 @@ def wait_state(client: Client, predicate) -> dict:
 
 
 def act(client: Client, action: str, user: str = "dan", **extra) -> tuple[int, dict]:
+    """Post ``action``; one that answers something names what /state says it answers now."""
+    if action in ANSWERING and "answers" not in extra:
+        extra["answers"] = client.get("/state")[1]["answers"].get(action)
     status, answer = client.act(action, user=user, **extra)
     assert status in (202, 409), answer
     return status, answer
@@ -74,7 +78,8 @@ def open_and_lock(service: Service, client: Client, layout: dict[int, dict[str, 
     for seat, wagers in layout.items():
         for spot, amount in wagers.items():
             sensors.place(seat, spot, amount)
-    time.sleep(0.3)  # the chips' SPOT_CHANGED frames reach the controller before the press
+    # the chips' SPOT_CHANGED frames reach the controller before the press
+    assert sensors.wait_for(lambda: sensors.awaiting_ack == 0, PATIENCE)
     act(client, "no_more_bets")
     return wait_state(client, lambda s: s["state"] in ("wagers_held", "dealing_cross", "across_decision", "closed"))
 
