@@ -61,6 +61,7 @@ from controller.alerts import alert_record
 from controller.config import ConfigError
 from controller.control_config import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
 from controller.control_app import build_app, protocol_class
+from controller.control_limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.control_checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.operators import Operator, authenticate, load_operators
 
@@ -75,14 +76,15 @@ REQUEST_TIMEOUT = 5.0
 #: Each check takes a core for about 0.15 s: without a bound, a flood of wrong passwords shares the cores
 #: among all of them, so every check (a supervisor's too) waits, and so does the controller thread.
 MAX_CHECKS = 2
-#: Most connections open at once; one more is closed as soon as it is accepted (uvicorn answers 503 to a
-#: request beyond its ``limit_concurrency``, the same number). Far below the service's open-file limit, so the
-#: device links can always open their ports.
-MAX_CONNECTIONS = 256
+#: Most connections open at once (``controller.control_limits``: far below the service's open-file limit, so the
+#: journal and the device links can always open their files). One more sheds the oldest connection that has not
+#: sent a complete request's headers (a slow or idle one), or is closed as soon as it is accepted when every
+#: connection is busy with a request or a stream.
+MAX_CONNECTIONS = CONTROL_CONNECTIONS
 #: Most event streams at once (each one connection); one more is answered 503.
 MAX_STREAMS = 128
 #: Connections waiting to be accepted.
-BACKLOG = 128
+BACKLOG = CONTROL_BACKLOG
 #: Seconds an idle kept-alive connection stays open after an answer.
 KEEP_ALIVE = 5
 #: Largest request line and headers (bytes); h11 answers 400 beyond it.
@@ -210,7 +212,7 @@ class ControlServer:
     ``url`` the base URL. Bounds (docs/control.md, "Bounds"): ``request_timeout`` (seconds) for a request's
     headers and its body; ``ring_size`` public records held for ``GET /events``; ``max_checks`` password checks
     at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
-    is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
+    sheds the oldest connection still waiting for its request's headers, else it is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
     (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
     long poll, stops the loop and joins the thread).
 
@@ -222,6 +224,7 @@ class ControlServer:
     def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
                  ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
                  max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE) -> None:
+        check_descriptors("control interface")
         self.config = config
         self.events = events
         self.request_timeout = request_timeout
@@ -251,7 +254,8 @@ class ControlServer:
         self._loop = asyncio.new_event_loop()
         self._uvicorn = PromptServer(uvicorn.Config(
             build_app(self), lifespan="off", log_config=None, access_log=False, server_header=False,
-            http=protocol_class(self), limit_concurrency=max_connections, backlog=BACKLOG,
+            http=protocol_class(self), backlog=BACKLOG,
+            limit_concurrency=max_connections + 1,  # the protocol holds max_connections: uvicorn's 503 never comes
             timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD))
         self._thread: threading.Thread | None = None
         self._closed = False

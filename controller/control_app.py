@@ -8,7 +8,8 @@
 but the page's files is JSON, ``{"error": ...}`` for an error.
 
 ``protocol_class(server)`` is uvicorn's ``H11Protocol`` with the bounds uvicorn leaves to the application
-(docs/control.md, "Bounds"): a connection beyond ``max_connections`` is closed as soon as it is accepted, a
+(docs/control.md, "Bounds"): a connection beyond ``max_connections`` sheds the oldest one still waiting for
+its request's headers (else it is closed as soon as it is accepted), a
 request whose headers are not complete within ``request_timeout`` is closed without an answer, and the errors
 h11 finds itself (a malformed request line, a bad ``Content-Length``, a repeated ``Host``) are answered in JSON.
 """
@@ -123,10 +124,12 @@ def _query(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
     return dict(items)
 
 
-def _after(text: str) -> int:
+def _after(text: str, name: str = "after") -> int:
+    """``text`` as a journal seq cursor, else 400 naming where it came from (``name``: the parameter ``after`` or
+    the header ``Last-Event-ID``)."""
     after = decimal(text, MAX_SEQ)
     if after is None:
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal digits; "
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"{name} must be 0 to {MAX_SEQ}, an integer in plain decimal digits; "
                                                 f"got {json_text(text[:20])}")
     return after
 
@@ -153,8 +156,12 @@ def build_app(server: ControlServer) -> _Guard:
 
     async def stream(request: Request) -> Response:
         query = _query(request, ("after",))
-        resume = request.headers.get("last-event-id", query.get("after"))
-        after = None if resume is None else _after(resume)
+        # an empty Last-Event-ID is no cursor (WHATWG HTML, "Server-sent events": an empty id resets the last one)
+        last_id = request.headers.get("last-event-id", "").strip()
+        if last_id:
+            after: int | None = _after(last_id, "Last-Event-ID")
+        else:
+            after = None if query.get("after") is None else _after(query["after"])
         subscriber = hub.subscribe(after)
         if subscriber is None:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{hub.max_subscribers} event streams already open; "
@@ -326,7 +333,7 @@ class _EventStream(Response):
             log.info("control interface: an event stream's client reads too slowly; disconnected")
             raise
         finally:
-            hub.unsubscribe(subscriber)
+            hub.release(subscriber)
             watcher.cancel()
 
 
@@ -341,19 +348,37 @@ def protocol_class(server: ControlServer) -> type[H11Protocol]:
 
 
 class _BoundedProtocol(H11Protocol):
-    """``H11Protocol`` with a bound on connections, a deadline for a request's headers and JSON errors."""
+    """``H11Protocol`` with a bound on connections, a deadline for a request's headers and JSON errors.
+
+    Shedding (docs/control.md, "Bounds"): beyond ``max_connections`` open connections, the oldest one that is
+    waiting for its client (idle after an answer, slow to send a request's headers or body: the slowloris kind) is closed
+    to make room, so a client that speaks promptly is served however many slow ones hold connections; only when
+    every connection is busy with a request or a stream is the new one closed at once."""
 
     max_connections: int
     request_timeout: float
     refused = 0  # connections closed at once for being beyond max_connections (all servers of this class)
+    shed = 0  # waiting connections closed to make room for a new one (all servers of this class)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
-            type(self).refused += 1
-            transport.abort()
-            return
+        self.accepted = self.loop.time()
+        live = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+        if len(live) >= self.max_connections:
+            waiting = [c for c in live if isinstance(c, _BoundedProtocol) and c.waiting()]
+            if not waiting:
+                type(self).refused += 1
+                transport.abort()
+                return
+            type(self).shed += 1
+            min(waiting, key=lambda c: c.accepted).transport.abort()
         self._arm()
+
+    def waiting(self) -> bool:
+        """True while this connection waits for its client: before a request's headers are complete (the first
+        one's, or the next one's after an answer), or while a request's body is still arriving."""
+        return (self.cycle is None or self.cycle.response_complete
+                or (not self.cycle.response_started and self.conn.their_state is h11.SEND_BODY))
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
