@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import json
 import logging
 import sys
@@ -38,7 +37,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from controller.broadcast import END, Subscriber, sse_frame
 from controller.control_checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
                                        check_action, decimal, json_text, unique_keys, RepeatedKey)
-from controller.inputs import OperatorAction, stale_reason
+from controller.inputs import SUPERVISOR_ACTIONS, OperatorAction, stale_reason
 
 if TYPE_CHECKING:
     from controller.control import ControlServer
@@ -183,10 +182,12 @@ def build_app(server: ControlServer) -> _Guard:
         action, reason, code, round_no, state_name = check_action(body)
         why = stale_reason(round_no, state_name, *hub.current())
         server.events.put(OperatorAction(action, operator.name, operator.role, reason, code, round_no, state_name,
-                                         why))  # a stale action too: it is journaled and refused by the round
+                                         why))  # a stale or forbidden action too: journaled and refused by the round
         client = request.client.host if request.client else "?"
         log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action, client,
                  f" ({why})" if why else "")
+        if action in SUPERVISOR_ACTIONS:
+            _require_supervisor(operator, action)
         if why:
             current_round, current_state = hub.current()
             raise HTTPError(HTTPStatus.CONFLICT, why, body={"round": current_round, "state": current_state})
@@ -203,8 +204,7 @@ def build_app(server: ControlServer) -> _Guard:
         """The last hole-card alerts (controller/protection.py) for a supervisor; 403 for a dealer."""
         _query(request, ())
         who = await _authenticate(request, server)
-        if who.role != "supervisor":
-            raise HTTPError(HTTPStatus.FORBIDDEN, "hole-card alerts are for supervisors")
+        _require_supervisor(who, "reading hole-card alerts")
         return JSONResponse({"alerts": list(server.alerts)}, 200, JSON_HEADERS)
 
     async def openapi(request: Request) -> Response:
@@ -255,34 +255,69 @@ async def _read_body(request: Request, timeout: float) -> bytes:
 
 
 async def _authenticate(request: Request, server: ControlServer) -> Any:
-    """The operator of the request's HTTP Basic credentials, else 401 (503 when ``server.max_checks`` password
-    checks already run: ``ControlServer.check_password``); the check runs on a worker thread, off the loop."""
+    """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
+    credentials, no operators, or an operators file refused and why); 429 while failed sign-ins of that user or
+    that client wait out their delay (``operators.FailureThrottle``); 503 when ``server.max_checks`` password
+    checks already run. A credential verified before is served without a check (``ControlServer.known``);
+    otherwise the check runs on the server's password-check thread, off the loop, and the operators file is read
+    again after it: a user removed (or changed) while their check ran is refused."""
     challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    user, operator, sep = "", None, ""
+    user, operator, sep, password = "", None, "", ""
     if scheme.lower() == "basic":
         try:
             user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (non-ASCII bytes too), or not UTF-8
             sep = ""
     client = request.client.host if request.client else "?"
+    keys = (f"user {user}", f"client {client}")
     if sep:
+        operator = server.known(user, password)
+    if sep and operator is None:
+        wait = server.throttle.wait(*keys)
+        if wait > 0:
+            log.warning("control interface: sign-in of user %r from %s refused: failed sign-ins wait %.0f s more",
+                        user[:40], client, wait)
+            raise HTTPError(HTTPStatus.TOO_MANY_REQUESTS, f"too many failed sign-ins; try again in {wait:.0f} s",
+                            {"Retry-After": str(max(1, round(wait)))})
         if not server.checks.acquire(blocking=False):
             log.warning("control interface: %d password checks already running; refused a check for user %r from "
                         "%s", server.max_checks, user[:40], client)
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{server.max_checks} password checks already running; "
                                                             f"try again in a second", {"Retry-After": "1"})
         try:
-            operator = await asyncio.to_thread(server.check_password, user, password)
+            checked = await asyncio.get_running_loop().run_in_executor(server.checker, server.check_password, user,
+                                                                       password)
         finally:
             server.checks.release()
+        if checked is not None and server.operators().get(checked.name) == checked:
+            operator = checked
+            server.remember(checked, password)
+            server.throttle.succeeded(keys[0])
+        else:
+            server.throttle.failed(*keys)
     if operator is None:
-        log.warning("control interface: refused credentials for user %r from %s", user[:40], client)
+        if server.operators_refused:
+            log.warning("control interface: sign-in of user %r from %s refused: the operators file is refused: %s",
+                        user[:40], client, server.operators_refused)
+            raise HTTPError(HTTPStatus.UNAUTHORIZED, f"the operators file is refused: {server.operators_refused}; "
+                                                     f"every sign-in is refused until it is mended", challenge)
         if not server.operators():
+            log.warning("control interface: sign-in of user %r from %s refused: no operators in %s", user[:40],
+                        client, server.config.operators)
             raise HTTPError(HTTPStatus.UNAUTHORIZED, f"no operators in {server.config.operators}: add one with "
                                                      f"`crisscross operator add` (or mend the file)", challenge)
+        log.warning("control interface: refused credentials for user %r from %s", user[:40], client)
         raise HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
     return operator
+
+
+def _require_supervisor(operator: Any, what: str) -> None:
+    """403 unless ``operator`` has the role supervisor (domain.md, "Roles"; ``inputs.SUPERVISOR_ACTIONS``):
+    the one answer of the interface to a role that may not do ``what``."""
+    if operator.role != "supervisor":
+        raise HTTPError(HTTPStatus.FORBIDDEN, f"{what} needs a supervisor; user {operator.name} has the role "
+                                              f"{operator.role}")
 
 
 class _EventStream(Response):
