@@ -547,7 +547,10 @@ def _journal_verify(args: argparse.Namespace) -> int:
 
 def _refused(exc: Exception, where: object) -> int:
     """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
-    ``where``); return exit status 2."""
+    ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised
+    again: ``main`` ends the command quietly."""
+    if isinstance(exc, BrokenPipeError):
+        raise exc
     if isinstance(exc, OSError):
         print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
     else:
