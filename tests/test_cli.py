@@ -404,3 +404,17 @@ def test_an_export_into_a_closed_pipe_ends_quietly(tmp_path):
     export.stdout.close()  # the reader goes away after one line, as head -1 does
     err = export.stderr.read().decode()
     assert export.wait(timeout=120) == 0 and "Broken pipe" not in err, err
+
+
+def test_a_journal_of_table_yaml_in_a_folder_that_does_not_exist_is_refused_like_journal(tmp_path):
+    """A mistyped ``journal:`` in table.yaml created its folder and began a second history of the table with
+    only a note line, while ``--journal`` into a missing folder is refused for that reason: both are refused."""
+    site = tmp_path / "site"
+    assert crisscross("config", "init", site).returncode == 0
+    table = site / "table.yaml"
+    table.write_text(table.read_text().replace("# journal: /srv/crisscross/journal.db", "journal: typo/journal.db"))
+    ports = [arg for name in ("shoe", "sensors", "panel") for arg in ("--port", f"{name}={tmp_path / name}")]
+    proc = crisscross("run", "--rounds", "1", "--config", table, *ports)
+    _refused_in_one_line(proc, f"crisscross: {table}: journal: {site / 'typo' / 'journal.db'}: no folder "
+                               f"{site / 'typo'} ")
+    assert not (site / "typo").exists()
