@@ -549,3 +549,63 @@ def test_floor_tools_name_a_broker_that_cannot_be_reached():
         proc = crisscross("floor", "watch", "--broker", "127.0.0.1", "--port", str(port), "--for", "0")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"crisscross: broker 127.0.0.1:{port}: Connection refused\n"
+
+
+class _Reason:
+    """An MQTT reason code as paho hands it to a callback."""
+
+    def __init__(self, failure: bool) -> None:
+        self.is_failure = failure
+
+    def __str__(self) -> str:
+        return "Not authorized" if self.is_failure else "Success"
+
+
+class _Client:
+    """Stands in for paho's client on a connection that is up: what is published gets the next mid."""
+
+    def __init__(self) -> None:
+        self.mids = iter(range(1, 10**6))
+
+    def publish(self, topic, payload, qos=0, retain=False):
+        return type("Info", (), {"mid": next(self.mids), "rc": 0})()
+
+    def disconnect(self):
+        pass
+
+    def loop(self, timeout=0.0):
+        pass
+
+    def socket(self):
+        return None
+
+
+def test_a_broker_that_accepts_connections_and_refuses_every_record_makes_the_back_off_grow(tmp_path, caplog):
+    """Each CONNACK reset the back-off to 0.5 s, so a broker that refused every record was connected to about 30
+    times in 20 s with thousands of ERROR lines. The back-off now doubles at each connection lost to a refusal
+    up to ``RETRY_MAX`` (docs/floor.md), only an acknowledged record starts it again, and the refusals are
+    logged at a bounded rate."""
+    from controller.floor.publisher import RETRY_MAX, RETRY_MIN, Publisher
+    from drivers.ratelog import BURST
+
+    journal = tmp_path / "journal.db"
+    journal.touch()
+    publisher = Publisher(FloorConfig(True, "127.0.0.1", 1), TABLE, journal)
+    waits = []
+    with caplog.at_level("ERROR"):
+        for _ in range(20):  # accepted, one record sent and refused, connection dropped
+            publisher._client, publisher._lost = _Client(), False  # as _connect leaves them
+            publisher._on_connect(publisher._client, None, None, _Reason(False), None)
+            publisher._send("events", {"table": TABLE}, 1, 1)
+            publisher._on_publish(publisher._client, None, publisher._pending[-1].mid, _Reason(True), None)
+            assert publisher._lost
+            publisher._drop()
+            waits.append(publisher._next_try - time.monotonic())
+    doubled = [RETRY_MIN * 2 ** n for n in range(5)] + [RETRY_MAX] * 15  # 0.5, 1, 2, 4, 8, then 10 s
+    assert [round(w * 2) / 2 for w in waits] == [min(w, RETRY_MAX) for w in doubled]
+    assert len([r for r in caplog.records if "refused journal record" in r.getMessage()]) <= BURST + 1
+    publisher._client = _Client()
+    publisher._on_connect(publisher._client, None, None, _Reason(False), None)
+    publisher._send("events", {"table": TABLE}, 1, 1)
+    publisher._on_publish(publisher._client, None, publisher._pending[-1].mid, _Reason(False), None)  # acknowledged
+    assert publisher._retry == RETRY_MIN

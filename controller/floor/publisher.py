@@ -14,8 +14,11 @@ is slow, down or unreachable never slows or stops the table.
   connection everything unacknowledged is forgotten and, once connected again, published again from the record
   after that seq: never out of order, possibly twice (consumers dedupe by table and seq). A broker down for a
   day costs nothing here: the records wait in the journal, which keeps them anyway.
-- Connection attempts back off from ``RETRY_MIN`` to ``RETRY_MAX`` seconds; each new connection is a clean
-  start with the last will ``offline`` (retained) on ``status`` and then ``online``.
+- Connection attempts back off from ``RETRY_MIN`` to ``RETRY_MAX`` seconds, doubling at each connection lost
+  or refused; only a journal record the broker acknowledged starts the back-off again (a CONNACK does not: a
+  broker that accepts the connection and refuses every record was once tried every 0.5 s, with thousands of
+  ERROR lines). Refusals are logged at a bounded rate (``drivers.ratelog.LogLimiter``). Each new connection
+  is a clean start with the last will ``offline`` (retained) on ``status`` and then ``online``.
 
 Why a side file and not a table in the journal store: the store is append-only (triggers refuse UPDATE and
 DELETE), so a progress row would be a new row per acknowledgement, growing the store forever; and a second
@@ -42,6 +45,7 @@ from controller.control import RECORD_KEYS, public_record
 from controller.floor import topics
 from controller.floor.config import FloorConfig, read_password
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +161,7 @@ class Publisher:
         self._round_ended: bool | None = None  # a round end was read and its anchor is not published yet (None: look)
         self._view_sent: tuple[int, str] | None = None
         self._retry = RETRY_MIN
+        self._refusals = LogLimiter(log)  # the broker's refusals, at most a few lines per interval
         self._next_try = 0.0
         self._saved_at = 0.0
         self._db: sqlite3.Connection | None = None
@@ -265,11 +270,11 @@ class Publisher:
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:
-            log.error("floor: broker %s:%s refused the connection: %s", self.config.broker, self.config.port, reason)
+            self._refusals.log(logging.ERROR, "floor connection refused", "floor: broker %s:%s refused the "
+                               "connection: %s", self.config.broker, self.config.port, reason)
             self._lost = True
             return
-        self.connected = True
-        self._retry = RETRY_MIN
+        self.connected = True  # the back-off starts again only once a record is acknowledged (_on_publish)
         log.info("floor: connected to %s:%s, publishing from journal record %d", self.config.broker,
                  self.config.port, self.acked + 1)
         client.publish(self._topics["status"], topics.ONLINE, qos=1, retain=True)
@@ -282,10 +287,12 @@ class Publisher:
         if sent is None:
             return  # the status, the view, or a message of a connection given up
         if reason.is_failure:  # not authorised, quota: never skipped, sent again on a new connection
-            log.error("floor: the broker refused journal record %d: %s", sent.seq, reason)
+            self._refusals.log(logging.ERROR, "floor record refused", "floor: the broker refused journal record %d: "
+                               "%s; connecting again in %.1f s", sent.seq, reason, self._retry)
             self._lost = True
             return
         sent.acked = True
+        self._retry = RETRY_MIN  # the broker takes records: a lost connection is tried again soon
 
     def _drop(self) -> None:
         """Forget the connection and every unacknowledged message: the next connection starts from ``acked``."""
