@@ -31,14 +31,14 @@ from controller.floor.audit import Auditor
 from controller.floor.config import FloorConfig, parse_floor_config, read_password
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
-from controller.floor.publisher import Progress, progress_path
+from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
 from controller.journal import read_records
 from controller.journal_key import init_key, load_key
 from controller.service import Service
 from controller.table import load_table_config
 from tests.cli_helpers import crisscross
 
-TABLE = "CC-01"
+TABLE = "CC-01" + SIMULATED_SUFFIX  # simulated play publishes under its own id (controller.floor.publisher)
 
 
 def _config(broker_port: int, **floor) -> object:
@@ -609,3 +609,31 @@ def test_a_broker_that_accepts_connections_and_refuses_every_record_makes_the_ba
     publisher._send("events", {"table": TABLE}, 1, 1)
     publisher._on_publish(publisher._client, None, publisher._pending[-1].mid, _Reason(False), None)  # acknowledged
     assert publisher._retry == RETRY_MIN
+
+
+def test_simulated_play_never_publishes_under_the_table_id(tmp_path):
+    """``run --simulate`` with a floor-enabled table file published to ``crisscross/CC-01/...`` with no mark, so
+    ``floor watch`` counted simulated drop and win as CC-01's and an audit of the real journal failed on the
+    simulated anchor. Simulated play publishes under its own id, ``"simulated": true`` in every JSON message,
+    with its own MQTT client id (the table's session is never taken over)."""
+    from controller.floor.publisher import Publisher
+
+    config = load_table_config()
+    service = Service(dataclasses.replace(config, floor=FloorConfig(True, "127.0.0.1", 1)), simulate=True,
+                      rounds=1, seed=1, journal_path=tmp_path / "journal.db", out=io.StringIO())
+    try:
+        floor = service.floor
+        assert floor.simulated and floor.table_id == config.table_id + SIMULATED_SUFFIX
+        assert floor.client_id == f"crisscross-table-{config.table_id}{SIMULATED_SUFFIX}"
+        assert all(f"/{config.table_id}/" not in name for name in floor._topics.values())
+        published = []
+        floor._client = type("Client", (_Client,), {"publish": lambda self, topic, payload, qos=0, retain=False:
+                                                   published.append((topic, payload)) or _Client.publish(
+                                                       self, topic, payload)})()
+        floor._send("events", {"table": floor.table_id, "after": 0, "record": {}}, 1, 1)
+        floor.publish_view({"state": "idle"}, 0)
+        floor._send_view()
+    finally:
+        service.close()
+    assert [json.loads(payload)["simulated"] for _, payload in published] == [True, True]
+    assert not Publisher(FloorConfig(True, "127.0.0.1", 1), "CC-01", tmp_path / "journal.db").simulated

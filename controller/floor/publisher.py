@@ -63,6 +63,9 @@ POLL = 1.0
 SAVE_EVERY = 0.5
 #: Seconds ``stop`` lets the publisher catch up with the journal before it says ``offline``.
 DRAIN = 3.0
+#: Added to the table's id in every topic and ``table`` field of simulated play (``run --simulate``, a simulator
+#: port): it never publishes under a table's id, as it never writes the table's journal.
+SIMULATED_SUFFIX = "-simulated"
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
 #: The hole-card detector's alerts (``controller.alerts``) and a supervisor's acknowledgement of one, published on
@@ -122,7 +125,9 @@ class Publisher:
     """The floor publisher of one table (module docstring).
 
     ``config``: ``floor:`` of table.yaml; ``table_id``; ``journal``: the store's path (it must exist: the
-    service opened it first); ``key``: the journal key for the keyed anchor (None: ``mac`` null). The password
+    service opened it first); ``key``: the journal key for the keyed anchor (None: ``mac`` null); ``simulated``:
+    simulated play, published under ``table_id + SIMULATED_SUFFIX`` with ``"simulated": true`` in every JSON
+    message (events, alerts, anchors, the view), never under the table's own id. The password
     file is read here: ``ConfigError`` (``controller.floor.config.read_password``) before anything starts. ``start``
     starts the thread; ``stop`` lets it catch up for up to ``drain`` seconds, says ``offline`` and joins it.
     ``acked`` is the last journal seq whose messages the broker acknowledged, ``connected`` whether a
@@ -131,8 +136,11 @@ class Publisher:
     """
 
     def __init__(self, config: FloorConfig, table_id: str, journal: Path, *, key: bytes | None = None,
-                 batch: int = BATCH, window: int = WINDOW, client_id: str | None = None) -> None:
+                 batch: int = BATCH, window: int = WINDOW, client_id: str | None = None,
+                 simulated: bool = False) -> None:
         self.config = config
+        self.simulated = simulated
+        table_id = table_id + SIMULATED_SUFFIX if simulated else table_id
         self.table_id = table_id
         self.journal = Path(journal)
         self.key = key
@@ -373,6 +381,8 @@ class Publisher:
         self._round_ended = False
 
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
+        if self.simulated:
+            payload = {**payload, "simulated": True}
         info = self._client.publish(self._topics[kind], topics.encode(payload), qos=1, retain=retain)
         self.published += 1
         sent = _Sent(info.mid, seq, public)
@@ -385,7 +395,8 @@ class Publisher:
         view = self._view
         if view is None or view == self._view_sent or view[0] > self._scanned:
             return
-        body = f'{{"table":{json.dumps(self.table_id, ensure_ascii=False)},"seq":{view[0]},"view":{view[1]}}}'
+        mark = ',"simulated":true' if self.simulated else ""
+        body = f'{{"table":{json.dumps(self.table_id, ensure_ascii=False)},"seq":{view[0]},"view":{view[1]}{mark}}}'
         self._client.publish(self._topics["state"], body.encode(), qos=1, retain=True)
         self._view_sent = view
 
