@@ -637,3 +637,47 @@ def test_simulated_play_never_publishes_under_the_table_id(tmp_path):
         service.close()
     assert [json.loads(payload)["simulated"] for _, payload in published] == [True, True]
     assert not Publisher(FloorConfig(True, "127.0.0.1", 1), "CC-01", tmp_path / "journal.db").simulated
+
+
+def test_a_record_larger_than_the_broker_takes_is_a_marked_stub_in_order_and_the_floor_goes_on(tmp_path):
+    """A broker that refuses one oversized message (Mosquitto's ``max_packet_size``: it disconnects the client)
+    stopped the floor: the publisher sent the same record again at every connection, and later ones overtook it.
+    The record is published as a stub marked ``oversized`` in its place, every event follows the one before it
+    by ``after``, and the later records arrive."""
+    from controller.floor.publisher import Publisher
+    from controller.journal import Journal
+    from tests.conftest import own_broker
+
+    broker = own_broker(tmp_path / "broker", extra="max_packet_size 3000\n")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, fsync=False)
+    entries = [("record", "RoundOpened", {"round_no": n}, n) for n in range(1, 4)]
+    entries.append(("record", "PressRefused", {"button": "confirm", "reason": "x" * 5000}, 3))
+    entries += [("record", "RoundOpened", {"round_no": n}, n) for n in range(4, 7)]
+    journal.commit(entries)
+    journal.close()
+    floor = Collector(broker.port)
+    publisher = Publisher(FloorConfig(True, "127.0.0.1", broker.port), TABLE, path)
+    try:
+        publisher.start()
+        floor.wait_for(lambda m: len(_events(m)) >= 7)
+    finally:
+        publisher.stop()
+        floor.close()
+        broker.stop()
+    events = [topics.decode(p) for t, p, _ in floor.messages if t.endswith("/events")]
+    seqs = [e["record"]["seq"] for e in events]
+    assert seqs == sorted(set(seqs)) and [e["after"] for e in events] == [0, *seqs[:-1]]
+    (stub,) = [e for e in events if e.get("oversized")]
+    assert stub["record"]["type"] == "PressRefused" and stub["record"]["data"] is None and stub["oversized"] > 5000
+
+
+def test_the_pit_sees_a_gap_by_after_and_counts_a_stub():
+    pit = Pit()
+    for seq, after, extra in ((1, 0, {}), (2, 1, {}), (5, 3, {}), (6, 5, {"oversized": 90000})):
+        data = None if extra else {"round_no": 1}
+        pit.take(TABLE, "events", topics.encode({"table": TABLE, "after": after, **extra, "record": {
+            "seq": seq, "time": "2026-01-01T00:00:00Z", "kind": "record", "round": 1, "type": "RoundOpened",
+            "data": data}}))
+    summary = pit.tables[TABLE]
+    assert (summary.last_seq, summary.gaps, summary.oversized) == (6, 1, 1)

@@ -63,6 +63,16 @@ POLL = 1.0
 SAVE_EVERY = 0.5
 #: Seconds ``stop`` lets the publisher catch up with the journal before it says ``offline``.
 DRAIN = 3.0
+#: Largest message published (bytes, topic and MQTT header included), or the broker's own Maximum Packet Size
+#: when its CONNACK gives a smaller one: a broker disconnects a client that sends a larger packet (Mosquitto's
+#: ``max_packet_size``, ``message_size_limit``), so such a record would stop the floor for good. A record
+#: beyond it is published as a marked stub (``oversized``: its size; ``data`` null): the consumer fetches it
+#: from the journal or the control interface.
+MAX_MESSAGE = 65536
+#: Bytes of a PUBLISH packet beside its topic and payload (fixed header, topic length, packet id, properties).
+PACKET_OVERHEAD = 64
+#: The MQTT 5 reason code of a PUBACK for a packet the broker takes as too large (MQTT 5.0, 2.4).
+PACKET_TOO_LARGE = 0x95
 #: Added to the table's id in every topic and ``table`` field of simulated play (``run --simulate``, a simulator
 #: port): it never publishes under a table's id, as it never writes the table's journal.
 SIMULATED_SUFFIX = "-simulated"
@@ -169,6 +179,9 @@ class Publisher:
         self._round_ended: bool | None = None  # a round end was read and its anchor is not published yet (None: look)
         self._view_sent: tuple[int, str] | None = None
         self._retry = RETRY_MIN
+        self._max_packet = MAX_MESSAGE  # the broker's Maximum Packet Size, when its CONNACK says a smaller one
+        self._stubbed: set[int] = set()  # seqs the broker refused as too large: published as stubs
+        self._alone: int | None = None  # a refused record's seq: sent alone until the broker acknowledged it
         self._refusals = LogLimiter(log)  # the broker's refusals, at most a few lines per interval
         self._next_try = 0.0
         self._saved_at = 0.0
@@ -283,6 +296,7 @@ class Publisher:
             self._lost = True
             return
         self.connected = True  # the back-off starts again only once a record is acknowledged (_on_publish)
+        self._max_packet = min(MAX_MESSAGE, getattr(properties, "MaximumPacketSize", None) or MAX_MESSAGE)
         log.info("floor: connected to %s:%s, publishing from journal record %d", self.config.broker,
                  self.config.port, self.acked + 1)
         client.publish(self._topics["status"], topics.ONLINE, qos=1, retain=True)
@@ -294,7 +308,10 @@ class Publisher:
         sent = self._by_mid.pop(mid, None)
         if sent is None:
             return  # the status, the view, or a message of a connection given up
-        if reason.is_failure:  # not authorised, quota: never skipped, sent again on a new connection
+        if reason.is_failure:  # not authorised, quota: never skipped, sent again on a new connection, alone
+            self._alone = sent.seq
+            if getattr(reason, "value", None) == PACKET_TOO_LARGE:
+                self._stubbed.add(sent.seq)
             self._refusals.log(logging.ERROR, "floor record refused", "floor: the broker refused journal record %d: "
                                "%s; connecting again in %.1f s", sent.seq, reason, self._retry)
             self._lost = True
@@ -331,8 +348,10 @@ class Publisher:
         return self._db
 
     def _fill(self) -> bool:
-        """Publish the records after ``_scanned`` while the window has room; True when any was read."""
-        room = self.window - len(self._pending)
+        """Publish the records after ``_scanned`` while the window has room; True when any was read. After a
+        refusal the window is one message until the refused record is acknowledged: nothing later overtakes it."""
+        alone = self._alone is not None and self.acked < self._alone
+        room = (1 if alone else self.window) - len(self._pending)
         if room <= 0:
             return False
         # the rows as stored (their spelling is checked by the service's start and by ``journal verify``)
@@ -383,7 +402,16 @@ class Publisher:
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
         if self.simulated:
             payload = {**payload, "simulated": True}
-        info = self._client.publish(self._topics[kind], topics.encode(payload), qos=1, retain=retain)
+        body = topics.encode(payload)
+        limit = self._max_packet - PACKET_OVERHEAD - len(self._topics[kind].encode())
+        if isinstance(payload.get("record"), dict) and (len(body) > limit or seq in self._stubbed):
+            record = payload["record"]
+            stub = {key: record.get(key) for key in RECORD_KEYS if key != "data"}
+            payload = {**payload, "record": {**stub, "data": None}, "oversized": len(body)}
+            self._refusals.log(logging.WARNING, "floor record oversized", "floor: journal record %d is %d bytes, "
+                               "over the broker's %d: published as a marked stub", seq, len(body), limit)
+            body = topics.encode(payload)
+        info = self._client.publish(self._topics[kind], body, qos=1, retain=retain)
         self.published += 1
         sent = _Sent(info.mid, seq, public)
         self._pending.append(sent)
