@@ -52,11 +52,15 @@ STREAM_SECONDS = 300.0
 HEARTBEAT = 15.0
 #: Longest wait for one write to a stream's client (seconds); a client that reads slower is disconnected.
 WRITE_TIMEOUT = 5.0
+#: Longest ``timeout`` text of ``/events`` (characters): a double's shortest decimal spelling fits (17
+#: significant digits, a point); ``float()`` never reads a longer one.
+MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
                           "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET"}
-#: Methods of RFC 9110; any other is 501.
-METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+#: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
+#: method is 501.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
 JSON_HEADERS = {"Cache-Control": "no-store"}
 
 
@@ -87,7 +91,9 @@ class _Guard:
 
     def check(self, scope: Scope) -> None:
         """``HTTPError`` 400 for a repeated ``SINGLE_HEADERS`` header, 421 for a ``Host`` that is not this
-        server, 505 for a version other than HTTP/1.x (h11 reads ``PRI * HTTP/2.0``), 501 for an unknown method, 404 for an unknown path, 405 for a method the path does not answer."""
+        server, 505 for a version other than HTTP/1.x (h11 reads ``PRI * HTTP/2.0``), 501 for an unknown method
+        on an unknown path, 404 for an unknown path, 405 for any other method than the one a path answers (an
+        unknown one too: ``Allow`` names the one it answers, RFC 9110 15.5.6)."""
         names = [name.decode("latin-1").lower() for name, _ in scope["headers"]]
         for name in SINGLE_HEADERS:
             if names.count(name.lower()) > 1:
@@ -99,9 +105,9 @@ class _Guard:
         if scope["http_version"] not in ("1.0", "1.1"):
             raise HTTPError(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/1.0 or HTTP/1.1 only")
         method, path = scope["method"], scope["path"]
-        if method not in METHODS:
-            raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         allowed = "GET" if path.startswith("/screen/") else ROUTES.get(path)
+        if method not in METHODS and allowed is None:
+            raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
             raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
                                                   f"/events/stream, /actions, /operator, /alerts, /openapi.json, /")
@@ -147,7 +153,7 @@ def build_app(server: ControlServer) -> _Guard:
         query = _query(request, ("after", "timeout"))
         after = _after(query.get("after", "0"))
         wait_text = query.get("timeout", "0")
-        if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
+        if not SECONDS.fullmatch(wait_text) or len(wait_text) > MAX_SECONDS_TEXT or float(wait_text) > MAX_WAIT:
             raise HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
                                                     f"(25, 0.5); got {json_text(wait_text[:20])}")
         await hub.wait_after(after, float(wait_text))

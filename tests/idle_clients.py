@@ -13,7 +13,24 @@ import asyncio
 import collections
 import json
 import resource
+import socket
 import sys
+
+
+def free_port() -> int:
+    """A loopback TCP port free now (bound and released: another process may take it before it is used)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def accepts(port: int) -> bool:
+    """True when a TCP connection to ``port`` on 127.0.0.1 is accepted."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 async def main(count: int, ports: list[tuple[str, int]]) -> dict:

@@ -633,7 +633,8 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
 
 @pytest.mark.parametrize("request_line, status", [
     (b"OPTIONS /state HTTP/1.0", 405),
-    (b"BREW /state HTTP/1.0", 501),
+    (b"BREW /state HTTP/1.0", 405),
+    (b"BREW /nothing HTTP/1.0", 501),
     (b"\x00\x01\x02 garbage", 400),  # two words: no request line
     (b"GET /state", 400),  # HTTP/0.9
     (b"garbage", 400),
@@ -977,3 +978,15 @@ def test_a_hash_of_fewer_iterations_is_rewritten_at_the_next_sign_in(bare_server
     stored = load_operators(operators_file)["dan"].password
     assert stored.startswith(f"pbkdf2_sha256${ITERATIONS}$") and verify_password(PASSWORDS["dan"], stored)
     assert _post_as(bare_server, "dan") == 202
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), [
+    # found by the OpenAPI fuzzing of .ci/run (tests/fuzz_control.py): each answer as /openapi.json documents it
+    ("TRACE", "/state", None, 405),  # a method of RFC 9110 the path does not answer: 405, not a 501
+    ("GET", "/events?timeout=28.492598133217836", None, 200),  # a double's shortest spelling: 17 digits
+    ("POST", "/actions", b'{"action": "confirm", "round": 3.0}', 409),  # 3.0 is the integer 3: the guard's answer
+])
+def test_requests_the_description_allows_are_answered_as_it_says(bare_server, method, path, body, status):
+    bare_server.publish_view({"state": "idle", "round_no": 1})
+    headers = {**JSON, **_auth("sue")} if body else {}
+    assert Client(bare_server).request(method, path, body, headers)[0] == status

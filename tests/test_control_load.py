@@ -34,6 +34,7 @@ from controller.control import BACKLOG, MAX_CONNECTIONS
 from controller.journal import read_records, rounds_ended
 from controller.service import Service
 from controller.table import load_table_config
+from tests.idle_clients import accepts, free_port
 
 STREAMS, POLLS, SLOW = 1500, 1000, 1000
 WINDOW = 3.0  # seconds of dealing counted in each window
@@ -111,12 +112,6 @@ def test_thousands_of_idle_and_slow_clients_leave_dealing_and_the_device_links_a
     assert counts.get("slow completed a request", 0) == 0  # a request one byte a second never completes
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _until(predicate, what: str, patience: float = 120.0, alive=None) -> None:
     """Wait for ``predicate()`` with a deadline; ``alive()`` False (the service ended) fails at once."""
     deadline = time.monotonic() + patience
@@ -124,14 +119,6 @@ def _until(predicate, what: str, patience: float = 120.0, alive=None) -> None:
         assert alive is None or alive(), f"the service ended while waiting for {what}"
         assert time.monotonic() < deadline, f"{what}: not within {patience:.0f} s"
         time.sleep(0.05)
-
-
-def _accepts(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 SIEGE = 2000  # idle connections held on each listening port
@@ -155,7 +142,7 @@ def test_under_the_default_open_file_limit_idle_connections_on_every_port_never_
     started = time.monotonic()
     site = tmp_path / "site"
     assert cli_main(["config", "init", str(site)]) == 0
-    control_port, metrics_port = _free_port(), _free_port()
+    control_port, metrics_port = free_port(), free_port()
     table = site / "table.yaml"
     text = table.read_text()
     assert "control:\n  enabled: false\n  host: 127.0.0.1\n  port: 8740" in text
@@ -174,7 +161,7 @@ def test_under_the_default_open_file_limit_idle_connections_on_every_port_never_
     clients = reader = None
     try:
         alive = lambda: service.poll() is None  # noqa: E731
-        _until(lambda: _accepts(control_port) and _accepts(metrics_port), "both ports listening", alive=alive)
+        _until(lambda: accepts(control_port) and accepts(metrics_port), "both ports listening", alive=alive)
         _until(lambda: _closed_rounds(journal) >= 1, "the first round", alive=alive)
         reader = subprocess.Popen([sys.executable, "-m", "controller", "journal", "export", "--journal",
                                    str(journal)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
