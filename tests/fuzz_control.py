@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -79,10 +80,13 @@ def main(argv: list[str] | None = None) -> int:
                    "--exclude-path", "/events/stream", "-H", f"Authorization: Basic {token}",
                    "--generation-deterministic", "--suppress-health-check", "all", "--no-color"]
         env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz_control", "PYTHONPATH": str(ROOT)}
-        status = subprocess.run(command, cwd=ROOT, env=env).returncode
+        status = subprocess.run(command, cwd=work, env=env).returncode  # its own files go to work
         if service.poll() is not None:
-            print(f"the service ended during the fuzzing (status {service.returncode})", file=sys.stderr)
+            print(f"the service ended during the fuzzing (status {service.returncode}); its log: "
+                  f"{work / 'service.log'}", file=sys.stderr)
             return 1
+        if status == 0:
+            shutil.rmtree(work, ignore_errors=True)  # kept, with the service's log, when something was found
         return status
     finally:
         if service.poll() is None:

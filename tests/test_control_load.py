@@ -196,7 +196,7 @@ def test_under_the_default_open_file_limit_idle_connections_on_every_port_never_
     opened = {r["round"] for r in records if r["type"] == "RoundOpened"}
     ended = {r["round"] for r in records if r["type"] in ("RoundClosed", "RoundVoided")}
     faults = [r["type"] for r in records if r["type"] in ("FaultRaised", "DeviceFault")]
-    verified = subprocess.run([sys.executable, "-m", "controller", "journal", "verify", "--journal", str(journal)],
+    verified = subprocess.run([sys.executable, "-m", "controller", "journal", "verify", str(journal)],
                               cwd=ROOT, capture_output=True, text=True)
     print(f"\nulimit -n {LIMIT_NOFILE}: {UNDER_SIEGE} rounds in {seconds:.1f} s under {SIEGE} idle connections on "
           f"each port and a stuck journal reader; service's open files at most {most_files} (budget {needed()}); "
@@ -204,7 +204,9 @@ def test_under_the_default_open_file_limit_idle_connections_on_every_port_never_
           f"exit status {status}; test time {time.monotonic() - started:.1f} s")
     assert status == 0, (tmp_path / "service.log").read_text()[-2000:]
     assert "Too many open files" not in (tmp_path / "service.log").read_text()
-    assert verified.returncode == 0, verified.stdout + verified.stderr
+    # 3: the chain is unbroken and the journal has no key to check its end against (a simulated journal)
+    assert verified.returncode in (0, 3) and ("intact" in verified.stdout or "chain unbroken" in verified.stdout), \
+        verified.stdout + verified.stderr
     assert faults == [] and opened <= ended
     assert most_files <= needed()
     assert all(c.get("made", 0) >= SIEGE for c in counts.values())  # the siege did reach both ports
