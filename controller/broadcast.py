@@ -23,6 +23,9 @@ RING_SIZE = 2000
 CLIENT_QUEUE = 256
 #: Most records in one ``GET /events`` answer.
 MAX_BATCH = 500
+#: Long polls waiting at once; one more is answered at once with what is held (the client asks again), so long
+#: polls never hold every connection of the interface.
+MAX_WAITING = 64
 #: The end of a subscriber's stream (dropped, or the server stopping).
 END = b""
 
@@ -57,10 +60,11 @@ class Subscriber:
 class Hub:
     """The records and the view as the event loop holds them (module docstring). Every method runs on the loop's
     thread. ``ring_size`` bounds the ring, ``client_queue`` each subscriber's queue, ``max_subscribers`` the
-    SSE subscribers (``subscribe`` returns None beyond it)."""
+    open event streams (``subscribe`` returns None beyond it; a stream counts from ``subscribe`` until
+    ``release``, after it was dropped too, while it drains), ``max_waiting`` the long polls waiting at once."""
 
     def __init__(self, ring_size: int = RING_SIZE, client_queue: int = CLIENT_QUEUE,
-                 max_subscribers: int = 1024) -> None:
+                 max_subscribers: int = 1024, max_waiting: int = MAX_WAITING) -> None:
         self.ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=ring_size)
         self.last_seq = 0  # the highest journal seq seen (public or not)
         self.horizon: int | None = None  # records with seq <= horizon may be missing from the ring
@@ -68,7 +72,10 @@ class Hub:
         self.view_body: bytes | None = None
         self.client_queue = client_queue
         self.max_subscribers = max_subscribers
-        self.subscribers: set[Subscriber] = set()
+        self.subscribers: set[Subscriber] = set()  # those that get the broadcast frames
+        self.streams: set[Subscriber] = set()  # every stream not yet released: the ones dropped too
+        self.max_waiting = max_waiting
+        self.waiting = 0  # long polls waiting now
         self.dropped = 0  # subscribers dropped for a full queue since the start
         self.stopping = False
         self._arrived: asyncio.Future[None] | None = None
@@ -121,20 +128,25 @@ class Hub:
 
     async def wait_after(self, after: int, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for a public record above ``after`` (or the stop)."""
-        if self.stopping or (self.ring and self.ring[-1]["seq"] > after) or timeout <= 0:
+        if (self.stopping or (self.ring and self.ring[-1]["seq"] > after) or timeout <= 0
+                or self.waiting >= self.max_waiting):
             return
         if self._arrived is None or self._arrived.done():
             self._arrived = asyncio.get_running_loop().create_future()
+        self.waiting += 1
         try:
             await asyncio.wait_for(asyncio.shield(self._arrived), timeout)
         except TimeoutError:
             pass
+        finally:
+            self.waiting -= 1
 
     def subscribe(self, after: int | None) -> Subscriber | None:
         """A new subscriber whose queue starts with a ``missed`` frame when records above ``after`` are no longer
         held, the ring's records above ``after`` (when given; at most ``MAX_BATCH``) and the view, with room for
-        ``client_queue`` frames more; None when ``max_subscribers`` are already served."""
-        if len(self.subscribers) >= self.max_subscribers or self.stopping:
+        ``client_queue`` frames more; None when ``max_subscribers`` streams are open (dropped ones not yet released
+        included). The caller releases it (``release``) when its stream has ended."""
+        if len(self.streams) >= self.max_subscribers or self.stopping:
             return None
         frames = []
         if after is not None:
@@ -148,10 +160,17 @@ class Hub:
         if self.view is not None:
             subscriber.offer(sse_frame("view", self.view))
         self.subscribers.add(subscriber)
+        self.streams.add(subscriber)
         return subscriber
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
+        """Stop broadcasting to ``subscriber`` (its client went away); it still counts until ``release``."""
         self.subscribers.discard(subscriber)
+
+    def release(self, subscriber: Subscriber) -> None:
+        """``subscriber``'s stream has ended (its connection is done with): it no longer counts."""
+        self.subscribers.discard(subscriber)
+        self.streams.discard(subscriber)
 
     # ------------------------------------------------------------------ inside
     def _broadcast(self, frame: bytes) -> None:

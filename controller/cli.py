@@ -561,12 +561,24 @@ def _journal_verify(args: argparse.Namespace) -> int:
 
 def _refused(exc: Exception, where: object) -> int:
     """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
-    ``where``); return exit status 2."""
+    ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised
+    again: ``main`` ends the command quietly."""
+    if isinstance(exc, BrokenPipeError):
+        raise exc
     if isinstance(exc, OSError):
         print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
     else:
         print(f"crisscross: {exc}", file=sys.stderr)
     return 2
+
+
+def _journal_folder(path: Path, where: str) -> None:
+    """``ConfigError`` when the folder of the journal ``path`` (named ``where``: ``--journal``, or the table
+    file's ``journal:``) does not exist: a mistyped path would start a second history of the table, so a new
+    journal's folder is created first, by hand."""
+    if not path.parent.is_dir():
+        raise ConfigError(f"{where} {path}: no folder {path.parent} (a mistyped path would start a second history "
+                          f"of the table; create the folder first for a new one)")
 
 
 def _journal_path(args: argparse.Namespace) -> Path:
@@ -745,7 +757,7 @@ def _players(args: argparse.Namespace, config) -> list:
 def _run(args: argparse.Namespace) -> int:
     from controller.journal import JournalError
     from controller.service import run_service
-    from controller.table import load_table_config
+    from controller.table import JOURNAL_NAME, load_table_config, state_dir
 
     try:
         config = load_table_config(find_table_config(args.config))
@@ -757,12 +769,13 @@ def _run(args: argparse.Namespace) -> int:
             if device in ports:
                 raise ConfigError(f"--port {device}= given twice ({ports[device]!r} and {port!r})")
             ports[device] = port
-        if args.journal is not None and not args.journal.parent.is_dir():
-            raise ConfigError(f"--journal {args.journal}: no folder {args.journal.parent} (a mistyped path would "
-                              f"start a second history of the table; create the folder first for a new one)")
         if ports and args.simulate:
             raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
         any_simulator = args.simulate or "simulator" in {ports.get(n, d.port) for n, d in config.devices.items()}
+        if args.journal is not None:
+            _journal_folder(args.journal, "--journal")
+        elif not any_simulator and config.journal != state_dir() / JOURNAL_NAME:  # ``journal:`` of table.yaml
+            _journal_folder(config.journal, f"{config.source}: journal:")
         if args.seed is not None and not any_simulator:
             raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
         for flag, value, who in (("--mistakes", args.mistakes, "players"), ("--payout-errors", args.payout_errors,

@@ -48,9 +48,13 @@ import json
 import logging
 import os
 import queue
+import hashlib
+import hmac
+import secrets
 import socket
 import threading
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +65,10 @@ from controller.alerts import alert_record
 from controller.config import ConfigError
 from controller.control_config import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
 from controller.control_app import build_app, protocol_class
+from controller.control_limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.control_checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
-from controller.operators import Operator, authenticate, load_operators
+from controller.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
+                                  rehash_operator)
 
 log = logging.getLogger(__name__)
 
@@ -71,18 +77,23 @@ log = logging.getLogger(__name__)
 MAX_ALERTS = 50
 #: Seconds a client may take to send its request line and headers, or its body, before the connection is closed.
 REQUEST_TIMEOUT = 5.0
-#: Most password checks (PBKDF2, ``controller.operators``) running at once; one more is answered 503 at once.
-#: Each check takes a core for about 0.15 s: without a bound, a flood of wrong passwords shares the cores
-#: among all of them, so every check (a supervisor's too) waits, and so does the controller thread.
-MAX_CHECKS = 2
-#: Most connections open at once; one more is closed as soon as it is accepted (uvicorn answers 503 to a
-#: request beyond its ``limit_concurrency``, the same number). Far below the service's open-file limit, so the
-#: device links can always open their ports.
-MAX_CONNECTIONS = 256
+#: Most password checks (PBKDF2, ``controller.operators``) running at once, each on the interface's own
+#: password-check thread at a lower priority (nice ``CHECK_NICENESS``); one more is answered 503 at once.
+#: Each check takes a core for about 0.15 s: two at once on two cores took both from the controller thread
+#: (rounds per minute fell to 0.045x under ten guessing clients). Failed sign-ins are throttled
+#: (``operators.FailureThrottle``), and a credential verified before is served without a check.
+MAX_CHECKS = 1
+#: Niceness added to the password-check threads (Linux: a thread's own priority, setpriority on its id).
+CHECK_NICENESS = 10
+#: Most connections open at once (``controller.control_limits``: far below the service's open-file limit, so the
+#: journal and the device links can always open their files). One more sheds the oldest connection that has not
+#: sent a complete request's headers (a slow or idle one), or is closed as soon as it is accepted when every
+#: connection is busy with a request or a stream.
+MAX_CONNECTIONS = CONTROL_CONNECTIONS
 #: Most event streams at once (each one connection); one more is answered 503.
 MAX_STREAMS = 128
 #: Connections waiting to be accepted.
-BACKLOG = 128
+BACKLOG = CONTROL_BACKLOG
 #: Seconds an idle kept-alive connection stays open after an answer.
 KEEP_ALIVE = 5
 #: Largest request line and headers (bytes); h11 answers 400 beyond it.
@@ -160,6 +171,16 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     return public
 
 
+def _lower_priority() -> None:
+    """Lower the calling thread's priority by ``CHECK_NICENESS`` (Linux: setpriority on the thread's id); where
+    that is not possible the thread keeps the process's priority, and a check is still one at a time."""
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + CHECK_NICENESS))
+    except (AttributeError, OSError) as exc:
+        log.info("control interface: password checks keep the service's priority: %s", exc)
+
+
 class PromptServer(uvicorn.Server):
     """uvicorn's server, stopped as soon as it is told (``stop``), not at its next tick: uvicorn looks at
     ``should_exit`` every 0.1 s, then gives the connections it asked to close another 0.1 s, even when none was
@@ -212,7 +233,7 @@ class ControlServer:
     ``url`` the base URL. Bounds (docs/control.md, "Bounds"): ``request_timeout`` (seconds) for a request's
     headers and its body; ``ring_size`` public records held for ``GET /events``; ``max_checks`` password checks
     at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
-    is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
+    sheds the oldest connection still waiting for its request's headers, else it is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
     (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
     long poll, stops the loop and joins the thread).
 
@@ -224,16 +245,27 @@ class ControlServer:
     def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
                  ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
                  max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE) -> None:
+        check_descriptors("control interface")
         self.config = config
         self.events = events
         self.request_timeout = request_timeout
         self.max_checks = max_checks
         self.max_connections = max_connections
         self.checks = threading.BoundedSemaphore(max_checks)
+        #: the password checks' own threads, at a lower priority than the controller's
+        self.checker = ThreadPoolExecutor(max_checks, "password-check", initializer=_lower_priority)
+        #: failed sign-ins per user and per client (the loop's thread owns it)
+        self.throttle = FailureThrottle()
+        #: user -> (keyed digest of a password verified, the stored hash it was verified against); the loop's
+        #: thread owns it. The key is this process's own: the digests say nothing outside it.
+        self._known: dict[str, tuple[bytes, str]] = {}
+        self._known_key = secrets.token_bytes(32)
         self._operators_path = config.operators
         self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
         self._operators_stamp = self._stamp()
         self._operators_lock = threading.Lock()
+        #: why the operators file is refused now (None: it is not), said in each refusal and in the log
+        self.operators_refused: str | None = None
         self.hub = Hub(ring_size, client_queue, max_streams)
         #: the last hole-card alerts and acknowledgements (journal records; controller/alerts.py), owned by the
         #: event loop
@@ -253,7 +285,8 @@ class ControlServer:
         self._loop = asyncio.new_event_loop()
         self._uvicorn = PromptServer(uvicorn.Config(
             build_app(self), lifespan="off", log_config=None, access_log=False, server_header=False,
-            http=protocol_class(self), limit_concurrency=max_connections, backlog=BACKLOG,
+            http=protocol_class(self), backlog=BACKLOG,
+            limit_concurrency=max_connections + 1,  # the protocol holds max_connections: uvicorn's 503 never comes
             timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD))
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -311,7 +344,8 @@ class ControlServer:
         finally:
             for connection in list(self._uvicorn.server_state.connections):
                 connection.transport.abort()  # a client that never read its answer
-            self._loop.run_until_complete(self._loop.shutdown_default_executor())  # the password checks' threads
+            self._loop.run_until_complete(self._loop.shutdown_default_executor())
+            self.checker.shutdown(wait=True)  # the password checks' threads
 
     def stop(self) -> None:
         """End every stream and long poll, stop serving, close the socket and join the thread."""
@@ -366,9 +400,41 @@ class ControlServer:
 
     # ------------------------------------------------------------------ for the application
     def check_password(self, user: str, password: str) -> Operator | None:
-        """``authenticate`` against the operators file as it is now (on a worker thread; the caller holds one of
-        ``checks``' places)."""
-        return authenticate(self.operators(), user, password)
+        """``authenticate`` against the operators file as it is now (on a password-check thread; the caller holds
+        one of ``checks``' places), then the file is read again: a user removed or changed while the hash ran is
+        refused (None). A user whose hash has fewer than ``operators.ITERATIONS`` iterations has it rewritten at
+        the current count (a failure to write is logged, the sign-in stands); the operator returned is the
+        file's entry after it."""
+        operator = authenticate(self.operators(), user, password)
+        if operator is None or self.operators().get(user) != operator:  # removed or changed during the hash
+            return None
+        if needs_rehash(operator) and self._operators_path is not None:
+            try:
+                if rehash_operator(self._operators_path, operator, password):
+                    log.info("control interface: the password hash of %s rewritten at the current iteration count",
+                             operator.name)
+            except (ConfigError, OSError) as exc:
+                log.warning("control interface: the password hash of %s could not be rewritten: %s", operator.name,
+                            exc)
+            operator = self.operators().get(user)
+        return operator
+
+    def known(self, user: str, password: str) -> Operator | None:
+        """The operator ``user`` when ``password`` is one verified for them before and the operators file still
+        holds the hash it was verified against (no PBKDF2: a known good credential is served during a flood of
+        wrong ones); else None. On the loop's thread."""
+        kept = self._known.get(user)
+        operator = self.operators().get(user)
+        if kept is None or operator is None or operator.password != kept[1]:
+            return None
+        return operator if hmac.compare_digest(kept[0], self._digest(user, password)) else None
+
+    def remember(self, operator: Operator, password: str) -> None:
+        """``password`` was just verified for ``operator`` (on the loop's thread)."""
+        self._known[operator.name] = (self._digest(operator.name, password), operator.password)
+
+    def _digest(self, user: str, password: str) -> bytes:
+        return hmac.new(self._known_key, f"{user}:{password}".encode("utf-8"), hashlib.sha256).digest()
 
     def operators(self) -> dict[str, Operator]:
         """The operators as the file says now: read again whenever its content or mode changed (compared in
@@ -380,19 +446,23 @@ class ControlServer:
             if stamp != self._operators_stamp and self._operators_path is not None:
                 try:
                     self._operators = load_operators(self._operators_path)
+                    self.operators_refused = None
                     log.info("control interface: operators read again from %s", self._operators_path)
                 except (ConfigError, OSError) as exc:
                     log.error("control interface: %s; every action is refused until the file is mended", exc)
                     self._operators = {}
+                    self.operators_refused = str(exc)
                 self._operators_stamp = stamp
             return self._operators
 
-    def _stamp(self) -> tuple[int, bytes] | None:
-        """The operators file's mode and content (None when absent or unreadable)."""
+    def _stamp(self) -> tuple[int, bytes] | str | None:
+        """The operators file's mode and content (None when absent, the error's text when unreadable)."""
         if self._operators_path is None:
             return None
         try:
             with self._operators_path.open("rb") as handle:
                 return os.fstat(handle.fileno()).st_mode, handle.read(1 << 20)
-        except OSError:
+        except FileNotFoundError:
             return None
+        except OSError as exc:
+            return str(exc)

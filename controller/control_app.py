@@ -8,7 +8,8 @@
 but the page's files is JSON, ``{"error": ...}`` for an error.
 
 ``protocol_class(server)`` is uvicorn's ``H11Protocol`` with the bounds uvicorn leaves to the application
-(docs/control.md, "Bounds"): a connection beyond ``max_connections`` is closed as soon as it is accepted, a
+(docs/control.md, "Bounds"): a connection beyond ``max_connections`` sheds the oldest one still waiting for
+its request's headers (else it is closed as soon as it is accepted), a
 request whose headers are not complete within ``request_timeout`` is closed without an answer, and the errors
 h11 finds itself (a malformed request line, a bad ``Content-Length``, a repeated ``Host``) are answered in JSON.
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import json
 import logging
 import sys
@@ -37,7 +37,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from controller.broadcast import END, Subscriber, sse_frame
 from controller.control_checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
                                        check_action, decimal, json_text, unique_keys, RepeatedKey)
-from controller.inputs import OperatorAction, stale_answer, stale_reason
+from controller.inputs import SUPERVISOR_ACTIONS, OperatorAction, stale_answer, stale_reason
 
 if TYPE_CHECKING:
     from controller.control import ControlServer
@@ -52,11 +52,15 @@ STREAM_SECONDS = 300.0
 HEARTBEAT = 15.0
 #: Longest wait for one write to a stream's client (seconds); a client that reads slower is disconnected.
 WRITE_TIMEOUT = 5.0
+#: Longest ``timeout`` text of ``/events`` (characters): a double's shortest decimal spelling fits (17
+#: significant digits, a point); ``float()`` never reads a longer one.
+MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
                           "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET"}
-#: Methods of RFC 9110; any other is 501.
-METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+#: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
+#: method is 501.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
 JSON_HEADERS = {"Cache-Control": "no-store"}
 
 
@@ -87,7 +91,9 @@ class _Guard:
 
     def check(self, scope: Scope) -> None:
         """``HTTPError`` 400 for a repeated ``SINGLE_HEADERS`` header, 421 for a ``Host`` that is not this
-        server, 505 for a version other than HTTP/1.x (h11 reads ``PRI * HTTP/2.0``), 501 for an unknown method, 404 for an unknown path, 405 for a method the path does not answer."""
+        server, 505 for a version other than HTTP/1.x (h11 reads ``PRI * HTTP/2.0``), 501 for an unknown method
+        on an unknown path, 404 for an unknown path, 405 for any other method than the one a path answers (an
+        unknown one too: ``Allow`` names the one it answers, RFC 9110 15.5.6)."""
         names = [name.decode("latin-1").lower() for name, _ in scope["headers"]]
         for name in SINGLE_HEADERS:
             if names.count(name.lower()) > 1:
@@ -99,9 +105,9 @@ class _Guard:
         if scope["http_version"] not in ("1.0", "1.1"):
             raise HTTPError(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/1.0 or HTTP/1.1 only")
         method, path = scope["method"], scope["path"]
-        if method not in METHODS:
-            raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         allowed = "GET" if path.startswith("/screen/") else ROUTES.get(path)
+        if method not in METHODS and allowed is None:
+            raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
             raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
                                                   f"/events/stream, /actions, /operator, /alerts, /openapi.json, /")
@@ -123,10 +129,12 @@ def _query(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
     return dict(items)
 
 
-def _after(text: str) -> int:
+def _after(text: str, name: str = "after") -> int:
+    """``text`` as a journal seq cursor, else 400 naming where it came from (``name``: the parameter ``after`` or
+    the header ``Last-Event-ID``)."""
     after = decimal(text, MAX_SEQ)
     if after is None:
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"after must be 0 to {MAX_SEQ}, an integer in plain decimal digits; "
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"{name} must be 0 to {MAX_SEQ}, an integer in plain decimal digits; "
                                                 f"got {json_text(text[:20])}")
     return after
 
@@ -145,7 +153,7 @@ def build_app(server: ControlServer) -> _Guard:
         query = _query(request, ("after", "timeout"))
         after = _after(query.get("after", "0"))
         wait_text = query.get("timeout", "0")
-        if not SECONDS.fullmatch(wait_text) or len(wait_text) > 16 or float(wait_text) > MAX_WAIT:
+        if not SECONDS.fullmatch(wait_text) or len(wait_text) > MAX_SECONDS_TEXT or float(wait_text) > MAX_WAIT:
             raise HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
                                                     f"(25, 0.5); got {json_text(wait_text[:20])}")
         await hub.wait_after(after, float(wait_text))
@@ -153,8 +161,12 @@ def build_app(server: ControlServer) -> _Guard:
 
     async def stream(request: Request) -> Response:
         query = _query(request, ("after",))
-        resume = request.headers.get("last-event-id", query.get("after"))
-        after = None if resume is None else _after(resume)
+        # an empty Last-Event-ID is no cursor (WHATWG HTML, "Server-sent events": an empty id resets the last one)
+        last_id = request.headers.get("last-event-id", "").strip()
+        if last_id:
+            after: int | None = _after(last_id, "Last-Event-ID")
+        else:
+            after = None if query.get("after") is None else _after(query["after"])
         subscriber = hub.subscribe(after)
         if subscriber is None:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{hub.max_subscribers} event streams already open; "
@@ -176,10 +188,12 @@ def build_app(server: ControlServer) -> _Guard:
         action, reason, code, round_no, state_name, answers = check_action(body)
         why = stale_reason(round_no, state_name, *hub.current()) or stale_answer(action, answers, hub.answers())
         server.events.put(OperatorAction(action, operator.name, operator.role, reason, code, round_no, state_name,
-                                         why, answers))  # a stale action too: it is journaled and refused by the round
+                                         why, answers))  # a stale or forbidden action too: journaled and refused
         client = request.client.host if request.client else "?"
         log.info("control interface: %s (%s) queued %s from %s%s", operator.name, operator.role, action, client,
                  f" ({why})" if why else "")
+        if action in SUPERVISOR_ACTIONS:
+            _require_supervisor(operator, action)
         if why:
             current_round, current_state = hub.current()
             raise HTTPError(HTTPStatus.CONFLICT, why, body={"round": current_round, "state": current_state,
@@ -197,8 +211,7 @@ def build_app(server: ControlServer) -> _Guard:
         """The last hole-card alerts (controller/protection.py) for a supervisor; 403 for a dealer."""
         _query(request, ())
         who = await _authenticate(request, server)
-        if who.role != "supervisor":
-            raise HTTPError(HTTPStatus.FORBIDDEN, "hole-card alerts are for supervisors")
+        _require_supervisor(who, "reading hole-card alerts")
         return JSONResponse({"alerts": list(server.alerts)}, 200, JSON_HEADERS)
 
     async def openapi(request: Request) -> Response:
@@ -249,34 +262,69 @@ async def _read_body(request: Request, timeout: float) -> bytes:
 
 
 async def _authenticate(request: Request, server: ControlServer) -> Any:
-    """The operator of the request's HTTP Basic credentials, else 401 (503 when ``server.max_checks`` password
-    checks already run: ``ControlServer.check_password``); the check runs on a worker thread, off the loop."""
+    """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
+    credentials, no operators, or an operators file refused and why); 429 while failed sign-ins of that user or
+    that client wait out their delay (``operators.FailureThrottle``); 503 when ``server.max_checks`` password
+    checks already run. A credential verified before is served without a check (``ControlServer.known``);
+    otherwise the check runs on the server's password-check thread, off the loop, and the operators file is read
+    again after it: a user removed (or changed) while their check ran is refused."""
     challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    user, operator, sep = "", None, ""
+    user, operator, sep, password = "", None, "", ""
     if scheme.lower() == "basic":
         try:
             user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (non-ASCII bytes too), or not UTF-8
             sep = ""
     client = request.client.host if request.client else "?"
+    keys = (f"user {user}", f"client {client}")
     if sep:
+        operator = server.known(user, password)
+    if sep and operator is None:
+        wait = server.throttle.wait(*keys)
+        if wait > 0:
+            log.warning("control interface: sign-in of user %r from %s refused: failed sign-ins wait %.0f s more",
+                        user[:40], client, wait)
+            raise HTTPError(HTTPStatus.TOO_MANY_REQUESTS, f"too many failed sign-ins; try again in {wait:.0f} s",
+                            {"Retry-After": str(max(1, round(wait)))})
         if not server.checks.acquire(blocking=False):
             log.warning("control interface: %d password checks already running; refused a check for user %r from "
                         "%s", server.max_checks, user[:40], client)
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{server.max_checks} password checks already running; "
                                                             f"try again in a second", {"Retry-After": "1"})
         try:
-            operator = await asyncio.to_thread(server.check_password, user, password)
+            checked = await asyncio.get_running_loop().run_in_executor(server.checker, server.check_password, user,
+                                                                       password)
         finally:
             server.checks.release()
+        if checked is not None and server.operators().get(checked.name) == checked:
+            operator = checked
+            server.remember(checked, password)
+            server.throttle.succeeded(keys[0])
+        else:
+            server.throttle.failed(*keys)
     if operator is None:
-        log.warning("control interface: refused credentials for user %r from %s", user[:40], client)
+        if server.operators_refused:
+            log.warning("control interface: sign-in of user %r from %s refused: the operators file is refused: %s",
+                        user[:40], client, server.operators_refused)
+            raise HTTPError(HTTPStatus.UNAUTHORIZED, f"the operators file is refused: {server.operators_refused}; "
+                                                     f"every sign-in is refused until it is mended", challenge)
         if not server.operators():
+            log.warning("control interface: sign-in of user %r from %s refused: no operators in %s", user[:40],
+                        client, server.config.operators)
             raise HTTPError(HTTPStatus.UNAUTHORIZED, f"no operators in {server.config.operators}: add one with "
                                                      f"`crisscross operator add` (or mend the file)", challenge)
+        log.warning("control interface: refused credentials for user %r from %s", user[:40], client)
         raise HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
     return operator
+
+
+def _require_supervisor(operator: Any, what: str) -> None:
+    """403 unless ``operator`` has the role supervisor (domain.md, "Roles"; ``inputs.SUPERVISOR_ACTIONS``):
+    the one answer of the interface to a role that may not do ``what``."""
+    if operator.role != "supervisor":
+        raise HTTPError(HTTPStatus.FORBIDDEN, f"{what} needs a supervisor; user {operator.name} has the role "
+                                              f"{operator.role}")
 
 
 class _EventStream(Response):
@@ -327,7 +375,7 @@ class _EventStream(Response):
             log.info("control interface: an event stream's client reads too slowly; disconnected")
             raise
         finally:
-            hub.unsubscribe(subscriber)
+            hub.release(subscriber)
             watcher.cancel()
 
 
@@ -342,19 +390,37 @@ def protocol_class(server: ControlServer) -> type[H11Protocol]:
 
 
 class _BoundedProtocol(H11Protocol):
-    """``H11Protocol`` with a bound on connections, a deadline for a request's headers and JSON errors."""
+    """``H11Protocol`` with a bound on connections, a deadline for a request's headers and JSON errors.
+
+    Shedding (docs/control.md, "Bounds"): beyond ``max_connections`` open connections, the oldest one that is
+    waiting for its client (idle after an answer, slow to send a request's headers or body: the slowloris kind) is closed
+    to make room, so a client that speaks promptly is served however many slow ones hold connections; only when
+    every connection is busy with a request or a stream is the new one closed at once."""
 
     max_connections: int
     request_timeout: float
     refused = 0  # connections closed at once for being beyond max_connections (all servers of this class)
+    shed = 0  # waiting connections closed to make room for a new one (all servers of this class)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
-            type(self).refused += 1
-            transport.abort()
-            return
+        self.accepted = self.loop.time()
+        live = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+        if len(live) >= self.max_connections:
+            waiting = [c for c in live if isinstance(c, _BoundedProtocol) and c.waiting()]
+            if not waiting:
+                type(self).refused += 1
+                transport.abort()
+                return
+            type(self).shed += 1
+            min(waiting, key=lambda c: c.accepted).transport.abort()
         self._arm()
+
+    def waiting(self) -> bool:
+        """True while this connection waits for its client: before a request's headers are complete (the first
+        one's, or the next one's after an answer), or while a request's body is still arriving."""
+        return (self.cycle is None or self.cycle.response_complete
+                or (not self.cycle.response_started and self.conn.their_state is h11.SEND_BODY))
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

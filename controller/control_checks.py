@@ -106,6 +106,8 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"void_round needs a code: {', '.join(VOID_CODES)} (the free text "
                                                  f"of reason stays in the journal)")
     round_no = body.get("round")
+    if isinstance(round_no, float) and round_no.is_integer() and abs(round_no) <= MAX_SEQ:
+        round_no = int(round_no)  # 3.0 is the integer 3 (JSON Schema 2020-12, "integer"; RFC 8259 has one number)
     if round_no is not None and (not isinstance(round_no, int) or isinstance(round_no, bool)
                                  or not 0 <= round_no <= MAX_SEQ):
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.control_checks import MAX_BODY, MAX_REASON, MAX_SEQ, MAX_WAIT
-from controller.inputs import ACTIONS, VOID_CODES
+from controller.control_checks import MAX_BODY, MAX_REASON, MAX_SEQ
+from controller.inputs import ACTIONS, ANSWERING, VOID_CODES
 
 _ERROR = {"description": "refused; the body says why",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -16,6 +16,8 @@ _JSON_OBJECT = {"type": "object"}
 
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document as a JSON-ready dict (OpenAPI Specification 3.1.0)."""
+    from controller.round import STATES  # here: controller.table imports the control interface, round it
+
     return {
         "openapi": "3.1.0",
         "info": {"title": "Criss-Cross Poker table controller: control interface", "version": "1",
@@ -30,12 +32,22 @@ def openapi_document() -> dict[str, Any]:
                                           "round": {"type": ["integer", "null"]}, "type": {"type": "string"},
                                           "data": _JSON_OBJECT}},
                 "Action": {"type": "object", "required": ["action"], "additionalProperties": False,
+                           # void_round needs a code, an answering action what it answers and nothing else does
+                           # (controller.control_checks.check_action)
+                           "allOf": [
+                               {"if": {"properties": {"action": {"const": "void_round"}}, "required": ["action"]},
+                                "then": {"required": ["code"], "properties": {"code": {"enum": list(VOID_CODES)}}}},
+                               {"if": {"properties": {"action": {"enum": list(ANSWERING)}}, "required": ["action"]},
+                                "then": {"required": ["answers"], "properties": {"answers": {"type": "integer"}}},
+                                "else": {"properties": {"answers": {"type": "null"}}}}],
                            "properties": {"action": {"enum": list(ACTIONS)},
                                           "code": {"enum": ["", *VOID_CODES]},
-                                          "reason": {"type": "string", "maxLength": MAX_REASON},
+                                          # one line of printable text (str.isprintable); printable ASCII here
+                                          "reason": {"type": "string", "maxLength": MAX_REASON,
+                                                     "pattern": "^[ -~]*$"},
                                           "round": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEQ},
-                                          "state": {"type": ["string", "null"], "maxLength": 40},
-                                          # required of clear_fault, acknowledge and accept_mispay: /state answers
+                                          "state": {"enum": [*STATES, None]},
+                                          # what clear_fault, acknowledge and accept_mispay answer: /state answers
                                           "answers": {"type": ["integer", "null"], "minimum": 0,
                                                       "maximum": MAX_SEQ}}},
             },
@@ -50,8 +62,10 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "Public journal records after a cursor (long poll)",
                 "parameters": [
                     {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}},
-                    {"name": "timeout", "in": "query", "schema": {"type": "number", "minimum": 0,
-                                                                  "maximum": MAX_WAIT}}],
+                    # seconds in plain decimal digits (25, 0.5), at most MAX_WAIT (30)
+                    {"name": "timeout", "in": "query", "schema": {
+                        "type": "string", "maxLength": 24,
+                        "pattern": r"^(([0-9]|[12][0-9])(\.[0-9]+)?|30(\.0+)?)$"}}],
                 "responses": {"200": {"description": "records, the next cursor, whether some were missed",
                                       "content": {"application/json": {"schema": {
                                           "type": "object", "required": ["records", "next", "missed"],
@@ -75,21 +89,21 @@ def openapi_document() -> dict[str, Any]:
                                     "schema": {"$ref": "#/components/schemas/Action"}}}},
                 "responses": {"202": {"description": "queued; the outcome shows in /state and the events",
                                       "content": {"application/json": {"schema": _JSON_OBJECT}}},
-                              **{code: _ERROR for code in ("400", "401", "408", "409", "411", "413", "415",
-                                                           "503")}}}},
+                              **{code: _ERROR for code in ("400", "401", "403", "408", "409", "411", "413", "415",
+                                                           "429", "503")}}}},
             "/operator": {"get": {
                 "summary": "Who the credentials name (user and role); a sign-in check that queues nothing",
                 "security": [{"operator": []}],
                 "responses": {"200": {"description": "the operator", "content": {"application/json": {"schema": {
                     "type": "object", "properties": {"user": {"type": "string"},
                                                      "role": {"enum": ["dealer", "supervisor"]}}}}}},
-                              "401": _ERROR, "503": _ERROR}}},
+                              "401": _ERROR, "429": _ERROR, "503": _ERROR}}},
             "/alerts": {"get": {
                 "summary": "The last hole-card alerts, as journaled (supervisors only; never a card)",
                 "security": [{"operator": []}],
                 "responses": {"200": {"description": "the alerts, oldest first", "content": {"application/json": {
                     "schema": {"type": "object", "properties": {"alerts": {"type": "array", "items": _JSON_OBJECT}}}}}},
-                              "401": _ERROR, "403": _ERROR, "503": _ERROR}}},
+                              "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
             "/openapi.json": {"get": {"summary": "This description",
                                       "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/": {"get": {"summary": "The dealer's screen (HTML)",

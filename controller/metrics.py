@@ -17,14 +17,19 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import CounterMetricFamily
-from prometheus_client.exposition import start_http_server
+from prometheus_client.exposition import MetricsHandler
 
 from controller import __version__
+from controller.control_limits import METRICS_CONNECTIONS, check_descriptors
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,96 @@ LINK_COUNTERS: tuple[str, ...] = ("frames_sent", "frames_received", "retransmiss
 #: Histogram buckets in seconds: a commit is an fsync (a few ms), a press reaches its device in tens of ms.
 COMMIT_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 PRESS_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+#: Longest life of one connection to the metrics port (seconds): request, answer and all; a scrape takes
+#: milliseconds, a connection still open past it is shut down.
+METRICS_SECONDS = 10.0
+
+
+class MetricsServer(ThreadingHTTPServer):
+    """``/metrics`` of ``registry`` on ``(host, port)`` with bounds (prometheus_client's own server takes one
+    thread and one descriptor per connection, without limit): at most ``slots`` connections are served at once;
+    one more sheds the oldest (a scrape takes milliseconds: the oldest is idle or slow) and is served, or is
+    closed at once while ``slots`` shed ones are still closing (``refused`` counts those, ``shed`` the others);
+    each connection is shut down ``seconds`` after it was accepted (checked every ``poll`` seconds by the
+    serving thread). HTTP/1.0: one request per connection. ``OSError`` when the address cannot be bound."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, host: str, port: int, registry: CollectorRegistry, *, slots: int = METRICS_CONNECTIONS,
+                 seconds: float = METRICS_SECONDS, poll: float = 0.5) -> None:
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.slots = slots
+        self.seconds = seconds
+        self.poll = poll
+        self.refused = 0
+        self.shed = 0
+        self._open: dict[socket.socket, float] = {}  # connection -> its deadline (monotonic), oldest first
+        self._shedding: set[socket.socket] = set()  # shut down, their threads not yet done
+        self._open_lock = threading.Lock()
+        super().__init__((host, port), MetricsHandler.factory(registry))
+        self._thread = threading.Thread(target=self.serve_forever, args=(poll,), name="metrics-http", daemon=True)
+
+    def start(self) -> "MetricsServer":
+        """Serve on a daemon thread named ``metrics-http``; returns self."""
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, shut the open connections down and close the socket (idempotent)."""
+        if self._thread.is_alive():
+            self.shutdown()
+            self._thread.join()
+        with self._open_lock:
+            for connection in self._open:
+                self._shut(connection)
+        self.server_close()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection, after shedding the oldest when ``slots`` are served (see the class)."""
+        with self._open_lock:
+            if len(self._open) - len(self._shedding) >= self.slots:
+                if len(self._shedding) >= self.slots:
+                    self.refused += 1
+                    request.close()
+                    return
+                oldest = next(c for c in self._open if c not in self._shedding)
+                self._shut(oldest)
+                self._shedding.add(oldest)
+                self.shed += 1
+            self._open[request] = time.monotonic() + self.seconds
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread for it: closed here
+            self.shutdown_request(request)
+            raise
+
+    def close_request(self, request: Any) -> None:
+        """Close a connection and forget it; under the lock ``service_actions`` shuts connections down with, so
+        that it never shuts down a descriptor reused by a new connection."""
+        with self._open_lock:
+            self._open.pop(request, None)
+            self._shedding.discard(request)
+            request.close()
+
+    def service_actions(self) -> None:
+        """Shut down every connection open past its deadline (its handler's read or write then fails)."""
+        now = time.monotonic()
+        with self._open_lock:
+            for connection in [c for c, deadline in self._open.items() if deadline <= now]:
+                self._shut(connection)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed (shut down, the client gone): logged at debug level only, never on stderr as
+        ``socketserver`` would; the server carries on."""
+        log.debug("metrics: a connection from %s ended on an error", client_address, exc_info=True)
+
+    @staticmethod
+    def _shut(connection: socket.socket) -> None:
+        try:
+            connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed by its handler
 
 
 class _LinkCollector:
@@ -61,8 +156,9 @@ class ServiceMetrics:
     """The service's metrics in their own registry (``registry``), updated by the controller thread.
 
     ``queue_depth`` returns the event queue's length and ``drivers`` the device drivers (name -> driver) at
-    scrape time. ``serve(host, port)`` starts the exposition server (a loopback address only: raises
-    ``ValueError`` otherwise, ``OSError`` for a port in use); ``close`` stops it.
+    scrape time. ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
+    raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
+    service's doors, ``controller.control_limits``); ``close`` stops it.
     """
 
     def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]]) -> None:
@@ -100,8 +196,9 @@ class ServiceMetrics:
         """Serve ``/metrics`` on ``host``:``port`` (0: any free port); returns the port bound."""
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"metrics host {host!r} is not a loopback address")
+        check_descriptors("metrics")
         try:
-            self._server, _ = start_http_server(port, addr=host, registry=self.registry)
+            self._server = MetricsServer(host, port, self.registry).start()
         except OSError as exc:
             raise OSError(exc.errno, f"metrics port {host}:{port}: {exc.strerror or exc}") from None
         bound = self._server.server_address[1]
@@ -111,8 +208,7 @@ class ServiceMetrics:
     def close(self) -> None:
         """Stop the exposition server (idempotent)."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.close()
             self._server = None
 
     # ------------------------------------------------------------------ from the controller thread

@@ -8,8 +8,10 @@ The operators file (YAML, ``control.operators`` in ``table.yaml``) maps each use
 
 The hash is PBKDF2-HMAC-SHA256 with a per-user random salt of 16 bytes and ``ITERATIONS`` iterations (the
 OWASP password storage recommendation for PBKDF2-HMAC-SHA256); a file whose hash has fewer than
-``MIN_ITERATIONS`` is refused. Passwords are compared with ``hmac.compare_digest``; a name that is not in the
-file costs the same work as one that is, so the answer time does not tell which names exist. The file is
+``MIN_ITERATIONS`` is refused, and a hash of fewer than ``ITERATIONS`` is rewritten at the user's next
+sign-in (``rehash_operator``). Passwords are compared with ``hmac.compare_digest``; every check costs the same
+work whatever the name (``authenticate``), so the answer time does not tell which names exist; failed sign-ins
+are throttled per user and per client (``FailureThrottle``). The file is
 written with mode 0600 (``save_operators``): the hashes are salted, but nobody else needs to read them.
 Roles (domain.md, "Roles"): voiding a round, clearing a fault and acknowledging past-posting need a
 supervisor; the round machine enforces it (``controller.round``), this module only says who someone is.
@@ -18,12 +20,14 @@ supervisor; the round machine enforces it (``controller.round``), this module on
 from __future__ import annotations
 
 import base64
+import collections
 import hashlib
 import hmac
 import os
 import re
 import secrets
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,18 +93,93 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(candidate, digest)
 
 
-#: Compared against when the user name is unknown, so that an unknown name costs as much as a wrong password:
-#: a well-formed hash of ``ITERATIONS`` rounds (checking it costs one PBKDF2 like a real one) whose digest, all
-#: zeros, no password is known to have. Written out rather than hashed at import: that would cost every process
-#: that imports this module (``crisscross settle``, ``run``) a third of a second.
-_DUMMY = f"{SCHEME}${ITERATIONS}${base64.b64encode(bytes(16)).decode()}${base64.b64encode(bytes(32)).decode()}"
+#: Compared against when the user name is unknown (``authenticate``), so that an unknown name costs as much as a
+#: wrong password: a well-formed hash (checking it costs one PBKDF2 like a real one) whose digest, all zeros, no
+#: password is known to have. Written out rather than hashed at import: that would cost every process that
+#: imports this module (``crisscross settle``, ``run``) a third of a second.
+
+
+def _iterations(stored: str) -> int:
+    """The iteration count of a stored hash (0 when it cannot be read: ``load_operators`` refuses such a file)."""
+    try:
+        return _parse_hash(stored)[0]
+    except ValueError:
+        return 0
 
 
 def authenticate(operators: dict[str, Operator], user: str, password: str) -> Operator | None:
-    """The operator ``user`` if ``password`` is theirs, else None (unknown name or wrong password alike)."""
+    """The operator ``user`` if ``password`` is theirs, else None (unknown name or wrong password alike).
+
+    Every call costs the same PBKDF2 work whatever the name: ``max(ITERATIONS, the most iterations of any hash
+    in operators)``. An unknown name is checked against a dummy hash of that many iterations; a user whose hash
+    has fewer is checked, then the rest of the work is done on the dummy (a user at ``MIN_ITERATIONS`` once
+    answered three times faster than an unknown name, which told which names exist)."""
+    work = max([ITERATIONS, *(_iterations(op.password) for op in operators.values())])
     operator = operators.get(user)
-    ok = verify_password(password, operator.password if operator else _DUMMY)
-    return operator if ok and operator is not None else None
+    if operator is None:
+        verify_password(password, _dummy(work))
+        return None
+    ok = verify_password(password, operator.password)
+    rest = work - _iterations(operator.password)
+    if rest > 0:
+        hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), bytes(16), rest)  # the same work as the others
+    return operator if ok else None
+
+
+def _dummy(iterations: int) -> str:
+    """The dummy hash of ``iterations`` (see the comment above ``authenticate``)."""
+    return f"{SCHEME}${iterations}${base64.b64encode(bytes(16)).decode()}${base64.b64encode(bytes(32)).decode()}"
+
+
+def needs_rehash(operator: Operator) -> bool:
+    """True when ``operator``'s hash has fewer than ``ITERATIONS`` iterations (rehashed at their next sign-in)."""
+    return _iterations(operator.password) < ITERATIONS
+
+
+def rehash_operator(path: Path, operator: Operator, password: str) -> bool:
+    """Write ``operator``'s ``password`` (just verified) hashed with ``ITERATIONS`` into the operators file at
+    ``path`` (rewritten atomically, mode 0600), when the file still holds the hash it was verified against;
+    False when it changed meanwhile (nothing written). Raises ``ConfigError`` for a file that does not load,
+    ``OSError`` when it cannot be written."""
+    operators = load_operators(path)
+    if operators.get(operator.name) != operator:
+        return False
+    operators[operator.name] = Operator(operator.name, operator.role, hash_password(password))
+    save_operators(path, operators)
+    return True
+
+
+class FailureThrottle:
+    """Failed sign-ins counted per key (a user name, a client address) with a growing delay: after
+    ``free`` failures in a row, each one more makes the key wait ``base`` seconds, doubled at each failure up to
+    ``most`` (OWASP Authentication Cheat Sheet, "Login throttling"). A success forgets the key's failures.
+    At most ``keys`` keys are remembered (the oldest is forgotten first). ``clock`` gives seconds (monotonic).
+    Owned by one thread (the control interface's event loop)."""
+
+    def __init__(self, *, free: int = 3, base: float = 1.0, most: float = 60.0, keys: int = 4096,
+                 clock: Any = None) -> None:
+        self.free, self.base, self.most, self.keys = free, base, most, keys
+        self.clock = clock or time.monotonic
+        self._failures: collections.OrderedDict[str, tuple[int, float]] = collections.OrderedDict()
+
+    def wait(self, *keys: str) -> float:
+        """Seconds until every one of ``keys`` may try again (0: now)."""
+        now = self.clock()
+        return max([0.0, *(self._failures[k][1] - now for k in keys if k in self._failures)])
+
+    def failed(self, *keys: str) -> None:
+        """One more failure of each of ``keys``."""
+        now = self.clock()
+        for key in keys:
+            count = self._failures.pop(key, (0, now))[0] + 1
+            delay = 0.0 if count <= self.free else min(self.most, self.base * 2 ** (count - self.free - 1))
+            self._failures[key] = (count, now + delay)
+            while len(self._failures) > self.keys:
+                self._failures.popitem(last=False)
+
+    def succeeded(self, key: str) -> None:
+        """``key`` signed in: its failures are forgotten."""
+        self._failures.pop(key, None)
 
 
 def load_operators(path: Path) -> dict[str, Operator]:

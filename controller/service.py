@@ -515,7 +515,8 @@ class Service:
                 from controller.floor.publisher import Publisher
 
                 self.floor = Publisher(config.floor, config.table_id, self.journal.path,
-                                       key=key_for(config) if self.journal.meta("key_id") else None)
+                                       key=key_for(config) if self.journal.meta("key_id") else None,
+                                       simulated=bool(self.simulated))  # never under the table's own id
             port = metrics_port if metrics_port is not None else config.metrics_port
             if port is not None:
                 self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers)

@@ -28,8 +28,11 @@ from drivers.sim import PtySimulator
 
 #: Longest command line, bytes.
 MAX_LINE = 4096
-#: Connections served at once.
+#: Connections served at once; one more is answered with an error and closed by the serving thread itself
+#: (no thread is started for it).
 MAX_CLIENTS = 8
+#: Seconds a console may stay silent before its connection is closed (a held connection keeps a place).
+IDLE_SECONDS = 600.0
 
 HELP = """commands:
   show                                   the panel, the chips on the sensors, the shoe, faults so far
@@ -193,12 +196,15 @@ class _Handler(socketserver.StreamRequestHandler):
     server: "SimControlServer"
 
     def handle(self) -> None:
-        if not self.server.slots.acquire(blocking=False):
-            self.wfile.write(b'{"ok": false, "error": "too many consoles connected"}\n')
-            return
+        self.connection.settimeout(self.server.idle_seconds)
         try:
             while True:
-                raw = self.rfile.readline(MAX_LINE + 1)
+                try:
+                    raw = self.rfile.readline(MAX_LINE + 1)
+                except TimeoutError:
+                    self.wfile.write(json.dumps({"ok": False, "error": f"silent for {self.server.idle_seconds:g} s; "
+                                                 f"connection closed"}).encode() + b"\n")
+                    return
                 if not raw:
                     return
                 if len(raw) > MAX_LINE:
@@ -207,19 +213,21 @@ class _Handler(socketserver.StreamRequestHandler):
                     return
                 reply = answer(self.server.sims, raw.decode("utf-8", errors="replace"))
                 self.wfile.write(json.dumps(reply).encode() + b"\n")
-        finally:
-            self.server.slots.release()
+        except OSError:
+            return  # the console went away
 
 
 class SimControlServer(socketserver.ThreadingUnixStreamServer):
     """The control socket at ``path`` (created mode 0600, removed by ``close``) for ``sims``; ``start()``
-    serves it on a thread. ``OSError`` when the path is taken."""
+    serves it on a thread. At most ``MAX_CLIENTS`` connections at once, each closed after ``idle_seconds`` of
+    silence (``IDLE_SECONDS``). ``OSError`` when the path is taken."""
 
     daemon_threads = True
 
-    def __init__(self, sims: Mapping[str, PtySimulator], path: Path) -> None:
+    def __init__(self, sims: Mapping[str, PtySimulator], path: Path, idle_seconds: float = IDLE_SECONDS) -> None:
         self.sims = sims
         self.path = Path(path)
+        self.idle_seconds = idle_seconds
         self.slots = threading.BoundedSemaphore(MAX_CLIENTS)
         old = os.umask(0o177)
         try:
@@ -227,6 +235,29 @@ class SimControlServer(socketserver.ThreadingUnixStreamServer):
         finally:
             os.umask(old)
         self._thread = threading.Thread(target=self.serve_forever, name="sim-control", daemon=True)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection when a place is free; otherwise an error line and the close, here."""
+        if not self.slots.acquire(blocking=False):
+            try:
+                request.setblocking(False)
+                request.send(b'{"ok": false, "error": "too many consoles connected"}\n')
+            except OSError:
+                pass  # the client is gone or not reading: it is closed either way
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            self.shutdown_request(request)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def start(self) -> "SimControlServer":
         """Serve on a thread; returns self."""

@@ -44,7 +44,7 @@ class Broker:
     """One Mosquitto on 127.0.0.1 (module docstring); ``folder`` holds its configuration, persistence and log."""
 
     def __init__(self, folder: Path, port: int | None = None, *, tls: tuple[Path, Path] | None = None,
-                 users: dict[str, str] | None = None, acl: str | None = None) -> None:
+                 users: dict[str, str] | None = None, acl: str | None = None, extra: str = "") -> None:
         self.executable = find_mosquitto()
         if self.executable is None:
             raise BrokerMissing("mosquitto is not installed (apt-get install mosquitto)")
@@ -70,7 +70,7 @@ class Broker:
             f"listener {self.port} 127.0.0.1\n{security}persistence true\n"
             f"user {getpass.getuser()}\n"  # as root it would run as mosquitto, who cannot write this folder
             f"persistence_location {self.folder}/\nlog_dest file {self.folder}/mosquitto.log\n"
-            "max_queued_messages 0\nmax_inflight_messages 0\nset_tcp_nodelay true\n")
+            "max_queued_messages 0\nmax_inflight_messages 0\nset_tcp_nodelay true\n" + extra)  # extra: more lines
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 10.0) -> None:

@@ -388,3 +388,34 @@ def test_a_reader_that_went_away_ends_the_output_quietly(monkeypatch):
         assert sys.stdout is None  # no flush of the dead pipe at exit
     finally:
         sys.stdout = saved
+
+
+def test_an_export_into_a_closed_pipe_ends_quietly(tmp_path):
+    """``crisscross journal export ... | head -1`` printed ``crisscross: None: Broken pipe`` and exited 2; a
+    closed pipe ends the export quietly with exit 0, as it does ``recall``."""
+    import subprocess
+
+    journal = tmp_path / "journal.db"
+    run = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "3", "--quiet",
+                          "--seed", "2", "--journal", str(journal)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    export = subprocess.Popen([sys.executable, "-m", "controller", "journal", "export", "--journal", str(journal)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert export.stdout.readline().startswith(b"{")
+    export.stdout.close()  # the reader goes away after one line, as head -1 does
+    err = export.stderr.read().decode()
+    assert export.wait(timeout=120) == 0 and "Broken pipe" not in err, err
+
+
+def test_a_journal_of_table_yaml_in_a_folder_that_does_not_exist_is_refused_like_journal(tmp_path):
+    """A mistyped ``journal:`` in table.yaml created its folder and began a second history of the table with
+    only a note line, while ``--journal`` into a missing folder is refused for that reason: both are refused."""
+    site = tmp_path / "site"
+    assert crisscross("config", "init", site).returncode == 0
+    table = site / "table.yaml"
+    table.write_text(table.read_text().replace("# journal: /srv/crisscross/journal.db", "journal: typo/journal.db"))
+    ports = [arg for name in ("shoe", "sensors", "panel") for arg in ("--port", f"{name}={tmp_path / name}")]
+    proc = crisscross("run", "--rounds", "1", "--config", table, *ports)
+    _refused_in_one_line(proc, f"crisscross: {table}: journal: {site / 'typo' / 'journal.db'}: no folder "
+                               f"{site / 'typo'} ")
+    assert not (site / "typo").exists()

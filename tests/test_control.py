@@ -218,8 +218,9 @@ def test_a_supervisor_action_with_a_dealer_login_is_refused_and_recorded(table):
     client, _, _ = table
     client.act("open_betting")
     client.wait_for(lambda r: r["type"] == "ShuffleComplete")
-    assert client.act("void_round", user="dan", reason="customer dispute", code="dispute")[0] == 202
-    refused = client.wait_for(lambda r: r["type"] == "PressRefused")
+    status, answer = client.act("void_round", user="dan", reason="customer dispute", code="dispute")
+    assert (status, answer) == (403, {"error": "void_round needs a supervisor; user dan has the role dealer"})
+    refused = client.wait_for(lambda r: r["type"] == "PressRefused")  # journaled as refused all the same
     assert refused["data"] == {"button": "void_round", "user": "dan", "role": "dealer",
                                "reason": "void_round needs a supervisor; user dan has the role dealer"}
     assert client.state_after(refused["seq"])["state"] == "betting"
@@ -640,7 +641,8 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
 
 @pytest.mark.parametrize("request_line, status", [
     (b"OPTIONS /state HTTP/1.0", 405),
-    (b"BREW /state HTTP/1.0", 501),
+    (b"BREW /state HTTP/1.0", 405),
+    (b"BREW /nothing HTTP/1.0", 501),
     (b"\x00\x01\x02 garbage", 400),  # two words: no request line
     (b"GET /state", 400),  # HTTP/0.9
     (b"garbage", 400),
@@ -761,15 +763,12 @@ def test_the_server_on_ipv6_takes_its_own_host_only(ipv6_server):
     assert status(f"127.0.0.1:{port}") == status(f"::1:{port}") == b"421"
 
 
-def test_password_checks_beyond_the_bound_are_refused_at_once(operators_file, monkeypatch):
-    """The checks held in ``authenticate`` take every place; one more is 503 without reaching a check, a request
-    without credentials is still answered 401, and the places are free again once the checks end."""
+def _hold_checks(monkeypatch) -> tuple[threading.Semaphore, threading.Event]:
+    """Password checks held inside ``authenticate`` until the returned event is set; the semaphore is released
+    once by each check as it enters."""
     import controller.control as control
 
-    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue(), max_checks=2)
-    server.start()
-    entered = threading.Semaphore(0)
-    release = threading.Event()
+    entered, release = threading.Semaphore(0), threading.Event()
     real = control.authenticate
 
     def held(operators, user, password):
@@ -778,6 +777,15 @@ def test_password_checks_beyond_the_bound_are_refused_at_once(operators_file, mo
         return real(operators, user, password)
 
     monkeypatch.setattr(control, "authenticate", held)
+    return entered, release
+
+
+def test_password_checks_beyond_the_bound_are_refused_at_once(operators_file, monkeypatch):
+    """The checks held in ``authenticate`` take every place; one more is 503 without reaching a check, a request
+    without credentials is still answered 401, and the places are free again once the checks end."""
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue(), max_checks=2)
+    server.start()
+    entered, release = _hold_checks(monkeypatch)
     client = Client(server)
     answers = []
     holders = [threading.Thread(target=lambda: answers.append(client.act("confirm"))),
@@ -889,3 +897,104 @@ def test_an_unknown_event_is_journaled_but_its_text_never_logged_at_warning(tabl
     assert record["data"]["detail"] == {"event": "Peek"}
     assert "Kd" in str(next(r for r in read_records(journal.path) if r["type"] == "Irregularity")["data"])
     assert not any("Kd" in r.getMessage() for r in caplog.records if r.levelno >= logging.INFO)
+
+
+def _raw_auth(server, path: str, authorization: bytes) -> tuple[int, dict]:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nConnection: close\r\n".encode()
+                     + b"Authorization: " + authorization + b"\r\n\r\n")
+        answer = b"".join(iter(lambda: sock.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), json.loads(body)
+
+
+def test_a_basic_token_of_non_ascii_bytes_is_a_401_with_one_log_line(bare_server, caplog):
+    """``Authorization: Basic \\xe9\\xe9`` was a 500 with about 100 ERROR lines on every endpoint that signs in."""
+    with caplog.at_level(logging.WARNING):
+        for path in ("/operator", "/alerts"):
+            status, answer = _raw_auth(bare_server, path, b"Basic \xe9\xe9")
+            assert status == 401 and "credentials required" in answer["error"]
+    assert [r.levelno for r in caplog.records if r.name.startswith(("controller", "uvicorn"))] == [logging.WARNING] * 2
+
+
+def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_served(bare_server, monkeypatch):
+    """Wrong passwords once took both cores and locked the supervisor out (503 on 5 of 5 tries). After the free
+    failures, a user's and a client's next attempts are 429 with ``Retry-After`` and reach no password check;
+    a credential verified before is served without one; the checks run one at a time on a thread of lower
+    priority than the service's."""
+    import controller.control as control
+    from controller.control import MAX_CHECKS
+    from controller.operators import FailureThrottle
+
+    assert MAX_CHECKS == 1
+    client = Client(bare_server)
+    assert client.act("confirm", user="sue")[0] == 202  # sue signed in once: her credential is known
+    checks, niceness = [], []
+    real = control.authenticate
+
+    def counted(operators, user, password):
+        checks.append(user)
+        niceness.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return real(operators, user, password)
+
+    monkeypatch.setattr(control, "authenticate", counted)
+    bare_server.throttle = FailureThrottle(clock=lambda: 0.0)  # time stands still: no delay runs out
+    answers = [client.act("confirm", user="dan", password=f"guess-{n}")[0] for n in range(5)]
+    assert answers == [401, 401, 401, 401, 429] and checks == ["dan"] * 4  # three free, then a delay
+    status, headers, _ = client.request("GET", "/operator", headers=_auth("dan"))
+    assert status == 429 and int(headers["Retry-After"]) >= 1  # the user waits, right password or not
+    assert client.act("confirm", user="sue")[0] == 202 and checks == ["dan"] * 4  # served without a check
+    assert min(niceness) > os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_a_user_removed_while_their_password_check_runs_does_not_act(bare_server, operators_file, monkeypatch):
+    """A removed operator's request already inside its password check was accepted 0.32 s after the removal:
+    the file is read again after the hash, before the action."""
+    from controller.operators import remove_operator
+
+    entered, release = _hold_checks(monkeypatch)
+    answers = []
+    acting = threading.Thread(target=lambda: answers.append(_post_as(bare_server, "sue")))
+    acting.start()
+    assert entered.acquire(timeout=PATIENCE)
+    remove_operator(operators_file, "sue")  # while her check runs
+    release.set()
+    acting.join()
+    assert answers == [401] and bare_server.events.empty()
+
+
+def test_a_refused_operators_file_is_named_as_the_cause_in_the_answer_and_the_log(bare_server, operators_file,
+                                                                                   caplog):
+    """``chmod 644`` of the running service's operators file answered "no operators in ...: add one" and logged
+    a correct password as "refused credentials"."""
+    os.chmod(operators_file, 0o644)
+    with caplog.at_level(logging.WARNING):
+        status, _, body = Client(bare_server).request("GET", "/operator", headers=_auth("sue"))
+    error = json.loads(body)["error"]
+    assert status == 401 and error.startswith("the operators file is refused:") and "mode 0644" in error
+    assert "no operators" not in error
+    said = [r.getMessage() for r in caplog.records if "sign-in of user 'sue'" in r.getMessage()]
+    assert len(said) == 1 and "mode 0644" in said[0]
+    assert not any("refused credentials" in r.getMessage() for r in caplog.records)
+
+
+def test_a_hash_of_fewer_iterations_is_rewritten_at_the_next_sign_in(bare_server, operators_file):
+    from controller.operators import ITERATIONS, verify_password
+
+    assert f"${MIN_ITERATIONS}$" in load_operators(operators_file)["dan"].password
+    assert Client(bare_server).get("/state")[0] == 503 and _post_as(bare_server, "dan") == 202
+    stored = load_operators(operators_file)["dan"].password
+    assert stored.startswith(f"pbkdf2_sha256${ITERATIONS}$") and verify_password(PASSWORDS["dan"], stored)
+    assert _post_as(bare_server, "dan") == 202
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), [
+    # found by the OpenAPI fuzzing of .ci/run (tests/fuzz_control.py): each answer as /openapi.json documents it
+    ("TRACE", "/state", None, 405),  # a method of RFC 9110 the path does not answer: 405, not a 501
+    ("GET", "/events?timeout=28.492598133217836", None, 200),  # a double's shortest spelling: 17 digits
+    ("POST", "/actions", b'{"action": "confirm", "round": 3.0}', 409),  # 3.0 is the integer 3: the guard's answer
+])
+def test_requests_the_description_allows_are_answered_as_it_says(bare_server, method, path, body, status):
+    bare_server.publish_view({"state": "idle", "round_no": 1})
+    headers = {**JSON, **_auth("sue")} if body else {}
+    assert Client(bare_server).request(method, path, body, headers)[0] == status

@@ -134,3 +134,39 @@ def test_the_operator_endpoint_names_the_user_and_role(server):
     assert (status, json.loads(body)) == (200, {"user": "sue", "role": "supervisor"})
     assert client.request("GET", "/operator")[0] == 401
     assert server.events.empty()
+
+
+def test_an_empty_last_event_id_is_no_cursor_and_a_bad_one_is_named(server):
+    """An empty ``Last-Event-ID`` is what a browser sends after an ``id`` field with no value (WHATWG HTML,
+    "Server-sent events": it resets the last event ID): the stream starts as without one; a bad one is refused
+    naming the header, not ``after``."""
+    server.publish_view({"state": "idle", "round_no": None})
+    sock, reader, head = _open_stream(server, headers="Last-Event-ID: \r\n")
+    try:
+        assert head.startswith(b"HTTP/1.1 200")
+        assert [f["event"] for f in _frames(reader, 1)] == ["view"]
+    finally:
+        sock.close()
+    sock, reader, head = _open_stream(server, headers="Last-Event-ID: x\r\n")
+    try:
+        assert head.startswith(b"HTTP/1.1 400")
+        assert json.loads(reader.read())["error"].startswith("Last-Event-ID must be 0 to")
+    finally:
+        sock.close()
+
+
+def test_a_dropped_stream_counts_until_it_is_released():
+    """A stream dropped for reading slowly still holds its connection while it drains: it counts against
+    ``max_subscribers`` until its end releases it (255 streams were once open against a cap of 128)."""
+    async def run():
+        hub = Hub(ring_size=10, client_queue=1, max_subscribers=2)
+        first, second = hub.subscribe(None), hub.subscribe(None)
+        for seq in range(1, 4):  # nobody reads: both queues overflow and both are dropped
+            hub.publish_record({"seq": seq, "type": "RoundOpened", "data": {}}, seq)
+        assert first.dropped and second.dropped and not hub.subscribers
+        refused_while_draining = hub.subscribe(None)
+        hub.release(first)  # its stream ended
+        return refused_while_draining, hub.subscribe(None)
+
+    refused, served = asyncio.run(run())
+    assert refused is None and served is not None

@@ -31,14 +31,14 @@ from controller.floor.audit import Auditor
 from controller.floor.config import FloorConfig, parse_floor_config, read_password
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
-from controller.floor.publisher import Progress, progress_path
+from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
 from controller.journal import read_records
 from controller.journal_key import init_key, load_key
 from controller.service import Service
 from controller.table import load_table_config
 from tests.cli_helpers import crisscross
 
-TABLE = "CC-01"
+TABLE = "CC-01" + SIMULATED_SUFFIX  # simulated play publishes under its own id (controller.floor.publisher)
 
 
 def _config(broker_port: int, **floor) -> object:
@@ -549,3 +549,135 @@ def test_floor_tools_name_a_broker_that_cannot_be_reached():
         proc = crisscross("floor", "watch", "--broker", "127.0.0.1", "--port", str(port), "--for", "0")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"crisscross: broker 127.0.0.1:{port}: Connection refused\n"
+
+
+class _Reason:
+    """An MQTT reason code as paho hands it to a callback."""
+
+    def __init__(self, failure: bool) -> None:
+        self.is_failure = failure
+
+    def __str__(self) -> str:
+        return "Not authorized" if self.is_failure else "Success"
+
+
+class _Client:
+    """Stands in for paho's client on a connection that is up: what is published gets the next mid."""
+
+    def __init__(self) -> None:
+        self.mids = iter(range(1, 10**6))
+
+    def publish(self, topic, payload, qos=0, retain=False):
+        return type("Info", (), {"mid": next(self.mids), "rc": 0})()
+
+    def disconnect(self):
+        pass
+
+    def loop(self, timeout=0.0):
+        pass
+
+    def socket(self):
+        return None
+
+
+def test_a_broker_that_accepts_connections_and_refuses_every_record_makes_the_back_off_grow(tmp_path, caplog):
+    """Each CONNACK reset the back-off to 0.5 s, so a broker that refused every record was connected to about 30
+    times in 20 s with thousands of ERROR lines. The back-off now doubles at each connection lost to a refusal
+    up to ``RETRY_MAX`` (docs/floor.md), only an acknowledged record starts it again, and the refusals are
+    logged at a bounded rate."""
+    from controller.floor.publisher import RETRY_MAX, RETRY_MIN, Publisher
+    from drivers.ratelog import BURST
+
+    journal = tmp_path / "journal.db"
+    journal.touch()
+    publisher = Publisher(FloorConfig(True, "127.0.0.1", 1), TABLE, journal)
+    waits = []
+    with caplog.at_level("ERROR"):
+        for _ in range(20):  # accepted, one record sent and refused, connection dropped
+            publisher._client, publisher._lost = _Client(), False  # as _connect leaves them
+            publisher._on_connect(publisher._client, None, None, _Reason(False), None)
+            publisher._send("events", {"table": TABLE}, 1, 1)
+            publisher._on_publish(publisher._client, None, publisher._pending[-1].mid, _Reason(True), None)
+            assert publisher._lost
+            publisher._drop()
+            waits.append(publisher._next_try - time.monotonic())
+    doubled = [RETRY_MIN * 2 ** n for n in range(5)] + [RETRY_MAX] * 15  # 0.5, 1, 2, 4, 8, then 10 s
+    assert [round(w * 2) / 2 for w in waits] == [min(w, RETRY_MAX) for w in doubled]
+    assert len([r for r in caplog.records if "refused journal record" in r.getMessage()]) <= BURST + 1
+    publisher._client = _Client()
+    publisher._on_connect(publisher._client, None, None, _Reason(False), None)
+    publisher._send("events", {"table": TABLE}, 1, 1)
+    publisher._on_publish(publisher._client, None, publisher._pending[-1].mid, _Reason(False), None)  # acknowledged
+    assert publisher._retry == RETRY_MIN
+
+
+def test_simulated_play_never_publishes_under_the_table_id(tmp_path):
+    """``run --simulate`` with a floor-enabled table file published to ``crisscross/CC-01/...`` with no mark, so
+    ``floor watch`` counted simulated drop and win as CC-01's and an audit of the real journal failed on the
+    simulated anchor. Simulated play publishes under its own id, ``"simulated": true`` in every JSON message,
+    with its own MQTT client id (the table's session is never taken over)."""
+    from controller.floor.publisher import Publisher
+
+    config = load_table_config()
+    service = Service(dataclasses.replace(config, floor=FloorConfig(True, "127.0.0.1", 1)), simulate=True,
+                      rounds=1, seed=1, journal_path=tmp_path / "journal.db", out=io.StringIO())
+    try:
+        floor = service.floor
+        assert floor.simulated and floor.table_id == config.table_id + SIMULATED_SUFFIX
+        assert floor.client_id == f"crisscross-table-{config.table_id}{SIMULATED_SUFFIX}"
+        assert all(f"/{config.table_id}/" not in name for name in floor._topics.values())
+        published = []
+        floor._client = type("Client", (_Client,), {"publish": lambda self, topic, payload, qos=0, retain=False:
+                                                   published.append((topic, payload)) or _Client.publish(
+                                                       self, topic, payload)})()
+        floor._send("events", {"table": floor.table_id, "after": 0, "record": {}}, 1, 1)
+        floor.publish_view({"state": "idle"}, 0)
+        floor._send_view()
+    finally:
+        service.close()
+    assert [json.loads(payload)["simulated"] for _, payload in published] == [True, True]
+    assert not Publisher(FloorConfig(True, "127.0.0.1", 1), "CC-01", tmp_path / "journal.db").simulated
+
+
+def test_a_record_larger_than_the_broker_takes_is_a_marked_stub_in_order_and_the_floor_goes_on(tmp_path):
+    """A broker that refuses one oversized message (Mosquitto's ``max_packet_size``: it disconnects the client)
+    stopped the floor: the publisher sent the same record again at every connection, and later ones overtook it.
+    The record is published as a stub marked ``oversized`` in its place, every event follows the one before it
+    by ``after``, and the later records arrive."""
+    from controller.floor.publisher import Publisher
+    from controller.journal import Journal
+    from tests.conftest import own_broker
+
+    broker = own_broker(tmp_path / "broker", extra="max_packet_size 3000\n")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, fsync=False)
+    entries = [("record", "RoundOpened", {"round_no": n}, n) for n in range(1, 4)]
+    entries.append(("record", "PressRefused", {"button": "confirm", "reason": "x" * 5000}, 3))
+    entries += [("record", "RoundOpened", {"round_no": n}, n) for n in range(4, 7)]
+    journal.commit(entries)
+    journal.close()
+    floor = Collector(broker.port)
+    publisher = Publisher(FloorConfig(True, "127.0.0.1", broker.port), TABLE, path)
+    try:
+        publisher.start()
+        floor.wait_for(lambda m: len(_events(m)) >= 7)
+    finally:
+        publisher.stop()
+        floor.close()
+        broker.stop()
+    events = [topics.decode(p) for t, p, _ in floor.messages if t.endswith("/events")]
+    seqs = [e["record"]["seq"] for e in events]
+    assert seqs == sorted(set(seqs)) and [e["after"] for e in events] == [0, *seqs[:-1]]
+    (stub,) = [e for e in events if e.get("oversized")]
+    assert stub["record"]["type"] == "PressRefused" and stub["record"]["data"] is None and stub["oversized"] > 5000
+
+
+def test_the_pit_sees_a_gap_by_after_and_counts_a_stub():
+    pit = Pit()
+    for seq, after, extra in ((1, 0, {}), (2, 1, {}), (5, 3, {}), (6, 5, {"oversized": 90000})):
+        data = None if extra else {"round_no": 1}
+        pit.take(TABLE, "events", topics.encode({"table": TABLE, "after": after, **extra, "record": {
+            "seq": seq, "time": "2026-01-01T00:00:00Z", "kind": "record", "round": 1, "type": "RoundOpened",
+            "data": data}}))
+    summary = pit.tables[TABLE]
+    assert (summary.last_seq, summary.gaps, summary.oversized) == (6, 1, 1)

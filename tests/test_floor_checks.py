@@ -196,7 +196,7 @@ def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(
     name = topics.topic("crisscross", TABLE, "alerts")
     published = [json.loads(p) for t, p, _ in surveillance.messages if t == name]
     keep = ("seq", "time", "kind", "round", "type", "data")
-    assert published == [{"table": TABLE, "record": {k: a[k] for k in keep}}
+    assert published == [{"table": TABLE, "record": {k: a[k] for k in keep}, "simulated": True}
                          for a in sorted(alerts + acknowledged, key=lambda r: r["seq"])]
     for reader in (surveillance, pit_reader):
         events = _events(reader.messages)

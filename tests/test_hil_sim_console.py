@@ -207,3 +207,41 @@ def test_remove_takes_chips_off_the_spots_named_or_every_spot_of_the_seat():
     execute(sims, "remove 2")
     assert sims["sensors"].amounts() == {(3, "ante_across"): 1000}
     assert execute(sims, "   ") == "" and execute(sims, "help") == HELP
+
+
+def test_a_silent_console_is_closed_and_one_beyond_the_bound_is_refused_without_a_thread(tmp_path):
+    """Every door is bounded in connections and time: a console silent for ``idle_seconds`` is told so and
+    closed (one held forever kept a place), and one beyond ``MAX_CLIENTS`` gets its error line from the serving
+    thread, no thread of its own."""
+    import socket
+    import threading
+
+    from drivers.simconsole import MAX_CLIENTS
+
+    server = SimControlServer({}, tmp_path / "sim.sock", idle_seconds=0.3).start()
+    held = []
+    try:
+        silent = socket.socket(socket.AF_UNIX)
+        silent.connect(str(server.path))
+        silent.settimeout(30)
+        assert b"silent for 0.3 s" in silent.makefile("rb").readline()
+        silent.close()
+        server.idle_seconds = 30
+        for _ in range(MAX_CLIENTS):
+            sock = socket.socket(socket.AF_UNIX)
+            sock.connect(str(server.path))
+            sock.sendall(b"help\n")
+            sock.settimeout(30)
+            assert sock.makefile("rb").readline().startswith(b'{"ok": true')  # served: its place is taken
+            held.append(sock)
+        threads = threading.active_count()
+        extra = socket.socket(socket.AF_UNIX)
+        extra.connect(str(server.path))
+        extra.settimeout(30)
+        assert b"too many consoles connected" in extra.makefile("rb").readline()
+        extra.close()
+        assert threading.active_count() == threads
+    finally:
+        for sock in held:
+            sock.close()
+        server.close()

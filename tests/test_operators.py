@@ -27,3 +27,31 @@ def test_an_unknown_name_costs_one_full_hash_as_a_wrong_password_does(monkeypatc
     assert _rounds_spent(monkeypatch, "rita", "a-long-passwore", known) == [ITERATIONS]
     assert _rounds_spent(monkeypatch, "nobody", "a-long-password", known) == [ITERATIONS]
     assert _rounds_spent(monkeypatch, "nobody", "", known) == [ITERATIONS]  # the empty password is no way in
+
+
+def test_the_work_is_the_same_whatever_the_name_when_a_hash_has_fewer_iterations(monkeypatch):
+    """A user whose hash has ``MIN_ITERATIONS`` (200,000, the fewest the file accepts) once cost a third of an
+    unknown name's 600,000: the answer time told which names exist. Every attempt now costs the most of
+    ``ITERATIONS`` and the file's counts, counted here in PBKDF2 iterations."""
+    from controller.operators import MIN_ITERATIONS
+
+    known = {"old": Operator("old", "dealer", hash_password("a-long-password", iterations=MIN_ITERATIONS)),
+             "new": Operator("new", "dealer", hash_password("a-long-password", iterations=ITERATIONS))}
+    spent = {user: sum(_rounds_spent(monkeypatch, user, "wrong-password", known)) for user in ("old", "new", "nobody")}
+    assert spent == {"old": ITERATIONS, "new": ITERATIONS, "nobody": ITERATIONS}
+    deeper = {**known, "deep": Operator("deep", "dealer", hash_password("x" * 8, iterations=ITERATIONS + 1000))}
+    assert sum(_rounds_spent(monkeypatch, "nobody", "wrong-password", deeper)) == ITERATIONS + 1000
+
+
+def test_failed_sign_ins_wait_a_delay_that_doubles_and_a_success_forgets_them():
+    now = [0.0]
+    throttle = operators.FailureThrottle(free=2, base=1.0, most=4.0, clock=lambda: now[0])
+    delays = []
+    for _ in range(6):
+        throttle.failed("user dan", "client 127.0.0.1")
+        delays.append(throttle.wait("user dan"))
+    assert delays == [0.0, 0.0, 1.0, 2.0, 4.0, 4.0]  # two free, then doubling up to the most
+    now[0] = 3.0
+    assert throttle.wait("user dan", "client 127.0.0.1") == 1.0 and throttle.wait("user sue") == 0.0
+    throttle.succeeded("user dan")
+    assert throttle.wait("user dan") == 0.0 and throttle.wait("client 127.0.0.1") == 1.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -76,15 +77,35 @@ def test_a_bad_url_is_refused_naming_the_problem(sims, url, message):
 
 def test_a_production_run_imports_no_simulator_and_no_numpy(tmp_path):
     """``crisscross run`` with every device on a hardware port (here: ports that do not exist, so the drivers
-    search for them), stopped by SIGTERM; ``-X importtime`` lists every module the process imported."""
+    search for them), stopped by SIGTERM once the controller thread has taken each device's link fault (the
+    service runs, its drivers searched); ``-X importtime`` lists every module the process imported. (It slept
+    a fixed 3 s and failed on a busy machine: it now waits for the service's own log lines, with a deadline.)"""
+    import threading
+
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     ports = [arg for name in ("shoe", "sensors", "panel") for arg in ("--port", f"{name}={tmp_path / name}")]
-    process = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "controller", "run", "--quiet",
+    process = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "controller", "-v", "run", "--quiet",
                                 "--journal", str(tmp_path / "journal.jsonl"), *ports],
                                cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    time.sleep(3.0)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=30)
+    lines: queue.Queue[str] = queue.Queue()  # every line of stderr, then "" at its end
+    reader = threading.Thread(target=lambda: [*map(lines.put, process.stderr), lines.put("")], daemon=True)
+    reader.start()
+    err, faulted, deadline = [], set(), time.monotonic() + 120
+    try:
+        while faulted != {"shoe", "sensors", "panel"}:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert line, "the run ended before its drivers searched:\n" + "".join(err[-20:])
+            err.append(line)
+            found = re.search(r"controller\.service: fault in round None: (\w+) link_lost", line)
+            if found:
+                faulted.add(found.group(1))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    reader.join(timeout=30)
+    while not lines.empty():
+        err.append(lines.get())
+    err = "".join(err)
     imported = {line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")}
     assert "controller.service" in imported and "drivers.link" in imported  # the run got as far as the service
     assert "numpy" not in imported

@@ -35,6 +35,10 @@ class TableSummary:
     faults: int = 0
     past_posting: int = 0
     last_seq: int = 0
+    #: events heard whose ``after`` was not the last seq kept (records missing before them: docs/floor.md)
+    gaps: int = 0
+    #: events heard as marked stubs (``oversized``): their data is in the journal only
+    oversized: int = 0
     #: per day (UTC, by the records' own times): ``{"caught": [count, amount], "accepted": [count, amount]}``
     mispays: dict[date, dict[str, list[int]]] = field(default_factory=dict)
     alerts: list[dict[str, Any]] = field(default_factory=list)  # the latest (``Pit.keep_alerts``)
@@ -80,7 +84,12 @@ class Pit:
             seq = record.get("seq")
             if not isinstance(seq, int) or seq <= summary.last_seq:
                 return  # a repeat
+            if summary.last_seq and value.get("after") != summary.last_seq:
+                summary.gaps += 1  # records missing between the last kept and this one (docs/floor.md)
             summary.last_seq = seq
+            if value.get("oversized") or not isinstance(record.get("data"), dict):
+                summary.oversized += 1
+                return
             self._event(summary, record)
         elif kind == "alerts" and isinstance(value.get("record"), dict):
             record = value["record"]

@@ -14,8 +14,11 @@ is slow, down or unreachable never slows or stops the table.
   connection everything unacknowledged is forgotten and, once connected again, published again from the record
   after that seq: never out of order, possibly twice (consumers dedupe by table and seq). A broker down for a
   day costs nothing here: the records wait in the journal, which keeps them anyway.
-- Connection attempts back off from ``RETRY_MIN`` to ``RETRY_MAX`` seconds; each new connection is a clean
-  start with the last will ``offline`` (retained) on ``status`` and then ``online``.
+- Connection attempts back off from ``RETRY_MIN`` to ``RETRY_MAX`` seconds, doubling at each connection lost
+  or refused; only a journal record the broker acknowledged starts the back-off again (a CONNACK does not: a
+  broker that accepts the connection and refuses every record was once tried every 0.5 s, with thousands of
+  ERROR lines). Refusals are logged at a bounded rate (``drivers.ratelog.LogLimiter``). Each new connection
+  is a clean start with the last will ``offline`` (retained) on ``status`` and then ``online``.
 
 Why a side file and not a table in the journal store: the store is append-only (triggers refuse UPDATE and
 DELETE), so a progress row would be a new row per acknowledgement, growing the store forever; and a second
@@ -42,6 +45,7 @@ from controller.control import RECORD_KEYS, public_record
 from controller.floor import topics
 from controller.floor.config import FloorConfig, read_password
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +63,19 @@ POLL = 1.0
 SAVE_EVERY = 0.5
 #: Seconds ``stop`` lets the publisher catch up with the journal before it says ``offline``.
 DRAIN = 3.0
+#: Largest message published (bytes, topic and MQTT header included), or the broker's own Maximum Packet Size
+#: when its CONNACK gives a smaller one: a broker disconnects a client that sends a larger packet (Mosquitto's
+#: ``max_packet_size``, ``message_size_limit``), so such a record would stop the floor for good. A record
+#: beyond it is published as a marked stub (``oversized``: its size; ``data`` null): the consumer fetches it
+#: from the journal or the control interface.
+MAX_MESSAGE = 65536
+#: Bytes of a PUBLISH packet beside its topic and payload (fixed header, topic length, packet id, properties).
+PACKET_OVERHEAD = 64
+#: The MQTT 5 reason code of a PUBACK for a packet the broker takes as too large (MQTT 5.0, 2.4).
+PACKET_TOO_LARGE = 0x95
+#: Added to the table's id in every topic and ``table`` field of simulated play (``run --simulate``, a simulator
+#: port): it never publishes under a table's id, as it never writes the table's journal.
+SIMULATED_SUFFIX = "-simulated"
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
 #: The hole-card detector's alerts (``controller.alerts``) and a supervisor's acknowledgement of one, published on
@@ -118,7 +135,9 @@ class Publisher:
     """The floor publisher of one table (module docstring).
 
     ``config``: ``floor:`` of table.yaml; ``table_id``; ``journal``: the store's path (it must exist: the
-    service opened it first); ``key``: the journal key for the keyed anchor (None: ``mac`` null). The password
+    service opened it first); ``key``: the journal key for the keyed anchor (None: ``mac`` null); ``simulated``:
+    simulated play, published under ``table_id + SIMULATED_SUFFIX`` with ``"simulated": true`` in every JSON
+    message (events, alerts, anchors, the view), never under the table's own id. The password
     file is read here: ``ConfigError`` (``controller.floor.config.read_password``) before anything starts. ``start``
     starts the thread; ``stop`` lets it catch up for up to ``drain`` seconds, says ``offline`` and joins it.
     ``acked`` is the last journal seq whose messages the broker acknowledged, ``connected`` whether a
@@ -127,8 +146,11 @@ class Publisher:
     """
 
     def __init__(self, config: FloorConfig, table_id: str, journal: Path, *, key: bytes | None = None,
-                 batch: int = BATCH, window: int = WINDOW, client_id: str | None = None) -> None:
+                 batch: int = BATCH, window: int = WINDOW, client_id: str | None = None,
+                 simulated: bool = False) -> None:
         self.config = config
+        self.simulated = simulated
+        table_id = table_id + SIMULATED_SUFFIX if simulated else table_id
         self.table_id = table_id
         self.journal = Path(journal)
         self.key = key
@@ -157,6 +179,10 @@ class Publisher:
         self._round_ended: bool | None = None  # a round end was read and its anchor is not published yet (None: look)
         self._view_sent: tuple[int, str] | None = None
         self._retry = RETRY_MIN
+        self._max_packet = MAX_MESSAGE  # the broker's Maximum Packet Size, when its CONNACK says a smaller one
+        self._stubbed: set[int] = set()  # seqs the broker refused as too large: published as stubs
+        self._alone: int | None = None  # a refused record's seq: sent alone until the broker acknowledged it
+        self._refusals = LogLimiter(log)  # the broker's refusals, at most a few lines per interval
         self._next_try = 0.0
         self._saved_at = 0.0
         self._db: sqlite3.Connection | None = None
@@ -265,11 +291,12 @@ class Publisher:
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:
-            log.error("floor: broker %s:%s refused the connection: %s", self.config.broker, self.config.port, reason)
+            self._refusals.log(logging.ERROR, "floor connection refused", "floor: broker %s:%s refused the "
+                               "connection: %s", self.config.broker, self.config.port, reason)
             self._lost = True
             return
-        self.connected = True
-        self._retry = RETRY_MIN
+        self.connected = True  # the back-off starts again only once a record is acknowledged (_on_publish)
+        self._max_packet = min(MAX_MESSAGE, getattr(properties, "MaximumPacketSize", None) or MAX_MESSAGE)
         log.info("floor: connected to %s:%s, publishing from journal record %d", self.config.broker,
                  self.config.port, self.acked + 1)
         client.publish(self._topics["status"], topics.ONLINE, qos=1, retain=True)
@@ -281,11 +308,16 @@ class Publisher:
         sent = self._by_mid.pop(mid, None)
         if sent is None:
             return  # the status, the view, or a message of a connection given up
-        if reason.is_failure:  # not authorised, quota: never skipped, sent again on a new connection
-            log.error("floor: the broker refused journal record %d: %s", sent.seq, reason)
+        if reason.is_failure:  # not authorised, quota: never skipped, sent again on a new connection, alone
+            self._alone = sent.seq
+            if getattr(reason, "value", None) == PACKET_TOO_LARGE:
+                self._stubbed.add(sent.seq)
+            self._refusals.log(logging.ERROR, "floor record refused", "floor: the broker refused journal record %d: "
+                               "%s; connecting again in %.1f s", sent.seq, reason, self._retry)
             self._lost = True
             return
         sent.acked = True
+        self._retry = RETRY_MIN  # the broker takes records: a lost connection is tried again soon
 
     def _drop(self) -> None:
         """Forget the connection and every unacknowledged message: the next connection starts from ``acked``."""
@@ -316,8 +348,10 @@ class Publisher:
         return self._db
 
     def _fill(self) -> bool:
-        """Publish the records after ``_scanned`` while the window has room; True when any was read."""
-        room = self.window - len(self._pending)
+        """Publish the records after ``_scanned`` while the window has room; True when any was read. After a
+        refusal the window is one message until the refused record is acknowledged: nothing later overtakes it."""
+        alone = self._alone is not None and self.acked < self._alone
+        room = (1 if alone else self.window) - len(self._pending)
         if room <= 0:
             return False
         # the rows as stored (their spelling is checked by the service's start and by ``journal verify``)
@@ -366,7 +400,18 @@ class Publisher:
         self._round_ended = False
 
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
-        info = self._client.publish(self._topics[kind], topics.encode(payload), qos=1, retain=retain)
+        if self.simulated:
+            payload = {**payload, "simulated": True}
+        body = topics.encode(payload)
+        limit = self._max_packet - PACKET_OVERHEAD - len(self._topics[kind].encode())
+        if isinstance(payload.get("record"), dict) and (len(body) > limit or seq in self._stubbed):
+            record = payload["record"]
+            stub = {key: record.get(key) for key in RECORD_KEYS if key != "data"}
+            payload = {**payload, "record": {**stub, "data": None}, "oversized": len(body)}
+            self._refusals.log(logging.WARNING, "floor record oversized", "floor: journal record %d is %d bytes, "
+                               "over the broker's %d: published as a marked stub", seq, len(body), limit)
+            body = topics.encode(payload)
+        info = self._client.publish(self._topics[kind], body, qos=1, retain=retain)
         self.published += 1
         sent = _Sent(info.mid, seq, public)
         self._pending.append(sent)
@@ -378,7 +423,8 @@ class Publisher:
         view = self._view
         if view is None or view == self._view_sent or view[0] > self._scanned:
             return
-        body = f'{{"table":{json.dumps(self.table_id, ensure_ascii=False)},"seq":{view[0]},"view":{view[1]}}}'
+        mark = ',"simulated":true' if self.simulated else ""
+        body = f'{{"table":{json.dumps(self.table_id, ensure_ascii=False)},"seq":{view[0]},"view":{view[1]}{mark}}}'
         self._client.publish(self._topics["state"], body.encode(), qos=1, retain=True)
         self._view_sent = view
 

@@ -1,0 +1,104 @@
+"""Fuzz every HTTP operation of the control interface's ``/openapi.json`` with Schemathesis against a running
+service with simulators (``.ci/run``; docs/control.md).
+
+``python -m tests.fuzz_control [--seconds S] [--examples N]`` writes a table file with the control interface on
+a free port and two operators (a supervisor and a dealer), starts ``crisscross run --simulate`` on it, waits
+for the interface, and runs ``st run`` on its ``/openapi.json`` with every check of Schemathesis (no 500,
+status codes, content types and bodies as documented) plus this module's own (``no_private_record``: no
+answer carries a record type that holds face-down cards, nor a record's ``prev`` or ``hash``), signed in as
+the supervisor, for at most ``S`` seconds (``--max-time``). ``/events/stream`` is left out: an event stream
+stays open for minutes by design (it has its own tests). Exit status: Schemathesis's (0: nothing found), or 2
+when the service did not start; the service is stopped either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Record types that carry face-down cards or device commands: never in an answer (controller.control).
+PRIVATE_TYPES = ("StackDealt", "StackDispensed", "ShoeLastDispense", "CardsEntered", "CardsRecorded")
+
+try:  # the custom check, loaded by Schemathesis through SCHEMATHESIS_HOOKS=tests.fuzz_control
+    import schemathesis
+
+    @schemathesis.check
+    def no_private_record(ctx, response, case) -> None:
+        """No answer names a record type holding face-down cards, nor a record's ``prev`` or ``hash``."""
+        text = response.text or ""
+        for name in PRIVATE_TYPES:
+            if f'"{name}"' in text:
+                raise AssertionError(f"the answer carries a {name} record")
+        if '"prev":' in text or '"hash":' in text:
+            raise AssertionError("the answer carries a record's prev or hash")
+except ImportError:  # only the driver below runs without it
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz_control", description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=120, help="time budget of the fuzzing (st --max-time)")
+    parser.add_argument("--examples", type=int, default=100, help="most examples per operation")
+    args = parser.parse_args(argv)
+    from controller.cli import main as crisscross
+    from controller.operators import MIN_ITERATIONS, add_operator
+    from tests.idle_clients import accepts, free_port
+
+    work = Path(tempfile.mkdtemp(prefix="crisscross-fuzz-"))
+    site = work / "site"
+    if crisscross(["config", "init", str(site)]) != 0:
+        return 2
+    port = free_port()
+    table = site / "table.yaml"
+    text = table.read_text()
+    table.write_text(text.replace("control:\n  enabled: false\n  host: 127.0.0.1\n  port: 8740",
+                                  f"control:\n  enabled: true\n  host: 127.0.0.1\n  port: {port}"))
+    add_operator(site / "operators.yaml", "sue", "supervisor", "supervisor-pass", iterations=MIN_ITERATIONS)
+    add_operator(site / "operators.yaml", "dan", "dealer", "dealer-pass-1", iterations=MIN_ITERATIONS)
+    log = (work / "service.log").open("w")
+    service = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--quiet", "--config",
+                                str(table), "--journal", str(work / "journal.db")], cwd=ROOT, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 60
+        while not accepts(port):
+            if service.poll() is not None or time.monotonic() > deadline:
+                print(f"the service did not start; its log: {work / 'service.log'}", file=sys.stderr)
+                return 2
+            time.sleep(0.1)
+        token = base64.b64encode(b"sue:supervisor-pass").decode()
+        command = ["st", "run", f"http://127.0.0.1:{port}/openapi.json", "--checks", "all", "--max-time",
+                   str(args.seconds), "--max-examples", str(args.examples), "--request-timeout", "40",
+                   "--exclude-path", "/events/stream", "-H", f"Authorization: Basic {token}",
+                   "--generation-deterministic", "--suppress-health-check", "all", "--no-color"]
+        env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz_control", "PYTHONPATH": str(ROOT)}
+        status = subprocess.run(command, cwd=work, env=env).returncode  # its own files go to work
+        if service.poll() is not None:
+            print(f"the service ended during the fuzzing (status {service.returncode}); its log: "
+                  f"{work / 'service.log'}", file=sys.stderr)
+            return 1
+        if status == 0:
+            shutil.rmtree(work, ignore_errors=True)  # kept, with the service's log, when something was found
+        return status
+    finally:
+        if service.poll() is None:
+            service.send_signal(signal.SIGINT)
+            service.send_signal(signal.SIGINT)  # a second signal: stop at once, the round open is no matter here
+            try:
+                service.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                service.kill()
+                service.wait()
+        log.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
