@@ -8,7 +8,9 @@ people's actions of ``controller.inputs``) one at a time from its single control
 ``_on_*`` handlers.
 
 The script (sources):
-- betting open -> "no more bets": every spot is read and locked; two equal antes per playing seat, a five-card
+- betting open (the layout read once) -> "no more bets": the layout as the sensors reported it when the press
+  is journaled is locked (``_announce``); a change after it, the reading that follows included, is past-posting;
+  two equal antes per playing seat, a five-card
   bonus only with antes, nothing on the decision spots yet, amounts within table limits (NY 9 NYCRR
   5324.39(c)(3),(c)(4),(e)(1)). Seats with an invalid wager are named (``wagers_held``) and must be corrected
   (``no_more_bets`` again) or excluded (``exclude``) before any card is dealt.
@@ -16,14 +18,14 @@ The script (sources):
   clockwise from the dealer's left (NY (d)(2)). Every stack must have its size and cards never seen before
   in the round, and the shuffle must count 52 cards; otherwise the round faults.
 - across, down and middle decisions: seats from the dealer's left, clockwise (PA 58 Pa. Code 674a.11(b),(d),
-  (f)); the amount on the decision spot when the dealer confirms is the bet, an empty spot a fold, anything
+  (f)); the amount on the decision spot when the dealer's confirm is journaled is the bet, an empty spot a fold, anything
   else an irregular bet that names the seat and spot and keeps the decision open (NY (e)(3),(5),(7)).
 - reveals after every decision is in: the two outside across cards, the two outside down cards, the middle
   (NY (e)(4),(6),(8); PA (c),(e),(g)).
 - settlement from the dealer's right, counterclockwise (NY (e)(9); PA (g),(h)), then the round closes; with the
   payout check (``payout_check``, ``payout: {check: true}`` of table.yaml) the dealer first pays seat by seat in
-  the same order, presses ``paid`` for each, and the seat's spots are read and compared with what they must
-  hold (``controller.payout``); a difference is shown with its spot and amount and the seat is read again
+  the same order, presses ``paid`` for each, and the whole layout is read and compared with what it must hold
+  (``controller.payout``: the seat paid, the seats checked, the seats not yet paid); a difference is shown with its spot and amount and the seat is read again
   after the correction, or a supervisor accepts it (``accept_mispay``, journaled as a mispay). The round closes
   when every seat is paid and checked; a settled round is never voided.
 - a chip change on a locked spot (seen as it happens or in any later reading of the spots) is past-posting:
