@@ -6,6 +6,10 @@ restarts of the service. Model devices answer the machine the way the simulators
 transaction once and answers a repeated one with the recorded stack; it answers "what did you last do".
 
 Invariants, checked on the output stream and the public view alone:
+- no wager of record differs from the layout the sensors had reported when its "no more bets" or its decision's
+  confirm was journaled (NY (c)(3), (e)(3),(5),(7));
+- with the payout check, every payout reading checks every seat (NY (e)(9)): each seat already checked against
+  what it held then, each seat not yet paid against what it held when the payout began, re-derived here;
 - no wager of record changes after "no more bets" except a held seat's correction, which only takes chips away
   (NY 9 NYCRR 5324.39(c)(3)); a void is allowed exactly while a round is open and unsettled; an action naming
   another round changes nothing; every refusal names its user and role;
@@ -22,6 +26,7 @@ Invariants, checked on the output stream and the public view alone:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -35,6 +40,7 @@ from controller import commands as cmd
 from controller.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, MAX_WAITING, Alert
 from controller.cards import DECK
 from controller.inputs import OperatorAction, ServiceStarted
+from controller.payout import PayoutConfig
 from drivers import events as ev
 from tests.examples import examples
 from tests.round_helpers import CONFIG, NY, antes, ready
@@ -42,6 +48,11 @@ from controller.round import Round
 
 CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
 DEVICES = ("shoe", "sensors", "panel")
+
+
+def of_kind(outputs: list[Any], kind: type) -> list[Any]:
+    """The outputs of one type, in order."""
+    return [o for o in outputs if isinstance(o, kind)]
 
 
 class Ledger:
@@ -168,9 +179,11 @@ class Ledger:
 class RoundMachineTest(RuleBasedStateMachine):
     """Drives one ``Round`` with model devices; see the module docstring."""
 
+    config = CONFIG
+
     def __init__(self) -> None:
         super().__init__()
-        self.machine = Round(CONFIG, NY)
+        self.machine = Round(self.config, NY)
         self.ledger = Ledger()
         self.rng = random.Random(0)
         self.shoe: dict[int, tuple[str, ...]] = {}  # the shoe's own record: txn -> stack
@@ -186,6 +199,9 @@ class RoundMachineTest(RuleBasedStateMachine):
             self.feed(ready(device))
 
     def feed(self, event: Any) -> list[Any]:
+        if not hasattr(self, "holds"):
+            self.holds: dict[int, dict[str, int]] = {}  # payout: seat checked -> what it must hold since
+            self.payout_base: dict[int, dict[str, int]] = {}  # payout: seat -> what it held as the payout began
         before, reported = self.machine.state, dict(self.reported)
         if isinstance(event, ev.SpotChanged):
             self.reported[(event.seat, event.spot)] = event.amount
@@ -195,7 +211,18 @@ class RoundMachineTest(RuleBasedStateMachine):
         after = self.machine.state
         if after != before and after == "locking" and before == "betting":  # the announcements, as journaled
             self.ledger.at_no_more_bets[self.machine.round_no] = {k: a for k, a in reported.items() if a}
-        elif after != before and after.endswith("_reading") and before.endswith("_decision"):
+        if after == "payout" and before not in ("payout", "payout_reading", "fault"):
+            self.holds, self.payout_base = {}, {}
+            for (seat, spot), amount in self.layout.items():
+                if amount:
+                    self.payout_base.setdefault(seat, {})[spot] = amount
+        for accepted in of_kind(outputs, cmd.MispayAccepted):  # what was read now stands, on every seat named
+            self.holds[accepted.seat] = dict(accepted.seen)
+            for d in accepted.differences:
+                if "seat" in d:
+                    target = self.holds if d["seat"] in self.holds else self.payout_base
+                    target.setdefault(d["seat"], {})[d["spot"]] = d["seen"]
+        if after != before and after.endswith("_reading") and before.endswith("_decision"):
             self.ledger.at_confirm[(self.machine.round_no, after.removesuffix("_reading"))] = reported
         self.ledger.feed(outputs)
         for o in outputs:
@@ -286,7 +313,30 @@ class RoundMachineTest(RuleBasedStateMachine):
     def answer_read(self) -> None:
         request, self.read = self.read, None
         spots = tuple((s, p, a) for (s, p), a in sorted(self.layout.items(), key=lambda i: (i[0][0], ev.SPOTS.index(i[0][1]))) if a)
-        self.feed(ev.SpotsSnapshot(request, spots))
+        reading = self.machine.state == "payout_reading"
+        out = self.feed(ev.SpotsSnapshot(request, spots))
+        if reading:
+            self.check_payout_reading(out)
+
+    def check_payout_reading(self, outputs: list[Any]) -> None:
+        """Every payout reading checks every seat of the round (NY (e)(9)): a seat other than the one paid differs
+        in the record exactly where the layout differs from what that seat must hold, re-derived here from the
+        layout the model sensors had when the payout began and each seat's check."""
+        checks = of_kind(outputs, cmd.PayoutChecked)
+        if not checks:
+            return
+        (check,) = checks
+        seats = self.ledger.locked.get(check.round_no, {})
+        for seat in seats:
+            if seat == check.seat:
+                continue
+            should = self.holds.get(seat, self.payout_base.get(seat, {}))
+            now = {spot: a for (s, spot), a in self.layout.items() if s == seat and a}
+            named = {(d["spot"], d["seen"]) for d in check.differences if d.get("seat") == seat}
+            differ = {(spot, now.get(spot, 0)) for spot in ev.SPOTS if now.get(spot, 0) != should.get(spot, 0)}
+            assert named == differ, f"seat {seat}: the reading of seat {check.seat} names {named}, differs {differ}"
+        if not check.differences:
+            self.holds[check.seat] = dict(check.seen)
 
     # ------------------------------------------------------------------ shoe
     @rule(count=st.sampled_from([52, 52, 52, 51]))
@@ -327,7 +377,7 @@ class RoundMachineTest(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ the table moving on
     @rule(steps=st.integers(1, 12), data=st.data())
-    def advance(self, steps: int, data: st.DataObject) -> None:
+    def advance(self, steps: int, data: st.DataObject, voids: bool = True) -> None:
         """What a working table does next, ``steps`` times: answer the shoe's and the sensors' pending
         requests, players put legal wagers and bets, the dealer (or the supervisor, with the key) presses a lit
         button."""
@@ -351,10 +401,30 @@ class RoundMachineTest(RuleBasedStateMachine):
                 actions = self.machine.allowed_actions()
                 if not actions:
                     return
-                action = data.draw(st.sampled_from(actions))
-                if action in ("acknowledge", "clear_fault", "void_round") and not self.machine.supervisor_key:
+                if state == "payout" and "paid" in actions:
+                    self.pay(data)
+                choices = [a for a in actions if voids or a != "void_round"] or list(actions)
+                action = data.draw(st.sampled_from(choices))
+                if action in ("acknowledge", "clear_fault", "void_round", "accept_mispay") \
+                        and not self.machine.supervisor_key:
                     self.feed(ev.SupervisorKey(True, "SUP-1"))
                 self.feed(ev.ButtonPressed(action))
+
+    @rule(steps=st.integers(30, 90), data=st.data())
+    def play_on(self, steps: int, data: st.DataObject) -> None:
+        """A table working for a while: far enough to settle a round and pay it."""
+        self.advance(steps, data, voids=False)
+
+    def pay(self, data: st.DataObject) -> None:
+        """The dealer pays the seat shown as the panel says, now and then touching another seat by mistake."""
+        payout = self.machine.view()["payout"]
+        seat = payout["seat"]
+        for spot, step in payout["seats"][str(seat)]["spots"].items():
+            if self.layout.get((seat, spot), 0) != step["expected"]:
+                self.move_chips(seat, spot, step["expected"])
+        if data.draw(st.integers(0, 4)) == 0:
+            other = data.draw(st.sampled_from(sorted(payout["seats"])))
+            self.move_chips(int(other), data.draw(st.sampled_from(ev.SPOTS)), data.draw(st.sampled_from([0, 500])))
 
     # ------------------------------------------------------------------ faults, restarts
     @rule(device=st.sampled_from(DEVICES), code=st.sampled_from(("link_lost", "timeout", "jam", "empty")),
@@ -385,7 +455,7 @@ class RoundMachineTest(RuleBasedStateMachine):
 
     @invariant()
     def void_is_allowed_exactly_while_a_round_is_open(self) -> None:
-        assert ("void_round" in self.machine.allowed_actions()) == self.machine.round_open()
+        assert ("void_round" in self.machine.allowed_actions()) == self.machine.unsettled()
 
     @invariant()
     def lamps_are_allowed_actions(self) -> None:
@@ -404,3 +474,13 @@ RoundMachineTest.TestCase.settings = settings(
     max_examples=examples(100), stateful_step_count=80, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 test_round_machine_stateful = RoundMachineTest.TestCase
+
+
+class PayoutCheckedTable(RoundMachineTest):
+    """The same machine at a table that checks the dealer's payouts (the shipped table.yaml)."""
+
+    config = dataclasses.replace(CONFIG, payout=PayoutConfig(check=True))
+
+
+PayoutCheckedTable.TestCase.settings = RoundMachineTest.TestCase.settings
+test_round_machine_stateful_with_the_payout_check = PayoutCheckedTable.TestCase
