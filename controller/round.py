@@ -582,7 +582,8 @@ class Round(ManualDealing, AlertDesk):
             out["acknowledge"] = data.acks_id
         if data is not None and self.phase in PAYOUT_STATES and data.last_check:
             out["accept_mispay"] = data.last_check["id"]
-        return out
+        allowed = self.allowed_actions()
+        return {action: number for action, number in out.items() if action in allowed}
 
     def _active_seats(self) -> list[SeatState]:
         """Seats still in action, from the dealer's left clockwise (ascending seat number)."""
@@ -777,8 +778,9 @@ class Round(ManualDealing, AlertDesk):
         actor = Actor(event.role, event.user, "control")
         stale = (event.stale or stale_reason(event.round, event.state, self.round_no, self.state)
                  or stale_answer(event.action, event.answers, self.answers()))
-        if stale:  # decided on another round or state (docs/control.md, "The round guard")
-            self._refuse(event.action, stale, actor, f"Not now: {event.action} for another round")
+        if stale:  # decided on another round or state, or on something else (docs/control.md, "The round guard")
+            what = "something else" if "answers" in stale else "another round"
+            self._refuse(event.action, stale, actor, f"Not now: {event.action} for {what}")
             return
         self._act(event.action, actor, event.reason, event.code)
 
@@ -1260,6 +1262,9 @@ class Round(ManualDealing, AlertDesk):
                     self._emit(cmd.Irregularity(data.round_no, "irregular_bet", detail),
                                cmd.PressRefused("confirm", str(exc), actor.user, actor.role))
                     self._show(f"Irregular bet seat {state.seat} {step}: {amount}")
+                    # the confirm decided nothing: a change since is the correction it asks for, not a bet's change
+                    decided = {(s.seat, step) for s in self._active_seats()}
+                    data.pending_acks = [i for i in data.pending_acks if (i["seat"], i["spot"]) not in decided]
                     self.decisions_refused()
                     return
             decisions.append((state, amount))
@@ -1311,7 +1316,7 @@ class Round(ManualDealing, AlertDesk):
         if self.state == "payout":
             data.to_pay = sorted(data.seats, reverse=True)  # from the dealer's right, as settled
             data.payout_base = {seat: {spot: amount for (s, spot), amount in self.layout.items() if s == seat}
-                                for seat in data.seats}
+                                for seat in sorted(set(ev.SEATS) | {s for s, _ in self.layout})}
             self._show_payout()
             return
         self._close_round()
@@ -1342,7 +1347,7 @@ class Round(ManualDealing, AlertDesk):
     def _check_payout(self, spots: dict[int, dict[str, int]]) -> None:
         """Compare the whole layout with what it must hold (NY 5324.39(e)(9): each seat settled in turn): the seat
         being paid with its payout plan (``controller.payout``), each seat already paid and checked with what it
-        held then, each seat not yet paid with what it held when the payout began. An exact match moves on to the
+        held then, each seat not yet paid (a seat without a wager too) with what it held when the payout began. An exact match moves on to the
         next seat (or closes the round); a difference, on any seat, is shown with its seat, spot and amount and
         the dealer puts it right (``paid`` again: the layout is read again) or a supervisor accepts it
         (``accept_mispay``). A difference on another seat names it (``"seat"`` in the difference)."""
@@ -1353,7 +1358,8 @@ class Round(ManualDealing, AlertDesk):
         seen = dict(spots.get(seat, {}))
         found = list(differences(plan, seen))
         others: dict[int, dict[str, int]] = {}
-        for other in sorted(data.seats, reverse=True):  # in settlement order, from the dealer's right
+        # in settlement order, from the dealer's right; a seat without a wager must keep what it had too
+        for other in sorted(set(data.seats) | set(data.payout_base), reverse=True):
             should = data.checked.get(other, data.payout_base.get(other))
             if other == seat or should is None:  # None: a payout begun before the base was kept
                 continue

@@ -284,3 +284,45 @@ def test_a_devices_fault_text_stays_in_the_journal_and_the_public_sees_device_an
                        ("DeviceFault", {"device": "shoe", "code": "jam", "detail": "jam: card 4d stuck in gate"})):
         shown = public_record({"seq": 9, "time": "t", "kind": "record", "round": 1, "type": kind, "data": data})
         assert shown is not None and "4d" not in str(shown), shown
+
+
+def test_chips_put_on_a_seat_without_a_wager_during_the_payout_are_a_mispay_of_that_seat():
+    """NY (e)(9): the whole layout is checked: 1000 put on seat 3, which had no wager, while seat 6 is paid is
+    named at seat 6's reading; the round does not close until it is taken away."""
+    driver = to_payout()
+    driver.place({**driver.layout, 3: {"ante_across": 1000}})
+    out = pay(driver, 6, PAID_6)
+    (check,) = of_type(out, cmd.PayoutChecked)
+    assert check.differences == ({"seat": 3, "spot": "ante_across", "expected": 0, "seen": 1000,
+                                  "difference": 1000},)
+    driver.place({seat: spots for seat, spots in driver.layout.items() if seat != 3})
+    out = driver.press("paid") + driver.answer_read()
+    pay(driver, 1, PUSHED_1)
+    assert driver.state == "closed"
+
+
+def test_an_irregular_bet_corrected_after_the_confirm_is_no_past_posting():
+    """NY (e)(3): 2000 (4x the ante) at the confirm is an irregular bet: the decision stays open, and the dealer's
+    correction to 1500 after it is what the next confirm takes, not a change held for a supervisor."""
+    driver = to_decision("across")
+    driver.move_chips(1, "across", 2000)
+    driver.move_chips(2, "across", 500)
+    driver.press("confirm")
+    driver.move_chips(1, "across", 1500)
+    out = driver.answer_read()
+    assert of_type(out, cmd.PressRefused) and driver.state == "across_decision"
+    assert "acknowledge" not in driver.machine.allowed_actions()
+    assert "Past-posting" not in driver.machine.view()["display"]
+    out = driver.press("confirm") + driver.answer_read()
+    assert {(d.seat, d.amount) for d in of_type(out, cmd.DecisionMade)} == {(1, 1500), (2, 500)}
+
+
+def test_answers_names_only_what_may_be_answered_now_and_the_panel_says_what_was_stale():
+    driver = betting()
+    driver.lock({1: antes(500)})
+    driver.move_chips(1, "ante_across", 1000)  # past-posting while dealing: held for a supervisor
+    assert driver.machine.view()["answers"] == {"acknowledge": driver.machine.round.acks_id}
+    driver.send(ev.DeviceFault("shoe", "jam", "jam"))  # in fault: acknowledge is not allowed now
+    assert "acknowledge" not in driver.machine.view()["answers"]
+    out = driver.send(OperatorAction("clear_fault", "sue", "supervisor", answers=999))
+    assert [d.text for d in of_type(out, cmd.Display)] == ["Not now: clear_fault for something else"]

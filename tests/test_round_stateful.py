@@ -296,8 +296,9 @@ class RoundMachineTest(RuleBasedStateMachine):
         self.layout[(seat, spot)] = amount
         self.feed(ev.SpotChanged(seat, spot, amount))
 
-    @precondition(lambda self: self.read is not None and (self.machine.state == "locking"
-                                                          or self.machine.state.endswith("_reading")))
+    @precondition(lambda self: self.read is not None and (
+        self.machine.state == "locking"
+        or self.machine.state.endswith("_reading") and self.machine.state != "payout_reading"))
     @rule(seat=st.integers(1, 6), multiple=st.integers(0, 3))
     def late_chips(self, seat: int, multiple: int) -> None:
         """Chips put down (or taken back) after the announcement, before its reading is answered: two legal
@@ -326,7 +327,7 @@ class RoundMachineTest(RuleBasedStateMachine):
         if not checks:
             return
         (check,) = checks
-        seats = self.ledger.locked.get(check.round_no, {})
+        seats = set(self.ledger.locked.get(check.round_no, {})) | set(self.payout_base)  # wager or none
         for seat in seats:
             if seat == check.seat:
                 continue
@@ -423,8 +424,8 @@ class RoundMachineTest(RuleBasedStateMachine):
             if self.layout.get((seat, spot), 0) != step["expected"]:
                 self.move_chips(seat, spot, step["expected"])
         if data.draw(st.integers(0, 4)) == 0:
-            other = data.draw(st.sampled_from(sorted(payout["seats"])))
-            self.move_chips(int(other), data.draw(st.sampled_from(ev.SPOTS)), data.draw(st.sampled_from([0, 500])))
+            other = data.draw(st.integers(1, 6))  # a seat of the round or a seat without a wager
+            self.move_chips(other, data.draw(st.sampled_from(ev.SPOTS)), data.draw(st.sampled_from([0, 500])))
 
     # ------------------------------------------------------------------ faults, restarts
     @rule(device=st.sampled_from(DEVICES), code=st.sampled_from(("link_lost", "timeout", "jam", "empty")),
