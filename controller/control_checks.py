@@ -119,6 +119,8 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state of the round as /state shows it "
                                                  f"(docs/round-states.md), or null; got {json_text(state)}")
     answers = body.get("answers")
+    if isinstance(answers, float) and answers.is_integer() and abs(answers) <= MAX_SEQ:
+        answers = int(answers)  # as round: 3.0 is the integer 3 (JSON Schema 2020-12, "integer")
     if action in ANSWERING and (not isinstance(answers, int) or isinstance(answers, bool)
                                 or not 0 <= answers <= MAX_SEQ):
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} answers something: give answers, the number /state "
