@@ -6,8 +6,9 @@ a free port and two operators (a supervisor and a dealer), starts ``crisscross r
 for the interface, and runs ``st run`` on its ``/openapi.json`` with every check of Schemathesis (no 500,
 status codes, content types and bodies as documented) plus this module's own (``no_private_record``: no
 answer carries a record type that holds face-down cards, nor a record's ``prev`` or ``hash``), signed in as
-the supervisor, for at most ``S`` seconds (``--max-time``). ``/events/stream`` is left out: an event stream
-stays open for minutes by design (it has its own tests). Exit status: Schemathesis's (0: nothing found), or 2
+the supervisor, for at most ``S`` seconds (``--max-time``). An answer may take the wait it was asked for
+(``GET /events?timeout=``, at most ``MAX_WAIT`` s) and 5 s more (``--max-response-time``). ``/events/stream``
+is left out: an event stream stays open for minutes by design (it has its own tests). Exit status: Schemathesis's (0: nothing found), or 2
 when the service did not start; the service is stopped either way.
 """
 
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=100, help="most examples per operation")
     args = parser.parse_args(argv)
     from controller.cli import main as crisscross
+    from controller.control_checks import MAX_WAIT
     from controller.operators import MIN_ITERATIONS, add_operator
     from tests.idle_clients import accepts, free_port
 
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         token = base64.b64encode(b"sue:supervisor-pass").decode()
         command = ["st", "run", f"http://127.0.0.1:{port}/openapi.json", "--checks", "all", "--max-time",
                    str(args.seconds), "--max-examples", str(args.examples), "--request-timeout", "40",
+                   "--max-response-time", str(MAX_WAIT + 5),
                    "--exclude-path", "/events/stream", "-H", f"Authorization: Basic {token}",
                    "--generation-deterministic", "--suppress-health-check", "all", "--no-color"]
         env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz_control", "PYTHONPATH": str(ROOT)}
