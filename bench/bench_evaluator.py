@@ -6,7 +6,7 @@
 
 Times, in the same run and on the same hands: ``controller.analysis.classes.classify`` over all 2,598,960
 five-card hands at once (NumPy arrays), ``phevaluator.evaluate_cards`` (a C perfect-hash evaluator) called once
-per hand from Python, and ``controller.hands.evaluate`` (the controller's scalar evaluator) called once per hand.
+per hand from Python, and ``controller.game.hands.evaluate`` (the controller's scalar evaluator) called once per hand.
 The hand-by-hand evaluators run on a sample (default 300,000 hands) and are scaled to the full count. Prints
 the time of each and the ratios. Then times the whole exact par sheet (``compute_par_sheet``).
 """
@@ -24,10 +24,10 @@ from phevaluator import evaluate_cards
 
 from controller.analysis.classes import N_HANDS, classify
 from controller.analysis.parsheet import compute_par_sheet
-from controller.cards import DECK
-from controller.cli import positive_int
-from controller.hands import evaluate
-from controller.paytable import load_jurisdiction
+from controller.game.cards import DECK
+from controller.cli.main import positive_int
+from controller.game.hands import evaluate
+from controller.game.paytable import load_jurisdiction
 
 
 def main() -> None:
@@ -50,7 +50,7 @@ def main() -> None:
         evaluate(hand)
     scalar = (time.perf_counter() - start) * N_HANDS / args.sample
     print(f"all {N_HANDS:,} hands: batch classify {batch:.2f} s; phevaluator hand by hand {peer:.2f} s "
-          f"(ratio {peer / batch:.1f}x); controller.hands.evaluate hand by hand {scalar:.2f} s "
+          f"(ratio {peer / batch:.1f}x); controller.game.hands.evaluate hand by hand {scalar:.2f} s "
           f"(ratio {scalar / batch:.1f}x)")
     if not args.no_par_sheet:
         start = time.perf_counter()

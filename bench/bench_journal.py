@@ -33,14 +33,14 @@ import threading
 import time
 from pathlib import Path
 
-from controller import commands as cmd
-from controller.cards import DECK
-from controller.inputs import ServiceStarted
-from controller.journal import Journal, rounds_ended
-from controller.paytable import load_jurisdiction
-from controller.round import Round
-from controller.service import STOP, Controller
-from controller.table import load_table_config
+from controller.round import commands as cmd
+from controller.game.cards import DECK
+from controller.round.inputs import ServiceStarted
+from controller.journal.store import Journal, rounds_ended
+from controller.game.paytable import load_jurisdiction
+from controller.round.machine import Round
+from controller.service.loop import STOP, Controller
+from controller.game.table import load_table_config
 from drivers import events as ev
 
 CONFIG = load_table_config()
@@ -107,7 +107,7 @@ def play_round(table: Table, rng: random.Random, timed: list[float] | None = Non
 
 
 def pay_out(table: Table, chips: dict[tuple[int, str], int]) -> None:
-    """The dealer's payout after the settlement, seat by seat as the payout check shows it (controller.payout):
+    """The dealer's payout after the settlement, seat by seat as the payout check shows it (controller.game.payout):
     each spot's chips changed to what it must hold, one input per change, then ``paid`` and the seat's reading.
     ``chips`` is the layout before the payout, ``{(seat, spot): minor units}``; it is updated."""
     machine = table.controller.machine

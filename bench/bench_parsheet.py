@@ -54,7 +54,7 @@ def per_class_against_reference() -> None:
     from threadpoolctl import threadpool_limits
 
     from controller.analysis.parsheet import ParSheetEngine
-    from controller.paytable import load_jurisdiction
+    from controller.game.paytable import load_jurisdiction
 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout, for tests/
     from tests.parsheet_reference import ReferenceEngine

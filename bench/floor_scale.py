@@ -42,15 +42,15 @@ from pathlib import Path
 from typing import Any
 
 from controller.floor.audit import Auditor
-from controller.floor.config import FloorConfig
+from controller.settings.floor import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.publisher import Publisher
-from controller.control import public_record
+from controller.control.server import public_record
 from controller.floor.topics import decode
-from controller.journal import Journal, iter_store, read_records
-from controller.journal_key import init_key, load_key
-from controller.service import Service
-from controller.table import load_table_config
+from controller.journal.store import Journal, iter_store, read_records
+from controller.journal.key import init_key, load_key
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from hil.broker import Broker
 
 ROUND_ENDS = ("RoundClosed", "RoundVoided")

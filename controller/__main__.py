@@ -1,5 +1,5 @@
-"""``python -m controller`` runs the ``crisscross`` command line (see ``controller.cli``)."""
+"""``python -m controller`` runs the ``crisscross`` command line (see ``controller.cli.main``)."""
 
-from controller.cli import main
+from controller.cli.main import main
 
 raise SystemExit(main())

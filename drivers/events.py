@@ -1,7 +1,7 @@
 """The vocabulary devices speak to the controller: one frozen dataclass per device fact.
 
 Drivers turn decoded frames into these events and post them on the controller's event queue; the round
-state machine (``controller.round``) consumes them. Every event is plain data that round-trips through JSON
+state machine (``controller.round.machine``) consumes them. Every event is plain data that round-trips through JSON
 (``to_record`` / ``event_from_record``) so the journal can store it before it is applied and replay it later.
 
 Spot names follow NY 9 NYCRR 5324.39(a)(2)(i): ``five_card_bonus``, ``ante_across``, ``ante_down``,
@@ -26,9 +26,9 @@ SPOTS: tuple[str, ...] = ("five_card_bonus", "ante_across", "ante_down", "across
 BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal", "exclude",
                             "acknowledge", "clear_fault", "void_round", "paid", "accept_mispay",
                             # switching the dealing mode and holding a seat whose cards are not entered (NY
-                            # 5324.39(d)(1), ``controller.manual``): supervisor actions
+                            # 5324.39(d)(1), ``controller.round.manual``): supervisor actions
                             "deal_by_hand", "deal_by_shoe", "hold_seat",
-                            # a hole-card alert shown to the supervisor (``controller.alerts``): a supervisor action
+                            # a hole-card alert shown to the supervisor (``controller.round.alerts``): a supervisor action
                             "acknowledge_alert")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
@@ -131,7 +131,7 @@ class SupervisorKey:
 @dataclass(frozen=True)
 class CardsEntered:
     """Cards entered as they are turned in a round dealt by hand (NY 9 NYCRR 5324.39(d)(1),
-    ``controller.manual``): ``seat`` 0 for community cards, else the seat whose two cards these are; ``cards``
+    ``controller.round.manual``): ``seat`` 0 for community cards, else the seat whose two cards these are; ``cards``
     as typed or scanned (checked by the round, not here); ``device`` the source (``panel`` keypad, ``reader``)."""
 
     seat: int

@@ -551,7 +551,7 @@ class Device(abc.ABC):
                 self._log.debug("%s: close failed: %s", self.name, exc)
 
     def link_stats(self) -> dict[str, int]:
-        """The link's counters since start, for the metrics (``controller.metrics.LINK_COUNTERS``): frames sent
+        """The link's counters since start, for the metrics (``controller.service.metrics.LINK_COUNTERS``): frames sent
         and received, retransmissions, frames dropped for a bad CRC, reconnections after a loss, handshakes
         refused. Written by the owner thread only; another thread reads a snapshot of plain integers."""
         return {"frames_sent": self._frames_sent, "frames_received": self._frames_received,

@@ -2,7 +2,7 @@
 
 Each check returns discrepancies as text; an empty list means the journal proves the property. Sources: card
 accounting 5 + 2 x wagering seats per round in the regulated order (NY 9 NYCRR 5324.39(d)(2); dealt by hand,
-(d)(1): the cards as entered, ``controller.recall``); no card before
+(d)(1): the cards as entered, ``controller.journal.recall``); no card before
 "no more bets" (NY (c)(3)); decisions from the dealer's left clockwise (PA 58 Pa. Code 674a.11(b),(d),(f));
 settlement from the dealer's right counterclockwise (NY (e)(9), PA (g)); every wager settled exactly once and
 money conserved; every settlement equal to what ``crisscross settle`` computes for that round.
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.cards import DECK
-from controller.journal import iter_records, verify_journal
-from controller.recall import RoundRecord, rounds_from_records
+from controller.game.cards import DECK
+from controller.journal.store import iter_records, verify_journal
+from controller.journal.recall import RoundRecord, rounds_from_records
 
 
 def settle_input(rnd: RoundRecord, jurisdiction: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
     python -m hil.crash --rounds 200 --seed 1 [--journal PATH] [--config config/table.yaml]
 
 The shoe, bet-sensor and panel simulators and the scripted table (players, dealer and a supervisor,
-``controller.simtable``) run in this process for the whole test, as the real devices and people stay when the
+``controller.simulated.table``) run in this process for the whole test, as the real devices and people stay when the
 table PC loses power. The service runs as a separate process (``crisscross run -v`` with ``--port`` at each simulator) and is killed
 with SIGKILL at a moment drawn relative to that start's own readiness (the shoe reconciled after the handshakes):
 a share of starts (``--early``) before it, the others up to ``--max-life`` seconds after it, so that kills land
@@ -38,14 +38,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.cli import positive_float, positive_int, probability
-from controller.config import CONFIG_DIR
-from controller.journal import CUT_COMMIT_VARIABLE, Journal, JournalError, iter_records, rounds_ended
-from controller.journal_tools import verify
-from controller.recovery import recover
-from controller.service import jurisdiction_for, key_for, start_simulators
-from controller.simtable import SimulatedTable
-from controller.table import load_table_config
+from controller.cli.main import positive_float, positive_int, probability
+from controller.settings.files import CONFIG_DIR
+from controller.journal.store import CUT_COMMIT_VARIABLE, Journal, JournalError, iter_records, rounds_ended
+from controller.journal.tools import verify
+from controller.journal.recovery import recover
+from controller.service.loop import jurisdiction_for, key_for, start_simulators
+from controller.simulated.table import SimulatedTable
+from controller.game.table import load_table_config
 from hil.checks import check_journal
 from hil.rig import service_command
 
@@ -140,7 +140,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     Each start is killed at a moment drawn relative to its own readiness (the shoe reconciled): with
     probability ``early`` before it (uniformly up to the readiness time seen so far), else up to ``max_life``
     seconds after it; with probability ``torn_rate`` the service instead cuts one of its first commits short
-    itself (``controller.journal.CUT_COMMIT_VARIABLE``). ``journal`` must be new. Raises ``ValueError`` for a
+    itself (``controller.journal.store.CUT_COMMIT_VARIABLE``). ``journal`` must be new. Raises ``ValueError`` for a
     journal that exists, ``ConfigError`` for a bad ``config``, ``JournalError`` for a journal key of ``config``
     that cannot be used (before any start); a service that does not stop within 120 s of
     SIGTERM is reported as a discrepancy with what the panel showed, which of the simulated table's threads ran

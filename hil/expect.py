@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from controller.control import public_record
-from controller.journal import verify_journal
-from controller.recall import rounds_from_records
+from controller.control.server import public_record
+from controller.journal.store import verify_journal
+from controller.journal.recall import rounds_from_records
 from hil.checks import check_round
 from hil.rig import wagers_lost
 
@@ -135,7 +135,7 @@ def _cards_in(value: Any) -> set[str]:
 
 def check_face_down(records: Sequence[dict[str, Any]], panel_texts: Sequence[str],
                     state: Mapping[str, Any] | None) -> list[str]:
-    """No card is shown before it is turned: no public record (``controller.control.public_record``, in
+    """No card is shown before it is turned: no public record (``controller.control.server.public_record``, in
     journal order) names a community card before its ``CardsRevealed`` or a seat's card outside that seat's
     ``SeatSettled``; no panel text names a seat's card, or a community card never turned; ``/state`` shows
     only the current round's turned cards."""
@@ -208,7 +208,7 @@ def check_view(expected: Mapping[str, Any], state: Mapping[str, Any] | None, dis
 
 
 def check_payout_view(expected: Mapping[str, Any] | None, state: Mapping[str, Any] | None) -> list[str]:
-    """The payout check as the dealer's screen shows it (``/state`` ``payout``, ``controller.round``): each key
+    """The payout check as the dealer's screen shows it (``/state`` ``payout``, ``controller.round.machine``): each key
     given (``seat`` being paid, ``to_pay`` the seats left in order, ``differences`` of the seat's last reading)
     holds (``matches``); ``None`` expected: the round is not in its payout."""
     if state is None:

@@ -3,7 +3,7 @@
     python -m hil.payout --rounds 500 --seed 7 --payout-errors 0.05 [--journal PATH] [--config config/table.yaml]
 
 Runs the service in this process with simulated devices and the scripted table (``crisscross run --simulate``)
-whose dealer pays a seat wrong with probability ``--payout-errors`` (``controller.simtable``: short, over, the
+whose dealer pays a seat wrong with probability ``--payout-errors`` (``controller.simulated.table``: short, over, the
 payout on the wrong spot, a losing wager not taken) and puts it right when the panel shows the mispay. Then
 compares the dealer's own record of its mistakes with the journal's ``PayoutChecked`` records:
 
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.cli import positive_int
-from controller.config import CONFIG_DIR
-from controller.recall import RoundRecord
-from controller.service import Service
-from controller.table import load_table_config
+from controller.cli.main import positive_int
+from controller.settings.files import CONFIG_DIR
+from controller.journal.recall import RoundRecord
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from hil.checks import check_journal
 
 

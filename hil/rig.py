@@ -10,7 +10,7 @@ service in its own process, every device simulated unless ``--port`` gives it a 
 case per scenario with ``--junit-xml``; ``--console`` opens the simulators' console once the service is up.
 
 Starts the shoe, bet-sensor and panel simulators on pseudo-terminals and the scripted players and dealer
-(``controller.simtable``), starts ``crisscross run`` as a separate process with ``--port`` pointing each device
+(``controller.simulated.table``), starts ``crisscross run`` as a separate process with ``--port`` pointing each device
 at its simulator's port (opened exactly as a real serial port), waits for it to finish N rounds, then checks
 the journal (``hil.checks``) and the shoe simulator's own record. Prints the rounds completed and every
 discrepancy; exits 0 only when there is none. With ``--faults RATE`` every simulator injects faults at random
@@ -35,12 +35,12 @@ from typing import Any
 
 import yaml
 
-from controller.cli import positive_int
-from controller.config import CONFIG_DIR
-from controller.journal import iter_records
-from controller.service import jurisdiction_for, sim_port, start_simulators
-from controller.simtable import SimulatedTable
-from controller.table import load_table_config
+from controller.cli.main import positive_int
+from controller.settings.files import CONFIG_DIR
+from controller.journal.store import iter_records
+from controller.service.loop import jurisdiction_for, sim_port, start_simulators
+from controller.simulated.table import SimulatedTable
+from controller.game.table import load_table_config
 from hil.checks import check_journal
 
 

@@ -131,16 +131,18 @@ def _label(action: str, value: Any) -> str:
 
 @cache
 def known_names() -> tuple[frozenset[str], frozenset[str]]:
-    """The round machine's states (``controller.round.STATES``) and every type a journal record may have (the
-    dataclasses of ``controller.commands``, ``controller.inputs`` and ``drivers.events``, the service's own
+    """The round machine's states (``controller.round.machine.STATES``) and every type a journal record may have (the
+    dataclasses of ``controller.round.commands``, ``controller.round.inputs`` and ``drivers.events``, the service's own
     records and the hole-card ``Alert``): what a scenario may name in ``state`` and a record's ``type``."""
     import dataclasses
     import inspect
 
-    from controller import commands, inputs
-    from controller.protection import Alert
-    from controller.recovery import SERVICE_RECORDS
-    from controller.round import STATES
+    from controller.round import commands
+
+    from controller.round import inputs
+    from controller.service.protection import Alert
+    from controller.journal.recovery import SERVICE_RECORDS
+    from controller.round.machine import STATES
     from drivers import events
 
     types = {name for module in (commands, inputs, events) for name, item in vars(module).items()

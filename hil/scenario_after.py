@@ -44,7 +44,7 @@ class Moment:
 
 
 def record_time(record: Mapping[str, Any]) -> float:
-    """The record's ``time`` (ISO 8601 with its offset, controller/journal.py) in seconds since the epoch.
+    """The record's ``time`` (ISO 8601 with its offset, controller/journal/store.py) in seconds since the epoch.
     ``AfterFailed`` naming the record when it has none or one that is not ISO 8601."""
     try:
         return datetime.fromisoformat(record["time"]).timestamp()

@@ -20,14 +20,14 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
-from controller.journal import read_records
+from controller.journal.store import read_records
 from drivers.events import SPOTS
 
 #: Seconds a ``pay`` step waits for the panel to ask for its seat, and for the seat's reading.
 PAY_TIMEOUT = 10.0
 #: Seconds a ``pay_as_shown`` step may take in all.
 PAY_ALL_TIMEOUT = 60.0
-#: The states of the payout check (``controller.round``).
+#: The states of the payout check (``controller.round.machine``).
 PAYOUT_STATES = ("payout", "payout_reading")
 
 

@@ -36,10 +36,10 @@ from typing import Any
 
 import yaml
 
-from controller.config import CONFIG_DIR
-from controller.journal import read_records
-from controller.operators import MIN_ITERATIONS, add_operator
-from controller.service import start_simulators
+from controller.settings.files import CONFIG_DIR
+from controller.journal.store import read_records
+from controller.control.operators import MIN_ITERATIONS, add_operator
+from controller.service.loop import start_simulators
 from drivers.sim import PtySimulator
 from hil.expect import (check_face_down, check_money, check_payout_view, check_records, check_settlement,
                         check_view)
@@ -132,12 +132,12 @@ def scenario_table(scenario: Scenario) -> dict[str, Any]:
 
 def check_table(scenario: Scenario) -> str | None:
     """The problem of the scenario's table configuration as ``file:line: table: what`` (the line of its
-    ``table:`` key), None when ``controller.table.load_table_config`` accepts it: a bad override is a file
+    ``table:`` key), None when ``controller.game.table.load_table_config`` accepts it: a bad override is a file
     error, found before any scenario runs, not a service that fails to start."""
     import re
 
-    from controller.config import ConfigError
-    from controller.table import load_table_config
+    from controller.settings.files import ConfigError
+    from controller.game.table import load_table_config
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "table.yaml"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.operators import MIN_ITERATIONS, add_operator
-from controller.service import Service
-from controller.table import load_table_config
+from controller.control.operators import MIN_ITERATIONS, add_operator
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Chromium's switches: headless without a sandbox (root in CI), no network of its own, nothing to update.

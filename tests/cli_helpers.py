@@ -1,4 +1,4 @@
-"""``crisscross`` run in the test's own process: ``controller.cli.main`` with its standard input, output and
+"""``crisscross`` run in the test's own process: ``controller.cli.main.main`` with its standard input, output and
 error captured, answered in the shape ``subprocess.run`` gives (``returncode``, ``stdout``, ``stderr``).
 
 The error contracts of the command line (an exit status and one line naming what was wrong and where) have many
@@ -12,7 +12,7 @@ import io
 import subprocess
 import sys
 
-from controller import cli
+from controller.cli import main as cli
 
 
 def crisscross(*args: str, stdin: str = "") -> subprocess.CompletedProcess:

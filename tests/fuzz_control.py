@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Record types that carry face-down cards or device commands: never in an answer (controller.control).
+#: Record types that carry face-down cards or device commands: never in an answer (controller.control.server).
 PRIVATE_TYPES = ("StackDealt", "StackDispensed", "ShoeLastDispense", "CardsEntered", "CardsRecorded")
 
 try:  # the custom check, loaded by Schemathesis through SCHEMATHESIS_HOOKS=tests.fuzz_control
@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=120, help="time budget of the fuzzing (st --max-time)")
     parser.add_argument("--examples", type=int, default=100, help="most examples per operation")
     args = parser.parse_args(argv)
-    from controller.cli import main as crisscross
-    from controller.control_checks import MAX_WAIT
-    from controller.operators import MIN_ITERATIONS, add_operator
+    from controller.cli.main import main as crisscross
+    from controller.control.checks import MAX_WAIT
+    from controller.control.operators import MIN_ITERATIONS, add_operator
     from tests.idle_clients import accepts, free_port
 
     work = Path(tempfile.mkdtemp(prefix="crisscross-fuzz-"))

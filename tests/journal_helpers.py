@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from controller import journal_key as jkey
-from controller.journal import GENESIS, canonical_line, record_hash
-from controller.journal_tools import export
+from controller.journal import key as jkey
+from controller.journal.store import GENESIS, canonical_line, record_hash
+from controller.journal.tools import export
 
 
 def forge(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:

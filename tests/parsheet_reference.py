@@ -18,7 +18,7 @@ import numpy as np
 from controller.analysis.classes import CLASS_NAMES, N_CLASSES
 from controller.analysis.parsheet import (N_DOWN, N_MIDDLE, N_PAIRS, SCALE1, SCALE2, SCALE3, STEPS, HoleAnalysis,
                                           ParSheetEngine, hole_classes, hole_name)
-from controller.paytable import load_jurisdiction
+from controller.game.paytable import load_jurisdiction
 
 
 class ReferenceEngine(ParSheetEngine):

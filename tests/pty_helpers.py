@@ -54,8 +54,8 @@ def expect_quiet(events: queue.Queue, seconds: float) -> None:
 def betting_service(tmp_path: Path, **ports: str) -> Iterator:
     """A ``Service`` whose devices are simulated except those given in ``ports`` (name -> port), with no
     scripted table, run by a controller thread; the dealer has opened betting. Stopped and closed after."""
-    from controller.service import Service
-    from controller.table import load_table_config
+    from controller.service.loop import Service
+    from controller.game.table import load_table_config
 
     ports = {"shoe": "simulator", "sensors": "simulator", "panel": "simulator", **ports}
     service = Service(load_table_config(), ports=ports, journal_path=tmp_path / "journal.jsonl", out=io.StringIO(),

@@ -1,4 +1,4 @@
-"""Builders for driving the pure round state machine (controller.round.Round) in tests.
+"""Builders for driving the pure round state machine (controller.round.machine.Round) in tests.
 
 ``TableDriver`` feeds device events one at a time and keeps every output. It answers the machine's own
 requests the way the devices do: a ``SpotsSnapshot`` carries the request id of the ``ReadSpots`` just returned,
@@ -18,15 +18,15 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from controller import commands as cmd
-from controller.paytable import load_jurisdiction
-from controller.payout import PayoutConfig
-from controller.round import Round
-from controller.table import load_table_config
+from controller.round import commands as cmd
+from controller.game.paytable import load_jurisdiction
+from controller.game.payout import PayoutConfig
+from controller.round.machine import Round
+from controller.game.table import load_table_config
 from drivers import events as ev
 
 #: The shipped table without its payout check: these tests end a round at its settlement; the payout check
-#: (controller.payout) has tests of its own (tests/test_payout.py) that turn it on.
+#: (controller.game.payout) has tests of its own (tests/test_payout.py) that turn it on.
 CONFIG = dataclasses.replace(load_table_config(), payout=PayoutConfig())
 NY = load_jurisdiction("ny")
 DEVICES = ("shoe", "sensors", "panel")

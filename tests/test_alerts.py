@@ -1,4 +1,4 @@
-"""Hole-card alerts in the round core (controller/alerts.py): shown on the panel only while the supervisor key is
+"""Hole-card alerts in the round core (controller/round/alerts.py): shown on the panel only while the supervisor key is
 turned, never a card, acknowledged by a supervisor and journaled with who; kept by checkpoint()/restore() and by
 the replay of the journal, so that an alert not acknowledged is still waiting after a restart; nothing of them
 in any public record or in the round's view."""
@@ -10,15 +10,15 @@ import re
 
 import pytest
 
-from controller import commands as cmd
-from controller.alerts import (ACKNOWLEDGE_ALERT, MAX_WAITING, REFUSED_TEXT, Alert, alert_record, alert_text,
+from controller.round import commands as cmd
+from controller.round.alerts import (ACKNOWLEDGE_ALERT, MAX_WAITING, REFUSED_TEXT, Alert, alert_record, alert_text,
                                evidence_text, panel_for_supervisor)
-from controller.cards import DECK
-from controller.control import public_record
-from controller.inputs import OperatorAction, ServiceStarted
-from controller.journal import Journal, read_records
-from controller.recovery import recover
-from controller.round import Round
+from controller.game.cards import DECK
+from controller.control.server import public_record
+from controller.round.inputs import OperatorAction, ServiceStarted
+from controller.journal.store import Journal, read_records
+from controller.journal.recovery import recover
+from controller.round.machine import Round
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, ready
 from tests.test_recovery import Recorder, play_until
@@ -249,7 +249,7 @@ def test_recall_lists_every_alert_with_whether_and_by_whom_it_was_acknowledged_n
     """``crisscross recall --alerts``: seat, kind of card, evidence (10^(hundredths/100)), the round that flagged
     it and its status; an alert refused on arrival for naming a card is listed as set aside without the card;
     the rounds' steps name the alerts too."""
-    from controller import cli
+    from controller.cli import main as cli
 
     path = tmp_path / "j.db"
     recorder = Recorder(path)
@@ -320,7 +320,7 @@ def test_an_alert_and_a_round_read_without_one_leave_the_same_public_trace(table
     key off neither gives an output, both are private records, and the view after either is the same, so that
     the public record (its seq numbers and the views published after each input) does not tell when an alert
     came."""
-    from controller.alerts import DetectorChecked
+    from controller.round.alerts import DetectorChecked
 
     other = TableDriver()
     other.start()
@@ -355,10 +355,10 @@ def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
     all the same."""
     import controller.analysis.protect as protect_module
     import controller.analysis.protect_tables as tables_module
-    from controller.alerts import DetectorChecked
+    from controller.round.alerts import DetectorChecked
     from controller.analysis.protect import SessionReport
-    from controller.protection import LiveProtection
-    from controller.recall import RoundRecord
+    from controller.service.protection import LiveProtection
+    from controller.journal.recall import RoundRecord
 
     class FlagsAtRoundTwo:
         """A stand-in detector: round 2 flags seats 3 and 5; round 3 cannot be read."""
@@ -387,11 +387,11 @@ def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
 
 
 def test_a_detector_that_cannot_start_leaves_the_table_playing_and_says_so(monkeypatch, caplog):
-    """controller/protection.py: without its tables (the analysis extra missing, say) the detector says so once,
+    """controller/service/protection.py: without its tables (the analysis extra missing, say) the detector says so once,
     loudly; rounds handed to it are taken and never read, and stopping it does not wait."""
     import controller.analysis.protect_tables as tables_module
-    from controller.protection import LiveProtection
-    from controller.recall import RoundRecord
+    from controller.service.protection import LiveProtection
+    from controller.journal.recall import RoundRecord
 
     def cannot_load(jurisdiction, workers):
         raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
@@ -409,11 +409,11 @@ def test_a_detector_that_cannot_start_leaves_the_table_playing_and_says_so(monke
 
 def test_a_busy_detector_leaves_rounds_out_and_counts_them_and_a_full_event_queue_is_logged(monkeypatch, caplog):
     """``round_closed`` never waits: with its queue full a round is left out, counted and logged; an input the
-    event queue cannot take is logged (module docstring of controller/protection.py)."""
+    event queue cannot take is logged (module docstring of controller/service/protection.py)."""
     import queue
 
-    from controller.protection import LiveProtection
-    from controller.recall import RoundRecord
+    from controller.service.protection import LiveProtection
+    from controller.journal.recall import RoundRecord
 
     class NeverFlags:
         def __init__(self, tables, gap):

@@ -1,4 +1,4 @@
-"""A hole-card alert on the simulated dealer panel over a real pseudo-terminal (controller/alerts.py): nothing on
+"""A hole-card alert on the simulated dealer panel over a real pseudo-terminal (controller/round/alerts.py): nothing on
 the panel while the supervisor key is off, the alert and its lamp while it is turned, acknowledged with the
 panel's button and journaled with the key's id; the panel's text and lamps back when the key is turned off."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from controller.alerts import ACKNOWLEDGE_ALERT, Alert, alert_data, alert_text
-from controller.journal import read_records
+from controller.round.alerts import ACKNOWLEDGE_ALERT, Alert, alert_data, alert_text
+from controller.journal.store import read_records
 from tests.pty_helpers import WAIT, betting_service
 
 ALERT = Alert(7, 3, "middle", 412, 1, 30, 100, 4170)
@@ -28,7 +28,7 @@ def test_the_panel_shows_an_alert_only_to_the_key_and_takes_its_acknowledgement(
         machine = service.machine
         assert panel.wait_for_lamp("no_more_bets", WAIT)  # shuffled: the panel as betting leaves it
         before = (panel.display, panel.lamps)
-        service.events.put(ALERT)  # as the detector's worker does (controller/protection.py)
+        service.events.put(ALERT)  # as the detector's worker does (controller/service/protection.py)
         assert _until(lambda: machine.alerts_waiting == [alert_data(ALERT)])
         time.sleep(0.3)  # anything the alert sent would have reached the panel by now
         assert (panel.display, panel.lamps) == before and not any("ALERT" in m for m in panel.messages)
@@ -59,8 +59,8 @@ def test_the_simulated_supervisor_paged_reads_the_alert_on_the_panel_and_acknowl
     import io
     import threading
 
-    from controller.service import Service
-    from controller.table import load_table_config
+    from controller.service.loop import Service
+    from controller.game.table import load_table_config
 
     service = Service(load_table_config(), simulate=True, rounds=4, seed=5, journal_path=tmp_path / "journal.db",
                       out=io.StringIO())

@@ -20,10 +20,10 @@ import dataclasses
 
 import pytest
 
-from controller import commands as cmd
-from controller.inputs import OperatorAction
-from controller.payout import PayoutConfig
-from controller.round import Round
+from controller.round import commands as cmd
+from controller.round.inputs import OperatorAction
+from controller.game.payout import PayoutConfig
+from controller.round.machine import Round
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
 
@@ -254,8 +254,8 @@ def test_chips_an_excluded_seat_takes_back_are_no_change_and_chips_added_are_pas
 def test_the_control_interface_requires_the_number_an_answering_action_answers_and_refuses_another():
     """docs/control.md, "The round guard": clear_fault, acknowledge and accept_mispay name what they answer
     (400 without it); the interface compares it with /state's ``answers`` by the round machine's own rule."""
-    from controller.control_checks import HTTPError, check_action
-    from controller.inputs import stale_answer
+    from controller.control.checks import HTTPError, check_action
+    from controller.round.inputs import stale_answer
 
     with pytest.raises(HTTPError, match="answers"):
         check_action({"action": "clear_fault"})
@@ -275,7 +275,7 @@ def test_a_devices_fault_text_stays_in_the_journal_and_the_public_sees_device_an
     """docs/control.md, "Secrecy": a shoe's FAULT text "jam: card 4d stuck in gate" names a face-down card: the
     fault's public detail names the device and the cause, the text is kept in ``device_detail`` and the
     journaled input, and neither leaves the journal."""
-    from controller.control import public_record
+    from controller.control.server import public_record
 
     driver = betting()
     driver.lock({1: antes(500)})

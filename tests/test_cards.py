@@ -1,4 +1,4 @@
-"""Card parsing tests for controller/cards.py.
+"""Card parsing tests for controller/game/cards.py.
 
 Written from the regulations and the API contract, not from the code:
 
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.cards import DECK, RANKS, SUITS, CardError, parse_card, parse_cards
+from controller.game.cards import DECK, RANKS, SUITS, CardError, parse_card, parse_cards
 from tests.examples import examples
 
 # Independent spelling of the deck (NY 5324.39(b)(1) ranks x four suits), not taken from the code.

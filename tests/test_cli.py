@@ -3,7 +3,7 @@
 
 The right values come from README.md ("Running": exit status 2 for a refused configuration or input, one line
 naming it; "The journal": the exit statuses of the journal tools; "Recalling rounds": a journal that does not
-verify is shown under a warning with exit status 1), from ``controller/cli.py``'s module docstring and from the
+verify is shown under a warning with exit status 1), from ``controller/cli/main.py``'s module docstring and from the
 docstrings of its option types (a TCP port is 0 to 65535, rounds are ``A-B`` with 1 <= A <= B, a probability is
 from 0 to 1)."""
 
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import cli
-from controller.config import CONFIG_DIR
-from controller.journal import read_records
+from controller.cli import main as cli
+from controller.settings.files import CONFIG_DIR
+from controller.journal.store import read_records
 from tests.cli_helpers import crisscross
 from tests.examples import examples
 from tests.journal_helpers import exported_lines
@@ -287,7 +287,7 @@ def test_verify_with_a_key_file_that_is_not_a_key_is_exit_2_naming_it(tmp_path):
 
 # --------------------------------------------------------------------------------------------------- operator
 def test_operator_add_reads_the_password_from_standard_input_and_list_shows_it(tmp_path):
-    """``operator add`` off a terminal reads the password as the first line of standard input (controller/cli.py
+    """``operator add`` off a terminal reads the password as the first line of standard input (controller/cli/main.py
     docstring); ``list`` shows each user and role, never a password."""
     path = tmp_path / "operators.yaml"
     added = crisscross("operator", "add", "sue", "--role", "supervisor", "--file", path, stdin="a long pass phrase\n")
@@ -300,7 +300,7 @@ def test_operator_add_reads_the_password_from_standard_input_and_list_shows_it(t
 
 
 def test_operator_add_on_a_terminal_refuses_two_passwords_that_differ(tmp_path, monkeypatch, capsys):
-    """On a terminal the password is asked twice with ``getpass`` (controller/cli.py docstring); two that differ
+    """On a terminal the password is asked twice with ``getpass`` (controller/cli/main.py docstring); two that differ
     are refused and nothing is written."""
     import io
 

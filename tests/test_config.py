@@ -11,10 +11,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.config import CONFIG_DIR, ConfigError, load_yaml
-from controller.paytable import PAY_HANDS, load_jurisdiction, pay_hand
-from controller.hands import evaluate
-from controller.table import load_table_config
+from controller.settings.files import CONFIG_DIR, ConfigError, load_yaml
+from controller.game.paytable import PAY_HANDS, load_jurisdiction, pay_hand
+from controller.game.hands import evaluate
+from controller.game.table import load_table_config
 from tests.examples import examples
 
 
@@ -488,7 +488,7 @@ def test_a_seat_outside_1_to_6_is_refused_with_one_message(tmp_path, seats, bad)
 
 def test_a_jurisdiction_path_is_relative_to_the_table_file(tmp_path, monkeypatch):
     """Like ``journal`` and ``control.operators``: the folder of table.yaml, not the current directory."""
-    from controller.service import jurisdiction_for
+    from controller.service.loop import jurisdiction_for
 
     folder = tmp_path / "site"
     (folder / "rules").mkdir(parents=True)

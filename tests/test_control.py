@@ -1,4 +1,4 @@
-"""The local control interface (controller.control, docs/control.md) over real HTTP on loopback.
+"""The local control interface (controller.control.server, docs/control.md) over real HTTP on loopback.
 
 A ``Controller`` runs on its own thread against stand-in drivers that answer like the devices (the shuffle
 counts 52, a read of the spots returns the chips laid out by the test, a dispense returns the next scripted
@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from controller import cli
-from controller.config import ConfigError
-from controller.control import MAX_BODY, ControlConfig, ControlServer, parse_control_config, public_record
-from controller.journal import Journal, read_records
-from controller.operators import MIN_ITERATIONS, add_operator, load_operators
-from controller.service import STOP, Controller
+from controller.cli import main as cli
+from controller.settings.files import ConfigError
+from controller.control.server import MAX_BODY, ControlConfig, ControlServer, parse_control_config, public_record
+from controller.journal.store import Journal, read_records
+from controller.control.operators import MIN_ITERATIONS, add_operator, load_operators
+from controller.service.loop import STOP, Controller
 from drivers import events as ev
 from tests.round_helpers import CONFIG, antes, new_round
 
@@ -531,7 +531,7 @@ def test_operator_add_writes_a_private_file_and_the_password_verifies(tmp_path, 
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     stored = load_operators(path)["rita"]
     assert stored.role == "supervisor" and "a-long-password" not in path.read_text()
-    from controller.operators import authenticate
+    from controller.control.operators import authenticate
     assert authenticate(load_operators(path), "rita", "a-long-password") == stored
     assert authenticate(load_operators(path), "rita", "a-long-passwore") is None
     monkeypatch.setattr("sys.stdin", _Lines("short\n"))
@@ -620,11 +620,11 @@ def test_the_service_config_round_trips_the_shipped_table_file():
 
 
 def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_path, operators_file):
-    """Wiring (controller.service): the controller publishes to the interface; ``close`` stops its thread."""
+    """Wiring (controller.service.loop): the controller publishes to the interface; ``close`` stops its thread."""
     import dataclasses
     import io
 
-    from controller.service import Service
+    from controller.service.loop import Service
 
     control = dataclasses.replace(CONFIG.control, enabled=True, port=0, operators=operators_file)
     service = Service(dataclasses.replace(CONFIG, control=control), simulate=True,
@@ -766,7 +766,7 @@ def test_the_server_on_ipv6_takes_its_own_host_only(ipv6_server):
 def _hold_checks(monkeypatch) -> tuple[threading.Semaphore, threading.Event]:
     """Password checks held inside ``authenticate`` until the returned event is set; the semaphore is released
     once by each check as it enters."""
-    import controller.control as control
+    import controller.control.server as control
 
     entered, release = threading.Semaphore(0), threading.Event()
     real = control.authenticate
@@ -826,7 +826,7 @@ def test_a_user_removed_from_the_operators_file_loses_access_even_when_the_new_f
     (same size, same modification time would not matter: the content is compared) sue acts again, dan
     does not."""
     assert _post_as(bare_server, "dan") == 202
-    from controller.operators import save_operators
+    from controller.control.operators import save_operators
 
     kept = {name: op for name, op in load_operators(operators_file).items() if name != "dan"}
     stat_before = operators_file.stat()
@@ -860,7 +860,7 @@ def test_operator_list_and_remove_use_the_operators_file_of_the_table_given(tmp_
     import shutil
 
     copy = tmp_path / "site"
-    shutil.copytree(Path(cli.__file__).resolve().parent.parent / "config", copy,
+    shutil.copytree(Path(cli.__file__).resolve().parents[2] / "config", copy,
                     ignore=shutil.ignore_patterns("operators.yaml"))
     table = str(copy / "table.yaml")
     for name, role in (("ann", "supervisor"), ("ben", "dealer")):
@@ -922,9 +922,9 @@ def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_serv
     failures, a user's and a client's next attempts are 429 with ``Retry-After`` and reach no password check;
     a credential verified before is served without one; the checks run one at a time on a thread of lower
     priority than the service's."""
-    import controller.control as control
-    from controller.control import MAX_CHECKS
-    from controller.operators import FailureThrottle
+    import controller.control.server as control
+    from controller.control.server import MAX_CHECKS
+    from controller.control.operators import FailureThrottle
 
     assert MAX_CHECKS == 1
     client = Client(bare_server)
@@ -950,7 +950,7 @@ def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_serv
 def test_a_user_removed_while_their_password_check_runs_does_not_act(bare_server, operators_file, monkeypatch):
     """A removed operator's request already inside its password check was accepted 0.32 s after the removal:
     the file is read again after the hash, before the action."""
-    from controller.operators import remove_operator
+    from controller.control.operators import remove_operator
 
     entered, release = _hold_checks(monkeypatch)
     answers = []
@@ -979,7 +979,7 @@ def test_a_refused_operators_file_is_named_as_the_cause_in_the_answer_and_the_lo
 
 
 def test_a_hash_of_fewer_iterations_is_rewritten_at_the_next_sign_in(bare_server, operators_file):
-    from controller.operators import ITERATIONS, verify_password
+    from controller.control.operators import ITERATIONS, verify_password
 
     assert f"${MIN_ITERATIONS}$" in load_operators(operators_file)["dan"].password
     assert Client(bare_server).get("/state")[0] == 503 and _post_as(bare_server, "dan") == 202

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as cli_main
-from controller.control import BACKLOG, MAX_CONNECTIONS
-from controller.journal import read_records, rounds_ended
-from controller.service import Service
-from controller.table import load_table_config
+from controller.cli.main import main as cli_main
+from controller.control.server import BACKLOG, MAX_CONNECTIONS
+from controller.journal.store import read_records, rounds_ended
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from tests.idle_clients import accepts, free_port
 
 STREAMS, POLLS, SLOW = 1500, 1000, 1000
@@ -131,11 +131,11 @@ def test_under_the_default_open_file_limit_idle_connections_on_every_port_never_
     holds 2,000 idle connections on the control interface and 2,000 on the metrics port (opening each again as
     soon as the service closes it) and a journal export stuck on a pipe nobody reads holds a snapshot, while
     the simulated table deals 20 rounds. The service stays up, its open files stay within its doors' budget
-    (``controller.control_limits.needed``), no fault is raised, the journal verifies and every round opened is
+    (``controller.control.limits.needed``), no fault is raised, the journal verifies and every round opened is
     ended; a SIGTERM then stops it with exit status 0. (It once stopped after 80 s: "the journal cannot be
     written: [Errno 24] Too many open files".) The figures are printed."""
-    from controller.control_limits import LIMIT_NOFILE, needed
-    from controller.operators import MIN_ITERATIONS, add_operator
+    from controller.control.limits import LIMIT_NOFILE, needed
+    from controller.control.operators import MIN_ITERATIONS, add_operator
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert hard >= 2 * SIEGE + 256, f"open-file limit {hard} too low for the clients"
@@ -230,8 +230,8 @@ def test_idle_connections_to_the_metrics_port_are_bounded_and_a_scrape_is_still_
     """The metrics port held one thread and one descriptor per idle connection, without limit (1,000 of them
     stopped the service on its journal). Now at most ``METRICS_CONNECTIONS`` are served: each one more sheds the
     oldest, which the server closes, and a scrape made after all of them is answered."""
-    from controller.control_limits import METRICS_CONNECTIONS
-    from controller.metrics import ServiceMetrics
+    from controller.control.limits import METRICS_CONNECTIONS
+    from controller.service.metrics import ServiceMetrics
 
     metrics = ServiceMetrics(lambda: 0, dict)
     port = metrics.serve("127.0.0.1", 0)
@@ -249,7 +249,7 @@ def test_idle_connections_to_the_metrics_port_are_bounded_and_a_scrape_is_still_
 
 
 def test_a_metrics_connection_open_past_its_deadline_is_closed():
-    from controller.metrics import MetricsServer
+    from controller.service.metrics import MetricsServer
     from prometheus_client import CollectorRegistry
 
     server = MetricsServer("127.0.0.1", 0, CollectorRegistry(), seconds=0.2, poll=0.05).start()
@@ -267,7 +267,7 @@ def test_slow_connections_are_shed_and_a_prompt_client_is_served(tmp_path):
     one is closed for it (the header deadline is long here, so only the shedding can make the room)."""
     import queue as queue_module
 
-    from controller.control import ControlConfig, ControlServer
+    from controller.control.server import ControlConfig, ControlServer
 
     server = ControlServer(ControlConfig(True, "127.0.0.1", 0, tmp_path / "operators.yaml"), queue_module.Queue(),
                            max_connections=4, request_timeout=60)
@@ -291,7 +291,7 @@ def test_slow_connections_are_shed_and_a_prompt_client_is_served(tmp_path):
 
 
 def test_the_unit_sets_an_open_file_limit_that_holds_every_door_and_the_reserve():
-    from controller.control_limits import LIMIT_NOFILE, needed
+    from controller.control.limits import LIMIT_NOFILE, needed
 
     unit = (ROOT / "config" / "systemd" / "crisscross.service").read_text()
     assert f"\nLimitNOFILE={LIMIT_NOFILE}\n" in unit

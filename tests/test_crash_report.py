@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from controller import cli
-from controller.table import load_table_config
+from controller.cli import main as cli
+from controller.game.table import load_table_config
 from hil.crash import _stuck, run_crash_test
 from hil.crash import main as crash_main
 

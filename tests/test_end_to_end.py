@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import canonical_line, read_records
+from controller.journal.store import canonical_line, read_records
 from hil.checks import check_journal
 from hil.rig import run_rig
 from tests.cli_helpers import crisscross

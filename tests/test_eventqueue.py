@@ -1,4 +1,4 @@
-"""The controller's event queue (controller/eventqueue.py; docs/architecture.md "Event queue"): bounded, order
+"""The controller's event queue (controller/service/eventqueue.py; docs/architecture.md "Event queue"): bounded, order
 kept, chip changes of one spot coalesced within a run without hiding that a spot moved.
 
 Expected values are written out by hand from the rules in the module docstring.
@@ -10,8 +10,8 @@ import queue
 
 import pytest
 
-from controller.eventqueue import EventQueue
-from controller.inputs import OperatorAction
+from controller.service.eventqueue import EventQueue
+from controller.round.inputs import OperatorAction
 from drivers.events import ButtonPressed, DeviceFault, SpotChanged, SupervisorKey
 
 STOP = object()

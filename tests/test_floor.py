@@ -24,18 +24,18 @@ from pathlib import Path
 import paho.mqtt.client as paho
 import pytest
 
-from controller.config import ConfigError
-from controller.control import public_record
+from controller.settings.files import ConfigError
+from controller.control.server import public_record
 from controller.floor import topics
 from controller.floor.audit import Auditor
-from controller.floor.config import FloorConfig, parse_floor_config, read_password
+from controller.settings.floor import FloorConfig, parse_floor_config, read_password
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
 from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
-from controller.journal import read_records
-from controller.journal_key import init_key, load_key
-from controller.service import Service
-from controller.table import load_table_config
+from controller.journal.store import read_records
+from controller.journal.key import init_key, load_key
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 
 TABLE = "CC-01" + SIMULATED_SUFFIX  # simulated play publishes under its own id (controller.floor.publisher)
@@ -497,7 +497,7 @@ def test_a_publisher_resumed_between_a_rounds_close_and_its_checkpoint_still_pub
     """The progress file says the broker acknowledged up to a record after ``RoundClosed`` and before the
     checkpoint written in the same commit: the next start publishes the rest and that checkpoint's anchor."""
     from controller.floor.publisher import Publisher
-    from controller.journal import Journal
+    from controller.journal.store import Journal
 
     journal_path = tmp_path / "journal.db"
     journal = Journal(journal_path, fsync=False)
@@ -534,7 +534,7 @@ def test_a_publisher_resumed_between_a_rounds_close_and_its_checkpoint_still_pub
 def test_floor_tools_refuse_bad_options_in_one_line_before_connecting(args, start):
     """controller/floor/tools.py: refused options or configuration are exit status 2 (docs/floor.md: the
     broker is ``--broker HOST`` or ``floor:`` of the table configuration, which is off unless enabled)."""
-    from controller.config import CONFIG_DIR
+    from controller.settings.files import CONFIG_DIR
 
     proc = crisscross("floor", *args)
     assert proc.returncode == 2 and proc.stdout == ""
@@ -645,7 +645,7 @@ def test_a_record_larger_than_the_broker_takes_is_a_marked_stub_in_order_and_the
     The record is published as a stub marked ``oversized`` in its place, every event follows the one before it
     by ``after``, and the later records arrive."""
     from controller.floor.publisher import Publisher
-    from controller.journal import Journal
+    from controller.journal.store import Journal
     from tests.conftest import own_broker
 
     broker = own_broker(tmp_path / "broker", extra="max_packet_size 3000\n")

@@ -21,16 +21,16 @@ from datetime import date, datetime, timezone
 import paho.mqtt.client as paho
 import pytest
 
-from controller import commands as cmd
+from controller.round import commands as cmd
 from controller.analysis.protect_cli import parse_spec
-from controller.cards import DECK
-from controller.control import public_record
+from controller.game.cards import DECK
+from controller.control.server import public_record
 from controller.floor import topics
-from controller.floor.config import FloorConfig
+from controller.settings.floor import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
-from controller.journal import Journal, read_records
-from controller.service import Service
+from controller.journal.store import Journal, read_records
+from controller.service.loop import Service
 from drivers import events as ev
 from tests.conftest import own_broker
 from tests.test_floor import TABLE, Collector, _config, _events, pit_listening, run_watched

@@ -1,4 +1,4 @@
-"""Hand evaluation tests for controller/hands.py.
+"""Hand evaluation tests for controller/game/hands.py.
 
 Sources of truth (never the code's own output):
 
@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from phevaluator import evaluate_cards
 
-from controller.cards import CardError
-from controller.hands import CATEGORIES, evaluate
+from controller.game.cards import CardError
+from controller.game.hands import CATEGORIES, evaluate
 from tests.examples import examples
 
 RANKS = "23456789TJQKA"

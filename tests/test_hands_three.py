@@ -1,4 +1,4 @@
-"""Three-card hands of NJ 13:69F-25.5(c) (the optional three-card wager): controller.hands.evaluate_three.
+"""Three-card hands of NJ 13:69F-25.5(c) (the optional three-card wager): controller.game.hands.evaluate_three.
 
 Sources of truth: the text of NJ (c)1-5, the textbook counts of the 22,100 three-card hands (straight flush 48,
 three of a kind 52, straight 720, flush 1,096, pair 3,744, high card 16,440), and an independent classifier
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.cards import CardError
-from controller.hands import THREE_CARD_CATEGORIES, evaluate_three
+from controller.game.cards import CardError
+from controller.game.hands import THREE_CARD_CATEGORIES, evaluate_three
 from tests.examples import examples
 
 RANKS = "23456789TJQKA"

@@ -66,7 +66,7 @@ def test_an_enter_step_needs_the_panel_simulator(tmp_path):
 
 def test_a_typed_entry_reaches_the_controller_a_repeated_card_is_not_taken(tmp_path):
     """The shipped refusals scenario with its right across entry replaced by a card typed twice: the round
-    refuses it (``controller.manual:check_entry``), so the step awaiting the recorded cards fails, named."""
+    refuses it (``controller.round.manual:check_entry``), so the step awaiting the recorded cards fails, named."""
     text = REFUSALS.read_text().replace("name: manual-entry-refused-and-awaited-again", "name: repeated-entry")
     right = "    enter: {seat: 0, cards: [Kh, Kd]}\n  - wait: {lamps: [reveal], journal:"
     assert text.count(right) == 1

@@ -1,6 +1,6 @@
 """The payout steps of scenario files (``hil.scenario_pay``, docs/rig.md "Paying"): what ``pay_as_shown`` leaves
 on each spot, the order ``pay`` insists on, the ``payout`` expectation and the schema of both steps. The table
-here is a stand-in that answers as the round machine's payout does (controller.round: the seat asked first
+here is a stand-in that answers as the round machine's payout does (controller.round.machine: the seat asked first
 is read after ``paid``); the scenarios themselves run the service (``python -m hil.rig --scenario``)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def screen(seat_steps: dict[int, dict[str, tuple[str, int]]], to_pay: list[int],
 
 class StandIn:
     """Seats paid in ``order``; a seat reads right when its chips equal ``right[seat]``, else it is a mispay
-    shown until paid again (as controller.round does)."""
+    shown until paid again (as controller.round.machine does)."""
 
     def __init__(self, steps, order, right, chips, winning_spot="wager_and_payout"):
         self.steps, self.to_pay, self.right = steps, list(order), right

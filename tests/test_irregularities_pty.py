@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from controller.journal import read_records
-from controller.recall import rounds_from_records
-from controller.service import Service
-from controller.table import load_table_config
+from controller.journal.store import read_records
+from controller.journal.recall import rounds_from_records
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from hil.checks import check_journal
 
 

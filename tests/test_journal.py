@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import journal_key as jkey
-from controller.journal import (
+from controller.journal import key as jkey
+from controller.journal.store import (
     CUT_COMMIT_VARIABLE,
     SAFE_INTEGER,
     GENESIS,
@@ -341,7 +341,7 @@ def _cli(*args, command="verify"):
 
 
 def test_cli_exit_status_and_message(tmp_path, capsys):
-    from controller.cli import main
+    from controller.cli.main import main
 
     path, lines = _lines(tmp_path)
     path.write_text("".join(lines))
@@ -455,7 +455,7 @@ def test_a_commit_cut_short_by_a_crash_keeps_none_of_it(tmp_path):
     """The crash test's hook: the process dies (SIGKILL) in its 3rd commit, after handing the rows to SQLite and
     before COMMIT. The store keeps the two commits before, whole, and opens again."""
     path = tmp_path / "j.db"
-    script = ("from controller.journal import Journal\n"
+    script = ("from controller.journal.store import Journal\n"
               f"j = Journal({str(path)!r})\n"
               "for n in range(5):\n"
               "    j.commit([('event', 'ButtonPressed', {'n': n}, None), ('record', 'X', {'n': n}, None)])\n")
@@ -523,7 +523,7 @@ def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(
 def test_rounds_ended_of_a_store_being_created_is_none(tmp_path):
     """A reader polling while the service creates its store (the file exists, its tables not yet committed)
     sees no round ended, not an error (the crash test and the service tests poll this way)."""
-    from controller.journal import rounds_ended
+    from controller.journal.store import rounds_ended
 
     path = tmp_path / "j.db"
     db = sqlite3.connect(path)

@@ -1,4 +1,4 @@
-"""The check of the whole journal store after each start (controller.journal_check) and what the table does when
+"""The check of the whole journal store after each start (controller.journal.check) and what the table does when
 it fails: a store with pages damaged in the middle of its history (which a start, reading only the last
 checkpoint and what follows it, does not read) is found after the service is ready; the round machine then
 opens no new round (the ``journal_whole`` condition of ``open_betting``), says why on the panel, and keeps the
@@ -17,13 +17,13 @@ from collections.abc import Callable
 
 import pytest
 
-from controller import commands as cmd
-from controller.inputs import JournalDamaged, JournalWhole, ServiceStarted
-from controller.journal import iter_store, read_records
-from controller.journal_check import MAX_DETAIL, quick_check
-from controller.round import BETWEEN_ROUNDS, JOURNAL_DAMAGED_TEXT, Round
-from controller.service import Service
-from controller.table import load_table_config
+from controller.round import commands as cmd
+from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
+from controller.journal.store import iter_store, read_records
+from controller.journal.check import MAX_DETAIL, quick_check
+from controller.round.machine import BETWEEN_ROUNDS, JOURNAL_DAMAGED_TEXT, Round
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from drivers import events as ev
 from tests.cli_helpers import crisscross
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
@@ -181,7 +181,7 @@ def test_a_store_damaged_in_its_history_is_found_after_ready_and_no_new_round_op
         assert service.machine.view()["journal_damaged"] is True
     finally:
         assert _stop(service, thread, status) == 0
-    errors = [r for r in caplog.records if r.name == "controller.journal_check" and r.levelno == logging.ERROR]
+    errors = [r for r in caplog.records if r.name == "controller.journal.check" and r.levelno == logging.ERROR]
     assert len(errors) == 1 and "DAMAGED" in errors[0].getMessage() and found in errors[0].getMessage()
     assert len(errors[0].getMessage()) < MAX_DETAIL + len(str(path)) + 120
     after_start = _records_after_the_last_start(path)
@@ -207,7 +207,7 @@ def _records_after_the_last_start(path) -> list[dict]:
 def test_a_whole_store_is_checked_and_play_goes_on(history, tmp_path, caplog):
     """On a whole store the check passes (INFO line, gauge 0), nothing is journaled of it, and rounds open after
     it as before."""
-    caplog.set_level(logging.INFO, logger="controller.journal_check")
+    caplog.set_level(logging.INFO, logger="controller.journal.check")
     path = _copy(history, tmp_path)
     service, thread, status = _start(path)
     try:
@@ -221,7 +221,7 @@ def test_a_whole_store_is_checked_and_play_goes_on(history, tmp_path, caplog):
         service.close()
         assert status == [0]
     assert any(r.levelno == logging.INFO and "whole (quick_check ok" in r.getMessage() for r in caplog.records
-               if r.name == "controller.journal_check")
+               if r.name == "controller.journal.check")
     types = [r["type"] for r in read_records(path)]
     assert "JournalDamaged" not in types and "JournalWhole" not in types
     assert types.count("RoundOpened") > HISTORY_ROUNDS

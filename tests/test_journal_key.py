@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from controller.journal import Journal, JournalError, canonical_line, read_records, record_hash
-from controller.journal_key import JournalKeyError, init_key, load_key
+from controller.journal.store import Journal, JournalError, canonical_line, read_records, record_hash
+from controller.journal.key import JournalKeyError, init_key, load_key
 from tests.cli_helpers import crisscross
-from controller.journal_key import read_anchor
+from controller.journal.key import read_anchor
 from tests.journal_helpers import forge, rechain, replace_records, rewrite_anchor
 
 CLOCK = "2026-11-30T00:00:00.000+00:00"
@@ -236,7 +236,7 @@ def test_the_service_seals_with_the_key_of_table_yaml_and_refuses_a_forged_input
     """table.yaml's ``journal_key``: the service seals its journal with it; a supervisor's void appended without
     the key is refused at the next start (exit 2, one line), never acted on; a configured key that is missing
     refuses the start too."""
-    from controller.config import CONFIG_DIR
+    from controller.settings.files import CONFIG_DIR
 
     config = tmp_path / "table.yaml"
     config.write_text((CONFIG_DIR / "table.yaml").read_text().replace(
@@ -306,7 +306,7 @@ def test_verify_with_another_key_than_the_one_that_sealed_it_is_exit_2(keyed, tm
 ])
 def test_a_seal_or_checkpoint_moved_to_another_record_is_forgery_with_or_without_the_key(keyed, statement, kind,
                                                                                         message):
-    """Seals and checkpoints vouch for the hash of the record they name (controller/journal_tools.py ``verify``):
+    """Seals and checkpoints vouch for the hash of the record they name (controller/journal/tools.py ``verify``):
     one that names another hash was rewritten, which is seen without the key too."""
     path, key_file, _ = keyed
     forge(path, (statement, (read_records(path)[0]["hash"],)))
@@ -366,14 +366,14 @@ def test_an_anchor_that_is_not_one_is_named_and_the_journal_is_not_called_intact
 
 
 def test_an_anchor_altered_or_pointing_at_another_record_is_refused(keyed):
-    """The anchor is sealed with the key and holds the hash of the record it names (controller/journal_key.py
+    """The anchor is sealed with the key and holds the hash of the record it names (controller/journal/key.py
     ``check_anchor``)."""
     path, key_file, key = keyed
     anchor = read_anchor(_anchor(path))
     rewrite_anchor(path, mac="0" * 64)
     assert "does not carry the key's seal" in _verify(path, key_file).stdout
     records = read_records(path)
-    from controller.journal_key import mac
+    from controller.journal.key import mac
 
     _anchor(path).write_text(json.dumps({"seq": anchor["seq"], "head": records[0]["hash"],
                                          "mac": mac(key, "anchor", anchor["seq"], records[0]["hash"])}))

@@ -1,7 +1,7 @@
-"""Reading a journal (``controller.journal``): what a reader refuses and how it names it, the hash-chain check
+"""Reading a journal (``controller.journal.store``): what a reader refuses and how it names it, the hash-chain check
 of a list of records, one writer per store, and ``import_records`` filling only a new store.
 
-The right values come from the docstrings of ``controller/journal.py`` (``iter_records``, ``last_rounds``,
+The right values come from the docstrings of ``controller/journal/store.py`` (``iter_records``, ``last_rounds``,
 ``verify_chain``, ``find_tampering``, ``verify_journal``, ``lock_store``, ``Journal``, ``import_records``), from
 README.md "The journal" (one service per journal; a record is valid only in its canonical spelling) and from
 records counted by the test itself.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.journal import (
+from controller.journal.store import (
     Journal,
     JournalError,
     Tamper,

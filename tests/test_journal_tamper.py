@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalError, last_rounds, read_records
-from controller.journal_key import JournalKeyError, init_key, load_key
+from controller.journal.store import Journal, JournalError, last_rounds, read_records
+from controller.journal.key import JournalKeyError, init_key, load_key
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge, rechain, replace_records
 
@@ -113,8 +113,8 @@ def test_the_last_rounds_cut_with_the_anchor_deleted_are_refused_and_never_intac
 KILLED = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from controller.journal import Journal
-    from controller.journal_key import load_key
+    from controller.journal.store import Journal
+    from controller.journal.key import load_key
     from tests.test_journal_tamper import _play
     journal = Journal(Path(sys.argv[1]), key=load_key(Path(sys.argv[2])), clock=lambda: "2026-12-02T00:00:00.000+00:00")
     _play(journal, range(1, 4))
@@ -260,7 +260,7 @@ def test_a_foreign_write_transaction_is_refused_and_the_table_commits_on(tmp_pat
 def test_a_store_deleted_while_open_is_a_refused_commit_not_silence(tmp_path):
     """Issue 29 item 7: the live journal deleted (or moved aside and replaced) while the service runs used to
     take commits into an unlinked file; the next commit is refused naming why."""
-    from controller.journal import JournalWriteError
+    from controller.journal.store import JournalWriteError
 
     journal = Journal(tmp_path / "j.db", fsync=False)
     try:
@@ -298,7 +298,7 @@ def test_a_reader_holding_a_snapshot_past_the_bound_is_logged_and_the_wal_size_k
     """Issue 30 item 5: a reader that keeps one snapshot (a stuck export) keeps the WAL checkpoint from taking
     the WAL whole; past ``READER_LIMIT_SECONDS`` (made 0 here, so that no test waits) it is logged once at
     WARNING, and at INFO when it let go; ``wal_bytes`` is the WAL's size after each round's close."""
-    import controller.journal as journal_module
+    import controller.journal.store as journal_module
 
     monkeypatch.setattr(journal_module, "READER_LIMIT_SECONDS", 0.0)
     journal = Journal(tmp_path / "j.db", fsync=False)
@@ -307,7 +307,7 @@ def test_a_reader_holding_a_snapshot_past_the_bound_is_logged_and_the_wal_size_k
         reader = sqlite3.connect(tmp_path / "j.db", isolation_level=None)
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM records").fetchone()  # its snapshot is taken
-        with caplog.at_level("INFO", logger="controller.journal"):
+        with caplog.at_level("INFO", logger="controller.journal.store"):
             _play(journal, range(2, 5))
             warned = [r for r in caplog.records if "a reader has held a snapshot" in r.getMessage()]
             assert len(warned) == 1 and warned[0].levelname == "WARNING"

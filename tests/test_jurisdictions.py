@@ -18,8 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.config import CONFIG_DIR, ConfigError
-from controller.paytable import load_jurisdiction
+from controller.settings.files import CONFIG_DIR, ConfigError
+from controller.game.paytable import load_jurisdiction
 from tests.examples import examples
 
 JURISDICTIONS = ("ny", "pa", "nj")
@@ -153,7 +153,7 @@ def test_paying_more_than_the_minimum_is_accepted(tmp_path, code):
 def test_the_minimums_are_not_in_the_editable_file():
     """The regulation floor lives in code, not beside the pay table it polices: editing a file's odds up or
     down cannot move the floor (the same edit is judged against the same minimum)."""
-    from controller import minimums
+    from controller.game import minimums
 
     for code in JURISDICTIONS:
         assert "minimum" not in yaml.safe_load(file_of(code).read_text())

@@ -1,4 +1,4 @@
-"""Dealing by hand under the controller (NY 9 NYCRR 5324.39(d)(1); controller/manual.py): the mode switch, the
+"""Dealing by hand under the controller (NY 9 NYCRR 5324.39(d)(1); controller/round/manual.py): the mode switch, the
 sequence of the deal, cards entered as they are turned, settlement, held seats, a shoe fault and the way back."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from controller import commands as cmd
-from controller.control import public_record
-from controller.inputs import OperatorAction
-from controller.manual import check_entry, manual_plan
-from controller.round import Round
+from controller.round import commands as cmd
+from controller.control.server import public_record
+from controller.round.inputs import OperatorAction
+from controller.round.manual import check_entry, manual_plan
+from controller.round.machine import Round
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, play_round
 
@@ -331,7 +331,7 @@ def test_check_entry_names_positions_not_cards():
 
 # ---------------------------------------------------------------------- recall
 def test_recall_shows_a_round_dealt_by_hand_and_who_entered_each_card():
-    from controller.recall import recall_last
+    from controller.journal.recall import recall_last
     driver = manual_table()
     driver.send(ev.SupervisorKey(True, "KEY-7"))
     driver.press("deal_by_hand")
@@ -363,7 +363,7 @@ def _table_file(tmp_path, **changes: str):
 
 
 def test_table_yaml_allows_manual_dealing_and_an_optional_reader(tmp_path):
-    from controller.table import load_table_config
+    from controller.game.table import load_table_config
     assert load_table_config().manual_dealing is False  # as shipped: the automated shoe only
     path = _table_file(tmp_path, **{"manual_dealing: false": "manual_dealing: true",
                                     "  panel:   {driver: panel, port: simulator}":
@@ -380,7 +380,7 @@ def test_table_yaml_allows_manual_dealing_and_an_optional_reader(tmp_path):
      "devices.reader.driver: the reader needs the reader driver"),
 ])
 def test_table_yaml_refuses_a_bad_manual_dealing_or_reader(tmp_path, old, new, message):
-    from controller.config import ConfigError
-    from controller.table import load_table_config
+    from controller.settings.files import ConfigError
+    from controller.game.table import load_table_config
     with pytest.raises(ConfigError, match=message):
         load_table_config(_table_file(tmp_path, **{old: new}))

@@ -117,8 +117,8 @@ def test_a_malformed_scan_is_nakked_and_the_reader_carries_on(reader, events, ca
 
 
 def test_a_reader_lost_never_faults_the_round_and_its_scans_are_entries():
-    from controller import commands as cmd
-    from controller.round import Round
+    from controller.round import commands as cmd
+    from controller.round.machine import Round
     from drivers.events import DeviceFault
     from tests.test_manual import (DECISIONS, MANUAL_CONFIG, NY, TableDriver, as_supervisor, dealt_by_hand,
                                    turn_community)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.journal import read_records
-from controller.recall import rounds_from_records
+from controller.journal.store import read_records
+from controller.journal.recall import rounds_from_records
 from hil.rig import run_rig
 
 pytestmark = pytest.mark.timeout(240)

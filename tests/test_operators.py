@@ -1,11 +1,11 @@
-"""The operators' passwords (``controller.operators``): an unknown name is checked like a wrong password."""
+"""The operators' passwords (``controller.control.operators``): an unknown name is checked like a wrong password."""
 
 from __future__ import annotations
 
 import hashlib
 
-from controller import operators
-from controller.operators import ITERATIONS, Operator, authenticate, hash_password
+from controller.control import operators
+from controller.control.operators import ITERATIONS, Operator, authenticate, hash_password
 
 
 def _rounds_spent(monkeypatch, user: str, password: str, known: dict[str, Operator]) -> list[int]:
@@ -33,7 +33,7 @@ def test_the_work_is_the_same_whatever_the_name_when_a_hash_has_fewer_iterations
     """A user whose hash has ``MIN_ITERATIONS`` (200,000, the fewest the file accepts) once cost a third of an
     unknown name's 600,000: the answer time told which names exist. Every attempt now costs the most of
     ``ITERATIONS`` and the file's counts, counted here in PBKDF2 iterations."""
-    from controller.operators import MIN_ITERATIONS
+    from controller.control.operators import MIN_ITERATIONS
 
     known = {"old": Operator("old", "dealer", hash_password("a-long-password", iterations=MIN_ITERATIONS)),
              "new": Operator("new", "dealer", hash_password("a-long-password", iterations=ITERATIONS))}

@@ -32,11 +32,11 @@ from controller.analysis.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
 from tests.examples import examples
 from tests.parsheet_reference import ReferenceEngine, to_data
-from controller.cards import DECK, RANKS
-from controller.config import CONFIG_DIR
-from controller.hands import evaluate
-from controller.paytable import PAY_HANDS, load_jurisdiction, pay_hand
-from controller.settlement import Community, settle_seat
+from controller.game.cards import DECK, RANKS
+from controller.settings.files import CONFIG_DIR
+from controller.game.hands import evaluate
+from controller.game.paytable import PAY_HANDS, load_jurisdiction, pay_hand
+from controller.game.settlement import Community, settle_seat
 
 NY = load_jurisdiction("ny")
 PAIR = 84_480  # five-card hands holding exactly one pair of a given rank: 13C1... textbook 1,098,240 / 13
@@ -523,7 +523,7 @@ def test_a_searched_bet_table_recomputed_by_the_par_sheet_has_the_printed_edge(n
     import re
 
     from controller.analysis import paytable_design
-    from controller.minimums import REGULATIONS, odds_value
+    from controller.game.minimums import REGULATIONS, odds_value
 
     target = Fraction(3, 100)
     found = paytable_design.design(NY, "bet", target, check=1,

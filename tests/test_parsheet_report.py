@@ -16,7 +16,7 @@ import pytest
 
 from controller.analysis import report
 from controller.analysis.parsheet import HoleAnalysis, ParSheet, _add_up, hole_classes, hole_name
-from controller.paytable import load_jurisdiction
+from controller.game.paytable import load_jurisdiction
 
 REFERENCE = Path(__file__).parent / "data" / "parsheet_ny_reference.json"
 

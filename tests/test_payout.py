@@ -1,5 +1,5 @@
-"""The payout check: what each spot must hold (controller.payout), its table setting, and the round machine's
-payout phase (controller.round) driven input by input.
+"""The payout check: what each spot must hold (controller.game.payout), its table setting, and the round machine's
+payout phase (controller.round.machine) driven input by input.
 
 Expected amounts come from the NY pay tables (9 NYCRR 5324.39(f)) applied by hand to the hands below; the order
 of the seats from the settlement order of NY (e)(9) and PA 58 Pa. Code 674a.11(h) (from the dealer's right).
@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from controller import commands as cmd
-from controller.config import ConfigError
-from controller.inputs import OperatorAction
-from controller.payout import PayoutConfig, differences, instruction_text, mispay_text, plan_seat, short_and_over
-from controller.round import Round
-from controller.table import load_table_config
+from controller.round import commands as cmd
+from controller.settings.files import ConfigError
+from controller.round.inputs import OperatorAction
+from controller.game.payout import PayoutConfig, differences, instruction_text, mispay_text, plan_seat, short_and_over
+from controller.round.machine import Round
+from controller.game.table import load_table_config
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
 
@@ -54,7 +54,7 @@ def paid(driver: TableDriver, seat: int, spots: dict[str, int]) -> list:
     return out + driver.answer_read()
 
 
-# ---------------------------------------------------------------------------------------------- controller.payout
+# ---------------------------------------------------------------------------------------------- controller.game.payout
 def test_the_plan_of_a_seat_takes_losers_leaves_pushes_and_pays_winners():
     wagers = {"ante_across": {"amount": 500, "outcome": "win", "net": 500},
               "middle": {"amount": 1500, "outcome": "win", "net": 4500},
@@ -187,8 +187,8 @@ def _records(outputs) -> list[dict]:
 
 
 def test_recall_and_metrics_show_each_reading_and_each_accepted_mispay():
-    from controller.metrics import ServiceMetrics
-    from controller.recall import format_steps, rounds_from_records
+    from controller.service.metrics import ServiceMetrics
+    from controller.journal.recall import format_steps, rounds_from_records
 
     driver = to_payout()
     paid(driver, 6, {**SEAT_6, "middle": 900, "five_card_bonus": 100})
@@ -217,6 +217,6 @@ def test_recall_and_metrics_show_each_reading_and_each_accepted_mispay():
 
 
 def test_payout_errors_need_the_simulated_table():
-    from controller.cli import main
+    from controller.cli.main import main
 
     assert main(["run", "--payout-errors", "0.1", "--port", "shoe=/dev/null"]) == 2

@@ -20,9 +20,9 @@ import time
 
 import pytest
 
-from controller.journal import read_records
-from controller.service import Service
-from controller.table import load_table_config
+from controller.journal.store import read_records
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from tests.pty_helpers import WAIT
 
 CROSS = ["9c", "4h", "8d", "5s", "2c"]

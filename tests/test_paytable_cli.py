@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import pytest
 
-from controller.config import CONFIG_DIR
+from controller.settings.files import CONFIG_DIR
 from tests.cli_helpers import crisscross
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import yaml
 
-from controller.config import CONFIG_DIR
-from controller.minimums import REGULATIONS, odds_value
-from controller.paytable import PAY_HANDS, load_jurisdiction
-from controller.service import jurisdiction_for
-from controller.table import load_table_config
+from controller.settings.files import CONFIG_DIR
+from controller.game.minimums import REGULATIONS, odds_value
+from controller.game.paytable import PAY_HANDS, load_jurisdiction
+from controller.service.loop import jurisdiction_for
+from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 from tests.test_paytable_cli import BOARDS
 

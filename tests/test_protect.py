@@ -19,20 +19,21 @@ import sys
 import numpy as np
 import pytest
 
-from controller import cli
-from controller.alerts import alert_text
-from controller.analysis import players, protect_cli
+from controller.cli import main as cli
+from controller.round.alerts import alert_text
+from controller.analysis import protect_cli
+from controller.simulated import players
 from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence, scan_journal
 from controller.analysis.protect_measure import play
 from controller.analysis.protect_tables import ProtectTables
 from controller.analysis.strategy import OptimalStrategy
-from controller.cards import DECK
-from controller.control import public_record
-from controller.journal import Journal, read_records
-from controller.round import Round
-from controller.service import STOP
-from controller.table import load_table_config
-from controller.paytable import load_jurisdiction
+from controller.game.cards import DECK
+from controller.control.server import public_record
+from controller.journal.store import Journal, read_records
+from controller.round.machine import Round
+from controller.service.loop import STOP
+from controller.game.table import load_table_config
+from controller.game.paytable import load_jurisdiction
 
 pytestmark = pytest.mark.timeout(1200)  # tables of pay tables not shipped are built at first use (minutes)
 
@@ -208,8 +209,8 @@ def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_pa
 
 
 def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
-    from controller.protection import Alert
-    from controller.service import Controller
+    from controller.service.protection import Alert
+    from controller.service.loop import Controller
 
     journal = Journal(tmp_path / "journal.db", fsync=False)
     published = []
@@ -220,7 +221,7 @@ def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
     controller.run()
     journal.close()
     alert = next(r for r in read_records(tmp_path / "journal.db") if r["type"] == "Alert")
-    # an input of the round machine (controller/alerts.py), journaled in the round then in progress (none here)
+    # an input of the round machine (controller/round/alerts.py), journaled in the round then in progress (none here)
     assert alert["data"]["round_no"] == 7 and alert["data"]["card"] == "down" and alert["kind"] == "event"
     assert controller.machine.alerts_waiting == [alert["data"]]
     assert alert in published and public_record(alert) is None
@@ -230,8 +231,8 @@ def test_an_alert_of_the_last_rounds_is_journaled_before_the_service_stops(tmp_p
     """The detector may still be on the last rounds when the loop ends (``--rounds``, a stop): ``finish`` lets
     it put its alerts on the queue, and they are journaled before ``ServiceStopped``; other inputs left on the
     queue are not applied."""
-    from controller.protection import Alert
-    from controller.service import Controller
+    from controller.service.protection import Alert
+    from controller.service.loop import Controller
     from drivers import events as ev
 
     journal = Journal(tmp_path / "journal.db", fsync=False)
@@ -255,8 +256,8 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
     import http.client
     import time
 
-    from controller.control import ControlConfig, ControlServer
-    from controller.operators import MIN_ITERATIONS, add_operator
+    from controller.control.server import ControlConfig, ControlServer
+    from controller.control.operators import MIN_ITERATIONS, add_operator
 
     operators = tmp_path / "operators.yaml"
     add_operator(operators, "sue", "supervisor", "supervisor-pass", iterations=MIN_ITERATIONS)

@@ -1,4 +1,4 @@
-"""Crash recovery (controller.recovery): the journal replayed through a fresh round machine rebuilds the state.
+"""Crash recovery (controller.journal.recovery): the journal replayed through a fresh round machine rebuilds the state.
 
 The journals here are written by a real ``Controller`` (write-ahead, hash chain) driven by the same inputs the
 devices would post, so what is replayed is exactly what the service writes.
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from controller import commands as cmd
-from controller.inputs import JournalDamaged, JournalWhole, ServiceStarted
-from controller.journal import Journal, canonical_line, read_records, verify_chain
-from controller.recovery import ReplayError, recover, replay
-from controller.round import Round, RoundData, SeatState
-from controller.service import STOP, Controller
+from controller.round import commands as cmd
+from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
+from controller.journal.store import Journal, canonical_line, read_records, verify_chain
+from controller.journal.recovery import ReplayError, recover, replay
+from controller.round.machine import Round, RoundData, SeatState
+from controller.service.loop import STOP, Controller
 from drivers import events as ev
 from tests.journal_helpers import exported_lines, forge, rechain, replace_records
 from tests.round_helpers import CONFIG, NY, antes, ready
@@ -257,7 +257,7 @@ def test_a_fault_persists_across_a_restart(tmp_path):
 
 
 def test_a_damaged_journal_replays_and_is_kept_across_a_restart(tmp_path):
-    """``JournalDamaged`` (controller.journal_check) is an input like any other: journaled, and replayed with the
+    """``JournalDamaged`` (controller.journal.check) is an input like any other: journaled, and replayed with the
     same outputs (the round in progress settling, the next ``open_betting`` refused), from the first record and
     from the checkpoint of the round's close; a restart keeps it (``ServiceStarted`` does not clear it) and the
     refusal replays after it, until ``JournalWhole``."""
@@ -455,8 +455,8 @@ def test_a_device_faults_detail_is_bounded(tmp_path):
 def test_a_new_store_beside_an_old_json_lines_journal_is_refused(tmp_path):
     """The default journal moved from var/journal.jsonl to var/journal.db: a table's history left in the old
     file must be imported, not silently followed by a second history."""
-    from controller.journal import JournalError
-    from controller.service import open_journal
+    from controller.journal.store import JournalError
+    from controller.service.loop import open_journal
 
     (tmp_path / "journal.jsonl").write_text("")
     with pytest.raises(JournalError, match="crisscross journal import"):

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalError, read_records, verify_chain
-from controller.service import Service
-from controller.table import load_table_config
+from controller.journal.store import Journal, JournalError, read_records, verify_chain
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge
 
@@ -225,7 +225,7 @@ def test_settle_names_bad_input_without_echoing_all_of_it():
 
 
 def test_settle_echoes_the_pay_table_file_it_used(tmp_path):
-    from controller.config import CONFIG_DIR
+    from controller.settings.files import CONFIG_DIR
 
     custom = tmp_path / "house.yaml"
     custom.write_text((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
@@ -273,7 +273,7 @@ def test_the_anchor_is_kept_as_privately_as_the_journal(tmp_path):
 def test_the_par_sheet_refuses_odds_beyond_its_exact_arithmetic(tmp_path):
     import yaml
 
-    from controller.config import CONFIG_DIR
+    from controller.settings.files import CONFIG_DIR
 
     data = yaml.safe_load((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
     data["pay_tables"]["bet"]["pays"]["flush"] = 10**30

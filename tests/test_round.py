@@ -1,4 +1,4 @@
-"""The round state machine (controller/round.py), written from the regulations and domain.md, not the code.
+"""The round state machine (controller/round/machine.py), written from the regulations and domain.md, not the code.
 
 Sources cited per test: NY 9 NYCRR 5324.39 ("NY") and 58 Pa. Code 674a.11 ("PA") in /work/shared/regs/, and
 the equipment expectations of /work/shared/domain.md (start-up self-check, interlocks, card accounting,
@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller import commands as cmd
-from controller.cards import DECK
-from controller.inputs import OperatorAction, PromptDue, ServiceStarted
-from controller.round import LINK_CODES, TXN_STRIDE
+from controller.round import commands as cmd
+from controller.game.cards import DECK
+from controller.round.inputs import OperatorAction, PromptDue, ServiceStarted
+from controller.round.machine import LINK_CODES, TXN_STRIDE
 from drivers import events as ev
 from tests.examples import examples
 from tests.round_helpers import (
@@ -383,7 +383,7 @@ def test_dealing_cross_first_then_two_per_wagering_seat_clockwise_ny_d2():
 
 
 def test_transaction_ids_distinct_over_two_rounds():
-    """Dispense: "exactly once per id" (controller/commands.py): no id is reused in the next round."""
+    """Dispense: "exactly once per id" (controller/round/commands.py): no id is reused in the next round."""
     driver = full_round()
     driver = play_round(WAGERS, ("2h", "3h", "4h", "6h", "7s"), HANDS, DECISIONS, driver=driver)
     ids = [d.txn_id for d in of_type(driver.outputs, cmd.Dispense)]
@@ -1307,7 +1307,7 @@ def test_a_supervisor_voids_a_round_in_progress_and_every_wager_is_returned(stat
 
 
 def test_control_interface_actions_carry_their_role():
-    """Control interface (controller.inputs.OperatorAction): a dealer login may not clear a fault or void, a
+    """Control interface (controller.round.inputs.OperatorAction): a dealer login may not clear a fault or void, a
     supervisor login may; an unknown action or role is refused and recorded; nothing else changes."""
     driver = drive_to("across_decision")
     driver.send(ev.DeviceFault("shoe", "jam", "test"))

@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from controller.inputs import ANSWERING
-from controller.journal import read_records
-from controller.operators import MIN_ITERATIONS, add_operator
-from controller.service import Service
-from controller.table import load_table_config
+from controller.round.inputs import ANSWERING
+from controller.journal.store import read_records
+from controller.control.operators import MIN_ITERATIONS, add_operator
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 from tests.test_control import PASSWORDS, Client
 
 PATIENCE = 20.0

@@ -21,7 +21,7 @@ Invariants, checked on the output stream and the public view alone:
   every void;
 - no face-down card (a player's card, a community card not yet turned) is ever on the panel or in the view;
 - no transaction is dealt twice and no card twice in a round;
-- a hole-card alert shows only while the supervisor key is turned and never in the view (controller/alerts.py).
+- a hole-card alert shows only while the supervisor key is turned and never in the view (controller/round/alerts.py).
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from controller import commands as cmd
-from controller.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, MAX_WAITING, Alert
-from controller.cards import DECK
-from controller.inputs import OperatorAction, ServiceStarted
-from controller.payout import PayoutConfig
+from controller.round import commands as cmd
+from controller.round.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, MAX_WAITING, Alert
+from controller.game.cards import DECK
+from controller.round.inputs import OperatorAction, ServiceStarted
+from controller.game.payout import PayoutConfig
 from drivers import events as ev
 from tests.examples import examples
 from tests.round_helpers import CONFIG, NY, antes, ready
-from controller.round import Round
+from controller.round.machine import Round
 
 CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
 DEVICES = ("shoe", "sensors", "panel")
@@ -253,7 +253,7 @@ class RoundMachineTest(RuleBasedStateMachine):
 
     @rule(seat=st.integers(1, 6), card=st.sampled_from(CARD_KINDS))
     def hole_card_alert(self, seat: int, card: str) -> None:
-        """The detector's alert (controller/alerts.py): on the panel only with the key turned, never in the
+        """The detector's alert (controller/round/alerts.py): on the panel only with the key turned, never in the
         public lamps or view, and it changes nothing of the round."""
         before = (self.machine.state, self.machine.round_no, json.dumps(self.machine.view()))
         full = len(self.machine.alerts_waiting) >= MAX_WAITING

@@ -1,4 +1,4 @@
-"""The dealer's screen (controller/screen, docs/control.md "The dealer's screen") in a real browser: Debian's
+"""The dealer's screen (controller/control/screen, docs/control.md "The dealer's screen") in a real browser: Debian's
 Chromium driven by Playwright against a service whose devices are the simulators on ptys.
 
 A round is played from the page's buttons (the chips put on the sensor simulator by the test), a shoe fault is
@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from controller.journal import read_records
+from controller.journal.store import read_records
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, need_browser
 
 pytestmark = pytest.mark.slow  # a browser per test: the long tier (README "Tests")

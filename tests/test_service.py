@@ -19,10 +19,10 @@ import time
 
 import pytest
 
-from controller.journal import read_records, rounds_ended, verify_chain
-from controller.recall import rounds_from_records
-from controller.service import Service, run_service
-from controller.table import load_table_config
+from controller.journal.store import read_records, rounds_ended, verify_chain
+from controller.journal.recall import rounds_from_records
+from controller.service.loop import Service, run_service
+from controller.game.table import load_table_config
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ import itertools
 import pytest
 from phevaluator import evaluate_cards
 
-from controller.paytable import load_jurisdiction
-from controller.settlement import Community, settle_round, settle_seat
+from controller.game.paytable import load_jurisdiction
+from controller.game.settlement import Community, settle_round, settle_seat
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

@@ -1,4 +1,4 @@
-"""Settlement rules for controller/settlement.py, written from the regulations (not from the code).
+"""Settlement rules for controller/game/settlement.py, written from the regulations (not from the code).
 
 * NY 5324.39(e)(9)(i): across hand = the seat's two cards + the horizontal line; down hand = the two
   cards + the vertical line. Settlement from the dealer's right (highest seat first), NY (e)(9), PA (g).
@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from phevaluator import evaluate_cards
 
-from controller.settlement import SettlementInputError, settle_round
+from controller.game.settlement import SettlementInputError, settle_round
 from tests.examples import examples
 
 ANTE = 100

@@ -1,4 +1,4 @@
-"""A shoe that restarted holds no shuffle (docs/protocol.md, "Power-on counter"; controller/round.py,
+"""A shoe that restarted holds no shuffle (docs/protocol.md, "Power-on counter"; controller/round/machine.py,
 ``_on_ShoeBootCount``).
 
 The rule under test: any sign that the shoe restarted (its power-on counter changed, with or without a lost
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from controller import commands as cmd
-from controller.inputs import ServiceStarted
+from controller.round import commands as cmd
+from controller.round.inputs import ServiceStarted
 from drivers import events as ev
 from tests.round_helpers import TableDriver, antes, new_round, of_type
 

@@ -96,7 +96,7 @@ def test_a_production_run_imports_no_simulator_and_no_numpy(tmp_path):
             line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
             assert line, "the run ended before its drivers searched:\n" + "".join(err[-20:])
             err.append(line)
-            found = re.search(r"controller\.service: fault in round None: (\w+) link_lost", line)
+            found = re.search(r"controller\.service\.loop: fault in round None: (\w+) link_lost", line)
             if found:
                 faulted.add(found.group(1))
     finally:
@@ -107,7 +107,7 @@ def test_a_production_run_imports_no_simulator_and_no_numpy(tmp_path):
         err.append(lines.get())
     err = "".join(err)
     imported = {line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")}
-    assert "controller.service" in imported and "drivers.link" in imported  # the run got as far as the service
+    assert "controller.service.loop" in imported and "drivers.link" in imported  # the run got as far as the service
     assert "numpy" not in imported
-    assert not [m for m in imported if m.endswith(".simulator") or m in ("drivers.sim", "controller.simtable",
+    assert not [m for m in imported if m.endswith(".simulator") or m in ("drivers.sim", "controller.simulated.table",
                                                                           "drivers.urls.protocol_sim")]

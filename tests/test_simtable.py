@@ -1,13 +1,13 @@
-"""The scripted table of ``--simulate`` (controller/simtable.py): the dealer's waits on the panel lamps."""
+"""The scripted table of ``--simulate`` (controller/simulated/table.py): the dealer's waits on the panel lamps."""
 
 from __future__ import annotations
 
 import pytest
 
 from controller.analysis.strategy import OptimalStrategy
-from controller.paytable import load_jurisdiction
-from controller.simtable import SimulatedTable
-from controller.table import Limits
+from controller.game.paytable import load_jurisdiction
+from controller.simulated.table import SimulatedTable
+from controller.game.table import Limits
 
 pytestmark = pytest.mark.timeout(10)  # a dealer waiting for a lamp that never lights would hang the suite
 

@@ -3,13 +3,13 @@ of date")."""
 
 from __future__ import annotations
 
-from controller import statediagram
-from controller.round import BETWEEN_ROUNDS, ROUND_STATES, STATES, _transitions
+from controller.round import diagram as statediagram
+from controller.round.machine import BETWEEN_ROUNDS, ROUND_STATES, STATES, _transitions
 
 
 def test_committed_diagram_is_the_machines():
     assert statediagram.PAGE.read_text(encoding="utf-8") == statediagram.page(), \
-        "docs/round-states.md is out of date: run python -m controller.statediagram"
+        "docs/round-states.md is out of date: run python -m controller.round.diagram"
 
 
 def test_check_mode_fails_on_a_stale_page(tmp_path):

@@ -22,15 +22,17 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from controller import __version__, cli
-from controller.config import CONFIG_DIR, find_table_config, state_dir
-from controller.inputs import ServiceStarted
-from controller.journal import read_records
-from controller.metrics import ServiceMetrics
-from controller.notify import JournaldFormatter, Notifier, under_journald
-from controller.service import STOP, Controller, Service
-from controller.table import MAX_AMOUNT, load_table_config
-from controller.watch import Watch
+from controller import __version__
+
+from controller.cli import main as cli
+from controller.settings.files import CONFIG_DIR, find_table_config, state_dir
+from controller.round.inputs import ServiceStarted
+from controller.journal.store import read_records
+from controller.service.metrics import ServiceMetrics
+from controller.service.notify import JournaldFormatter, Notifier, under_journald
+from controller.service.loop import STOP, Controller, Service
+from controller.game.table import MAX_AMOUNT, load_table_config
+from controller.service.watch import Watch
 from drivers import events as ev
 from tests.round_helpers import new_round
 from tests.test_control import StandInDevices
@@ -84,8 +86,8 @@ def test_notifier_speaks_the_protocol_and_is_silent_without_a_manager(manager):
 def test_journald_lines_carry_the_priority_and_no_time_of_their_own():
     import logging
 
-    record = logging.LogRecord("controller.service", logging.ERROR, __file__, 1, "fault %s", ("jam",), None)
-    assert JournaldFormatter().format(record) == "<3>controller.service: fault jam"
+    record = logging.LogRecord("controller.service.loop", logging.ERROR, __file__, 1, "fault %s", ("jam",), None)
+    assert JournaldFormatter().format(record) == "<3>controller.service.loop: fault jam"
     record.levelno = logging.INFO
     assert JournaldFormatter().format(record).startswith("<6>")
     info = os.fstat(2)
@@ -94,12 +96,12 @@ def test_journald_lines_carry_the_priority_and_no_time_of_their_own():
 
 
 def test_a_manager_gone_away_is_logged_once_and_never_stops_the_service(tmp_path, caplog):
-    """controller/notify.py ``Notifier``: a send that fails (nobody at ``NOTIFY_SOCKET``) is logged once and
+    """controller/service/notify.py ``Notifier``: a send that fails (nobody at ``NOTIFY_SOCKET``) is logged once and
     never raises; ``close`` may be called twice."""
     notifier = Notifier({"NOTIFY_SOCKET": str(tmp_path / "gone.sock"), "WATCHDOG_USEC": "1000000"})
     notifier.send(READY="1")
     notifier.watchdog(now=10.0)
-    warnings = [r.getMessage() for r in caplog.records if r.name == "controller.notify"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "controller.service.notify"]
     assert len(warnings) == 1 and warnings[0].startswith(f"cannot notify the service manager at {tmp_path}")
     notifier.close()
     notifier.close()
@@ -134,7 +136,7 @@ def _controller(manager_path, events, blocker=None, blocked=None):
             blocker.wait(10)  # the controller thread is stuck on one input
 
     journal_dir = Path(str(manager_path)).parent
-    from controller.journal import Journal
+    from controller.journal.store import Journal
 
     journal = Journal(journal_dir / "journal.jsonl")
     controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
@@ -181,7 +183,7 @@ def test_the_watchdog_stops_while_the_controller_thread_is_blocked(manager):
         for device in ("shoe", "sensors", "panel"):
             events.put(ev.DeviceReady(device, "test", "1.0", 1))
         drain(sock, 0.5)
-        from controller.inputs import OperatorAction
+        from controller.round.inputs import OperatorAction
 
         events.put(OperatorAction("open_betting", "dan", "dealer"))  # its view blocks the thread
         assert blocked.wait(10)
@@ -219,7 +221,7 @@ def test_metrics_are_served_and_parse_and_never_name_a_card_or_a_wager(tmp_path)
     assert rounds == {"closed": 3.0}
     commit = {s.name: s.value for s in families["crisscross_journal_commit_seconds"].samples}
     inputs = sum(r["kind"] == "event" for r in read_records(tmp_path / "j.jsonl"))
-    # one commit per input, or per group of up to 64 inputs that arrived together (controller.service)
+    # one commit per input, or per group of up to 64 inputs that arrived together (controller.service.loop)
     assert inputs / 64 <= commit["crisscross_journal_commit_seconds_count"] <= inputs
     assert {s.name: s.value for s in families["crisscross_press_to_command_seconds"].samples}[
         "crisscross_press_to_command_seconds_count"] > 0
@@ -311,9 +313,9 @@ def test_a_production_run_loads_no_analysis_library(tmp_path):
     code = f"""
 import sys
 from pathlib import Path
-from controller import cli
-from controller.service import Service
-from controller.table import load_table_config
+from controller.cli import main as cli
+from controller.service.loop import Service
+from controller.game.table import load_table_config
 config = load_table_config()
 service = Service(config, ports={{n: '/dev/null-{os.getpid()}' for n in config.devices}},
                   journal_path=Path({str(tmp_path / 'j.jsonl')!r}))
@@ -418,11 +420,11 @@ def test_the_command_line_refuses_what_would_write_into_the_software_or_guess(tm
 def test_a_journal_never_mixes_simulated_and_table_play(tmp_path, capsys):
     """A table's journal given to a run with simulated devices (or the reverse) is refused before anything is
     written: the journal's last start record says which play it holds."""
-    from controller.journal import JournalError
+    from controller.journal.store import JournalError
 
     path = tmp_path / "table.db"
     config = load_table_config()
-    from controller.journal import Journal
+    from controller.journal.store import Journal
 
     journal = Journal(path)  # a table's history: its start record, as a run on hardware writes it
     journal.commit([("event", "ServiceStarted", {"mode": "table", "version": __version__, "config": "x",
@@ -445,7 +447,7 @@ def test_a_journal_never_mixes_simulated_and_table_play(tmp_path, capsys):
 def test_a_keyed_table_file_never_seals_the_shared_simulated_journal(tmp_path, monkeypatch):
     """A site's table file with a journal key, used once with --simulate, leaves the shared simulated journal
     unsealed, so the next simulated run with the default configuration still starts."""
-    from controller.journal_key import init_key
+    from controller.journal.key import init_key
 
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
     assert cli.main(["config", "init", str(tmp_path / "site")]) == 0

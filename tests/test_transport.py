@@ -134,7 +134,7 @@ def test_closing_the_pair_is_a_lost_link(paired_shoe):
 
 
 def test_link_stats_count_frames_both_ways_a_retransmission_and_a_bad_crc(paired_shoe):
-    """The link's counters for the metrics (controller/metrics.py): every frame the host sent is one the device
+    """The link's counters for the metrics (controller/service/metrics.py): every frame the host sent is one the device
     decoded, every frame the device sent but the corrupted one is one the host took, the broken STACK is one bad
     CRC and one retransmission of the DISPENSE."""
     driver, fake, device, events = paired_shoe

@@ -1,11 +1,11 @@
 """The pay class of every one of the 2,598,960 five-card hands, as one NumPy array.
 
 A pay class is 0 for a hand below a pair of 6s, then 1 + the index of the hand in
-``controller.paytable.PAY_HANDS`` (1 = pair of 6s-10s, 2 = pair of jacks or better, 3 = two pair, ...,
+``controller.game.paytable.PAY_HANDS`` (1 = pair of 6s-10s, 2 = pair of jacks or better, 3 = two pair, ...,
 10 = royal flush), the granularity at which every Criss-Cross Poker pay table pays (NY 9 NYCRR 5324.39(f)).
 Classes are ordered as the hands rank (NY (b)(2)), so the higher class is the higher-ranking hand.
 
-Cards are indexes into ``controller.cards.DECK`` (suit-major: index = suit x 13 + rank). A set of five cards
+Cards are indexes into ``controller.game.cards.DECK`` (suit-major: index = suit x 13 + rank). A set of five cards
 is found by its colexicographic index: for sorted cards c0 < c1 < c2 < c3 < c4,
 ``C(c0,1) + C(c1,2) + C(c2,3) + C(c3,4) + C(c4,5)``.
 """
@@ -17,7 +17,7 @@ from math import comb
 
 import numpy as np
 
-from controller.paytable import PAY_HANDS
+from controller.game.paytable import PAY_HANDS
 
 N_HANDS = comb(52, 5)
 N_CLASSES = 1 + len(PAY_HANDS)

@@ -2,7 +2,7 @@
 
 The game as the player sees it (NY 9 NYCRR 5324.39(e); PA 58 Pa. Code 674a.11): two cards, then the across
 decision (fold, or bet 1x-3x the ante), the two outside across cards turned, the down decision, the two outside
-down cards turned, the middle decision, the middle card turned, settlement (``controller.settlement``). Folding
+down cards turned, the middle decision, the middle card turned, settlement (``controller.game.settlement``). Folding
 forfeits every wager made so far. Values are per unit of each ante (the player stakes two antes).
 
 Exact enumeration, by backward induction over every deal: for each of the 1,326 two-card hands (grouped into
@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from controller.analysis import simplified
 from controller.analysis.classes import BINOMIAL, CLASS_NAMES, N_CLASSES, class_table
-from controller.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
+from controller.game.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
 
 N_PAIRS = 1225  # pairs of the 50 cards left after the hole cards
 N_DOWN = 1128  # pairs of the 48 cards left after the hole cards and an across pair
@@ -67,7 +67,7 @@ def check_middle_rule(bet: np.ndarray) -> None:
     """The middle bet pays the odds of the higher-ranking winning hand (NY 5324.39(e)(9)(ii)); it equals the
     bet payoff of the higher class of the two lines when no push ranks above a win. Raises ``ValueError``
     for a table where one does (the par sheet cannot use the shortcut there), or for odds above
-    ``controller.paytable.MAX_ODDS`` (every sum stays an integer below 2**53 in float64 up to them; a loaded
+    ``controller.game.paytable.MAX_ODDS`` (every sum stays an integer below 2**53 in float64 up to them; a loaded
     pay table never exceeds them, a ``PayTable`` built in code might)."""
     if bet.max() > MAX_ODDS:
         raise ValueError(f"odds above {MAX_ODDS:,} to 1 are beyond the exact arithmetic of the par sheet")
@@ -494,7 +494,7 @@ def bonus_return(jurisdiction: Jurisdiction) -> tuple[Fraction, dict[str, int]]:
 
 def hole_name(hole: tuple[int, int]) -> str:
     """``AKs``, ``AKo`` or ``AA`` for a representative hole of ``hole_classes``."""
-    from controller.cards import RANKS
+    from controller.game.cards import RANKS
 
     hi, lo = hole[0] % 13, hole[1] % 13
     if hi == lo:

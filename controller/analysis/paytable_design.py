@@ -1,7 +1,7 @@
 """``crisscross paytable design``: pay tables whose exact house edge is closest to a target.
 
 A facility may pay more than the regulation's minimum on any hand (NY 9 NYCRR 5324.39(f) "no less than";
-the minimums are ``controller.minimums``), from the odds its layouts can show (``--values``, default
+the minimums are ``controller.game.minimums``), from the odds its layouts can show (``--values``, default
 ``LADDER``). The search varies one pay table of a jurisdiction file and keeps every other value:
 
 - ``bonus`` (the five-card bonus): its house edge is exact over the 2,598,960 boards
@@ -14,7 +14,7 @@ the minimums are ``controller.minimums``), from the odds its layouts can show (`
 
 Candidates for a hand: its minimum (``push`` where the minimum is a push) and each allowed value from the
 minimum up to ``max_factor`` times it (at least 1 to 1); a table never pays a hand less than a lower-ranking
-one. Printed edges are exact fractions; the written file loads with ``controller.paytable.load_jurisdiction``.
+one. Printed edges are exact fractions; the written file loads with ``controller.game.paytable.load_jurisdiction``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import yaml
 
-from controller.minimums import REGULATIONS, odds_text, odds_value
-from controller.paytable import PAY_HANDS, Jurisdiction, PayTable
+from controller.game.minimums import REGULATIONS, odds_text, odds_value
+from controller.game.paytable import PAY_HANDS, Jurisdiction, PayTable
 
 #: Odds (N to 1) a layout customarily shows; ``--values`` replaces them.
 LADDER: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 18, 20, 25, 30, 35, 40, 50, 60, 75, 80, 100, 125,
@@ -180,8 +180,8 @@ def main(argv: list[str]) -> int:
     import argparse
     import sys
 
-    from controller.config import ConfigError
-    from controller.paytable import load_jurisdiction
+    from controller.settings.files import ConfigError
+    from controller.game.paytable import load_jurisdiction
 
     parser = argparse.ArgumentParser(prog="crisscross paytable design",
                                      description="pay tables closest to a target house edge")

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table
-from controller.paytable import PAY_HANDS, Jurisdiction
+from controller.game.paytable import PAY_HANDS, Jurisdiction
 
 #: Row labels of the printed tables, lowest first (the first is the losing band).
 HAND_LABELS: dict[str, str] = {

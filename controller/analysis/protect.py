@@ -5,7 +5,7 @@ The test. A player's decisions use its own two cards and the community cards alr
 strategy, good or bad, the decisions are independent of the cards still face down when they were made, so,
 given the player's cards, the cards turned, the other seats' cards and the decisions taken, a card that was
 face down at a decision is equally likely to be any of the cards the player could not see (every round is
-dealt from a fresh shuffle: ``controller.round`` shuffles at each round, so no earlier round says anything
+dealt from a fresh shuffle: ``controller.round.machine`` shuffles at each round, so no earlier round says anything
 about this one's cards). For each round and
 each hypothesis ``h`` (the player saw the middle card, an across outside card or a down outside card before
 the across decision) the detector computes
@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
-from controller.cards import DECK
-from controller.recall import RoundRecord, rounds_from_records
+from controller.game.cards import DECK
+from controller.journal.recall import RoundRecord, rounds_from_records
 
 HYPOTHESES = ("middle", "across", "down")
 STEPS = ("across", "down", "middle")
@@ -282,7 +282,7 @@ def _closed_rounds(records: Iterable[dict[str, Any]]) -> Iterator[RoundRecord]:
 def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP) -> list[SessionReport]:
     """Every seat session of the journal at ``path`` (store or JSON lines), as the live detector would
     have seen them round by round. Raises ``JournalError`` for a journal that cannot be read."""
-    from controller.journal import iter_records
+    from controller.journal.store import iter_records
 
     detector = Detector(tables, gap)
     for rnd in _closed_rounds(iter_records(path, skip_torn_tail=True)):

@@ -86,10 +86,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
 def main(args: argparse.Namespace) -> int:
     """Run ``crisscross protect``; the exit status."""
     from controller.analysis.protect_tables import ProtectTables
-    from controller.config import ConfigError, find_table_config
-    from controller.journal import JournalError
-    from controller.service import jurisdiction_for
-    from controller.table import load_table_config
+    from controller.settings.files import ConfigError, find_table_config
+    from controller.journal.store import JournalError
+    from controller.service.loop import jurisdiction_for
+    from controller.game.table import load_table_config
 
     try:
         config = load_table_config(find_table_config(args.config))

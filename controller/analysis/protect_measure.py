@@ -1,6 +1,6 @@
 """The detector's power and false alarms, measured on simulated play (``crisscross protect --measure``).
 
-Sessions are played side by side in this process (``controller.analysis.players``), one seat each, with a
+Sessions are played side by side in this process (``controller.simulated.players``), one seat each, with a
 fresh shuffled deck every round; each round's decisions go through the same ``protect.evidence`` and
 ``protect.Wealth`` as the offline and live detector. Honest sessions of every strategy are played for
 ``--rounds`` rounds (default 100) and counted as false alarms when flagged; hole-carder sessions (each kind,
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.analysis import players
+from controller.simulated import players
 from controller.analysis.protect import HYPOTHESES, Wealth, evidence
 from controller.analysis.protect_tables import ProtectTables
 

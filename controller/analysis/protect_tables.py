@@ -42,7 +42,7 @@ from threadpoolctl import threadpool_limits
 from controller.analysis.classes import BINOMIAL, N_CLASSES, class_table
 from controller.analysis.parsheet import SCALE1, SCALE2, SCALE3, ParSheetEngine, hole_classes, payoffs
 from controller.analysis.strategy import canonical, fingerprint
-from controller.paytable import Jurisdiction
+from controller.game.paytable import Jurisdiction
 
 log = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ STRATEGIES: dict[str, str] = {
 
 def line_features(hole: tuple[int, int], rest: np.ndarray, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     """The code of each pair's line before its middle card (the hand's two cards and the pair's two cards;
-    cards as ``controller.cards.DECK`` indexes, ``rest`` the 50 others, pairs ``(rest[p0], rest[p1])``):
+    cards as ``controller.game.cards.DECK`` indexes, ``rest`` the 50 others, pairs ``(rest[p0], rest[p1])``):
     ``TWO_PAIR_UP`` for two pair, three or four of a kind, ``PAIR_J_UP``, ``PAIR_6_10`` or ``LOW_PAIR`` (2s-5s) for
     one pair by its rank, ``FOUR_FLUSH`` for four cards of one suit, else ``NOTHING``."""
     n = len(p0)

@@ -2,7 +2,7 @@
 
     python -m controller.analysis.simulate --rounds 1000000 [--seed 1] [--workers 2] [--jurisdiction ny]
 
-Plays rounds through ``controller.round.Round`` exactly as the service does, with the devices answered in
+Plays rounds through ``controller.round.machine.Round`` exactly as the service does, with the devices answered in
 process: a shuffled deck for the shoe, bet-sensor snapshots for the spots, dealer presses for the panel. Six
 seats each stake one unit on each ante (no five-card bonus) and decide with ``OptimalStrategy``. Each seat's
 net comes from the machine's own ``SeatSettled`` records. Prints the mean net per ante with its standard error
@@ -20,15 +20,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from controller import commands as cmd
+from controller.round import commands as cmd
 from controller.analysis.strategy import OptimalStrategy
-from controller.cards import DECK
-from controller.cli import positive_int
-from controller.config import ConfigError
-from controller.paytable import Jurisdiction, load_jurisdiction
-from controller.round import Round
-from controller.payout import PayoutConfig
-from controller.table import Limits, load_table_config
+from controller.game.cards import DECK
+from controller.cli.main import positive_int
+from controller.settings.files import ConfigError
+from controller.game.paytable import Jurisdiction, load_jurisdiction
+from controller.round.machine import Round
+from controller.game.payout import PayoutConfig
+from controller.game.table import Limits, load_table_config
 from drivers import events as ev
 
 ANTE = 100  # minor units per ante; nets are reported per ante
@@ -79,7 +79,7 @@ class InProcessTable:
     def __init__(self, jurisdiction: Jurisdiction, strategy: OptimalStrategy, seed: int) -> None:
         config = load_table_config()
         limits = Limits(ANTE, ANTE)
-        # the return of the game, not the dealer's payouts: no payout check (controller.payout)
+        # the return of the game, not the dealer's payouts: no payout check (controller.game.payout)
         self.config = type(config)(**{**config.__dict__, "ante_limits": limits, "payout": PayoutConfig()})
         self.machine = Round(self.config, jurisdiction)
         self.strategy = strategy

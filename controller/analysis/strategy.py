@@ -25,8 +25,8 @@ import numpy as np
 
 from controller.analysis.classes import classify
 from controller.analysis.parsheet import SCALE3, ParSheetEngine, hole_classes, payoffs
-from controller.cards import DECK
-from controller.paytable import Jurisdiction, load_jurisdiction
+from controller.game.cards import DECK
+from controller.game.paytable import Jurisdiction, load_jurisdiction
 
 STRATEGY_DIR = Path(__file__).resolve().parent / "strategies"
 

@@ -1,6 +1,6 @@
 """The floor: every table's public events, view, status and journal anchors over MQTT 5 (docs/floor.md).
 
-- ``controller.floor.config``: ``floor:`` of ``table.yaml`` (off by default).
+- ``controller.settings.floor``: ``floor:`` of ``table.yaml`` (off by default).
 - ``controller.floor.topics``: the topic names and message payloads every part below speaks.
 - ``controller.floor.publisher``: the service's publisher thread; the journal is its outbox.
 - ``controller.floor.mqtt``: connecting a paho-mqtt client (TLS, credentials) for the publisher and the tools.

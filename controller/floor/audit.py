@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller import journal_key as jkey
-from controller.control import public_record
+from controller.journal import key as jkey
+from controller.control.server import public_record
 from controller.floor import topics
-from controller.journal import iter_store
+from controller.journal.store import iter_store
 
 
 @dataclass

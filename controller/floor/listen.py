@@ -12,7 +12,7 @@ from typing import Any
 import paho.mqtt.client as paho
 
 from controller.floor import topics
-from controller.floor.config import FloorConfig
+from controller.settings.floor import FloorConfig
 from controller.floor.mqtt import connect, make_client
 
 #: Seconds a new connection is given for the broker's CONNACK before another attempt.

@@ -7,7 +7,7 @@ from typing import Any
 
 import paho.mqtt.client as paho
 
-from controller.floor.config import FloorConfig, read_password
+from controller.settings.floor import FloorConfig, read_password
 
 #: Seconds between keep-alive pings; the broker sends the last will after 1.5 times this without a word.
 KEEPALIVE = 10

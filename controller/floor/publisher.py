@@ -6,7 +6,7 @@ is slow, down or unreachable never slows or stops the table.
 
 - It reads the journal store through its own read-only connection (SQLite WAL: the controller's commits go on),
   in batches of at most ``BATCH`` records after the last one it published, and publishes each public record
-  (``controller.control.public_record``: the control interface's secrecy filter, one rule in one place) to
+  (``controller.control.server.public_record``: the control interface's secrecy filter, one rule in one place) to
   ``events`` (QoS 1), each hole-card ``Alert`` and ``AlertAcknowledged`` to ``alerts`` (QoS 1; never on ``events``), and at each round
   close the chain head and keyed anchor to ``anchors`` (``controller.floor.topics``).
 - At most ``WINDOW`` messages wait for the broker's PUBACK. Progress is the last journal seq whose messages are
@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller import journal_key as jkey
-from controller.control import RECORD_KEYS, public_record
+from controller.journal import key as jkey
+from controller.control.server import RECORD_KEYS, public_record
 from controller.floor import topics
-from controller.floor.config import FloorConfig, read_password
+from controller.settings.floor import FloorConfig, read_password
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from drivers.ratelog import LogLimiter
 
@@ -78,7 +78,7 @@ PACKET_TOO_LARGE = 0x95
 SIMULATED_SUFFIX = "-simulated"
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
-#: The hole-card detector's alerts (``controller.alerts``) and a supervisor's acknowledgement of one, published on
+#: The hole-card detector's alerts (``controller.round.alerts``) and a supervisor's acknowledgement of one, published on
 #: ``alerts`` alone.
 ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
 
@@ -138,7 +138,7 @@ class Publisher:
     service opened it first); ``key``: the journal key for the keyed anchor (None: ``mac`` null); ``simulated``:
     simulated play, published under ``table_id + SIMULATED_SUFFIX`` with ``"simulated": true`` in every JSON
     message (events, alerts, anchors, the view), never under the table's own id. The password
-    file is read here: ``ConfigError`` (``controller.floor.config.read_password``) before anything starts. ``start``
+    file is read here: ``ConfigError`` (``controller.settings.floor.read_password``) before anything starts. ``start``
     starts the thread; ``stop`` lets it catch up for up to ``drain`` seconds, says ``offline`` and joins it.
     ``acked`` is the last journal seq whose messages the broker acknowledged, ``connected`` whether a
     connection is up, ``published`` the messages sent (repeats included); read them from any thread (plain

@@ -13,8 +13,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from controller.config import ConfigError, find_table_config
-from controller.floor.config import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig
+from controller.settings.files import ConfigError, find_table_config
+from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str) -> None:
@@ -51,7 +51,7 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
 def broker_config(args: argparse.Namespace) -> FloorConfig:
     """The broker to listen to: the options, else ``floor:`` of the table configuration. Raises ``ConfigError``."""
     if args.broker is None:
-        from controller.table import load_table_config
+        from controller.game.table import load_table_config
 
         config = load_table_config(find_table_config(args.config)).floor
         if not config.enabled:
@@ -85,8 +85,8 @@ def _pairs(items: list[str], option: str) -> dict[str, Path]:
 def run(args: argparse.Namespace) -> int:
     """``crisscross floor watch|audit``; the exit status (module docstring)."""
     from controller.floor.listen import Listener
-    from controller.journal import JournalError
-    from controller.journal_key import JournalKeyError, load_key
+    from controller.journal.store import JournalError
+    from controller.journal.key import JournalKeyError, load_key
 
     try:
         config = broker_config(args)

@@ -3,7 +3,7 @@
 Under ``{prefix}/{table_id}/``:
 
 - ``events``: one message per public journal record (QoS 1, not retained), UTF-8 JSON
-  ``{"table": id, "after": S0, "record": {...}}``: ``record`` is ``controller.control.public_record`` of the
+  ``{"table": id, "after": S0, "record": {...}}``: ``record`` is ``controller.control.server.public_record`` of the
   journal record (with its ``seq``), ``after`` the seq of the table's previous public record (0 for the first):
   a consumer that keeps, per table, the records whose seq is above the last one it kept (dedupe by table and
   seq) sees a gap or a reordering as an ``after`` that is not that last seq.
@@ -11,9 +11,9 @@ Under ``{prefix}/{table_id}/``:
 - ``status``: ``online`` retained when connected; ``offline`` retained when stopping, and the same as the last
   will (the broker sends it when the table goes away without saying so).
 - ``anchors``: at each round close, the journal's chain head after it, ``{"table", "seq", "round", "head",
-  "mac"}`` (QoS 1, retained: the latest stays); ``mac`` the keyed anchor (``controller.journal_key.mac`` with
+  "mac"}`` (QoS 1, retained: the latest stays); ``mac`` the keyed anchor (``controller.journal.key.mac`` with
   label ``anchor`` over seq and head, as ``<journal>.anchor``), null for a journal without a key.
-- ``alerts``: one message per journaled hole-card ``Alert`` and per ``AlertAcknowledged`` (``controller.alerts``;
+- ``alerts``: one message per journaled hole-card ``Alert`` and per ``AlertAcknowledged`` (``controller.round.alerts``;
   QoS 1, not retained),
   ``{"table", "record": {"seq", "time", "kind", "round", "type", "data"}}``; never on ``events``. For
   surveillance and supervisors only: the broker's ACL restricts who may read it (docs/floor.md). An alert names

@@ -196,7 +196,7 @@ def encode_cards(seat: int, cards: Iterable[str]) -> bytes:
 def decode_cards(payload: bytes) -> Cards:
     """Parse CARDS; ``ProtocolError`` for a target outside 0-6, an odd length, no card or more than
     ``MAX_ENTRY_CARDS``, a byte that is not printable ASCII. Whether each is a card of the deck is the round's
-    check (``controller.manual``): a mistyped card is refused there and the entry awaited again."""
+    check (``controller.round.manual``): a mistyped card is refused there and the entry awaited again."""
     if not 3 <= len(payload) <= 1 + 2 * MAX_ENTRY_CARDS or len(payload) % 2 == 0:
         raise ProtocolError(CARDS, f"payload is {len(payload)} bytes: a target and 1 to {MAX_ENTRY_CARDS} "
                                    f"two-byte cards expected")

@@ -3,7 +3,7 @@
 SCAN frames become ``CardsEntered(seat, cards, "reader")`` events (acknowledged by the link and delivered once);
 a malformed SCAN is logged (without its bytes: they may be cards) and NAKed. The reader is optional: a table
 without one types the cards on the panel (``drivers.panel``), and a reader lost never stops the round
-(``controller.round``).
+(``controller.round.machine``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,806 @@
+"""The ``crisscross`` command line.
+
+- ``crisscross run [--simulate [--manual]] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
+  runs the table controller service (``controller.service.loop``) from ``config/table.yaml``.
+- ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
+  return and optimal strategy of a pay table (``controller.analysis``).
+- ``crisscross protect [--journal PATH]`` reports players who seem to see a hole card; ``--measure`` measures
+  the detector on simulated play (``controller.analysis.protect_cli``).
+- ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step (exit 1,
+  under a warning line, when the journal does not verify); ``--alerts`` lists every hole-card alert instead, each
+  acknowledged or not (``controller.journal.alert_recall``).
+- ``crisscross journal verify PATH [--key FILE]`` checks a journal (store or JSON lines) without changing it
+  (``controller.journal.tools.verify``): exit 0 intact, 1 tampered (the first tampered record is named by line
+  and seq, with how), 2 a file that cannot be read as a journal (one line on standard error), 3 nothing wrong
+  found but not everything checkable (without the key, or a JSON-lines copy): what was not checked is said.
+- ``crisscross journal export [--rounds A-B] [--format jsonl] [--output FILE] [--journal PATH]`` writes the
+  store's records as JSON lines in their canonical spelling; ``crisscross journal import FILE [--journal PATH]``
+  fills a new store from a JSON-lines journal, refusing one that does not verify; ``crisscross journal
+  init-key [--file PATH]`` creates the journal key (mode 0600) at table.yaml's ``journal_key``; ``crisscross
+  journal add-key --by NAME --reason TEXT`` seals a journal kept without a key with it, and ``crisscross
+  journal reanchor --by NAME --reason TEXT`` accepts a keyed journal whose anchor is missing or does not match
+  it, each journaled (a record naming who, why and what was found), the service stopped.
+- ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
+  user of the control interface (``controller.control.operators``, docs/control.md); the password is asked with
+  ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
+  and role; ``operator remove NAME`` removes one (their next request is refused).
+- ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
+  five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``);
+  ``crisscross paytable design --target-house-edge EDGE --vary bonus|bet`` searches the pay tables closest to
+  a house edge (``controller.analysis.paytable_design``).
+- ``crisscross floor watch|audit`` follows every table over the floor's MQTT broker (``controller.floor.tools``,
+  docs/floor.md).
+- ``crisscross settle [FILE] [--table TABLE_YAML]`` settles one round given as JSON (FILE or standard input) and
+  prints the settlement as JSON (``controller.game.settlement.settle_round``); with ``--table`` the seats must be in
+  play at that table, the antes and five-card bonus within its limits, and a jurisdiction code is looked up as
+  ``run`` does for that table (``jurisdictions/`` beside it when it has one, else ``config/``). Invalid input: exit status 2, one line on
+  standard error naming the seat, the field and what is wrong, nothing on standard output.
+
+Exit status: 0 success; 2 invalid input or configuration; 1 a fault stopped the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+from collections.abc import Callable
+import logging
+import time
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller import __version__
+from controller.analysis import protect_cli
+from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
+
+
+#: When this process began its work (``time.monotonic()``): the start-up time counts from here.
+STARTED_AT = time.monotonic()
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more log output (-v info, -vv debug: raw frames, which carry card values)")
+    parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller",
+                                     parents=[common])
+    parser.add_argument("--version", action="version", version=f"crisscross {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    config_help = ("table configuration (YAML); default: $CRISSCROSS_CONFIG, else /etc/crisscross/table.yaml, "
+                   "else the packaged default")
+
+    run = sub.add_parser("run", help="run the table controller service", parents=[common])
+    run.add_argument("--config", type=Path, default=None, help=config_help)
+    run.add_argument("--simulate", action="store_true",
+                     help="simulate the shoe, bet sensors and panel on pseudo-terminals, with scripted players and dealer")
+    run.add_argument("--rounds", type=positive_int, default=None, help="stop after N rounds (default: run until signalled)")
+    run.add_argument("--seed", type=int, default=None, help="seed the simulated shoe and players (reproducible runs)")
+    run.add_argument("--journal", type=Path, default=None,
+                     help="journal file (overrides table.yaml; --simulate without it keeps its own journal)")
+    run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
+                     help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
+    run.add_argument("--manual", action="store_true",
+                     help="with --simulate: a supervisor switches the simulated table to dealing by hand and the "
+                          "dealer deals and types the cards (NY 9 NYCRR 5324.39(d)(1); allowed for the simulated "
+                          "table whatever table.yaml's manual_dealing says)")
+    run.add_argument("--mistakes", type=float, default=0.0, metavar="P",
+                     help="with --simulate: probability that a player's decision is random, not optimal (default 0)")
+    run.add_argument("--payout-errors", type=float, default=0.0, metavar="P",
+                     help="with --simulate: probability that the dealer pays a seat wrong once (short, over, on the "
+                          "wrong spot, a losing wager not taken) before correcting it (default 0)")
+    run.add_argument("--player-strategy", action="append", default=[], metavar="SEAT:NAME[:P]",
+                     help="with --simulate: the seat plays optimal, never_fold, always_1x, pair_3x or erring:P")
+    run.add_argument("--hole-carder", action="append", default=[], metavar="SEAT:CARD[:P]",
+                     help="with --simulate: the seat sees the middle, an across or a down outside card early "
+                          "(in a round with probability P, default 1)")
+    run.add_argument("--protect", action="store_true",
+                     help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
+    run.add_argument("--quiet", action="store_true", help="do not print round summaries")
+    run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
+                     help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
+
+    protect_cli.add_parser(sub, common, config_help, positive_int)
+
+    par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
+    par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
+                     help="a jurisdiction code (ny) or a jurisdiction/pay-table YAML file")
+    par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    par.add_argument("--workers", type=positive_int, default=None, help="processes (default: one per CPU)")
+
+    paytable = sub.add_parser("paytable", help="a jurisdiction's pay tables and the exact five-card bonus return",
+                              parents=[common])
+    paytable.add_argument("jurisdiction", metavar="JURISDICTION",
+                          help="a jurisdiction code (ny, pa, nj) or the path of a pay-table file; or `design` "
+                               "(crisscross paytable design --help): pay tables closest to a target house edge")
+    paytable.add_argument("design_options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    journal = sub.add_parser("journal", help="journal tools", parents=[common])
+    journal_sub = journal.add_subparsers(dest="journal_command", required=True)
+    verify = journal_sub.add_parser("verify", help="check a journal's hash chain; name the first tampered record",
+                                    parents=[common])
+    verify.add_argument("path", type=Path, metavar="PATH", help="journal store, or a JSON-lines copy")
+    verify.add_argument("--key", type=Path, default=None, help="the journal key file: check the seals too")
+    export = journal_sub.add_parser("export", help="the journal's records as JSON lines (canonical spelling)",
+                                    parents=[common])
+    export.add_argument("--rounds", type=round_range, default=None, metavar="A-B",
+                        help="from the first record of round A to the last of round B (default: all)")
+    export.add_argument("--format", choices=("jsonl",), default="jsonl")
+    export.add_argument("--output", type=Path, default=None, help="file to write (default: standard output)")
+    imported = journal_sub.add_parser("import", help="fill a new journal store from a JSON-lines journal that "
+                                                     "verifies", parents=[common])
+    imported.add_argument("source", type=Path, metavar="FILE", help="JSON-lines journal (an export, or an old journal)")
+    init_key = journal_sub.add_parser("init-key", help="create the journal key (mode 0600)", parents=[common])
+    init_key.add_argument("--file", type=Path, default=None, help="key file (default: journal_key of table.yaml)")
+    add_key = journal_sub.add_parser("add-key", help="seal a journal kept so far without a key with the key, "
+                                                     "journaled (the service is stopped)", parents=[common])
+    reanchor = journal_sub.add_parser("reanchor", help="after an inquiry, accept a keyed journal whose anchor is "
+                                                       "missing or does not match, journaled (the service is "
+                                                       "stopped)", parents=[common])
+    for tool in (add_key, reanchor):
+        tool.add_argument("--key", type=Path, default=None, help="the journal key file (default: journal_key of "
+                                                                 "table.yaml)")
+        tool.add_argument("--by", required=True, help="the supervisor who decided it (journaled)")
+        tool.add_argument("--reason", required=True, help="why (journaled)")
+    for tool in (export, imported, init_key, add_key, reanchor):
+        tool.add_argument("--config", type=Path, default=None, help=config_help)
+    for tool in (export, imported, add_key, reanchor):
+        tool.add_argument("--journal", type=Path, default=None, help="journal store (default: the one of --config)")
+
+    operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
+    operator_sub = operator.add_subparsers(dest="operator_command", required=True)
+    operators_file = argparse.ArgumentParser(add_help=False)
+    operators_file.add_argument("--file", type=Path, default=None,
+                                help="operators file (default: control.operators of the table configuration)")
+    operators_file.add_argument("--config", type=Path, default=None, help=config_help)
+    add = operator_sub.add_parser("add", help="add a user or replace their role and password",
+                                  parents=[common, operators_file])
+    add.add_argument("name", help="user name (letters, digits, . _ -)")
+    add.add_argument("--role", required=True, choices=("dealer", "supervisor"))
+    operator_sub.add_parser("list", help="the users and their roles (never the password hashes)",
+                            parents=[common, operators_file])
+    remove = operator_sub.add_parser("remove", help="remove a user: their next request is refused",
+                                     parents=[common, operators_file])
+    remove.add_argument("name", help="user name")
+
+    settle = sub.add_parser("settle", help="settle one round given as JSON (or one per line: --lines) and print "
+                                           "the settlement as JSON", parents=[common])
+    settle.add_argument("file", nargs="?", type=Path, help="round JSON (default: standard input)")
+    settle.add_argument("--lines", action="store_true",
+                        help="JSON lines: one round per line in, one settlement per line out with its input's "
+                             "\"line\" (a refused line gives {\"line\": N, \"error\": ...} and the exit status 2; "
+                             "the others are still settled)")
+    settle.add_argument("--table", type=Path, default=None, metavar="TABLE_YAML",
+                        help="also check the seats in play and the table limits of this table configuration, "
+                             "and read a jurisdiction code from its jurisdictions folder as run does")
+
+    recall = sub.add_parser("recall", help="the last rounds of the journal, step by step (a supervisor's view: "
+                                           "it shows face-down cards)", parents=[common])
+    recall.add_argument("--last", type=positive_int, default=10, help="how many rounds (default 10)")
+    recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
+    recall.add_argument("--config", type=Path, default=None, help=config_help)
+    recall.add_argument("--alerts", action="store_true",
+                        help="every hole-card alert of the journal instead: seat, kind of card, evidence, round, "
+                             "acknowledged (by whom, when) or not; never a card (it reads the whole journal)")
+
+    from controller.floor.tools import add_parsers as add_floor
+
+    add_floor(sub, common, config_help)
+    sim = sub.add_parser("sim", help="the device simulators", parents=[common])
+    sim_sub = sim.add_subparsers(dest="sim_command", required=True)
+    console = sim_sub.add_parser("console", help="place chips, press buttons, turn the key and inject faults on the "
+                                                 "simulators of a running rig (docs/rig.md)", parents=[common])
+    console.add_argument("--socket", type=Path, required=True, metavar="PATH",
+                         help="the rig's simulator control socket (python -m hil.rig ... --sim-socket PATH)")
+    console.add_argument("--command", "-c", dest="command_lines", action="append", default=[], metavar="LINE",
+                         help="run this command and exit (repeatable) instead of the interactive console")
+
+    config = sub.add_parser("config", help="the table configuration", parents=[common])
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    init = config_sub.add_parser("init", help="write an editable copy of the default configuration into DIR "
+                                              "(table.yaml and jurisdictions/)", parents=[common])
+    init.add_argument("dir", type=Path, metavar="DIR", help="a folder that does not exist or is empty")
+    config_sub.add_parser("unit", help="print the systemd unit of this install (ExecStart at its crisscross), "
+                                       "e.g. > /etc/systemd/system/crisscross.service", parents=[common])
+    return parser
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free port) to 65535, else an ``ArgumentTypeError`` naming the text."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535 or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}")
+    return value
+
+
+def round_range(text: str) -> tuple[int, int]:
+    """argparse type: ``A-B`` (or ``A``), round numbers with 1 <= A <= B; else an ``ArgumentTypeError``."""
+    first, _, last = text.partition("-")
+    try:
+        low, high = int(first), int(last or first)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected rounds A-B, got {text}") from None
+    if not 1 <= low <= high:
+        raise argparse.ArgumentTypeError(f"expected rounds A-B with 1 <= A <= B, got {text}")
+    return low, high
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _number(text: str, accept: Callable[[float], bool], expected: str) -> float:
+    """``text`` as a float that ``accept`` takes, else an ``ArgumentTypeError`` saying ``expected`` and the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not accept(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number above 0 (seconds, for one), else an ``ArgumentTypeError`` naming the text."""
+    return _number(text, lambda v: 0.0 < v < float("inf"), "a number above 0")
+
+
+def probability(text: str) -> float:
+    """argparse type: a probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
+    return _number(text, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``crisscross``; returns the exit status. A reader that went away (``| head``) ends the
+    output quietly."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(getattr(args, "verbose", 0), 2)]
+    from controller.service.notify import JournaldFormatter, under_journald
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JournaldFormatter() if under_journald() else  # journald keeps the time itself
+                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+    logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
+    if args.command == "settle":
+        return _settle(args.file, args.table, lines=args.lines)
+    if args.command == "paytable" and args.jurisdiction == "design":
+        from controller.analysis import paytable_design
+
+        return _with_analysis(lambda: paytable_design.main(args.design_options))
+    if args.command == "paytable":
+        if args.design_options:
+            print(f"crisscross paytable: unexpected {' '.join(args.design_options)}", file=sys.stderr)
+            return 2
+        return _with_analysis(lambda: _paytable(args.jurisdiction))
+    if args.command == "par-sheet":
+        return _with_analysis(lambda: _par_sheet(args))
+    if args.command == "recall":
+        return _recall(args)
+    if args.command == "protect":
+        return _with_analysis(lambda: protect_cli.main(args))
+    if args.command == "journal":
+        return {"verify": _journal_verify, "export": _journal_export, "import": _journal_import,
+                "init-key": _journal_init_key, "add-key": _journal_admit,
+                "reanchor": _journal_admit}[args.journal_command](args)
+    if args.command == "operator":
+        return _operator(args)
+    if args.command == "config":
+        return _config_init(args.dir) if args.config_command == "init" else _config_unit()
+    if args.command == "floor":
+        from controller.floor.tools import run as floor
+
+        return floor(args)
+    if args.command == "sim":
+        from drivers.simconsole import run_console
+
+        return run_console(args.socket, args.command_lines)
+    return _run(args)
+
+
+#: The libraries of the ``analysis`` extra (pyproject.toml).
+ANALYSIS_LIBRARIES = ("numpy", "tqdm", "threadpoolctl", "numba")
+
+
+def _with_analysis(command: Callable[[], int]) -> int:
+    """Run a command that needs the ``analysis`` extra; without it, exit status 2 and one line saying so."""
+    try:
+        return command()
+    except ModuleNotFoundError as exc:
+        if exc.name not in ANALYSIS_LIBRARIES:
+            raise
+        print(f"crisscross: this command needs the analysis extra ({exc.name} is missing): install the package "
+              f"with [analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl[analysis]'",
+              file=sys.stderr)
+        return 2
+
+
+def _config_init(folder: Path) -> int:
+    """``crisscross config init DIR``: copy the default ``table.yaml`` and ``jurisdictions/`` into ``folder`` (which
+    must not exist or be empty), for a site to edit and name with ``--config`` or ``$CRISSCROSS_CONFIG``. 0 done,
+    2 refused (one line on standard error)."""
+    import shutil
+
+    try:
+        if not str(folder).strip() or str(folder) == ".":
+            raise ConfigError("config init needs the folder to write into, for example /etc/crisscross")
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise ConfigError(f"{folder}: exists and is not an empty folder; nothing was written")
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(CONFIG_DIR / "table.yaml", folder / "table.yaml")
+        shutil.copytree(CONFIG_DIR / "jurisdictions", folder / "jurisdictions",
+                        ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: {exc.filename or folder}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {folder / 'table.yaml'} and {folder / 'jurisdictions'}/: edit them, then run with "
+          f"--config {folder / 'table.yaml'} (or set CRISSCROSS_CONFIG)", file=sys.stderr)
+    return 0
+
+
+#: The packaged systemd unit (config/systemd/ of a checkout) and the command its ExecStart names as shipped.
+UNIT_FILE = CONFIG_DIR / "systemd" / "crisscross.service"
+UNIT_COMMAND = "/opt/crisscross/bin/crisscross"
+
+
+def _config_unit() -> int:
+    """``crisscross config unit``: print the packaged systemd unit (README "Running on a table PC") with its
+    ``ExecStart`` naming the ``crisscross`` of this install (beside the running interpreter, as a virtualenv
+    has it), so that a unit copied from the wheel starts the service it came with. 0, or 2 when the unit file
+    is missing from the install (one line on standard error)."""
+    try:
+        text = UNIT_FILE.read_text()
+    except OSError as exc:
+        print(f"crisscross: {UNIT_FILE}: {exc.strerror or exc}: this install has no systemd unit", file=sys.stderr)
+        return 2
+    command = Path(sys.executable).parent / "crisscross"
+    if command.exists():
+        text = text.replace(f"ExecStart={UNIT_COMMAND} ", f"ExecStart={command.absolute()} ")
+    sys.stdout.write(text)
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    from controller.journal.alert_recall import alerts_of, format_alerts
+    from controller.journal.store import (JournalError, existing_journal, iter_records, last_rounds, refuse_lost_records,
+                                    verify_journal)
+    from controller.journal.recall import recall_last
+    from controller.game.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        path = existing_journal(Path(args.journal or config.journal),
+                                _simulated_hint(config) if args.journal is None else "")
+        refuse_lost_records(path)
+        rounds = [] if args.alerts else last_rounds(path, args.last)
+        alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
+        torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
+        if path.stat().st_size and not _is_store(path):
+            with path.open("rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
+        _, problem = verify_journal(path) if not torn else (0, None)
+    except (OSError, ConfigError, JournalError) as exc:
+        print(f"crisscross recall: {exc}", file=sys.stderr)
+        return 2
+    if torn:  # not a tampering: a copy cut short
+        print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
+    if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
+        warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
+        print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
+        print(warning)
+    print(alerts or recall_last(rounds) or f"no rounds in {path}")
+    return 1 if problem else 0
+
+
+def _simulated_hint(config) -> str:
+    """Where simulated play went, for a reader who looked for it in the table's journal ("" when none)."""
+    from controller.service.loop import journal_for
+
+    simulated = journal_for(config, True, None)
+    return f" (simulated play is in {simulated}: --journal {simulated})" if simulated.exists() else ""
+
+
+def _is_store(path: Path) -> bool:
+    from controller.journal.store import is_store
+
+    return is_store(path)
+
+
+def _par_sheet(args: argparse.Namespace) -> int:
+    from controller.analysis import report
+    from controller.analysis.parsheet import compute_par_sheet
+    from controller.game.paytable import load_jurisdiction
+
+    try:
+        jurisdiction = load_jurisdiction(args.pay_table)
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        size = shutil.get_terminal_size((80, 24))  # a terminal may report 0 columns or 0 lines
+        bar = tqdm(total=169, unit="hand", desc="two-card hands", file=sys.stderr, ncols=min(size.columns or 80, 100),
+                   nrows=size.lines or 24)
+    try:
+        sheet = compute_par_sheet(jurisdiction, progress=(lambda done, total: bar.update(1)) if bar else None,
+                                  workers=args.workers)
+    except ValueError as exc:
+        print(f"crisscross: {jurisdiction.source}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if bar is not None:
+            bar.close()
+    print({"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[args.format](sheet))
+    return 0
+
+
+def _paytable(name: str) -> int:
+    from controller.analysis.paytable_report import five_card_bonus_return, format_paytable
+    from controller.game.paytable import load_jurisdiction
+
+    try:
+        jurisdiction = load_jurisdiction(name)
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    print(format_paytable(jurisdiction, five_card_bonus_return(jurisdiction)))
+    return 0
+
+
+def _settle(path: Path | None, table_path: Path | None = None, *, lines: bool = False) -> int:
+    """``crisscross settle [FILE] [--table T] [--lines]``: one round as JSON in, its settlement as JSON out (exit
+    2 and one line naming the field when refused); with ``lines``, one round per line (a checker's batch: one
+    process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
+    line that is not blank."""
+    from controller.game.settlement import SettlementInputError, settle_round
+    from controller.game.table import jurisdictions_home, load_table_config
+
+    table = None
+    config_dir = CONFIG_DIR
+    if table_path is not None:
+        try:
+            table = load_table_config(table_path)
+        except ConfigError as exc:
+            print(f"crisscross: {exc}", file=sys.stderr)
+            return 2
+        config_dir = jurisdictions_home(table.source)  # a code is the table's, as ``crisscross run`` reads it
+
+    source = str(path) if path else "<stdin>"
+    try:
+        text = path.read_text(encoding="utf-8") if path else sys.stdin.read()
+    except OSError as exc:
+        print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+    def settled(round_text: str, where: str) -> dict[str, Any]:
+        """The settlement of one round's JSON; raises ``ValueError`` with ``where`` and what is wrong."""
+        try:
+            data = json.loads(round_text, object_pairs_hook=_unique_keys)
+        except json.JSONDecodeError as exc:
+            place = where if lines else f"{source}: line {exc.lineno}"
+            raise ValueError(f"{place}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
+            raise ValueError(f"{where}: invalid JSON: {str(exc)[:100] or type(exc).__name__}") from None
+        try:
+            return settle_round(data, config_dir, table=table)
+        except SettlementInputError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    status = 0
+    try:
+        if lines:
+            for number, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
+                except ValueError as exc:
+                    print(exc, file=sys.stderr)
+                    answer, status = {"line": number, "error": str(exc)}, 2
+                sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        else:
+            try:
+                result = settled(text, source)
+            except ValueError as exc:
+                print(exc, file=sys.stderr)
+                return 2
+            json.dump(result, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
+        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
+    return status
+
+
+def _journal_verify(args: argparse.Namespace) -> int:
+    """``crisscross journal verify PATH [--key FILE]``: 0 intact, 1 tampered, 2 unreadable, 3 nothing found but
+    not everything checkable (``controller.journal.tools.verify``). Reads the files only; never writes them."""
+    from controller.journal.store import JournalError
+    from controller.journal.key import JournalKeyError, load_key
+    from controller.journal.tools import verify
+
+    path = args.path
+    try:
+        verdict = verify(path, load_key(args.key) if args.key else None)
+    except (JournalError, JournalKeyError) as exc:
+        return _refused(exc, path)
+    if verdict.tamper is not None:
+        print(f"{path}: tampered: {verdict.tamper}")
+        return 1
+    if verdict.unchecked:
+        print(f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}")
+        return 3
+    print(f"{path}: intact, {verdict.records} records")
+    return 0
+
+
+def _refused(exc: Exception, where: object) -> int:
+    """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
+    ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised
+    again: ``main`` ends the command quietly."""
+    if isinstance(exc, BrokenPipeError):
+        raise exc
+    if isinstance(exc, OSError):
+        print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
+    else:
+        print(f"crisscross: {exc}", file=sys.stderr)
+    return 2
+
+
+def _journal_folder(path: Path, where: str) -> None:
+    """``ConfigError`` when the folder of the journal ``path`` (named ``where``: ``--journal``, or the table
+    file's ``journal:``) does not exist: a mistyped path would start a second history of the table, so a new
+    journal's folder is created first, by hand."""
+    if not path.parent.is_dir():
+        raise ConfigError(f"{where} {path}: no folder {path.parent} (a mistyped path would start a second history "
+                          f"of the table; create the folder first for a new one)")
+
+
+def _journal_path(args: argparse.Namespace) -> Path:
+    from controller.game.table import load_table_config
+
+    return Path(args.journal or load_table_config(find_table_config(args.config)).journal)
+
+
+def _journal_export(args: argparse.Namespace) -> int:
+    """``crisscross journal export``: 0 written, 2 a journal that cannot be read (one line on standard error)."""
+    from controller.journal.store import JournalError
+    from controller.journal.tools import export
+
+    try:
+        path = _journal_path(args)
+        if args.output is None:
+            count = export(path, sys.stdout, rounds=args.rounds)
+        else:
+            descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
+            try:
+                with open(descriptor, "w", encoding="ascii") as out:
+                    count = export(path, out, rounds=args.rounds)
+            except BaseException:
+                os.unlink(args.output)  # a refused export leaves no partial copy behind
+                raise
+    except (ConfigError, JournalError, OSError) as exc:
+        return _refused(exc, args.output)
+    print(f"exported {count} records of {path}", file=sys.stderr)
+    return 0
+
+
+def _journal_import(args: argparse.Namespace) -> int:
+    """``crisscross journal import FILE``: 0 imported, 1 a source that does not verify, 2 anything else
+    refused (one line on standard error)."""
+    from controller.journal.store import JournalError
+    from controller.journal.tools import import_jsonl, verify
+    from controller.service.loop import key_for
+    from controller.game.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        destination = Path(args.journal or config.journal)
+        verdict = verify(args.source)
+        if verdict.tamper is not None:
+            print(f"crisscross: {args.source}: does not verify: {verdict.tamper}; not imported", file=sys.stderr)
+            return 1
+        count = import_jsonl(args.source, destination, key=key_for(config))
+    except (ConfigError, JournalError, OSError) as exc:
+        return _refused(exc, args.source)
+    print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    return 0
+
+
+def _journal_admit(args: argparse.Namespace) -> int:
+    """``crisscross journal add-key`` and ``crisscross journal reanchor`` (``controller.journal.tools.admit``):
+    0 done and journaled, 2 refused (one line on standard error: nothing to do, the service running, a journal
+    that does not open for another reason, no key)."""
+    from controller.journal.store import JournalError
+    from controller.journal.key import JournalKeyError, load_key
+    from controller.journal.tools import admit
+    from controller.game.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        path = Path(args.journal or config.journal)
+        key_file = args.key or config.journal_key
+        if key_file is None:
+            raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
+        record = admit(path, load_key(key_file), "key" if args.journal_command == "add-key" else "anchor",
+                       by=args.by, reason=args.reason)
+    except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
+        return _refused(exc, args.journal)
+    print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",
+          file=sys.stderr)
+    return 0
+
+
+def _journal_init_key(args: argparse.Namespace) -> int:
+    """``crisscross journal init-key``: 0 created, 2 refused (exists, no path configured, not writable)."""
+    from controller.journal.key import JournalKeyError, init_key
+    from controller.game.table import load_table_config
+
+    try:
+        config_path = find_table_config(args.config)
+        path = args.file or load_table_config(config_path).journal_key
+        if path is None:
+            raise ConfigError(f"{config_path}: no journal_key: give its path there (journal_key: "
+                              f"journal.key) or with --file")
+        init_key(path)
+    except (ConfigError, JournalKeyError, OSError) as exc:
+        return _refused(exc, args.file)
+    print(f"created the journal key {path} (mode 0600); keep a copy apart from the journal", file=sys.stderr)
+    return 0
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"key {repeated[0]!r} repeated in an object")
+    return dict(pairs)
+
+
+def _operators_path(args: argparse.Namespace) -> Path:
+    """The operators file meant: ``--file``, whose folder must exist (a mistyped path would start a second
+    file nobody reads), else ``control.operators`` of ``--config``. Raises ``ConfigError``."""
+    from controller.game.table import load_table_config
+
+    if args.file is not None:
+        if not args.file.parent.is_dir():
+            raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
+        return args.file
+    config = load_table_config(find_table_config(args.config))
+    if config.source.parent.resolve() == CONFIG_DIR.resolve():
+        raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
+                          f"table's own with `crisscross config init DIR` and name it with --config (or "
+                          f"$CRISSCROSS_CONFIG)")
+    return config.control.operators
+
+
+def _operator(args: argparse.Namespace) -> int:
+    """``crisscross operator add|list|remove``: 0 done, 2 a refused name, role, password, file or
+    configuration (one line on standard error)."""
+    import getpass
+
+    from controller.control.operators import add_operator, load_operators, remove_operator
+
+    path: Path | str = args.file or args.config
+    try:
+        path = _operators_path(args)
+        if args.operator_command == "list":
+            operators = load_operators(path)
+            for operator in sorted(operators.values(), key=lambda o: o.name):
+                print(f"{operator.name}\t{operator.role}")
+            print(f"{len(operators)} operator(s) in {path}", file=sys.stderr)
+            return 0
+        if args.operator_command == "remove":
+            remove_operator(path, args.name)
+            print(f"removed {args.name} from {path}", file=sys.stderr)
+            return 0
+        if sys.stdin.isatty():
+            password = getpass.getpass(f"password for {args.name}: ")
+            if getpass.getpass("again: ") != password:
+                raise ValueError("the two passwords differ")
+        else:
+            password = sys.stdin.readline().rstrip("\r\n")
+        new = add_operator(path, args.name, args.role, password)
+    except (ConfigError, ValueError) as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
+    return 0
+
+
+def _players(args: argparse.Namespace, config) -> list:
+    """The ``PlayerSpec`` of ``--player-strategy`` and ``--hole-carder``; ``ConfigError`` for a bad one."""
+    specs = []
+    try:
+        specs = [protect_cli.parse_spec(text, False) for text in args.player_strategy]
+        specs += [protect_cli.parse_spec(text, True) for text in args.hole_carder]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    seats = [spec.seat for spec in specs]
+    if specs and not args.simulate:
+        raise ConfigError("--player-strategy and --hole-carder only apply to the simulated players of --simulate")
+    for seat in seats:
+        if seat not in config.seats or seats.count(seat) > 1:
+            raise ConfigError(f"seat {seat}: {'given twice' if seat in config.seats else 'not a seat of the table'} "
+                              f"in --player-strategy/--hole-carder (seats: {', '.join(map(str, config.seats))})")
+    return specs
+
+
+def _run(args: argparse.Namespace) -> int:
+    from controller.journal.store import JournalError
+    from controller.service.loop import run_service
+    from controller.game.table import JOURNAL_NAME, load_table_config, state_dir
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        ports = {}
+        for item in args.port:
+            device, sep, port = item.partition("=")
+            if not sep or device not in config.devices or not port:
+                raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(config.devices)}")
+            if device in ports:
+                raise ConfigError(f"--port {device}= given twice ({ports[device]!r} and {port!r})")
+            ports[device] = port
+        if ports and args.simulate:
+            raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
+        any_simulator = args.simulate or "simulator" in {ports.get(n, d.port) for n, d in config.devices.items()}
+        if args.journal is not None:
+            _journal_folder(args.journal, "--journal")
+        elif not any_simulator and config.journal != state_dir() / JOURNAL_NAME:  # ``journal:`` of table.yaml
+            _journal_folder(config.journal, f"{config.source}: journal:")
+        if args.seed is not None and not any_simulator:
+            raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
+        for flag, value, who in (("--mistakes", args.mistakes, "players"), ("--payout-errors", args.payout_errors,
+                                                                             "dealer")):
+            if value and not args.simulate:
+                raise ConfigError(f"{flag} only applies to the simulated {who} of --simulate")
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{flag} {value}: expected a probability from 0 to 1")
+        if args.manual and not args.simulate:
+            raise ConfigError("--manual only applies to the simulated table of --simulate (at a table, a supervisor "
+                              "switches with the panel's key or the control interface)")
+        if args.manual:
+            config = dataclasses.replace(config, manual_dealing=True)
+        players = _players(args, config)
+        if args.protect and importlib.util.find_spec("numpy") is None:
+            raise ConfigError("--protect needs the analysis extra (numpy is missing): install the package with "
+                              "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl[analysis]'")
+        return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
+                           journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
+                           metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
+                           players=players, protect=args.protect, manual=args.manual)
+    except (ConfigError, JournalError) as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the journal's folder or file, or the control interface's port, cannot be opened
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"crisscross: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2

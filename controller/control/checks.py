@@ -1,0 +1,130 @@
+"""The rules of a control request that do not depend on the transport: numbers in plain decimal digits, the
+body of an action (docs/control.md, "POST /actions") and the round guard (docs/control.md, "The round guard").
+
+Each refusal is an ``HTTPError`` with the status and a message naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from http import HTTPStatus
+from typing import Any
+
+from controller.round.inputs import ACTIONS, ANSWERING, VOID_CODES
+
+#: Largest request body accepted (bytes); a larger one is answered 413 without being read.
+MAX_BODY = 4096
+#: Longest ``reason`` of an action (characters).
+MAX_REASON = 200
+#: Longest wait of one ``GET /events`` (seconds).
+MAX_WAIT = 30.0
+#: Largest ``after`` cursor accepted by ``/events`` (a journal seq; far beyond any table's lifetime).
+MAX_SEQ = 2**53
+#: Request headers that may appear once only: two values would let two readers of the request disagree.
+SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-Type", "Host")
+#: Plain ASCII decimal digits: ``int()`` also takes ``+5``, ``1_0``, `` 5`` and other scripts' digits.
+DIGITS = re.compile(r"[0-9]+")
+#: A ``timeout`` of ``/events``: decimal digits with an optional fraction (``25``, ``0.5``).
+SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
+
+
+
+def decimal(text: str, maximum: int) -> int | None:
+    """``text`` as an integer when it is plain ASCII decimal digits (``DIGITS``) of at most ``maximum``, else
+    None; more than 16 digits are refused before ``int()`` reads them."""
+    if not DIGITS.fullmatch(text) or len(text) > 16:
+        return None
+    value = int(text)
+    return value if value <= maximum else None
+
+
+class HTTPError(Exception):
+    """An answer other than success: ``status``, ``message`` and extra headers."""
+
+    def __init__(self, status: HTTPStatus, message: str, headers: dict[str, str] | None = None, *,
+                 body: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+        self.body = body or {}
+
+
+
+
+class RepeatedKey(ValueError):
+    """A JSON object of the body repeats a key."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` hook: a JSON object that repeats a key is refused (``RepeatedKey``), as in ``settle``."""
+    keys = [key for key, _ in pairs]
+    repeated = next((key for key in keys if keys.count(key) > 1), None)
+    if repeated is not None:
+        raise RepeatedKey(f"key {json_text(repeated[:40])} repeated in the body")
+    return dict(pairs)
+
+
+#: Keys of an action's body (docs/control.md, "POST /actions").
+ACTION_KEYS: tuple[str, ...] = ("action", "code", "reason", "round", "state", "answers")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, cut to 40 characters, for an error message (``null``, ``true``, ``"x"``)."""
+    try:
+        return json.dumps(value)[:40]
+    except (TypeError, ValueError):
+        return type(value).__name__
+
+
+def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int | None]:
+    """``(action, reason, code, round, state, answers)`` of an action body, else ``HTTPError`` 400 saying what is
+    wrong.
+
+    ``void_round`` needs a ``code`` (``VOID_CODES``); ``reason`` is optional free text (journal only);
+    ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional; ``answers`` (a
+    non-negative integer) is required of an action that answers something (``controller.round.inputs.ANSWERING``:
+    the number ``/state`` shows in ``answers``), so that a retry never answers something raised after it."""
+    if not isinstance(body, dict):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "code": ..., ...}')
+    unknown = set(body) - set(ACTION_KEYS)
+    if unknown:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s): {', '.join(sorted(unknown))[:60]}; the allowed "
+                                                 f"keys are {', '.join(ACTION_KEYS)}")
+    action = body.get("action")
+    if action not in ACTIONS:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {json_text(action)}; allowed: {', '.join(ACTIONS)}")
+    reason = body.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable():
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be one line of printable text, at most {MAX_REASON} "
+                                                 f"characters")
+    code = body.get("code", "")
+    if code != "" and code not in VOID_CODES:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"code must be one of {', '.join(VOID_CODES)}; got {json_text(code)}")
+    if action == "void_round" and not code:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"void_round needs a code: {', '.join(VOID_CODES)} (the free text "
+                                                 f"of reason stays in the journal)")
+    round_no = body.get("round")
+    if isinstance(round_no, float) and round_no.is_integer() and abs(round_no) <= MAX_SEQ:
+        round_no = int(round_no)  # 3.0 is the integer 3 (JSON Schema 2020-12, "integer"; RFC 8259 has one number)
+    if round_no is not None and (not isinstance(round_no, int) or isinstance(round_no, bool)
+                                 or not 0 <= round_no <= MAX_SEQ):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "
+                                                 f"{json_text(round_no)}")
+    from controller.round.machine import STATES  # here: controller.game.table imports the control interface, round it
+
+    state = body.get("state")
+    if state is not None and state not in STATES:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state of the round as /state shows it "
+                                                 f"(docs/round-states.md), or null; got {json_text(state)}")
+    answers = body.get("answers")
+    if isinstance(answers, float) and answers.is_integer() and abs(answers) <= MAX_SEQ:
+        answers = int(answers)  # as round: 3.0 is the integer 3 (JSON Schema 2020-12, "integer")
+    if action in ANSWERING and (not isinstance(answers, int) or isinstance(answers, bool)
+                                or not 0 <= answers <= MAX_SEQ):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} answers something: give answers, the number /state "
+                                                 f"shows in answers.{action}; got {json_text(answers)}")
+    if action not in ANSWERING and answers is not None:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"answers goes only with {', '.join(ANSWERING)}")
+    return action, reason, code, round_no, state, answers

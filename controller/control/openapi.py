@@ -1,0 +1,112 @@
+"""The OpenAPI 3.1 description of the control interface (``GET /openapi.json``), written by hand from
+docs/control.md: one place a client generator or a reviewer reads the endpoints, their parameters, bodies and
+answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.control.checks import MAX_BODY, MAX_REASON, MAX_SEQ
+from controller.round.inputs import ACTIONS, ANSWERING, VOID_CODES
+
+_ERROR = {"description": "refused; the body says why",
+          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_JSON_OBJECT = {"type": "object"}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document as a JSON-ready dict (OpenAPI Specification 3.1.0)."""
+    from controller.round.machine import STATES  # here: controller.game.table imports the control interface, round it
+
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Criss-Cross Poker table controller: control interface", "version": "1",
+                 "description": "Loopback only. Records and views never carry a face-down card (docs/control.md)."},
+        "components": {
+            "securitySchemes": {"operator": {"type": "http", "scheme": "basic"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+                "Record": {"type": "object", "required": ["seq", "type", "data"],
+                           "properties": {"seq": {"type": "integer"}, "time": {"type": "string"},
+                                          "kind": {"enum": ["event", "command", "record"]},
+                                          "round": {"type": ["integer", "null"]}, "type": {"type": "string"},
+                                          "data": _JSON_OBJECT}},
+                "Action": {"type": "object", "required": ["action"], "additionalProperties": False,
+                           # void_round needs a code, an answering action what it answers and nothing else does
+                           # (controller.control.checks.check_action)
+                           "allOf": [
+                               {"if": {"properties": {"action": {"const": "void_round"}}, "required": ["action"]},
+                                "then": {"required": ["code"], "properties": {"code": {"enum": list(VOID_CODES)}}}},
+                               {"if": {"properties": {"action": {"enum": list(ANSWERING)}}, "required": ["action"]},
+                                "then": {"required": ["answers"], "properties": {"answers": {"type": "integer"}}},
+                                "else": {"properties": {"answers": {"type": "null"}}}}],
+                           "properties": {"action": {"enum": list(ACTIONS)},
+                                          "code": {"enum": ["", *VOID_CODES]},
+                                          # one line of printable text (str.isprintable); printable ASCII here
+                                          "reason": {"type": "string", "maxLength": MAX_REASON,
+                                                     "pattern": "^[ -~]*$"},
+                                          "round": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEQ},
+                                          "state": {"enum": [*STATES, None]},
+                                          # what clear_fault, acknowledge and accept_mispay answer: /state answers
+                                          "answers": {"type": ["integer", "null"], "minimum": 0,
+                                                      "maximum": MAX_SEQ}}},
+            },
+        },
+        "paths": {
+            "/state": {"get": {
+                "summary": "The round's view as last published (Round.view() and seq)",
+                "responses": {"200": {"description": "the view",
+                                      "content": {"application/json": {"schema": _JSON_OBJECT}}},
+                              "503": _ERROR}}},
+            "/events": {"get": {
+                "summary": "Public journal records after a cursor (long poll)",
+                "parameters": [
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}},
+                    # seconds in plain decimal digits (25, 0.5), at most MAX_WAIT (30)
+                    {"name": "timeout", "in": "query", "schema": {
+                        "type": "string", "maxLength": 24,
+                        "pattern": r"^(([0-9]|[12][0-9])(\.[0-9]+)?|30(\.0+)?)$"}}],
+                "responses": {"200": {"description": "records, the next cursor, whether some were missed",
+                                      "content": {"application/json": {"schema": {
+                                          "type": "object", "required": ["records", "next", "missed"],
+                                          "properties": {"records": {"type": "array",
+                                                                     "items": {"$ref": "#/components/schemas/Record"}},
+                                                         "next": {"type": "integer"},
+                                                         "missed": {"type": "boolean"}}}}}},
+                              "400": _ERROR}}},
+            "/events/stream": {"get": {
+                "summary": "Server-Sent Events: `record` (id = seq), `view`, `missed`, `dropped`",
+                "parameters": [
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}},
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer", "minimum": 0}}],
+                "responses": {"200": {"description": "the stream", "content": {"text/event-stream": {}}},
+                              "400": _ERROR, "503": _ERROR}}},
+            "/actions": {"post": {
+                "summary": "Queue a dealer or supervisor action; round and state are the round guard",
+                "security": [{"operator": []}],
+                "requestBody": {"required": True, "description": f"at most {MAX_BODY} bytes, with Content-Length",
+                                "content": {"application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Action"}}}},
+                "responses": {"202": {"description": "queued; the outcome shows in /state and the events",
+                                      "content": {"application/json": {"schema": _JSON_OBJECT}}},
+                              **{code: _ERROR for code in ("400", "401", "403", "408", "409", "411", "413", "415",
+                                                           "429", "503")}}}},
+            "/operator": {"get": {
+                "summary": "Who the credentials name (user and role); a sign-in check that queues nothing",
+                "security": [{"operator": []}],
+                "responses": {"200": {"description": "the operator", "content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"user": {"type": "string"},
+                                                     "role": {"enum": ["dealer", "supervisor"]}}}}}},
+                              "401": _ERROR, "429": _ERROR, "503": _ERROR}}},
+            "/alerts": {"get": {
+                "summary": "The last hole-card alerts, as journaled (supervisors only; never a card)",
+                "security": [{"operator": []}],
+                "responses": {"200": {"description": "the alerts, oldest first", "content": {"application/json": {
+                    "schema": {"type": "object", "properties": {"alerts": {"type": "array", "items": _JSON_OBJECT}}}}}},
+                              "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
+            "/openapi.json": {"get": {"summary": "This description",
+                                      "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+            "/": {"get": {"summary": "The dealer's screen (HTML)",
+                          "responses": {"200": {"description": "the page", "content": {"text/html": {}}}}}},
+        },
+    }

@@ -1,0 +1,468 @@
+"""The local control interface: HTTP with JSON on a loopback address, for the dealer's screen, a software panel
+and the rig; served by uvicorn (a maintained ASGI server) running a Starlette application
+(``controller.control.app``) on its own thread and event loop.
+
+Endpoints (docs/control.md):
+
+- ``GET /state``: the latest ``Round.view()`` the controller published (``on_view``), no face-down card, with
+  ``seq``: the journal record it reflects (views are published once every record of an input is written, so
+  a view with ``seq`` >= N includes the effect of record N).
+- ``GET /events?after=SEQ&timeout=S``: the public journal records with ``seq`` above ``SEQ`` (long poll: waits
+  up to ``S`` seconds, at most ``MAX_WAIT``, for one to arrive). Answer ``{"records": [...], "next": N,
+  "missed": bool}``: ask again with ``after=N``; ``missed`` says records after ``SEQ`` are no longer held here
+  (read the journal).
+- ``GET /events/stream``: the same records and every new view pushed as Server-Sent Events by one broadcaster
+  (``controller.control.broadcast``), resumed from ``Last-Event-ID`` or ``after``.
+- ``POST /actions`` with HTTP Basic credentials and ``{"action": ..., "code": ..., "reason": ..., "round": N,
+  "state": ...}``: puts an ``OperatorAction`` on the controller's event queue (journaled before it is applied,
+  like a device event) and answers 202; the outcome shows in ``/state`` and ``/events`` (a refused action as
+  ``PressRefused``). The round guard: ``round`` and ``state``, when given, must still be those of the latest
+  ``/state``; otherwise the answer is 409 and the action is journaled and refused (``OperatorAction.stale``),
+  so an action decided on one round never changes the next (docs/control.md, "The round guard").
+- ``GET /openapi.json``: the OpenAPI description; ``GET /``: the dealer's screen (``controller/control/screen``).
+
+Requests (docs/control.md, "Requests"): HTTP/1.0 or 1.1 as h11 reads it (else 400 in JSON); a ``Host`` naming
+this server's own address and port (else 421: DNS rebinding; 400 when HTTP/1.1 leaves it out);
+``SINGLE_HEADERS`` once each; numbers in plain decimal digits; at most ``MAX_CHECKS`` password checks at once
+(else 503); at most ``MAX_CONNECTIONS`` connections, each request's headers and body within
+``REQUEST_TIMEOUT``.
+
+The server never touches the round machine or the journal: the controller thread publishes to it through
+``publish_view`` and ``publish_record`` (the ``Controller``'s ``on_view``/``on_record``), which hand the data
+to the server's loop without waiting, and actions reach the machine only through the event queue
+(docs/architecture.md, "Threads").
+
+Hole-card secrecy (domain.md; NY 9 NYCRR 5324.39(e)(9)(i): a seat's cards are turned at its settlement):
+``public_record`` passes an allow-list of record types, drops every record that carries face-down cards
+(``StackDealt``, ``StackDispensed``, ``ShoeLastDispense``) and the shoe and sensor commands, strips the cards
+and hands of a seat that folded from its ``SeatSettled``, and never shows ``prev`` or ``hash``: the hash of the
+record after a ``StackDealt`` would let anyone search the few thousand possible two-card stacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import queue
+import hashlib
+import hmac
+import secrets
+import socket
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
+from controller.round.alerts import alert_record
+from controller.settings.files import ConfigError
+from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
+from controller.control.app import build_app, protocol_class
+from controller.control.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
+from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
+from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
+                                  rehash_operator)
+
+log = logging.getLogger(__name__)
+
+#: Hole-card alerts and their acknowledgements kept for ``GET /alerts`` (supervisors only); older ones stay in
+#: the journal.
+MAX_ALERTS = 50
+#: Seconds a client may take to send its request line and headers, or its body, before the connection is closed.
+REQUEST_TIMEOUT = 5.0
+#: Most password checks (PBKDF2, ``controller.control.operators``) running at once, each on the interface's own
+#: password-check thread at a lower priority (nice ``CHECK_NICENESS``); one more is answered 503 at once.
+#: Each check takes a core for about 0.15 s: two at once on two cores took both from the controller thread
+#: (rounds per minute fell to 0.045x under ten guessing clients). Failed sign-ins are throttled
+#: (``operators.FailureThrottle``), and a credential verified before is served without a check.
+MAX_CHECKS = 1
+#: Niceness added to the password-check threads (Linux: a thread's own priority, setpriority on its id).
+CHECK_NICENESS = 10
+#: Most connections open at once (``controller.control.limits``: far below the service's open-file limit, so the
+#: journal and the device links can always open their files). One more sheds the oldest connection that has not
+#: sent a complete request's headers (a slow or idle one), or is closed as soon as it is accepted when every
+#: connection is busy with a request or a stream.
+MAX_CONNECTIONS = CONTROL_CONNECTIONS
+#: Most event streams at once (each one connection); one more is answered 503.
+MAX_STREAMS = 128
+#: Connections waiting to be accepted.
+BACKLOG = CONTROL_BACKLOG
+#: Seconds an idle kept-alive connection stays open after an answer.
+KEEP_ALIVE = 5
+#: Largest request line and headers (bytes); h11 answers 400 beyond it.
+MAX_HEAD = 16384
+
+#: Journal record types shown as they are (none carries a face-down card).
+PUBLIC_TYPES: frozenset[str] = frozenset({
+    # inputs (kind "event")
+    "ServiceStarted", "DeviceReady", "DeviceFault", "ShuffleComplete", "SpotChanged", "SpotsSnapshot",
+    "ButtonPressed", "SupervisorKey", "OperatorAction",
+    # device commands shown to a display (kind "command")
+    "Display", "SetLamps",
+    # records of the round (kind "record")
+    "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
+    "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
+    "WagersHeld", "PromptDue",
+    # dealing by hand (controller/round/manual.py); ``CardsEntered``/``CardsRecorded`` name cards: journal only
+    "DealingModeChanged", "ManualRound", "CardPlacedByHand", "SeatHeld",
+    # the payout check (controller/game/payout.py): amounts per spot and who, written after the settlement, when every
+    # card of the round is turned or folded; no card in them
+    "PayoutChecked", "MispayAccepted",
+})
+#: Keys of a record's ``data`` that stay in the journal: a supervisor's free text may name a card ("seat 4 Kd
+#: exposed"); the public sees the reason code (``controller.round.inputs.VOID_CODES``) instead.
+PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "RoundVoided": ("reason",),
+                                            "DealingModeChanged": ("reason",), "SeatHeld": ("reason",),
+                                            "MispayAccepted": ("reason",),
+                                            # a device's own fault text may name a card ("card 4d stuck")
+                                            "DeviceFault": ("detail",), "FaultRaised": ("device_detail",)}
+#: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community
+#: cards, all turned before settlement).
+FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")
+#: Keys of a journal record that a client sees (never ``prev`` or ``hash``, see the module docstring).
+RECORD_KEYS: tuple[str, ...] = ("seq", "time", "kind", "round", "type", "data")
+
+
+def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The part of a journal record anyone may see, or None when it must not leave the journal.
+
+    ``record`` is a journal record (``controller.journal.store``: ``seq``, ``time``, ``kind``, ``round``, ``type``,
+    ``data``, ...). Returns ``seq``, ``time``, ``kind``, ``round``, ``type`` and ``data`` of a type in
+    ``PUBLIC_TYPES``, without the ``PRIVATE_DATA`` keys (free text); a ``SeatSettled`` of a seat that folded
+    keeps only ``FOLDED_KEYS`` of its settlement (its cards were never turned, NY 9 NYCRR 5324.39(e)(9)(i)), and
+    not the five-card bonus hand when it had no bonus (the board may never have been turned); an ``Irregularity`` of kind ``unknown_event``
+    keeps only the event's type name. Nothing that says something of a hole-card alert is public
+    (``controller.round.alerts.alert_record``: a press or action of ``acknowledge_alert`` too). Every other type
+    (``StackDealt``, ``StackDispensed``, ``ShoeLastDispense``, shoe and sensor commands, types added later) is
+    None: new types stay private until they are reviewed.
+    """
+    kind = record.get("type")
+    data = record.get("data")
+    if not isinstance(data, dict) or alert_record(record):  # nothing of a hole-card alert (controller/round/alerts.py)
+        return None
+    if kind == "SeatSettled":
+        settlement = data.get("settlement")
+        if not isinstance(settlement, dict):
+            return None
+        if settlement.get("folded_at"):
+            keys = FOLDED_KEYS
+            if "five_card_bonus" not in (settlement.get("wagers") or {}):
+                # no bonus: the round may have settled before the board was turned (every seat folded)
+                keys = tuple(k for k in keys if k != "five_card_bonus_hand")
+            settlement = {k: settlement[k] for k in keys if k in settlement}
+        data = {**data, "settlement": settlement}
+    elif kind == "Irregularity":
+        if data.get("kind") == "unknown_event":
+            event = str((data.get("detail") or {}).get("event", ""))
+            data = {**data, "detail": {"event": event.partition("(")[0][:60]}}
+    elif kind not in PUBLIC_TYPES:
+        return None
+    if kind in PRIVATE_DATA:
+        data = {k: v for k, v in data.items() if k not in PRIVATE_DATA[kind]}
+    public = {key: record.get(key) for key in RECORD_KEYS}
+    public["data"] = data
+    return public
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's priority by ``CHECK_NICENESS`` (Linux: setpriority on the thread's id); where
+    that is not possible the thread keeps the process's priority, and a check is still one at a time."""
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + CHECK_NICENESS))
+    except (AttributeError, OSError) as exc:
+        log.info("control interface: password checks keep the service's priority: %s", exc)
+
+
+class PromptServer(uvicorn.Server):
+    """uvicorn's server, stopped as soon as it is told (``stop``), not at its next tick: uvicorn looks at
+    ``should_exit`` every 0.1 s, then gives the connections it asked to close another 0.1 s, even when none was
+    open. With no connection and no request left at the stop, the shutdown only closes the listening socket
+    (what uvicorn's would do then, less its pause)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Leave the main loop now, then shut down (on the loop's thread)."""
+        self.should_exit = True
+        self._stopping.set()
+
+    async def main_loop(self) -> None:
+        """uvicorn's main loop (the date header once a second, ``should_exit`` from a signal), left at once when
+        ``stop`` is called."""
+        ticking = asyncio.ensure_future(super().main_loop())
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        done, _ = await asyncio.wait((ticking, stopping), return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if ticking in done:
+            ticking.result()  # uvicorn's own exit, or the error that ended it
+            return
+        ticking.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticking
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's shutdown when a connection or a request is left (they get their graceful time); otherwise
+        the listening socket is closed at once (the lifespan is off: nothing else to stop)."""
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets=sockets)
+            return
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for server in self.servers:
+            await server.wait_closed()
+
+
+class ControlServer:
+    """The control interface (module docstring): a Starlette application served by uvicorn on its own thread,
+    with its own event loop.
+
+    ``config`` gives host and port (the socket is bound here, so a port in use raises ``OSError`` before
+    anything starts); ``events`` is the controller's event queue. ``port`` is the port actually bound and
+    ``url`` the base URL. Bounds (docs/control.md, "Bounds"): ``request_timeout`` (seconds) for a request's
+    headers and its body; ``ring_size`` public records held for ``GET /events``; ``max_checks`` password checks
+    at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
+    sheds the oldest connection still waiting for its request's headers, else it is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
+    (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
+    long poll, stops the loop and joins the thread).
+
+    Threads: the hub (``controller.control.broadcast.Hub``), the view and the ring belong to the loop's thread;
+    ``publish_view`` and ``publish_record`` hand their data over with ``loop.call_soon_threadsafe`` and return
+    at once, so the controller thread never waits for a client.
+    """
+
+    def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
+                 ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
+                 max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE) -> None:
+        check_descriptors("control interface")
+        self.config = config
+        self.events = events
+        self.request_timeout = request_timeout
+        self.max_checks = max_checks
+        self.max_connections = max_connections
+        self.checks = threading.BoundedSemaphore(max_checks)
+        #: the password checks' own threads, at a lower priority than the controller's
+        self.checker = ThreadPoolExecutor(max_checks, "password-check", initializer=_lower_priority)
+        #: failed sign-ins per user and per client (the loop's thread owns it)
+        self.throttle = FailureThrottle()
+        #: user -> (keyed digest of a password verified, the stored hash it was verified against); the loop's
+        #: thread owns it. The key is this process's own: the digests say nothing outside it.
+        self._known: dict[str, tuple[bytes, str]] = {}
+        self._known_key = secrets.token_bytes(32)
+        self._operators_path = config.operators
+        self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
+        self._operators_stamp = self._stamp()
+        self._operators_lock = threading.Lock()
+        #: why the operators file is refused now (None: it is not), said in each refusal and in the log
+        self.operators_refused: str | None = None
+        self.hub = Hub(ring_size, client_queue, max_streams)
+        #: the last hole-card alerts and acknowledgements (journal records; controller/round/alerts.py), owned by the
+        #: event loop
+        self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_ALERTS)
+        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._socket.bind((config.host, config.port))
+            self._socket.listen(BACKLOG)
+        except OSError as exc:
+            self._socket.close()
+            raise OSError(exc.errno, f"control interface {config.host}:{config.port}: {exc.strerror}") from None
+        self._socket.setblocking(False)
+        self.port: int = self._socket.getsockname()[1]
+        self._address = ipaddress.ip_address(self._socket.getsockname()[0])
+        self._loop = asyncio.new_event_loop()
+        self._uvicorn = PromptServer(uvicorn.Config(
+            build_app(self), lifespan="off", log_config=None, access_log=False, server_header=False,
+            http=protocol_class(self), backlog=BACKLOG,
+            limit_concurrency=max_connections + 1,  # the protocol holds max_connections: uvicorn's 503 never comes
+            timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD))
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        if not self._operators:
+            log.warning("control interface: no operators in %s: every action will be refused (401); add one with "
+                        "`crisscross operator add`", config.operators)
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:8740``."""
+        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
+        return f"http://{host}:{self.port}"
+
+    def accepts_host(self, value: str) -> bool:
+        """True when ``value``, a request's ``Host`` header, names this server: its address (``127.0.0.1``,
+        ``[::1]``) or, on 127.0.0.1 and ::1, ``localhost``, with its port. A ``Host`` without a port means port
+        80 (RFC 9110, 4.2.1 and 7.2). Any other name is refused: a web page whose own name was made to resolve to
+        127.0.0.1 (DNS rebinding) sends that name."""
+        value = value.strip()
+        if value.startswith("["):
+            host, bracket, rest = value[1:].partition("]")
+            if not bracket:
+                return False
+        else:
+            host, colon, port = value.partition(":")
+            rest = colon + port
+        if rest == "":
+            port_no = 80
+        elif rest.startswith(":") and DIGITS.fullmatch(rest[1:]) and len(rest) <= 6:
+            port_no = int(rest[1:])
+        else:
+            return False
+        if port_no != self.port:
+            return False
+        if host.lower() == "localhost":
+            return self._address in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return address == self._address and (address.version == 6) == value.startswith("[")
+
+    def start(self) -> None:
+        """Serve on a new (non-daemon) thread named ``control-http``; logs the URL at info level."""
+        self._thread = threading.Thread(target=self._serve, name="control-http")
+        self._thread.start()
+        log.info("control interface on %s", self.url)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._uvicorn.serve(sockets=[self._socket]))
+        except Exception:  # a defect of the server loop itself: logged, the table carries on without it
+            log.exception("control interface stopped on an error")
+        finally:
+            for connection in list(self._uvicorn.server_state.connections):
+                connection.transport.abort()  # a client that never read its answer
+            self._loop.run_until_complete(self._loop.shutdown_default_executor())
+            self.checker.shutdown(wait=True)  # the password checks' threads
+
+    def stop(self) -> None:
+        """End every stream and long poll, stop serving, close the socket and join the thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            self._loop.call_soon_threadsafe(self._shutdown)
+            self._thread.join()
+            self._thread = None
+        self._socket.close()
+        self._loop.close()
+
+    def _shutdown(self) -> None:
+        self.hub.stop()
+        self._uvicorn.stop()
+
+    # ------------------------------------------------------------------ from the controller thread
+    def publish_view(self, view: dict[str, Any]) -> None:
+        """Hand ``view`` (``Round.view()``) to the loop: ``GET /state`` answers it with ``seq`` (the last journal
+        record published), and every event stream gets it. Never raises and never waits: a view that is not
+        JSON is logged and the previous one stays."""
+        try:
+            view = json.loads(json.dumps(view))  # a copy the loop owns, checked to be JSON here
+        except (TypeError, ValueError):
+            log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
+            return
+        self._hand_over(self.hub.publish_view, view)
+
+    def publish_record(self, record: dict[str, Any]) -> None:
+        """Offer one journal record to ``GET /events`` and the event streams through ``public_record``. Never
+        raises and never waits: a record that cannot be filtered is logged (type and seq, never its data) and
+        left out."""
+        try:
+            public = public_record(record)
+            if public is not None:
+                public = json.loads(json.dumps(public))  # a copy the loop owns
+            seq = int(record["seq"])
+        except Exception:  # fail closed: a record the filter cannot read is not shown
+            log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
+            return
+        self._hand_over(self.hub.publish_record, public, seq)
+        if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
+            kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
+            self._hand_over(self.alerts.append, json.loads(json.dumps(kept)))
+
+    def _hand_over(self, method: Any, *args: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(method, *args)
+        except RuntimeError:  # the loop is closed: the interface was stopped, nobody is listening
+            pass
+
+    # ------------------------------------------------------------------ for the application
+    def check_password(self, user: str, password: str) -> Operator | None:
+        """``authenticate`` against the operators file as it is now (on a password-check thread; the caller holds
+        one of ``checks``' places), then the file is read again: a user removed or changed while the hash ran is
+        refused (None). A user whose hash has fewer than ``operators.ITERATIONS`` iterations has it rewritten at
+        the current count (a failure to write is logged, the sign-in stands); the operator returned is the
+        file's entry after it."""
+        operator = authenticate(self.operators(), user, password)
+        if operator is None or self.operators().get(user) != operator:  # removed or changed during the hash
+            return None
+        if needs_rehash(operator) and self._operators_path is not None:
+            try:
+                if rehash_operator(self._operators_path, operator, password):
+                    log.info("control interface: the password hash of %s rewritten at the current iteration count",
+                             operator.name)
+            except (ConfigError, OSError) as exc:
+                log.warning("control interface: the password hash of %s could not be rewritten: %s", operator.name,
+                            exc)
+            operator = self.operators().get(user)
+        return operator
+
+    def known(self, user: str, password: str) -> Operator | None:
+        """The operator ``user`` when ``password`` is one verified for them before and the operators file still
+        holds the hash it was verified against (no PBKDF2: a known good credential is served during a flood of
+        wrong ones); else None. On the loop's thread."""
+        kept = self._known.get(user)
+        operator = self.operators().get(user)
+        if kept is None or operator is None or operator.password != kept[1]:
+            return None
+        return operator if hmac.compare_digest(kept[0], self._digest(user, password)) else None
+
+    def remember(self, operator: Operator, password: str) -> None:
+        """``password`` was just verified for ``operator`` (on the loop's thread)."""
+        self._known[operator.name] = (self._digest(operator.name, password), operator.password)
+
+    def _digest(self, user: str, password: str) -> bytes:
+        return hmac.new(self._known_key, f"{user}:{password}".encode("utf-8"), hashlib.sha256).digest()
+
+    def operators(self) -> dict[str, Operator]:
+        """The operators as the file says now: read again whenever its content or mode changed (compared in
+        full, not by modification time). It grants rights, so a reload fails closed: a file that is refused
+        (malformed, or readable by others) or unreadable gives no operators at all until it is mended, and a
+        user removed from the file loses access at the next request."""
+        with self._operators_lock:
+            stamp = self._stamp()
+            if stamp != self._operators_stamp and self._operators_path is not None:
+                try:
+                    self._operators = load_operators(self._operators_path)
+                    self.operators_refused = None
+                    log.info("control interface: operators read again from %s", self._operators_path)
+                except (ConfigError, OSError) as exc:
+                    log.error("control interface: %s; every action is refused until the file is mended", exc)
+                    self._operators = {}
+                    self.operators_refused = str(exc)
+                self._operators_stamp = stamp
+            return self._operators
+
+    def _stamp(self) -> tuple[int, bytes] | str | None:
+        """The operators file's mode and content (None when absent, the error's text when unreadable)."""
+        if self._operators_path is None:
+            return None
+        try:
+            with self._operators_path.open("rb") as handle:
+                return os.fstat(handle.fileno()).st_mode, handle.read(1 << 20)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return str(exc)

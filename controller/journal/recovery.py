@@ -1,0 +1,178 @@
+"""Crash recovery: rebuild the round machine's exact state from the journal.
+
+The journal is written ahead (``controller.service.loop``): every input is committed, with everything it produced,
+before any command it produced is sent. The machine is pure, so restoring the last checkpoint
+(``Round.restore``, written at each round's close and at least every ``CHECKPOINT_EVERY`` records) and feeding
+the journaled inputs after it, in order, rebuilds the state the service had when it stopped, however it
+stopped. Each output the replay produces is checked against the journaled ones of its input:
+
+- a journaled record (or command) that differs from what the machine produces now is a divergence: the
+  journal was not written by this version of the rules, or it was altered past what the hash chain shows;
+  ``ReplayError`` names the record and the service does not start;
+- except a defect recorded once: a ``FaultRaised`` of cause ``internal`` (``Round.defect``, e.g. after a
+  ``MemoryError``) that the machine does not repeat now stands as a fact of the round: the replayed machine
+  takes the same fault from its state before that input;
+- a device command missing from the journal was never sent: nothing to do, the round machine asks again for
+  whatever was in flight when the round resumes;
+- a record missing at the end of the journal (possible only in a JSON-lines journal written before the store,
+  which wrote each record on its own) is returned in ``Recovered.missing``: the service journals it before
+  anything else, so the round's record is complete.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.round import commands as cmd
+from controller.round.inputs import input_from_record
+from controller.journal.store import Journal, JournalError
+from controller.game.paytable import Jurisdiction
+from controller.round.machine import Round
+from controller.game.table import TableConfig
+
+#: Records the service or a journal tool writes itself (not outputs of the round machine; ``JournalKeyIntroduced``
+#: and ``AnchorRestored``: ``controller.journal.tools.admit``); replay skips them. ``Alert`` is one in
+#: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
+SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert", "JournalKeyIntroduced",
+                                            "AnchorRestored"})
+
+
+class ReplayError(JournalError):
+    """The journal does not replay: ``seq`` is the first record that differs from what the rules produce."""
+
+    def __init__(self, seq: Any, problem: str) -> None:
+        super().__init__(f"journal record {seq}: {problem} (the journal does not replay under these rules: altered, "
+                         f"or written by another version; keep it as the record and start a new one with --journal)")
+        self.seq = seq
+
+
+@dataclass
+class Recovered:
+    """The result of a replay: the rebuilt ``machine``; ``missing``, the machine's records the journal lacks
+    (to be journaled first, in order); ``round_records``, the journal records of the last round, for its
+    summary."""
+
+    machine: Round
+    missing: list[Any] = field(default_factory=list)
+    round_records: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _as_json(output: Any) -> Any:
+    return json.loads(json.dumps(dataclasses.asdict(output)))
+
+
+def _matches(output: Any, record: dict[str, Any]) -> bool:
+    return type(output).__name__ == record.get("type") and _as_json(output) == record.get("data")
+
+
+def _one_off_defect(record: dict[str, Any]) -> Exception | None:
+    """The defect a journaled ``FaultRaised`` of cause ``internal`` recorded (``Round.defect``), rebuilt with
+    the same type name and text so that ``Round.defect`` gives the same record; None for any other record."""
+    data = record.get("data") or {}
+    if record.get("type") != "FaultRaised" or data.get("cause") != "internal" or data.get("resumable", True):
+        return None
+    name, _, text = str(data.get("detail", "")).partition(": ")
+    return type(name if name.isidentifier() else "Defect", (Exception,), {})(text)
+
+
+def _apply(machine: Round, event: Any, outputs: list[dict[str, Any]]) -> list[Any]:
+    """Apply one journaled input; a defect recorded once (an internal ``FaultRaised`` as its first output)
+    that the machine does not repeat now stands as recorded: the machine goes back to its state before the
+    input and takes the same fault (the round held, as it was)."""
+    defect = _one_off_defect(outputs[0]) if outputs else None
+    before = machine.checkpoint() if defect is not None else None
+    try:
+        produced = machine.handle(event)
+    except Exception as exc:  # noqa: BLE001 - the service turned this defect into a fault; so does replay
+        produced = machine.defect(exc)
+    if defect is not None and before is not None and not (produced and _matches(produced[0], outputs[0])):
+        machine.restore(before)
+        produced = machine.defect(defect)
+    return produced
+
+
+def _groups(records: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any] | None, list[dict[str, Any]]]]:
+    """The records as ``(input, outputs)``: each journaled input with the records and commands that follow it
+    (one commit); records before the first input come with None."""
+    event: dict[str, Any] | None = None
+    outputs: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("type") in SERVICE_RECORDS and record.get("kind") == "record":
+            continue
+        if record.get("kind") == "event":
+            if event is not None or outputs:
+                yield event, outputs
+            event, outputs = record, []
+        else:
+            outputs.append(record)
+    if event is not None or outputs:
+        yield event, outputs
+
+
+def replay(records: Iterable[dict[str, Any]], config: TableConfig, jurisdiction: Jurisdiction, *,
+           machine: Round | None = None) -> Recovered:
+    """Feed the journaled inputs of ``records`` (a stream, ``controller.journal.store``) to ``machine`` (a machine
+    restored from a checkpoint, whose records follow it) or a fresh ``Round``.
+
+    Raises ``ReplayError`` when a journaled output differs from the replayed one (except a one-off defect,
+    ``_apply``), when a record the machine produced is missing in the middle of the journal, or when an input
+    cannot be rebuilt. ``Recovered.round_records`` holds the records replayed of the last round.
+    """
+    machine = machine if machine is not None else Round(config, jurisdiction)
+    expected: list[Any] = []
+    round_records: list[dict[str, Any]] = []
+    for event_record, outputs in _groups(records):
+        for record in ([event_record] if event_record else []) + outputs:
+            if isinstance(record.get("round"), int):
+                if round_records and round_records[-1].get("round") != record["round"]:
+                    round_records = []
+                round_records.append(record)
+        if event_record is not None:
+            seq = event_record.get("seq")
+            lost = [o for o in expected if not isinstance(o, cmd.DEVICE_COMMANDS)]
+            if lost:
+                raise ReplayError(seq, f"{type(lost[0]).__name__} of the previous input is missing before it")
+            try:
+                event = input_from_record({"type": event_record.get("type"), **(event_record.get("data") or {})})
+            except ValueError as exc:
+                raise ReplayError(seq, str(exc)) from None
+            expected = _apply(machine, event, outputs)
+        pending = deque(expected)
+        for record in outputs:
+            while pending:
+                output = pending.popleft()
+                if _matches(output, record):
+                    break
+                if not isinstance(output, cmd.DEVICE_COMMANDS):
+                    raise ReplayError(record.get("seq"), f"journal has {record.get('type')} {record.get('data')}, "
+                                                         f"the rules give {type(output).__name__} {_as_json(output)}")
+            else:
+                raise ReplayError(record.get("seq"), f"{record.get('type')} follows no input that produces it")
+        expected = list(pending)
+    missing = [o for o in expected if not isinstance(o, cmd.DEVICE_COMMANDS)]
+    number = machine.round_no
+    round_records = [r for r in round_records if number is not None and r.get("round") == number]
+    return Recovered(machine, missing, round_records)
+
+
+def recover(journal: Journal, config: TableConfig, jurisdiction: Jurisdiction) -> Recovered:
+    """Rebuild the machine from ``journal``'s last checkpoint (``Round.restore``) and the records after it,
+    each checked as ``replay`` does. Start-up time and memory depend on the records since that checkpoint,
+    not on the history. Raises ``ReplayError`` as ``replay``, and for a checkpoint that does not restore."""
+    machine = Round(config, jurisdiction)
+    checkpoint = journal.checkpoint
+    after = 0
+    if checkpoint is not None:
+        try:
+            machine.restore(checkpoint.state)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReplayError(checkpoint.seq, f"its checkpoint does not restore the round machine: {exc!r}") from None
+        after = checkpoint.seq
+    recovered = replay(journal.records(after=after), config, jurisdiction, machine=machine)
+    recovered.round_records = journal.round_records(recovered.machine.round_no)
+    return recovered

@@ -1,0 +1,267 @@
+"""Journal tools: verify (with or without the key), export to JSON lines, import a JSON-lines journal.
+
+All of them stream: memory does not grow with the journal. ``verify`` reads only; ``export`` writes records in
+their canonical spelling (``controller.journal.store.canonical_line``); ``import_jsonl`` refuses a journal that does
+not verify and fills a new store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from controller.journal import key as jkey
+from controller.journal.store import (
+    GENESIS,
+    Journal,
+    JournalError,
+    SpellingError,
+    Tamper,
+    canonical_line,
+    existing_journal,
+    find_first_tampering,
+    is_store,
+    iter_jsonl,
+    iter_store,
+    connect_reader,
+    key_from,
+    parse_canonical,
+    refuse_lost_records,
+    wal_pending,
+)
+
+
+@dataclass
+class Verdict:
+    """What ``verify`` found: ``records`` counted; ``tamper`` the first tampering (None: none seen);
+    ``unchecked`` what could not be checked (without the key, or in a JSON-lines copy). Intact means no
+    tamper and nothing unchecked."""
+
+    records: int = 0
+    tamper: Tamper | None = None
+    unchecked: list[str] = field(default_factory=list)
+
+    @property
+    def intact(self) -> bool:
+        """True only when everything was checked and nothing was found."""
+        return self.tamper is None and not self.unchecked
+
+
+def verify(path: Path, key: bytes | None = None) -> Verdict:
+    """Verify the journal at ``path`` (a store or a JSON-lines copy) without changing it, streaming.
+
+    Always: every record's canonical spelling, the sequence numbers and the hash chain. For a store, also: each
+    checkpoint's head is the record it names; the anchor (``<path>.anchor``, read before the records, so that a
+    commit made meanwhile is never taken for a cut): a journal shorter than its anchor is ``truncated`` (or,
+    when the store's WAL holds frames, ``not yet replayed``: unchecked, as a store whose service was killed may
+    be read so); records after the last seal are ``appended`` (every commit of the service is sealed); a store
+    sealed with a key without its anchor is ``unanchored``, and one whose anchor says it is keyed while it
+    carries no key is ``stripped``. With ``key``: every seal and checkpoint and the anchor carry the key's HMAC
+    (else ``forged``: re-chained or written without the key). Without the key, or for a JSON-lines copy, what
+    cannot be seen is listed in ``unchecked`` rather than called intact; so is a WAL not read (a store on
+    read-only media, ``connect_reader``). Raises ``JournalError`` for a file that cannot be read as a journal.
+    """
+    path = existing_journal(path)
+    verdict = Verdict()
+    store = is_store(path)
+    refuse_lost_records(path)
+    anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
+    records = iter_store(path) if store else iter_jsonl(path)
+    try:
+        first = next(records, None)
+        start = (first["seq"], first["prev"]) if first is not None and not store and first["seq"] != 1 else (1, GENESIS)
+        if start[0] != 1:
+            verdict.unchecked.append(f"a part of a journal from seq {start[0]}: its link to the records before "
+                                     f"cannot be checked here")
+        verdict.records, head, verdict.tamper = find_first_tampering(
+            itertools.chain([first] if first is not None else [], records), seq=start[0], prev=start[1])
+    except SpellingError as exc:
+        verdict.tamper = Tamper("respelled", exc.line, exc.line, exc.problem)
+        return verdict
+    if verdict.tamper is not None:
+        return verdict
+    if not store:
+        verdict.unchecked.append("a JSON-lines copy carries no seal: records cut from its end, appended, or an "
+                                 "edit re-chained to its end cannot be seen (verify the store with --key)")
+        return verdict
+    _verify_store(path, key, verdict, anchor)
+    return verdict
+
+
+def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict | None) -> None:
+    try:
+        db, immutable = connect_reader(path)
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    pending = wal_pending(path)
+    if immutable and pending:
+        verdict.unchecked.append(f"not yet replayed: the store is on read-only media and its WAL "
+                                 f"({jkey.beside(path, '-wal').name}, {pending} bytes) cannot be read with it: "
+                                 f"the commits it holds are not checked; copy the store with its WAL to writable "
+                                 f"media and verify the copy")
+    try:
+        last = verdict.records
+        hash_at = _hash_lookup(db)
+        key_row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
+        if key is not None and key_row is not None and key_row[0] != jkey.key_id(key):
+            raise JournalError(f"{path}: sealed with another key than the one given")
+        keyed = key is not None and key_row is not None
+        sealed_to = 0
+        for seq, seal_head, mac in db.execute("SELECT seq, head, mac FROM seals ORDER BY seq"):
+            if hash_at(seq) != seal_head:
+                verdict.tamper = Tamper("forged", seq, seq, "the record is not the one its seal vouches for "
+                                                            "(rewritten and re-chained)")
+                return
+            if keyed and mac != jkey.mac(key, "seal", seq, seal_head):
+                verdict.tamper = Tamper("forged", seq, seq, "its seal was not made with the journal key")
+                return
+            sealed_to = seq
+        from_row = db.execute("SELECT value FROM meta WHERE name = 'key_from'").fetchone()
+        before_key = key_from(from_row[0] if from_row else None, key) if keyed else -1
+        for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
+            parse_canonical(state, f"{path}: checkpoint", seq)
+            if hash_at(seq) != ckpt_head:
+                verdict.tamper = Tamper("forged", seq, seq, "a checkpoint names another record (rewritten)")
+                return
+            if keyed and not (mac is None and seq <= before_key) and mac != jkey.mac(key, "checkpoint", seq,
+                                                                                      ckpt_head, state):
+                verdict.tamper = Tamper("forged", seq, seq, "its checkpoint was not sealed with the journal key")
+                return
+        if anchor is None:
+            if key_row is not None and last:
+                verdict.tamper = Tamper("unanchored", last, last, f"anchor missing ({jkey.anchor_path(path).name}): "
+                                        f"the journal is sealed with a key, and records cut from its end would not "
+                                        f"show")
+                return
+            if last:
+                verdict.unchecked.append(f"no anchor ({jkey.anchor_path(path).name}): records cut from the end "
+                                         f"cannot be seen")
+        elif key_row is None and "problem" not in anchor and jkey.anchor_keyed(anchor):
+            verdict.tamper = Tamper("stripped", last, last, "the anchor says the journal is sealed with a key and "
+                                                            "the store carries none (its key was stripped)")
+            return
+        elif key_row is not None and "problem" not in anchor and not jkey.anchor_keyed(anchor):
+            verdict.tamper = Tamper("forged", last, last, "the anchor says the journal is not sealed with a key and "
+                                                          "the store is (the anchor rewritten without the key)")
+            return
+        else:
+            problem = jkey.check_anchor(anchor, hash_at, last, key if keyed else None)
+            if problem and problem.startswith("truncated: ") and pending:
+                verdict.unchecked.append(f"not yet replayed: the store ends at record {last}, its anchor names "
+                                         f"record {anchor['seq']}, and its WAL ({pending} bytes) holds commits not "
+                                         f"replayed into it (its service was stopped by a kill or a power cut, or "
+                                         f"it is read on read-only media): start the service on it (which replays "
+                                         f"them) and verify again")
+            elif problem:
+                kind = "truncated" if problem.startswith("truncated: ") else "forged"
+                verdict.tamper = Tamper(kind, last, last, problem.removeprefix("truncated: "))
+                return
+        if key_row is not None and sealed_to < last:
+            verdict.tamper = Tamper("appended", sealed_to + 1, sealed_to + 1,
+                                    f"record(s) {sealed_to + 1}-{last} carry no seal: written without the journal key")
+            return
+        if key_row is None:
+            unsealed = ("the journal has no key" if key is None
+                        else "the journal was never sealed with a key (the one given was not used)")
+            verdict.unchecked.append(f"{unsealed}: an edit re-chained to its end or records appended after its "
+                                     f"anchor cannot be seen")
+        elif not keyed:
+            verdict.unchecked.append("without the key (--key) the seals cannot be checked: an edit re-chained to "
+                                     "the end with forged seals cannot be seen")
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    finally:
+        db.close()
+
+
+def _hash_lookup(db: sqlite3.Connection):
+    def hash_at(seq: int) -> str | None:
+        row = db.execute("SELECT hash FROM records WHERE seq = ?", (seq,)).fetchone()
+        return row[0] if row else None
+    return hash_at
+
+
+def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) -> int:
+    """Write the records of the store at ``path`` to ``out`` as JSON lines in their canonical spelling
+    (``rounds``: from the first record of round A to the last of round B, every record in between); return
+    the number written. Raises ``JournalError`` for a file that is not a store."""
+    path = existing_journal(path)
+    if not is_store(path):
+        raise JournalError(f"{path}: not a journal store")
+    count = 0
+    for record in iter_store(path, rounds=rounds):
+        out.write(canonical_line(record) + "\n")
+        count += 1
+    if rounds is not None and count == 0:
+        raise JournalError(f"{path}: no record of rounds {rounds[0]}-{rounds[1]} (the journal's rounds: "
+                           f"{_round_span(path)})")
+    return count
+
+
+def _round_span(path: Path) -> str:
+    """The first and last round numbers recorded in the store at ``path``, as text ("none" when none)."""
+    db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+    try:
+        low, high = db.execute("SELECT MIN(round), MAX(round) FROM records WHERE round IS NOT NULL").fetchone()
+    finally:
+        db.close()
+    return "none" if low is None else f"{low}-{high}"
+
+
+def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, batch: int = 5000) -> int:
+    """Copy the JSON-lines journal ``source`` (an export, or a journal written before the store) into a new
+    store at ``destination``, records unchanged (same seq, time, hash); return the number imported.
+
+    Refuses (``JournalError``, nothing left at ``destination``) a source that does not verify (chain,
+    spelling: ``controller.journal.tools.verify``) or a ``destination`` that already holds records. With
+    ``key`` the imported head is sealed.
+    """
+    source, destination = Path(source), Path(destination)
+    if destination.exists() and destination.stat().st_size:
+        raise JournalError(f"{destination}: exists: import fills a new store only")
+    verdict = verify(source)
+    if verdict.tamper is not None:
+        raise JournalError(f"{source}: does not verify: {verdict.tamper}; not imported")
+    journal = Journal(destination, key=key)
+    try:
+        count = journal.import_records(iter_jsonl(source), batch=batch)
+        jkey.write_anchor(journal.anchor_path, *journal.head, key)
+    except BaseException:
+        journal.close()
+        for leftover in (destination, jkey.anchor_path(destination),
+                         *(jkey.beside(destination, end) for end in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+        raise
+    journal.close()
+    return count
+
+
+#: The record each admission journals (``admit``).
+ADMISSIONS = {"key": "JournalKeyIntroduced", "anchor": "AnchorRestored"}
+
+
+def admit(path: Path, key: bytes, what: str, *, by: str, reason: str) -> dict:
+    """Open the store at ``path`` admitting ``what`` (``Journal``'s ``admit``: ``"key"``, introduce ``key`` to a
+    journal kept without one; ``"anchor"``, accept a keyed journal whose anchor is missing or does not match)
+    and journal it as one record (``ADMISSIONS``) with ``by`` (the supervisor), ``reason`` and ``found`` (what
+    was admitted), with which the key's introduction or the new anchor takes effect; return that record.
+    Raises ``JournalError`` when there is nothing to admit (a journal already keyed; an anchor that matches),
+    when ``by`` or ``reason`` is empty, and as ``Journal`` (a service running on it, another problem).
+    """
+    if not by.strip() or not reason.strip():
+        raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
+    journal = Journal(existing_journal(path), key=key, admit=what)
+    try:
+        if what == "key" and not journal.admitted:
+            raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
+        if what == "anchor" and journal.admitted.startswith("nothing found"):
+            raise JournalError(f"{path}: its anchor matches the store: nothing to restore")
+        data = {"by": by, "reason": reason, "found": journal.admitted}
+        if what == "key":
+            data["key_id"] = jkey.key_id(key)
+        return journal.append("record", ADMISSIONS[what], data, None)
+    finally:
+        journal.close()

@@ -1,0 +1,154 @@
+"""Inputs of the round machine that do not come from a device: the service's start, people's actions, the
+hole-card detector's alerts (``controller.round.alerts.Alert``) and the outcome of the journal store's check
+(``controller.journal.check``).
+
+Like the device events of ``drivers.events``, each is a frozen dataclass of plain data, journaled (kind
+``event``) before the round machine applies it, and replayed from the journal after a restart
+(``input_from_record``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.round.alerts import ACKNOWLEDGE_ALERT, Alert, DetectorChecked
+from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
+
+#: People at the table, in order of authority. A supervisor may do everything a dealer may.
+ROLES: tuple[str, ...] = ("dealer", "supervisor")
+
+#: Actions that need a supervisor (the panel's supervisor key, or supervisor credentials on the control
+#: interface): acknowledging past-posting, clearing a fault, voiding a round, accepting a payout that differs
+#: from the settlement (a mispay, controller.game.payout), switching the dealing mode, holding a seat whose cards
+#: cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.round.manual``) and acknowledging a hole-card alert
+#: (``controller.round.alerts``).
+SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round", "accept_mispay",
+                                                "deal_by_hand", "deal_by_shoe", "hold_seat", ACKNOWLEDGE_ALERT})
+
+#: Every action a person can take; the same names as the panel's buttons.
+ACTIONS: tuple[str, ...] = BUTTONS
+
+#: Public reasons for voiding a round (docs/control.md, "Secrecy"): the supervisor's free text stays in the
+#: journal, where a note such as "seat 4 Kd exposed" may be written; displays and the event stream show the code.
+VOID_CODES: tuple[str, ...] = ("misdeal", "device", "dispute", "other")
+
+
+@dataclass(frozen=True)
+class ServiceStarted:
+    """The service (re)started: devices must answer their handshakes again and the shoe is asked what it last
+    dispensed before anything else. A round that was in progress is held in the fault state (cause
+    ``restart``) until a supervisor clears it or voids it.
+
+    For the record (the round machine does not read them): ``mode`` (``table``, or ``simulated`` under
+    ``--simulate``), the software ``version``, the ``config`` file in use and ``devices``, each device's port as
+    configured (``simulator`` for a simulated one; the identity each answered is in its ``DeviceReady``)."""
+
+    mode: str = ""
+    version: str = ""
+    config: str = ""
+    devices: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OperatorAction:
+    """An action from the control interface: ``action`` (one of ``ACTIONS``) by ``user`` acting as ``role``
+    (one of ``ROLES``; the interface checked the credentials), with a free-text ``reason`` (journal only) and a
+    public ``code`` (one of ``VOID_CODES``, required to void).
+
+    The round guard (docs/control.md): ``round`` and ``state``, when given, are the round number and state the
+    person decided on (as ``GET /state`` showed them); the round machine refuses the action when either no
+    longer matches, so a stale action never changes the round that followed. ``stale`` is set by the interface
+    when it already saw the mismatch (and answered 409): the action is journaled and refused with that text.
+    ``answers``: for an action that answers something (``ANSWERING``), the number of what the person examined
+    (``/state`` ``answers``, ``Round.answers``); a different number is stale too (``stale_answer``).
+    """
+
+    action: str
+    user: str
+    role: str
+    reason: str = ""
+    code: str = ""
+    round: int | None = None
+    state: str | None = None
+    stale: str = ""
+    answers: int | None = None
+
+
+def stale_reason(round_no: int | None, state: str | None, current_round: int | None, current_state: str | None) -> str:
+    """Why an action decided on round ``round_no`` in ``state`` (each None: not named) must not apply to the table
+    now in ``current_round``/``current_state``; ``""`` when it may (docs/control.md, "The round guard"). The one
+    rule, used by the control interface (409) and by the round machine (``PressRefused``)."""
+    if round_no is not None and round_no != current_round:
+        now = "none yet" if current_round is None else f"{current_round} ({current_state})"
+        return f"stale: the action names round {round_no}; the current round is {now}"
+    if state is not None and state != current_state:
+        return f"stale: the action names state {state}; round {current_round} is in {current_state}"
+    return ""
+
+
+#: Actions that answer something the round raised, and name it by number (``OperatorAction.answers``): a fault
+#: (``clear_fault``), past-posting (``acknowledge``), a payout reading that differed (``accept_mispay``).
+ANSWERING: tuple[str, ...] = ("clear_fault", "acknowledge", "accept_mispay")
+
+
+def stale_answer(action: str, answers: int | None, current: dict[str, int]) -> str:
+    """Why ``action`` naming ``answers`` (None: not named) must not apply now that the round's ``current``
+    answers are these (``Round.answers``, ``/state`` ``answers``); ``""`` when it may. The one rule, used by the
+    control interface (409) and by the round machine (``PressRefused``): a clearance retried after its fault was
+    cleared never clears a later fault (docs/control.md, "The round guard")."""
+    if answers is None or action not in ANSWERING or current.get(action) == answers:
+        return ""
+    now = current.get(action)
+    return (f"stale: the action answers {answers}; {action} answers "
+            + ("nothing now" if now is None else f"{now} now"))
+
+
+@dataclass(frozen=True)
+class PromptDue:
+    """A refusal has been on the panel for ``controller.service.loop.REFUSAL_SHOWN_S`` seconds: the panel shows the
+    prompt of the current state again (``Round.prompt``). Time reaches the pure round machine only as inputs."""
+
+
+@dataclass(frozen=True)
+class JournalDamaged:
+    """The check of the whole journal store after the start (``controller.journal.check``, SQLite's ``PRAGMA
+    quick_check``) found it damaged: ``detail`` is the check's first lines, at most
+    ``controller.journal.check.MAX_DETAIL`` characters. The round in progress, if any, goes on and settles (its
+    records were read whole at the start); no new round opens (the ``journal_whole`` condition of
+    ``open_betting`` in ``controller.round.machine``) until a start's check finds the store whole (``JournalWhole``).
+    The record regulators look for: the journal is damaged, and since when the table knew it."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
+class JournalWhole:
+    """A start's check found the store whole again after a ``JournalDamaged`` kept by the round machine (the
+    store was restored): the table may open rounds again. Queued only then (a whole store that was never found
+    damaged journals nothing)."""
+
+
+#: The inputs of this module by name (``input_from_record``).
+OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
+                               "PromptDue": PromptDue, "Alert": Alert,
+                               "DetectorChecked": DetectorChecked, "JournalDamaged": JournalDamaged,
+                               "JournalWhole": JournalWhole}
+
+INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
+
+
+def input_from_record(record: dict[str, Any]) -> Any:
+    """Rebuild a journaled input from ``{"type": name, **fields}``: a device event or one of this module's.
+
+    Raises ``ValueError`` naming the type when it is unknown or its fields do not match.
+    """
+    name = record.get("type")
+    cls = OWN_INPUTS.get(name)  # type: ignore[arg-type]
+    if cls is None:
+        return event_from_record(record)
+    fields = {k: v for k, v in record.items() if k != "type"}
+    try:
+        return cls(**fields)
+    except TypeError as exc:
+        raise ValueError(f"bad fields for {name}: {exc}") from None

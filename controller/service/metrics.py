@@ -1,0 +1,240 @@
+"""Prometheus metrics of the service, served at ``/metrics`` on a loopback port (``--metrics-port``, or
+``metrics: {port: N}`` in ``table.yaml``); docs/operations.md lists every metric.
+
+What the floor's monitoring sees: rounds closed and voided, faults by device and cause, past-posting, per link
+the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the
+journal's commit time and of the time from a person's press to the device command it causes, the event
+queue's depth, the start-up time (replay included), whether the journal store was found damaged and the build.
+Never a card, a seat's wager or a person's name: labels are drawn from fixed sets (devices, fault causes,
+outcomes), so nothing a player does can appear in a metric.
+
+Threads: the controller thread updates the metrics (``ServiceMetrics``' methods); the exposition server's
+thread reads them (prometheus_client's metrics lock themselves); link counters are read from each driver's
+``link_stats()`` at scrape time (plain integers its owner thread increments).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.exposition import MetricsHandler
+
+from controller import __version__
+from controller.control.limits import METRICS_CONNECTIONS, check_descriptors
+
+log = logging.getLogger(__name__)
+
+#: The link counters a driver's ``link_stats()`` may report (docs/operations.md, "Metrics").
+LINK_COUNTERS: tuple[str, ...] = ("frames_sent", "frames_received", "retransmissions", "bad_crc",
+                                  "reconnections", "handshake_failures")
+
+#: Histogram buckets in seconds: a commit is an fsync (a few ms), a press reaches its device in tens of ms.
+COMMIT_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
+PRESS_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+#: Longest life of one connection to the metrics port (seconds): request, answer and all; a scrape takes
+#: milliseconds, a connection still open past it is shut down.
+METRICS_SECONDS = 10.0
+
+
+class MetricsServer(ThreadingHTTPServer):
+    """``/metrics`` of ``registry`` on ``(host, port)`` with bounds (prometheus_client's own server takes one
+    thread and one descriptor per connection, without limit): at most ``slots`` connections are served at once;
+    one more sheds the oldest (a scrape takes milliseconds: the oldest is idle or slow) and is served, or is
+    closed at once while ``slots`` shed ones are still closing (``refused`` counts those, ``shed`` the others);
+    each connection is shut down ``seconds`` after it was accepted (checked every ``poll`` seconds by the
+    serving thread). HTTP/1.0: one request per connection. ``OSError`` when the address cannot be bound."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, host: str, port: int, registry: CollectorRegistry, *, slots: int = METRICS_CONNECTIONS,
+                 seconds: float = METRICS_SECONDS, poll: float = 0.5) -> None:
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.slots = slots
+        self.seconds = seconds
+        self.poll = poll
+        self.refused = 0
+        self.shed = 0
+        self._open: dict[socket.socket, float] = {}  # connection -> its deadline (monotonic), oldest first
+        self._shedding: set[socket.socket] = set()  # shut down, their threads not yet done
+        self._open_lock = threading.Lock()
+        super().__init__((host, port), MetricsHandler.factory(registry))
+        self._thread = threading.Thread(target=self.serve_forever, args=(poll,), name="metrics-http", daemon=True)
+
+    def start(self) -> "MetricsServer":
+        """Serve on a daemon thread named ``metrics-http``; returns self."""
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, shut the open connections down and close the socket (idempotent)."""
+        if self._thread.is_alive():
+            self.shutdown()
+            self._thread.join()
+        with self._open_lock:
+            for connection in self._open:
+                self._shut(connection)
+        self.server_close()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection, after shedding the oldest when ``slots`` are served (see the class)."""
+        with self._open_lock:
+            if len(self._open) - len(self._shedding) >= self.slots:
+                if len(self._shedding) >= self.slots:
+                    self.refused += 1
+                    request.close()
+                    return
+                oldest = next(c for c in self._open if c not in self._shedding)
+                self._shut(oldest)
+                self._shedding.add(oldest)
+                self.shed += 1
+            self._open[request] = time.monotonic() + self.seconds
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread for it: closed here
+            self.shutdown_request(request)
+            raise
+
+    def close_request(self, request: Any) -> None:
+        """Close a connection and forget it; under the lock ``service_actions`` shuts connections down with, so
+        that it never shuts down a descriptor reused by a new connection."""
+        with self._open_lock:
+            self._open.pop(request, None)
+            self._shedding.discard(request)
+            request.close()
+
+    def service_actions(self) -> None:
+        """Shut down every connection open past its deadline (its handler's read or write then fails)."""
+        now = time.monotonic()
+        with self._open_lock:
+            for connection in [c for c, deadline in self._open.items() if deadline <= now]:
+                self._shut(connection)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed (shut down, the client gone): logged at debug level only, never on stderr as
+        ``socketserver`` would; the server carries on."""
+        log.debug("metrics: a connection from %s ended on an error", client_address, exc_info=True)
+
+    @staticmethod
+    def _shut(connection: socket.socket) -> None:
+        try:
+            connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed by its handler
+
+
+class _LinkCollector:
+    """Reads each driver's ``link_stats()`` (a mapping of ``LINK_COUNTERS`` to counts) at scrape time."""
+
+    def __init__(self, drivers: Callable[[], Mapping[str, Any]]) -> None:
+        self._drivers = drivers
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        families = {name: CounterMetricFamily(f"crisscross_link_{name}", f"link {name.replace('_', ' ')}",
+                                              labels=["device"]) for name in LINK_COUNTERS}
+        for device, driver in sorted(self._drivers().items()):
+            stats = getattr(driver, "link_stats", None)
+            if stats is None:
+                continue
+            counts = stats()
+            for name in LINK_COUNTERS:
+                if name in counts:
+                    families[name].add_metric([device], counts[name])
+        return list(families.values())
+
+
+class ServiceMetrics:
+    """The service's metrics in their own registry (``registry``), updated by the controller thread.
+
+    ``queue_depth`` returns the event queue's length and ``drivers`` the device drivers (name -> driver) at
+    scrape time. ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
+    raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
+    service's doors, ``controller.control.limits``); ``close`` stops it.
+    """
+
+    def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]]) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.rounds = Counter("crisscross_rounds", "rounds ended, by outcome (closed, voided, no_play)",
+                              ["outcome"], registry=r)
+        self.faults = Counter("crisscross_faults", "faults raised, by device and cause", ["device", "cause"],
+                              registry=r)
+        self.past_posting = Counter("crisscross_past_posting", "past-posting irregularities recorded", registry=r)
+        self.mispays = Counter("crisscross_mispays", "payouts that did not match the settlement, by outcome: caught "
+                               "(a seat's reading differed) or accepted (by a supervisor)", ["outcome"], registry=r)
+        self.mispay_amount = Counter("crisscross_mispay_minor_units", "amounts of the mispays, by outcome (caught, "
+                                     "accepted) and direction (short: the player paid less; over: paid more or a "
+                                     "losing wager left)", ["outcome", "direction"], registry=r)
+        self.commit_seconds = Histogram("crisscross_journal_commit_seconds", "time to make one journal commit "
+                                        "(an input and everything it produced) durable", buckets=COMMIT_BUCKETS,
+                                        registry=r)
+        self.press_seconds = Histogram("crisscross_press_to_command_seconds", "time from a person's press or "
+                                       "action (taken off the event queue) to each device command it causes",
+                                       buckets=PRESS_BUCKETS, registry=r)
+        self.journal_damaged = Gauge("crisscross_journal_damaged", "1 while the journal store is found damaged "
+                                     "(JournalDamaged: no new round opens until it is restored), else 0",
+                                     registry=r)
+        self.startup_seconds = Gauge("crisscross_startup_seconds", "from the start of the process (journal "
+                                     "replay included) to ready: every device answered and the shoe was asked",
+                                     registry=r)
+        depth = Gauge("crisscross_event_queue_depth", "inputs waiting for the controller thread", registry=r)
+        depth.set_function(queue_depth)
+        Info("crisscross_build", "the software", registry=r).info({"version": __version__})
+        r.register(_LinkCollector(drivers))
+        self._server: Any = None
+
+    def serve(self, host: str, port: int) -> int:
+        """Serve ``/metrics`` on ``host``:``port`` (0: any free port); returns the port bound."""
+        if not ipaddress.ip_address(host).is_loopback:
+            raise ValueError(f"metrics host {host!r} is not a loopback address")
+        check_descriptors("metrics")
+        try:
+            self._server = MetricsServer(host, port, self.registry).start()
+        except OSError as exc:
+            raise OSError(exc.errno, f"metrics port {host}:{port}: {exc.strerror or exc}") from None
+        bound = self._server.server_address[1]
+        log.info("metrics on http://%s:%d/metrics", host if ":" not in host else f"[{host}]", bound)
+        return bound
+
+    def close(self) -> None:
+        """Stop the exposition server (idempotent)."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+    # ------------------------------------------------------------------ from the controller thread
+    def record(self, record: Mapping[str, Any]) -> None:
+        """Count what one journal record says (``controller.journal.store`` record shape); cards and wagers are never
+        read."""
+        kind, data = record.get("type"), record.get("data") or {}
+        if kind == "RoundClosed":
+            wagered = (data.get("totals") or {}).get("wagered")
+            self.rounds.labels("no_play" if wagered == 0 else "closed").inc()
+        elif kind == "RoundVoided":
+            self.rounds.labels("voided").inc()
+        elif kind == "FaultRaised":
+            self.faults.labels(str(data.get("device") or "none"), str(data.get("cause"))).inc()
+        elif kind == "Irregularity" and data.get("kind") == "past_posting":
+            self.past_posting.inc()
+        elif kind == "PayoutChecked" and data.get("differences"):
+            self._mispay("caught", data["differences"])
+        elif kind == "MispayAccepted":
+            self._mispay("accepted", data.get("differences") or ())
+        elif kind in ("JournalDamaged", "JournalWhole"):
+            self.journal_damaged.set(kind == "JournalDamaged")
+
+    def _mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
+        """Count one mispay and its short and over amounts (minor units; no seat, spot or name as a label)."""
+        self.mispays.labels(outcome).inc()
+        for d in found:
+            difference = int(d.get("difference", 0))
+            self.mispay_amount.labels(outcome, "short" if difference < 0 else "over").inc(abs(difference))

@@ -1,0 +1,300 @@
+"""Configuration files: where they live, how YAML is read, and the error every refused file raises.
+
+The default configuration is the ``config/`` folder of the source tree: ``table.yaml`` (the table, its limits,
+its devices) and ``jurisdictions/*.yaml`` (pay tables and ranking rules). A wheel ships it inside the package as
+``controller/defaults`` (read with ``importlib.resources``). A site's own configuration is found by
+``find_table_config``: ``--config``, then ``$CRISSCROSS_CONFIG``, then ``/etc/crisscross/table.yaml``, then the
+packaged default. What the service writes (its journal) lives in the state directory (``state_dir``), never
+beside the package.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import re
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def _default_config_dir() -> Path:
+    """The packaged default configuration: ``controller/defaults`` in an installed wheel, else ``config/`` of
+    the source tree (a checkout, or ``pip install -e .``)."""
+    packaged = importlib.resources.files("controller") / "defaults"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "config"
+
+
+#: The folder of the default configuration (``table.yaml`` and ``jurisdictions/``).
+CONFIG_DIR = _default_config_dir()
+#: The environment variable that names a site's table configuration.
+CONFIG_ENV = "CRISSCROSS_CONFIG"
+#: Where a site keeps its table configuration when neither ``--config`` nor ``$CRISSCROSS_CONFIG`` says.
+SITE_CONFIG = Path("/etc/crisscross/table.yaml")
+
+
+def find_table_config(explicit: Path | None = None, *, environ: dict[str, str] | None = None,
+                      site: Path = SITE_CONFIG) -> Path:
+    """The table configuration to use: ``explicit`` (``--config``), else ``$CRISSCROSS_CONFIG``, else ``site``
+    (``/etc/crisscross/table.yaml``) when it exists, else the packaged default (``CONFIG_DIR``). The service
+    logs the one it uses and writes it into its start record."""
+    environ = os.environ if environ is None else environ
+    if explicit is not None:
+        return Path(explicit)
+    if environ.get(CONFIG_ENV):
+        return Path(environ[CONFIG_ENV])
+    if site.is_file():
+        return site
+    return CONFIG_DIR / "table.yaml"
+
+
+def state_dir(environ: dict[str, str] | None = None) -> Path:
+    """The folder the service writes to (its journal): ``$STATE_DIRECTORY`` when systemd gives one (the first,
+    if it gives several, ``StateDirectory=`` of the unit), else ``$XDG_STATE_HOME/crisscross``, else
+    ``~/.local/state/crisscross``. Not created here."""
+    environ = os.environ if environ is None else environ
+    given = environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if given:
+        return Path(given)
+    base = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
+    return Path(base) / "crisscross"
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used.
+
+    The message names the file, the line when it is known (``"{file}: line {n}: {key path}: {what is wrong}"``),
+    the key path and what is wrong.
+    """
+
+
+class YamlMapping(dict):
+    """A YAML mapping as a ``dict`` that remembers where it was written.
+
+    ``line``: 1-based line of the mapping's first key (or of the mapping itself); ``key_lines``: 1-based line
+    of each key. Built by ``load_yaml``; compare and use it as a plain ``dict``.
+    """
+
+    line: int = 0
+    key_lines: dict
+
+    def line_of(self, key: object) -> int:
+        """1-based line of ``key`` in the file, or the mapping's own line for a key that is not there."""
+        return getattr(self, "key_lines", {}).get(key, self.line)
+
+
+def line_of(mapping: Any, key: object | None = None) -> int | None:
+    """Line of ``key`` in ``mapping`` (of the mapping itself when ``key`` is None), None if not from a file."""
+    if not isinstance(mapping, YamlMapping):
+        return None
+    return mapping.line if key is None else mapping.line_of(key)
+
+
+def error(path: Path, where: str, message: str, line: int | None = None) -> ConfigError:
+    """A ``ConfigError`` whose message is ``"{path}: line {line}: {where}: {message}"`` (no line part if None)."""
+    at = f" line {line}:" if line else ""
+    return ConfigError(f"{path}:{at} {where}: {message}")
+
+
+#: The only integers a configuration file may write: an optional minus, then ``0`` or digits without a leading
+#: zero. YAML 1.1 (PyYAML) also reads ``01000`` as octal 512, ``0x1f4`` and ``8:20`` (base 60) as 500, ``0b11``,
+#: ``1_000`` and ``+5`` as integers: a pay table meaning 1000 to 1 would silently pay 512 to 1.
+PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _RefusedScalar(yaml.YAMLError):
+    """A scalar the configuration files do not accept (see ``PLAIN_INT``); ``line`` is 1-based."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that repeats a key (YAML would silently keep the last value), and
+    building ``YamlMapping`` objects that know the line of each key.
+
+    Scalars follow YAML 1.2 where YAML 1.1 surprises: an integer is a plain decimal (``PLAIN_INT``), and any
+    other text YAML 1.1 reads as an integer (octal, hexadecimal, binary, base 60, underscores, a leading ``+``)
+    is refused, as is a number written with ``_`` or ``:`` (``1_0.5``, ``1:30.0``). An explicit tag that
+    changes what the value would be without it is refused (``!!int '0x10'``, ``!!str 12``, ``!!float 1``,
+    ``!!bool yes``, ``!!binary``, ``!!set``, a local ``!tag``...: a configuration value is written as itself,
+    text quoted); a tag that agrees with what the value reads as without it (``!!int 4``, ``!!bool true``,
+    ``!!str abc``) changes nothing and is accepted, the value still checked as if untagged. Merge keys
+    (``<<: *anchor``) are refused: each key is written where it applies. Only ``true`` and ``false`` (also
+    ``True``, ``TRUE``, ``False``, ``FALSE``) are booleans: ``yes``, ``no``, ``on`` and ``off`` are text, so a
+    key that expects true or false refuses them by name and a key that expects text (a table name, a device
+    id) keeps what was written.
+    """
+
+    def construct_document(self, node):  # noqa: D102 - PyYAML hook
+        _check_scalars(self, node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        seen = set()
+        lines = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError(None, None, f"a key must be a plain value, not {key!r}",
+                                                        key_node.start_mark)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+            lines[key] = key_node.start_mark.line + 1
+        mapping = YamlMapping(super().construct_mapping(node, deep))
+        mapping.line = node.start_mark.line + 1
+        mapping.key_lines = lines
+        return mapping
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node, True))
+# YAML 1.2 booleans: the resolvers of SafeLoader less its yes/no/on/off, plus true/false.
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
+    """Refuse, before anything is built, an integer or number of ``root``'s tree that is not plain decimal, a
+    node whose explicit tag differs from the tag its value resolves to without one, and a merge key (``<<``).
+
+    Raises ``_RefusedScalar`` with the line, the text and its key path (for a number, with the value YAML 1.1
+    would give it).
+    """
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:  # an alias repeats a node already checked
+            continue
+        seen.add(id(node))
+        implicit = (node.style is None, node.style is not None) if isinstance(node, yaml.ScalarNode) else None
+        if node.tag != loader.resolve(type(node), node.value if implicit else None, implicit or (True, False)):
+            at = f" ({where})" if where else ""
+            raise _RefusedScalar(node.start_mark.line + 1, f"explicit tag {node.tag!r}{at}: configuration files "
+                                                           "do not use tags (write the value itself, text quoted)")
+        if isinstance(node, yaml.ScalarNode):
+            text = node.value
+            if node.tag == _INT_TAG and not PLAIN_INT.fullmatch(text):
+                kind = "a plain decimal integer"
+            elif node.tag == _FLOAT_TAG and ("_" in text or ":" in text):
+                kind = "a plain decimal number"
+            else:
+                continue
+            at = f"{where}; " if where else ""
+            raise _RefusedScalar(node.start_mark.line + 1, f"{text!r} is not {kind} ({at}{_yaml11_reading(node)})")
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.tag == _MERGE_TAG:  # PyYAML would merge the aliased mapping in; the loader does not
+                    at = f" ({where})" if where else ""
+                    raise _RefusedScalar(key.start_mark.line + 1, f"merge keys (<<) are not used in configuration "
+                                                                  f"files{at}: write each key where it applies")
+                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                stack.append((key, where or "top level"))
+                stack.append((value, f"{where}.{name}" if where else str(name)))
+
+
+def _yaml11_reading(node: yaml.ScalarNode) -> str:
+    """What YAML 1.1 makes of an integer or number ``node``, for the message: ``512`` for ``01000``."""
+    construct = yaml.SafeLoader.construct_yaml_int if node.tag == _INT_TAG else yaml.SafeLoader.construct_yaml_float
+    try:
+        return f"YAML 1.1 would read it as {construct(yaml.SafeLoader(''), node)!r}"
+    except ValueError:  # an explicit !!int or !!float on text that is no number at all
+        return "not a number in YAML 1.1 either"
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping from ``path``.
+
+    Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column), a number
+    that is not plain decimal (with line and text, ``"{file}: line 12: '01000' is not a plain decimal integer
+    (...)"``), a tag that changes a value or a merge key (with line; see ``_UniqueKeyLoader``) or a document
+    that is not a mapping.
+    """
+    if Path(path).exists() and not Path(path).is_file():
+        raise ConfigError(f"{path}: not a regular file")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except _RefusedScalar as exc:
+        raise ConfigError(f"{path}: line {exc.line}: {exc.message}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def check_keys(path: Path, where: str, mapping: Any, required: set[str], optional: set[str] = frozenset()) -> None:
+    """Check that ``mapping`` (found at key path ``where`` in ``path``) is a dict with exactly the allowed keys.
+
+    Raises ``ConfigError`` naming the file, the line (of the first unknown key, else of the mapping), the key
+    path and the missing or unknown keys.
+    """
+    if not isinstance(mapping, dict):
+        raise error(path, where, f"expected a mapping, got {type(mapping).__name__}", _line_hint(mapping))
+    missing = required - mapping.keys()
+    unknown = mapping.keys() - required - optional
+    problems = []
+    if missing:
+        problems.append(f"missing key(s) {', '.join(sorted(missing))}")
+    if unknown:
+        problems.append(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    if problems:
+        first_unknown = min(unknown, key=lambda k: line_of(mapping, k) or 0) if unknown else None
+        line = line_of(mapping, first_unknown) if unknown else line_of(mapping)
+        raise error(path, where, "; ".join(problems), line)
+
+
+def _line_hint(value: Any) -> int | None:
+    return value.line if isinstance(value, YamlMapping) else None
+
+
+def require_text(path: Path, where: str, value: Any, what: str, line: int | None = None) -> str:
+    """Return ``value`` if it is text that is not blank and holds no NUL character (a path, a port, a host, a
+    device id), else raise ``ConfigError`` naming ``path``, ``line`` (when known), ``where`` and ``what`` was
+    expected (``"expected a file path (text), got None"``): an empty key is None to YAML, a list or a number is
+    no path, and ``str()`` of them would name a file ``None`` or ``['a', 'b']``."""
+    if not isinstance(value, str) or not value.strip():
+        raise error(path, where, f"expected {what} (text), got {value!r}", line)
+    if "\0" in value:
+        raise error(path, where, f"{value!r} holds a NUL character", line)
+    return value
+
+
+def require_int(path: Path, where: str, value: Any, minimum: int | None = None, line: int | None = None,
+                maximum: int | None = None) -> int:
+    """Return ``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (either None: no bound),
+    else raise ``ConfigError`` naming ``path``, ``line`` (when known) and ``where``."""
+    from controller.game.cards import short
+
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(path, where, f"expected an integer, got {short(value)}", line)
+    if minimum is not None and value < minimum:
+        raise error(path, where, f"{short(value)} is below the minimum {minimum}", line)
+    if maximum is not None and value > maximum:
+        raise error(path, where, f"{short(value)} is above the maximum {maximum}", line)
+    return value

@@ -1,0 +1,149 @@
+"""Simulated players for measuring game protection: honest players of simplified strategies and hole-carders.
+
+Every decision is a bet as a multiple of the ante, or 0 to fold (NY 9 NYCRR 5324.39(e)(3)-(7)). Functions work
+on many deals at once (NumPy arrays of card indexes into ``controller.game.cards.DECK``: ``hole`` ``(N, 2)``, the
+across and down outside cards ``(N, 2)`` each, the middle card ``(N,)``), so that the measurement of
+``controller.analysis.protect_measure`` plays thousands of sessions side by side; the simulated table of
+``crisscross run --simulate`` calls them one deal at a time (``SeatPlayer``).
+
+Honest strategies (``STRATEGIES``) look only at the player's cards and the cards already turned:
+
+- ``optimal``: the par sheet's strategy (``ProtectTables.hon_x``/``hon_y`` and the middle decision over the 46
+  unseen middle cards, as ``controller.analysis.strategy.OptimalStrategy``);
+- ``never_fold``: the optimal bet, but 1x where the optimal strategy folds;
+- ``always_1x``: 1x at every decision;
+- ``pair_3x``: 3x (the largest multiple) whenever the player's cards and the cards turned hold a pair, else
+  the optimal decision;
+- ``erring:P``: the optimal decision, but with probability P (0 to 1) one drawn at random among fold and the
+  bets.
+
+A hole-carder (``HOLE_CARDS``: ``middle``, ``across``, ``down``) sees, in each round with probability ``p``,
+the middle card, one of the two across outside cards or one of the two down outside cards (either, at
+random) before the across decision, and then plays the best decisions knowing it (the smallest best bet;
+fold only when folding alone is best); in the other rounds it plays the optimal strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import numpy as np
+
+from controller.analysis.protect_cli import HOLE_CARDS, STRATEGIES, PlayerSpec
+from controller.analysis.protect_tables import ProtectTables, chosen, pair_index
+from controller.game.cards import DECK
+
+STEPS = ("across", "down", "middle")
+_INDEX = {card: i for i, card in enumerate(DECK)}
+
+
+def optimal(t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
+            x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The par sheet's decision at ``step`` (``across``, ``down``, ``middle``); ``across``/``down`` are read
+    only once turned, ``x``/``y`` are the across and down multiples already bet."""
+    cid, rest = t.locate(hole)
+    if step == "across":
+        return t.hon_x[cid].astype(np.int64)
+    rows = np.arange(len(hole))
+    if step == "down":
+        pair = pair_index(rest[rows, across[:, 0]], rest[rows, across[:, 1]])
+        return t.hon_y[cid, t.multiple_index(x), pair].astype(np.int64)
+    seen = np.zeros((len(hole), 52), dtype=bool)
+    for cards in (hole, across, down):
+        seen[rows[:, None], cards] = True
+    middle = np.broadcast_to(np.arange(52), seen.shape)
+    k_a = np.where(seen, 0, t.lines_through(np.concatenate([hole, across], 1), middle))
+    k_d = np.where(seen, 0, t.lines_through(np.concatenate([hole, down], 1), middle))
+    unseen = ~seen
+    base = ((t.ante[k_a] + t.ante[k_d] + x[:, None] * t.bet[k_a] + y[:, None] * t.bet[k_d]) * unseen).sum(1)
+    mid = (t.bet[np.maximum(k_a, k_d)] * unseen).sum(1)
+    z = np.where(mid > 0, t.multiples[-1], t.multiples[0])
+    fold = -(2 + x + y) * unseen.sum(1)
+    return np.where(fold > base + z * mid, 0, z)
+
+
+def honest(name: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
+           x: np.ndarray, y: np.ndarray, rng: np.random.Generator, rate: float = 0.0) -> np.ndarray:
+    """The decision of the honest strategy ``name`` (see the module docstring; ``rate`` is ``erring``'s P)."""
+    n = len(hole)
+    if name == "always_1x":
+        return np.full(n, t.multiples[0])
+    best = optimal(t, step, hole, across, down, x, y)
+    if name == "optimal":
+        return best
+    if name == "never_fold":
+        return np.where(best == 0, t.multiples[0], best)
+    if name == "pair_3x":
+        shown = {"across": hole, "down": np.concatenate([hole, across], 1),
+                 "middle": np.concatenate([hole, across, down], 1)}[step] % 13
+        paired = (np.sort(shown, 1)[:, 1:] == np.sort(shown, 1)[:, :-1]).any(1)
+        return np.where(paired, t.multiples[-1], best)
+    if name == "erring":
+        random_pick = rng.choice(t.actions, size=n)
+        return np.where(rng.random(n) < rate, random_pick, best)
+    raise ValueError(f"unknown strategy {name!r}: expected one of {', '.join(STRATEGIES)}")
+
+
+def hole_carder(kind: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
+                middle: np.ndarray, seen: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The decision of a player who saw card ``seen`` ``(N,)`` of kind ``kind`` before the across decision
+    (``middle``, ``across``, ``down``); -1 in ``seen`` marks a round in which it saw nothing (it then plays
+    the optimal strategy)."""
+    best = optimal(t, step, hole, across, down, x, y)
+    rows = np.arange(len(hole))
+    cid, rest = t.locate(hole)
+    card = rest[rows, np.maximum(seen, 0)]
+    xi = t.multiple_index(x)
+    if kind == "middle":
+        if step == "across":
+            mask = t.mid_x[cid, card]
+        elif step == "down":
+            mask = t.mid_y[cid, xi, card, pair_index(rest[rows, across[:, 0]], rest[rows, across[:, 1]])]
+        else:
+            mask = t.known_middle_mask(hole, across, down, middle[:, None], x, y)[:, 0]
+    elif kind == "across" and step == "across":
+        mask = t.acr_x[cid, card]
+    elif kind == "down" and step == "across":
+        mask = t.dwn_x[cid, card]
+    elif kind == "down" and step == "down":
+        mask = t.dwn_y[cid, xi, pair_index(rest[rows, across[:, 0]], rest[rows, across[:, 1]]), card]
+    elif kind in HOLE_CARDS:
+        return best  # the card seen is turned now: nothing more to gain
+    else:
+        raise ValueError(f"unknown hole card {kind!r}: expected one of {', '.join(HOLE_CARDS)}")
+    return np.where(seen >= 0, chosen(mask, t.actions), best)
+
+
+def seen_cards(kind: str, across: np.ndarray, down: np.ndarray, middle: np.ndarray, probability: float,
+               rng: np.random.Generator) -> np.ndarray:
+    """The card each hole-carder of ``kind`` sees this round (-1: none), with ``probability`` per round; an
+    outside card is either of its line's two, at random."""
+    n = len(middle)
+    pick = rng.integers(0, 2, n)
+    card = {"middle": middle, "across": across[np.arange(n), pick], "down": down[np.arange(n), pick]}[kind]
+    return np.where(rng.random(n) < probability, card, -1)
+
+
+class SeatPlayer:
+    """One seat's simulated player at the simulated table: ``decide`` for each decision of a round, with
+    the cards as two-character strings. A hole-carder is given the face-down cross (``cross``) and peeks at
+    its one card; an honest player reads only the cards already turned."""
+
+    def __init__(self, spec: PlayerSpec, tables: ProtectTables, seed: int | None) -> None:
+        self.spec, self.tables = spec, tables
+        self.rng = np.random.default_rng(seed)
+        self._round: tuple[tuple[str, ...], int] | None = None  # (cross, card seen or -1)
+
+    def decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
+        """The bet at ``step`` as a multiple of the ante, or 0 to fold; ``bets`` are the earlier decisions'."""
+        one = lambda cards: np.array([[_INDEX[c] for c in cards]])  # noqa: E731
+        h, a, d = one(hole), one(cross[0:2]), one(cross[2:4])
+        x = np.array([bets[0] if bets else 0])
+        y = np.array([bets[1] if len(bets) > 1 else 0])
+        if not self.spec.hole_carder:
+            return int(honest(self.spec.kind, self.tables, step, h, a, d, x, y, self.rng, self.spec.probability)[0])
+        m = np.array([_INDEX[cross[4]]])
+        if self._round is None or self._round[0] != tuple(cross):
+            seen = seen_cards(self.spec.kind, a, d, m, self.spec.probability, self.rng)
+            self._round = (tuple(cross), int(seen[0]))
+        seen = np.array([self._round[1]])
+        return int(hole_carder(self.spec.kind, self.tables, step, h, a, d, m, seen, x, y)[0])

@@ -1,0 +1,640 @@
+"""A scripted table for ``crisscross run --simulate`` and the rig: six simulated players and a dealer.
+
+The players and the dealer act only through the device simulators, as people act on real equipment: players put
+chips on the bet-sensor spots (``SensorSimulator.place``), the dealer presses panel buttons when their lamps are
+lit (``PanelSimulator``), and stacks reach the seats in the order the shoe dispensed them, the cross first, then
+one stack per wagering seat clockwise from the dealer's left (NY 9 NYCRR 5324.39(d)(2)). A player looks only at
+its own two cards and at community cards already turned.
+
+Players decide with the optimal strategy of the par sheet (``controller.analysis.strategy``); with probability
+``mistakes`` a decision is instead drawn at random among fold and the allowed bets, so that a run reaches every
+path. A seeded ``random.Random`` (or the system RNG) also chooses whether a seat plays, its ante (table minimum
+x 1, 2 or 5) and its five-card bonus. Does not model: past-posting or irregular bets (tests inject those),
+players leaving mid-round.
+
+A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a fault on the display): with the
+key turned, it acknowledges past-posting, clears a fault once the lamp says it may, and voids the round when
+only voiding is offered for a while (or, with probability ``void_rate``, instead of clearing), then turns the
+key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over. The supervisor
+also comes when paged (``page``: the hole-card detector raised an alert, as a floor system pages a real one):
+with the key turned it reads each alert the panel shows (``alerts_read``) and acknowledges it
+(``acknowledge_alert``).
+
+With the payout check (``payout: {check: true}`` of table.yaml) the dealer pays the seat the panel names
+("Seat N pay ..."), from its own reckoning of the settlement (the wagers it saw placed, the cards it saw dealt),
+and presses ``paid``; with probability ``payout_errors`` per seat it pays that seat wrong once (one of
+``controller.game.payout.MISPAY_KINDS``: short, over, the payout on the wrong spot, a losing wager not taken),
+recorded in ``payout_errors_made``, and when the panel shows the mispay ("Seat N mispay ...") it puts the
+seat right and presses ``paid`` again.
+
+With ``manual`` the supervisor first switches the table to dealing by hand (``deal_by_hand``, NY 9 NYCRR
+5324.39(d)(1)); the dealer then shuffles a deck of its own, deals the cross and one card at a time as the panel
+asks (confirming each step), and types each card on the panel's keypad as it is turned (``enter_cards``): the
+community cards at each reveal, each seat's two cards at settlement as the panel names the seat.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from controller.analysis.strategy import OptimalStrategy
+from controller.game.cards import DECK
+from controller.round.inputs import SUPERVISOR_ACTIONS
+from controller.game.paytable import Jurisdiction
+from controller.game.payout import MISPAY_KINDS, plan_seat
+from controller.game.settlement import Community, settle_seat
+from controller.game.table import Limits, TableConfig
+from drivers.panel.simulator import PanelSimulator
+from drivers.reader.simulator import ReaderSimulator
+from drivers.sensors.simulator import SensorSimulator
+from drivers.shoe.simulator import ShoeSimulator
+
+log = logging.getLogger(__name__)
+
+#: Chip changes the simulated players and dealer make per second at most (``SimulatedTable._place``).
+CHIP_CHANGES_PER_S = 600
+
+#: Panel buttons that act only with the supervisor key turned.
+SUPERVISOR_BUTTONS = frozenset(SUPERVISOR_ACTIONS)
+
+
+#: Presses whose reading decides the wagers: what is on the layout when they are journaled is what counts (NY 9
+#: NYCRR 5324.39(c)(3), controller.round.machine ``_announce``); the simulated dealer makes them once the sensors have
+#: reported every chip the players put down.
+ANNOUNCEMENTS: tuple[str, ...] = ("no_more_bets", "confirm")
+
+#: The longest the simulated dealer waits for the sensors to report the chips before it calls anyway (a sensor
+#: link that is down: the round's fault handles it).
+CHIPS_REPORTED_S = 5.0
+
+
+class RoundOver(Exception):
+    """The round ended before the dealer finished it (a supervisor voided it)."""
+
+
+class SimulatedTable:
+    """Players at ``seats`` and a dealer, driving the simulators until ``stop()`` or ``rounds`` rounds.
+
+    Runs two threads (``start``/``stop``): the dealer and players, and the supervisor. The dealer waits for
+    each lamp until it lights, the round is voided, or the table is stopped. An unexpected exception in a
+    thread is logged and ``on_failure`` is called (the service stops). ``supervisor_id`` is the key's id;
+    ``void_rate`` the probability that the supervisor voids a round it could resume; ``rounds_voided`` counts
+    the rounds the dealer saw end early.
+    """
+
+    def __init__(self, shoe: ShoeSimulator, sensors: SensorSimulator, panel: PanelSimulator, *,
+                 seats: Sequence[int], ante_limits: Limits, bonus_limits: Limits, strategy: OptimalStrategy,
+                 mistakes: float = 0.0, seed: int | None = None, rounds: int | None = None,
+                 on_failure: Callable[[], None] | None = None, supervisor_id: str = "SIM-SUPERVISOR",
+                 void_rate: float = 0.0, jurisdiction: Jurisdiction | None = None,
+                 winning_spot: str = "wager_and_payout", payout_errors: float = 0.0,
+                 players: dict[int, Any] | None = None, manual: bool = False,
+                 manual_rounds: tuple[int, int | None] | None = None,
+                 on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None,
+                 reader: ReaderSimulator | None = None) -> None:
+        self.shoe, self.sensors, self.panel = shoe, sensors, panel
+        self.players = dict(players or {})  # seat -> controller.simulated.players.SeatPlayer
+        #: rounds (0-based, end excluded; None: to the last) dealt by hand; ``manual``: every round
+        self.manual_rounds = (0, None) if manual and manual_rounds is None else manual_rounds
+        self.on_shoe_down, self.on_shoe_back = on_shoe_down, on_shoe_back  # the shoe taken away, brought back
+        self.manual = False  # the table deals by hand now (the supervisor switched it)
+        self.reader = reader  # a card reader's simulator, when the table has one: cards are scanned, not typed
+        self.seats = tuple(sorted(seats))
+        self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
+        self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
+        self.rounds = rounds
+        self.strategy = strategy
+        self.mistakes = mistakes
+        self.on_failure = on_failure
+        self.rounds_played = 0
+        self.rounds_voided = 0
+        self.supervisor_id = supervisor_id
+        self.void_rate = void_rate
+        self._clears_in_round = 0  # faults the supervisor cleared in the round being played
+        self._last_pressed = ""  # the dealer's last press
+        self._attended_at = 0.0  # when the supervisor last left the table (monotonic seconds)
+        self.patience = 20.0  # seconds the supervisor waits for a device to come back before voiding
+        self._supervisor_rng: random.Random = random.Random(seed + 2) if seed is not None else secrets.SystemRandom()
+        self.supervisor_actions: dict[str, int] = {"acknowledge": 0, "clear_fault": 0, "void_round": 0,
+                                                   "acknowledge_alert": 0}
+        self.jurisdiction = jurisdiction  # the pay tables the dealer pays by (needed with the payout check)
+        self.winning_spot = winning_spot
+        self.payout_errors = payout_errors
+        self._payout_rng: random.Random = random.Random(seed + 3) if seed is not None else secrets.SystemRandom()
+        #: the dealer's payout mistakes: ``(round, seat, kind)``, the round as the panel numbered it at the open
+        self.payout_errors_made: list[tuple[int | None, int, str]] = []
+        self._round_no: int | None = None  # the round being played, as the panel announced it
+        self._stop = threading.Event()
+        self._paged = threading.Event()  # a hole-card alert waits for the supervisor (``page``)
+        #: the alert lines the supervisor read on the panel before acknowledging them, in order
+        self.alerts_read: list[str] = []
+        self._threads: list[threading.Thread] = []
+        self._next_chip = 0.0  # when the next chip change may be made (monotonic seconds; ``_place``)
+
+    @classmethod
+    def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
+                  rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
+                  void_rate: float = 0.0, payout_errors: float = 0.0,
+                  players: Sequence[Any] = (), manual: bool = False) -> "SimulatedTable":
+        """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
+        ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
+        ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
+        (``controller.simulated.players``)."""
+        seated = {}
+        if players:
+            from controller.simulated.players import SeatPlayer
+            from controller.analysis.protect_tables import ProtectTables
+
+            tables = ProtectTables.load(jurisdiction)
+            seated = {spec.seat: SeatPlayer(spec, tables, None if seed is None else seed + 10 * spec.seat)
+                      for spec in players}
+        return cls(sims["shoe"], sims["sensors"], sims["panel"], seats=config.seats, ante_limits=config.ante_limits,
+                   bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
+                   seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
+                   winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated,
+                   manual=manual, reader=sims.get("reader"))
+
+    def start(self) -> None:
+        """Start the dealer's and the supervisor's threads."""
+        self._threads = [threading.Thread(target=self._guard, args=(self._run,), name="simulated-table"),
+                         threading.Thread(target=self._guard, args=(self._supervise,), name="simulated-supervisor")]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def threads(self) -> tuple[threading.Thread, ...]:
+        """The dealer's and the supervisor's threads (empty before ``start``), for a report of a stalled table."""
+        return tuple(self._threads)
+
+    def stop(self) -> None:
+        """Stop after the current waits and join the threads."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(10)
+
+    def _wait(self, button: str) -> bool:
+        """Wait until ``button`` is lit: True; False when stopped; ``RoundOver`` when the round ended early.
+
+        While waiting, a lamp of the button pressed last that is lit again (for more than 0.3 s) means that press
+        never took effect (the controller restarted, the frame was lost): it is pressed again."""
+        relit_since: float | None = None
+        while not self._stop.is_set():
+            lamps = self.panel.lamps
+            if button in lamps:
+                return True
+            if button == "open_betting" and "no_more_bets" in lamps:
+                return True  # betting was opened by someone else (the control interface): the round is on
+            if button != "open_betting" and "open_betting" in lamps:
+                raise RoundOver
+            if self._last_pressed in lamps and self._last_pressed != button:
+                relit_since = relit_since or time.monotonic()
+                if time.monotonic() - relit_since > 0.3:
+                    self._act(self.panel.press, self._last_pressed)
+                    relit_since = None
+            else:
+                relit_since = None
+            self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
+        return False
+
+    def _open_betting(self) -> bool:
+        """Press ``open_betting`` until betting is open (``no_more_bets`` lit); True then, False when stopped.
+
+        The lamp going out is not enough: a fault raised just before the press (a device lost between rounds)
+        puts it out too, and the press is refused. Once the supervisor clears the fault, ``open_betting`` lights
+        again, and the dealer presses it again rather than taking the round for one that was voided."""
+        while self._press_when_lit("open_betting"):
+            while not self._stop.is_set():
+                lamps = self.panel.lamps
+                if "no_more_bets" in lamps:
+                    return True
+                if "open_betting" in lamps:
+                    break  # no round opened: press again
+                self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
+        return False
+
+    def _press_when_lit(self, button: str) -> bool:
+        """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
+        the lamp went out (a later ``_wait`` presses it again should it light up again), False when stopped."""
+        while self._wait(button):
+            if button not in self.panel.lamps:
+                return True  # opened meanwhile by someone else (see ``_wait``): nothing to press
+            if button in ANNOUNCEMENTS:  # the dealer calls once the chips are down, as the sensors reported them
+                self.sensors.wait_for(lambda: self.sensors.awaiting_ack == 0, CHIPS_REPORTED_S)
+            self._act(self.panel.press, button)
+            self._last_pressed = button
+            if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                return True
+        return False
+
+    def _place(self, seat: int, spot: str, amount: int) -> None:
+        """A hand putting chips on a spot (``SensorSimulator.place``), at most ``CHIP_CHANGES_PER_S`` a second:
+        people move chips far slower, and the sensors' link carries at most 960 frames a second (docs/protocol.md),
+        so a table dealing as fast as it can never looks like a flooding device (drivers/session.py)."""
+        wait = self._next_chip - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._next_chip = max(self._next_chip, time.monotonic() - 0.1) + 1.0 / CHIP_CHANGES_PER_S
+        self._act(self.sensors.place, seat, spot, amount)
+
+    @staticmethod
+    def _act(action: Callable[..., None], *args: object) -> None:
+        """A person acting on a device: if the device is unplugged the signal is lost (the chips still lie where
+        they were put), which the table notices and repeats like a person would; the table goes on."""
+        try:
+            action(*args)
+        except OSError as exc:
+            log.debug("simulated table: %s%s lost: %s", getattr(action, "__name__", action), args, exc)
+
+    def _guard(self, target: Callable[[], None]) -> None:
+        try:
+            target()
+        except OSError as exc:  # a simulator was unplugged or stopped under us
+            log.warning("simulated table stopped after %d rounds: %s", self.rounds_played, exc)
+        except Exception:
+            log.exception("simulated table failed in round %d", self.rounds_played + 1)
+            if self.on_failure is not None:
+                self.on_failure()
+
+    def _supervise(self) -> None:
+        """The supervisor: called when the table stalls or shows a fault; acts with the key, then leaves."""
+        stalled_since: float | None = None
+        while not self._stop.wait(0.02):
+            lamps, text = self.panel.lamps, self.panel.display
+            dealer_lamps = lamps - SUPERVISOR_BUTTONS
+            now = time.monotonic()
+            stalled_since = (stalled_since or now) if not dealer_lamps else None
+            called = text.startswith(("FAULT", "Past-posting")) or (stalled_since is not None and now - stalled_since > 0.5)
+            paged = self._paged.is_set()
+            if (called or paged) and now - self._attended_at > 0.5:  # a person does not come back 50 times a second
+                self._paged.clear()
+                self._attend(paged)
+                self._attended_at = time.monotonic()
+                stalled_since = None
+
+    def page(self) -> None:
+        """Call the supervisor to the table: a hole-card alert waits (safe from any thread; never waits)."""
+        self._paged.set()
+
+    def _attend(self, paged: bool = False) -> None:
+        self._act(self.panel.turn_key, True, self.supervisor_id)
+        try:
+            if paged:  # the alert's lamp lights once the key is seen
+                self.panel.wait_for(lambda: "acknowledge_alert" in self.panel.lamps, 1.0)
+            waited = time.monotonic()
+            while not self._stop.is_set():
+                lamps = self.panel.lamps
+                if "acknowledge_alert" in lamps:  # read the alert shown, then acknowledge it
+                    action = "acknowledge_alert"
+                    self.alerts_read.append(self.panel.display)
+                elif "acknowledge" in lamps:
+                    action = "acknowledge"
+                elif "clear_fault" in lamps:
+                    give_up = self._clears_in_round >= 3  # the same trouble keeps coming back: end the round
+                    action = "void_round" if "void_round" in lamps and (
+                        give_up or self._supervisor_rng.random() < self.void_rate) else "clear_fault"
+                elif "void_round" in lamps and (self.panel.display.endswith("to void")
+                                                or time.monotonic() - waited > self.patience):
+                    action = "void_round"  # nothing to resume, or the device did not come back in time
+                elif lamps - SUPERVISOR_BUTTONS and not self.panel.display.startswith("FAULT"):
+                    return  # the table moves again
+                elif time.monotonic() - waited > self.patience:
+                    return  # nothing for a supervisor here; come back when called again
+                else:  # wait for the panel to change (a supervisor's lamp lit, say), looking again in 0.2 s
+                    seen = (lamps, self.panel.display)
+                    self.panel.wait_for(lambda: (self.panel.lamps, self.panel.display) != seen, 0.2)
+                    continue
+                shown = self.panel.display
+                self._act(self.panel.press, action)
+                self.supervisor_actions[action] += 1
+                self._clears_in_round += action == "clear_fault"
+                # done when its lamp goes out, or for an alert when the next alert is shown; a busy table may take
+                # a while to show it, and lamps read before then are those of before the press (acting on them,
+                # a void pressed after a clear lands in the round the clear resumed)
+                self.panel.wait_for(lambda a=action: a not in self.panel.lamps or (
+                    a == "acknowledge_alert" and self.panel.display != shown
+                    and self.panel.display.startswith("ALERT")), self.patience)
+                waited = time.monotonic()
+        finally:
+            self._act(self.panel.turn_key, False, self.supervisor_id)
+
+    def _decide(self, step: str, hole: Sequence[str], cross: Sequence[str], bets: list[int]) -> int:
+        """The player's decision: the bet as a multiple of the ante, or 0 to fold. Only turned cards are used:
+        the across outside cards (cross[0:2]) from the down decision on, the down ones (cross[2:4]) at the middle.
+        A seat of ``players`` decides by its own strategy instead (a hole-carder peeks at its one card)."""
+        if self.mistakes and self.rng.random() < self.mistakes:
+            return self.rng.choice((0, *self.strategy.multiples))
+        if step == "across":
+            return self.strategy.across(hole)
+        if step == "down":
+            return self.strategy.down(hole, cross[0:2], bets[0])
+        return self.strategy.middle(hole, cross[0:2], cross[2:4], bets[0], bets[1])
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and (self.rounds is None or self.rounds_played < self.rounds):
+            try:
+                if not self._play_round():
+                    return
+            except RoundOver:
+                self.rounds_voided += 1
+            self.rounds_played += 1
+
+    def _void_unknown_round(self) -> None:
+        """At the first round: a round this dealer did not start is in progress (the service kept it from an
+        earlier run; this table knows neither its players nor its cards): the supervisor voids it."""
+        seen_since: float | None = None
+        while not self._stop.is_set() and "open_betting" not in self.panel.lamps:
+            if self.panel.lamps and seen_since is None:
+                seen_since = time.monotonic()
+            if seen_since is not None and time.monotonic() - seen_since > 1.5:
+                self._act(self.panel.turn_key, True, self.supervisor_id)
+                try:
+                    self._finish_unknown_payout()
+                    if self.panel.wait_for(lambda: "void_round" in self.panel.lamps, 2.0):
+                        self._act(self.panel.press, "void_round")
+                        self.supervisor_actions["void_round"] += 1
+                        self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 2.0)
+                finally:
+                    self._act(self.panel.turn_key, False, self.supervisor_id)
+                seen_since = None
+            self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 0.2)
+
+    def _finish_unknown_payout(self) -> None:
+        """The unknown round is settled and waits for its payouts (it cannot be voided): this dealer cannot pay
+        it by its own reckoning, so each seat is marked paid and the supervisor accepts what the sensors read
+        (each a mispay on record, with the amounts)."""
+        while not self._stop.is_set() and self.panel.wait_for(
+                lambda: bool(self.panel.lamps & {"paid", "accept_mispay"}), 0.5):
+            action = "accept_mispay" if "accept_mispay" in self.panel.lamps else "paid"
+            before = self.panel.messages
+            self._act(self.panel.press, action)
+            self.supervisor_actions[action] = self.supervisor_actions.get(action, 0) + 1
+            self.panel.wait_for(lambda: self.panel.messages != before, 1.0)
+
+    def _play_round(self) -> bool:
+        if self.rounds_played == 0:
+            self._void_unknown_round()
+        if not self._switch_when_due():
+            return False
+        if not self._open_betting():
+            return False
+        announced = [m for m in map(re.compile(r"Round (\d+): place").match, self.panel.messages[-3:]) if m]
+        self._round_no = int(announced[-1].group(1)) if announced else None
+        self._clears_in_round = 0
+        self._act(self.sensors.clear)
+        placed: dict[int, dict[str, int]] = {}
+        antes: dict[int, int] = {}
+        bonus_seats: set[int] = set()
+        for seat in self.seats:
+            if self.rng.random() < 0.1:
+                continue  # this seat sits the round out
+            ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
+            ante = min(ante, self.ante_limits.max)
+            antes[seat] = ante
+            self._place(seat, "ante_across", ante)
+            self._place(seat, "ante_down", ante)
+            placed[seat] = {"ante_across": ante, "ante_down": ante}
+            if self.rng.random() < 0.5:
+                bonus = self.bonus_limits.min * self.rng.choice((1, 5))
+                self._place(seat, "five_card_bonus", bonus)
+                placed[seat]["five_card_bonus"] = bonus
+                bonus_seats.add(seat)
+        if not antes:  # nobody played: one player sits down anyway
+            seat = self.seats[0]
+            antes[seat] = self.ante_limits.min
+            self._place(seat, "ante_across", antes[seat])
+            self._place(seat, "ante_down", antes[seat])
+            placed[seat] = {"ante_across": antes[seat], "ante_down": antes[seat]}
+        dealt_before = self.shoe.dealt
+        if not self._press_when_lit("no_more_bets"):
+            return False
+        if not self._wait("confirm"):
+            return False
+        if self.manual:
+            dealt = self._deal_by_hand(sorted(antes))
+            if dealt is None:
+                return False
+            cross, hands = dealt
+        else:
+            stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
+            cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
+        active = set(antes)
+        bets: dict[int, list[int]] = {seat: [] for seat in antes}
+        for step in ("across", "down", "middle"):
+            if step != "across" and not self._wait("confirm"):
+                return False
+            for seat in sorted(active):
+                player = self.players.get(seat)
+                decide = player.decide if player is not None else self._decide
+                multiple = decide(step, hands[seat], cross, bets[seat])
+                if multiple:
+                    bets[seat].append(multiple)
+                    self._place(seat, step, antes[seat] * multiple)
+                    placed[seat][step] = antes[seat] * multiple
+                else:
+                    active.discard(seat)
+            if not self._press_when_lit("confirm"):
+                return False
+            if not active and not bonus_seats:  # nothing left in action: the round settles at the fold
+                return self._finish(placed, hands, cross)
+            turned = {"across": cross[0:2], "down": cross[2:4], "middle": cross[4:]}[step]
+            if self.manual and not self._enter_when_asked(f"Turn the {step}", 0, turned):
+                return False
+            if not self._press_when_lit("reveal"):
+                return False
+        return self._finish(placed, hands, cross)
+
+    def _finish(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
+                cross: Sequence[str]) -> bool:
+        """After the last decision: the cards entered at settlement when the round is dealt by hand, then the
+        payout (``_pay_out``). True once the round is over, False when stopped."""
+        if self.manual and not self._settle_by_hand(cross, hands):
+            return False
+        return self._pay_out(placed, hands, cross)
+
+    # ------------------------------------------------------------------ the payout
+    def _pay_out(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
+                 cross: Sequence[str]) -> bool:
+        """Pay each seat the panel names and press ``paid``; put a seat right when the panel shows its mispay.
+        True once the round is over (``open_betting`` lit), False when stopped. Without the payout check the
+        round is over at once."""
+        plans: dict[int, dict[str, dict]] = {}
+        paid: set[int] = set()
+        pattern = re.compile(r"Seat (\d) (pay|mispay)")
+        while not self._stop.is_set():
+            lamps = self.panel.lamps
+            if "open_betting" in lamps:
+                return True
+            shown = pattern.match(self.panel.display)
+            if "paid" not in lamps or shown is None or int(shown.group(1)) not in placed:
+                self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
+                continue
+            if not plans:
+                plans = self._plans(placed, hands, cross)
+            seat = int(shown.group(1))
+            if shown.group(2) == "mispay" or seat not in paid:
+                self._pay_seat(seat, plans[seat], first=seat not in paid)
+                paid.add(seat)
+            before = self.panel.messages
+            self._act(self.panel.press, "paid")
+            self._last_pressed = "paid"
+            self.panel.wait_for(lambda: self.panel.messages != before, 1.0)
+        return False
+
+    def _plans(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
+               cross: Sequence[str]) -> dict[int, dict[str, dict]]:
+        """The dealer's own reckoning: each seat's settlement and what its spots must hold once paid."""
+        if self.jurisdiction is None:
+            raise ValueError("the simulated dealer cannot pay: no jurisdiction given (SimulatedTable.for_table)")
+        community = Community.from_stack(tuple(cross))
+        return {seat: plan_seat(settle_seat(seat, tuple(hands[seat]), community, wagers,
+                                            self.jurisdiction).to_json()["wagers"], self.winning_spot)
+                for seat, wagers in placed.items()}
+
+    def _pay_seat(self, seat: int, plan: dict[str, dict], *, first: bool) -> None:
+        """Set the seat's spots to what they must hold (``plan``, ``controller.game.payout.plan_seat``); the first
+        time, with probability ``payout_errors``, with one mistake (recorded in ``payout_errors_made``)."""
+        amounts = {spot: step["expected"] for spot, step in plan.items()}
+        if first and self.payout_errors and self._payout_rng.random() < self.payout_errors:
+            kind = self._mispay(amounts, plan)
+            if kind:
+                self.payout_errors_made.append((self._round_no, seat, kind))
+        for spot, amount in amounts.items():
+            self._place(seat, spot, amount)
+
+    def _mispay(self, amounts: dict[str, int], plan: dict[str, dict]) -> str | None:
+        """Change ``amounts`` (spot -> what the dealer leaves there) by one mistake of a kind that can happen on
+        this seat (``plan``); returns the kind, None when none can."""
+        rng = self._payout_rng
+        won = [spot for spot, step in plan.items() if step["action"] == "pay"]
+        held = [spot for spot, amount in amounts.items() if amount]
+        lost = [spot for spot, step in plan.items() if step["action"] == "take"]
+        kinds = [k for k, possible in zip(MISPAY_KINDS, (won, held, won, lost)) if possible]
+        if not kinds:
+            return None
+        kind = rng.choice(kinds)
+        chip = self.bonus_limits.min  # the smallest chip the table takes
+        if kind == "short":
+            spot = rng.choice(won)
+            amounts[spot] -= min(chip, amounts[spot])
+        elif kind == "over":
+            amounts[rng.choice(held)] += chip
+        elif kind == "wrong_spot":  # the whole payout stacked on another spot of the seat
+            spot = rng.choice(won)
+            other = rng.choice([s for s in amounts if s != spot])
+            amounts[spot] -= plan[spot]["pay"]
+            amounts[other] += plan[spot]["pay"]
+        else:
+            spot = rng.choice(lost)
+            amounts[spot] = plan[spot]["wager"]
+        return kind
+
+    # ------------------------------------------------------------------ dealing by hand (NY (d)(1))
+    def _switch_when_due(self) -> bool:
+        """Between rounds: the shoe goes down and the supervisor switches to dealing by hand when the round to
+        play is the first of ``manual_rounds``; the shoe comes back and the supervisor switches back after its
+        last. False when stopped."""
+        if self.manual_rounds is None:
+            return True
+        first, end = self.manual_rounds
+        if not self.manual and first <= self.rounds_played and (end is None or self.rounds_played < end):
+            if self.on_shoe_down is not None:
+                self.on_shoe_down()
+            if not self._supervisor_presses("deal_by_hand", then_clear=True):
+                return False
+            self.manual = True
+        elif self.manual and end is not None and self.rounds_played >= end:
+            if self.on_shoe_back is not None:
+                self.on_shoe_back()
+            if not self._supervisor_presses("deal_by_shoe"):
+                return False
+            self.manual = False
+        return True
+
+    def _supervisor_presses(self, button: str, then_clear: bool = False) -> bool:
+        """The supervisor turns the key and presses ``button`` once it lights (and ``clear_fault`` after it when
+        that lights: the fault the shoe left no longer needs the shoe); False when stopped."""
+        while not self._stop.is_set():
+            self._act(self.panel.turn_key, True, self.supervisor_id)  # again: the other supervisor may have left
+            try:
+                if not self.panel.wait_for(lambda: button in self.panel.lamps, 0.5):
+                    continue
+                self._act(self.panel.press, button)
+                if not self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                    continue
+                if then_clear and self.panel.wait_for(lambda: "clear_fault" in self.panel.lamps, 1.0):
+                    self._act(self.panel.press, "clear_fault")
+                    self.panel.wait_for(lambda: "clear_fault" not in self.panel.lamps, 1.0)
+                return True
+            finally:
+                self._act(self.panel.turn_key, False, self.supervisor_id)
+        return False
+
+    def _until_display(self, ready: Callable[[str], bool]) -> str | None:
+        """Wait until the panel's text satisfies ``ready`` and return it; None when stopped; ``RoundOver`` when
+        the round ended early (``open_betting`` lit)."""
+        while not self._stop.is_set():
+            text = self.panel.display
+            if ready(text):
+                return text
+            if "open_betting" in self.panel.lamps:
+                raise RoundOver
+            self.panel.wait_for(lambda: self.panel.display != text, 0.1)
+        return None
+
+    def _deal_by_hand(self, seats: list[int]) -> tuple[tuple[str, ...], dict[int, tuple[str, str]]] | None:
+        """Deal from the dealer's own shuffled deck as the panel asks, confirming each step: the cross, then one
+        card at a time clockwise from the dealer's left until each seat has two. Returns the cross and the
+        hands, or None when stopped."""
+        deck = list(DECK)
+        self.rng.shuffle(deck)
+        count = len(seats)
+        cross = tuple(deck[:5])
+        hands = {seat: (deck[5 + i], deck[5 + count + i]) for i, seat in enumerate(seats)}
+        while True:
+            text = self._until_display(lambda t: t.startswith(("Deal ", "Across decision")))
+            if text is None:
+                return None
+            if text.startswith("Across decision"):
+                return cross, hands
+            self._act(self.panel.press, "confirm")
+            self.panel.wait_for(lambda: self.panel.display != text, 1.0)  # unchanged: the press was lost
+
+    def _enter_when_asked(self, prompt: str, seat: int, cards: Sequence[str]) -> bool:
+        """When the panel shows ``prompt``, type ``cards`` for ``seat`` (0: community); False when stopped."""
+        text = self._until_display(lambda t: t.startswith(prompt))
+        if text is None:
+            return False
+        self._enter(seat, cards)
+        self.panel.wait_for(lambda: self.panel.display != text, 1.0)
+        return True
+
+    def _enter(self, seat: int, cards: Sequence[str]) -> None:
+        """Scan ``cards`` for ``seat`` (0: community) on the card reader, or type them on the panel without one."""
+        if self.reader is not None:
+            self._act(self.reader.scan, seat, tuple(cards))
+        else:
+            self._act(self.panel.enter_cards, seat, tuple(cards))
+
+    def _settle_by_hand(self, cross: Sequence[str], hands: dict[int, tuple[str, str]]) -> bool:
+        """Turn and type the cards the panel asks for at settlement (each seat as named, from the dealer's right;
+        community cards never turned) until the round closes or its payout begins; False when stopped."""
+        while not self._stop.is_set():
+            if {"open_betting", "paid"} & self.panel.lamps:
+                return True
+            text = self.panel.display
+            named = re.match(r"(?:Turn seat|Seat) (\d)\b.*enter its 2 cards", text)
+            if named:
+                seat = int(named.group(1))
+                self._enter(seat, hands[seat])
+            elif text.startswith("Enter the "):
+                missing = int(text.split()[2])
+                self._enter(0, cross[5 - missing:])
+            self.panel.wait_for(lambda: self.panel.display != text or "open_betting" in self.panel.lamps, 1.0)
+        return False
