@@ -7,8 +7,9 @@ deck, no jokers (shared domain notes, "The table").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
+
+from controller.settings.files import short
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -27,19 +28,6 @@ class CardError(ValueError):
         self.where = where
         self.reason = reason
         super().__init__(f"{where}: {reason}")
-
-
-def short(value: object, limit: int = 40) -> str:
-    """``value`` as its input spelled it (JSON terms: ``null``, ``true``, ``"500"``, ``NaN``; ``repr`` for other
-    types), cut to ``limit`` characters, for error messages that quote bad input; an integer too long to quote
-    (``repr`` of one over 4,300 digits raises) is described by its length."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
-        return f"an integer of about {value.bit_length() * 30103 // 100000} digits"
-    try:  # the input's own terms (JSON, YAML): null, true, "500"; Python's repr otherwise
-        text = json.dumps(value, allow_nan=True) if isinstance(value, (type(None), bool, int, float, str)) else repr(value)
-    except ValueError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def parse_card(text: object, where: str = "card") -> str:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.game.cards import CardError, check_distinct, parse_card, parse_cards, short
+from controller.game.cards import CardError, check_distinct, parse_card, parse_cards
 from controller.settings.files import CONFIG_DIR, ConfigError
 from controller.game.hands import HandValue, evaluate
 from controller.game.paytable import Jurisdiction, load_jurisdiction

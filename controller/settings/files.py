@@ -11,6 +11,7 @@ beside the package.
 from __future__ import annotations
 
 import importlib.resources
+import json
 import os
 import re
 from collections.abc import Hashable
@@ -62,6 +63,19 @@ def state_dir(environ: dict[str, str] | None = None) -> Path:
         return Path(given)
     base = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
     return Path(base) / "crisscross"
+
+
+def short(value: object, limit: int = 40) -> str:
+    """``value`` as its input spelled it (JSON terms: ``null``, ``true``, ``"500"``, ``NaN``; ``repr`` for other
+    types), cut to ``limit`` characters, for error messages that quote bad input; an integer too long to quote
+    (``repr`` of one over 4,300 digits raises) is described by its length."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of about {value.bit_length() * 30103 // 100000} digits"
+    try:  # the input's own terms (JSON, YAML): null, true, "500"; Python's repr otherwise
+        text = json.dumps(value, allow_nan=True) if isinstance(value, (type(None), bool, int, float, str)) else repr(value)
+    except ValueError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ConfigError(ValueError):
@@ -289,7 +303,6 @@ def require_int(path: Path, where: str, value: Any, minimum: int | None = None, 
                 maximum: int | None = None) -> int:
     """Return ``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (either None: no bound),
     else raise ``ConfigError`` naming ``path``, ``line`` (when known) and ``where``."""
-    from controller.game.cards import short
 
     if isinstance(value, bool) or not isinstance(value, int):
         raise error(path, where, f"expected an integer, got {short(value)}", line)
