@@ -278,7 +278,8 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
             headers = {}
             if user:
                 headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            # a deadline, not a wait: the password check runs at a lower priority, slow on a loaded machine
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
             try:
                 conn.request("GET", "/alerts", headers=headers)
                 response = conn.getresponse()
