@@ -142,7 +142,7 @@ def known_names() -> tuple[frozenset[str], frozenset[str]]:
     from controller.round import inputs
     from controller.service.protection import Alert
     from controller.journal.recovery import SERVICE_RECORDS
-    from controller.round.machine import STATES
+    from controller.round.graph import STATES
     from drivers import events
 
     types = {name for module in (commands, inputs, events) for name, item in vars(module).items()

@@ -21,7 +21,9 @@ from controller.round import commands as cmd
 from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.journal.store import iter_store, read_records
 from controller.journal.check import MAX_DETAIL, quick_check
-from controller.round.machine import BETWEEN_ROUNDS, JOURNAL_DAMAGED_TEXT, Round
+from controller.round.graph import BETWEEN_ROUNDS
+from controller.round.machine import Round
+from controller.round.view import JOURNAL_DAMAGED_TEXT
 from controller.service.loop import Service
 from controller.game.table import load_table_config
 from drivers import events as ev

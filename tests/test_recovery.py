@@ -19,7 +19,8 @@ from controller.round import commands as cmd
 from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.journal.store import Journal, canonical_line, read_records, verify_chain
 from controller.journal.recovery import ReplayError, recover, replay
-from controller.round.machine import Round, RoundData, SeatState
+from controller.round.data import RoundData, SeatState
+from controller.round.machine import Round
 from controller.service.loop import STOP, Controller
 from drivers import events as ev
 from tests.journal_helpers import exported_lines, forge, rechain, replace_records

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from controller.round import commands as cmd
 from controller.game.cards import DECK
 from controller.round.inputs import OperatorAction, PromptDue, ServiceStarted
-from controller.round.machine import LINK_CODES, TXN_STRIDE
+from controller.round.dealing import TXN_STRIDE
+from controller.round.faults import LINK_CODES
 from drivers import events as ev
 from tests.examples import examples
 from tests.round_helpers import (

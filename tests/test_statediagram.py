@@ -4,7 +4,7 @@ of date")."""
 from __future__ import annotations
 
 from controller.round import diagram as statediagram
-from controller.round.machine import BETWEEN_ROUNDS, ROUND_STATES, STATES, _transitions
+from controller.round.graph import BETWEEN_ROUNDS, ROUND_STATES, STATES, _transitions
 
 
 def test_committed_diagram_is_the_machines():

@@ -112,7 +112,7 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
                                  or not 0 <= round_no <= MAX_SEQ):
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "
                                                  f"{json_text(round_no)}")
-    from controller.round.machine import STATES  # here: controller.game.table imports the control interface, round it
+    from controller.round.graph import STATES  # here: controller.game.table imports the control interface, round it
 
     state = body.get("state")
     if state is not None and state not in STATES:

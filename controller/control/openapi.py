@@ -16,7 +16,7 @@ _JSON_OBJECT = {"type": "object"}
 
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document as a JSON-ready dict (OpenAPI Specification 3.1.0)."""
-    from controller.round.machine import STATES  # here: controller.game.table imports the control interface, round it
+    from controller.round.graph import STATES  # here: controller.game.table imports the control interface, round it
 
     return {
         "openapi": "3.1.0",

@@ -1,6 +1,6 @@
 """Hole-card alerts at the table: what the dealer's panel shows of them, to whom, and their acknowledgement.
 
-Part of the round core (``controller.round.machine``; no I/O, no clock, nothing from the service, HTTP, the simulators
+Part of the round core (``controller.round``; no I/O, no clock, nothing from the service, HTTP, the simulators
 or NumPy): the hole-card detector (``controller.service.protection``, ``controller.analysis.protect``) hands the round
 machine each ``Alert`` as an input, journaled and replayed like any other; the handlers here are mixed into
 ``Round`` (``AlertDesk``) and their state is in ``Round.checkpoint``/``Round.restore``.

@@ -1,9 +1,9 @@
-"""The round's state diagram, drawn from the round machine itself (``controller.round.machine``) as Mermaid text.
+"""The round's state diagram, drawn from the round's graph itself (``controller.round.graph``) as Mermaid text.
 
     python -m controller.round.diagram [--check]
 
 writes docs/round-states.md (or, with ``--check``, exits 1 when the committed page differs from the machine).
-The graph is the ``transitions`` machine's own: every state and every trigger of ``controller.round.machine._transitions``,
+The graph is the ``transitions`` machine's own: every state and every trigger of ``controller.round.graph._transitions``,
 rendered by ``transitions.extensions.GraphMachine`` with its Mermaid engine (no Graphviz needed).
 """
 
@@ -16,16 +16,16 @@ from types import SimpleNamespace
 
 from transitions.extensions import GraphMachine
 
-from controller.round.machine import STATES, _transitions
+from controller.round.graph import STATES, _transitions
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "round-states.md"
 
 INTRO = """# Round states
 
-Generated from `controller/round/machine.py` by `python -m controller.round.diagram`; a test fails when this page and
+Generated from `controller/round/graph.py` by `python -m controller.round.diagram`; a test fails when this page and
 the machine differ. Every state and trigger of the round machine is drawn; the rules that choose between
 triggers (which seats are valid, which bets are irregular, whether a fault may be cleared) are in the handlers
-of `controller/round/machine.py` and in docs/architecture.md.
+of the rule areas of `controller/round/` and in docs/architecture.md.
 
 - `idle`: no round yet since the start; `closed`: the last round was settled; `voided`: the last round was
   voided (every wager returned). Each allows `open_betting`, unless the journal store was found damaged

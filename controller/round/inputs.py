@@ -116,7 +116,7 @@ class JournalDamaged:
     quick_check``) found it damaged: ``detail`` is the check's first lines, at most
     ``controller.journal.check.MAX_DETAIL`` characters. The round in progress, if any, goes on and settles (its
     records were read whole at the start); no new round opens (the ``journal_whole`` condition of
-    ``open_betting`` in ``controller.round.machine``) until a start's check finds the store whole (``JournalWhole``).
+    ``open_betting`` in ``controller.round.graph``) until a start's check finds the store whole (``JournalWhole``).
     The record regulators look for: the journal is damaged, and since when the table knew it."""
 
     detail: str

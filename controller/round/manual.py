@@ -1,8 +1,8 @@
 """Dealing by hand or from a manual dealing shoe under the controller (NY 9 NYCRR 5324.39(d)(1)).
 
-Part of the round core (``controller.round.machine``; no I/O, no clock): the handlers of the round machine's manual
+Part of the round core (``controller.round``; no I/O, no clock): the handlers of the round machine's manual
 dealing, mixed into ``Round``. The transitions they fire (``deal_by_hand``, ``deal_by_shoe``, ``cross_placed``,
-``card_placed``, ``hands_placed``, ``hold_seat``) are in ``controller.round.machine._transitions`` with the rest of the
+``card_placed``, ``hands_placed``, ``hold_seat``) are in ``controller.round.graph._transitions`` with the rest of the
 graph, drawn in docs/round-states.md.
 
 The script (sources):
@@ -34,12 +34,14 @@ from typing import Any
 
 from controller.round import commands as cmd
 from controller.game.cards import DECK
+from controller.round.data import Actor
+from controller.round.graph import DEVICES
 from drivers import events as ev
 
 #: The two dealing modes; ``automated`` is the shoe's (NY (d)(2)), ``manual`` by hand or manual shoe (NY (d)(1)).
 DEALING_MODES: tuple[str, ...] = ("automated", "manual")
 
-#: Cards in each reveal of the cross, in order (the same as ``controller.round.machine.REVEALS``).
+#: Cards in each reveal of the cross, in order (the same as ``controller.round.decisions.REVEALS``).
 REVEAL_COUNTS: dict[str, int] = {"across": 2, "down": 2, "middle": 1}
 
 
@@ -115,7 +117,6 @@ class ManualDealing:
 
     def _needed_devices(self) -> set[str]:
         """Devices a fault may not be cleared without: the shoe only while the table deals from it."""
-        from controller.round.machine import DEVICES
         return set(DEVICES) - ({"shoe"} if self.dealing_by_hand() else set())
 
     # ------------------------------------------------------------------ actions
@@ -202,7 +203,6 @@ class ManualDealing:
     def _on_CardsEntered(self, event: ev.CardsEntered) -> None:
         key = self.supervisor_key  # type: ignore[attr-defined]
         actor_role, user = ("supervisor", key) if key else ("dealer", "")
-        from controller.round.machine import Actor
         actor = Actor(actor_role, user, event.device)
         cards = tuple(event.cards)
         awaited = self._awaited()

@@ -43,7 +43,7 @@ from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.service.protection import LiveProtection
 from controller.journal.recall import RoundRecord, rounds_from_records
 from controller.journal.recovery import Recovered, recover
-from controller.round.machine import BETWEEN_ROUNDS as ROUND_OVER
+from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round.machine import Round
 from controller.journal.summary import format_round
 from controller.game.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
