@@ -1,9 +1,9 @@
 """The device base class: one owner thread per serial port (docs/protocol.md, "Handshake", "Heartbeat",
 "Timing", "Link loss and reconnection").
 
-``Device`` owns everything a driver shares: opening the port with pyserial, the HELLO/IDENT handshake, the
-frame decoder, sequence numbers, the outbound queue, retransmission of requests that got no answer (doubling
-delay between a floor and a ceiling, a bounded number of sends), the heartbeat, NAK and FAULT handling, and
+``Device`` owns everything a driver shares: the port (found and handshaken by ``drivers.handshake``), the
+frame decoder, sequence numbers, the outbound queue, the serving loop (``drivers.serving``: retransmission of
+requests that got no answer, the heartbeat, NAK and FAULT handling; timing in ``drivers.timing``), and
 link loss: it posts ``DeviceFault(kind, "link_lost", detail)`` once per loss, then finds the device again by
 identity and posts ``DeviceReady`` again. Concrete drivers (``ShoeDriver``, ``SensorDriver``, ``PanelDriver``)
 add command methods that enqueue frames and a ``handle_frame`` hook that turns the device's frames into events.
@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import glob
 import logging
-import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -33,11 +30,13 @@ import serial
 
 from drivers import framing
 from drivers.events import DeviceFault, DeviceReady
-from drivers.framing import Frame, FrameDecoder, ProtocolError
+from drivers.framing import Frame, FrameDecoder
+from drivers.handshake import Connecting
 from drivers.ratelog import LogLimiter
-from drivers.session import Liveness
+from drivers.serving import Flooding, LinkSilent, Serving
+from drivers.timing import LinkTiming
 from drivers.transaction import Transactions
-from drivers.transport import LINK_ERRORS, SerialTransport, Transport
+from drivers.transport import LINK_ERRORS, Transport
 
 log = logging.getLogger(__name__)
 
@@ -45,74 +44,6 @@ log = logging.getLogger(__name__)
 # (drivers/urls/protocol_sim.py), imported only when such a URL is opened. Done once, at import.
 if "drivers.urls" not in serial.protocol_handler_packages:
     serial.protocol_handler_packages.append("drivers.urls")
-
-#: Longest the owner thread blocks in one read (seconds); commands also wake it at once via cancel_read.
-POLL_INTERVAL = 0.05
-
-
-@dataclass(frozen=True)
-class LinkTiming:
-    """Every timing value of a link, in seconds unless named otherwise (docs/protocol.md, "Timing").
-
-    - ``handshake_timeout``: IDENT must arrive this long after HELLO.
-    - ``response_timeout``: the floor of the retransmission delay: an unanswered request is first sent again
-      after this long; each further wait doubles, up to ``response_timeout_max`` (the ceiling).
-    - ``retries``: how many times a request is sent again after its first send; when the last wait ends
-      unanswered, ``DeviceFault(kind, "timeout")`` is posted.
-    - ``heartbeat_interval``: after this long without a frame from the device the host sends PING (at most one
-      PING per interval).
-    - ``link_silence``: no valid frame from the device for this long = the link is lost. Must exceed
-      ``heartbeat_interval``.
-    - ``reconnect_min`` / ``reconnect_max``: the wait between two searches for a lost device starts at the
-      floor and doubles up to the ceiling.
-    - ``write_timeout``: a write that does not complete in this long means the link is lost.
-
-    Raises ``ValueError`` naming the field for a non-positive value, a ceiling below its floor, a negative or
-    non-integer ``retries`` or a ``link_silence`` not above ``heartbeat_interval``.
-    """
-
-    handshake_timeout: float = 3.0
-    response_timeout: float = 0.5
-    response_timeout_max: float = 4.0
-    retries: int = 4
-    heartbeat_interval: float = 1.0
-    link_silence: float = 3.5
-    reconnect_min: float = 0.5
-    reconnect_max: float = 8.0
-    write_timeout: float = 1.0
-
-    def __post_init__(self) -> None:
-        for item in dataclasses.fields(self):
-            value = getattr(self, item.name)
-            if item.name == "retries":
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise ValueError(f"retries must be an integer >= 0, got {value!r}")
-            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{item.name} must be a positive number of seconds, got {value!r}")
-        if self.response_timeout_max < self.response_timeout:
-            raise ValueError(f"response_timeout_max {self.response_timeout_max} is below response_timeout "
-                             f"{self.response_timeout}")
-        if self.reconnect_max < self.reconnect_min:
-            raise ValueError(f"reconnect_max {self.reconnect_max} is below reconnect_min {self.reconnect_min}")
-        if self.link_silence <= self.heartbeat_interval:
-            raise ValueError(f"link_silence {self.link_silence} must exceed heartbeat_interval "
-                             f"{self.heartbeat_interval}")
-
-    @property
-    def confirm_window(self) -> float:
-        """Seconds a state that grants rights (the panel's supervisor key) stays trusted without being confirmed
-        by a heartbeat answer: two heartbeat intervals and a response timeout, so one lost PONG does not
-        revoke it (docs/protocol.md, "Heartbeat")."""
-        return 2 * self.heartbeat_interval + self.response_timeout
-
-    def retransmit_waits(self) -> list[float]:
-        """The waits after each send of a request, in order (``retries + 1`` values, seconds): the floor,
-        doubling, capped at the ceiling. The last one ends in ``DeviceFault(kind, "timeout")``."""
-        waits, wait = [], self.response_timeout
-        for _ in range(self.retries + 1):
-            waits.append(wait)
-            wait = min(wait * 2, self.response_timeout_max)
-        return waits
 
 
 class DeviceNotRunning(RuntimeError):
@@ -127,23 +58,6 @@ class LinkDown(DeviceNotRunning):
     after ``DeviceReady``."""
 
 
-class _LinkSilent(Exception):
-    """Nothing valid was received for longer than ``link_silence`` (owner thread only)."""
-
-
-class _Flooding(Exception):
-    """The device sent more than the controller can take (owner thread only)."""
-
-
-class _Refused(Exception):
-    """A candidate port's handshake failed: ``code`` is the ``DeviceFault`` code it would be reported as."""
-
-    def __init__(self, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
-
-
 @dataclass
 class _Outgoing:
     msg_type: int
@@ -152,7 +66,7 @@ class _Outgoing:
     what: str = ""
 
 
-class Device(abc.ABC):
+class Device(Connecting, Serving, abc.ABC):
     """Base class of a device driver; subclasses set ``kind`` and implement ``handle_frame``.
 
     ``url`` is anything ``serial.serial_for_url`` opens (``/dev/ttyUSB0``, a pty slave path, ``loop://``); it is
@@ -373,7 +287,7 @@ class Device(abc.ABC):
         try:
             self.events.put(event)
         except queue.Full as exc:
-            raise _Flooding(f"the controller's event queue refused {type(event).__name__}: {exc}") from None
+            raise Flooding(f"the controller's event queue refused {type(event).__name__}: {exc}") from None
 
     # ----------------------------------------------------------------------------------------------------
     # Internals: commands and waking.
@@ -472,9 +386,9 @@ class Device(abc.ABC):
                     self._log.info("%s: link error while stopping: %s", self.name, exc)
                     return
                 detail = f"{self.port}: {type(exc).__name__}: {exc}"
-            except _LinkSilent as exc:
+            except LinkSilent as exc:
                 detail = f"{self.port}: {exc}"
-            except _Flooding as exc:
+            except Flooding as exc:
                 code, detail = "flooding", f"{self.port}: {exc}"
             finally:
                 abandoned = self._set_up(False) + self.transactions.abandon()
@@ -490,65 +404,6 @@ class Device(abc.ABC):
                 wait = self.timing.reconnect_max
                 if self._stop.wait(wait):
                     return
-
-    def _candidates(self) -> list[str]:
-        """The last port that worked, then every port matching ``search`` (sorted), each device once."""
-        seen: set[str] = set()
-        ports: list[str] = []
-        for port in [self.port, *(p for pattern in self.search for p in sorted(glob.glob(pattern)))]:
-            real = os.path.realpath(port) if "://" not in port else port
-            if real not in seen:
-                seen.add(real)
-                ports.append(port)
-        return ports
-
-    def _find(self) -> tuple[Transport | None, _Refused | None]:
-        """Open and handshake each candidate; return the first accepted port, else the first one's problem."""
-        first_problem: _Refused | None = None
-        for port in self._candidates():
-            if self._stop.is_set():
-                break
-            try:
-                ser = self._opener(port)
-            except LINK_ERRORS as exc:
-                self._log.debug("%s: cannot open %s: %s", self.name, port, exc)
-                first_problem = first_problem or _Refused("link_lost", f"cannot open {port}: {exc}")
-                continue
-            with self._port_lock:
-                self._link = ser
-            self._bad_crc_before += self.decoder.error_counts["bad_crc"]
-            self.decoder = FrameDecoder(name=f"{self.name}<-")
-            try:
-                self._handshake(ser, port)
-            except _Refused as refused:
-                self._handshake_failures += 1
-                self._log.info("%s: %s refused: %s", self.name, port, refused.detail)
-                first_problem = first_problem or refused
-                self._close_port()
-                continue
-            except LINK_ERRORS as exc:
-                self._log.info("%s: %s failed during the handshake: %s", self.name, port, exc)
-                first_problem = first_problem or _Refused("link_lost", f"{port}: {exc}")
-                self._close_port()
-                continue
-            if self._stop.is_set():
-                self._close_port()
-                break
-            self.port = port
-            return ser, None
-        return None, first_problem
-
-    def _open_serial(self, port: str) -> Transport:
-        return SerialTransport(port, poll=POLL_INTERVAL, write_timeout=self.timing.write_timeout)
-
-    def _close_port(self) -> None:
-        with self._port_lock:
-            ser, self._link = self._link, None
-        if ser is not None:
-            try:
-                ser.close()
-            except LINK_ERRORS as exc:
-                self._log.debug("%s: close failed: %s", self.name, exc)
 
     def link_stats(self) -> dict[str, int]:
         """The link's counters since start, for the metrics (``controller.service.metrics.LINK_COUNTERS``): frames sent
@@ -573,12 +428,6 @@ class Device(abc.ABC):
         ser.write(data)
         return seq
 
-    def _send_acks(self, ser: Transport) -> None:
-        """Acknowledge the device-initiated frames of the last read, in one write."""
-        acks = self.transactions.take_acks()
-        if acks:
-            ser.write(b"".join(self._frame(framing.ACK, framing.encode_ack(seq)) for seq in acks))
-
     def _read_frames(self, ser: Transport) -> list[Frame]:
         data = ser.read()
         if not data:
@@ -589,146 +438,3 @@ class Device(abc.ABC):
         self._frames_received += len(frames)
         return frames
 
-    def _handshake(self, ser: Transport, port: str) -> None:
-        """HELLO, then IDENT within ``handshake_timeout``; sets ``ident`` or raises ``_Refused``."""
-        self._write(ser, framing.HELLO, framing.encode_hello())
-        deadline = time.monotonic() + self.timing.handshake_timeout
-        expected_id = self.identity or (self.ident.device_id if self.ident else None)
-        while not self._stop.is_set():
-            if time.monotonic() >= deadline:
-                raise _Refused("handshake", f"{port}: no IDENT within {self.timing.handshake_timeout} s")
-            frames = self._read_frames(ser)
-            for index, frame in enumerate(frames):
-                if frame.msg_type == framing.NAK:
-                    raise _Refused("handshake", f"{port}: device NAKed HELLO")
-                if frame.msg_type != framing.IDENT:
-                    self._log.debug("%s: ignoring %r before IDENT", self.name, frame)
-                    continue
-                try:
-                    ident = framing.decode_ident(frame.payload)
-                except ProtocolError as exc:
-                    raise _Refused("handshake", f"{port}: {exc}") from None
-                if ident.version != framing.PROTOCOL_VERSION:
-                    raise _Refused("handshake", f"{port}: device speaks protocol {ident.version}, "
-                                                f"not {framing.PROTOCOL_VERSION}")
-                if ident.kind != self.kind:
-                    raise _Refused("handshake", f"expected a {self.kind!r} device, {port} is a {ident.kind!r}")
-                if expected_id is not None and ident.device_id != expected_id:
-                    raise _Refused("handshake", f"expected device id {expected_id!r}, {port} is "
-                                                f"{ident.device_id!r}")
-                self.ident = ident
-                self._early = frames[index + 1:]
-                return
-
-    def _serve(self, ser: Transport) -> None:
-        watch = Liveness(self.timing, time.monotonic())
-        frames, self._early = self._early, []
-        while not self._stop.is_set():
-            for frame in frames:
-                self._dispatch(ser, frame)
-            self._send_acks(ser)
-            self._send_queued(ser)
-            self._retransmit_due(ser)
-            errors_before = self.decoder.error_total
-            frames = self._read_frames(ser)
-            now = time.monotonic()
-            flooding = watch.received(now, len(frames), self.decoder.error_total - errors_before)
-            if flooding:
-                raise _Flooding(flooding)
-            for event in self.on_tick(now):
-                self.post(event)
-            silent = watch.silent(now)
-            if silent:
-                raise _LinkSilent(silent)
-            if watch.ping_due(now, self.refresh_due()):
-                self._write(ser, framing.PING, b"")
-                for msg_type, payload in self.on_heartbeat():
-                    self._write(ser, msg_type, payload)
-
-    def _send_queued(self, ser: Transport) -> None:
-        while True:
-            try:
-                item = self._outbox.get_nowait()
-            except queue.Empty:
-                return
-            seq = self._write(ser, item.msg_type, item.payload)
-            if item.key is not None:
-                self.transactions.sent(item.key, item.msg_type, item.payload, item.what, seq, time.monotonic())
-
-    def _retransmit_due(self, ser: Transport) -> None:
-        now = time.monotonic()
-        again, given_up = self.transactions.due(now)
-        for pending in given_up:
-            waits = ", ".join(f"{w:g}" for w in self.timing.retransmit_waits())
-            self._fault("timeout", f"no answer to {pending.what} after {pending.sends} sends (waits {waits} s)")
-        for pending in again:
-            self._retransmissions += 1
-            self.transactions.resent(pending, self._write(ser, pending.msg_type, pending.payload), now)
-            self._log.warning("%s: no answer to %s, sending it again (send %d, next wait %.2f s)",
-                              self.name, pending.what, pending.sends, pending.wait)
-
-    def _dispatch(self, ser: Transport, frame: Frame) -> None:
-        if frame.msg_type in framing.DEVICE_EVENTS:
-            new, jumped_from = self.transactions.received(frame)
-            if not new:
-                self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
-                return
-            if jumped_from is not None:
-                self._limited.log(logging.WARNING, (self.name, "event counter"), "%s: device event counter "
-                                  "jumped from %d to %d (device restarted?)", self.name, jumped_from, frame.seq)
-        if frame.msg_type == framing.PONG:  # its arrival already counted as a sign of life
-            try:
-                events = self.on_pong(frame.payload)
-            except ProtocolError as exc:
-                self._reject(ser, frame, exc)
-                return
-            for event in events:
-                self.post(event)
-            return
-        if frame.msg_type == framing.NAK:
-            self._on_nak(frame)
-            return
-        if frame.msg_type == framing.FAULT:
-            self._on_fault(ser, frame)
-            return
-        if frame.msg_type in (framing.HELLO, framing.IDENT, framing.PING):
-            self._reject(ser, frame, ProtocolError(frame.msg_type, "not expected after the handshake",
-                                                   nak_reason=framing.NAK_NOT_ALLOWED))
-            return
-        try:
-            events = self.handle_frame(frame)
-        except ProtocolError as exc:
-            self._reject(ser, frame, exc)
-            return
-        for event in events:
-            self.post(event)
-
-    def _reject(self, ser: Transport, frame: Frame, exc: ProtocolError) -> None:
-        self.protocol_errors += 1
-        self._limited.log(logging.WARNING, (self.name, "rejected"), "%s: rejected frame seq=%d: %s", self.name,
-                          frame.seq, exc)
-        self._write(ser, framing.NAK, framing.encode_nak(frame.seq, exc.nak_reason))
-
-    def _on_nak(self, frame: Frame) -> None:
-        try:
-            nak = framing.decode_nak(frame.payload)
-        except ProtocolError as exc:
-            self.protocol_errors += 1
-            self._limited.log(logging.WARNING, (self.name, "unreadable NAK"), "%s: unreadable NAK: %s", self.name, exc)
-            self._fault("protocol", f"unreadable NAK: {exc}")
-            return
-        pending = self.transactions.rejected(nak.seq)
-        what = pending.what if pending is not None else f"frame seq={nak.seq}"
-        self._fault("protocol", f"device rejected {what}: {framing.NAK_REASONS[nak.reason]}")
-
-    def _on_fault(self, ser: Transport, frame: Frame) -> None:
-        try:
-            fault = framing.decode_fault(frame.payload)
-        except ProtocolError as exc:
-            self._reject(ser, frame, exc)
-            self._fault("protocol", f"unreadable FAULT: {exc}")
-            return
-        # A faulted device must not act on an automatic retransmission: drop what is outstanding.
-        dropped = self.transactions.abandon()
-        detail = fault.detail + (f" (abandoned: {', '.join(dropped)})" if dropped else "")
-        self._fault(self.fault_name(fault.code), detail, from_device=True)

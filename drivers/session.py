@@ -8,10 +8,7 @@ the device class, which knows what they mean.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 
 #: A device that sends more than ``FLOOD_RATE`` frames (valid or not) per second on average over
 #: ``FLOOD_WINDOW`` seconds is flooding (docs/protocol.md, "Flooding"). A table's devices send a few frames a

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from drivers.framing import Frame
-
-if TYPE_CHECKING:
-    from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Transports: how the bytes of one link move (design.md "Layers of a link": transport, then framer, session and
-transaction in ``drivers.link``, then the device drivers).
+transaction in ``drivers.link`` and its parts, then the device drivers).
 
 A ``Transport`` is an open byte link to one device. ``SerialTransport`` is a pySerial port (a real port, a
 pseudo-terminal, or any URL pySerial opens, ``sim://`` included). ``transport_pair`` makes an in-process pair of

@@ -246,3 +246,14 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
         if len(set(txns)) != len(txns):
             problems.append("the shoe dealt a transaction twice")
     return rounds, problems
+
+
+def wagers_lost(rounds_seen: dict) -> int:
+    """Wagers placed (locked antes and bonus, decision bets) that were neither settled nor returned."""
+    lost = 0
+    for rnd in rounds_seen.values():
+        returned = {e["seat"]: e["wagers"] for e in (rnd.voided or {}).get("seats", ())}
+        for seat in rnd.wagers:
+            accounted = set(rnd.settlements.get(seat, {}).get("wagers", {})) | set(returned.get(seat, {}))
+            lost += len(set(rnd.placed_wagers(seat)) - accounted)
+    return lost

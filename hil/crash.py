@@ -47,7 +47,7 @@ from controller.service.loop import jurisdiction_for, key_for, start_simulators
 from controller.simulated.table import SimulatedTable
 from controller.game.table import load_table_config
 from hil.checks import check_journal
-from hil.rig import service_command
+from hil.command import service_command
 
 
 @dataclass

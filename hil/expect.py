@@ -17,8 +17,7 @@ from typing import Any
 from controller.control.server import public_record
 from controller.journal.store import verify_journal
 from controller.journal.recall import rounds_from_records
-from hil.checks import check_round
-from hil.rig import wagers_lost
+from hil.checks import check_round, wagers_lost
 
 #: A card written in a text: rank and suit, not inside a longer word.
 CARD_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")

@@ -38,10 +38,12 @@ import yaml
 from controller.cli.main import positive_int
 from controller.settings.files import CONFIG_DIR
 from controller.journal.store import iter_records
-from controller.service.loop import jurisdiction_for, sim_port, start_simulators
+from controller.service.loop import jurisdiction_for, start_simulators
 from controller.simulated.table import SimulatedTable
 from controller.game.table import load_table_config
-from hil.checks import check_journal
+from hil.checks import check_journal, wagers_lost
+from hil.command import service_command
+from hil.scenario_main import run_from_command_line
 
 
 @dataclass
@@ -91,17 +93,6 @@ def _journal_faults(journal: Path) -> Counter[str]:
     return counts
 
 
-def wagers_lost(rounds_seen: dict) -> int:
-    """Wagers placed (locked antes and bonus, decision bets) that were neither settled nor returned."""
-    lost = 0
-    for rnd in rounds_seen.values():
-        returned = {e["seat"]: e["wagers"] for e in (rnd.voided or {}).get("seats", ())}
-        for seat in rnd.wagers:
-            accounted = set(rnd.settlements.get(seat, {}).get("wagers", {})) | set(returned.get(seat, {}))
-            lost += len(set(rnd.placed_wagers(seat)) - accounted)
-    return lost
-
-
 def _allowing_manual_dealing(config: Path, table_config: Any, folder: Path) -> Path:
     """A copy of the table file ``config`` in ``folder`` with ``manual_dealing: true`` (its jurisdiction as the
     resolved file, so the copy reads the same tables)."""
@@ -118,16 +109,6 @@ def _shoe_down(shoe: Any, panel: Any) -> None:
     """The shoe is taken away (unplugged) and the table shows the fault."""
     shoe.unplug()
     panel.wait_for(lambda: panel.display.startswith("FAULT"), 10.0)
-
-
-def service_command(config: Path, journal: Path, sims: dict, *extra: str) -> list[str]:
-    """The command line of ``crisscross run`` in a process of its own, quiet, on ``journal``, with each device
-    pointed at its simulator's port (by its by-id style link when it keeps one: it follows a replugged device)."""
-    command = [sys.executable, "-m", "controller", "run", "--config", str(config), "--journal", str(journal),
-               "--quiet", *extra]
-    for name, sim in sims.items():
-        command += ["--port", f"{name}={sim_port(sim)}"]
-    return command
 
 
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
@@ -251,8 +232,6 @@ def main(argv: list[str] | None = None) -> int:
                              "END (FIRST: alone: by hand to the last round)")
     args = parser.parse_args(argv)
     if args.scenario:
-        from hil.scenario_main import run_from_command_line
-
         return run_from_command_line(args)
     journal = args.journal or Path(tempfile.mkdtemp(prefix="crisscross-rig-")) / "journal.db"
     try:

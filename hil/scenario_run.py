@@ -43,7 +43,7 @@ from controller.service.loop import start_simulators
 from drivers.sim import PtySimulator
 from hil.expect import (check_face_down, check_money, check_payout_view, check_records, check_settlement,
                         check_view)
-from hil.rig import service_command
+from hil.command import service_command
 from hil.scenario import Scenario, Step
 from hil.scenario_after import AfterFailed, await_record
 from hil.scenario_pay import PayFailed, pay_as_shown, pay_seat

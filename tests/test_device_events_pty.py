@@ -14,7 +14,7 @@ import pytest
 from controller.journal.store import read_records
 from drivers import DRIVERS, framing
 from drivers.events import ButtonPressed, DeviceReady, SpotChanged, SpotsSnapshot, SupervisorKey
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 from drivers.panel import protocol as panel_protocol
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator

@@ -21,7 +21,7 @@ import pytest
 
 from drivers import DRIVERS, framing
 from drivers.events import DeviceFault, DeviceReady
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 from drivers.session import FLOOD_WINDOW
 from drivers.panel import protocol as panel_protocol
 from drivers.sensors import protocol as sensors_protocol

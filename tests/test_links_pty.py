@@ -27,7 +27,8 @@ from drivers.events import (
     StackDispensed,
 )
 from drivers.framing import FrameDecoder, encode_frame
-from drivers.link import Device, LinkDown, LinkTiming
+from drivers.link import Device, LinkDown
+from drivers.timing import LinkTiming
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe import protocol as shoe_protocol

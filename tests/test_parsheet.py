@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from controller.analysis import report
 from controller.analysis.classes import CLASS_NAMES, class_table, classify, colex_combinations
-from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet, distinct_strategies
+from controller.analysis.parsheet import SCALE2, ParSheetEngine, distinct_strategies
+from controller.analysis.parsheet_totals import bonus_return, compute_par_sheet
 from controller.analysis.simplified import CARD, STRATEGIES, line_features, published_fold, strategy_arrays
 from controller.analysis.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
@@ -186,10 +187,10 @@ def test_the_by_card_sums_are_32_bit_only_where_the_odds_keep_them_exact():
 def test_classes_no_line_makes_are_the_repeated_ones(hole, unreachable):
     """A line is the two cards held and three more: 7-2 offsuit makes no straight (3-4-5-6 is four cards) and
     no flush; A-K suited makes every class but a straight flush below the royal (it would hold neither)."""
-    from controller.analysis import kernel
+    from controller.analysis import kernel_loops
 
     _, lines = ParSheetEngine(NY).tables(tuple(DECK.index(c) for c in hole))
-    repeated = kernel._repeated_classes(lines[0])
+    repeated = kernel_loops.repeated_classes(lines[0])
     assert {CLASS_NAMES[k] for k in range(len(CLASS_NAMES)) if repeated[k]} == unreachable
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from controller.analysis import report
-from controller.analysis.parsheet import HoleAnalysis, ParSheet, _add_up, hole_classes, hole_name
+from controller.analysis.parsheet import HoleAnalysis, hole_classes, hole_name
+from controller.analysis.parsheet_totals import ParSheet, _add_up
 from controller.game.paytable import load_jurisdiction
 
 REFERENCE = Path(__file__).parent / "data" / "parsheet_ny_reference.json"

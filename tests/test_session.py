@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 from drivers.session import FLOOD_RATE, FLOOD_WINDOW, Liveness
 
 

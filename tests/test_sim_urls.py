@@ -18,7 +18,7 @@ import serial
 
 from drivers import DRIVERS
 from drivers.events import DeviceFault, DeviceReady, ShuffleComplete, StackDispensed
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 from drivers.urls import protocol_sim
 from tests.pty_helpers import expect
 

@@ -8,7 +8,7 @@ Expected schedules are worked out by hand from the documented defaults (floor 0.
 from __future__ import annotations
 
 from drivers.framing import Frame
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 from drivers.transaction import Transactions
 
 

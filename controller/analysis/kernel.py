@@ -1,4 +1,6 @@
-"""The par sheet's inner loops, compiled with numba: every (across pair, down pair) of one two-card hand.
+"""The par sheet's inner loops, compiled with numba: every (across pair, down pair) of one two-card hand: the
+line tables and the decisions' values (the accounting once the decisions are known: ``kernel_account``; the
+pieces both share: ``kernel_loops``).
 
 For one hand, the 50 cards left are indexed 0..49 and their 1,225 pairs in ``combinations`` order (``p0[i]``,
 ``p1[i]`` the two cards of pair ``i``). A line is the hand, a pair and a middle card ``m``; ``cls[pair, m]`` is
@@ -23,38 +25,12 @@ units) for one (a, d); summed over the down pairs for one across pair (``SCALE2`
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
 
-N_MIDDLE = 46
-N_DOWN = 1128  # down pairs disjoint from an across pair
+from controller.analysis.kernel_loops import (N_MIDDLE, by_card_row, compiled, inlined, pair_offsets, popcount,
+                                              repeated_classes)
 
 
-def _compiled(function, inline="never"):
-    """``numba.njit`` with the compiled code cached on disk when a cache folder can be written (numba's
-    ``__pycache__`` beside this file, else the user's cache folder), else compiled at each start."""
-    try:
-        return njit(cache=True, nogil=True, inline=inline)(function)
-    except RuntimeError:  # numba: "cannot cache function ...: no locator available" (a read-only install)
-        return njit(nogil=True, inline=inline)(function)
-
-
-def _inlined(function):
-    """``_compiled``, the body inlined where it is called (so that the caller's loops vectorise)."""
-    return _compiled(function, inline="always")
-
-
-@intrinsic
-def _popcount(typingctx, value):
-    """Number of bits set in a 64-bit integer (LLVM's ctpop)."""
-    if isinstance(value, types.Integer):
-        def codegen(context, builder, signature, args):
-            return builder.ctpop(args[0])
-        return value(value), codegen
-    return None
-
-
-@_inlined
+@inlined
 def _sort_in_place(values):
     """Insertion sort of a short array (five cards or ranks), ascending."""
     for j in range(1, values.size):
@@ -66,7 +42,7 @@ def _sort_in_place(values):
         values[k + 1] = value
 
 
-@_compiled
+@compiled
 def class_table(wheel):
     """The pay class of every five-card hand in colexicographic order (uint8, 2,598,960): what
     ``controller.analysis.classes.classify`` gives for ``colex_combinations(52, 5)``, by the same rules in
@@ -127,7 +103,7 @@ def class_table(wheel):
     return out
 
 
-@_compiled
+@compiled
 def line_classes(hole, rest, p0, p1, classes, binomial):
     """``cls[pair, m]``: the pay class (``classes``, by colexicographic index; ``binomial[n, k]`` = C(n, k)) of
     the five cards ``hole``, ``rest[p0[pair]]``, ``rest[p1[pair]]`` and ``rest[m]``; 0 where ``m`` is in the
@@ -158,7 +134,7 @@ def line_classes(hole, rest, p0, p1, classes, binomial):
     return out
 
 
-@_compiled
+@compiled
 def line_tables(cls, valid, ante_pay, bet_pay):
     """Per pair, the arrays the loops read (shapes: ``cls``, ``valid`` (1225, 50); pay arrays by class), as one
     tuple ``lines``:
@@ -212,16 +188,7 @@ def line_tables(cls, valid, ante_pay, bet_pay):
     return masks, kmax, cls_t, tail, ante_at, bet_at, ante_t, bet_t, row_ante, row_bet, bet_pay.astype(np.int64)
 
 
-@_compiled
-def _pair_offsets(p0, p1):
-    """``off[i]`` such that pair ``(i, j)`` (i < j) has index ``off[i] + j``."""
-    off = np.zeros(50, dtype=np.int64)
-    for t in range(p0.size):
-        off[p0[t]] = t - p1[t]
-    return off
-
-
-@_inlined
+@inlined
 def _pair_sums(a, p0, p1, values, out):
     """``out[t - a - 1] = values[p0[t]] + values[p1[t]]`` for every pair ``t > a`` (``values`` by card): the
     pairs after ``a`` in ``combinations`` order are (a0, j > a1), then (i, j > i) for each i > a0, so each run
@@ -238,7 +205,7 @@ def _pair_sums(a, p0, p1, values, out):
         position += count
 
 
-@_inlined
+@inlined
 def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet_d, keep):
     """For across pair ``a`` and each down pair ``t > a``, summed over the middle cards left (scratch arrays
     indexed by ``t - a - 1``; returns their length): the middle bet's payoff per unit ``mid``, the two antes'
@@ -270,7 +237,7 @@ def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet
         mask_a = masks[k, a]
         mask_d = masks[k, lo:]
         for t in range(size):
-            mid[t] += step * _popcount(mask_a & mask_d[t])
+            mid[t] += step * popcount(mask_a & mask_d[t])
     ante_0, ante_1 = ante_t[a0, lo:], ante_t[a1, lo:]
     ante_d, bet_row_d, bits_d = row_ante[lo:], row_bet[lo:], bits[lo:]
     sum_ante_a, sum_bet_a, bits_a = row_ante[a], row_bet[a], bits[a]
@@ -289,7 +256,7 @@ def _row(a, p0, p1, bits, lines, steps, z_lo, z_hi, mid, antes, base, bet_a, bet
     return size
 
 
-@_inlined
+@inlined
 def _rule_value(rule, with_best, best_bet, mid, fold):
     """A middle decision by rule (``decision_values``): bet ``rule`` (> 0), fold (0), the best of folding and
     betting (-1) or the better bet (-2); ``with_best`` the round's value with the better bet ``best_bet``.
@@ -301,45 +268,11 @@ def _rule_value(rule, with_best, best_bet, mid, fold):
     return with_best if rule < -1 else value
 
 
-@_inlined
-def _by_card_row(a, p0, off, values, out):
-    """``out[card] +=`` the sum of ``values`` (indexed as ``_row``'s arrays) over the down pairs ``t > a``
-    holding ``card``; ``values`` is 0 where ``t`` meets across pair ``a``, as on every pair of its first card."""
-    a0 = p0[a]
-    lo = a + 1
-    for i in range(a0 + 1, 49):
-        start = off[i] + i + 1 - lo  # pair (i, i + 1)
-        row = values[start:start + 49 - i]
-        dest = out[i + 1:]
-        s = np.int64(0)
-        for j in range(49 - i):
-            v = row[j]
-            s += v
-            dest[j] += v
-        out[i] += s
-
-
-@_compiled
+@compiled
 def _by_card_rows(a, p0, off, values, out):
-    """``_by_card_row`` for each row of ``values`` into the same row of ``out``."""
+    """``by_card_row`` for each row of ``values`` into the same row of ``out``."""
     for c in range(values.shape[0]):
-        _by_card_row(a, p0, off, values[c], out[c])
-
-
-@_compiled
-def _repeated_classes(masks):
-    """``repeated[k]``: no pair's line is of class k with any middle card (``masks[k] == masks[k - 1]``), so
-    that ``N_k = N_{k - 1}`` for every (a, d): an unsuited hand makes no flush, for one."""
-    n_classes, n = masks.shape
-    repeated = np.zeros(n_classes, dtype=np.bool_)
-    for k in range(1, n_classes):
-        same = True
-        for t in range(n):
-            if masks[k, t] != masks[k - 1, t]:
-                same = False
-                break
-        repeated[k] = same
-    return repeated
+        by_card_row(a, p0, off, values[c], out[c])
 
 
 def by_card_dtype(ante_pay, bet_pay, multiples):
@@ -357,7 +290,7 @@ def by_card_dtype(ante_pay, bet_pay, multiples):
     return np.int32 if bound <= np.iinfo(np.int32).max else np.int64
 
 
-@_compiled
+@compiled
 def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, features, middle_rules):
     """The down decision's values for every across pair, each across multiple ``x`` and down multiple ``y``,
     and the value of given strategies, in one pass over the (across pair, down pair) of one hand (``lines``:
@@ -373,7 +306,7 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     pairs that hold c (``SCALE3`` units); and ``codes``, for each pair ``a < d`` (row by row, ``d`` from a + 1),
     bit ``i * n + j`` set when the round across a, down d goes on at the middle (continuing beats folding)
     after ``multiples[i]`` and ``multiples[j]``, bit ``n * n`` when its middle bet is the largest (0 for pairs
-    sharing a card): what ``account`` reads.
+    sharing a card): what ``kernel_account.account`` reads.
 
     ``policy[s, a]``: the value (``SCALE2`` units, for across pair ``a``) of strategy ``s`` that bets
     ``xs[s]`` across, ``ys[s]`` down (each one of ``multiples``; ``ys[s]`` 0 = fold), and at the middle
@@ -393,10 +326,10 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     combos = nm * nm
     z_lo, z_hi = multiples[0], multiples[nm - 1]
     bits = (np.int64(1) << p0) | (np.int64(1) << p1)
-    off = _pair_offsets(p0, p1)
+    off = pair_offsets(p0, p1)
     # N_k = N_{k - 1} for a repeated class: its step is added to the class below, one bit count fewer
     # (k and k - 1 lie on the same side of every kmax[a], since no line is of class k)
-    repeated = _repeated_classes(lines[0])
+    repeated = repeated_classes(lines[0])
     steps = steps.copy()
     for k in range(steps.size - 1, 0, -1):
         if repeated[k]:
@@ -575,213 +508,3 @@ def decision_values(p0, p1, lines, steps, multiples, detail, by_card, xs, ys, fe
     return total, never_fold, down_outside, codes, policy
 
 
-@_compiled
-def account(p0, p1, lines, codes, multiples, x, choice_y):
-    """What the optimal strategy does after betting ``x`` across, with ``choice_y[a]`` the down decision for
-    across pair ``a`` (0 = fold), from the ``codes`` of ``decision_values`` (``lines``: ``line_tables``). Over
-    every round (a, d) disjoint with ``choice_y[a] != 0``:
-
-    ``folds[j]``: rounds folded at the middle after betting ``multiples[j]`` down; ``bets[z]``: rounds with a
-    middle bet of ``z`` x the ante (index = z); ``across_mass[k]``: (round played to the end, middle card) whose
-    across line is of class k; ``down_mass[j, k]``: the same for the down line, of rounds betting
-    ``multiples[j]`` down; ``middle_mass[k]``: (round, middle card) settling the middle bet on class k;
-    ``middle_z[k]``: the same weighted by the middle bet's multiple.
-
-    Pairs are visited as in ``decision_values``. A round not played to the end is folded at the middle:
-    ``folds[j]`` is the rounds reaching it (1,128 per across pair betting ``multiples[j]`` down) less those
-    played. A line's class mass is, over its pair's middle cards m of class k, the rounds played with that pair
-    (``rows_a``, ``rows_d``) less those whose other pair holds m (``hit_d``, ``hit_a``), each summed by card as
-    in ``_by_card_row``. The rounds played and those of them with the largest middle bet are counted at once,
-    in the low and high 32 bits of one integer (``weight``).
-    """
-    masks, cls_t = lines[0], lines[2]
-    n = p0.size
-    nm = multiples.size
-    combos = nm * nm
-    n_classes = masks.shape[0]
-    z_lo, z_hi = multiples[0], multiples[nm - 1]
-    off = _pair_offsets(p0, p1)
-    folds = np.zeros(nm, dtype=np.int64)
-    bets = np.zeros(z_hi + 1, dtype=np.int64)
-    rows_a = np.zeros(n, dtype=np.int64)  # rounds played to the end, by across pair
-    rows_d = np.zeros((nm, n), dtype=np.int64)  # by down pair and down multiple
-    hit_d = np.zeros((n, 50), dtype=np.int64)  # [a, c]: of those, the ones whose down pair holds card c
-    hit_d_col = np.zeros((50, n), dtype=np.int64)  # [c, d]: the same, across pair d, down pair holding c
-    hit_a = np.zeros((nm, n, 50), dtype=np.int64)  # [j, d, c]: whose across pair holds card c
-    hit_a_t = np.zeros((nm, 50, n), dtype=np.int64)  # [j, c, d]: the same, across pair holding c, down pair d
-    at_most = np.zeros(n_classes, dtype=np.int64)  # (round, middle card) with both lines of class <= k
-    at_most_hi = np.zeros(n_classes, dtype=np.int64)  # the same, of rounds betting the largest middle bet
-    index = np.zeros(z_hi + 1, dtype=np.int64)
-    for j in range(nm):
-        index[multiples[j]] = j
-    i_x = index[x]
-    on = np.zeros(n, dtype=np.int64)  # 1 where the across pair bets down
-    down_bit = np.zeros(n, dtype=np.int64)  # the code's bit of the round across d, down that pair
-    for a in range(n):
-        on[a] = 1 if choice_y[a] != 0 else 0
-        down_bit[a] = index[choice_y[a]] * nm + i_x
-    select = np.zeros((nm, n), dtype=np.int64)  # [j, pair]: -1 (all bits) where that pair bets multiples[j] down
-    for pair in range(n):
-        if choice_y[pair] != 0:
-            select[index[choice_y[pair]], pair] = -1
-    repeated = _repeated_classes(masks)
-    scratch = np.zeros((4, n), dtype=np.int64)
-    plays_ad, plays_da, weight, ones = scratch[0], scratch[1], scratch[2], scratch[3]
-    plays_hi = np.int64(0)
-    plays_all = np.int64(0)
-    row_start = 0
-    for a in range(n - 1):
-        lo = a + 1
-        size = n - lo
-        code_row = codes[row_start:row_start + size]
-        row_start += size
-        a0, a1 = p0[a], p1[a]
-        j_a = index[choice_y[a]]  # 0 when a folds: nothing is then added
-        bit_ad, on_a = i_x * nm + j_a, on[a]
-        hit_0, hit_1 = hit_a_t[j_a, a0, lo:], hit_a_t[j_a, a1, lo:]
-        col_0, col_1 = hit_d_col[a0, lo:], hit_d_col[a1, lo:]
-        bit_da, on_d = down_bit[lo:], on[lo:]
-        for t in range(size):  # each loop writes at most two arrays: the compiler vectorises each
-            code = code_row[t]
-            p_ad = -((code >> bit_ad) & on_a)
-            p_da = -((code >> bit_da[t]) & on_d[t])
-            high = -((code >> combos) & 1)
-            plays_ad[t] = p_ad
-            plays_da[t] = p_da
-            plays_all -= p_ad + p_da
-            plays_hi -= (p_ad & high) + (p_da & high)
-        for t in range(size):  # the rounds played (low 32 bits) and of those, with the largest middle bet
-            high = -((code_row[t] >> combos) & 1)
-            weight[t] = -(plays_ad[t] + plays_da[t]) - ((plays_ad[t] & high) + (plays_da[t] & high) << 32)
-        for t in range(size):
-            hit_0[t] -= plays_ad[t]
-            hit_1[t] -= plays_ad[t]
-        for t in range(size):
-            col_0[t] -= plays_da[t]
-            col_1[t] -= plays_da[t]
-        for t in range(size):
-            plays_ad[t] = -plays_ad[t]
-        _by_card_row(a, p0, off, plays_ad, hit_d[a])
-        for j in range(nm):  # the rounds across pair t, down pair a, by down multiple
-            chosen = select[j, lo:]
-            for t in range(size):
-                ones[t] = -(plays_da[t] & chosen[t])
-            _by_card_row(a, p0, off, ones, hit_a[j, a])
-        for k in range(n_classes):
-            mask_a = masks[k, a]
-            if repeated[k] or mask_a == 0:  # at_most[k] is at_most[k - 1]'s, or nothing is added
-                continue
-            mask_d = masks[k, lo:]
-            s = np.int64(0)
-            for t in range(size):  # both counts at once: each below 1224 x 2 x 46 < 2**32 in a row
-                s += _popcount(mask_a & mask_d[t]) * weight[t]
-            at_most[k] += s & 0xFFFFFFFF
-            at_most_hi[k] += s >> 32
-    for k in range(1, n_classes):
-        if repeated[k]:
-            at_most[k] = at_most[k - 1]
-            at_most_hi[k] = at_most_hi[k - 1]
-    bets[z_hi] += plays_hi
-    # each round is counted by each of the two cards of its other pair: the rounds of a pair are half the sum
-    for pair in range(n):
-        across = np.int64(0)
-        for c in range(50):
-            across += hit_d[pair, c] + hit_d_col[c, pair]
-        rows_a[pair] = across // 2
-        for j in range(nm):
-            down = np.int64(0)
-            for c in range(50):
-                down += hit_a[j, pair, c] + hit_a_t[j, c, pair]
-            rows_d[j, pair] = down // 2
-    bets[z_lo] += plays_all - plays_hi
-    for j in range(nm):
-        reached = np.int64(0)
-        for a in range(n):
-            if choice_y[a] == multiples[j]:
-                reached += N_DOWN
-        for d in range(n):
-            reached -= rows_d[j, d]
-        folds[j] = reached
-    across_mass = np.zeros(n_classes, dtype=np.int64)
-    down_mass = np.zeros((nm, n_classes), dtype=np.int64)
-    for pair in range(n):
-        for m in range(50):
-            if m == p0[pair] or m == p1[pair]:
-                continue
-            k = cls_t[m, pair]
-            across_mass[k] += rows_a[pair] - hit_d[pair, m] - hit_d_col[m, pair]
-            for j in range(nm):
-                down_mass[j, k] += rows_d[j, pair] - hit_a[j, pair, m] - hit_a_t[j, m, pair]
-    middle_mass = np.zeros(n_classes, dtype=np.int64)
-    middle_z = np.zeros(n_classes, dtype=np.int64)
-    for k in range(n_classes):
-        middle_mass[k] = at_most[k] - (at_most[k - 1] if k else 0)
-        high = at_most_hi[k] - (at_most_hi[k - 1] if k else 0)
-        middle_z[k] = z_lo * middle_mass[k] + (z_hi - z_lo) * high
-    return folds, bets, across_mass, down_mass, middle_mass, middle_z
-
-
-@_compiled
-def middle_seen_best(p0, p1, cls, valid, payoff, folded):
-    """Middle card seen first: for each middle card ``m``, across pair ``a`` (not holding m) and across
-    multiple ``i``, the best down decision's value: the largest over the down multiples ``j`` of the sums over
-    the down pairs ``d`` (disjoint from ``a``, not holding m) of ``payoff[i, j, cls[a, m], cls[d, m]]``
-    (shape ``(nx, ny, 11, 11)``), or ``folded[i]`` (the fold's value over those pairs) if larger. Returns
-    ``out[i, m, a]`` (0 where m is in a).
-
-    The down pairs are counted by class: all those without m, less those through either card of ``a``, plus
-    ``a`` itself (taken off twice). Each count enters the sum linearly, so the payoffs are summed per count
-    first: ``whole[k_a, c]`` over all the pairs without m, ``through[card, k_a, c]`` over those holding ``card``
-    (``c = i * ny + j``), and only for the classes some pair makes with m.
-    """
-    n, cards = cls.shape
-    nx, ny, n_classes = payoff.shape[0], payoff.shape[1], payoff.shape[2]
-    choices = nx * ny
-    flat = payoff.reshape(choices, n_classes, n_classes)
-    out = np.zeros((nx, cards, n), dtype=np.int64)
-    count_all = np.zeros(n_classes, dtype=np.int64)
-    count_through = np.zeros((cards, n_classes), dtype=np.int64)  # [card, k]: pairs holding card
-    whole = np.zeros((n_classes, choices), dtype=np.int64)
-    through = np.zeros((cards, n_classes, choices), dtype=np.int64)
-    present = np.zeros(n_classes, dtype=np.int64)
-    for m in range(cards):
-        count_all[:] = 0
-        count_through[:, :] = 0
-        for i in range(n):
-            if valid[i, m]:
-                k = cls[i, m]
-                count_all[k] += 1
-                count_through[p0[i], k] += 1
-                count_through[p1[i], k] += 1
-        n_present = 0
-        for k in range(n_classes):
-            if count_all[k]:
-                present[n_present] = k
-                n_present += 1
-        for q in range(n_present):
-            k_a = present[q]
-            for c in range(choices):
-                s = np.int64(0)
-                for r in range(n_present):
-                    k = present[r]
-                    s += count_all[k] * flat[c, k_a, k]
-                whole[k_a, c] = s
-                for card in range(cards):
-                    s = np.int64(0)
-                    for r in range(n_present):
-                        k = present[r]
-                        s += count_through[card, k] * flat[c, k_a, k]
-                    through[card, k_a, c] = s
-        for a in range(n):
-            if not valid[a, m]:
-                continue
-            k_a = cls[a, m]
-            a0, a1 = p0[a], p1[a]
-            for i in range(nx):
-                best = folded[i]
-                for j in range(ny):
-                    c = i * ny + j
-                    value = whole[k_a, c] - through[a0, k_a, c] - through[a1, k_a, c] + flat[c, k_a, k_a]
-                    best = value if value > best else best
-                out[i, m, a] = best
-    return out

@@ -127,7 +127,7 @@ def design(jurisdiction: Jurisdiction, vary: str, target: Fraction, values: Sequ
         edge = lambda pays: -five_card_bonus_return(with_table(jurisdiction, name, pays, "")).net  # noqa: E731
     else:
         if par_sheet is None:
-            from controller.analysis.parsheet import compute_par_sheet as par_sheet
+            from controller.analysis.parsheet_totals import compute_par_sheet as par_sheet
         base = par_sheet(jurisdiction)
         current = [odds_value(jurisdiction.bet.pays[h]) for h in PAY_HANDS]
         weights = [-float(base.bet_weight[h]) / 2 for h in PAY_HANDS]
@@ -213,7 +213,7 @@ def main(argv: list[str]) -> int:
         return 2
 
     def par_sheet(j: Jurisdiction):
-        from controller.analysis.parsheet import compute_par_sheet
+        from controller.analysis.parsheet_totals import compute_par_sheet
 
         return compute_par_sheet(j, workers=args.workers)
 

@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from controller.analysis.parsheet import ParSheet
+from controller.analysis.parsheet_totals import ParSheet
 from controller.analysis.simplified import CARD, STRATEGIES
 
 SEEN_NAMES = {"middle": "the middle card", "across_outside": "an across outside card",

@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     tally = simulate_parallel(args.jurisdiction, args.rounds, args.seed, args.workers)
     exact = args.exact
     if exact is None:
-        from controller.analysis.parsheet import compute_par_sheet
+        from controller.analysis.parsheet_totals import compute_par_sheet
 
         exact = float(compute_par_sheet(jurisdiction, workers=args.workers).expected_value)
     distance = (tally.mean - exact) / tally.standard_error

@@ -431,7 +431,7 @@ def _is_store(path: Path) -> bool:
 
 def _par_sheet(args: argparse.Namespace) -> int:
     from controller.analysis import report
-    from controller.analysis.parsheet import compute_par_sheet
+    from controller.analysis.parsheet_totals import compute_par_sheet
     from controller.game.paytable import load_jurisdiction
 
     try:

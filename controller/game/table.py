@@ -22,7 +22,7 @@ from controller.game.paytable import CODE, known_codes
 from controller.game.payout import PayoutConfig, parse_payout_config
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 
 #: Wager names; the same as the spot names (NY 5324.39(a)(2)(i)).
 WAGERS: tuple[str, ...] = SPOTS

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from drivers import DRIVERS, framing
-from drivers.link import POLL_INTERVAL, Device, LinkTiming
+from drivers.link import Device
+from drivers.timing import POLL_INTERVAL, LinkTiming
 from drivers.transport import SerialTransport, Transport
 
 #: Short timeouts so that a lost frame shows within a second (docs/protocol.md, "Timing"). The silence that

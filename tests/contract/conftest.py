@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from drivers.link import LinkTiming
+from drivers.timing import LinkTiming
 from drivers.pairsim import on_pair
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
