@@ -32,7 +32,8 @@ import pytest
 from controller.cli.main import main as cli_main
 from controller.control.server import BACKLOG, MAX_CONNECTIONS
 from controller.journal.store import read_records, rounds_ended
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from tests.idle_clients import accepts, free_port
 
@@ -62,7 +63,7 @@ def test_thousands_of_idle_and_slow_clients_leave_dealing_and_the_device_links_a
     control = dataclasses.replace(config.control, enabled=True, port=0, operators=tmp_path / "operators.yaml")
     journal = tmp_path / "journal.db"
     service = Service(dataclasses.replace(config, control=control), simulate=True, seed=11, journal_path=journal,
-                      out=io.StringIO(), quiet=True)
+                      out=io.StringIO(), quiet=True, parts=SERVICE_PARTS)
     thread = threading.Thread(target=service.run, name="service")
     thread.start()
     try:

@@ -28,7 +28,7 @@ from controller.analysis import report
 from controller.analysis.classes import CLASS_NAMES, class_table, classify, colex_combinations
 from controller.analysis.parsheet import SCALE2, ParSheetEngine, bonus_return, compute_par_sheet, distinct_strategies
 from controller.analysis.simplified import CARD, STRATEGIES, line_features, published_fold, strategy_arrays
-from controller.analysis.simulate import simulate
+from controller.cli.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
 from tests.examples import examples
 from tests.parsheet_reference import ReferenceEngine, to_data

@@ -142,7 +142,7 @@ class SimulatedTable(ManualDealing):
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
         ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
-        (``controller.simulated.players``)."""
+        (``controller.simulated.player_spec``)."""
         seated = {}
         if players:
             from controller.simulated.players import SeatPlayer
