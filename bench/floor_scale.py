@@ -49,7 +49,8 @@ from controller.control.server import public_record
 from controller.floor.topics import decode
 from controller.journal.store import Journal, iter_store, read_records
 from controller.journal.key import init_key, load_key
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from hil.broker import Broker
 
@@ -60,7 +61,7 @@ def template(folder: Path, rounds: int, seed: int) -> list[list[tuple[str, str, 
     """The commits of a simulated table's ``rounds`` rounds: each input with the records it produced."""
     path = folder / "template.db"
     service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed, journal_path=path,
-                      out=io.StringIO())
+                      out=io.StringIO(), parts=SERVICE_PARTS)
     try:
         service.run()
     finally:
@@ -214,7 +215,8 @@ def unreachable(args: argparse.Namespace, folder: Path) -> None:
         for repeat in range(args.repeats):
             for label, table in tables.items():
                 service = Service(table, simulate=True, rounds=rounds, seed=args.seed + repeat,
-                                  journal_path=folder / f"{label.replace(' ', '-')}-{repeat}.db", out=io.StringIO())
+                                  journal_path=folder / f"{label.replace(' ', '-')}-{repeat}.db", out=io.StringIO(),
+                                  parts=SERVICE_PARTS)
                 try:
                     began = time.monotonic()
                     service.run()

@@ -43,7 +43,8 @@ from controller.settings.files import CONFIG_DIR
 from controller.journal.store import CUT_COMMIT_VARIABLE, Journal, JournalError, iter_records, rounds_ended
 from controller.journal.tools import verify
 from controller.journal.recovery import recover
-from controller.service.loop import jurisdiction_for, key_for, start_simulators
+from controller.service.opening import jurisdiction_for, key_for
+from controller.service.simulators import start_simulators
 from controller.simulated.table import SimulatedTable
 from controller.game.table import load_table_config
 from hil.checks import check_journal

@@ -30,7 +30,8 @@ from typing import Any
 from controller.cli.main import positive_int
 from controller.settings.files import CONFIG_DIR
 from controller.journal.recall import RoundRecord
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from hil.checks import check_journal
 
@@ -113,7 +114,7 @@ def run_payout_check(rounds: int, seed: int, payout_errors: float, journal: Path
     if not table_config.payout.check:
         raise ValueError(f"{config}: payout.check is off: nothing to measure")
     service = Service(table_config, simulate=True, rounds=rounds, seed=seed, journal_path=journal, quiet=True,
-                      out=io.StringIO(), payout_errors=payout_errors)
+                      out=io.StringIO(), payout_errors=payout_errors, parts=SERVICE_PARTS)
     try:
         status = service.run()
         made = list(service.table.payout_errors_made)

@@ -39,7 +39,7 @@ import yaml
 from controller.settings.files import CONFIG_DIR
 from controller.journal.store import read_records
 from controller.control.operators import MIN_ITERATIONS, add_operator
-from controller.service.loop import start_simulators
+from controller.service.simulators import start_simulators
 from drivers.sim import PtySimulator
 from hil.expect import (check_face_down, check_money, check_payout_view, check_records, check_settlement,
                         check_view)

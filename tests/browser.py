@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from controller.control.operators import MIN_ITERATIONS, add_operator
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -70,7 +71,7 @@ class Table:
         config = load_table_config()
         control = dataclasses.replace(config.control, enabled=True, port=port, operators=operators_file(folder))
         self.service = Service(dataclasses.replace(config, control=control), journal_path=folder / "journal.jsonl",
-                               out=io.StringIO(), seed=seed)
+                               out=io.StringIO(), seed=seed, parts=SERVICE_PARTS)
         self.thread = threading.Thread(target=self.service.run, name="service")
         self.thread.start()
         self.url = self.service.control.url

@@ -54,12 +54,13 @@ def expect_quiet(events: queue.Queue, seconds: float) -> None:
 def betting_service(tmp_path: Path, **ports: str) -> Iterator:
     """A ``Service`` whose devices are simulated except those given in ``ports`` (name -> port), with no
     scripted table, run by a controller thread; the dealer has opened betting. Stopped and closed after."""
-    from controller.service.loop import Service
+    from controller.service.assembly import Service
+    from controller.cli.parts import SERVICE_PARTS
     from controller.game.table import load_table_config
 
     ports = {"shoe": "simulator", "sensors": "simulator", "panel": "simulator", **ports}
     service = Service(load_table_config(), ports=ports, journal_path=tmp_path / "journal.jsonl", out=io.StringIO(),
-                      quiet=True)
+                      quiet=True, parts=SERVICE_PARTS)
     runner = threading.Thread(target=service.run, name="controller")
     try:
         runner.start()

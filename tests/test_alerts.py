@@ -340,13 +340,14 @@ def _stand_in_detector(monkeypatch, detector: type) -> None:
     need no computing, and each round read as its number alone."""
     import controller.analysis.protect as protect_module
     import controller.analysis.protect_tables as tables_module
+    import controller.service.protect_journal as protect_journal_module
 
     class Tables:
         multiples = (1, 2, 3)
 
     monkeypatch.setattr(tables_module.ProtectTables, "load", staticmethod(lambda jurisdiction, workers: Tables()))
     monkeypatch.setattr(protect_module, "Detector", detector)
-    monkeypatch.setattr(protect_module, "rounds_seen", lambda record, multiples: [record.round_no])
+    monkeypatch.setattr(protect_journal_module, "rounds_seen", lambda record, multiples: [record.round_no])
 
 
 def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):

@@ -59,11 +59,12 @@ def test_the_simulated_supervisor_paged_reads_the_alert_on_the_panel_and_acknowl
     import io
     import threading
 
-    from controller.service.loop import Service
+    from controller.service.assembly import Service
+    from controller.cli.parts import SERVICE_PARTS
     from controller.game.table import load_table_config
 
     service = Service(load_table_config(), simulate=True, rounds=4, seed=5, journal_path=tmp_path / "journal.db",
-                      out=io.StringIO())
+                      out=io.StringIO(), parts=SERVICE_PARTS)
 
     def raise_alert():
         _until(lambda: service.machine.round_no == 2, 60)

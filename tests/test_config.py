@@ -488,7 +488,7 @@ def test_a_seat_outside_1_to_6_is_refused_with_one_message(tmp_path, seats, bad)
 
 def test_a_jurisdiction_path_is_relative_to_the_table_file(tmp_path, monkeypatch):
     """Like ``journal`` and ``control.operators``: the folder of table.yaml, not the current directory."""
-    from controller.service.loop import jurisdiction_for
+    from controller.service.opening import jurisdiction_for
 
     folder = tmp_path / "site"
     (folder / "rules").mkdir(parents=True)

@@ -624,11 +624,12 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
     import dataclasses
     import io
 
-    from controller.service.loop import Service
+    from controller.service.assembly import Service
+    from controller.cli.parts import SERVICE_PARTS
 
     control = dataclasses.replace(CONFIG.control, enabled=True, port=0, operators=operators_file)
     service = Service(dataclasses.replace(CONFIG, control=control), simulate=True,
-                      journal_path=tmp_path / "journal.db", out=io.StringIO())
+                      journal_path=tmp_path / "journal.db", out=io.StringIO(), parts=SERVICE_PARTS)
     try:
         assert service.control is not None and service.control.port > 0
         assert service.controller.on_record == service.control.publish_record

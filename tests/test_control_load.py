@@ -32,7 +32,8 @@ import pytest
 from controller.cli.main import main as cli_main
 from controller.control.server import BACKLOG, MAX_CONNECTIONS
 from controller.journal.store import read_records, rounds_ended
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from tests.idle_clients import accepts, free_port
 
@@ -62,7 +63,7 @@ def test_thousands_of_idle_and_slow_clients_leave_dealing_and_the_device_links_a
     control = dataclasses.replace(config.control, enabled=True, port=0, operators=tmp_path / "operators.yaml")
     journal = tmp_path / "journal.db"
     service = Service(dataclasses.replace(config, control=control), simulate=True, seed=11, journal_path=journal,
-                      out=io.StringIO(), quiet=True)
+                      out=io.StringIO(), quiet=True, parts=SERVICE_PARTS)
     thread = threading.Thread(target=service.run, name="service")
     thread.start()
     try:
@@ -131,10 +132,10 @@ def test_under_the_default_open_file_limit_idle_connections_on_every_port_never_
     holds 2,000 idle connections on the control interface and 2,000 on the metrics port (opening each again as
     soon as the service closes it) and a journal export stuck on a pipe nobody reads holds a snapshot, while
     the simulated table deals 20 rounds. The service stays up, its open files stay within its doors' budget
-    (``controller.control.limits.needed``), no fault is raised, the journal verifies and every round opened is
+    (``controller.service.limits.needed``), no fault is raised, the journal verifies and every round opened is
     ended; a SIGTERM then stops it with exit status 0. (It once stopped after 80 s: "the journal cannot be
     written: [Errno 24] Too many open files".) The figures are printed."""
-    from controller.control.limits import LIMIT_NOFILE, needed
+    from controller.service.limits import LIMIT_NOFILE, needed
     from controller.control.operators import MIN_ITERATIONS, add_operator
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -230,7 +231,7 @@ def test_idle_connections_to_the_metrics_port_are_bounded_and_a_scrape_is_still_
     """The metrics port held one thread and one descriptor per idle connection, without limit (1,000 of them
     stopped the service on its journal). Now at most ``METRICS_CONNECTIONS`` are served: each one more sheds the
     oldest, which the server closes, and a scrape made after all of them is answered."""
-    from controller.control.limits import METRICS_CONNECTIONS
+    from controller.service.limits import METRICS_CONNECTIONS
     from controller.service.metrics import ServiceMetrics
 
     metrics = ServiceMetrics(lambda: 0, dict)
@@ -291,7 +292,7 @@ def test_slow_connections_are_shed_and_a_prompt_client_is_served(tmp_path):
 
 
 def test_the_unit_sets_an_open_file_limit_that_holds_every_door_and_the_reserve():
-    from controller.control.limits import LIMIT_NOFILE, needed
+    from controller.service.limits import LIMIT_NOFILE, needed
 
     unit = (ROOT / "config" / "systemd" / "crisscross.service").read_text()
     assert f"\nLimitNOFILE={LIMIT_NOFILE}\n" in unit

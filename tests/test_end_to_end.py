@@ -125,7 +125,7 @@ def test_a_stack_the_shoe_dealt_but_the_journal_lacks_is_reported(rig_run):
 
 
 def test_the_hole_card_detector_reads_the_run_and_flags_no_honest_seat(rig_run):
-    """``crisscross protect`` on the run's journal (controller/analysis/protect_cli.py): the simulated players
+    """``crisscross protect`` on the run's journal (controller/cli/protect.py): the simulated players
     play the optimal strategy with random mistakes, none sees a card early, so no seat session is flagged
     (exit 0); every seat that played is a session read."""
     _, journal = rig_run

@@ -34,7 +34,8 @@ from controller.floor.pit import Pit
 from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
 from controller.journal.store import read_records
 from controller.journal.key import init_key, load_key
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 
@@ -48,7 +49,7 @@ def _config(broker_port: int, **floor) -> object:
 
 def _run(config, journal: Path, rounds: int, seed: int, **kwargs) -> Service:
     service = Service(config, simulate=True, rounds=rounds, seed=seed, journal_path=journal, out=io.StringIO(),
-                      **kwargs)
+                      **kwargs, parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
     finally:
@@ -281,7 +282,8 @@ def test_a_broker_restart_and_a_service_restart_lose_nothing_and_reorder_nothing
 
     thread = threading.Thread(target=pump, name="audit-pump", daemon=True)
     thread.start()
-    service = Service(config, simulate=True, rounds=8, seed=5, journal_path=journal, out=io.StringIO())
+    service = Service(config, simulate=True, rounds=8, seed=5, journal_path=journal, out=io.StringIO(),
+                      parts=SERVICE_PARTS)
     runner = threading.Thread(target=service.run, name="service-run")
     try:
         runner.start()
@@ -401,7 +403,7 @@ def test_the_pit_summary_counts_rounds_drop_win_and_faults_from_the_events(mosqu
     journal = tmp_path / "journal.db"
     pit, listener = pit_listening(mosquitto.port)
     service = Service(_config(mosquitto.port), simulate=True, rounds=4, seed=9, journal_path=journal,
-                      out=io.StringIO())
+                      out=io.StringIO(), parts=SERVICE_PARTS)
     service.sims["shoe"].inject("jam")  # one fault, cleared by the simulated supervisor
     run_watched(service, listener)
     records = read_records(journal)
@@ -620,7 +622,7 @@ def test_simulated_play_never_publishes_under_the_table_id(tmp_path):
 
     config = load_table_config()
     service = Service(dataclasses.replace(config, floor=FloorConfig(True, "127.0.0.1", 1)), simulate=True,
-                      rounds=1, seed=1, journal_path=tmp_path / "journal.db", out=io.StringIO())
+                      rounds=1, seed=1, journal_path=tmp_path / "journal.db", out=io.StringIO(), parts=SERVICE_PARTS)
     try:
         floor = service.floor
         assert floor.simulated and floor.table_id == config.table_id + SIMULATED_SUFFIX

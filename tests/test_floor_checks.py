@@ -22,7 +22,7 @@ import paho.mqtt.client as paho
 import pytest
 
 from controller.round import commands as cmd
-from controller.analysis.protect_cli import parse_spec
+from controller.simulated.player_spec import parse_spec
 from controller.game.cards import DECK
 from controller.control.server import public_record
 from controller.floor import topics
@@ -30,7 +30,8 @@ from controller.settings.floor import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
 from controller.journal.store import Journal, read_records
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from drivers import events as ev
 from tests.conftest import own_broker
 from tests.test_floor import TABLE, Collector, _config, _events, pit_listening, run_watched
@@ -70,7 +71,7 @@ def test_floor_watch_counts_todays_mispays_caught_by_a_seeded_run_with_payout_er
     journal = tmp_path / "journal.db"
     pit, listener = pit_listening(mosquitto.port)
     service = Service(_config(mosquitto.port), simulate=True, rounds=8, seed=7, journal_path=journal,
-                      out=io.StringIO(), payout_errors=0.4)
+                      out=io.StringIO(), payout_errors=0.4, parts=SERVICE_PARTS)
     floor = Collector(mosquitto.port)
     try:
         run_watched(service, listener)
@@ -182,7 +183,7 @@ def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(
     listener.client.username_pw_set("surveillance", USERS["surveillance"])
     listener.open()
     service = Service(config, simulate=True, rounds=45, seed=3, journal_path=journal, out=io.StringIO(),
-                      players=players, protect=True)
+                      players=players, protect=True, parts=SERVICE_PARTS)
     try:
         run_watched(service, listener)
         surveillance.wait_for(lambda m: (f"crisscross/{TABLE}/status", b"offline", False) in m)

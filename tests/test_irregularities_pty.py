@@ -16,7 +16,8 @@ import pytest
 
 from controller.journal.store import read_records
 from controller.journal.recall import rounds_from_records
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from hil.checks import check_journal
 
@@ -27,7 +28,7 @@ def run_table(tmp_path):
 
     def run(rounds, seed, before=None, during=None):
         service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed,
-                          journal_path=tmp_path / "journal.db", out=io.StringIO())
+                          journal_path=tmp_path / "journal.db", out=io.StringIO(), parts=SERVICE_PARTS)
         services.append(service)
         if before is not None:
             before(service)

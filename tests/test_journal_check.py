@@ -21,10 +21,11 @@ from controller.round import commands as cmd
 from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.journal.store import iter_store, read_records
 from controller.journal.check import MAX_DETAIL, quick_check
+from controller.cli.parts import SERVICE_PARTS
 from controller.round.graph import BETWEEN_ROUNDS
 from controller.round.machine import Round
 from controller.round.view import JOURNAL_DAMAGED_TEXT
-from controller.service.loop import Service
+from controller.service.assembly import Service
 from controller.game.table import load_table_config
 from drivers import events as ev
 from tests.cli_helpers import crisscross
@@ -49,7 +50,7 @@ def history(tmp_path_factory):
     path = tmp_path_factory.mktemp("history") / "j.db"
     for seed, rounds in ((31, HISTORY_ROUNDS - 1), (33, 1)):
         service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed, journal_path=path,
-                          out=io.StringIO())
+                          out=io.StringIO(), parts=SERVICE_PARTS)
         try:
             assert service.run() == 0
         finally:
@@ -88,7 +89,7 @@ def _damage(path, *, random_bytes: bool, of: str = "records", at: float = 0.25) 
 def _start(path, **options) -> tuple[Service, threading.Thread, list[int]]:
     """A service on ``path`` with simulated devices and players, running on a thread of its own until stopped."""
     service = Service(load_table_config(), simulate=True, seed=32, journal_path=path, out=io.StringIO(),
-                      metrics_port=0, **options)
+                      metrics_port=0, **options, parts=SERVICE_PARTS)
     status: list[int] = []
     thread = threading.Thread(target=lambda: status.append(service.run()), name="service")
     thread.start()

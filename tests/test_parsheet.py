@@ -29,7 +29,7 @@ from controller.analysis.classes import CLASS_NAMES, class_table, classify, cole
 from controller.analysis.parsheet import SCALE2, ParSheetEngine, distinct_strategies
 from controller.analysis.parsheet_totals import bonus_return, compute_par_sheet
 from controller.analysis.simplified import CARD, STRATEGIES, line_features, published_fold, strategy_arrays
-from controller.analysis.simulate import simulate
+from controller.cli.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
 from tests.examples import examples
 from tests.parsheet_reference import ReferenceEngine, to_data

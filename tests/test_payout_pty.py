@@ -21,7 +21,8 @@ import time
 import pytest
 
 from controller.journal.store import read_records
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from tests.pty_helpers import WAIT
 
@@ -57,7 +58,8 @@ class Table:
     def __init__(self, journal) -> None:
         ports = {"shoe": "simulator", "sensors": "simulator", "panel": "simulator"}
         self.journal = journal
-        self.service = Service(load_table_config(), ports=ports, journal_path=journal, out=io.StringIO(), quiet=True)
+        self.service = Service(load_table_config(), ports=ports, journal_path=journal, out=io.StringIO(), quiet=True,
+                               parts=SERVICE_PARTS)
         self.service.sims["shoe"]._rng = StackedDeck()
         self.panel, self.sensors = self.service.sims["panel"], self.service.sims["sensors"]
         self.runner = threading.Thread(target=self.service.run, name="controller")

@@ -20,7 +20,7 @@ import yaml
 from controller.settings.files import CONFIG_DIR
 from controller.game.minimums import REGULATIONS, odds_value
 from controller.game.paytable import PAY_HANDS, load_jurisdiction
-from controller.service.loop import jurisdiction_for
+from controller.service.opening import jurisdiction_for
 from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 from tests.test_paytable_cli import BOARDS

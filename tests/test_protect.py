@@ -21,10 +21,11 @@ import pytest
 
 from controller.cli import main as cli
 from controller.round.alerts import alert_text
-from controller.analysis import protect_cli
+from controller.simulated import player_spec
 from controller.simulated import players
-from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence, scan_journal
-from controller.analysis.protect_measure import play
+from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence
+from controller.service.protect_journal import scan_journal
+from controller.simulated.protect_measure import play
 from controller.analysis.protect_tables import ProtectTables
 from controller.analysis.strategy import OptimalStrategy
 from controller.game.cards import DECK
@@ -162,7 +163,7 @@ def test_a_session_ends_after_the_gap(tables):
                                            ("2:eyes", "not one of")])
 def test_a_bad_hole_carder_option_is_named(text, message):
     with pytest.raises(ValueError, match=message):
-        protect_cli.parse_spec(text, True)
+        player_spec.parse_spec(text, True)
 
 
 def test_simulated_players_need_simulate(capsys):

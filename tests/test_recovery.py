@@ -457,7 +457,7 @@ def test_a_new_store_beside_an_old_json_lines_journal_is_refused(tmp_path):
     """The default journal moved from var/journal.jsonl to var/journal.db: a table's history left in the old
     file must be imported, not silently followed by a second history."""
     from controller.journal.store import JournalError
-    from controller.service.loop import open_journal
+    from controller.service.opening import open_journal
 
     (tmp_path / "journal.jsonl").write_text("")
     with pytest.raises(JournalError, match="crisscross journal import"):

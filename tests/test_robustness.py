@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from controller.journal.store import Journal, JournalError, read_records, verify_chain
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge
@@ -38,7 +39,7 @@ class _BrokenStream(io.StringIO):
 
 def test_a_broken_summary_pipe_does_not_stop_the_table(tmp_path):
     service = Service(load_table_config(), simulate=True, rounds=3, seed=21, journal_path=tmp_path / "j.db",
-                      out=_BrokenStream())
+                      out=_BrokenStream(), parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
     finally:
@@ -70,7 +71,7 @@ def _stop_mid_round(service, how):
 
 def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
     service = Service(load_table_config(), simulate=True, seed=22, journal_path=tmp_path / "j.db",
-                      out=io.StringIO())
+                      out=io.StringIO(), parts=SERVICE_PARTS)
     assert _run_stopped_mid_round(service, service.stop_after_round) == 0
     records = read_records(tmp_path / "j.db")
     assert records[-1]["type"] == "ServiceStopped" and records[-1]["data"]["state"] == "closed"
@@ -79,7 +80,8 @@ def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
 
 def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_sees_it(tmp_path):
     journal = tmp_path / "j.db"
-    service = Service(load_table_config(), simulate=True, seed=23, journal_path=journal, out=io.StringIO())
+    service = Service(load_table_config(), simulate=True, seed=23, journal_path=journal, out=io.StringIO(),
+                      parts=SERVICE_PARTS)
     assert _run_stopped_mid_round(service, service.stop) == 1
     open_round = read_records(journal)[-1]["round"]
     opened = Journal(journal)
@@ -95,7 +97,7 @@ def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more
     more is sent. While the supervisor's key is turned, a ``PrivatePanel`` sets the panel's whole text and
     lamps: the panel commands before it in its commit are journaled, not sent (docs/architecture.md)."""
     service = Service(load_table_config(), simulate=True, rounds=5, seed=24, journal_path=tmp_path / "j.db",
-                      out=io.StringIO())
+                      out=io.StringIO(), parts=SERVICE_PARTS)
     original = service.journal.commit
     commits = []  # the command entries of each commit that returned
     sent = []  # (commits returned when it was sent, command)
@@ -236,7 +238,7 @@ def test_settle_echoes_the_pay_table_file_it_used(tmp_path):
 
 def test_a_defect_in_the_round_machine_faults_the_round_instead_of_killing_the_service(tmp_path, mocker):
     service = Service(load_table_config(), simulate=True, rounds=2, seed=25, journal_path=tmp_path / "j.db",
-                      out=io.StringIO())
+                      out=io.StringIO(), parts=SERVICE_PARTS)
     mocker.patch.object(service.machine, "_on_StackDispensed", side_effect=ZeroDivisionError("bug"))
     try:
         assert service.run() == 0  # the service lives on; each faulted round ends voided by the supervisor

@@ -18,7 +18,8 @@ import pytest
 from controller.round.inputs import ANSWERING
 from controller.journal.store import read_records
 from controller.control.operators import MIN_ITERATIONS, add_operator
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from tests.test_control import PASSWORDS, Client
 
@@ -35,7 +36,7 @@ def floor(tmp_path):
     config = load_table_config()
     control = dataclasses.replace(config.control, enabled=True, port=0, operators=operators)
     service = Service(dataclasses.replace(config, control=control), journal_path=tmp_path / "journal.jsonl",
-                      out=io.StringIO(), seed=5)
+                      out=io.StringIO(), seed=5, parts=SERVICE_PARTS)
     thread = threading.Thread(target=service.run, name="service")
     thread.start()
     client = Client(service.control)

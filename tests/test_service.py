@@ -21,7 +21,8 @@ import pytest
 
 from controller.journal.store import read_records, rounds_ended, verify_chain
 from controller.journal.recall import rounds_from_records
-from controller.service.loop import Service, run_service
+from controller.service.assembly import Service, run_service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 
 
@@ -32,7 +33,7 @@ def service_factory(tmp_path):
     def make(**kwargs):
         kwargs.setdefault("journal_path", tmp_path / "journal.db")
         kwargs.setdefault("out", io.StringIO())
-        service = Service(load_table_config(), simulate=True, **kwargs)
+        service = Service(load_table_config(), simulate=True, **kwargs, parts=SERVICE_PARTS)
         made.append(service)
         return service
 
@@ -203,7 +204,7 @@ def test_a_signal_while_the_service_closes_does_not_kill_it(tmp_path, monkeypatc
     monkeypatch.setattr(Service, "close", close)
     try:
         status = run_service(load_table_config(), simulate=True, rounds=1, seed=4, quiet=True,
-                             journal_path=tmp_path / "journal.db")
+                             journal_path=tmp_path / "journal.db", parts=SERVICE_PARTS)
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert status == 0 and before == []
@@ -236,7 +237,7 @@ def test_rounds_dealt_by_hand_with_payout_mistakes_pass_every_journal_check(tmp_
     when the sensors show them (the payout check, NY (e)(9)); the rig's journal checks find nothing wrong."""
     config = dataclasses.replace(load_table_config(), manual_dealing=True)
     service = Service(config, simulate=True, rounds=2, seed=4, journal_path=tmp_path / "journal.db",
-                      out=io.StringIO(), manual=True, payout_errors=0.5)
+                      out=io.StringIO(), manual=True, payout_errors=0.5, parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
     finally:

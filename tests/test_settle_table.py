@@ -117,7 +117,7 @@ def test_settle_with_a_copied_table_reads_its_jurisdiction_code_as_run_does(tmp_
     +500 +500; across 1500 and down 500 at the edited 2 to 1: +3000 +1000; middle 1500 at the odds of the
     higher winning hand, a pair of jacks, 2 to 1 (NY (e)(9)(ii)): +3000; the bonus loses (NY (f)(3)): -500.
     """
-    from controller.service.loop import jurisdiction_for
+    from controller.service.opening import jurisdiction_for
 
     shutil.copytree(CONFIG_DIR, tmp_path / "config")
     ny = tmp_path / "config" / "jurisdictions" / "ny.yaml"

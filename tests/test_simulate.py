@@ -1,4 +1,4 @@
-"""The simulation through the round machine (``controller.analysis.simulate``) on a few hundred rounds: its
+"""The simulation through the round machine (``controller.cli.simulate``) on a few hundred rounds: its
 mean lies within three standard errors of the exact value of New York's par sheet (-579091/6689228 per ante,
 docs/par-sheet-ny.md, proven by the slow tier's exact checks in tests/test_parsheet.py)."""
 
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from controller.analysis.simulate import Tally, main, simulate
+from controller.cli.simulate import Tally, main, simulate
 
 EXACT = -579091 / 6689228
 ROUNDS = 300

@@ -30,7 +30,9 @@ from controller.round.inputs import ServiceStarted
 from controller.journal.store import read_records
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import JournaldFormatter, Notifier, under_journald
-from controller.service.loop import STOP, Controller, Service
+from controller.service.loop import STOP, Controller
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import MAX_AMOUNT, load_table_config
 from controller.service.watch import Watch
 from drivers import events as ev
@@ -210,7 +212,7 @@ def test_metrics_are_served_and_parse_and_never_name_a_card_or_a_wager(tmp_path)
     """/metrics on a loopback port, parsed with prometheus_client's parser: rounds, faults, commit and
     press-to-command histograms, queue depth, start-up time, build; no card and no amount in any sample."""
     service = Service(load_table_config(), simulate=True, rounds=3, seed=4, journal_path=tmp_path / "j.jsonl",
-                      quiet=True, metrics_port=0)
+                      quiet=True, metrics_port=0, parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
         text = urllib.request.urlopen(f"http://127.0.0.1:{service.metrics_port}/metrics", timeout=5).read().decode()
@@ -247,7 +249,7 @@ def test_simulated_play_keeps_its_own_journal_and_says_so(tmp_path, monkeypatch)
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
     config = load_table_config()
     assert config.journal == tmp_path / "state" / "journal.db"  # the table's
-    service = Service(config, simulate=True, rounds=1, seed=2, quiet=True)
+    service = Service(config, simulate=True, rounds=1, seed=2, quiet=True, parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
     finally:
@@ -314,11 +316,12 @@ def test_a_production_run_loads_no_analysis_library(tmp_path):
 import sys
 from pathlib import Path
 from controller.cli import main as cli
-from controller.service.loop import Service
+from controller.service.assembly import Service
+from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 config = load_table_config()
 service = Service(config, ports={{n: '/dev/null-{os.getpid()}' for n in config.devices}},
-                  journal_path=Path({str(tmp_path / 'j.jsonl')!r}))
+                  journal_path=Path({str(tmp_path / 'j.jsonl')!r}), parts=SERVICE_PARTS)
 service.close()
 loaded = sorted(m for m in ('numpy', 'tqdm', 'threadpoolctl') if m in sys.modules)
 print(','.join(loaded))
@@ -359,7 +362,7 @@ def test_link_counters_count_what_happened_on_each_link(tmp_path):
     a bad CRC after a panel frame was corrupted; a reconnection after the sensor board was unplugged and came
     back under another port. (Exact counts of one link: tests/test_transport.py.)"""
     service = Service(load_table_config(), simulate=True, rounds=2, seed=6, journal_path=tmp_path / "j.jsonl",
-                      quiet=True, metrics_port=0)
+                      quiet=True, metrics_port=0, parts=SERVICE_PARTS)
     try:
         service.sims["shoe"].inject("drop_in")  # the shoe never sees the HELLO: that handshake fails
         sensors = service.sims["sensors"]
@@ -392,7 +395,7 @@ def test_any_simulated_device_keeps_the_run_out_of_the_tables_journal(tmp_path, 
     simulated play all the same: its journal is the simulated one, its start record says so."""
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
     config = load_table_config()
-    service = Service(config, rounds=0)
+    service = Service(config, rounds=0, parts=SERVICE_PARTS)
     try:
         assert service.simulated == ["shoe", "sensors", "panel"]
         assert service.journal.path == tmp_path / "state" / "simulated" / "journal.db"
@@ -432,16 +435,18 @@ def test_a_journal_never_mixes_simulated_and_table_play(tmp_path, capsys):
     journal.close()
     before = len(read_records(path))
     with pytest.raises(JournalError, match="holds table play and this run is simulated play"):
-        Service(config, simulate=True, journal_path=path, quiet=True)
+        Service(config, simulate=True, journal_path=path, quiet=True, parts=SERVICE_PARTS)
     assert len(read_records(path)) == before
     simulated = tmp_path / "sim.db"
-    service = Service(config, simulate=True, rounds=1, seed=3, journal_path=simulated, quiet=True)
+    service = Service(config, simulate=True, rounds=1, seed=3, journal_path=simulated, quiet=True,
+                      parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
     finally:
         service.close()
     with pytest.raises(JournalError, match="holds simulated play and this run is table play"):
-        Service(config, ports={n: f"/dev/null-{os.getpid()}" for n in config.devices}, journal_path=simulated)
+        Service(config, ports={n: f"/dev/null-{os.getpid()}" for n in config.devices}, journal_path=simulated,
+                parts=SERVICE_PARTS)
 
 
 def test_a_keyed_table_file_never_seals_the_shared_simulated_journal(tmp_path, monkeypatch):
@@ -457,7 +462,7 @@ def test_a_keyed_table_file_never_seals_the_shared_simulated_journal(tmp_path, m
     keyed = load_table_config(table)
     assert keyed.journal_key == tmp_path / "site" / "journal.key"
     for config in (keyed, load_table_config()):
-        service = Service(config, simulate=True, rounds=1, seed=5, quiet=True)
+        service = Service(config, simulate=True, rounds=1, seed=5, quiet=True, parts=SERVICE_PARTS)
         try:
             assert service.run() == 0
         finally:
@@ -473,7 +478,7 @@ def test_an_older_simulated_journal_never_blocks_simulated_play(tmp_path, monkey
     old = tmp_path / "state" / "simulated" / "journal.jsonl"
     old.parent.mkdir(parents=True)
     old.write_text('{"seq": 1}\n')
-    service = Service(load_table_config(), simulate=True, rounds=1, seed=8, quiet=True)
+    service = Service(load_table_config(), simulate=True, rounds=1, seed=8, quiet=True, parts=SERVICE_PARTS)
     try:
         assert service.run() == 0
     finally:

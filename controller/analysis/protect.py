@@ -31,16 +31,12 @@ Nothing here reveals a card: a report names a kind of card, never a card; it is 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
-from controller.game.cards import DECK
-from controller.journal.recall import RoundRecord, rounds_from_records
 
 HYPOTHESES = ("middle", "across", "down")
 STEPS = ("across", "down", "middle")
@@ -234,57 +230,3 @@ class Detector:
     def reports(self) -> list[SessionReport]:
         """Every session so far, finished ones first, by seat and first round."""
         return self.finished + sorted((r for r, _ in self.sessions.values()), key=lambda r: (r.seat, r.first))
-
-
-_INDEX = {card: i for i, card in enumerate(DECK)}
-
-
-def rounds_seen(rnd: RoundRecord, multiples: tuple[int, ...]) -> list[RoundSeen]:
-    """The seats of a closed round that the detector can read: the cross and the seat's two cards dealt, the
-    antes locked, every bet a multiple of ``multiples`` times the ante. A voided round gives none (its cards
-    may not all be known, and nothing was won or lost)."""
-    cross = rnd.cross
-    if rnd.voided is not None or rnd.totals is None or cross is None or len(cross) != 5:
-        return []
-    dealt = {seat: cards for _, seat, cards in rnd.stacks if seat is not None and len(cards) == 2}
-    out = []
-    for seat, cards in sorted(dealt.items()):
-        ante = rnd.wagers.get(seat, {}).get("ante_across", 0)
-        if ante <= 0:
-            continue
-        decisions = [-1, -1, -1]
-        readable = True
-        for step, s, action, amount in rnd.decisions:
-            if s == seat and step in STEPS:
-                multiple = 0 if action == "fold" else amount // ante
-                readable &= action == "fold" or (multiple * ante == amount and multiple in multiples)
-                decisions[STEPS.index(step)] = multiple
-        if not readable:
-            continue
-        others = frozenset(_INDEX[c] for s, c2 in dealt.items() if s != seat for c in c2)
-        out.append(RoundSeen(rnd.round_no, seat, ante, (_INDEX[cards[0]], _INDEX[cards[1]]),
-                             tuple(_INDEX[c] for c in cross), tuple(decisions), others))
-    return out
-
-
-def _closed_rounds(records: Iterable[dict[str, Any]]) -> Iterator[RoundRecord]:
-    """Rebuild rounds from a stream of journal records, yielding each once its round ended."""
-    pending: dict[int, list[dict[str, Any]]] = {}
-    for record in records:
-        number = record.get("round")
-        if not isinstance(number, int):
-            continue
-        pending.setdefault(number, []).append(record)
-        if record.get("type") in ("RoundClosed", "RoundVoided"):
-            yield rounds_from_records(pending.pop(number))[number]
-
-
-def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP) -> list[SessionReport]:
-    """Every seat session of the journal at ``path`` (store or JSON lines), as the live detector would
-    have seen them round by round. Raises ``JournalError`` for a journal that cannot be read."""
-    from controller.journal.store import iter_records
-
-    detector = Detector(tables, gap)
-    for rnd in _closed_rounds(iter_records(path, skip_torn_tail=True)):
-        detector.add(rounds_seen(rnd, tables.multiples))
-    return detector.reports()

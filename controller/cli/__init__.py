@@ -1,4 +1,6 @@
 """The command line: ``crisscross`` and its subcommands.
 
-Owns: ``main`` (the parser and the subcommands). May import every package; nothing imports it.
+Owns: ``main`` (the parser, the dispatch and ``run``), ``parts`` (what ``run`` hands the service), ``journal``
+(journal tools and ``recall``), ``settle``, ``operators``, ``protect``, ``simulate`` (the Monte Carlo check).
+May import every package; nothing imports it.
 """

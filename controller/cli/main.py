@@ -5,7 +5,7 @@
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
 - ``crisscross protect [--journal PATH]`` reports players who seem to see a hole card; ``--measure`` measures
-  the detector on simulated play (``controller.analysis.protect_cli``).
+  the detector on simulated play (``controller.cli.protect``).
 - ``crisscross recall [--last N] [--journal PATH]`` prints the last N rounds of the journal step by step (exit 1,
   under a warning line, when the journal does not verify); ``--alerts`` lists every hole-card alert instead, each
   acknowledged or not (``controller.journal.alert_recall``).
@@ -44,19 +44,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
-import json
 from collections.abc import Callable
 import logging
 import time
-import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 from controller import __version__
-from controller.analysis import protect_cli
+from controller.cli import protect
+from controller.cli.journal import JOURNAL_COMMANDS, recall
+from controller.cli.operators import operator
+from controller.cli.settle import settle
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
+from controller.simulated.player_spec import parse_spec
 
 
 #: When this process began its work (``time.monotonic()``): the start-up time counts from here.
@@ -104,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
 
-    protect_cli.add_parser(sub, common, config_help, positive_int)
+    protect.add_parser(sub, common, config_help, positive_int)
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
@@ -282,7 +283,7 @@ def _main(argv: list[str] | None) -> int:
     logging.basicConfig(level=level, handlers=[handler])
     logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
-        return _settle(args.file, args.table, lines=args.lines)
+        return settle(args.file, args.table, lines=args.lines)
     if args.command == "paytable" and args.jurisdiction == "design":
         from controller.analysis import paytable_design
 
@@ -295,15 +296,13 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "par-sheet":
         return _with_analysis(lambda: _par_sheet(args))
     if args.command == "recall":
-        return _recall(args)
+        return recall(args)
     if args.command == "protect":
-        return _with_analysis(lambda: protect_cli.main(args))
+        return _with_analysis(lambda: protect.main(args))
     if args.command == "journal":
-        return {"verify": _journal_verify, "export": _journal_export, "import": _journal_import,
-                "init-key": _journal_init_key, "add-key": _journal_admit,
-                "reanchor": _journal_admit}[args.journal_command](args)
+        return JOURNAL_COMMANDS[args.journal_command](args)
     if args.command == "operator":
-        return _operator(args)
+        return operator(args)
     if args.command == "config":
         return _config_init(args.dir) if args.config_command == "init" else _config_unit()
     if args.command == "floor":
@@ -382,53 +381,6 @@ def _config_unit() -> int:
     return 0
 
 
-def _recall(args: argparse.Namespace) -> int:
-    from controller.journal.alert_recall import alerts_of, format_alerts
-    from controller.journal.store import (JournalError, existing_journal, iter_records, last_rounds, refuse_lost_records,
-                                    verify_journal)
-    from controller.journal.recall import recall_last
-    from controller.game.table import load_table_config
-
-    try:
-        config = load_table_config(find_table_config(args.config))
-        path = existing_journal(Path(args.journal or config.journal),
-                                _simulated_hint(config) if args.journal is None else "")
-        refuse_lost_records(path)
-        rounds = [] if args.alerts else last_rounds(path, args.last)
-        alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
-        torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
-        if path.stat().st_size and not _is_store(path):
-            with path.open("rb") as handle:
-                handle.seek(-1, os.SEEK_END)
-                torn = handle.read(1) != b"\n"
-        _, problem = verify_journal(path) if not torn else (0, None)
-    except (OSError, ConfigError, JournalError) as exc:
-        print(f"crisscross recall: {exc}", file=sys.stderr)
-        return 2
-    if torn:  # not a tampering: a copy cut short
-        print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
-    if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
-        warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
-        print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
-        print(warning)
-    print(alerts or recall_last(rounds) or f"no rounds in {path}")
-    return 1 if problem else 0
-
-
-def _simulated_hint(config) -> str:
-    """Where simulated play went, for a reader who looked for it in the table's journal ("" when none)."""
-    from controller.service.loop import journal_for
-
-    simulated = journal_for(config, True, None)
-    return f" (simulated play is in {simulated}: --journal {simulated})" if simulated.exists() else ""
-
-
-def _is_store(path: Path) -> bool:
-    from controller.journal.store import is_store
-
-    return is_store(path)
-
-
 def _par_sheet(args: argparse.Namespace) -> int:
     from controller.analysis import report
     from controller.analysis.parsheet_totals import compute_par_sheet
@@ -472,106 +424,6 @@ def _paytable(name: str) -> int:
     return 0
 
 
-def _settle(path: Path | None, table_path: Path | None = None, *, lines: bool = False) -> int:
-    """``crisscross settle [FILE] [--table T] [--lines]``: one round as JSON in, its settlement as JSON out (exit
-    2 and one line naming the field when refused); with ``lines``, one round per line (a checker's batch: one
-    process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
-    line that is not blank."""
-    from controller.game.settlement import SettlementInputError, settle_round
-    from controller.game.table import jurisdictions_home, load_table_config
-
-    table = None
-    config_dir = CONFIG_DIR
-    if table_path is not None:
-        try:
-            table = load_table_config(table_path)
-        except ConfigError as exc:
-            print(f"crisscross: {exc}", file=sys.stderr)
-            return 2
-        config_dir = jurisdictions_home(table.source)  # a code is the table's, as ``crisscross run`` reads it
-
-    source = str(path) if path else "<stdin>"
-    try:
-        text = path.read_text(encoding="utf-8") if path else sys.stdin.read()
-    except OSError as exc:
-        print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-
-    def settled(round_text: str, where: str) -> dict[str, Any]:
-        """The settlement of one round's JSON; raises ``ValueError`` with ``where`` and what is wrong."""
-        try:
-            data = json.loads(round_text, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError as exc:
-            place = where if lines else f"{source}: line {exc.lineno}"
-            raise ValueError(f"{place}, column {exc.colno}: invalid JSON: {exc.msg}") from None
-        except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
-            raise ValueError(f"{where}: invalid JSON: {str(exc)[:100] or type(exc).__name__}") from None
-        try:
-            return settle_round(data, config_dir, table=table)
-        except SettlementInputError as exc:
-            raise ValueError(f"{where}: {exc}") from None
-
-    status = 0
-    try:
-        if lines:
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
-                except ValueError as exc:
-                    print(exc, file=sys.stderr)
-                    answer, status = {"line": number, "error": str(exc)}, 2
-                sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
-        else:
-            try:
-                result = settled(text, source)
-            except ValueError as exc:
-                print(exc, file=sys.stderr)
-                return 2
-            json.dump(result, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
-        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
-    return status
-
-
-def _journal_verify(args: argparse.Namespace) -> int:
-    """``crisscross journal verify PATH [--key FILE]``: 0 intact, 1 tampered, 2 unreadable, 3 nothing found but
-    not everything checkable (``controller.journal.tools.verify``). Reads the files only; never writes them."""
-    from controller.journal.store import JournalError
-    from controller.journal.key import JournalKeyError, load_key
-    from controller.journal.tools import verify
-
-    path = args.path
-    try:
-        verdict = verify(path, load_key(args.key) if args.key else None)
-    except (JournalError, JournalKeyError) as exc:
-        return _refused(exc, path)
-    if verdict.tamper is not None:
-        print(f"{path}: tampered: {verdict.tamper}")
-        return 1
-    if verdict.unchecked:
-        print(f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}")
-        return 3
-    print(f"{path}: intact, {verdict.records} records")
-    return 0
-
-
-def _refused(exc: Exception, where: object) -> int:
-    """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
-    ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised
-    again: ``main`` ends the command quietly."""
-    if isinstance(exc, BrokenPipeError):
-        raise exc
-    if isinstance(exc, OSError):
-        print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
-    else:
-        print(f"crisscross: {exc}", file=sys.stderr)
-    return 2
-
-
 def _journal_folder(path: Path, where: str) -> None:
     """``ConfigError`` when the folder of the journal ``path`` (named ``where``: ``--journal``, or the table
     file's ``journal:``) does not exist: a mistyped path would start a second history of the table, so a new
@@ -581,167 +433,12 @@ def _journal_folder(path: Path, where: str) -> None:
                           f"of the table; create the folder first for a new one)")
 
 
-def _journal_path(args: argparse.Namespace) -> Path:
-    from controller.game.table import load_table_config
-
-    return Path(args.journal or load_table_config(find_table_config(args.config)).journal)
-
-
-def _journal_export(args: argparse.Namespace) -> int:
-    """``crisscross journal export``: 0 written, 2 a journal that cannot be read (one line on standard error)."""
-    from controller.journal.store import JournalError
-    from controller.journal.tools import export
-
-    try:
-        path = _journal_path(args)
-        if args.output is None:
-            count = export(path, sys.stdout, rounds=args.rounds)
-        else:
-            descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
-            try:
-                with open(descriptor, "w", encoding="ascii") as out:
-                    count = export(path, out, rounds=args.rounds)
-            except BaseException:
-                os.unlink(args.output)  # a refused export leaves no partial copy behind
-                raise
-    except (ConfigError, JournalError, OSError) as exc:
-        return _refused(exc, args.output)
-    print(f"exported {count} records of {path}", file=sys.stderr)
-    return 0
-
-
-def _journal_import(args: argparse.Namespace) -> int:
-    """``crisscross journal import FILE``: 0 imported, 1 a source that does not verify, 2 anything else
-    refused (one line on standard error)."""
-    from controller.journal.store import JournalError
-    from controller.journal.tools import import_jsonl, verify
-    from controller.service.loop import key_for
-    from controller.game.table import load_table_config
-
-    try:
-        config = load_table_config(find_table_config(args.config))
-        destination = Path(args.journal or config.journal)
-        verdict = verify(args.source)
-        if verdict.tamper is not None:
-            print(f"crisscross: {args.source}: does not verify: {verdict.tamper}; not imported", file=sys.stderr)
-            return 1
-        count = import_jsonl(args.source, destination, key=key_for(config))
-    except (ConfigError, JournalError, OSError) as exc:
-        return _refused(exc, args.source)
-    print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
-    return 0
-
-
-def _journal_admit(args: argparse.Namespace) -> int:
-    """``crisscross journal add-key`` and ``crisscross journal reanchor`` (``controller.journal.tools.admit``):
-    0 done and journaled, 2 refused (one line on standard error: nothing to do, the service running, a journal
-    that does not open for another reason, no key)."""
-    from controller.journal.store import JournalError
-    from controller.journal.key import JournalKeyError, load_key
-    from controller.journal.tools import admit
-    from controller.game.table import load_table_config
-
-    try:
-        config = load_table_config(find_table_config(args.config))
-        path = Path(args.journal or config.journal)
-        key_file = args.key or config.journal_key
-        if key_file is None:
-            raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
-        record = admit(path, load_key(key_file), "key" if args.journal_command == "add-key" else "anchor",
-                       by=args.by, reason=args.reason)
-    except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
-        return _refused(exc, args.journal)
-    print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",
-          file=sys.stderr)
-    return 0
-
-
-def _journal_init_key(args: argparse.Namespace) -> int:
-    """``crisscross journal init-key``: 0 created, 2 refused (exists, no path configured, not writable)."""
-    from controller.journal.key import JournalKeyError, init_key
-    from controller.game.table import load_table_config
-
-    try:
-        config_path = find_table_config(args.config)
-        path = args.file or load_table_config(config_path).journal_key
-        if path is None:
-            raise ConfigError(f"{config_path}: no journal_key: give its path there (journal_key: "
-                              f"journal.key) or with --file")
-        init_key(path)
-    except (ConfigError, JournalKeyError, OSError) as exc:
-        return _refused(exc, args.file)
-    print(f"created the journal key {path} (mode 0600); keep a copy apart from the journal", file=sys.stderr)
-    return 0
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        raise ValueError(f"key {repeated[0]!r} repeated in an object")
-    return dict(pairs)
-
-
-def _operators_path(args: argparse.Namespace) -> Path:
-    """The operators file meant: ``--file``, whose folder must exist (a mistyped path would start a second
-    file nobody reads), else ``control.operators`` of ``--config``. Raises ``ConfigError``."""
-    from controller.game.table import load_table_config
-
-    if args.file is not None:
-        if not args.file.parent.is_dir():
-            raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
-        return args.file
-    config = load_table_config(find_table_config(args.config))
-    if config.source.parent.resolve() == CONFIG_DIR.resolve():
-        raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
-                          f"table's own with `crisscross config init DIR` and name it with --config (or "
-                          f"$CRISSCROSS_CONFIG)")
-    return config.control.operators
-
-
-def _operator(args: argparse.Namespace) -> int:
-    """``crisscross operator add|list|remove``: 0 done, 2 a refused name, role, password, file or
-    configuration (one line on standard error)."""
-    import getpass
-
-    from controller.control.operators import add_operator, load_operators, remove_operator
-
-    path: Path | str = args.file or args.config
-    try:
-        path = _operators_path(args)
-        if args.operator_command == "list":
-            operators = load_operators(path)
-            for operator in sorted(operators.values(), key=lambda o: o.name):
-                print(f"{operator.name}\t{operator.role}")
-            print(f"{len(operators)} operator(s) in {path}", file=sys.stderr)
-            return 0
-        if args.operator_command == "remove":
-            remove_operator(path, args.name)
-            print(f"removed {args.name} from {path}", file=sys.stderr)
-            return 0
-        if sys.stdin.isatty():
-            password = getpass.getpass(f"password for {args.name}: ")
-            if getpass.getpass("again: ") != password:
-                raise ValueError("the two passwords differ")
-        else:
-            password = sys.stdin.readline().rstrip("\r\n")
-        new = add_operator(path, args.name, args.role, password)
-    except (ConfigError, ValueError) as exc:
-        print(f"crisscross: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"crisscross: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
-    return 0
-
-
 def _players(args: argparse.Namespace, config) -> list:
     """The ``PlayerSpec`` of ``--player-strategy`` and ``--hole-carder``; ``ConfigError`` for a bad one."""
     specs = []
     try:
-        specs = [protect_cli.parse_spec(text, False) for text in args.player_strategy]
-        specs += [protect_cli.parse_spec(text, True) for text in args.hole_carder]
+        specs = [parse_spec(text, False) for text in args.player_strategy]
+        specs += [parse_spec(text, True) for text in args.hole_carder]
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     seats = [spec.seat for spec in specs]
@@ -756,7 +453,8 @@ def _players(args: argparse.Namespace, config) -> list:
 
 def _run(args: argparse.Namespace) -> int:
     from controller.journal.store import JournalError
-    from controller.service.loop import run_service
+    from controller.cli.parts import SERVICE_PARTS
+    from controller.service.assembly import run_service
     from controller.game.table import JOURNAL_NAME, load_table_config, state_dir
 
     try:
@@ -796,7 +494,7 @@ def _run(args: argparse.Namespace) -> int:
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
-                           players=players, protect=args.protect, manual=args.manual)
+                           players=players, protect=args.protect, manual=args.manual, parts=SERVICE_PARTS)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

@@ -65,7 +65,7 @@ from controller.round.alerts import alert_record
 from controller.settings.files import ConfigError
 from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
 from controller.control.app import build_app, protocol_class
-from controller.control.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
+from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
                                   rehash_operator)
@@ -85,7 +85,7 @@ REQUEST_TIMEOUT = 5.0
 MAX_CHECKS = 1
 #: Niceness added to the password-check threads (Linux: a thread's own priority, setpriority on its id).
 CHECK_NICENESS = 10
-#: Most connections open at once (``controller.control.limits``: far below the service's open-file limit, so the
+#: Most connections open at once (``controller.service.limits``: far below the service's open-file limit, so the
 #: journal and the device links can always open their files). One more sheds the oldest connection that has not
 #: sent a complete request's headers (a slow or idle one), or is closed as soon as it is accepted when every
 #: connection is busy with a request or a stream.

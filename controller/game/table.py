@@ -122,7 +122,7 @@ class TableConfig:
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     """Load and check ``table.yaml``.
 
-    ``jurisdiction`` is a code (``ny``; looked up by ``controller.service.loop.jurisdiction_for``) or the path of a
+    ``jurisdiction`` is a code (``ny``; looked up by ``controller.service.opening.jurisdiction_for``) or the path of a
     jurisdiction file, relative to this file's folder like ``journal`` and ``control.operators``; it is kept
     as the resolved path. Without ``journal`` the table's journal is ``JOURNAL_NAME`` in the state directory
     (``controller.settings.files.state_dir``: ``$STATE_DIRECTORY`` under systemd).

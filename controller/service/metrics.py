@@ -29,7 +29,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import MetricsHandler
 
 from controller import __version__
-from controller.control.limits import METRICS_CONNECTIONS, check_descriptors
+from controller.service.limits import METRICS_CONNECTIONS, check_descriptors
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class ServiceMetrics:
     ``queue_depth`` returns the event queue's length and ``drivers`` the device drivers (name -> driver) at
     scrape time. ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
     raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
-    service's doors, ``controller.control.limits``); ``close`` stops it.
+    service's doors, ``controller.service.limits``); ``close`` stops it.
     """
 
     def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]]) -> None:

@@ -76,7 +76,8 @@ class LiveProtection:
 
     def _work(self) -> None:
         try:
-            from controller.analysis.protect import Detector, rounds_seen
+            from controller.analysis.protect import Detector
+            from controller.service.protect_journal import rounds_seen
             from controller.analysis.protect_tables import ProtectTables
 
             detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap)

@@ -3,7 +3,7 @@
 Every decision is a bet as a multiple of the ante, or 0 to fold (NY 9 NYCRR 5324.39(e)(3)-(7)). Functions work
 on many deals at once (NumPy arrays of card indexes into ``controller.game.cards.DECK``: ``hole`` ``(N, 2)``, the
 across and down outside cards ``(N, 2)`` each, the middle card ``(N,)``), so that the measurement of
-``controller.analysis.protect_measure`` plays thousands of sessions side by side; the simulated table of
+``controller.simulated.protect_measure`` plays thousands of sessions side by side; the simulated table of
 ``crisscross run --simulate`` calls them one deal at a time (``SeatPlayer``).
 
 Honest strategies (``STRATEGIES``) look only at the player's cards and the cards already turned:
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 import numpy as np
 
-from controller.analysis.protect_cli import HOLE_CARDS, STRATEGIES, PlayerSpec
+from controller.simulated.player_spec import HOLE_CARDS, STRATEGIES, PlayerSpec
 from controller.analysis.protect_tables import ProtectTables, chosen, pair_index
 from controller.game.cards import DECK
 

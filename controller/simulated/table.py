@@ -45,12 +45,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.analysis.strategy import OptimalStrategy
-from controller.game.cards import DECK
 from controller.round.inputs import SUPERVISOR_ACTIONS
 from controller.game.paytable import Jurisdiction
 from controller.game.payout import MISPAY_KINDS, plan_seat
 from controller.game.settlement import Community, settle_seat
 from controller.game.table import Limits, TableConfig
+from controller.simulated.manual import ManualDealing, RoundOver
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
@@ -75,11 +75,7 @@ ANNOUNCEMENTS: tuple[str, ...] = ("no_more_bets", "confirm")
 CHIPS_REPORTED_S = 5.0
 
 
-class RoundOver(Exception):
-    """The round ended before the dealer finished it (a supervisor voided it)."""
-
-
-class SimulatedTable:
+class SimulatedTable(ManualDealing):
     """Players at ``seats`` and a dealer, driving the simulators until ``stop()`` or ``rounds`` rounds.
 
     Runs two threads (``start``/``stop``): the dealer and players, and the supervisor. The dealer waits for
@@ -146,7 +142,7 @@ class SimulatedTable:
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
         ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
-        (``controller.simulated.players``)."""
+        (``controller.simulated.player_spec``)."""
         seated = {}
         if players:
             from controller.simulated.players import SeatPlayer
@@ -534,107 +530,3 @@ class SimulatedTable:
             spot = rng.choice(lost)
             amounts[spot] = plan[spot]["wager"]
         return kind
-
-    # ------------------------------------------------------------------ dealing by hand (NY (d)(1))
-    def _switch_when_due(self) -> bool:
-        """Between rounds: the shoe goes down and the supervisor switches to dealing by hand when the round to
-        play is the first of ``manual_rounds``; the shoe comes back and the supervisor switches back after its
-        last. False when stopped."""
-        if self.manual_rounds is None:
-            return True
-        first, end = self.manual_rounds
-        if not self.manual and first <= self.rounds_played and (end is None or self.rounds_played < end):
-            if self.on_shoe_down is not None:
-                self.on_shoe_down()
-            if not self._supervisor_presses("deal_by_hand", then_clear=True):
-                return False
-            self.manual = True
-        elif self.manual and end is not None and self.rounds_played >= end:
-            if self.on_shoe_back is not None:
-                self.on_shoe_back()
-            if not self._supervisor_presses("deal_by_shoe"):
-                return False
-            self.manual = False
-        return True
-
-    def _supervisor_presses(self, button: str, then_clear: bool = False) -> bool:
-        """The supervisor turns the key and presses ``button`` once it lights (and ``clear_fault`` after it when
-        that lights: the fault the shoe left no longer needs the shoe); False when stopped."""
-        while not self._stop.is_set():
-            self._act(self.panel.turn_key, True, self.supervisor_id)  # again: the other supervisor may have left
-            try:
-                if not self.panel.wait_for(lambda: button in self.panel.lamps, 0.5):
-                    continue
-                self._act(self.panel.press, button)
-                if not self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
-                    continue
-                if then_clear and self.panel.wait_for(lambda: "clear_fault" in self.panel.lamps, 1.0):
-                    self._act(self.panel.press, "clear_fault")
-                    self.panel.wait_for(lambda: "clear_fault" not in self.panel.lamps, 1.0)
-                return True
-            finally:
-                self._act(self.panel.turn_key, False, self.supervisor_id)
-        return False
-
-    def _until_display(self, ready: Callable[[str], bool]) -> str | None:
-        """Wait until the panel's text satisfies ``ready`` and return it; None when stopped; ``RoundOver`` when
-        the round ended early (``open_betting`` lit)."""
-        while not self._stop.is_set():
-            text = self.panel.display
-            if ready(text):
-                return text
-            if "open_betting" in self.panel.lamps:
-                raise RoundOver
-            self.panel.wait_for(lambda: self.panel.display != text, 0.1)
-        return None
-
-    def _deal_by_hand(self, seats: list[int]) -> tuple[tuple[str, ...], dict[int, tuple[str, str]]] | None:
-        """Deal from the dealer's own shuffled deck as the panel asks, confirming each step: the cross, then one
-        card at a time clockwise from the dealer's left until each seat has two. Returns the cross and the
-        hands, or None when stopped."""
-        deck = list(DECK)
-        self.rng.shuffle(deck)
-        count = len(seats)
-        cross = tuple(deck[:5])
-        hands = {seat: (deck[5 + i], deck[5 + count + i]) for i, seat in enumerate(seats)}
-        while True:
-            text = self._until_display(lambda t: t.startswith(("Deal ", "Across decision")))
-            if text is None:
-                return None
-            if text.startswith("Across decision"):
-                return cross, hands
-            self._act(self.panel.press, "confirm")
-            self.panel.wait_for(lambda: self.panel.display != text, 1.0)  # unchanged: the press was lost
-
-    def _enter_when_asked(self, prompt: str, seat: int, cards: Sequence[str]) -> bool:
-        """When the panel shows ``prompt``, type ``cards`` for ``seat`` (0: community); False when stopped."""
-        text = self._until_display(lambda t: t.startswith(prompt))
-        if text is None:
-            return False
-        self._enter(seat, cards)
-        self.panel.wait_for(lambda: self.panel.display != text, 1.0)
-        return True
-
-    def _enter(self, seat: int, cards: Sequence[str]) -> None:
-        """Scan ``cards`` for ``seat`` (0: community) on the card reader, or type them on the panel without one."""
-        if self.reader is not None:
-            self._act(self.reader.scan, seat, tuple(cards))
-        else:
-            self._act(self.panel.enter_cards, seat, tuple(cards))
-
-    def _settle_by_hand(self, cross: Sequence[str], hands: dict[int, tuple[str, str]]) -> bool:
-        """Turn and type the cards the panel asks for at settlement (each seat as named, from the dealer's right;
-        community cards never turned) until the round closes or its payout begins; False when stopped."""
-        while not self._stop.is_set():
-            if {"open_betting", "paid"} & self.panel.lamps:
-                return True
-            text = self.panel.display
-            named = re.match(r"(?:Turn seat|Seat) (\d)\b.*enter its 2 cards", text)
-            if named:
-                seat = int(named.group(1))
-                self._enter(seat, hands[seat])
-            elif text.startswith("Enter the "):
-                missing = int(text.split()[2])
-                self._enter(0, cross[5 - missing:])
-            self.panel.wait_for(lambda: self.panel.display != text or "open_betting" in self.panel.lamps, 1.0)
-        return False

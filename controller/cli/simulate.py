@@ -1,6 +1,6 @@
 """Monte Carlo check of the par sheet through the real round machine and settlement.
 
-    python -m controller.analysis.simulate --rounds 1000000 [--seed 1] [--workers 2] [--jurisdiction ny]
+    python -m controller.cli.simulate --rounds 1000000 [--seed 1] [--workers 2] [--jurisdiction ny]
 
 Plays rounds through ``controller.round.machine.Round`` exactly as the service does, with the devices answered in
 process: a shuffled deck for the shoe, bet-sensor snapshots for the spots, dealer presses for the panel. Six
@@ -175,7 +175,7 @@ def simulate_parallel(jurisdiction_name: str, rounds: int, seed: int, workers: i
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: simulate, compare with the exact value, print both; exit 1 beyond three standard errors."""
-    parser = argparse.ArgumentParser(prog="python -m controller.analysis.simulate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m controller.cli.simulate", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=lambda t: max(2, positive_int(t)), default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1)

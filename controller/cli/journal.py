@@ -1,0 +1,197 @@
+"""``crisscross journal verify|export|import|init-key|add-key|reanchor`` and ``crisscross recall``: the journal
+tools of the command line (``controller.journal.tools``, ``controller.journal.recall``; docs/journal.md).
+
+Exit status: 0 done; 1 tampered or not verifying; 2 refused (one line on standard error); 3 (verify) nothing
+wrong found but not everything checkable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from controller.settings.files import ConfigError, find_table_config
+
+
+def recall(args: argparse.Namespace) -> int:
+    """``crisscross recall [--last N] [--alerts]``: 0 shown, 1 shown under a warning (the journal does not
+    verify), 2 a journal or configuration that cannot be read (one line on standard error)."""
+    from controller.journal.alert_recall import alerts_of, format_alerts
+    from controller.journal.store import (JournalError, existing_journal, iter_records, last_rounds, refuse_lost_records,
+                                    verify_journal)
+    from controller.journal.recall import recall_last
+    from controller.game.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        path = existing_journal(Path(args.journal or config.journal),
+                                _simulated_hint(config) if args.journal is None else "")
+        refuse_lost_records(path)
+        rounds = [] if args.alerts else last_rounds(path, args.last)
+        alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
+        torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
+        if path.stat().st_size and not _is_store(path):
+            with path.open("rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                torn = handle.read(1) != b"\n"
+        _, problem = verify_journal(path) if not torn else (0, None)
+    except (OSError, ConfigError, JournalError) as exc:
+        print(f"crisscross recall: {exc}", file=sys.stderr)
+        return 2
+    if torn:  # not a tampering: a copy cut short
+        print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
+    if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
+        warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
+        print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
+        print(warning)
+    print(alerts or recall_last(rounds) or f"no rounds in {path}")
+    return 1 if problem else 0
+
+
+def _simulated_hint(config) -> str:
+    """Where simulated play went, for a reader who looked for it in the table's journal ("" when none)."""
+    from controller.service.opening import journal_for
+
+    simulated = journal_for(config, True, None)
+    return f" (simulated play is in {simulated}: --journal {simulated})" if simulated.exists() else ""
+
+
+def _is_store(path: Path) -> bool:
+    from controller.journal.store import is_store
+
+    return is_store(path)
+
+
+def _journal_verify(args: argparse.Namespace) -> int:
+    """``crisscross journal verify PATH [--key FILE]``: 0 intact, 1 tampered, 2 unreadable, 3 nothing found but
+    not everything checkable (``controller.journal.tools.verify``). Reads the files only; never writes them."""
+    from controller.journal.store import JournalError
+    from controller.journal.key import JournalKeyError, load_key
+    from controller.journal.tools import verify
+
+    path = args.path
+    try:
+        verdict = verify(path, load_key(args.key) if args.key else None)
+    except (JournalError, JournalKeyError) as exc:
+        return _refused(exc, path)
+    if verdict.tamper is not None:
+        print(f"{path}: tampered: {verdict.tamper}")
+        return 1
+    if verdict.unchecked:
+        print(f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}")
+        return 3
+    print(f"{path}: intact, {verdict.records} records")
+    return 0
+
+
+def _refused(exc: Exception, where: object) -> int:
+    """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
+    ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised
+    again: ``main`` ends the command quietly."""
+    if isinstance(exc, BrokenPipeError):
+        raise exc
+    if isinstance(exc, OSError):
+        print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
+    else:
+        print(f"crisscross: {exc}", file=sys.stderr)
+    return 2
+
+
+def _journal_path(args: argparse.Namespace) -> Path:
+    from controller.game.table import load_table_config
+
+    return Path(args.journal or load_table_config(find_table_config(args.config)).journal)
+
+
+def _journal_export(args: argparse.Namespace) -> int:
+    """``crisscross journal export``: 0 written, 2 a journal that cannot be read (one line on standard error)."""
+    from controller.journal.store import JournalError
+    from controller.journal.tools import export
+
+    try:
+        path = _journal_path(args)
+        if args.output is None:
+            count = export(path, sys.stdout, rounds=args.rounds)
+        else:
+            descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
+            try:
+                with open(descriptor, "w", encoding="ascii") as out:
+                    count = export(path, out, rounds=args.rounds)
+            except BaseException:
+                os.unlink(args.output)  # a refused export leaves no partial copy behind
+                raise
+    except (ConfigError, JournalError, OSError) as exc:
+        return _refused(exc, args.output)
+    print(f"exported {count} records of {path}", file=sys.stderr)
+    return 0
+
+
+def _journal_import(args: argparse.Namespace) -> int:
+    """``crisscross journal import FILE``: 0 imported, 1 a source that does not verify, 2 anything else
+    refused (one line on standard error)."""
+    from controller.journal.store import JournalError
+    from controller.journal.tools import import_jsonl, verify
+    from controller.service.opening import key_for
+    from controller.game.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        destination = Path(args.journal or config.journal)
+        verdict = verify(args.source)
+        if verdict.tamper is not None:
+            print(f"crisscross: {args.source}: does not verify: {verdict.tamper}; not imported", file=sys.stderr)
+            return 1
+        count = import_jsonl(args.source, destination, key=key_for(config))
+    except (ConfigError, JournalError, OSError) as exc:
+        return _refused(exc, args.source)
+    print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    return 0
+
+
+def _journal_admit(args: argparse.Namespace) -> int:
+    """``crisscross journal add-key`` and ``crisscross journal reanchor`` (``controller.journal.tools.admit``):
+    0 done and journaled, 2 refused (one line on standard error: nothing to do, the service running, a journal
+    that does not open for another reason, no key)."""
+    from controller.journal.store import JournalError
+    from controller.journal.key import JournalKeyError, load_key
+    from controller.journal.tools import admit
+    from controller.game.table import load_table_config
+
+    try:
+        config = load_table_config(find_table_config(args.config))
+        path = Path(args.journal or config.journal)
+        key_file = args.key or config.journal_key
+        if key_file is None:
+            raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
+        record = admit(path, load_key(key_file), "key" if args.journal_command == "add-key" else "anchor",
+                       by=args.by, reason=args.reason)
+    except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
+        return _refused(exc, args.journal)
+    print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",
+          file=sys.stderr)
+    return 0
+
+
+def _journal_init_key(args: argparse.Namespace) -> int:
+    """``crisscross journal init-key``: 0 created, 2 refused (exists, no path configured, not writable)."""
+    from controller.journal.key import JournalKeyError, init_key
+    from controller.game.table import load_table_config
+
+    try:
+        config_path = find_table_config(args.config)
+        path = args.file or load_table_config(config_path).journal_key
+        if path is None:
+            raise ConfigError(f"{config_path}: no journal_key: give its path there (journal_key: "
+                              f"journal.key) or with --file")
+        init_key(path)
+    except (ConfigError, JournalKeyError, OSError) as exc:
+        return _refused(exc, args.file)
+    print(f"created the journal key {path} (mode 0600); keep a copy apart from the journal", file=sys.stderr)
+    return 0
+
+
+#: ``crisscross journal SUBCOMMAND``: the function of each subcommand (each returns the exit status).
+JOURNAL_COMMANDS = {"verify": _journal_verify, "export": _journal_export, "import": _journal_import,
+                    "init-key": _journal_init_key, "add-key": _journal_admit, "reanchor": _journal_admit}

@@ -1,0 +1,65 @@
+"""``crisscross operator add|list|remove``: the users of the control interface (``controller.control.operators``,
+docs/control.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
+
+
+def _operators_path(args: argparse.Namespace) -> Path:
+    """The operators file meant: ``--file``, whose folder must exist (a mistyped path would start a second
+    file nobody reads), else ``control.operators`` of ``--config``. Raises ``ConfigError``."""
+    from controller.game.table import load_table_config
+
+    if args.file is not None:
+        if not args.file.parent.is_dir():
+            raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
+        return args.file
+    config = load_table_config(find_table_config(args.config))
+    if config.source.parent.resolve() == CONFIG_DIR.resolve():
+        raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
+                          f"table's own with `crisscross config init DIR` and name it with --config (or "
+                          f"$CRISSCROSS_CONFIG)")
+    return config.control.operators
+
+
+def operator(args: argparse.Namespace) -> int:
+    """``crisscross operator add|list|remove``: 0 done, 2 a refused name, role, password, file or
+    configuration (one line on standard error)."""
+    import getpass
+
+    from controller.control.operators import add_operator, load_operators, remove_operator
+
+    path: Path | str = args.file or args.config
+    try:
+        path = _operators_path(args)
+        if args.operator_command == "list":
+            operators = load_operators(path)
+            for operator in sorted(operators.values(), key=lambda o: o.name):
+                print(f"{operator.name}\t{operator.role}")
+            print(f"{len(operators)} operator(s) in {path}", file=sys.stderr)
+            return 0
+        if args.operator_command == "remove":
+            remove_operator(path, args.name)
+            print(f"removed {args.name} from {path}", file=sys.stderr)
+            return 0
+        if sys.stdin.isatty():
+            password = getpass.getpass(f"password for {args.name}: ")
+            if getpass.getpass("again: ") != password:
+                raise ValueError("the two passwords differ")
+        else:
+            password = sys.stdin.readline().rstrip("\r\n")
+        new = add_operator(path, args.name, args.role, password)
+    except (ConfigError, ValueError) as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"crisscross: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,85 @@
+"""``crisscross settle [FILE] [--table TABLE_YAML] [--lines]``: settle rounds given as JSON and print the
+settlements as JSON (``controller.game.settlement.settle_round``; the rules: NY 9 NYCRR 5324.39(e)).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.settings.files import CONFIG_DIR, ConfigError
+
+
+def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = False) -> int:
+    """``crisscross settle [FILE] [--table T] [--lines]``: one round as JSON in, its settlement as JSON out (exit
+    2 and one line naming the field when refused); with ``lines``, one round per line (a checker's batch: one
+    process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
+    line that is not blank."""
+    from controller.game.settlement import SettlementInputError, settle_round
+    from controller.game.table import jurisdictions_home, load_table_config
+
+    table = None
+    config_dir = CONFIG_DIR
+    if table_path is not None:
+        try:
+            table = load_table_config(table_path)
+        except ConfigError as exc:
+            print(f"crisscross: {exc}", file=sys.stderr)
+            return 2
+        config_dir = jurisdictions_home(table.source)  # a code is the table's, as ``crisscross run`` reads it
+
+    source = str(path) if path else "<stdin>"
+    try:
+        text = path.read_text(encoding="utf-8") if path else sys.stdin.read()
+    except OSError as exc:
+        print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+    def settled(round_text: str, where: str) -> dict[str, Any]:
+        """The settlement of one round's JSON; raises ``ValueError`` with ``where`` and what is wrong."""
+        try:
+            data = json.loads(round_text, object_pairs_hook=_unique_keys)
+        except json.JSONDecodeError as exc:
+            place = where if lines else f"{source}: line {exc.lineno}"
+            raise ValueError(f"{place}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
+            raise ValueError(f"{where}: invalid JSON: {str(exc)[:100] or type(exc).__name__}") from None
+        try:
+            return settle_round(data, config_dir, table=table)
+        except SettlementInputError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    status = 0
+    try:
+        if lines:
+            for number, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
+                except ValueError as exc:
+                    print(exc, file=sys.stderr)
+                    answer, status = {"line": number, "error": str(exc)}, 2
+                sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        else:
+            try:
+                result = settled(text, source)
+            except ValueError as exc:
+                print(exc, file=sys.stderr)
+                return 2
+            json.dump(result, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
+        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
+    return status
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"key {repeated[0]!r} repeated in an object")
+    return dict(pairs)

@@ -1,0 +1,384 @@
+"""The assembled service: journal, simulators where asked, drivers, the controller thread, and the parts the
+command line hands in (the control interface, the floor publisher, the scripted table).
+
+The service imports nothing above its layer: ``ServiceParts`` holds the factories of those parts
+(``controller.cli.parts.SERVICE_PARTS`` is the command line's), and the service calls each part through the
+narrow interface below (``ControlPart``, ``FloorPart``, ``TablePart``). A factory left out (None) is a part the
+run goes without.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from controller import __version__
+from controller.game.paytable import Jurisdiction
+from controller.game.table import TableConfig
+from controller.journal.check import JournalCheck
+from controller.journal.recall import RoundRecord
+from controller.journal.recovery import recover
+from controller.journal.store import JournalError
+from controller.journal.summary import format_round
+from controller.round.alerts import Alert, DetectorChecked
+from controller.round.inputs import ServiceStarted
+from controller.service.eventqueue import EventQueue
+from controller.service.loop import STOP, STOP_AFTER_ROUND, Controller
+from controller.service.metrics import ServiceMetrics
+from controller.service.notify import Notifier
+from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
+from controller.service.protection import LiveProtection
+from controller.service.simulators import is_simulated, sim_port, start_simulators
+from controller.service.watch import Watch
+from controller.settings.control import ControlConfig
+from controller.settings.floor import FloorConfig
+from drivers import DRIVERS
+from drivers.link import Device
+
+if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.py)
+    from drivers.sim import PtySimulator
+
+log = logging.getLogger(__name__)
+
+
+class ControlPart(Protocol):
+    """The control interface as the service uses it (``controller.control.server.ControlServer``): built before
+    any device is touched (a port in use is refused then), started with the drivers, stopped first."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def publish_record(self, record: dict[str, Any]) -> None: ...
+
+    def publish_view(self, view: dict[str, Any]) -> None: ...
+
+
+class FloorPart(Protocol):
+    """The floor publisher as the service uses it (``controller.floor.publisher.Publisher``): the journal is its
+    outbox; ``publish_view`` gets the round's view and the journal's head sequence number."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def publish_view(self, view: dict[str, Any], seq: int) -> None: ...
+
+
+class TablePart(Protocol):
+    """The scripted table of ``--simulate`` as the service uses it (``controller.simulated.table``):
+    ``page`` calls its supervisor to the panel (a hole-card alert)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def page(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """What the scripted table is asked to do (``run_service``'s arguments of the same names)."""
+
+    seed: int | None
+    rounds: int | None
+    mistakes: float
+    payout_errors: float
+    players: Sequence[Any]
+    manual: bool
+
+
+@dataclass(frozen=True)
+class ServiceParts:
+    """The factories of the parts above the service; each is called once, in the constructor of ``Service``.
+
+    ``control(config, events)`` with table.yaml's ``control`` and the event queue, when it is enabled;
+    ``floor(config, table_id, journal_path, key, simulated)`` with table.yaml's ``floor`` (key: the journal
+    key or None; simulated: True for simulated play), when it is enabled; ``table(sims, config, jurisdiction,
+    options, on_failure)`` under ``simulate``, with the started simulators by device name and the callable that
+    stops the service. A factory raises ``ConfigError`` or ``OSError`` to refuse the run.
+    """
+
+    control: Callable[[ControlConfig, EventQueue], ControlPart] | None = None
+    floor: Callable[[FloorConfig, str, Path, bytes | None, bool], FloorPart] | None = None
+    table: Callable[[dict[str, PtySimulator], TableConfig, Jurisdiction, TableOptions, Callable[[], None]],
+                    TablePart] | None = None
+
+
+class Service:
+    """The assembled service: journal, simulators where asked, drivers, round machine, controller, scripted table.
+
+    Built by the constructor without touching a device; ``run`` starts the drivers (each does its handshake
+    first), the control interface and the floor (when ``table.yaml`` enables them and ``parts`` builds them) and
+    the scripted table, then runs the controller on the calling thread; ``close`` stops everything and closes
+    the journal (also after a failed ``run``). Arguments as for ``run_service``. Raises
+    ``ConfigError`` for a refused jurisdiction or operators file, ``JournalError`` for a journal that does not
+    verify and ``OSError`` for a control port in use, before any simulator or port is opened.
+    """
+
+    def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
+                 seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
+                 quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
+                 metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
+                 players: Sequence[Any] = (), protect: bool = False, manual: bool = False,
+                 parts: ServiceParts = ServiceParts()) -> None:
+        started_at = time.monotonic() if started_at is None else started_at
+        jurisdiction = jurisdiction_for(config)
+        ports = dict(ports or {})
+        self.out = out
+        self.quiet = quiet
+        self.events: EventQueue = EventQueue()  # bounded; chip changes coalesce (controller/service/eventqueue.py)
+        #: any device simulated (--simulate, a port "simulator" or a sim:// URL): simulated play, kept apart
+        self.simulated = [n for n, dev in config.devices.items() if simulate or is_simulated(ports.get(n, dev.port))]
+        # the shared journal of simulated play is never sealed with a table's key: a keyed table file used once
+        # with --simulate would otherwise lock every other simulated run out of it
+        self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path),
+                                    history=not (self.simulated and journal_path is None))
+        mode = "simulated" if self.simulated else "table"
+        played = (self.journal.last_start or {}).get("data", {}).get("mode")
+        if played and played != mode:
+            self.journal.close()
+            raise JournalError(f"{self.journal.path}: this journal holds {played} play and this run is {mode} play; "
+                               f"simulated play never goes into a table's history (leave --journal out: a run with "
+                               f"simulated devices keeps its own journal)")
+        try:
+            log.info("journal %s: replaying the records after %s", self.journal.path,
+                     f"the checkpoint at record {self.journal.checkpoint.seq}" if self.journal.checkpoint else "none")
+            recovered = recover(self.journal, config, jurisdiction)
+            log.info("journal %s: replayed up to record %d", self.journal.path, self.journal.head[0])
+            if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
+                self.journal.commit([], state=recovered.machine.checkpoint())
+        except BaseException:
+            self.journal.close()
+            raise
+        self.sims: dict[str, PtySimulator] = {}
+        self.drivers: dict[str, Device] = {}
+        self.table: TablePart | None = None  # the scripted table under --simulate
+        self.protection: LiveProtection | None = None  # the hole-card detector, with --protect
+        self.control: ControlPart | None = None  # the control interface, when table.yaml enables it
+        self.floor: FloorPart | None = None  # the floor publisher, when table.yaml enables it
+        self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
+        self.journal_check: JournalCheck | None = None  # the check of the whole store, started once ready
+        kinds = {name: dev.driver for name, dev in config.devices.items()}
+        simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
+        started = ServiceStarted(mode, __version__, str(config.source),
+                                 {n: "simulator" if n in simulated else ports.get(n, dev.port)
+                                  for n, dev in config.devices.items()})
+        self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
+        try:
+            if config.control.enabled and parts.control is not None:  # a port in use is refused here, early
+                self.control = parts.control(config.control, self.events)
+            if config.floor.enabled and parts.floor is not None:  # the journal is its outbox
+                self.floor = parts.floor(config.floor, config.table_id, self.journal.path,
+                                         key_for(config) if self.journal.meta("key_id") else None,
+                                         bool(self.simulated))  # never under the table's own id
+            port = metrics_port if metrics_port is not None else config.metrics_port
+            if port is not None:
+                self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers)
+                self.metrics.journal_damaged.set(not recovered.machine.journal_whole())  # kept over restarts
+                self.metrics_port = self.metrics.serve("127.0.0.1", port)
+            self.sims = start_simulators(simulated, kinds, seed, self._link_dir)
+            for name, dev in config.devices.items():
+                port = sim_port(self.sims[name]) if name in self.sims else ports.get(name, dev.port)
+                search = (str(self._link_dir / f"sim-{dev.driver}-*"),) if name in self.sims else dev.search
+                self.drivers[name] = DRIVERS[dev.driver](
+                    port, self.events, name=name, timing=config.timing, identity=dev.identity, search=search)
+        except BaseException:
+            self.close()
+            raise
+        self.machine = recovered.machine
+        self.protection = LiveProtection(jurisdiction, self._alert) if protect else None
+        watch = Watch(config.table_id, Notifier(), self.metrics, started_at, on_ready=self._check_journal)
+        self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
+                                     on_round_closed=self._round_closed, rounds=rounds,
+                                     on_record=self.control.publish_record if self.control else None,
+                                     on_view=self._on_view if self.floor else
+                                     self.control.publish_view if self.control else None,
+                                     finish=self.protection.stop if self.protection else None)
+        if simulate and parts.table is not None:  # the scripted table only when simulating
+            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
+            try:
+                self.table = parts.table(self.sims, config, jurisdiction, options, self.stop)
+            except BaseException:
+                self.close()
+                raise
+
+    def _check_journal(self) -> None:
+        """Once ready (controller thread): start the check of the whole journal store in the background
+        (``controller.journal.check``); its outcome comes back as an input on the event queue. Never before
+        ready: start-up must not grow with the history."""
+        self.journal_check = JournalCheck(self.journal.path, self.events.put,
+                                          report_whole=not self.machine.journal_whole())
+        self.journal_check.start()
+
+    def _alert(self, alert: Alert | DetectorChecked) -> None:
+        """The detector's input for a round it read (its worker thread): queued for the round machine; for an
+        ``Alert``, the simulated supervisor, if any, is paged as a floor system pages a real one
+        (``controller.simulated.table``). Raises ``queue.Full``."""
+        self.events.put(alert)
+        if self.table is not None and isinstance(alert, Alert):
+            self.table.page()
+
+    def _on_view(self, view: dict[str, Any]) -> None:
+        """The round's view after each commit, to the control interface and the floor (neither waits)."""
+        if self.control is not None:
+            self.control.publish_view(view)
+        if self.floor is not None:
+            self.floor.publish_view(view, self.journal.head[0])
+
+    def _round_closed(self, record: RoundRecord) -> None:
+        if self.protection is not None:
+            self.protection.round_closed(record)
+        self._print_summary(record)
+
+    def _print_summary(self, record: RoundRecord) -> None:
+        if self.quiet:
+            return
+        try:
+            print(format_round(record), file=self.out, flush=True)
+        except OSError as exc:  # a closed pipe or a full disk must not stop the table: the journal is the record
+            log.warning("round summaries stopped: cannot write them (%s)", exc)
+            self.quiet = True
+
+    def stop(self) -> None:
+        """Ask the controller thread to stop after the event it is processing (safe from any thread)."""
+        self.events.put(STOP)
+
+    def stop_after_round(self) -> None:
+        """Ask the controller thread to stop once no round is in progress (safe from any thread)."""
+        self.events.put(STOP_AFTER_ROUND)
+
+    def run(self) -> int:
+        """Start the drivers and the scripted table, run the controller; 0, or 1 when it ended in a fault."""
+        for driver in self.drivers.values():
+            driver.start()
+        if self.control is not None:
+            self.control.start()
+        if self.floor is not None:
+            self.floor.start()
+        if self.table is not None:
+            self.table.start()
+        if self.protection is not None:
+            self.protection.start()
+        return self.controller.run()
+
+    def close(self) -> None:
+        """Stop the control interface, the scripted table, the drivers (closing their ports), the simulators and
+        the journal store's check; close the journal."""
+        if self.control is not None:
+            self.control.stop()
+        if self.floor is not None:
+            self.floor.stop()  # after the controller: it publishes what the journal holds, then says offline
+        if self.metrics is not None:
+            self.metrics.close()
+        if self.table is not None:
+            self.table.stop()
+        if self.protection is not None:
+            self.protection.stop()
+        for driver in self.drivers.values():
+            driver.stop()
+        for sim in self.sims.values():
+            sim.stop()
+        if self._link_dir is not None:
+            shutil.rmtree(self._link_dir, ignore_errors=True)
+        sim_urls = sys.modules.get("drivers.urls.protocol_sim")
+        if sim_urls is not None:  # simulators a sim:// port started (drivers/urls/protocol_sim.py)
+            sim_urls.stop_all()
+        if self.journal_check is not None:
+            self.journal_check.stop()
+        self.journal.close()
+
+
+def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
+                journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
+                out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
+                started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
+                protect: bool = False, manual: bool = False, parts: ServiceParts = ServiceParts()) -> int:
+    """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
+
+    ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
+    dealer, built by ``parts.table``); without it a device whose port is ``simulator`` gets its simulator and
+    the others are opened at their configured port (``ports`` overrides, by device name). Prints each closed
+    round's summary on ``out`` unless ``quiet``. ``mistakes``: the probability that a simulated player's
+    decision is random rather than optimal; ``payout_errors`` that the simulated dealer pays a seat wrong
+    (controller.simulated.table); ``players``: seats of other simulated players
+    (``controller.simulated.player_spec.PlayerSpec``); ``protect`` runs the hole-card detector after each round
+    (``controller.service.protection``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
+    supervisor switching it first; ``config`` must allow it); ``parts``: the control interface, floor and
+    scripted table to build (``ServiceParts``). Returns 0, or 1 when it stopped with a round open (or held in
+    fault) or the journal could not be written.
+    Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
+    a journal that does not verify.
+    """
+    previous_handlers = {}
+    signals: list[int] = []
+    built: list[Service] = []
+
+    def on_signal(*_: Any) -> None:
+        # the first signal lets the round in progress finish; a second one stops at once. A signal that comes
+        # while the service is still being built is kept and acted on once it exists.
+        signals.append(1)
+        if built:
+            built[0].stop() if len(signals) > 1 else built[0].stop_after_round()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous_handlers[sig] = signal.signal(sig, on_signal)
+    try:
+        service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
+                          ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
+                          started_at=started_at, payout_errors=payout_errors, players=players, protect=protect,
+                          manual=manual, parts=parts)
+    except BaseException:
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+        raise
+    built.append(service)
+    if signals:
+        service.stop() if len(signals) > 1 else service.stop_after_round()
+
+    log.info("table %s: configuration %s, journal %s, %s", config.table_id, config.source, service.journal.path,
+             "simulated devices and players" if simulate else "devices " + ", ".join(
+                 f"{name}={port}" for name, port in service.controller.started.devices.items()))
+    try:
+        if service.journal.created and not service.simulated:
+            print(f"crisscross: note: no journal at {service.journal.path}: a new one was started; if this table "
+                  f"has played before, stop and give the path of its journal", file=sys.stderr)
+        if service.journal.open_rounds:
+            print(f"crisscross: warning: round(s) {', '.join(map(str, service.journal.open_rounds))} in "
+                  f"{service.journal.path} were never closed: their wagers are unresolved", file=sys.stderr)
+        if service.sims and service.table is None:
+            print(f"crisscross: {', '.join(service.sims)} simulated and no scripted table: waiting for panel "
+                  f"presses (run with --simulate for simulated players and dealer)", file=sys.stderr)
+        status = service.run()
+        machine = service.machine
+        if service.controller.journal_error is not None:
+            print(f"crisscross: stopped: the journal cannot be written: {service.controller.journal_error}",
+                  file=sys.stderr)
+        elif machine.state == "fault":
+            fault = machine.fault
+            print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
+                  f" ({fault.detail if fault else ''})", file=sys.stderr)
+        elif service.controller.stopped_short:
+            print(f"crisscross: stopped: the journal store {service.journal.path} is damaged and no round opens on "
+                  f"it ({service.controller.rounds_closed} of {rounds} rounds played): restore it from its copy",
+                  file=sys.stderr)
+        elif status:
+            print(f"crisscross: stopped with round {machine.round_no} open ({machine.state}): its wagers are "
+                  f"unresolved; the journal keeps them", file=sys.stderr)
+        return status
+    finally:
+        try:
+            service.close()  # a signal meanwhile finds the service already stopping: the status stays
+        finally:
+            for sig, handler in previous_handlers.items():
+                signal.signal(sig, handler)

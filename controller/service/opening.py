@@ -1,0 +1,57 @@
+"""What a run opens before any device: the journal to write (simulated play kept apart), its key, the
+jurisdiction of the table (docs/journal.md, docs/config.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.game.paytable import Jurisdiction, load_jurisdiction
+from controller.game.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
+from controller.journal.key import JournalKeyError, load_key
+from controller.journal.store import Journal, JournalError
+from controller.settings.files import state_dir
+
+
+def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) -> Path:
+    """The journal to write: ``journal_path`` (``--journal``) when given; when any device is simulated (``simulate``)
+    a journal of its own in the state directory (``controller.settings.files.state_dir()/simulated``), so simulated play
+    never mixes with a table's history; else the table's (``table.yaml``, or ``journal.db`` in the state
+    directory)."""
+    if journal_path is not None:
+        return Path(journal_path)
+    if simulate:
+        return state_dir() / SIMULATED / JOURNAL_NAME
+    return config.journal
+
+
+def open_journal(config: TableConfig, journal_path: Path | None = None, *, history: bool = True) -> Journal:
+    """Open the journal store (``journal_path``, else table.yaml's ``journal``; ``journal_for``) with table.yaml's
+    ``journal_key`` when it names one; with ``history`` False (the shared journal of simulated play, which is
+    nobody's history) no key seals it and an older JSON-lines journal beside it is left alone. Raises ``JournalError`` for a key file that cannot be used (the
+    service does not start without the key it was given), for a new store beside a JSON-lines journal of the
+    same name (the table's history written before the store: to be imported, never left behind) or a journal
+    that does not open (``controller.journal.store.Journal``)."""
+    path = Path(journal_path or config.journal)
+    old = path.with_suffix(".jsonl")
+    if history and not path.exists() and old != path and old.is_file():
+        raise JournalError(f"{path}: no journal store, but a JSON-lines journal {old} beside it: this table's "
+                           f"history; migrate it first: crisscross journal import {old} --journal {path}")
+    return Journal(path, key=key_for(config) if history else None)
+
+
+def key_for(config: TableConfig) -> bytes | None:
+    """The journal key of table.yaml's ``journal_key`` (None when it names none). Raises ``JournalError`` for a
+    key file that cannot be used (``controller.journal.key.load_key``): a key given is never silently left out."""
+    if config.journal_key is None:
+        return None
+    try:
+        return load_key(config.journal_key)
+    except JournalKeyError as exc:
+        raise JournalError(str(exc)) from None
+
+
+def jurisdiction_for(config: TableConfig) -> Jurisdiction:
+    """Load the table's jurisdiction: a code from ``jurisdictions/`` beside ``table.yaml``, else from ``config/``;
+    a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder)."""
+    return load_jurisdiction(config.jurisdiction, jurisdictions_home(config.source))

@@ -1,0 +1,54 @@
+"""The device simulators a run starts for its simulated devices (``--simulate``, a port ``simulator``).
+
+Each simulator is imported only when a device is simulated, so that a production run imports none
+(tests/test_sim_urls.py). The simulators themselves: ``drivers/*/simulator.py``, docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.py)
+    from drivers.sim import PtySimulator
+
+
+def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
+    """The simulator of each driver kind; imported here, when a device is simulated, so that a production run
+    imports no simulator."""
+    from drivers.panel.simulator import PanelSimulator
+    from drivers.reader.simulator import ReaderSimulator
+    from drivers.sensors.simulator import SensorSimulator
+    from drivers.shoe.simulator import ShoeSimulator
+
+    return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator, "reader": ReaderSimulator}
+
+
+def is_simulated(port: str) -> bool:
+    """True for a port that is a simulator: ``simulator`` or a ``sim://`` URL (docs/protocol.md)."""
+    return port == "simulator" or port.startswith("sim://")
+
+
+def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None,
+                     link_dir: Path | None = None) -> dict[str, PtySimulator]:
+    """Start the simulator of each device in ``names`` (``drivers`` gives each device's driver kind).
+
+    With ``link_dir`` each keeps a by-id style symlink there (``sim_port``), which follows it when it comes
+    back under another pty name (fault injection ``replug``), as udev's /dev/serial/by-id does for hardware.
+    """
+    sims: dict[str, PtySimulator] = {}
+    classes = simulator_classes() if names else {}
+    for name in names:
+        kind = drivers[name]
+        sim = (classes[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
+               else classes[kind](link_dir=link_dir))
+        sim.start()
+        sims[name] = sim
+    return sims
+
+
+def sim_port(sim: PtySimulator) -> str:
+    """The port to open a simulator by: its by-id style symlink when it keeps one, else its pty."""
+    link = sim.link_path
+    return str(link) if link is not None else sim.port
