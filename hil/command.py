@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from controller.service.loop import sim_port
+from controller.service.simulators import sim_port
 
 
 def service_command(config: Path, journal: Path, sims: dict, *extra: str) -> list[str]:

@@ -39,7 +39,7 @@ from controller.cli.main import positive_int
 from controller.settings.files import CONFIG_DIR
 from controller.journal.store import iter_records
 from controller.service.opening import jurisdiction_for
-from controller.service.simulators import sim_port, start_simulators
+from controller.service.simulators import start_simulators
 from controller.simulated.table import SimulatedTable
 from controller.game.table import load_table_config
 from hil.checks import check_journal, wagers_lost

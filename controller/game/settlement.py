@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.game.cards import CardError, check_distinct, parse_card, parse_cards
-from controller.settings.files import CONFIG_DIR, ConfigError
+from controller.settings.files import CONFIG_DIR, ConfigError, short
 from controller.game.hands import HandValue, evaluate
 from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.game.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
