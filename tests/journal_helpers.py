@@ -12,6 +12,9 @@ from controller import journal_key as jkey
 from controller.journal import GENESIS, canonical_line, record_hash
 from controller.journal_tools import export
 
+#: The columns of the store's ``records`` table, in the order ``replace_records`` fills them.
+COLUMNS = "seq, time, kind, round, type, data, prev, hash, mono"
+
 
 def forge(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
     """Run SQL ``statements`` on the store at ``path`` past its append-only triggers (dropped, as anyone with
@@ -39,10 +42,10 @@ def rechain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def replace_records(path: Path, records: list[dict[str, Any]], *, drop: tuple[str, ...] = ()) -> None:
     """Put ``records`` in place of every record of the store at ``path``; empty the tables in ``drop`` too."""
-    rows = [(r["seq"], r["time"], r["kind"], r["round"], r["type"], canonical_line(r["data"]), r["prev"], r["hash"])
-            for r in records]
+    rows = [(r["seq"], r["time"], r["kind"], r["round"], r["type"], canonical_line(r["data"]), r["prev"], r["hash"],
+             r.get("mono")) for r in records]
     statements = [("DELETE FROM records", ())] + [(f"DELETE FROM {table}", ()) for table in drop]
-    statements += [("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row) for row in rows]
+    statements += [(f"INSERT INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row) for row in rows]
     forge(path, *statements)
 
 
