@@ -185,7 +185,7 @@ def _unsafe_number(value: Any) -> str | None:
 
 def _is_record(value: Any) -> bool:
     return (isinstance(value, dict) and isinstance(value.get("seq"), int) and not isinstance(value["seq"], bool)
-            and set(value).difference((MONO,)) == set(KEYS) and isinstance(value.get(MONO, 0), int))
+            and set(value).difference((MONO,)) == set(KEYS) and type(value.get(MONO, 0)) is int)
 
 
 def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,

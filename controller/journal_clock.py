@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-log = logging.getLogger("controller.journal")
+log = logging.getLogger("controller.journal")  # a step is the journal's to report, under its logger
 
 #: A difference between the wall and monotonic times elapsed above this (milliseconds) is a step of the wall
 #: clock. Far above the journal's resolution (1 ms) and NTP's slew (at most 500 ppm, which both clocks follow).

@@ -199,7 +199,7 @@ def test_verify_names_a_record_whose_mono_goes_back_within_a_run(tmp_path):
     assert verify(path).tamper is None
 
 
-@pytest.mark.parametrize("mono", ["12", 1.5])
+@pytest.mark.parametrize("mono", ["12", 1.5, True])
 def test_an_exported_record_with_a_mono_that_is_not_an_integer_is_not_a_record(tmp_path, mono):
     """``mono`` in a JSON-lines copy is an integer or the line is not a journal record."""
     from controller.journal import JournalError, parse_line
