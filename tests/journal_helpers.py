@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from controller.journal import key as jkey
-from controller.journal.store import GENESIS, canonical_line, record_hash
+from controller.journal.store import GENESIS, Journal, canonical_line, record_hash
+from controller.journal.key import init_key, load_key
 from controller.journal.tools import export
+from tests.cli_helpers import crisscross
+
+#: The wall time of every record of the stores built here (a frozen clock: no clock step is ever seen).
+CLOCK = "2026-12-02T00:00:00.000+00:00"
+
+#: The columns of the store's ``records`` table, in the order ``replace_records`` fills them.
+COLUMNS = "seq, time, kind, round, type, data, prev, hash, mono"
 
 
 def forge(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
@@ -39,10 +51,10 @@ def rechain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def replace_records(path: Path, records: list[dict[str, Any]], *, drop: tuple[str, ...] = ()) -> None:
     """Put ``records`` in place of every record of the store at ``path``; empty the tables in ``drop`` too."""
-    rows = [(r["seq"], r["time"], r["kind"], r["round"], r["type"], canonical_line(r["data"]), r["prev"], r["hash"])
-            for r in records]
+    rows = [(r["seq"], r["time"], r["kind"], r["round"], r["type"], canonical_line(r["data"]), r["prev"], r["hash"],
+             r.get("mono")) for r in records]
     statements = [("DELETE FROM records", ())] + [(f"DELETE FROM {table}", ()) for table in drop]
-    statements += [("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row) for row in rows]
+    statements += [(f"INSERT INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row) for row in rows]
     forge(path, *statements)
 
 
@@ -64,3 +76,77 @@ def rewrite_anchor(path: Path, **changes: Any) -> dict[str, Any]:
     text = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode().ljust(jkey.ANCHOR_ENTRY - 1) + b"\n"
     anchor.write_bytes(text.ljust(jkey.ANCHOR_SLOT, b"\x00") + text)
     return entry
+
+
+def closed_store(folder: Path, *, keyed: bool = True, rounds: int = 6) -> tuple[Path, Path | None, bytes | None]:
+    """A store ``folder/j.db`` of ``rounds`` closed rounds (``play``), keyed or not, closed cleanly:
+    ``(store, key file, key)`` (None, None without a key)."""
+    key_file = folder / "journal.key" if keyed else None
+    if key_file is not None:
+        init_key(key_file)
+    key = load_key(key_file) if key_file else None
+    path = folder / "j.db"
+    journal = Journal(path, key=key, clock=lambda: CLOCK, fsync=False)
+    play(journal, range(1, rounds + 1))
+    journal.close()
+    return path, key_file, key
+
+
+def verify_cli(path: Path, key_file: Path | None = None) -> subprocess.CompletedProcess:
+    """``crisscross journal verify PATH [--key FILE]`` in this process (``tests.cli_helpers``)."""
+    return crisscross("journal", "verify", str(path), *(["--key", str(key_file)] if key_file else []))
+
+
+def play(journal: Journal, rounds: range, *, close: bool = True) -> None:
+    """Two commits a round, as the service makes them: an input opening it, then one closing it (with a
+    checkpoint when ``close``)."""
+    for n in rounds:
+        journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, n - 1 or None),
+                        ("record", "RoundOpened", {"round_no": n}, n)])
+        journal.commit([("event", "ButtonPressed", {"button": "reveal"}, n),
+                        ("record", "SeatSettled", {"seat": 1, "net": -1000}, n),
+                        ("record", "RoundClosed", {"round_no": n}, n)], state={"round": n} if close else None)
+
+
+#: A service killed mid-run: rounds closed with checkpoints (the WAL copied into the database at each), then
+#: rounds whose commits are in the WAL only, then SIGKILL (no close: the WAL stays as a crash leaves it).
+#: Arguments: the store, and the key file ("" for none).
+KILLED = textwrap.dedent(f"""
+    import os, signal, sys
+    from pathlib import Path
+    from controller.journal.store import Journal
+    from controller.journal.key import load_key
+    from tests.journal_helpers import play
+    key = load_key(Path(sys.argv[2])) if sys.argv[2] else None
+    journal = Journal(Path(sys.argv[1]), key=key, clock=lambda: {CLOCK!r})
+    play(journal, range(1, 4))
+    play(journal, range(4, 9), close=False)
+    print(journal.head[0], flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def killed(folder: Path, *, keyed: bool = True) -> tuple[Path, Path | None, bytes | None, int]:
+    """A store in ``folder`` (keyed or not) whose writer was killed (``KILLED``): ``(store, key file, key, last
+    seq committed)``; its last rounds are in its WAL only."""
+    key_file = folder / "journal.key" if keyed else None
+    if key_file is not None:
+        init_key(key_file)
+    path = folder / "j.db"
+    proc = subprocess.run([sys.executable, "-c", KILLED, str(path), str(key_file or "")], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).parent.parent)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert Path(f"{path}-wal").stat().st_size > 32  # the last rounds are in the WAL only
+    return path, key_file, load_key(key_file) if key_file else None, int(proc.stdout)
+
+
+def flip_wal_frame(path: Path) -> None:
+    """Flip one byte in the middle of the WAL of the store at ``path`` (a frame of its last commits; SQLite then
+    drops that frame and every one after it when it replays the WAL), and remove its ``-shm`` index."""
+    wal = Path(f"{path}-wal")
+    data = bytearray(wal.read_bytes())
+    frame = 4096 + 24  # the WAL's header is 32 bytes, each frame a 24-byte header and a page
+    middle = 32 + (len(data) - 32) // frame // 2 * frame + 24 + 100
+    data[middle] ^= 0xFF
+    wal.write_bytes(bytes(data))
+    Path(f"{path}-shm").unlink()

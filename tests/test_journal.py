@@ -31,7 +31,7 @@ from controller.journal.store import (
     verify_journal,
 )
 from tests.cli_helpers import crisscross
-from tests.journal_helpers import exported_lines, forge
+from tests.journal_helpers import exported_lines, forge, rechain
 
 CLOCK = "2026-11-29T00:00:00.000+00:00"
 
@@ -196,7 +196,7 @@ def test_a_journal_knows_whether_it_was_just_created(tmp_path):
 FORGERIES = [
     ("edited", "UPDATE records SET data = '{\"button\":\"confirm\",\"i\":7}' WHERE seq = 2", "edited"),
     ("removed", "DELETE FROM records WHERE seq = 2", "removed"),
-    ("inserted", "INSERT INTO records SELECT 99, time, kind, round, type, data, prev, hash FROM records WHERE seq = 1",
+    ("inserted", "INSERT INTO records SELECT 99, time, kind, round, type, data, prev, hash, mono FROM records WHERE seq = 1",
      None),
     ("reordered", ("UPDATE records SET seq = -2 WHERE seq = 2", "UPDATE records SET seq = 2 WHERE seq = 3",
                    "UPDATE records SET seq = 3 WHERE seq = -2"), "edited"),  # seq is in the hashed content
@@ -468,6 +468,11 @@ def test_a_commit_cut_short_by_a_crash_keeps_none_of_it(tmp_path):
     assert [r["data"]["n"] for r in read_records(path)] == [0, 0, 1, 1]
 
 
+def _without_mono(records):
+    """``records`` as a journal written before ``mono`` was kept holds them (re-chained without it)."""
+    return rechain([{key: value for key, value in record.items() if key != "mono"} for record in records])
+
+
 def _legacy(record):
     """A line as the JSON-lines journal before the store wrote it (keys in their written order)."""
     return json.dumps({key: record[key] for key in ("seq", "time", "kind", "round", "type", "data", "prev", "hash")},
@@ -476,7 +481,7 @@ def _legacy(record):
 
 def test_a_json_lines_journal_from_before_the_store_is_imported_unchanged(tmp_path):
     _write(tmp_path / "j.db", 5)
-    records = read_records(tmp_path / "j.db")
+    records = _without_mono(read_records(tmp_path / "j.db"))
     old = tmp_path / "journal.jsonl"
     old.write_text("".join(map(_legacy, records)))
     proc = _cli(old, "--journal", tmp_path / "new.db", command="import")
@@ -495,7 +500,7 @@ def test_an_import_that_fails_half_way_leaves_nothing_beside_the_new_store(tmp_p
     where the new store was to be, so that the import can simply be run again."""
     _write(tmp_path / "j.db", 3)
     old = tmp_path / "journal.jsonl"
-    old.write_text("".join(map(_legacy, read_records(tmp_path / "j.db"))))
+    old.write_text("".join(map(_legacy, _without_mono(read_records(tmp_path / "j.db")))))
     mocker.patch.object(Journal, "import_records", side_effect=OSError(28, "No space left on device"))
     target = tmp_path / "new"
     target.mkdir()

@@ -89,9 +89,9 @@ def _append_forged_input(path):
     forged = {"seq": last["seq"] + 1, "time": CLOCK, "kind": "event", "round": 4, "type": "OperatorAction",
               "data": {"action": "void_round", "role": "supervisor", "user": "x", "reason": ""}, "prev": last["hash"]}
     forged["hash"] = record_hash(forged)
-    forge(path, ("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (forged["seq"], CLOCK, "event", 4, "OperatorAction", canonical_line(forged["data"]),
-                  forged["prev"], forged["hash"])))
+    forge(path, ("INSERT INTO records (seq, time, kind, round, type, data, prev, hash) VALUES (?, ?, ?, ?, ?, ?, "
+                 "?, ?)", (forged["seq"], CLOCK, "event", 4, "OperatorAction", canonical_line(forged["data"]),
+                           forged["prev"], forged["hash"])))
 
 
 def _rechained_forgery(path):

@@ -10,48 +10,23 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from controller.journal.store import Journal, JournalError, last_rounds, read_records
-from controller.journal.key import JournalKeyError, init_key, load_key
+from controller.journal.key import JournalKeyError, load_key
 from tests.cli_helpers import crisscross
-from tests.journal_helpers import forge, rechain, replace_records
-
-CLOCK = "2026-12-02T00:00:00.000+00:00"
-
-
-def _verify(path: Path, key_file: Path | None = None) -> subprocess.CompletedProcess:
-    return crisscross("journal", "verify", str(path), *(["--key", str(key_file)] if key_file else []))
-
-
-def _play(journal: Journal, rounds: range, *, close: bool = True) -> None:
-    """Two commits a round, as the service makes them: an input opening it, then one closing it (with a
-    checkpoint when ``close``)."""
-    for n in rounds:
-        journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, n - 1 or None),
-                        ("record", "RoundOpened", {"round_no": n}, n)])
-        journal.commit([("event", "ButtonPressed", {"button": "reveal"}, n),
-                        ("record", "SeatSettled", {"seat": 1, "net": -1000}, n),
-                        ("record", "RoundClosed", {"round_no": n}, n)], state={"round": n} if close else None)
+from tests.journal_helpers import closed_store, flip_wal_frame, forge, killed, play as _play, rechain, replace_records
+from tests.journal_helpers import verify_cli as _verify
 
 
 @pytest.fixture()
 def keyed(tmp_path):
     """A keyed store of 6 closed rounds, closed cleanly: ``(store, key file, key)``."""
-    key_file = tmp_path / "journal.key"
-    init_key(key_file)
-    key = load_key(key_file)
-    path = tmp_path / "j.db"
-    journal = Journal(path, key=key, clock=lambda: CLOCK, fsync=False)
-    _play(journal, range(1, 7))
-    journal.close()
+    path, key_file, key = closed_store(tmp_path)
     assert _verify(path, key_file).returncode == 0
     return path, key_file, key
 
@@ -108,32 +83,9 @@ def test_the_last_rounds_cut_with_the_anchor_deleted_are_refused_and_never_intac
     assert proc.returncode == 1 and "unanchored: anchor missing (j.db.anchor)" in proc.stdout
 
 
-#: A service killed mid-run: rounds closed with checkpoints (the WAL copied into the database at each), then
-#: rounds whose commits are in the WAL only, then SIGKILL (no close: the WAL stays as a crash leaves it).
-KILLED = textwrap.dedent("""
-    import os, signal, sys
-    from pathlib import Path
-    from controller.journal.store import Journal
-    from controller.journal.key import load_key
-    from tests.test_journal_tamper import _play
-    journal = Journal(Path(sys.argv[1]), key=load_key(Path(sys.argv[2])), clock=lambda: "2026-12-02T00:00:00.000+00:00")
-    _play(journal, range(1, 4))
-    _play(journal, range(4, 9), close=False)
-    print(journal.head[0], flush=True)
-    os.kill(os.getpid(), signal.SIGKILL)
-""")
-
-
 def _killed(tmp_path: Path) -> tuple[Path, Path, bytes, int]:
-    """A keyed store whose writer was killed (``KILLED``): ``(store, key file, key, last seq committed)``."""
-    key_file = tmp_path / "journal.key"
-    init_key(key_file)
-    path = tmp_path / "j.db"
-    proc = subprocess.run([sys.executable, "-c", KILLED, str(path), str(key_file)], capture_output=True,
-                          text=True, timeout=60, cwd=Path(__file__).parent.parent)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr
-    assert Path(f"{path}-wal").stat().st_size > 32  # the last rounds are in the WAL only
-    return path, key_file, load_key(key_file), int(proc.stdout)
+    """A keyed store whose writer was killed (``tests.journal_helpers.KILLED``)."""
+    return killed(tmp_path)
 
 
 def test_a_killed_store_verifies_and_its_anchor_names_the_last_commit(tmp_path):
@@ -165,13 +117,7 @@ def test_a_wal_frame_flipped_after_a_kill_is_never_intact_and_refused(tmp_path):
     cannot tell a dropped frame from one to replay); the start replays it, finds the loss and refuses; verify
     then says truncated."""
     path, key_file, key, last = _killed(tmp_path)
-    wal = Path(f"{path}-wal")
-    data = bytearray(wal.read_bytes())
-    frame = 4096 + 24  # the WAL's header is 32 bytes, each frame a 24-byte header and a page
-    middle = 32 + (len(data) - 32) // frame // 2 * frame + 24 + 100
-    data[middle] ^= 0xFF
-    wal.write_bytes(bytes(data))
-    Path(f"{path}-shm").unlink()
+    flip_wal_frame(path)
     proc = _verify(path, key_file)
     assert proc.returncode != 0 and "intact" not in proc.stdout, proc
     _refused_and_never_intact(path, key_file, key, "truncated")

@@ -109,7 +109,7 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     # records of the round (kind "record")
     "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
     "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
-    "WagersHeld", "PromptDue",
+    "WagersHeld", "PromptDue", "ClockStepped",
     # dealing by hand (controller/round/manual.py); ``CardsEntered``/``CardsRecorded`` name cards: journal only
     "DealingModeChanged", "ManualRound", "CardPlacedByHand", "SeatHeld",
     # the payout check (controller/game/payout.py): amounts per spot and who, written after the settlement, when every

@@ -38,8 +38,9 @@ from controller.game.table import TableConfig
 #: Records the service or a journal tool writes itself (not outputs of the round machine; ``JournalKeyIntroduced``
 #: and ``AnchorRestored``: ``controller.journal.tools.admit``); replay skips them. ``Alert`` is one in
 #: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
+#: ``ClockStepped`` is the journal's own (``controller.journal.clock``).
 SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert", "JournalKeyIntroduced",
-                                            "AnchorRestored"})
+                                            "AnchorRestored", "ClockStepped"})
 
 
 class ReplayError(JournalError):

@@ -3,7 +3,11 @@
 A record has one shape wherever it is kept::
 
     {"seq": 12, "time": "2026-11-29T12:00:00.123+00:00", "kind": "event" | "command" | "record",
-     "round": 3 | null, "type": "ButtonPressed", "data": {...}, "prev": "<hash of record 11>", "hash": "<sha256>"}
+     "round": 3 | null, "type": "ButtonPressed", "data": {...}, "prev": "<hash of record 11>", "hash": "<sha256>",
+     "mono": 81234567890}
+
+``mono`` is the boot clock in microseconds (``controller.journal.clock``), absent from the records written
+before the journal kept it (a NULL in the store: their hash is made without it, as it was).
 
 ``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, ASCII) without ``hash``;
 ``prev`` is the previous record's hash (64 zeros for the first), so an edited, removed, inserted or reordered
@@ -35,7 +39,6 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -43,11 +46,15 @@ from typing import Any
 import orjson
 
 from controller.journal import key as jkey
+from controller.journal.clock import CLOCK_STEPPED, ClockWatch, boot_us, real_clocks, utc_now as _utc_now
+from controller.journal.reader import connect_reader, wal_pending  # noqa: F401 - readers import them from here
 
 GENESIS = "0" * 64
 KINDS = ("event", "command", "record")
 #: The keys of a record, in the order the records of a JSON-lines journal written before the store had them.
 KEYS = ("seq", "time", "kind", "round", "type", "data", "prev", "hash")
+#: The key of a record's monotonic time (``controller.journal.clock``), in every record written since it is kept.
+MONO = "mono"
 #: Integers a record may hold: those every JSON reader represents exactly (IEEE 754 doubles, RFC 8259 s. 6).
 SAFE_INTEGER = 2**53 - 1
 #: A journal store starts with these bytes (SQLite file format, "The Database Header").
@@ -94,24 +101,6 @@ class SpellingError(JournalError):
         super().__init__(f"{where}: line {line}: {problem}")
         self.line = line
         self.problem = problem
-
-
-#: The last timestamp text made by ``_utc_now``, ``(milliseconds since the epoch, text)``: the records of one
-#: commit mostly fall in the same millisecond (one tuple, read and replaced whole: safe between threads).
-_stamp: tuple[int, str] = (-1, "")
-
-
-def _utc_now() -> str:
-    """The time now (UTC) as ISO 8601 text to the millisecond, cut as ``datetime.isoformat`` cuts it (down),
-    from the same clock as ``datetime.now``; made once per millisecond."""
-    global _stamp
-    ms = time.time_ns() // 1_000_000
-    stamp = _stamp
-    if stamp[0] != ms:
-        seconds, rest = divmod(ms, 1000)
-        moment = datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=rest * 1000)
-        stamp = _stamp = (ms, moment.isoformat(timespec="milliseconds"))
-    return stamp[1]
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
@@ -196,7 +185,7 @@ def _unsafe_number(value: Any) -> str | None:
 
 def _is_record(value: Any) -> bool:
     return (isinstance(value, dict) and isinstance(value.get("seq"), int) and not isinstance(value["seq"], bool)
-            and set(value) == set(KEYS))
+            and set(value).difference((MONO,)) == set(KEYS) and type(value.get(MONO, 0)) is int)
 
 
 def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,
@@ -306,49 +295,22 @@ def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None 
 
 
 def _row_record(row: Sequence[Any], where: str) -> dict[str, Any]:
-    seq, time_, kind, round_no, type_, data, prev, hash_ = row
-    return {"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
-            "data": parse_canonical(data, where, seq), "prev": prev, "hash": hash_}
+    seq, time_, kind, round_no, type_, data, prev, hash_, mono = row
+    record = {"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
+              "data": parse_canonical(data, where, seq), "prev": prev, "hash": hash_}
+    if mono is not None:
+        record[MONO] = mono
+    return record
 
 
-_COLUMNS = "seq, time, kind, round, type, data, prev, hash"
+_COLUMNS = "seq, time, kind, round, type, data, prev, hash, mono"
 
 
-def connect_reader(path: Path) -> tuple[sqlite3.Connection, bool]:
-    """A read-only connection to the store at ``path`` (the service may be writing: WAL lets both go on), and
-    whether it is ``immutable``: a store on read-only media without its ``-shm`` file (an evidence copy on
-    write-protected media) cannot be opened in WAL mode, and is then read as an immutable file (SQLite's
-    ``immutable=1``, sqlite.org/uri.html), which reads the database file alone: a WAL beside it is not read
-    (``wal_pending`` says whether there is one). Raises ``sqlite3.Error``."""
-    uri = f"file:{Path(path).absolute()}?mode=ro"
-    try:
-        connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return connection, False
-    except sqlite3.OperationalError as exc:
-        if "unable to open" not in str(exc) or not _read_only_media(path):
-            raise
-    connection = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False)
-    connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    return connection, True
-
-
-def _read_only_media(path: Path) -> bool:
-    """True when the file system holding ``path`` is mounted read-only."""
-    try:
-        return bool(os.statvfs(Path(path).absolute().parent).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
-def wal_pending(path: Path) -> int:
-    """The size in bytes of the store's WAL (``<store>-wal``) when it holds frames (more than its 32-byte
-    header): commits a reader of the database file alone does not see; 0 otherwise."""
-    try:
-        size = os.stat(jkey.beside(path, "-wal")).st_size
-    except OSError:
-        return 0
-    return size if size > 32 else 0
+def _columns(db: sqlite3.Connection) -> str:
+    """``_COLUMNS`` as the store on ``db`` can give them: a store written before ``mono`` was kept, read
+    without changing it, gives NULL for it."""
+    names = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+    return _COLUMNS if MONO in names else _COLUMNS.replace(MONO, "NULL")
 
 
 def _open_reader(path: Path) -> sqlite3.Connection:
@@ -376,8 +338,9 @@ def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = N
                                    rounds).fetchone()
             if low is None:
                 return
-        query = f"SELECT {_COLUMNS} FROM records WHERE seq >= ?" + (" AND seq <= ?" if high else "") + " ORDER BY seq"
         try:
+            query = f"SELECT {_columns(db)} FROM records WHERE seq >= ?" + (" AND seq <= ?" if high else "") + \
+                " ORDER BY seq"
             for row in db.execute(query, (low, high) if high else (low,)):
                 yield _row_record(row, str(path))
         except sqlite3.Error as exc:
@@ -416,10 +379,11 @@ def last_rounds(path: Path, count: int) -> list[tuple[int, list[dict[str, Any]]]
     if path.is_file() and is_store(path):
         db = _open_reader(path)
         try:
+            columns = _columns(db)
             numbers = [r for (r,) in db.execute("SELECT DISTINCT round FROM records WHERE round IS NOT NULL "
                                                 "ORDER BY round DESC LIMIT ?", (count,))]
             return [(n, [_row_record(row, str(path)) for row in db.execute(
-                f"SELECT {_COLUMNS} FROM records WHERE round = ? ORDER BY seq", (n,))]) for n in reversed(numbers)]
+                f"SELECT {columns} FROM records WHERE round = ? ORDER BY seq", (n,))]) for n in reversed(numbers)]
         except sqlite3.Error as exc:
             raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
         finally:
@@ -590,7 +554,7 @@ def verify_journal(path: Path) -> tuple[int, Tamper | None]:
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
     seq INTEGER PRIMARY KEY, time TEXT NOT NULL, kind TEXT NOT NULL, round INTEGER, type TEXT NOT NULL,
-    data TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);
+    data TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL, mono INTEGER);
 CREATE INDEX IF NOT EXISTS records_by_round ON records (round);
 CREATE INDEX IF NOT EXISTS round_ends ON records (type, round) WHERE {round_ends};
 CREATE INDEX IF NOT EXISTS starts ON records (seq) WHERE type = 'ServiceStarted';
@@ -621,6 +585,12 @@ def _schema() -> str:
     return _SCHEMA.format(round_ends=_ROUND_ENDS) + triggers
 
 
+def _add_mono(db: sqlite3.Connection) -> str:
+    """The SQL that adds ``records.mono`` to a store written before it was kept (NULL in its rows), or ""."""
+    names = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+    return "ALTER TABLE records ADD COLUMN mono INTEGER;" if names and MONO not in names else ""
+
+
 def _round_of(rows: list[tuple[Any, ...]]) -> int | None:
     """The round of the last of ``rows`` (``records`` rows) that has one."""
     return next((row[3] for row in reversed(rows) if isinstance(row[3], int)), None)
@@ -640,8 +610,8 @@ class Committed(Sequence[dict[str, Any]]):
     def _built(self) -> list[dict[str, Any]]:
         if self._records is None:
             self._records = [{"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
-                              "data": json.loads(text), "prev": prev, "hash": hash_}
-                             for seq, time_, kind, round_no, type_, text, prev, hash_ in self._rows]
+                              "data": json.loads(text), "prev": prev, "hash": hash_, MONO: mono}
+                             for seq, time_, kind, round_no, type_, text, prev, hash_, mono in self._rows]
         return self._records
 
     def __getitem__(self, index: Any) -> Any:
@@ -736,11 +706,13 @@ class Journal:
     told apart from a table's history; ``last_round_no`` is the highest round number recorded;
     ``open_rounds`` the rounds opened and neither closed nor voided; ``checkpoint`` the last ``Checkpoint``
     (None: replay from the first record); ``last_start`` the last ``ServiceStarted`` record at opening (None:
-    none). ``clock`` returns the timestamp text of each record.
+    none). ``clock`` returns the timestamp text of each record, ``monotonic`` its ``mono`` (µs; the boot clock
+    when None); a step of the wall clock is journaled as ``ClockStepped`` (``controller.journal.clock``) when
+    both are real or both given.
     """
 
     def __init__(self, path: Path, *, fsync: bool = True, clock: Callable[[], str] = _utc_now,
-                 key: bytes | None = None, checkpoint_every: int = CHECKPOINT_EVERY,
+                 monotonic: Callable[[], int] | None = None, key: bytes | None = None, checkpoint_every: int = CHECKPOINT_EVERY,
                  admit: str | None = None) -> None:
         if admit not in (None, "key", "anchor"):
             raise ValueError(f"admit must be None, 'key' or 'anchor', got {admit!r}")
@@ -750,7 +722,8 @@ class Journal:
         self.anchor_path = jkey.anchor_path(self.path)
         self._key = key
         self._fsync = fsync
-        self._clock = clock
+        self._clock, self._mono = clock, monotonic or boot_us
+        self._clocks = ClockWatch(real_clocks(clock, monotonic))
         self._admit = admit
         self.admitted = ""
         self._introducing = False  # the key's meta rows go into the next commit (``admit="key"``)
@@ -794,7 +767,7 @@ class Journal:
             self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # the WAL is checkpointed with ours (``commit``)
             self._db.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")  # a reset WAL shrinks back
-            self._db.executescript("BEGIN IMMEDIATE;" + _schema() + "COMMIT;")
+            self._db.executescript("BEGIN IMMEDIATE;" + _schema() + _add_mono(self._db) + "COMMIT;")
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
         try:
@@ -995,7 +968,8 @@ class Journal:
         record is sealed (HMAC-SHA256 of the chain head) in the same transaction. Once committed, the anchor is
         moved to the commit's last record (``AnchorWriter``: into the page cache, fsynced at a round's close),
         before the records are returned: a commit whose commands went out is named by the anchor, so its loss
-        (a deleted or damaged WAL after a kill) shows.
+        (a deleted or damaged WAL after a kill) shows. A step of the wall clock since this process's previous
+        record (``ClockWatch``) puts a ``ClockStepped`` record before ``entries``, in the same transaction.
 
         The records returned (``Committed``) are as the store gives them back (their data decoded from its
         canonical text, lists for tuples), decoded when first read: the service sends the commands of a commit
@@ -1004,17 +978,21 @@ class Journal:
         the journal's head stays where it was; also when the store lost its name (deleted, or replaced by
         another file) while it was open, and when the anchor cannot be moved (the commit is kept, not returned).
         """
-        rows, seq, prev, clock = [], self._seq, self._prev, self._clock
-        for kind, type_, data, round_no in entries:
+        rows, seq, prev, clock, mono = [], self._seq, self._prev, self._clock, self._mono
+        for kind, *_ in entries:
             if kind not in KINDS:
                 raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
+        first = (clock(), mono()) if entries else None
+        step = self._clocks.step(*first) if first else None
+        for kind, type_, data, round_no in ([("record", CLOCK_STEPPED, step, None)] if step else []) + list(entries):
             seq += 1
-            text, time_ = _dumps(data), clock()
+            (time_, now), first = first or (clock(), mono()), None
+            text = _dumps(data)
             # record_hash's canonical JSON, its keys in sorted order, with the data's text encoded once
-            body = (f'{{"data":{text},"kind":{_quote(kind)},"prev":{_quote(prev)},"round":{_dumps_round(round_no)},'
-                    f'"seq":{seq},"time":{_quote(time_)},"type":{_quote(type_)}}}')
+            body = (f'{{"data":{text},"kind":{_quote(kind)},"mono":{now},"prev":{_quote(prev)},'
+                    f'"round":{_dumps_round(round_no)},"seq":{seq},"time":{_quote(time_)},"type":{_quote(type_)}}}')
             hash_ = hashlib.sha256(body.encode()).hexdigest()
-            rows.append((seq, time_, kind, round_no, type_, text, prev, hash_))
+            rows.append((seq, time_, kind, round_no, type_, text, prev, hash_, now))
             prev = hash_
         checkpoint = None
         if state is not None:
@@ -1024,6 +1002,7 @@ class Journal:
         self._insert(rows, seq, prev, checkpoint)
         self.since_checkpoint += len(rows)
         if rows:
+            self._clocks.last(rows[-1][1], rows[-1][8])
             self._move_anchor(durable=checkpoint is not None)
         if checkpoint is not None:
             self.since_checkpoint = 0
@@ -1094,7 +1073,7 @@ class Journal:
                 raise JournalError(f"record {record['seq']}: does not extend the chain after record {seq}")
             seq, prev = record["seq"], record["hash"]
             rows.append((seq, record["time"], record["kind"], record["round"], record["type"],
-                         _dumps(record["data"]), record["prev"], prev))
+                         _dumps(record["data"]), record["prev"], prev, record.get(MONO)))
             if len(rows) >= batch:
                 self._insert(rows, seq, prev)
                 rows = []
@@ -1114,7 +1093,7 @@ class Journal:
             try:
                 if self._introducing:
                     self._insert_key_rows()
-                db.executemany(f"INSERT INTO records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                db.executemany(f"INSERT INTO records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 self._commits += 1
                 if self._commits == self._cut_commit:  # test hook: a commit cut short by a crash
                     os.kill(os.getpid(), signal.SIGKILL)
@@ -1191,7 +1170,7 @@ class Journal:
 
     def append(self, kind: str, type_: str, data: dict[str, Any], round_no: int | None) -> dict[str, Any]:
         """Commit one record (``commit``) and return it. Errors as ``commit``."""
-        return self.commit([(kind, type_, data, round_no)])[0]
+        return self.commit([(kind, type_, data, round_no)])[-1]
 
     def close(self) -> None:
         """Close the store and give up its lock (``lock_store``). Nothing is written here: every commit was durable

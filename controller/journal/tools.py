@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from controller.journal import key as jkey
+from controller.journal.clock import MonoCheck
 from controller.journal.store import (
     GENESIS,
     Journal,
@@ -53,7 +54,8 @@ class Verdict:
 def verify(path: Path, key: bytes | None = None) -> Verdict:
     """Verify the journal at ``path`` (a store or a JSON-lines copy) without changing it, streaming.
 
-    Always: every record's canonical spelling, the sequence numbers and the hash chain. For a store, also: each
+    Always: every record's canonical spelling, the sequence numbers, the hash chain, and that ``mono`` never
+    decreases within one run (``MonoCheck``: else ``forged``, re-chained without the key). For a store, also: each
     checkpoint's head is the record it names; the anchor (``<path>.anchor``, read before the records, so that a
     commit made meanwhile is never taken for a cut): a journal shorter than its anchor is ``truncated`` (or,
     when the store's WAL holds frames, ``not yet replayed``: unchecked, as a store whose service was killed may
@@ -69,7 +71,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     store = is_store(path)
     refuse_lost_records(path)
     anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
-    records = iter_store(path) if store else iter_jsonl(path)
+    mono = MonoCheck()
+    records = mono.watch(iter_store(path) if store else iter_jsonl(path))
     try:
         first = next(records, None)
         start = (first["seq"], first["prev"]) if first is not None and not store and first["seq"] != 1 else (1, GENESIS)
@@ -81,6 +84,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     except SpellingError as exc:
         verdict.tamper = Tamper("respelled", exc.line, exc.line, exc.problem)
         return verdict
+    if verdict.tamper is None and mono.problem is not None:
+        verdict.tamper = Tamper("forged", mono.problem[0], mono.problem[0], mono.problem[1])
     if verdict.tamper is not None:
         return verdict
     if not store:

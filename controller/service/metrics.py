@@ -4,7 +4,8 @@
 What the floor's monitoring sees: rounds closed and voided, faults by device and cause, past-posting, per link
 the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the
 journal's commit time and of the time from a person's press to the device command it causes, the event
-queue's depth, the start-up time (replay included), whether the journal store was found damaged and the build.
+queue's depth, the start-up time (replay included), whether the journal store was found damaged, the size of
+the journal's WAL and the build.
 Never a card, a seat's wager or a person's name: labels are drawn from fixed sets (devices, fault causes,
 outcomes), so nothing a player does can appear in a metric.
 
@@ -155,13 +156,15 @@ class _LinkCollector:
 class ServiceMetrics:
     """The service's metrics in their own registry (``registry``), updated by the controller thread.
 
-    ``queue_depth`` returns the event queue's length and ``drivers`` the device drivers (name -> driver) at
+    ``queue_depth`` returns the event queue's length, ``drivers`` the device drivers (name -> driver) and
+    ``wal_bytes`` the journal's WAL size in bytes after the last round's close (``Journal.wal_bytes``) at
     scrape time. ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
     raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
     service's doors, ``controller.service.limits``); ``close`` stops it.
     """
 
-    def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]]) -> None:
+    def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]], *,
+                 wal_bytes: Callable[[], int] = lambda: 0) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.rounds = Counter("crisscross_rounds", "rounds ended, by outcome (closed, voided, no_play)",
@@ -188,6 +191,9 @@ class ServiceMetrics:
                                      registry=r)
         depth = Gauge("crisscross_event_queue_depth", "inputs waiting for the controller thread", registry=r)
         depth.set_function(queue_depth)
+        wal = Gauge("crisscross_journal_wal_bytes", "size of the journal's WAL after the last round's close, bytes "
+                    "(grows while a reader holds an old snapshot, cut back to 4 MiB once it lets go)", registry=r)
+        wal.set_function(wal_bytes)
         Info("crisscross_build", "the software", registry=r).info({"version": __version__})
         r.register(_LinkCollector(drivers))
         self._server: Any = None
