@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
+from controller.game.money import money
 
 HYPOTHESES = ("middle", "across", "down")
 STEPS = ("across", "down", "middle")
@@ -176,7 +177,7 @@ class SessionReport:
         if not self.flagged:
             return f"{head}, not flagged"
         return (f"{head}, FLAGGED at round {self.flagged_at}: plays as if it saw the {_CARD_NAMES[self.card]} "
-                f"(in ~{self.share:.0%} of rounds); house loss by the par sheet {self.loss / 100:,.2f}")
+                f"(in ~{self.share:.0%} of rounds); house loss by the par sheet {money(self.loss)}")
 
 
 _CARD_NAMES = {"middle": "middle card", "across": "across outside card", "down": "down outside card"}

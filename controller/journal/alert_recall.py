@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from controller.game.money import money
 from controller.round.alerts import CARD_KINDS, evidence_text
 
 
@@ -69,7 +70,6 @@ def alert_line(alert: dict[str, Any]) -> str:
     """An alert in words: the seat, the kind of card, the evidence, the session and the house's loss (in money,
     as the rest of ``recall``). A field an alert may not carry (an alert refused on arrival,
     ``controller.round.alerts.alert_problem``) reads ``?``: a line never names a card."""
-    from controller.journal.summary import money  # controller.journal.summary reads controller.journal.recall, which reads this module
 
     card = alert.get("card") if alert.get("card") in CARD_KINDS else "?"
     evidence = _figure(alert, "evidence_log10_hundredths")

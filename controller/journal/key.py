@@ -19,10 +19,11 @@ import hmac
 import json
 import os
 import secrets
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from controller.settings.secret_files import SecretFileError, read_owner_only
 
 KEY_BYTES = 32
 
@@ -56,27 +57,14 @@ def init_key(path: Path) -> None:
     fsync_folder(path.parent)
 
 
-def read_owner_only(path: Path, what: str, limit: int = 200) -> bytes:
-    """The first ``limit`` bytes of the file at ``path``, a secret (``what`` names it in messages), never through
-    a symbolic link. Raises ``OSError`` when it cannot be opened (``FileNotFoundError`` when absent) and
-    ``JournalKeyError`` for a file that is not a regular file or that group or others may read or write."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise JournalKeyError(f"{path}: {what} is not a regular file")
-        if info.st_mode & 0o077:
-            raise JournalKeyError(f"{path}: {what} may be read or written by group or others "
-                                  f"(mode {info.st_mode & 0o777:o}): chmod 600 {path}")
-        return handle.read(limit)
-
-
 def load_key(path: Path) -> bytes:
     """Read the key at ``path``. Raises ``JournalKeyError`` for a file that is missing, not a regular file, that
     group or others may read or write (chmod 600 fixes it), or that does not hold 64 hex digits."""
     path = Path(path)
     try:
         text = read_owner_only(path, "the journal key")
+    except SecretFileError as exc:
+        raise JournalKeyError(str(exc)) from None
     except FileNotFoundError:
         raise JournalKeyError(f"{path}: no journal key (create it with crisscross journal init-key)") from None
     except OSError as exc:

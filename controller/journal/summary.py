@@ -9,15 +9,9 @@ units.cents without floating point.
 from __future__ import annotations
 
 from controller.game.hands import evaluate
+from controller.game.money import money
 from controller.journal.recall import RoundRecord
 from controller.game.settlement import SETTLEMENT_ORDER
-
-
-def money(amount: int, signed: bool = False) -> str:
-    """Format integer minor units as ``1,234.50`` (``+``/``-`` prefix when ``signed``)."""
-    sign = "-" if amount < 0 else ("+" if signed and amount > 0 else "")
-    units, cents = divmod(abs(amount), 100)
-    return f"{sign}{units:,}.{cents:02d}"
 
 
 def describe(hand: dict) -> str:

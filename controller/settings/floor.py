@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.settings.files import ConfigError, check_keys, error, line_of, require_int, require_text
-from controller.journal.key import JournalKeyError, read_owner_only
+from controller.settings.secret_files import SecretFileError, read_owner_only
 
 #: The first level of every topic when ``prefix`` is not written.
 DEFAULT_PREFIX = "crisscross"
@@ -105,7 +105,7 @@ def read_password(config: FloorConfig) -> str | None:
         text = read_owner_only(where, "floor.password_file", 4096)
     except OSError as exc:
         raise ConfigError(f"{where}: floor.password_file: cannot read: {exc.strerror or exc}") from None
-    except JournalKeyError as exc:  # the same rule as the journal key's: the owner's alone
+    except SecretFileError as exc:  # the same rule as the journal key's: the owner's alone
         raise ConfigError(str(exc)) from None
     try:
         lines = text.decode("utf-8").splitlines()
