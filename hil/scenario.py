@@ -131,7 +131,7 @@ def _label(action: str, value: Any) -> str:
 
 @cache
 def known_names() -> tuple[frozenset[str], frozenset[str]]:
-    """The round machine's states (``controller.round.machine.STATES``) and every type a journal record may have (the
+    """The round machine's states (``controller.round.graph.STATES``) and every type a journal record may have (the
     dataclasses of ``controller.round.commands``, ``controller.round.inputs`` and ``drivers.events``, the service's own
     records and the hole-card ``Alert``): what a scenario may name in ``state`` and a record's ``type``."""
     import dataclasses

@@ -10,7 +10,7 @@ machine must not turn a correct example into a failure. A failing example prints
 The suite keeps Python's bytecode cache even where ``PYTHONDONTWRITEBYTECODE`` is set (container images often
 set it): a run starts well over a hundred Python processes (workers, services, command lines), and without the
 cache each compiles, and pytest assertion-rewrites, every module it imports again: about a third of the quick
-tier's CPU time on a two-core machine (README "Tests").
+tier's CPU time on a two-core machine (docs/testing.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ``crisscross`` command line's refusals: its option types, ``run``, ``config``, ``recall``, ``settle``,
 ``paytable`` and the journal and operator tools, run in the test's own process (``tests/cli_helpers.py``).
 
-The right values come from README.md ("Running": exit status 2 for a refused configuration or input, one line
+The right values come from docs/commands.md ("crisscross run": exit status 2 for a refused configuration or input, one line
 naming it; "The journal": the exit statuses of the journal tools; "Recalling rounds": a journal that does not
 verify is shown under a warning with exit status 1), from ``controller/cli/main.py``'s module docstring and from the
 docstrings of its option types (a TCP port is 0 to 65535, rounds are ``A-B`` with 1 <= A <= B, a probability is
@@ -127,7 +127,7 @@ def test_a_bad_option_value_on_the_command_line_is_exit_status_2_naming_the_opti
      "crisscross: seat 2: given twice in --player-strategy/--hole-carder"),
 ])
 def test_run_refuses_what_it_cannot_do_before_starting_anything(tmp_path, args, start):
-    """README "Running": a refused configuration or input is exit status 2 in one line, before any device or
+    """docs/commands.md, "crisscross run": a refused configuration or input is exit status 2 in one line, before any device or
     journal is opened (the journal given is never created)."""
     journal = tmp_path / "j.db"
     proc = crisscross("run", "--rounds", "1", "--journal", journal, *args)
@@ -136,7 +136,7 @@ def test_run_refuses_what_it_cannot_do_before_starting_anything(tmp_path, args, 
 
 
 def test_run_with_protect_without_the_analysis_extra_says_how_to_install_it(tmp_path, monkeypatch):
-    """README "Running on a table PC": the hole-card detector needs the analysis extra; without numpy the
+    """docs/operations.md, "Installing on a table PC": the hole-card detector needs the analysis extra; without numpy the
     refusal names the extra."""
     real = cli.importlib.util.find_spec
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a))
@@ -200,7 +200,7 @@ def test_recall_of_a_json_lines_copy_shows_its_rounds_as_the_store(tmp_path):
 
 
 def test_recall_of_a_copy_that_does_not_verify_warns_on_the_copy_and_exits_1(tmp_path):
-    """README "Recalling rounds": still shown, under a warning line, exit status 1."""
+    """docs/commands.md, "crisscross recall": still shown, under a warning line, exit status 1."""
     lines = exported_lines(_played_store(tmp_path))
     record = json.loads(lines[2])
     record["time"] = record["time"].replace("0", "1", 1)  # edited, hash left as it was
@@ -215,7 +215,7 @@ def test_recall_of_a_copy_that_does_not_verify_warns_on_the_copy_and_exits_1(tmp
 
 def test_recall_without_a_table_journal_points_at_the_simulated_one(tmp_path, monkeypatch):
     """A supervisor who played with --simulate and recalls without --journal is told where simulated play went
-    (README "Running": simulated play keeps a journal of its own)."""
+    (docs/commands.md, "crisscross run": simulated play keeps a journal of its own)."""
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
     simulated = tmp_path / "state" / "simulated" / "journal.db"
     simulated.parent.mkdir(parents=True)
@@ -253,7 +253,7 @@ def test_export_to_a_file_is_the_journal_readable_by_its_owner_only(tmp_path):
 
 
 def test_import_of_a_copy_that_does_not_verify_is_exit_1_and_creates_nothing(tmp_path):
-    """README "The journal": import refuses a journal that does not verify."""
+    """docs/operations.md, "The journal": import refuses a journal that does not verify."""
     lines = exported_lines(_played_store(tmp_path))
     del lines[1]
     copy = tmp_path / "copy.jsonl"
@@ -356,7 +356,7 @@ def test_paytable_of_an_unknown_jurisdiction_is_exit_2():
 
 
 def test_a_command_that_needs_the_analysis_extra_says_which_library_is_missing(monkeypatch):
-    """README "Running on a table PC": the par sheet and ``paytable`` need the analysis extra; without it, exit
+    """docs/operations.md, "Installing on a table PC": the par sheet and ``paytable`` need the analysis extra; without it, exit
     status 2 and one line naming the missing library and the extra."""
     def missing() -> int:
         raise ModuleNotFoundError("No module named 'numba'", name="numba")

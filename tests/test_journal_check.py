@@ -118,7 +118,7 @@ def _damaged_gauge(service) -> float:
 def test_a_store_damaged_where_a_start_reads_is_refused_in_one_line(history, tmp_path, of, at):
     """Pages a start reads overwritten with random bytes: the index of the service's starts (``starts``, read
     for the journal's mode), or the last leaf of ``records`` (the head of the chain): ``crisscross run`` refuses
-    to start, exit status 2 and one line naming the store and the damage (README "The journal"), and leaves the
+    to start, exit status 2 and one line naming the store and the damage (docs/operations.md, "The journal"), and leaves the
     store as it found it."""
     path = _copy(history, tmp_path)
     assert _damage(path, random_bytes=True, of=of, at=at)

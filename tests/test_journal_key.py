@@ -155,7 +155,7 @@ def test_a_journal_shorter_than_its_anchor_is_refused_at_start_even_without_a_ke
     forge(tmp_path / "j.db", ("DELETE FROM records WHERE seq = 2", ()), ("DELETE FROM checkpoints WHERE seq = 2", ()))
     with pytest.raises(JournalError, match="truncated: the journal ends at record 1, its anchor was written at record 2"):
         Journal(tmp_path / "j.db")
-    proc = _verify(tmp_path / "j.db")  # README "The journal": exit 1, the place and kind named once
+    proc = _verify(tmp_path / "j.db")  # docs/operations.md, "The journal": exit 1, the place and kind named once
     assert proc.returncode == 1
     assert proc.stdout == (f"{tmp_path / 'j.db'}: tampered: line 1, seq 1: truncated: the journal ends at record 1, "
                            f"its anchor was written at record 2 (records cut from the end)\n")
@@ -316,7 +316,7 @@ def test_a_seal_or_checkpoint_moved_to_another_record_is_forgery_with_or_without
 
 
 def test_a_checkpoint_state_rewritten_without_the_key_is_forgery_with_it(keyed):
-    """A checkpoint holds the round machine's state a start resumes from: its seal covers it (README "The
+    """A checkpoint holds the round machine's state a start resumes from: its seal covers it (docs/operations.md, "The
     journal": every checkpoint is sealed with HMAC-SHA256)."""
     path, key_file, _ = keyed
     forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = 8", ('{"round":9}',)))

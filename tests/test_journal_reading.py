@@ -3,7 +3,7 @@ of a list of records, one writer per store, and ``import_records`` filling only 
 
 The right values come from the docstrings of ``controller/journal/store.py`` (``iter_records``, ``last_rounds``,
 ``verify_chain``, ``find_tampering``, ``verify_journal``, ``lock_store``, ``Journal``, ``import_records``), from
-README.md "The journal" (one service per journal; a record is valid only in its canonical spelling) and from
+docs/operations.md, "The journal" (one service per journal; a record is valid only in its canonical spelling) and from
 records counted by the test itself.
 """
 

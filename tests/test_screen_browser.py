@@ -20,7 +20,7 @@ import pytest
 from controller.journal.store import read_records
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, need_browser
 
-pytestmark = pytest.mark.slow  # a browser per test: the long tier (README "Tests")
+pytestmark = pytest.mark.slow  # a browser per test: the long tier (docs/testing.md)
 
 #: Longest wait for the page to show something (milliseconds; a bound, not a measured time).
 PATIENCE_MS = 20_000

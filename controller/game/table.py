@@ -64,7 +64,7 @@ class DeviceConfig:
     search: tuple[str, ...] = ()
 
 
-#: ``timing:`` keys of table.yaml -> ``drivers.link.LinkTiming`` fields (docs/protocol.md, "Timing").
+#: ``timing:`` keys of table.yaml -> ``drivers.timing.LinkTiming`` fields (docs/protocol.md, "Timing").
 TIMING_KEYS: dict[str, str] = {
     "handshake_timeout_s": "handshake_timeout",
     "response_timeout_s": "response_timeout",

@@ -66,7 +66,7 @@ SUPERVISOR_BUTTONS = frozenset(SUPERVISOR_ACTIONS)
 
 
 #: Presses whose reading decides the wagers: what is on the layout when they are journaled is what counts (NY 9
-#: NYCRR 5324.39(c)(3), controller.round.machine ``_announce``); the simulated dealer makes them once the sensors have
+#: NYCRR 5324.39(c)(3), controller.round.lock ``_announce``); the simulated dealer makes them once the sensors have
 #: reported every chip the players put down.
 ANNOUNCEMENTS: tuple[str, ...] = ("no_more_bets", "confirm")
 
