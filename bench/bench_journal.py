@@ -36,7 +36,8 @@ from pathlib import Path
 from controller.round import commands as cmd
 from controller.game.cards import DECK
 from controller.round.inputs import ServiceStarted
-from controller.journal.store import Journal, rounds_ended
+from controller.journal.reader import rounds_ended
+from controller.journal.store import Journal
 from controller.game.paytable import load_jurisdiction
 from controller.round.machine import Round
 from controller.service.loop import STOP, Controller

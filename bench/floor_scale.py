@@ -47,7 +47,8 @@ from controller.floor.listen import Listener
 from controller.floor.publisher import Publisher
 from controller.control.server import public_record
 from controller.floor.topics import decode
-from controller.journal.store import Journal, iter_store, read_records
+from controller.journal.reader import iter_store, read_records
+from controller.journal.store import Journal
 from controller.journal.key import init_key, load_key
 from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.game.cards import DECK
-from controller.journal.store import iter_records, verify_journal
+from controller.journal.chain import verify_journal
+from controller.journal.reader import iter_records
 from controller.journal.recall import RoundRecord, rounds_from_records
 
 

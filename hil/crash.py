@@ -40,7 +40,9 @@ from pathlib import Path
 
 from controller.cli.main import positive_float, positive_int, probability
 from controller.settings.files import CONFIG_DIR
-from controller.journal.store import CUT_COMMIT_VARIABLE, Journal, JournalError, iter_records, rounds_ended
+from controller.journal.reader import iter_records, rounds_ended
+from controller.journal.record import JournalError
+from controller.journal.store import CUT_COMMIT_VARIABLE, Journal
 from controller.journal.tools import verify
 from controller.journal.recovery import recover
 from controller.service.opening import jurisdiction_for, key_for

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from controller.control.server import public_record
-from controller.journal.store import verify_journal
+from controller.journal.chain import verify_journal
 from controller.journal.recall import rounds_from_records
 from hil.checks import check_round, wagers_lost
 

@@ -37,7 +37,7 @@ import yaml
 
 from controller.cli.main import positive_int
 from controller.settings.files import CONFIG_DIR
-from controller.journal.store import iter_records
+from controller.journal.reader import iter_records
 from controller.service.opening import jurisdiction_for
 from controller.service.simulators import start_simulators
 from controller.simulated.table import SimulatedTable

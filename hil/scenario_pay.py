@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from drivers.events import SPOTS
 
 #: Seconds a ``pay`` step waits for the panel to ask for its seat, and for the seat's reading.

@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from controller.settings.files import CONFIG_DIR
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from controller.control.operators import MIN_ITERATIONS, add_operator
 from controller.service.simulators import start_simulators
 from drivers.sim import PtySimulator

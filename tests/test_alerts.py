@@ -16,7 +16,8 @@ from controller.round.alerts import (ACKNOWLEDGE_ALERT, MAX_WAITING, REFUSED_TEX
 from controller.game.cards import DECK
 from controller.control.server import public_record
 from controller.round.inputs import OperatorAction, ServiceStarted
-from controller.journal.store import Journal, read_records
+from controller.journal.reader import read_records
+from controller.journal.store import Journal
 from controller.journal.recovery import recover
 from controller.round.machine import Round
 from drivers import events as ev

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from controller.cli import main as cli
 from controller.settings.files import CONFIG_DIR
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from tests.cli_helpers import crisscross
 from tests.examples import examples
 from tests.journal_helpers import exported_lines

@@ -31,7 +31,7 @@ import pytest
 
 from controller.cli.main import main as cli_main
 from controller.control.server import BACKLOG, MAX_CONNECTIONS
-from controller.journal.store import read_records, rounds_ended
+from controller.journal.reader import read_records, rounds_ended
 from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from drivers import DRIVERS, framing
 from drivers.events import ButtonPressed, DeviceReady, SpotChanged, SpotsSnapshot, SupervisorKey
 from drivers.timing import LinkTiming

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal.store import canonical_line, read_records
+from controller.journal.reader import read_records
+from controller.journal.record import canonical_line
 from hil.checks import check_journal
 from hil.rig import run_rig
 from tests.cli_helpers import crisscross

@@ -32,7 +32,7 @@ from controller.settings.floor import FloorConfig, parse_floor_config, read_pass
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
 from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from controller.journal.key import init_key, load_key
 from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS

@@ -29,7 +29,8 @@ from controller.floor import topics
 from controller.settings.floor import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
-from controller.journal.store import Journal, read_records
+from controller.journal.reader import read_records
+from controller.journal.store import Journal
 from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from drivers import events as ev

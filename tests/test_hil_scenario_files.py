@@ -86,7 +86,7 @@ def test_every_record_type_of_a_simulated_run_is_one_a_scenario_may_name(tmp_pat
     import subprocess
     import sys
 
-    from controller.journal.store import read_records
+    from controller.journal.reader import read_records
     from hil.scenario import known_names
 
     seen = set()

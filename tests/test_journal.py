@@ -16,20 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.journal import key as jkey
-from controller.journal.store import (
-    CUT_COMMIT_VARIABLE,
+from controller.journal.chain import find_tampering, verify_chain, verify_journal
+from controller.journal.reader import read_records
+from controller.journal.record import (
     SAFE_INTEGER,
     GENESIS,
-    Journal,
     JournalError,
     JournalWriteError,
     canonical_line,
-    find_tampering,
-    read_records,
     record_hash,
-    verify_chain,
-    verify_journal,
 )
+from controller.journal.store import CUT_COMMIT_VARIABLE, Journal
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import exported_lines, forge, rechain
 
@@ -528,7 +525,7 @@ def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(
 def test_rounds_ended_of_a_store_being_created_is_none(tmp_path):
     """A reader polling while the service creates its store (the file exists, its tables not yet committed)
     sees no round ended, not an error (the crash test and the service tests poll this way)."""
-    from controller.journal.store import rounds_ended
+    from controller.journal.reader import rounds_ended
 
     path = tmp_path / "j.db"
     db = sqlite3.connect(path)

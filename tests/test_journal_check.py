@@ -19,7 +19,7 @@ import pytest
 
 from controller.round import commands as cmd
 from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
-from controller.journal.store import iter_store, read_records
+from controller.journal.reader import iter_store, read_records
 from controller.journal.check import MAX_DETAIL, quick_check
 from controller.cli.parts import SERVICE_PARTS
 from controller.round.graph import BETWEEN_ROUNDS

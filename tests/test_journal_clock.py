@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from controller.round import commands as cmd
-from controller.journal.store import GENESIS, Journal, last_rounds, read_records
+from controller.journal.reader import last_rounds, read_records
+from controller.journal.record import GENESIS
+from controller.journal.store import Journal
 from controller.journal.clock import STEP_BOUND_MS
 from controller.journal.tools import verify
 from controller.journal.recovery import replay
@@ -202,7 +204,7 @@ def test_verify_names_a_record_whose_mono_goes_back_within_a_run(tmp_path):
 @pytest.mark.parametrize("mono", ["12", 1.5, True])
 def test_an_exported_record_with_a_mono_that_is_not_an_integer_is_not_a_record(tmp_path, mono):
     """``mono`` in a JSON-lines copy is an integer or the line is not a journal record."""
-    from controller.journal.store import JournalError, parse_line
+    from controller.journal.record import JournalError, parse_line
 
     record = {"seq": 1, "time": "x", "kind": "record", "round": None, "type": "T", "data": {}, "prev": GENESIS,
               "hash": "0" * 64, "mono": mono}

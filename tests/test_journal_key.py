@@ -14,7 +14,9 @@ import sys
 
 import pytest
 
-from controller.journal.store import Journal, JournalError, canonical_line, read_records, record_hash
+from controller.journal.reader import read_records
+from controller.journal.record import JournalError, canonical_line, record_hash
+from controller.journal.store import Journal
 from controller.journal.key import JournalKeyError, init_key, load_key
 from tests.cli_helpers import crisscross
 from controller.journal.key import read_anchor

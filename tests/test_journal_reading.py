@@ -1,7 +1,8 @@
-"""Reading a journal (``controller.journal.store``): what a reader refuses and how it names it, the hash-chain check
-of a list of records, one writer per store, and ``import_records`` filling only a new store.
+"""Reading a journal (``controller.journal.reader``, ``controller.journal.chain``): what a reader refuses and
+how it names it, the hash-chain check of a list of records, one writer per store, and ``import_records``
+filling only a new store.
 
-The right values come from the docstrings of ``controller/journal/store.py`` (``iter_records``, ``last_rounds``,
+The right values come from the docstrings of ``controller/journal/`` (``iter_records``, ``last_rounds``,
 ``verify_chain``, ``find_tampering``, ``verify_journal``, ``lock_store``, ``Journal``, ``import_records``), from
 docs/operations.md, "The journal" (one service per journal; a record is valid only in its canonical spelling) and from
 records counted by the test itself.
@@ -13,17 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.journal.store import (
-    Journal,
-    JournalError,
+from controller.journal.chain import (
     Tamper,
     find_tampering,
-    iter_records,
-    last_rounds,
-    read_records,
     verify_chain,
     verify_journal,
 )
+from controller.journal.reader import iter_records, last_rounds, read_records
+from controller.journal.record import JournalError
+from controller.journal.store import Journal
 from tests.examples import examples
 from tests.journal_helpers import exported_lines, rechain
 

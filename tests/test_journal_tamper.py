@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal.store import Journal, JournalError, last_rounds, read_records
+from controller.journal.reader import last_rounds, read_records
+from controller.journal.record import JournalError
+from controller.journal.store import Journal
 from controller.journal.key import JournalKeyError, load_key
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import closed_store, flip_wal_frame, forge, killed, play as _play, rechain, replace_records
@@ -206,7 +208,7 @@ def test_a_foreign_write_transaction_is_refused_and_the_table_commits_on(tmp_pat
 def test_a_store_deleted_while_open_is_a_refused_commit_not_silence(tmp_path):
     """Issue 29 item 7: the live journal deleted (or moved aside and replaced) while the service runs used to
     take commits into an unlinked file; the next commit is refused naming why."""
-    from controller.journal.store import JournalWriteError
+    from controller.journal.record import JournalWriteError
 
     journal = Journal(tmp_path / "j.db", fsync=False)
     try:

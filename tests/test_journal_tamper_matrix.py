@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from controller.journal import key as jkey
-from controller.journal.store import Journal, JournalError, read_records
+from controller.journal.reader import read_records
+from controller.journal.record import JournalError
+from controller.journal.store import Journal
 from tests.journal_helpers import (closed_store, flip_wal_frame, forge, killed, play, rechain, replace_records,
                                    rewrite_anchor, verify_cli)
 

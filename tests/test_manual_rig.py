@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from controller.journal.recall import rounds_from_records
 from hil.rig import run_rig
 

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config

@@ -30,7 +30,8 @@ from controller.analysis.protect_tables import ProtectTables
 from controller.analysis.strategy import OptimalStrategy
 from controller.game.cards import DECK
 from controller.control.server import public_record
-from controller.journal.store import Journal, read_records
+from controller.journal.reader import read_records
+from controller.journal.store import Journal
 from controller.round.machine import Round
 from controller.service.loop import STOP
 from controller.game.table import load_table_config

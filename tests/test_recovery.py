@@ -17,7 +17,10 @@ import pytest
 
 from controller.round import commands as cmd
 from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
-from controller.journal.store import Journal, canonical_line, read_records, verify_chain
+from controller.journal.chain import verify_chain
+from controller.journal.reader import read_records
+from controller.journal.record import canonical_line
+from controller.journal.store import Journal
 from controller.journal.recovery import ReplayError, recover, replay
 from controller.round.data import RoundData, SeatState
 from controller.round.machine import Round
@@ -456,7 +459,7 @@ def test_a_device_faults_detail_is_bounded(tmp_path):
 def test_a_new_store_beside_an_old_json_lines_journal_is_refused(tmp_path):
     """The default journal moved from var/journal.jsonl to var/journal.db: a table's history left in the old
     file must be imported, not silently followed by a second history."""
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.service.opening import open_journal
 
     (tmp_path / "journal.jsonl").write_text("")

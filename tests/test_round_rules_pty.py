@@ -16,7 +16,7 @@ import time
 import pytest
 
 from controller.round.inputs import ANSWERING
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from controller.control.operators import MIN_ITERATIONS, add_operator
 from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, need_browser
 
 pytestmark = pytest.mark.slow  # a browser per test: the long tier (docs/testing.md)

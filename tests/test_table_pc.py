@@ -27,7 +27,7 @@ from controller import __version__
 from controller.cli import main as cli
 from controller.settings.files import CONFIG_DIR, find_table_config, state_dir
 from controller.round.inputs import ServiceStarted
-from controller.journal.store import read_records
+from controller.journal.reader import read_records
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import JournaldFormatter, Notifier, under_journald
 from controller.service.loop import STOP, Controller
@@ -423,7 +423,7 @@ def test_the_command_line_refuses_what_would_write_into_the_software_or_guess(tm
 def test_a_journal_never_mixes_simulated_and_table_play(tmp_path, capsys):
     """A table's journal given to a run with simulated devices (or the reverse) is refused before anything is
     written: the journal's last start record says which play it holds."""
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
 
     path = tmp_path / "table.db"
     config = load_table_config()

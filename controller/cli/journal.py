@@ -19,8 +19,14 @@ def recall(args: argparse.Namespace) -> int:
     """``crisscross recall [--last N] [--alerts]``: 0 shown, 1 shown under a warning (the journal does not
     verify), 2 a journal or configuration that cannot be read (one line on standard error)."""
     from controller.journal.alert_recall import alerts_of, format_alerts
-    from controller.journal.store import (JournalError, existing_journal, iter_records, last_rounds, refuse_lost_records,
-                                    verify_journal)
+    from controller.journal.chain import verify_journal
+    from controller.journal.reader import (
+        existing_journal,
+        iter_records,
+        last_rounds,
+        refuse_lost_records,
+    )
+    from controller.journal.record import JournalError
     from controller.journal.recall import recall_last
     from controller.game.table import load_table_config
 
@@ -59,7 +65,7 @@ def _simulated_hint(config) -> str:
 
 
 def _is_store(path: Path) -> bool:
-    from controller.journal.store import is_store
+    from controller.journal.reader import is_store
 
     return is_store(path)
 
@@ -67,7 +73,7 @@ def _is_store(path: Path) -> bool:
 def _journal_verify(args: argparse.Namespace) -> int:
     """``crisscross journal verify PATH [--key FILE]``: 0 intact, 1 tampered, 2 unreadable, 3 nothing found but
     not everything checkable (``controller.journal.tools.verify``). Reads the files only; never writes them."""
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key
     from controller.journal.tools import verify
 
@@ -107,7 +113,7 @@ def _journal_path(args: argparse.Namespace) -> Path:
 
 def _journal_export(args: argparse.Namespace) -> int:
     """``crisscross journal export``: 0 written, 2 a journal that cannot be read (one line on standard error)."""
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.journal.tools import export
 
     try:
@@ -131,7 +137,7 @@ def _journal_export(args: argparse.Namespace) -> int:
 def _journal_import(args: argparse.Namespace) -> int:
     """``crisscross journal import FILE``: 0 imported, 1 a source that does not verify, 2 anything else
     refused (one line on standard error)."""
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.journal.tools import import_jsonl, verify
     from controller.service.opening import key_for
     from controller.game.table import load_table_config
@@ -154,7 +160,7 @@ def _journal_admit(args: argparse.Namespace) -> int:
     """``crisscross journal add-key`` and ``crisscross journal reanchor`` (``controller.journal.tools.admit``):
     0 done and journaled, 2 refused (one line on standard error: nothing to do, the service running, a journal
     that does not open for another reason, no key)."""
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key
     from controller.journal.tools import admit
     from controller.game.table import load_table_config

@@ -452,7 +452,7 @@ def _players(args: argparse.Namespace, config) -> list:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.cli.parts import SERVICE_PARTS
     from controller.service.assembly import run_service
     from controller.game.table import JOURNAL_NAME, load_table_config, state_dir

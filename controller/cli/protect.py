@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``crisscross protect``; the exit status."""
     from controller.analysis.protect_tables import ProtectTables
     from controller.settings.files import ConfigError, find_table_config
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.service.opening import jurisdiction_for
     from controller.game.table import load_table_config
 

@@ -17,7 +17,7 @@ from typing import Any
 from controller.journal import key as jkey
 from controller.control.server import public_record
 from controller.floor import topics
-from controller.journal.store import iter_store
+from controller.journal.reader import iter_store
 
 
 @dataclass

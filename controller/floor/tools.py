@@ -85,7 +85,7 @@ def _pairs(items: list[str], option: str) -> dict[str, Path]:
 def run(args: argparse.Namespace) -> int:
     """``crisscross floor watch|audit``; the exit status (module docstring)."""
     from controller.floor.listen import Listener
-    from controller.journal.store import JournalError
+    from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key
 
     try:

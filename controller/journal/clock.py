@@ -3,7 +3,7 @@
 ``mono`` is the machine's boot clock in integer microseconds (``CLOCK_BOOTTIME``: like ``CLOCK_MONOTONIC`` it
 is never stepped and is slewed by NTP as the wall clock is, and it also counts a suspend, so a suspended PC is
 not taken for a stepped clock). Microseconds, not nanoseconds: a record's integers stay within the range every
-JSON reader holds exactly (``controller.journal.store.SAFE_INTEGER``), which nanoseconds leave after 104 days up.
+JSON reader holds exactly (``controller.journal.record.SAFE_INTEGER``), which nanoseconds leave after 104 days up.
 
 The clock restarts at each boot, so two records' ``mono`` compare only within one run: from a ``ServiceStarted``
 record (or a journal tool's own record, ``RUN_STARTS``) to the next (docs/architecture.md, "The journal's

@@ -113,6 +113,15 @@ def mac(key: bytes, label: str, *parts: Any) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
+def key_from(value: str | None, key: bytes | None) -> int:
+    """The seq at which the key was introduced, from the store's ``meta`` ``key_from`` (``"<seq> <hmac>"``); -1
+    when there is none or its seal does not match ``key`` (nothing is then taken as written before the key)."""
+    seq, _, sealed = (value or "").partition(" ")
+    if not key or not seq.isdigit() or sealed != mac(key, "key_from", int(seq)):
+        return -1
+    return int(seq)
+
+
 def beside(store: Path, extension: str) -> Path:
     """A file kept beside the store at ``store``: ``<store><extension>`` (``.anchor``, ``.lock``), beside the
     store's real file when ``store`` is reached through a symbolic link (as SQLite keeps its WAL), so that every

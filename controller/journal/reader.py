@@ -1,17 +1,25 @@
-"""Reading a journal store without writing it: a read-only connection (also to an evidence copy on
-write-protected media) and whether its WAL holds commits a reader of the database file alone does not see.
+"""Reading a journal without writing it: a store (also an evidence copy on write-protected media) or a
+JSON-lines file, streamed record by record, each checked for its canonical spelling
+(``controller.journal.record``); the first checks of every reader (no file, an empty one, one of zeros).
 
-Used by every reader (``controller.journal.store.iter_store``, ``crisscross journal verify``); none of them changes
-the store.
+Used by every reader (``crisscross journal verify``, ``export``, ``recall``, ``hil.checks``); none of them
+changes the store.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from controller.journal import key as jkey
+from controller.journal.record import MONO, JournalError, parse_canonical, parse_line
+from controller.journal.schema import ROUND_ENDS, columns
+
+#: A journal store starts with these bytes (SQLite file format, "The Database Header").
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def connect_reader(path: Path) -> tuple[sqlite3.Connection, bool]:
@@ -49,3 +57,180 @@ def wal_pending(path: Path) -> int:
     except OSError:
         return 0
     return size if size > 32 else 0
+
+
+def is_store(path: Path) -> bool:
+    """True when the file at ``path`` begins as an SQLite database (the journal store), False otherwise."""
+    try:
+        with Path(path).open("rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def starts_with_zeros(path: Path) -> bool:
+    """True when the file at ``path`` is not empty and its first 64 KiB are zero bytes: what a power cut
+    leaves of a file whose size reached the disk before its data (lost records, not a torn append)."""
+    with Path(path).open("rb") as handle:
+        head = handle.read(1 << 16)
+    return bool(head) and not head.strip(b"\x00")
+
+
+def existing_journal(path: Path, hint: str = "") -> Path:
+    """``path`` as a ``Path`` when it names a non-empty regular file, the first check of every reader (``journal
+    verify``, ``journal export``, ``recall``); else ``JournalError`` in one line: no such file (``hint`` added),
+    not a regular file, or an empty file (a journal holds its start record at least)."""
+    path = Path(path)
+    if not path.exists():
+        raise JournalError(f"{path}: no such file{hint}")
+    if not path.is_file():
+        raise JournalError(f"{path}: not a regular file")
+    if not path.stat().st_size:
+        raise JournalError(f"{path}: the file is empty: it is not a journal")
+    return path
+
+
+def refuse_lost_records(path: Path) -> None:
+    """Raise ``JournalError`` (one line, as ``journal verify`` and ``recall`` say it) for a file that is not a
+    store and is all zeros (``starts_with_zeros``): its records were lost, it is not a journal."""
+    if not is_store(path) and starts_with_zeros(path):
+        raise JournalError(f"{path}: the file is all zeros: its records were lost (a power cut?), it is not a "
+                           f"journal; restore the journal from its copy")
+
+
+def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
+    store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).
+
+    Raises ``JournalError`` naming the file and line for a line that is not a record, ``SpellingError`` for
+    one that is not in its canonical spelling, and for a last line without its newline unless
+    ``skip_torn_tail``, which leaves it out.
+    """
+    where = str(path)
+    try:
+        with Path(path).open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
+            for number, raw in enumerate(handle, 1):
+                if not raw.endswith(b"\n"):
+                    if skip_torn_tail:
+                        return
+                    raise JournalError(f"{where}: line {number}: incomplete last line (no newline)")
+                if legacy is None:
+                    legacy = not raw.startswith(b'{"data":')
+                yield parse_line(raw, where, number, legacy=legacy)
+    except OSError as exc:
+        raise JournalError(f"{where}: cannot read: {exc.strerror or exc}") from None
+
+
+def row_record(row: Sequence[Any], where: str) -> dict[str, Any]:
+    """A row of ``records`` (``COLUMNS``, of the store at ``where``) as a record, its data checked for its
+    canonical spelling (``SpellingError``, naming the seq); ``mono`` left out when NULL (written before it)."""
+    seq, time_, kind, round_no, type_, data, prev, hash_, mono = row
+    record = {"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
+              "data": parse_canonical(data, where, seq), "prev": prev, "hash": hash_}
+    if mono is not None:
+        record[MONO] = mono
+    return record
+
+
+def _open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store at ``path`` (``connect_reader``); raises ``JournalError``."""
+    try:
+        connection, _ = connect_reader(path)
+        connection.execute("SELECT 1 FROM records LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    return connection
+
+
+def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = None,
+               connection: sqlite3.Connection | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the records of the store at ``path`` in seq order, from seq ``after + 1``; with ``rounds``
+    ``(first, last)`` only the records from the first of round ``first`` to the last of round ``last`` (every
+    record in between, so that the chain stays whole). Raises ``JournalError`` for a store that cannot be read
+    and ``SpellingError`` for a record's data not in its canonical spelling."""
+    own = connection is None
+    db = _open_reader(path) if connection is None else connection
+    try:
+        low, high = after + 1, None
+        if rounds is not None:
+            low, high = db.execute("SELECT min(seq), max(seq) FROM records WHERE round BETWEEN ? AND ?",
+                                   rounds).fetchone()
+            if low is None:
+                return
+        try:
+            query = f"SELECT {columns(db)} FROM records WHERE seq >= ?" + (" AND seq <= ?" if high else "") + \
+                " ORDER BY seq"
+            for row in db.execute(query, (low, high) if high else (low,)):
+                yield row_record(row, str(path))
+        except sqlite3.Error as exc:
+            raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    finally:
+        if own:
+            db.close()
+
+
+def rounds_ended(path: Path) -> int:
+    """Rounds closed or voided in the store at ``path``, by its index of round ends (0 while there is no store
+    yet, or while the service is creating it); safe while the service writes it. Raises ``JournalError`` for a
+    file that is not a store."""
+    path = Path(path)
+    if not path.exists() or not path.stat().st_size:
+        return 0
+    try:
+        db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    try:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone() is None:
+            return 0  # the store's tables are not committed yet
+        return db.execute(f"SELECT count(*) FROM records WHERE {ROUND_ENDS} AND type != 'RoundOpened'").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    finally:
+        db.close()
+
+
+def last_rounds(path: Path, count: int) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The records of the last ``count`` rounds of the journal at ``path``, ``[(round, records)]`` in round
+    order: from a store by its round index, from a JSON-lines file by streaming it (keeping those rounds only).
+    Errors as ``iter_records``."""
+    path = Path(path)
+    if path.is_file() and is_store(path):
+        db = _open_reader(path)
+        try:
+            names = columns(db)
+            numbers = [r for (r,) in db.execute("SELECT DISTINCT round FROM records WHERE round IS NOT NULL "
+                                                "ORDER BY round DESC LIMIT ?", (count,))]
+            return [(n, [row_record(row, str(path)) for row in db.execute(
+                f"SELECT {names} FROM records WHERE round = ? ORDER BY seq", (n,))]) for n in reversed(numbers)]
+        except sqlite3.Error as exc:
+            raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        finally:
+            db.close()
+    kept: dict[int, list[dict[str, Any]]] = {}
+    for record in iter_records(path, skip_torn_tail=True):
+        number = record.get("round")
+        if isinstance(number, int):
+            kept.setdefault(number, []).append(record)
+            if len(kept) > count:
+                del kept[min(kept)]
+    return sorted(kept.items())
+
+
+def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[str, Any]]:
+    """Stream every record of the journal at ``path``, a store or a JSON-lines file (an absent file has none).
+    Errors as ``iter_store`` and ``iter_jsonl``; a path that is not a regular file is a ``JournalError``."""
+    path = Path(path)
+    if not path.exists():
+        return iter(())
+    if not path.is_file():
+        raise JournalError(f"{path}: not a regular file")
+    if is_store(path):
+        return iter_store(path)
+    return iter_jsonl(path, skip_torn_tail=skip_torn_tail)
+
+
+def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:
+    """Every record of the journal at ``path`` as a list (``iter_records``); for tests and small copies: the
+    service and the tools stream instead."""
+    return list(iter_records(path, skip_torn_tail=skip_torn_tail))

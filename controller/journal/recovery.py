@@ -30,7 +30,8 @@ from typing import Any
 
 from controller.round import commands as cmd
 from controller.round.inputs import input_from_record
-from controller.journal.store import Journal, JournalError
+from controller.journal.record import JournalError
+from controller.journal.store import Journal
 from controller.game.paytable import Jurisdiction
 from controller.round.machine import Round
 from controller.game.table import TableConfig
@@ -117,7 +118,7 @@ def _groups(records: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any] 
 
 def replay(records: Iterable[dict[str, Any]], config: TableConfig, jurisdiction: Jurisdiction, *,
            machine: Round | None = None) -> Recovered:
-    """Feed the journaled inputs of ``records`` (a stream, ``controller.journal.store``) to ``machine`` (a machine
+    """Feed the journaled inputs of ``records`` (a stream, ``controller.journal.reader``) to ``machine`` (a machine
     restored from a checkpoint, whose records follow it) or a fresh ``Round``.
 
     Raises ``ReplayError`` when a journaled output differs from the replayed one (except a one-off defect,

@@ -1,7 +1,7 @@
 """Journal tools: verify (with or without the key), export to JSON lines, import a JSON-lines journal.
 
 All of them stream: memory does not grow with the journal. ``verify`` reads only; ``export`` writes records in
-their canonical spelling (``controller.journal.store.canonical_line``); ``import_jsonl`` refuses a journal that does
+their canonical spelling (``controller.journal.record.canonical_line``); ``import_jsonl`` refuses a journal that does
 not verify and fills a new store.
 """
 
@@ -14,25 +14,25 @@ from pathlib import Path
 from typing import TextIO
 
 from controller.journal import key as jkey
+from controller.journal.chain import Tamper, find_first_tampering
 from controller.journal.clock import MonoCheck
-from controller.journal.store import (
-    GENESIS,
-    Journal,
-    JournalError,
-    SpellingError,
-    Tamper,
-    canonical_line,
+from controller.journal.reader import (
     existing_journal,
-    find_first_tampering,
     is_store,
     iter_jsonl,
     iter_store,
     connect_reader,
-    key_from,
-    parse_canonical,
     refuse_lost_records,
     wal_pending,
 )
+from controller.journal.record import (
+    GENESIS,
+    JournalError,
+    SpellingError,
+    canonical_line,
+    parse_canonical,
+)
+from controller.journal.store import Journal
 
 
 @dataclass
@@ -125,7 +125,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
                 return
             sealed_to = seq
         from_row = db.execute("SELECT value FROM meta WHERE name = 'key_from'").fetchone()
-        before_key = key_from(from_row[0] if from_row else None, key) if keyed else -1
+        before_key = jkey.key_from(from_row[0] if from_row else None, key) if keyed else -1
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
             parse_canonical(state, f"{path}: checkpoint", seq)
             if hash_at(seq) != ckpt_head:

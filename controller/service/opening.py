@@ -9,7 +9,8 @@ from pathlib import Path
 from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.game.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
 from controller.journal.key import JournalKeyError, load_key
-from controller.journal.store import Journal, JournalError
+from controller.journal.record import JournalError
+from controller.journal.store import Journal
 from controller.settings.files import state_dir
 
 

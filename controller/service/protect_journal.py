@@ -14,7 +14,7 @@ from controller.analysis.protect import GAP, STEPS, Detector, RoundSeen, Session
 from controller.analysis.protect_tables import ProtectTables
 from controller.game.cards import DECK
 from controller.journal.recall import RoundRecord, rounds_from_records
-from controller.journal.store import iter_records
+from controller.journal.reader import iter_records
 
 _INDEX = {card: i for i, card in enumerate(DECK)}
 

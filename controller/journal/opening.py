@@ -1,0 +1,220 @@
+"""Opening a journal store for writing: what it must show before a record is added (docs/architecture.md,
+"The journal key and the anchor"), and what it holds at opening.
+
+Checked in bounded time whatever the history: the file itself (a store, not zeros, not JSON lines), the key it
+is sealed with, the last checkpoint's seal and record, the chain from it to the end, that every record after
+the key's introduction is sealed (a record appended without the key is refused), and the anchor (a store
+shorter than its anchor, or whose record at the anchor's seq has another hash, is refused). Once keyed, always
+keyed: a keyed store is refused without its key or with another, or without its anchor; a store or anchor that
+says it is keyed while the other does not (the key stripped) is refused; a key given for a store sealed
+without one is refused unless ``admit="key"`` introduces it; an anchor found wrong is refused unless
+``admit="anchor"`` accepts it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.journal import key as jkey
+from controller.journal.chain import find_first_tampering
+from controller.journal.reader import SQLITE_HEADER, iter_store, row_record, starts_with_zeros
+from controller.journal.record import GENESIS, JournalError, JournalWriteError, parse_canonical
+from controller.journal.schema import COLUMNS, ROUND_ENDS
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The round machine's ``state`` (``Round.checkpoint()``) after record ``seq`` whose hash is ``head``;
+    ``mac`` the HMAC-SHA256 over them with the journal key (None when the journal has no key)."""
+
+    seq: int
+    round: int | None
+    head: str
+    state: dict[str, Any]
+    mac: str | None
+
+
+class OpeningChecks:
+    """The opening checks of ``controller.journal.store.Journal`` (a mixin over its connection ``_db``, its
+    ``path``, ``anchor_path``, key and ``admit``); ``_open`` sets the head (``_seq``, ``_prev``), ``checkpoint``,
+    ``last_round_no``, ``open_rounds``, ``since_checkpoint``, ``last_start`` and ``admitted``. Raises
+    ``JournalError`` for a store refused, ``JournalWriteError`` when the key or the anchor cannot be written."""
+
+    _db: sqlite3.Connection
+    path: Path
+    anchor_path: Path
+    _key: bytes | None
+    _fsync: bool
+    _admit: str | None
+    _anchor: jkey.AnchorWriter | None
+    _introducing: bool
+    _seq: int
+    _prev: str
+    admitted: str
+
+    def _check_file(self) -> bool:
+        """True when there is no store yet at ``path`` (no file, or an empty one); False for a store. Raises
+        ``JournalError`` for a dangling link, a file of zeros or ending in zeros, JSON lines or another file."""
+        if not self.path.exists():
+            if self.path.is_symlink():
+                raise JournalError(f"{self.path}: a dangling symbolic link")
+            return True
+        if not self.path.is_file():
+            raise JournalError(f"{self.path}: not a regular file")
+        size = self.path.stat().st_size
+        if size == 0:
+            return True
+        with self.path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+            if head == SQLITE_HEADER:
+                handle.seek(max(size - 4096, 0))
+                if size >= 8192 and not handle.read().strip(b"\x00"):
+                    raise JournalError(f"{self.path}: ends with {min(size, 4096)} or more zero bytes: records were "
+                                       f"lost (a power cut?); not started: restore the journal from its copy")
+                return False
+        if starts_with_zeros(self.path):
+            raise JournalError(f"{self.path}: the file is all zeros: its records were lost (a power cut?); "
+                               f"not started: restore the journal from its copy")
+        if head.startswith(b"{"):
+            raise JournalError(f"{self.path}: a JSON-lines journal, not a journal store: migrate it with "
+                               f"crisscross journal import {self.path} --journal NEW.db")
+        raise JournalError(f"{self.path}: not a journal store")
+
+    def _open(self) -> None:
+        """Check the store open on ``_db`` (module docstring) and read what it holds at opening. Raises
+        ``JournalError``."""
+        db, where = self._db, str(self.path)
+        key_id = self.meta("key_id")
+        anchor = jkey.read_anchor(self.anchor_path)
+        stripped = key_id is None and anchor is not None and "problem" not in anchor and jkey.anchor_keyed(anchor)
+        if key_id is not None and self._key is None:
+            raise JournalError(f"{where}: the journal is sealed with a key and no key was given (table.yaml "
+                               f"journal_key): not started")
+        if key_id is not None and key_id != jkey.key_id(self._key):
+            raise JournalError(f"{where}: the journal was sealed with another key: not started")
+        if stripped:
+            raise JournalError(f"{where}: its anchor says the journal is sealed with a key and the store carries "
+                               f"none: the key was stripped (tampered): not started")
+        head_row = db.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        self._seq, self._prev = head_row if head_row else (0, GENESIS)
+        if key_id is None and self._key is not None and self._seq and self._admit != "key":
+            raise JournalError(f"{where}: the journal is not sealed with a key but one is given (table.yaml "
+                               f"journal_key): a key is introduced only by crisscross journal add-key, which "
+                               f"journals it: not started")
+        row = db.execute("SELECT seq, round, head, state, mac FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        self.checkpoint: Checkpoint | None = None
+        if row is not None:
+            self.checkpoint = Checkpoint(row[0], row[1], row[2], parse_canonical(row[3], where, row[0]), row[4])
+            if self._key is not None and key_id is not None and not self._before_key(row[0], row[4]) and \
+                    self.checkpoint.mac != jkey.mac(self._key, "checkpoint", row[0], row[2], row[3]):
+                raise JournalError(f"{where}: checkpoint at record {row[0]}: its seal does not match (altered or "
+                                   f"forged without the key): not started")
+        base, prev = (self.checkpoint.seq, self.checkpoint.head) if self.checkpoint else (0, GENESIS)
+        if base:
+            found = db.execute("SELECT hash FROM records WHERE seq = ?", (base,)).fetchone()
+            if found is None or found[0] != prev:
+                raise JournalError(f"{where}: record {base} does not match its checkpoint (altered): not started")
+        count, _, tamper = find_first_tampering(iter_store(self.path, after=base, connection=db),
+                                                seq=base + 1, prev=prev)
+        if tamper is not None:
+            raise JournalError(f"{where}: {tamper}: not started")
+        sealed = None
+        if key_id is not None and self._seq > jkey.key_from(self.meta("key_from"), self._key):  # records to vouch for
+            sealed = db.execute("SELECT seq, head, mac FROM seals ORDER BY seq DESC LIMIT 1").fetchone()
+            if sealed is None or sealed[0] != self._seq:
+                first = (sealed[0] if sealed else 0) + 1
+                raise JournalError(f"{where}: record(s) {first}-{self._seq} carry no seal: appended without the "
+                                   f"journal key, never written by this service: not started")
+            if sealed[1] != self._prev or sealed[2] != jkey.mac(self._key, "seal", sealed[0], sealed[1]):
+                raise JournalError(f"{where}: the seal of record {sealed[0]} does not match (altered or forged "
+                                   f"without the key): not started")
+        self._check_anchor(anchor, key_id is not None)
+        if self._key is not None and key_id is None:
+            if self._admit == "key":
+                self._introducing = True  # with the next commit (its record of the introduction)
+                self.admitted = "the journal sealed without a key until now"
+            else:  # a new store: keyed from its first record
+                self._introduce_key()
+        self.last_round_no = db.execute("SELECT max(round) FROM records").fetchone()[0] or 0
+        self.open_rounds = [r for (r,) in db.execute(  # by the partial index of round ends (30,000 for 10,000)
+            f"SELECT round FROM records WHERE {ROUND_ENDS} GROUP BY round "
+            "HAVING max(type = 'RoundOpened') AND NOT max(type != 'RoundOpened') ORDER BY round")]
+        self.since_checkpoint = self._seq - base
+        # by the partial index of starts, however long ago the last start was (reading back through the records
+        # would grow with a service's time up)
+        start = db.execute(f"SELECT {COLUMNS} FROM records INDEXED BY starts WHERE type = 'ServiceStarted' "
+                           "ORDER BY seq DESC LIMIT 1").fetchone()
+        self.last_start = None if start is None else row_record(start, where)
+        if not self._introducing and self._admit != "anchor":
+            self._anchor_at_head()
+
+    def _check_anchor(self, anchor: dict[str, Any] | None, keyed: bool) -> None:
+        """Refuse (``JournalError``) a store that does not match its ``anchor`` (``check_anchor``; with the key
+        when ``keyed``), or a keyed store without one, unless ``admit="anchor"``: then the problem is kept in
+        ``admitted`` for the caller's record."""
+        where = str(self.path)
+        if anchor is None:
+            # without a key nothing is promised (verify says what it cannot see): a new anchor is written
+            problem = (f"anchor missing ({self.anchor_path.name}): a journal sealed with a key is not started "
+                       f"without its anchor (it would hide records cut from its end)") if keyed and self._seq else None
+        else:
+            problem = jkey.check_anchor(anchor, self._hash_at, self._seq, self._key if keyed else None)
+        if problem and self._admit == "anchor":
+            self.admitted = problem
+        elif problem:
+            raise JournalError(f"{where}: {problem}: not started; after an inquiry a supervisor may accept the "
+                               f"store as it is: crisscross journal reanchor (journaled)")
+        elif self._admit == "anchor":
+            self.admitted = "nothing found: the anchor matched the store"
+
+    def _introduce_key(self) -> None:
+        """Seal a new store with the key from its first record: its id and the seq from which it seals (itself
+        sealed) in one transaction."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._insert_key_rows()
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+
+    def _insert_key_rows(self) -> None:
+        """The meta rows of a key introduced at the present head (``key_id``, ``key_from``), in the open
+        transaction; records up to the head are the ones written before the key."""
+        seq = self._seq
+        self._db.execute("INSERT INTO meta (name, value) VALUES ('key_id', ?)", (jkey.key_id(self._key),))
+        self._db.execute("INSERT INTO meta (name, value) VALUES ('key_from', ?)",
+                         (f"{seq} {jkey.mac(self._key, 'key_from', seq)}",))
+
+    def _anchor_at_head(self) -> None:
+        """Write the anchor anew at the head (atomically) and keep it open to move at every commit."""
+        self._close_anchor()
+        try:
+            jkey.write_anchor(self.anchor_path, self._seq, self._prev, self._key, fsync=self._fsync)
+            self._anchor = jkey.AnchorWriter(self.anchor_path, self._seq, self._key, fsync=self._fsync)
+        except OSError as exc:
+            raise JournalWriteError(f"{self.anchor_path}: cannot write the journal's anchor: "
+                                    f"{exc.strerror or exc}") from None
+
+    def _close_anchor(self) -> None:
+        if self._anchor is not None:
+            self._anchor.close()
+            self._anchor = None
+
+    def _before_key(self, seq: int, mac: str | None) -> bool:
+        """True for an unsealed checkpoint (``mac`` None) written before the key was introduced (``key_from``,
+        whose own seal is checked)."""
+        return mac is None and jkey.key_from(self.meta("key_from"), self._key) >= seq
+
+    def _hash_at(self, seq: int) -> str | None:
+        row = self._db.execute("SELECT hash FROM records WHERE seq = ?", (seq,)).fetchone()
+        return row[0] if row else None
+
+    def meta(self, name: str) -> str | None:
+        """The store's ``meta`` value ``name`` (``key_id``: the id of the key that seals it; ``key_from``: the seq from which it seals), or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else None
