@@ -24,8 +24,8 @@ from phevaluator import evaluate_cards
 
 from controller.analysis.classes import N_HANDS, classify
 from controller.analysis.parsheet_totals import compute_par_sheet
-from controller.game.cards import DECK
 from controller.cli.main import positive_int
+from controller.game.cards import DECK
 from controller.game.hands import evaluate
 from controller.game.paytable import load_jurisdiction
 

@@ -33,15 +33,15 @@ import threading
 import time
 from pathlib import Path
 
-from controller.round import commands as cmd
 from controller.game.cards import DECK
-from controller.round.inputs import ServiceStarted
+from controller.game.paytable import load_jurisdiction
+from controller.game.table import load_table_config
 from controller.journal.reader import rounds_ended
 from controller.journal.store import Journal
-from controller.game.paytable import load_jurisdiction
+from controller.round import commands as cmd
+from controller.round.inputs import ServiceStarted
 from controller.round.machine import Round
 from controller.service.loop import STOP, Controller
-from controller.game.table import load_table_config
 from drivers import events as ev
 
 CONFIG = load_table_config()

@@ -41,18 +41,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from controller.cli.parts import SERVICE_PARTS
+from controller.control.server import public_record
 from controller.floor.audit import Auditor
-from controller.settings.floor import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.publisher import Publisher
-from controller.control.server import public_record
 from controller.floor.topics import decode
+from controller.game.table import load_table_config
+from controller.journal.key import init_key, load_key
 from controller.journal.reader import iter_store, read_records
 from controller.journal.store import Journal
-from controller.journal.key import init_key, load_key
 from controller.service.assembly import Service
-from controller.cli.parts import SERVICE_PARTS
-from controller.game.table import load_table_config
+from controller.settings.floor import FloorConfig
 from hil.broker import Broker
 
 ROUND_ENDS = ("RoundClosed", "RoundVoided")

@@ -28,7 +28,8 @@ BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal",
                             # switching the dealing mode and holding a seat whose cards are not entered (NY
                             # 5324.39(d)(1), ``controller.round.manual``): supervisor actions
                             "deal_by_hand", "deal_by_shoe", "hold_seat",
-                            # a hole-card alert shown to the supervisor (``controller.round.alerts``): a supervisor action
+                            # a hole-card alert shown to the supervisor (``controller.round.alerts``): a supervisor
+                            # action
                             "acknowledge_alert")
 
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).

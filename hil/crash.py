@@ -39,16 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.cli.main import positive_float, positive_int, probability
-from controller.settings.files import CONFIG_DIR
+from controller.game.table import load_table_config
 from controller.journal.reader import iter_records, rounds_ended
 from controller.journal.record import JournalError
+from controller.journal.recovery import recover
 from controller.journal.store import CUT_COMMIT_VARIABLE, Journal
 from controller.journal.tools import verify
-from controller.journal.recovery import recover
 from controller.service.opening import jurisdiction_for, key_for
 from controller.service.simulators import start_simulators
+from controller.settings.files import CONFIG_DIR
 from controller.simulated.table import SimulatedTable
-from controller.game.table import load_table_config
 from hil.checks import check_journal
 from hil.command import service_command
 

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.main import positive_int
-from controller.settings.files import CONFIG_DIR
-from controller.journal.recall import RoundRecord
-from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
+from controller.journal.recall import RoundRecord
+from controller.service.assembly import Service
+from controller.settings.files import CONFIG_DIR
 from hil.checks import check_journal
 
 

@@ -36,12 +36,12 @@ from typing import Any
 import yaml
 
 from controller.cli.main import positive_int
-from controller.settings.files import CONFIG_DIR
+from controller.game.table import load_table_config
 from controller.journal.reader import iter_records
 from controller.service.opening import jurisdiction_for
 from controller.service.simulators import start_simulators
+from controller.settings.files import CONFIG_DIR
 from controller.simulated.table import SimulatedTable
-from controller.game.table import load_table_config
 from hil.checks import check_journal, wagers_lost
 from hil.command import service_command
 from hil.scenario_main import run_from_command_line

@@ -36,10 +36,10 @@ from typing import Any
 
 import yaml
 
-from controller.settings.files import CONFIG_DIR
-from controller.journal.reader import read_records
 from controller.control.operators import MIN_ITERATIONS, add_operator
+from controller.journal.reader import read_records
 from controller.service.simulators import start_simulators
+from controller.settings.files import CONFIG_DIR
 from drivers.sim import PtySimulator
 from hil.expect import (check_face_down, check_money, check_payout_view, check_records, check_settlement,
                         check_view)

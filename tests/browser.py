@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.control.operators import MIN_ITERATIONS, add_operator
-from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
+from controller.control.operators import MIN_ITERATIONS, add_operator
 from controller.game.table import load_table_config
+from controller.service.assembly import Service
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Chromium's switches: headless without a sandbox (root in CI), no network of its own, nothing to update.

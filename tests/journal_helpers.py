@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal import key as jkey
+from controller.journal.key import init_key, load_key
 from controller.journal.record import GENESIS, canonical_line, record_hash
 from controller.journal.store import Journal
-from controller.journal.key import init_key, load_key
 from controller.journal.tools import export
 from tests.cli_helpers import crisscross
 

@@ -18,11 +18,11 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from controller.round import commands as cmd
-from controller.game.paytable import load_jurisdiction
 from controller.game.payout import PayoutConfig
-from controller.round.machine import Round
+from controller.game.paytable import load_jurisdiction
 from controller.game.table import load_table_config
+from controller.round import commands as cmd
+from controller.round.machine import Round
 from drivers import events as ev
 
 #: The shipped table without its payout check: these tests end a round at its settlement; the payout check

@@ -13,12 +13,12 @@ import pytest
 from controller.round import commands as cmd
 from controller.round.alerts import (ACKNOWLEDGE_ALERT, MAX_WAITING, REFUSED_TEXT, Alert, alert_record, alert_text,
                                evidence_text, panel_for_supervisor)
-from controller.game.cards import DECK
 from controller.control.server import public_record
-from controller.round.inputs import OperatorAction, ServiceStarted
+from controller.game.cards import DECK
 from controller.journal.reader import read_records
-from controller.journal.store import Journal
 from controller.journal.recovery import recover
+from controller.journal.store import Journal
+from controller.round.inputs import OperatorAction, ServiceStarted
 from controller.round.machine import Round
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, ready

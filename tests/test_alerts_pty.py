@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from controller.round.alerts import ACKNOWLEDGE_ALERT, Alert, alert_data, alert_text
 from controller.journal.reader import read_records
+from controller.round.alerts import ACKNOWLEDGE_ALERT, Alert, alert_data, alert_text
 from tests.pty_helpers import WAIT, betting_service
 
 ALERT = Alert(7, 3, "middle", 412, 1, 30, 100, 4170)

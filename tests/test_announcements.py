@@ -20,9 +20,9 @@ import dataclasses
 
 import pytest
 
+from controller.game.payout import PayoutConfig
 from controller.round import commands as cmd
 from controller.round.inputs import OperatorAction
-from controller.game.payout import PayoutConfig
 from controller.round.machine import Round
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type

@@ -1,8 +1,8 @@
 """The ``crisscross`` command line's refusals: its option types, ``run``, ``config``, ``recall``, ``settle``,
 ``paytable`` and the journal and operator tools, run in the test's own process (``tests/cli_helpers.py``).
 
-The right values come from docs/commands.md ("crisscross run": exit status 2 for a refused configuration or input, one line
-naming it; "The journal": the exit statuses of the journal tools; "Recalling rounds": a journal that does not
+The right values come from docs/commands.md ("crisscross run": exit status 2 for a refused configuration or input, one
+line naming it; "The journal": the exit statuses of the journal tools; "Recalling rounds": a journal that does not
 verify is shown under a warning with exit status 1), from ``controller/cli/main.py``'s module docstring and from the
 docstrings of its option types (a TCP port is 0 to 65535, rounds are ``A-B`` with 1 <= A <= B, a probability is
 from 0 to 1)."""
@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.cli import main as cli
-from controller.settings.files import CONFIG_DIR
 from controller.journal.reader import read_records
+from controller.settings.files import CONFIG_DIR
 from tests.cli_helpers import crisscross
 from tests.examples import examples
 from tests.journal_helpers import exported_lines
@@ -127,8 +127,8 @@ def test_a_bad_option_value_on_the_command_line_is_exit_status_2_naming_the_opti
      "crisscross: seat 2: given twice in --player-strategy/--hole-carder"),
 ])
 def test_run_refuses_what_it_cannot_do_before_starting_anything(tmp_path, args, start):
-    """docs/commands.md, "crisscross run": a refused configuration or input is exit status 2 in one line, before any device or
-    journal is opened (the journal given is never created)."""
+    """docs/commands.md, "crisscross run": a refused configuration or input is exit status 2 in one line, before any
+    device or journal is opened (the journal given is never created)."""
     journal = tmp_path / "j.db"
     proc = crisscross("run", "--rounds", "1", "--journal", journal, *args)
     _refused_in_one_line(proc, start)
@@ -136,8 +136,8 @@ def test_run_refuses_what_it_cannot_do_before_starting_anything(tmp_path, args, 
 
 
 def test_run_with_protect_without_the_analysis_extra_says_how_to_install_it(tmp_path, monkeypatch):
-    """docs/operations.md, "Installing on a table PC": the hole-card detector needs the analysis extra; without numpy the
-    refusal names the extra."""
+    """docs/operations.md, "Installing on a table PC": the hole-card detector needs the analysis extra; without numpy
+    the refusal names the extra."""
     real = cli.importlib.util.find_spec
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a))
     proc = crisscross("run", "--simulate", "--protect", "--rounds", "1", "--journal", tmp_path / "j.db")
@@ -356,8 +356,8 @@ def test_paytable_of_an_unknown_jurisdiction_is_exit_2():
 
 
 def test_a_command_that_needs_the_analysis_extra_says_which_library_is_missing(monkeypatch):
-    """docs/operations.md, "Installing on a table PC": the par sheet and ``paytable`` need the analysis extra; without it, exit
-    status 2 and one line naming the missing library and the extra."""
+    """docs/operations.md, "Installing on a table PC": the par sheet and ``paytable`` need the analysis extra; without
+    it, exit status 2 and one line naming the missing library and the extra."""
     def missing() -> int:
         raise ModuleNotFoundError("No module named 'numba'", name="numba")
 

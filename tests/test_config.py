@@ -11,10 +11,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.settings.files import CONFIG_DIR, ConfigError, load_yaml
-from controller.game.paytable import PAY_HANDS, load_jurisdiction, pay_hand
 from controller.game.hands import evaluate
+from controller.game.paytable import PAY_HANDS, load_jurisdiction, pay_hand
 from controller.game.table import load_table_config
+from controller.settings.files import CONFIG_DIR, ConfigError, load_yaml
 from tests.examples import examples
 
 

@@ -26,12 +26,12 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli
-from controller.settings.files import ConfigError
+from controller.control.operators import MIN_ITERATIONS, add_operator, load_operators
 from controller.control.server import MAX_BODY, ControlConfig, ControlServer, parse_control_config, public_record
 from controller.journal.reader import read_records
 from controller.journal.store import Journal
-from controller.control.operators import MIN_ITERATIONS, add_operator, load_operators
 from controller.service.loop import STOP, Controller
+from controller.settings.files import ConfigError
 from drivers import events as ev
 from tests.round_helpers import CONFIG, antes, new_round
 

@@ -30,11 +30,11 @@ from pathlib import Path
 import pytest
 
 from controller.cli.main import main as cli_main
+from controller.cli.parts import SERVICE_PARTS
 from controller.control.server import BACKLOG, MAX_CONNECTIONS
+from controller.game.table import load_table_config
 from controller.journal.reader import read_records, rounds_ended
 from controller.service.assembly import Service
-from controller.cli.parts import SERVICE_PARTS
-from controller.game.table import load_table_config
 from tests.idle_clients import accepts, free_port
 
 STREAMS, POLLS, SLOW = 1500, 1000, 1000

@@ -12,9 +12,9 @@ import socket
 
 import pytest
 
+from controller.control.app import ROUTES
 from controller.control.broadcast import END, Hub
 from controller.control.server import ControlConfig, ControlServer
-from controller.control.app import ROUTES
 from tests.test_control import PATIENCE, Client, _operators, operators_file  # noqa: F401 (fixtures)
 
 

@@ -14,10 +14,10 @@ import pytest
 from controller.journal.reader import read_records
 from drivers import DRIVERS, framing
 from drivers.events import ButtonPressed, DeviceReady, SpotChanged, SpotsSnapshot, SupervisorKey
-from drivers.timing import LinkTiming
 from drivers.panel import protocol as panel_protocol
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
+from drivers.timing import LinkTiming
 from tests.pty_helpers import WAIT, betting_service, expect, expect_quiet
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,8 +10,8 @@ import queue
 
 import pytest
 
-from controller.service.eventqueue import EventQueue
 from controller.round.inputs import OperatorAction
+from controller.service.eventqueue import EventQueue
 from drivers.events import ButtonPressed, DeviceFault, SpotChanged, SupervisorKey
 
 STOP = object()

@@ -21,10 +21,10 @@ import pytest
 
 from drivers import DRIVERS, framing
 from drivers.events import DeviceFault, DeviceReady
-from drivers.timing import LinkTiming
-from drivers.session import FLOOD_WINDOW
 from drivers.panel import protocol as panel_protocol
 from drivers.sensors import protocol as sensors_protocol
+from drivers.session import FLOOD_WINDOW
+from drivers.timing import LinkTiming
 from tests.pty_helpers import betting_service, expect
 
 pytestmark = pytest.mark.timeout(90)

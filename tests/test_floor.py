@@ -24,19 +24,19 @@ from pathlib import Path
 import paho.mqtt.client as paho
 import pytest
 
-from controller.settings.files import ConfigError
+from controller.cli.parts import SERVICE_PARTS
 from controller.control.server import public_record
 from controller.floor import topics
 from controller.floor.audit import Auditor
-from controller.settings.floor import FloorConfig, parse_floor_config, read_password
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
 from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
-from controller.journal.reader import read_records
-from controller.journal.key import init_key, load_key
-from controller.service.assembly import Service
-from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
+from controller.journal.key import init_key, load_key
+from controller.journal.reader import read_records
+from controller.service.assembly import Service
+from controller.settings.files import ConfigError
+from controller.settings.floor import FloorConfig, parse_floor_config, read_password
 from tests.cli_helpers import crisscross
 
 TABLE = "CC-01" + SIMULATED_SUFFIX  # simulated play publishes under its own id (controller.floor.publisher)

@@ -21,18 +21,18 @@ from datetime import date, datetime, timezone
 import paho.mqtt.client as paho
 import pytest
 
-from controller.round import commands as cmd
-from controller.simulated.player_spec import parse_spec
-from controller.game.cards import DECK
+from controller.cli.parts import SERVICE_PARTS
 from controller.control.server import public_record
 from controller.floor import topics
-from controller.settings.floor import FloorConfig
 from controller.floor.listen import Listener
 from controller.floor.pit import Pit
+from controller.game.cards import DECK
 from controller.journal.reader import read_records
 from controller.journal.store import Journal
+from controller.round import commands as cmd
 from controller.service.assembly import Service
-from controller.cli.parts import SERVICE_PARTS
+from controller.settings.floor import FloorConfig
+from controller.simulated.player_spec import parse_spec
 from drivers import events as ev
 from tests.conftest import own_broker
 from tests.test_floor import TABLE, Collector, _config, _events, pit_listening, run_watched

@@ -203,7 +203,8 @@ def test_every_fault_cause_of_the_architecture_has_a_scenario(library):
     table = text[text.index("| cause | resumable |"):text.index("Only a supervisor clears a fault")]
     causes = set(re.findall(r"`([a-z_]+)`", table)) - {"link_silence_s", "reconnect_max_s", "internal"}
     covered = {c for s in library for c in s.data.get("fault_causes", ())}
-    # a wrong-size stack is the cause stack_size; "a foreign or repeated card" is card_count (controller/round/machine.py)
+    # a wrong-size stack is the cause stack_size; "a foreign or repeated card" is card_count
+    # (controller/round/machine.py)
     assert causes | {"stack_size"} <= covered, sorted(causes | {"stack_size"} - covered)
     assert "internal" in table  # a defect: not injectable from a device; docs/rig.md says so
 

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
+from controller.cli.parts import SERVICE_PARTS
+from controller.game.table import load_table_config
 from controller.journal.reader import read_records
 from controller.journal.recall import rounds_from_records
 from controller.service.assembly import Service
-from controller.cli.parts import SERVICE_PARTS
-from controller.game.table import load_table_config
 from hil.checks import check_journal
 
 

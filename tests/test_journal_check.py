@@ -17,16 +17,16 @@ from collections.abc import Callable
 
 import pytest
 
-from controller.round import commands as cmd
-from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
-from controller.journal.reader import iter_store, read_records
-from controller.journal.check import MAX_DETAIL, quick_check
 from controller.cli.parts import SERVICE_PARTS
+from controller.game.table import load_table_config
+from controller.journal.check import MAX_DETAIL, quick_check
+from controller.journal.reader import iter_store, read_records
+from controller.round import commands as cmd
 from controller.round.graph import BETWEEN_ROUNDS
+from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.round.machine import Round
 from controller.round.view import JOURNAL_DAMAGED_TEXT
 from controller.service.assembly import Service
-from controller.game.table import load_table_config
 from drivers import events as ev
 from tests.cli_helpers import crisscross
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
@@ -118,8 +118,8 @@ def _damaged_gauge(service) -> float:
 def test_a_store_damaged_where_a_start_reads_is_refused_in_one_line(history, tmp_path, of, at):
     """Pages a start reads overwritten with random bytes: the index of the service's starts (``starts``, read
     for the journal's mode), or the last leaf of ``records`` (the head of the chain): ``crisscross run`` refuses
-    to start, exit status 2 and one line naming the store and the damage (docs/operations.md, "The journal"), and leaves the
-    store as it found it."""
+    to start, exit status 2 and one line naming the store and the damage (docs/operations.md, "The journal"), and
+    leaves the store as it found it."""
     path = _copy(history, tmp_path)
     assert _damage(path, random_bytes=True, of=of, at=at)
     before = path.read_bytes()

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.round import commands as cmd
+from controller.journal.clock import STEP_BOUND_MS
 from controller.journal.reader import last_rounds, read_records
 from controller.journal.record import GENESIS
-from controller.journal.store import Journal
-from controller.journal.clock import STEP_BOUND_MS
-from controller.journal.tools import verify
 from controller.journal.recovery import replay
+from controller.journal.store import Journal
+from controller.journal.tools import verify
+from controller.round import commands as cmd
 from drivers import events as ev
 from tests.journal_helpers import exported_lines, rechain, replace_records
 from tests.round_helpers import CONFIG, NY

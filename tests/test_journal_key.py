@@ -14,12 +14,12 @@ import sys
 
 import pytest
 
+from controller.journal.key import JournalKeyError, init_key, load_key
+from controller.journal.key import read_anchor
 from controller.journal.reader import read_records
 from controller.journal.record import JournalError, canonical_line, record_hash
 from controller.journal.store import Journal
-from controller.journal.key import JournalKeyError, init_key, load_key
 from tests.cli_helpers import crisscross
-from controller.journal.key import read_anchor
 from tests.journal_helpers import forge, rechain, replace_records, rewrite_anchor
 
 CLOCK = "2026-11-30T00:00:00.000+00:00"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from controller.journal.key import JournalKeyError, load_key
 from controller.journal.reader import last_rounds, read_records
 from controller.journal.record import JournalError
 from controller.journal.store import Journal
-from controller.journal.key import JournalKeyError, load_key
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import closed_store, flip_wal_frame, forge, killed, play as _play, rechain, replace_records
 from tests.journal_helpers import verify_cli as _verify

@@ -18,8 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.settings.files import CONFIG_DIR, ConfigError
 from controller.game.paytable import load_jurisdiction
+from controller.settings.files import CONFIG_DIR, ConfigError
 from tests.examples import examples
 
 JURISDICTIONS = ("ny", "pa", "nj")

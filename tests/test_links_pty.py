@@ -28,12 +28,12 @@ from drivers.events import (
 )
 from drivers.framing import FrameDecoder, encode_frame
 from drivers.link import Device, LinkDown
-from drivers.timing import LinkTiming
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe import protocol as shoe_protocol
 from drivers.shoe.simulator import ShoeSimulator
 from drivers.sim import PtySimulator
+from drivers.timing import LinkTiming
 from tests.pty_helpers import WAIT, expect, expect_quiet
 
 pytestmark = pytest.mark.timeout(30)

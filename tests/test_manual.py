@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from controller.round import commands as cmd
 from controller.control.server import public_record
+from controller.round import commands as cmd
 from controller.round.inputs import OperatorAction
-from controller.round.manual import check_entry, manual_plan
 from controller.round.machine import Round
+from controller.round.manual import check_entry, manual_plan
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, play_round
 

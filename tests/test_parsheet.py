@@ -29,15 +29,15 @@ from controller.analysis.classes import CLASS_NAMES, class_table, classify, cole
 from controller.analysis.parsheet import SCALE2, ParSheetEngine, distinct_strategies
 from controller.analysis.parsheet_totals import bonus_return, compute_par_sheet
 from controller.analysis.simplified import CARD, STRATEGIES, line_features, published_fold, strategy_arrays
-from controller.cli.simulate import simulate
 from controller.analysis.strategy import OptimalStrategy, canonical, map_card, pair_index
-from tests.examples import examples
-from tests.parsheet_reference import ReferenceEngine, to_data
+from controller.cli.simulate import simulate
 from controller.game.cards import DECK, RANKS
-from controller.settings.files import CONFIG_DIR
 from controller.game.hands import evaluate
 from controller.game.paytable import PAY_HANDS, load_jurisdiction, pay_hand
 from controller.game.settlement import Community, settle_seat
+from controller.settings.files import CONFIG_DIR
+from tests.examples import examples
+from tests.parsheet_reference import ReferenceEngine, to_data
 
 NY = load_jurisdiction("ny")
 PAIR = 84_480  # five-card hands holding exactly one pair of a given rank: 13C1... textbook 1,098,240 / 13

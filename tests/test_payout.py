@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from controller.round import commands as cmd
-from controller.settings.files import ConfigError
-from controller.round.inputs import OperatorAction
 from controller.game.payout import PayoutConfig, differences, instruction_text, mispay_text, plan_seat, short_and_over
-from controller.round.machine import Round
 from controller.game.table import load_table_config
+from controller.round import commands as cmd
+from controller.round.inputs import OperatorAction
+from controller.round.machine import Round
+from controller.settings.files import ConfigError
 from drivers import events as ev
 from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
 

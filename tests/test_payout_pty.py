@@ -20,10 +20,10 @@ import time
 
 import pytest
 
-from controller.journal.reader import read_records
-from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
+from controller.journal.reader import read_records
+from controller.service.assembly import Service
 from tests.pty_helpers import WAIT
 
 CROSS = ["9c", "4h", "8d", "5s", "2c"]

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import yaml
 
-from controller.settings.files import CONFIG_DIR
 from controller.game.minimums import REGULATIONS, odds_value
 from controller.game.paytable import PAY_HANDS, load_jurisdiction
-from controller.service.opening import jurisdiction_for
 from controller.game.table import load_table_config
+from controller.service.opening import jurisdiction_for
+from controller.settings.files import CONFIG_DIR
 from tests.cli_helpers import crisscross
 from tests.test_paytable_cli import BOARDS
 

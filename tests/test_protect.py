@@ -19,23 +19,23 @@ import sys
 import numpy as np
 import pytest
 
-from controller.cli import main as cli
-from controller.round.alerts import alert_text
-from controller.simulated import player_spec
-from controller.simulated import players
 from controller.analysis.protect import ALPHA, Detector, RoundSeen, Wealth, evidence
-from controller.service.protect_journal import scan_journal
-from controller.simulated.protect_measure import play
 from controller.analysis.protect_tables import ProtectTables
 from controller.analysis.strategy import OptimalStrategy
-from controller.game.cards import DECK
+from controller.cli import main as cli
 from controller.control.server import public_record
+from controller.game.cards import DECK
+from controller.game.paytable import load_jurisdiction
+from controller.game.table import load_table_config
 from controller.journal.reader import read_records
 from controller.journal.store import Journal
+from controller.round.alerts import alert_text
 from controller.round.machine import Round
 from controller.service.loop import STOP
-from controller.game.table import load_table_config
-from controller.game.paytable import load_jurisdiction
+from controller.service.protect_journal import scan_journal
+from controller.simulated import player_spec
+from controller.simulated import players
+from controller.simulated.protect_measure import play
 
 pytestmark = pytest.mark.timeout(1200)  # tables of pay tables not shipped are built at first use (minutes)
 

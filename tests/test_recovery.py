@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from controller.round import commands as cmd
-from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.journal.chain import verify_chain
 from controller.journal.reader import read_records
 from controller.journal.record import canonical_line
-from controller.journal.store import Journal
 from controller.journal.recovery import ReplayError, recover, replay
+from controller.journal.store import Journal
+from controller.round import commands as cmd
 from controller.round.data import RoundData, SeatState
+from controller.round.inputs import JournalDamaged, JournalWhole, ServiceStarted
 from controller.round.machine import Round
 from controller.service.loop import STOP, Controller
 from drivers import events as ev

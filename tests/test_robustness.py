@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli.parts import SERVICE_PARTS
+from controller.game.table import load_table_config
 from controller.journal.chain import verify_chain
 from controller.journal.reader import read_records
 from controller.journal.record import JournalError
 from controller.journal.store import Journal
 from controller.service.assembly import Service
-from controller.cli.parts import SERVICE_PARTS
-from controller.game.table import load_table_config
 from tests.cli_helpers import crisscross
 from tests.journal_helpers import forge
 

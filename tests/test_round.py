@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.round import commands as cmd
 from controller.game.cards import DECK
-from controller.round.inputs import OperatorAction, PromptDue, ServiceStarted
+from controller.round import commands as cmd
 from controller.round.dealing import TXN_STRIDE
 from controller.round.faults import LINK_CODES
+from controller.round.inputs import OperatorAction, PromptDue, ServiceStarted
 from drivers import events as ev
 from tests.examples import examples
 from tests.round_helpers import (

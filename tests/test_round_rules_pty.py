@@ -15,12 +15,12 @@ import time
 
 import pytest
 
-from controller.round.inputs import ANSWERING
-from controller.journal.reader import read_records
-from controller.control.operators import MIN_ITERATIONS, add_operator
-from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
+from controller.control.operators import MIN_ITERATIONS, add_operator
 from controller.game.table import load_table_config
+from controller.journal.reader import read_records
+from controller.round.inputs import ANSWERING
+from controller.service.assembly import Service
 from tests.test_control import PASSWORDS, Client
 
 PATIENCE = 20.0

@@ -36,15 +36,15 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from controller.game.cards import DECK
+from controller.game.payout import PayoutConfig
 from controller.round import commands as cmd
 from controller.round.alerts import ACKNOWLEDGE_ALERT, CARD_KINDS, MAX_WAITING, Alert
-from controller.game.cards import DECK
 from controller.round.inputs import OperatorAction, ServiceStarted
-from controller.game.payout import PayoutConfig
+from controller.round.machine import Round
 from drivers import events as ev
 from tests.examples import examples
 from tests.round_helpers import CONFIG, NY, antes, ready
-from controller.round.machine import Round
 
 CARD = re.compile(r"(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])")
 DEVICES = ("shoe", "sensors", "panel")

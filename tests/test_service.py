@@ -19,12 +19,12 @@ import time
 
 import pytest
 
+from controller.cli.parts import SERVICE_PARTS
+from controller.game.table import load_table_config
 from controller.journal.chain import verify_chain
 from controller.journal.reader import read_records, rounds_ended
 from controller.journal.recall import rounds_from_records
 from controller.service.assembly import Service, run_service
-from controller.cli.parts import SERVICE_PARTS
-from controller.game.table import load_table_config
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from drivers.timing import LinkTiming
 from drivers.session import FLOOD_RATE, FLOOD_WINDOW, Liveness
+from drivers.timing import LinkTiming
 
 
 def test_an_idle_device_is_pinged_once_a_second_and_lost_after_the_silence():

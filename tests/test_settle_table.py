@@ -15,9 +15,9 @@ import subprocess
 import pytest
 import yaml
 
-from controller.settings.files import CONFIG_DIR
 from controller.game.settlement import SettlementInputError, settle_round
 from controller.game.table import load_table_config
+from controller.settings.files import CONFIG_DIR
 from tests.cli_helpers import crisscross
 
 LIMITS = yaml.safe_load((CONFIG_DIR / "table.yaml").read_text())["limits"]

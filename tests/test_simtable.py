@@ -6,8 +6,8 @@ import pytest
 
 from controller.analysis.strategy import OptimalStrategy
 from controller.game.paytable import load_jurisdiction
-from controller.simulated.table import SimulatedTable
 from controller.game.table import Limits
+from controller.simulated.table import SimulatedTable
 
 pytestmark = pytest.mark.timeout(10)  # a dealer waiting for a lamp that never lights would hang the suite
 

@@ -25,16 +25,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from controller import __version__
 
 from controller.cli import main as cli
-from controller.settings.files import CONFIG_DIR, find_table_config, state_dir
-from controller.round.inputs import ServiceStarted
-from controller.journal.reader import read_records
-from controller.service.metrics import ServiceMetrics
-from controller.service.notify import JournaldFormatter, Notifier, under_journald
-from controller.service.loop import STOP, Controller
-from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import MAX_AMOUNT, load_table_config
+from controller.journal.reader import read_records
+from controller.round.inputs import ServiceStarted
+from controller.service.assembly import Service
+from controller.service.loop import STOP, Controller
+from controller.service.metrics import ServiceMetrics
+from controller.service.notify import JournaldFormatter, Notifier, under_journald
 from controller.service.watch import Watch
+from controller.settings.files import CONFIG_DIR, find_table_config, state_dir
 from drivers import events as ev
 from tests.round_helpers import new_round
 from tests.test_control import StandInDevices
@@ -316,9 +316,9 @@ def test_a_production_run_loads_no_analysis_library(tmp_path):
 import sys
 from pathlib import Path
 from controller.cli import main as cli
-from controller.service.assembly import Service
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
+from controller.service.assembly import Service
 config = load_table_config()
 service = Service(config, ports={{n: '/dev/null-{os.getpid()}' for n in config.devices}},
                   journal_path=Path({str(tmp_path / 'j.jsonl')!r}), parts=SERVICE_PARTS)

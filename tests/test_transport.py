@@ -14,8 +14,8 @@ import pytest
 
 from drivers import DRIVERS, framing
 from drivers.events import DeviceFault, DeviceReady, ShuffleComplete, StackDispensed
-from drivers.timing import LinkTiming
 from drivers.shoe import protocol as shoe
+from drivers.timing import LinkTiming
 from drivers.transport import transport_pair
 from tests.pty_helpers import expect, expect_quiet
 

@@ -365,8 +365,8 @@ UNIT_COMMAND = "/opt/crisscross/bin/crisscross"
 
 
 def _config_unit() -> int:
-    """``crisscross config unit``: print the packaged systemd unit (docs/operations.md, "Installing on a table PC") with its
-    ``ExecStart`` naming the ``crisscross`` of this install (beside the running interpreter, as a virtualenv
+    """``crisscross config unit``: print the packaged systemd unit (docs/operations.md, "Installing on a table PC")
+    with its ``ExecStart`` naming the ``crisscross`` of this install (beside the running interpreter, as a virtualenv
     has it), so that a unit copied from the wheel starts the service it came with. 0, or 2 when the unit file
     is missing from the install (one line on standard error)."""
     try:

@@ -20,15 +20,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from controller.round import commands as cmd
 from controller.analysis.strategy import OptimalStrategy
-from controller.game.cards import DECK
 from controller.cli.main import positive_int
-from controller.settings.files import ConfigError
-from controller.game.paytable import Jurisdiction, load_jurisdiction
-from controller.round.machine import Round
+from controller.game.cards import DECK
 from controller.game.payout import PayoutConfig
+from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.game.table import Limits, load_table_config
+from controller.round import commands as cmd
+from controller.round.machine import Round
+from controller.settings.files import ConfigError
 from drivers import events as ev
 
 ANTE = 100  # minor units per ante; nets are reported per ante

@@ -34,8 +34,8 @@ from typing import Any
 
 import yaml
 
-from controller.settings.files import ConfigError, check_keys, error, line_of, load_yaml
 from controller.round.inputs import ROLES
+from controller.settings.files import ConfigError, check_keys, error, line_of, load_yaml
 
 #: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
 ITERATIONS = 600_000

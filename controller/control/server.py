@@ -60,13 +60,13 @@ from typing import Any
 
 import uvicorn
 
-from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
-from controller.round.alerts import alert_record
-from controller.settings.files import ConfigError
-from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
 from controller.control.app import build_app, protocol_class
-from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
+from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
 from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
+from controller.round.alerts import alert_record
+from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
+from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
+from controller.settings.files import ConfigError
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
                                   rehash_operator)
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.journal import key as jkey
 from controller.control.server import public_record
 from controller.floor import topics
+from controller.journal import key as jkey
 from controller.journal.reader import iter_store
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import paho.mqtt.client as paho
 
 from controller.floor import topics
-from controller.settings.floor import FloorConfig
 from controller.floor.mqtt import connect, make_client
+from controller.settings.floor import FloorConfig
 
 #: Seconds a new connection is given for the broker's CONNACK before another attempt.
 CONNACK_WAIT = 5.0

@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.journal import key as jkey
 from controller.control.server import RECORD_KEYS, public_record
 from controller.floor import topics
-from controller.settings.floor import FloorConfig, read_password
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
+from controller.journal import key as jkey
+from controller.settings.floor import FloorConfig, read_password
 from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)

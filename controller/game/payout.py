@@ -148,7 +148,8 @@ def instruction_text(seat: int, plan: dict[str, dict[str, Any]]) -> str:
 
 def mispay_text(seat: int, found: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
     """The panel's message for a payout reading that does not match, e.g. ``Seat 4 mispay: AA short 500 M over
-    1000``; a difference on another seat (``"seat"`` in it, ``controller.round.payout_check.PayoutCheck._check_payout``) is named under
+    1000``; a difference on another seat (``"seat"`` in it,
+    ``controller.round.payout_check.PayoutCheck._check_payout``) is named under
     that seat: ``Seat 5 mispay: AA over 3500`` (the seat being paid first when it differs too, ``; `` between)."""
     by_seat: dict[int, list[str]] = {}
     for d in found:

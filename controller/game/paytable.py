@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.settings.files import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 from controller.game.hands import CATEGORIES, HandValue
 from controller.game.minimums import REGULATIONS, Regulation, odds_text, odds_value
+from controller.settings.files import CONFIG_DIR, ConfigError, check_keys, error, line_of, load_yaml, require_int
 
 #: Paying hands, lowest first. A hand below a pair of 6s has no entry and always loses.
 PAY_HANDS: tuple[str, ...] = ("pair_6s_to_10s", "pair_jacks_or_better") + CATEGORIES[2:]

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.game.cards import CardError, check_distinct, parse_card, parse_cards
-from controller.settings.files import CONFIG_DIR, ConfigError, short
 from controller.game.hands import HandValue, evaluate
 from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.game.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
+from controller.settings.files import CONFIG_DIR, ConfigError, short
 from drivers.events import SEATS
 
 #: Order in which a seat's wagers are settled: hand by hand, the five-card bonus last (PA 674a.11(h)(5)).

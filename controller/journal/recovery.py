@@ -28,13 +28,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.round import commands as cmd
-from controller.round.inputs import input_from_record
+from controller.game.paytable import Jurisdiction
+from controller.game.table import TableConfig
 from controller.journal.record import JournalError
 from controller.journal.store import Journal
-from controller.game.paytable import Jurisdiction
+from controller.round import commands as cmd
+from controller.round.inputs import input_from_record
 from controller.round.machine import Round
-from controller.game.table import TableConfig
 
 #: Records the service or a journal tool writes itself (not outputs of the round machine; ``JournalKeyIntroduced``
 #: and ``AnchorRestored``: ``controller.journal.tools.admit``); replay skips them. ``Alert`` is one in

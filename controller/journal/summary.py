@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from controller.game.hands import evaluate
 from controller.game.money import money
-from controller.journal.recall import RoundRecord
 from controller.game.settlement import SETTLEMENT_ORDER
+from controller.journal.recall import RoundRecord
 
 
 def describe(hand: dict) -> str:

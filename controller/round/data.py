@@ -57,7 +57,8 @@ class RoundData:
     pending_acks: list[dict[str, Any]] = field(default_factory=list)  # past-posting awaiting a supervisor
     acknowledged: list[dict[str, Any]] = field(default_factory=list)  # past-posting a supervisor acknowledged
     totals: dict[str, int] | None = None  # the settlement's totals, recorded by RoundClosed once all is paid
-    payout_plan: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)  # seat -> controller.game.payout plan
+    # seat -> controller.game.payout plan
+    payout_plan: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
     to_pay: list[int] = field(default_factory=list)  # seats not yet paid and checked, in order; the first is shown
     last_check: dict[str, Any] | None = None  # the current seat's last reading that differed: seen, differences
     # dealing by hand (``controller.round.manual``)

@@ -3,7 +3,8 @@
     python -m controller.round.diagram [--check]
 
 writes docs/round-states.md (or, with ``--check``, exits 1 when the committed page differs from the machine).
-The graph is the ``transitions`` machine's own: every state and every trigger of ``controller.round.graph._transitions``,
+The graph is the ``transitions`` machine's own: every state and every trigger of
+``controller.round.graph._transitions``,
 rendered by ``transitions.extensions.GraphMachine`` with its Mermaid engine (no Graphviz needed).
 """
 

@@ -96,7 +96,8 @@ class Faults:
         """What each action that answers something would answer now, by its notice number: ``clear_fault`` the
         latest fault of the episode (``FaultRaised.fault_id``), ``acknowledge`` the latest past-posting awaiting a
         supervisor, ``accept_mispay`` the payout reading that differed. An action naming another number is stale
-        (``controller.round.inputs.stale_answer``): a retried clearance never clears a fault raised after it was sent."""
+        (``controller.round.inputs.stale_answer``): a retried clearance never clears a fault raised after it was
+        sent."""
         data, out = self.round, {}
         if self.state == "fault" and self.faults:
             out["clear_fault"] = self.faults[-1].fault_id

@@ -76,8 +76,10 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self._querying = False  # the shoe was asked what it last dispensed and has not answered yet
         self.self_checked = False  # every device answered its handshake since the (re)start
         self.reconciled = False  # the shoe's last transaction was compared with the journal's since the (re)start
-        self.dealing_mode = "automated"  # the next round's dealing: ``automated`` or ``manual`` (controller.round.manual)
-        self.alerts_waiting: list[dict[str, Any]] = []  # hole-card alerts not yet acknowledged (controller.round.alerts)
+        # the next round's dealing: ``automated`` or ``manual`` (controller.round.manual)
+        self.dealing_mode = "automated"
+        # hole-card alerts not yet acknowledged (controller.round.alerts)
+        self.alerts_waiting: list[dict[str, Any]] = []
         self._private_panel: list[Any] | None = None  # [text, buttons] last shown with the key turned, else None
         #: what the check of the journal store found wrong (``JournalDamaged.detail``); None: not found damaged
         self.journal_damage: str | None = None

@@ -21,7 +21,8 @@ The script (sources):
   them); at settlement, from the dealer's right counterclockwise (NY (e)(9)), each seat's two cards, and any
   community card never turned (every seat folded). A folded seat's cards, never turned (they went to the
   discard rack), are entered face down too: settlement and the card count of the round need every card; the
-  journal keeps them and nothing public shows them (``controller.control.server.public_record``). A wrong count, a card not of the deck, a card repeated or
+  journal keeps them and nothing public shows them (``controller.control.server.public_record``). A wrong count, a card
+  not of the deck, a card repeated or
   already entered this round, a seat that is not the next one are refused (``PressRefused`` ``enter_cards``)
   and the entry is awaited again. A seat whose cards cannot be entered is held by a supervisor
   (``hold_seat``: ``SeatHeld``, its wagers out of the settlement, for the supervisor to resolve).
@@ -32,8 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.round import commands as cmd
 from controller.game.cards import DECK
+from controller.round import commands as cmd
 from controller.round.data import Actor
 from controller.round.graph import DEVICES
 from drivers import events as ev

@@ -26,8 +26,8 @@ from controller.game.paytable import Jurisdiction
 from controller.game.table import TableConfig
 from controller.journal.check import JournalCheck
 from controller.journal.recall import RoundRecord
-from controller.journal.recovery import recover
 from controller.journal.record import JournalError
+from controller.journal.recovery import recover
 from controller.journal.summary import format_round
 from controller.round.alerts import Alert, DetectorChecked
 from controller.round.inputs import ServiceStarted

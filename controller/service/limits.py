@@ -22,7 +22,8 @@ CONTROL_CONNECTIONS = 256
 #: of its socket and their protocols exist two loop ticks later, so up to three batches are open for a moment
 #: beyond ``CONTROL_CONNECTIONS`` before they are shed.
 CONTROL_BACKLOG = 128
-#: Most connections the metrics port serves at once (``controller.service.metrics``); as many more may be closing (shed).
+#: Most connections the metrics port serves at once (``controller.service.metrics``); as many more may be closing
+#: (shed).
 METRICS_CONNECTIONS = 8
 #: Descriptors kept for the journal, the device links, the floor and the process itself (see module docstring;
 #: about 40 are open in a simulated run with every door open and no client: the rest is margin).

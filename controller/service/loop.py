@@ -27,8 +27,8 @@ from controller.journal.recovery import Recovered
 from controller.journal.store import Journal
 from controller.round import commands as cmd
 from controller.round.alerts import Alert, DetectorChecked
-from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted
 from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
+from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted
 from controller.round.machine import Round
 from controller.service.watch import Watch
 from drivers.events import DeviceFault
@@ -246,8 +246,8 @@ class Controller:
         began = time.monotonic()
         records = self.journal.commit(entries, state=self.machine.checkpoint() if ends_round or due else None)
         seconds = time.monotonic() - began
-        # a PrivatePanel sets the panel's whole text and lamps (controller/round/alerts.py): the panel commands before it
-        # in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
+        # a PrivatePanel sets the panel's whole text and lamps (controller/round/alerts.py): the panel commands before
+        # it in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
         last_private = max((i for i, o in enumerate(outputs) if isinstance(o, cmd.PrivatePanel)), default=-1)
         handed = False
         try:

@@ -13,8 +13,8 @@ from typing import Any
 from controller.analysis.protect import GAP, STEPS, Detector, RoundSeen, SessionReport
 from controller.analysis.protect_tables import ProtectTables
 from controller.game.cards import DECK
-from controller.journal.recall import RoundRecord, rounds_from_records
 from controller.journal.reader import iter_records
+from controller.journal.recall import RoundRecord, rounds_from_records
 
 _INDEX = {card: i for i, card in enumerate(DECK)}
 

@@ -24,9 +24,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from controller.round.alerts import MAX_WAITING, Alert, DetectorChecked
 from controller.game.paytable import Jurisdiction
 from controller.journal.recall import RoundRecord
+from controller.round.alerts import MAX_WAITING, Alert, DetectorChecked
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from controller.round.inputs import OperatorAction
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from drivers import events as ev
-from controller.round.inputs import OperatorAction
 
 #: Inputs that are a person's press: the time from taking one off the queue to each device command it causes
 #: is measured (``ServiceMetrics.press_seconds``).

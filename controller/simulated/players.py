@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 import numpy as np
 
-from controller.simulated.player_spec import HOLE_CARDS, STRATEGIES, PlayerSpec
 from controller.analysis.protect_tables import ProtectTables, chosen, pair_index
 from controller.game.cards import DECK
+from controller.simulated.player_spec import HOLE_CARDS, STRATEGIES, PlayerSpec
 
 STEPS = ("across", "down", "middle")
 _INDEX = {card: i for i, card in enumerate(DECK)}

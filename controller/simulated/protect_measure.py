@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.simulated import players
 from controller.analysis.protect import HYPOTHESES, Wealth, evidence
 from controller.analysis.protect_tables import ProtectTables
+from controller.simulated import players
 
 HONEST = ("optimal", "never_fold", "always_1x", "pair_3x", "erring:0.2")
 CHEATS = ("middle:1", "middle:0.5", "across:1", "across:0.5", "down:1", "down:0.5")

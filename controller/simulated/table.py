@@ -45,11 +45,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.analysis.strategy import OptimalStrategy
-from controller.round.inputs import SUPERVISOR_ACTIONS
-from controller.game.paytable import Jurisdiction
 from controller.game.payout import MISPAY_KINDS, plan_seat
+from controller.game.paytable import Jurisdiction
 from controller.game.settlement import Community, settle_seat
 from controller.game.table import Limits, TableConfig
+from controller.round.inputs import SUPERVISOR_ACTIONS
 from controller.simulated.manual import ManualDealing, RoundOver
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from drivers.timing import LinkTiming
 from drivers.pairsim import on_pair
 from drivers.panel.simulator import PanelSimulator
 from drivers.sensors.simulator import SensorSimulator
 from drivers.shoe.simulator import ShoeSimulator
+from drivers.timing import LinkTiming
 from tests.contract.bench import Bench, PersonAtTheDevice, SimulatedHands
 
 SIMULATORS = {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator}
