@@ -70,6 +70,8 @@ def installed_files() -> list[tuple[str, Path]] | None:
         dist = importlib.metadata.distribution(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return None
+    if dist.read_text("RECORD") is None:  # not installed from a wheel (an egg-info of a checkout's build)
+        return None
     files = [(str(f).replace("\\", "/"), Path(str(dist.locate_file(f)))) for f in dist.files or ()
              if f.parts and f.parts[0] in PACKAGES and f.suffix != ".pyc" and "__pycache__" not in f.parts]
     here = Path(__file__).resolve()
