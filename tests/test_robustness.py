@@ -77,7 +77,8 @@ def test_the_first_stop_request_lets_the_round_in_progress_finish(tmp_path):
                       out=io.StringIO(), parts=SERVICE_PARTS)
     assert _run_stopped_mid_round(service, service.stop_after_round) == 0
     records = read_records(tmp_path / "j.db")
-    assert records[-1]["type"] == "ServiceStopped" and records[-1]["data"]["state"] == "closed"
+    assert records[-2]["type"] == "ServiceStopped" and records[-2]["data"]["state"] == "closed"  # then its event
+    assert records[-1]["data"]["source_seq"] == records[-2]["seq"]
     assert Journal(tmp_path / "j.db").open_rounds == []
 
 

@@ -187,7 +187,7 @@ def test_sigterm_stops_the_service_cleanly_with_the_journal_intact(tmp_path):
     assert proc.returncode == 0, err
     records = read_records(journal)
     assert verify_chain(records) is None
-    assert records[-1]["type"] == "ServiceStopped"
+    assert records[-1]["type"] == "SignificantEvent" and records[-2]["type"] == "ServiceStopped"  # and its event
 
 
 def test_a_signal_while_the_service_closes_does_not_kill_it(tmp_path, monkeypatch):
@@ -210,7 +210,7 @@ def test_a_signal_while_the_service_closes_does_not_kill_it(tmp_path, monkeypatc
         signal.signal(signal.SIGTERM, previous)
     assert status == 0 and before == []
     records = read_records(tmp_path / "journal.db")
-    assert verify_chain(records) is None and records[-1]["type"] == "ServiceStopped"
+    assert verify_chain(records) is None and records[-2]["type"] == "ServiceStopped"
 
 
 def _deal_and_decisions(path):

@@ -257,6 +257,8 @@ def test_simulated_play_keeps_its_own_journal_and_says_so(tmp_path, monkeypatch)
     assert not config.journal.exists()
     records = read_records(tmp_path / "state" / "simulated" / "journal.db")
     started = next(r for r in records if r["type"] == "ServiceStarted")["data"]
+    hashes = {key: started.pop(key) for key in ("config_sha256", "software")}  # docs/events.md
+    assert all(len(value) == 64 for value in hashes.values())
     assert started == {"mode": "simulated", "version": __version__, "config": str(config.source),
                        "devices": {"shoe": "simulator", "sensors": "simulator", "panel": "simulator"}}
 

@@ -52,7 +52,7 @@ import sys
 from pathlib import Path
 
 from controller import __version__
-from controller.cli import protect
+from controller.cli import identity, protect
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
@@ -200,6 +200,7 @@ def _parser() -> argparse.ArgumentParser:
     console.add_argument("--command", "-c", dest="command_lines", action="append", default=[], metavar="LINE",
                          help="run this command and exit (repeatable) instead of the interactive console")
 
+    identity.add_parser(sub, common)
     config = sub.add_parser("config", help="the table configuration", parents=[common])
     config_sub = config.add_subparsers(dest="config_command", required=True)
     init = config_sub.add_parser("init", help="write an editable copy of the default configuration into DIR "
@@ -303,6 +304,8 @@ def _main(argv: list[str] | None) -> int:
         return JOURNAL_COMMANDS[args.journal_command](args)
     if args.command == "operator":
         return operator(args)
+    if args.command == "identity":
+        return identity.main(args)
     if args.command == "config":
         return _config_init(args.dir) if args.config_command == "init" else _config_unit()
     if args.command == "floor":

@@ -115,6 +115,9 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     # the payout check (controller/game/payout.py): amounts per spot and who, written after the settlement, when every
     # card of the round is turned or folded; no card in them
     "PayoutChecked", "MispayAccepted",
+    # the significant events and the service's records they come from (controller/service/significance.py): codes,
+    # hashes, device identities, seqs; nothing of a card or a device's own text
+    "SignificantEvent", "UncleanStopSeen", "SoftwareChanged", "ConfigurationChanged", "DeviceReplaced",
 })
 #: Keys of a record's ``data`` that stay in the journal: a supervisor's free text may name a card ("seat 4 Kd
 #: exposed"); the public sees the reason code (``controller.round.inputs.VOID_CODES``) instead.

@@ -44,6 +44,7 @@ from controller.control.server import RECORD_KEYS, public_record
 from controller.floor import topics
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.journal import key as jkey
+from controller.round.significant import SIGNIFICANT_EVENT
 from controller.settings.floor import FloorConfig, read_password
 from drivers.ratelog import LogLimiter
 
@@ -374,6 +375,8 @@ class Publisher:
             if public is not None:
                 self._send("events", {"table": self.table_id, "after": self._after, "record": public}, seq, seq)
                 self._after = seq
+                if record["type"] == SIGNIFICANT_EVENT:  # its own topic too (topics.py)
+                    self._send("significant", {"table": self.table_id, "record": public}, seq, None)
             elif record["type"] in ALERT_TYPES:  # supervisors' eyes only: its own topic, the broker's ACL guards it
                 self._send("alerts", {"table": self.table_id, "record": {k: record[k] for k in RECORD_KEYS}}, seq,
                            None)

@@ -18,6 +18,8 @@ Under ``{prefix}/{table_id}/``:
   ``{"table", "record": {"seq", "time", "kind", "round", "type", "data"}}``; never on ``events``. For
   surveillance and supervisors only: the broker's ACL restricts who may read it (docs/floor.md). An alert names
   a seat and a kind of card (middle, across, down), never a card.
+- ``significant``: one message per journaled ``SignificantEvent`` (``controller.service.significance``; QoS 1,
+  not retained), ``{"table", "record": {...}}`` with ``record`` its ``public_record`` (also on ``events``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-KINDS = ("events", "state", "status", "anchors", "alerts")
+KINDS = ("events", "state", "status", "anchors", "alerts", "significant")
 ONLINE, OFFLINE = b"online", b"offline"
 
 

@@ -39,9 +39,11 @@ from controller.round.machine import Round
 #: Records the service or a journal tool writes itself (not outputs of the round machine; ``JournalKeyIntroduced``
 #: and ``AnchorRestored``: ``controller.journal.tools.admit``); replay skips them. ``Alert`` is one in
 #: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
-#: ``ClockStepped`` is the journal's own (``controller.journal.clock``).
+#: ``ClockStepped`` is the journal's own (``controller.journal.clock``); ``SignificantEvent`` and the records of
+#: the start and the devices the catalogue names are the service's (``controller.service.significance``).
 SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert", "JournalKeyIntroduced",
-                                            "AnchorRestored", "ClockStepped"})
+                                            "AnchorRestored", "ClockStepped", "SignificantEvent", "UncleanStopSeen",
+                                            "SoftwareChanged", "ConfigurationChanged", "DeviceReplaced"})
 
 
 class ReplayError(JournalError):

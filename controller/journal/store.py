@@ -180,6 +180,10 @@ class Journal(OpeningChecks):
         self._held_since: float | None = None
         self._reader_logged = False
         self.checkpoint_every = checkpoint_every
+        #: Called in each commit with its records (``seq``, ``kind``, ``type``, ``data``, ``round``) to give the
+        #: entries derived from them, written at the end of the same transaction (the service's significant
+        #: events: ``controller.service.significance``); None: none.
+        self.derive: Callable[[list[dict[str, Any]]], list[tuple[str, str, dict[str, Any], int | None]]] | None = None
         self._commits = 0
         #: Test hook of the crash test (hil/crash.py): the process kills itself (SIGKILL) in its Nth commit,
         #: after the rows were handed to SQLite and before COMMIT, as a power cut in the middle of a write would.
@@ -238,6 +242,14 @@ class Journal(OpeningChecks):
         """Stream the records after seq ``after`` (``iter_store``), on this connection."""
         return iter_store(self.path, after=after, connection=self._db)
 
+    def latest(self, condition: str, params: tuple[Any, ...] = (), *, index: str = "") -> dict[str, Any] | None:
+        """The last record matching the SQL ``condition`` over the columns of ``records`` (with ``params``), by the
+        partial index ``index`` when given; None when none matches."""
+        indexed = f" INDEXED BY {index}" if index else ""
+        row = self._db.execute(f"SELECT {COLUMNS} FROM records{indexed} WHERE {condition} ORDER BY seq DESC LIMIT 1",
+                               params).fetchone()
+        return None if row is None else row_record(row, str(self.path))
+
     def round_records(self, round_no: int | None) -> list[dict[str, Any]]:
         """The records of round ``round_no`` in seq order (by the store's round index)."""
         if round_no is None:
@@ -270,7 +282,11 @@ class Journal(OpeningChecks):
                 raise ValueError(f"journal kind must be one of {KINDS}, got {kind!r}")
         first = (clock(), mono()) if entries else None
         step = self._clocks.step(*first) if first else None
-        for kind, type_, data, round_no in ([("record", CLOCK_STEPPED, step, None)] if step else []) + list(entries):
+        entries = ([("record", CLOCK_STEPPED, step, None)] if step else []) + list(entries)
+        if self.derive is not None and entries:
+            entries += self.derive([{"seq": seq + n, "kind": kind, "type": type_, "data": data, "round": round_no}
+                                    for n, (kind, type_, data, round_no) in enumerate(entries, 1)])
+        for kind, type_, data, round_no in entries:
             seq += 1
             (time_, now), first = first or (clock(), mono()), None
             text = dumps(data)

@@ -42,12 +42,16 @@ class ServiceStarted:
 
     For the record (the round machine does not read them): ``mode`` (``table``, or ``simulated`` under
     ``--simulate``), the software ``version``, the ``config`` file in use and ``devices``, each device's port as
-    configured (``simulator`` for a simulated one; the identity each answered is in its ``DeviceReady``)."""
+    configured (``simulator`` for a simulated one; the identity each answered is in its ``DeviceReady``),
+    ``config_sha256`` the configuration's hash and ``software`` the software identity's digest
+    (``controller.service.significance``; ``""`` in records written before they were kept)."""
 
     mode: str = ""
     version: str = ""
     config: str = ""
     devices: dict[str, str] = field(default_factory=dict)
+    config_sha256: str = ""
+    software: str = ""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
 from controller.service.protection import LiveProtection
+from controller.service.significance import Significance, identified, start_records
 from controller.service.simulators import is_simulated, sim_port, start_simulators
 from controller.service.watch import Watch
 from controller.settings.control import ControlConfig
@@ -170,9 +171,15 @@ class Service:
         self.journal_check: JournalCheck | None = None  # the check of the whole store, started once ready
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
-        started = ServiceStarted(mode, __version__, str(config.source),
-                                 {n: "simulator" if n in simulated else ports.get(n, dev.port)
-                                  for n, dev in config.devices.items()})
+        try:
+            started = identified(ServiceStarted(mode, __version__, str(config.source),
+                                                {n: "simulator" if n in simulated else ports.get(n, dev.port)
+                                                 for n, dev in config.devices.items()}), config, jurisdiction)
+            start_entries = start_records(self.journal, started)  # before this run journals anything
+            self.journal.derive = Significance.from_journal(config.table_id, self.journal, config.devices)
+        except BaseException:
+            self.journal.close()
+            raise
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
             if config.control.enabled and parts.control is not None:  # a port in use is refused here, early
@@ -204,7 +211,8 @@ class Service:
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self._on_view if self.floor else
                                      self.control.publish_view if self.control else None,
-                                     finish=self.protection.stop if self.protection else None)
+                                     finish=self.protection.stop if self.protection else None,
+                                     start_entries=start_entries)
         if simulate and parts.table is not None:  # the scripted table only when simulating
             options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
             try:

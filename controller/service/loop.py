@@ -30,6 +30,8 @@ from controller.round.alerts import Alert, DetectorChecked
 from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted
 from controller.round.machine import Round
+from controller.round.significant import SIGNIFICANT_EVENT
+from controller.service.significance import log_event
 from controller.service.watch import Watch
 from drivers.events import DeviceFault
 from drivers.link import Device, LinkDown
@@ -75,6 +77,7 @@ class Controller:
     machine faults. ``finish`` is called once the loop ends, before ``ServiceStopped`` is journaled, to let the
     service's own workers put their last inputs on ``events`` (the hole-card detector's alerts of the last
     rounds: ``controller.service.protection``); those are applied, anything else left on the queue is not.
+    ``start_entries`` are journaled before ``started``, in its commit (``significance.start_records``).
     """
 
     def __init__(self, machine: Round | Recovered, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
@@ -82,8 +85,10 @@ class Controller:
                  stop_on_fault: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
                  on_view: Callable[[dict[str, Any]], None] | None = None,
                  started: ServiceStarted | None = None, watch: Watch | None = None,
-                 finish: Callable[[], None] | None = None) -> None:
+                 finish: Callable[[], None] | None = None,
+                 start_entries: Sequence[tuple[str, str, dict[str, Any], int | None]] = ()) -> None:
         self.finish = finish
+        self._start_entries = list(start_entries)  # committed with ``started`` (controller.service.significance)
         recovered = machine if isinstance(machine, Recovered) else Recovered(machine)
         self.machine = recovered.machine
         self.missing = list(recovered.missing)
@@ -209,6 +214,8 @@ class Controller:
         """
         self.watch.inputs_taken(events)
         entries: list[tuple[str, str, dict[str, Any], int | None]] = []
+        if events and events[0] is self.started:
+            entries, self._start_entries = self._start_entries, []
         outputs: list[Any] = []
         for index, event in enumerate(events):
             if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
@@ -267,6 +274,8 @@ class Controller:
         ``on_record``."""
         self.watch.committed(records, seconds)
         for record in records:
+            if record["type"] == SIGNIFICANT_EVENT:
+                log_event(record)
             round_no = record["round"]
             if round_no is not None:
                 if self._round_records and self._round_records[-1].get("round") != round_no:
