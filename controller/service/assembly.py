@@ -33,6 +33,7 @@ from controller.round.alerts import Alert, DetectorChecked
 from controller.round.inputs import ServiceStarted
 from controller.service.eventqueue import EventQueue
 from controller.service.loop import STOP, STOP_AFTER_ROUND, Controller
+from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
@@ -204,7 +205,8 @@ class Service:
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self._on_view if self.floor else
                                      self.control.publish_view if self.control else None,
-                                     finish=self.protection.stop if self.protection else None)
+                                     finish=self.protection.stop if self.protection else None,
+                                     snapshots=MeterSnapshots(config.gaming_day_start))
         if simulate and parts.table is not None:  # the scripted table only when simulating
             options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
             try:
