@@ -72,6 +72,8 @@ class Meters:
         self.since_power_up = 0
         self.since_shoe_service = 0
         self.shoe_id: str | None = None  # the last shoe that answered (``DeviceReady``): a new one is a service
+        #: records counted by this object (not a meter, not kept): tells a reader the meters may have changed
+        self.changes = 0
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Meters) and self.checkpoint() == other.checkpoint()
@@ -92,6 +94,7 @@ class Meters:
         feeder = _FEEDERS.get(type_)
         if feeder is None:
             return
+        self.changes += 1
         try:
             feeder(self, data)
         except (KeyError, TypeError, AttributeError) as exc:
