@@ -19,6 +19,7 @@ from typing import Any
 
 from controller.game.cards import DECK
 from controller.journal.chain import verify_journal
+from controller.journal.meters_audit import audit, last_checkpoint
 from controller.journal.reader import iter_records
 from controller.journal.recall import RoundRecord, rounds_from_records
 
@@ -201,7 +202,7 @@ def check_payouts(rnd: RoundRecord) -> list[str]:
 def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, ...]]] | None = None,
                   jurisdiction: str = "ny", against_settle: bool = True) -> tuple[dict[int, RoundRecord], list[str]]:
     """Check every round of the journal at ``path`` (a store or a JSON-lines copy, streamed a round at a time);
-    return the rounds and the discrepancies found.
+    return the rounds and the discrepancies found, the meters' audit among them (``crisscross meters --audit``).
 
     ``shoe_dispensed``: the shoe simulator's own ``(txn_id, cards)`` record; every stack it dealt must be the
     journal's stack, in order, and none dealt twice. ``against_settle`` runs ``crisscross settle`` on every closed
@@ -238,6 +239,10 @@ def check_journal(path: Path, *, shoe_dispensed: Sequence[tuple[int, tuple[str, 
     if current is not None:
         check(current, records)
     problems.extend(check_against_settle(to_settle, jurisdiction))
+    # the meters' snapshots and the last checkpoint's meters against the records (``crisscross meters --audit``)
+    finding = audit(iter_records(path), last_checkpoint(path))
+    if finding is not None:
+        problems.append(f"meters differ at {finding}")
     if shoe_dispensed is not None:
         journaled = [cards for rnd in rounds.values() if not rnd.manual for _, _, cards in rnd.stacks]
         dealt = [tuple(cards) for _, cards in shoe_dispensed]

@@ -634,7 +634,7 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
     try:
         assert service.control is not None and service.control.port > 0
         assert service.controller.on_record == service.control.publish_record
-        assert service.controller.on_view == service.control.publish_view
+        assert service.controller.on_view == service._on_view  # the view to the interface, and the meters
         service.control.start()
         assert Client(service.control).get("/events?after=0")[0] == 200
     finally:
@@ -1000,3 +1000,33 @@ def test_requests_the_description_allows_are_answered_as_it_says(bare_server, me
     bare_server.publish_view({"state": "idle", "round_no": 1})
     headers = {**JSON, **_auth("sue")} if body else {}
     assert Client(bare_server).request(method, path, body, headers)[0] == status
+
+
+def test_the_meters_are_shown_to_a_supervisor_only(bare_server):
+    """``GET /meters`` (controller/round/meters.py, NJ 13:69E-1.28C): the lifetime meters the controller last
+    published, to a supervisor; a dealer is refused (403), a request without credentials asked for them (401)."""
+    from controller.round.meters import Meters
+
+    client = Client(bare_server)
+
+    def get(user=None):
+        headers = {}
+        if user is not None:
+            token = base64.b64encode(f"{user}:{PASSWORDS[user]}".encode()).decode()
+            headers["Authorization"] = f"Basic {token}"
+        status, _, body = client.request("GET", "/meters", headers=headers)
+        return status, json.loads(body)
+
+    assert get("sue")[0] == 503  # nothing published yet
+    meters = Meters()
+    meters.feed("RoundClosed", {"round_no": 1, "totals": {"wagered": 2000, "returned": 0, "collected": 2000,
+                                                          "paid": 0, "player_net": -2000}})
+    bare_server.publish_meters(meters.to_json())
+    status, shown = get("sue")
+    assert status == 200 and shown["lifetime"]["rounds_closed"] == 1 and shown["since"]["power_up"] == 1
+    assert set(shown["lifetime"]["wagers"]) == {"ante_across", "ante_down", "across", "down", "middle",
+                                                "five_card_bonus"}
+    status, answer = get("dan")
+    assert status == 403 and "needs a supervisor" in answer["error"]
+    status, answer = get()
+    assert status == 401 and "credentials required" in answer["error"]

@@ -235,7 +235,9 @@ def test_metrics_are_served_and_parse_and_never_name_a_card_or_a_wager(tmp_path)
     for family in families.values():
         for sample in family.samples:
             assert not any(re.fullmatch(r"[2-9TJQKA][cdhs]", str(v)) for v in sample.labels.values())
-            assert set(sample.labels) <= {"outcome", "device", "cause", "version", "le"}
+            # the meters' gauges name a wager type, never a seat's wager (controller/round/meters.py)
+            assert set(sample.labels) <= {"outcome", "device", "cause", "version", "le", "wager", "meter", "kind",
+                                          "direction", "since"}
 
 
 def test_metrics_refuse_an_address_off_the_machine():

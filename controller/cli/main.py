@@ -52,7 +52,7 @@ import sys
 from pathlib import Path
 
 from controller import __version__
-from controller.cli import identity, protect
+from controller.cli import identity, meters, protect
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
@@ -106,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
 
     protect.add_parser(sub, common, config_help, positive_int)
+    meters.add_parser(sub, common, config_help, positive_int)
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
@@ -298,6 +299,8 @@ def _main(argv: list[str] | None) -> int:
         return _with_analysis(lambda: _par_sheet(args))
     if args.command == "recall":
         return recall(args)
+    if args.command == "meters":
+        return meters.main(args)
     if args.command == "protect":
         return _with_analysis(lambda: protect.main(args))
     if args.command == "journal":

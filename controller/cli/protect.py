@@ -25,8 +25,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
     """The ``protect`` subcommand's arguments (``count``: the type of a positive integer option)."""
     protect = sub.add_parser("protect", parents=[common],
                              help="spot players who see a hole card: evidence per seat and session (supervisors)")
-    protect.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
-    protect.add_argument("--config", type=Path, default=None, help=config_help)
+    journal_arguments(protect, config_help)
     protect.add_argument("--gap", type=count, default=3,
                          help="rounds in a row without wagers at a seat that end its session (default 3)")
     protect.add_argument("--all", action="store_true", help="print every session, not only the flagged ones")
@@ -42,6 +41,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                          help="--measure: rounds after which a hole-carder not flagged counts as never (default 400)")
     protect.add_argument("--workers", type=count, default=None,
                          help="processes that build the tables the first time (default: one per CPU)")
+
+
+def journal_arguments(parser: argparse.ArgumentParser, config_help: str) -> None:
+    """``--journal PATH`` and ``--config PATH``, the options of a command that reads the table's journal."""
+    parser.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
+    parser.add_argument("--config", type=Path, default=None, help=config_help)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -104,6 +104,14 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "the alerts, oldest first", "content": {"application/json": {
                     "schema": {"type": "object", "properties": {"alerts": {"type": "array", "items": _JSON_OBJECT}}}}}},
                               "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
+            "/meters": {"get": {
+                "summary": "The lifetime meters (supervisors only; integer minor units; docs/operations.md, Meters)",
+                "security": [{"operator": []}],
+                "responses": {"200": {"description": "the meters as of the last round's end or the start",
+                                      "content": {"application/json": {"schema": {
+                                          "type": "object", "required": ["lifetime", "since"],
+                                          "properties": {"lifetime": _JSON_OBJECT, "since": _JSON_OBJECT}}}}},
+                              "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
             "/openapi.json": {"get": {"summary": "This description",
                                       "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/": {"get": {"summary": "The dealer's screen (HTML)",

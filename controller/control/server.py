@@ -273,6 +273,8 @@ class ControlServer:
         #: the last hole-card alerts and acknowledgements (journal records; controller/round/alerts.py), owned by the
         #: event loop
         self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_ALERTS)
+        #: the lifetime meters last published (``publish_meters``; ``GET /meters``, supervisors only); None before
+        self.meters: dict[str, Any] | None = None
         family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -394,6 +396,11 @@ class ControlServer:
         if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
             kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
             self._hand_over(self.alerts.append, json.loads(json.dumps(kept)))
+
+    def publish_meters(self, meters: dict[str, Any]) -> None:
+        """Keep ``meters`` (``Meters.to_json()``, a fresh copy never changed after) for ``GET /meters``: one
+        reference replaced whole, read by the loop. Never raises and never waits."""
+        self.meters = meters
 
     def _hand_over(self, method: Any, *args: Any) -> None:
         try:

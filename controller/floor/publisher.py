@@ -44,6 +44,7 @@ from controller.control.server import RECORD_KEYS, public_record
 from controller.floor import topics
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.journal import key as jkey
+from controller.round.meters import Meters
 from controller.round.significant import SIGNIFICANT_EVENT
 from controller.settings.floor import FloorConfig, read_password
 from drivers.ratelog import LogLimiter
@@ -401,6 +402,17 @@ class Publisher:
         self._send("anchors", {"table": self.table_id, "seq": seq, "round": round_no, "head": head, "mac": mac},
                    seq, None, retain=True)
         self._round_ended = False
+        self._send_meters(seq, round_no)
+
+    def _send_meters(self, seq: int, round_no: int | None) -> None:
+        """Publish the lifetime meters of the checkpoint at record ``seq`` (a round's close; retained on
+        ``meters``). A checkpoint written before the meters has none: nothing is sent."""
+        row = self._reader().execute("SELECT state FROM checkpoints WHERE seq = ?", (seq,)).fetchone()
+        state = json.loads(row[0]) if row else {}
+        if "meters" in state:
+            meters = Meters.from_checkpoint(state["meters"]).to_json()
+            self._send("meters", {"table": self.table_id, "seq": seq, "round": round_no, "meters": meters}, seq,
+                       None, retain=True)
 
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
         if self.simulated:

@@ -13,6 +13,9 @@ Under ``{prefix}/{table_id}/``:
 - ``anchors``: at each round close, the journal's chain head after it, ``{"table", "seq", "round", "head",
   "mac"}`` (QoS 1, retained: the latest stays); ``mac`` the keyed anchor (``controller.journal.key.mac`` with
   label ``anchor`` over seq and head, as ``<journal>.anchor``), null for a journal without a key.
+- ``meters``: at each round close, the table's lifetime meters after it (``controller.round.meters``, from the
+  checkpoint written with the close), ``{"table", "seq", "round", "meters": {"lifetime": ..., "since": ...}}``
+  (QoS 1, retained: the latest stays); integer minor units.
 - ``alerts``: one message per journaled hole-card ``Alert`` and per ``AlertAcknowledged`` (``controller.round.alerts``;
   QoS 1, not retained),
   ``{"table", "record": {"seq", "time", "kind", "round", "type", "data"}}``; never on ``events``. For
@@ -27,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-KINDS = ("events", "state", "status", "anchors", "alerts", "significant")
+KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters")
 ONLINE, OFFLINE = b"online", b"offline"
 
 

@@ -8,6 +8,7 @@ declines a bet forfeits and makes no later bet (NY (e)(3)-(7)); per-wager table 
 
 from __future__ import annotations
 
+import datetime as dt
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ WAGERS: tuple[str, ...] = SPOTS
 #: The three decisions in the order they are taken (NY 5324.39(e)(3),(5),(7)).
 DECISIONS: tuple[str, ...] = ("across", "down", "middle")
 ANTES: tuple[str, ...] = ("ante_across", "ante_down")
+#: The gaming day's start when table.yaml names none (``gaming_day_start``), local time.
+DEFAULT_DAY_START = dt.time(6, 0)
 _WAGER_NAMES = frozenset(WAGERS)
 
 
@@ -118,6 +121,9 @@ class TableConfig:
     #: ``manual_dealing: true``: a supervisor may switch the table to dealing by hand or from a manual dealing
     #: shoe when the automated shoe is down (NY 9 NYCRR 5324.39(d)(1); ``controller.round.manual``). Default false.
     manual_dealing: bool = False
+    #: ``gaming_day_start: "HH:MM"``: when the gaming day begins, local time; its close journals the meters
+    #: (NJ 13:69E-1.28C; ``controller.service.meters_snapshot``). Default ``DEFAULT_DAY_START``.
+    gaming_day_start: dt.time = DEFAULT_DAY_START
 
 
 def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
@@ -142,7 +148,8 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     path = Path(path)
     data = load_yaml(path)
     check_keys(path, "top level", data, {"table_id", "jurisdiction", "seats", "limits", "devices"},
-               {"timing", "control", "journal", "journal_key", "metrics", "payout", "floor", "manual_dealing"})
+               {"timing", "control", "journal", "journal_key", "metrics", "payout", "floor", "manual_dealing",
+                "gaming_day_start"})
     table_id = _table_id(path, data)
     jurisdiction = _jurisdiction(path, data)
     seats = data["seats"]
@@ -188,7 +195,22 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
         payout=parse_payout_config(path, data.get("payout"), "payout" in data, line_of(data, "payout")),
         floor=parse_floor_config(path, data.get("floor"), table_id),
         manual_dealing=manual_dealing,
+        gaming_day_start=_day_start(path, data),
     )
+
+
+def _day_start(path: Path, data: dict) -> dt.time:
+    """``gaming_day_start: "HH:MM"`` (24-hour, local time; quoted: YAML reads an unquoted 06:00 otherwise), or
+    ``DEFAULT_DAY_START`` when absent. Raises ``ConfigError`` naming the line for anything else."""
+    text = data.get("gaming_day_start")
+    if text is None:
+        return DEFAULT_DAY_START
+    hours, _, minutes = str(text).partition(":") if isinstance(text, str) else ("", "", "")
+    if len(hours) == len(minutes) == 2 and hours.isdigit() and minutes.isdigit() \
+            and int(hours) < 24 and int(minutes) < 60:
+        return dt.time(int(hours), int(minutes))
+    raise error(path, "gaming_day_start", f"expected a time of day \"HH:MM\" (24-hour, local time), got {text!r}",
+                line_of(data, "gaming_day_start"))
 
 
 def _metrics_port(path: Path, entry: Any) -> int | None:

@@ -35,15 +35,18 @@ from controller.journal.store import Journal
 from controller.round import commands as cmd
 from controller.round.inputs import input_from_record
 from controller.round.machine import Round
+from controller.round.meters import Meters
 
 #: Records the service or a journal tool writes itself (not outputs of the round machine; ``JournalKeyIntroduced``
 #: and ``AnchorRestored``: ``controller.journal.tools.admit``); replay skips them. ``Alert`` is one in
 #: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
 #: ``ClockStepped`` is the journal's own (``controller.journal.clock``); ``SignificantEvent`` and the records of
-#: the start and the devices the catalogue names are the service's (``controller.service.significance``).
+#: the start and the devices the catalogue names are the service's (``controller.service.significance``);
+#: ``MetersSnapshot`` the service's copy of the meters (``controller.service.meters_snapshot``).
 SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert", "JournalKeyIntroduced",
                                             "AnchorRestored", "ClockStepped", "SignificantEvent", "UncleanStopSeen",
-                                            "SoftwareChanged", "ConfigurationChanged", "DeviceReplaced"})
+                                            "SoftwareChanged", "ConfigurationChanged", "DeviceReplaced",
+                                            "MetersSnapshot"})
 
 
 class ReplayError(JournalError):
@@ -96,6 +99,7 @@ def _apply(machine: Round, event: Any, outputs: list[dict[str, Any]]) -> list[An
         produced = machine.defect(exc)
     if defect is not None and before is not None and not (produced and _matches(produced[0], outputs[0])):
         machine.restore(before)
+        machine.meters.observe(event)  # the input stands in the journal, as it did when it was first applied
         produced = machine.defect(defect)
     return produced
 
@@ -177,6 +181,11 @@ def recover(journal: Journal, config: TableConfig, jurisdiction: Jurisdiction) -
         except (KeyError, TypeError, ValueError) as exc:
             raise ReplayError(checkpoint.seq, f"its checkpoint does not restore the round machine: {exc!r}") from None
         after = checkpoint.seq
+        if "meters" not in checkpoint.state:  # written before the meters: rebuilt from the journal's start
+            try:
+                machine.meters = Meters.from_records(journal.records(), upto=after)
+            except ValueError as exc:
+                raise ReplayError(after, f"the meters cannot be rebuilt from the records before it: {exc}") from None
     recovered = replay(journal.records(after=after), config, jurisdiction, machine=machine)
     recovered.round_records = journal.round_records(recovered.machine.round_no)
     return recovered

@@ -10,6 +10,7 @@ from typing import Any
 from controller.round import commands as cmd
 from controller.round.data import Actor, RoundData, SeatState
 from controller.round.graph import STATES
+from controller.round.meters import Meters
 
 
 class Checkpoint:
@@ -51,6 +52,7 @@ class Checkpoint:
             "journal_damage": self.journal_damage,
             "layout": sorted([seat, spot, amount] for (seat, spot), amount in self.layout.items()),
             "notice_no": self.notice_no,
+            "meters": self.meters.checkpoint(),
             "round": None if data is None else {
                 "round_no": data.round_no,
                 "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
@@ -127,6 +129,9 @@ class Checkpoint:
         # a checkpoint written before the layout was followed: the next opening reading gives it
         self.layout = {(seat, spot): amount for seat, spot, amount in state.get("layout", [])}
         self.notice_no = state.get("notice_no", 0)
+        # a checkpoint written before the meters: zero here; recovery rebuilds them from the journal's start
+        # (``controller.journal.recovery.recover``)
+        self.meters = Meters.from_checkpoint(state["meters"]) if "meters" in state else Meters()
         self._outbox = []
         saved = state["round"]
         if saved is None:

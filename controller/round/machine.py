@@ -41,6 +41,7 @@ from controller.round.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, Journal
                                      PromptDue, ServiceStarted, stale_answer, stale_reason)
 from controller.round.lock import WagerLock
 from controller.round.manual import ManualDealing
+from controller.round.meters import Meters
 from controller.round.payout_check import PayoutCheck
 from controller.round.view import JOURNAL_DAMAGED_TEXT, PanelView, panel_text
 from drivers import events as ev
@@ -90,6 +91,8 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         #: the last number given to something a supervisor answers (a fault, past-posting, a payout reading that
         #: differed): the answer names it (``answers``, docs/control.md "The round guard")
         self.notice_no = 0
+        #: the lifetime meters (``controller.round.meters``), fed every input and record journaled (``_meter``)
+        self.meters = Meters()
         self.machine = _Graph(model=self, states=STATES, transitions=_transitions(), initial="starting",
                               queued=True, auto_transitions=False, send_event=False)
     def handle(self, event: Any) -> list[Any]:
@@ -101,6 +104,7 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self-check (every device answered its handshake).
         """
         self._outbox = []
+        self.meters.observe(event)  # before the handler: as the journal has it, the input before its outputs
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is None:
             self._emit(cmd.Irregularity(self.round_no, "unknown_event", {"event": repr(event)[:200]}))
@@ -174,9 +178,11 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         for output in self._outbox:
             if isinstance(output, cmd.Display):
                 self._display = output.text
-            if isinstance(output, cmd.DEVICE_COMMANDS) and (
-                    not self.self_checked or output.device not in self.devices_ready):
-                continue
+            if isinstance(output, cmd.DEVICE_COMMANDS):
+                if not self.self_checked or output.device not in self.devices_ready:
+                    continue
+            else:  # a record the service journals: the one place the meters count the round's records
+                self.meters.observe(output)
             out.append(output)
         return out
     def _refuse(self, action: str, reason: str, actor: Actor, text: str) -> None:

@@ -33,6 +33,7 @@ from controller.round.alerts import Alert, DetectorChecked
 from controller.round.inputs import ServiceStarted
 from controller.service.eventqueue import EventQueue
 from controller.service.loop import STOP, STOP_AFTER_ROUND, Controller
+from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
@@ -62,6 +63,8 @@ class ControlPart(Protocol):
     def publish_record(self, record: dict[str, Any]) -> None: ...
 
     def publish_view(self, view: dict[str, Any]) -> None: ...
+
+    def publish_meters(self, meters: dict[str, Any]) -> None: ...
 
 
 class FloorPart(Protocol):
@@ -169,6 +172,7 @@ class Service:
         self.floor: FloorPart | None = None  # the floor publisher, when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         self.journal_check: JournalCheck | None = None  # the check of the whole store, started once ready
+        self._meters_seen = -1  # ``Meters.changes`` when the meters were last published (``_on_view``)
         kinds = {name: dev.driver for name, dev in config.devices.items()}
         simulated = [n for n in self.simulated if simulate or ports.get(n, config.devices[n].port) == "simulator"]
         try:
@@ -209,10 +213,9 @@ class Service:
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._round_closed, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
-                                     on_view=self._on_view if self.floor else
-                                     self.control.publish_view if self.control else None,
+                                     on_view=self._on_view if self.floor or self.control or self.metrics else None,
                                      finish=self.protection.stop if self.protection else None,
-                                     start_entries=start_entries)
+                                     start_entries=start_entries, snapshots=MeterSnapshots(config.gaming_day_start))
         if simulate and parts.table is not None:  # the scripted table only when simulating
             options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
             try:
@@ -238,11 +241,21 @@ class Service:
             self.table.page()
 
     def _on_view(self, view: dict[str, Any]) -> None:
-        """The round's view after each commit, to the control interface and the floor (neither waits)."""
+        """The round's view after each commit, to the control interface and the floor (neither waits); the
+        meters, when they may have changed, to the control interface and the metrics (the floor reads them from
+        the journal's checkpoints)."""
         if self.control is not None:
             self.control.publish_view(view)
         if self.floor is not None:
             self.floor.publish_view(view, self.journal.head[0])
+        meters = self.machine.meters
+        if meters.changes != self._meters_seen:
+            self._meters_seen = meters.changes
+            shown = meters.to_json()  # a fresh copy: handed to other threads, never changed after
+            if self.control is not None:
+                self.control.publish_meters(shown)
+            if self.metrics is not None:
+                self.metrics.meters_now(shown)
 
     def _round_closed(self, record: RoundRecord) -> None:
         if self.protection is not None:

@@ -31,6 +31,7 @@ from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
 from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted
 from controller.round.machine import Round
 from controller.round.significant import SIGNIFICANT_EVENT
+from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.significance import log_event
 from controller.service.watch import Watch
 from drivers.events import DeviceFault
@@ -86,9 +87,12 @@ class Controller:
                  on_view: Callable[[dict[str, Any]], None] | None = None,
                  started: ServiceStarted | None = None, watch: Watch | None = None,
                  finish: Callable[[], None] | None = None,
-                 start_entries: Sequence[tuple[str, str, dict[str, Any], int | None]] = ()) -> None:
+                 start_entries: Sequence[tuple[str, str, dict[str, Any], int | None]] = (),
+                 snapshots: MeterSnapshots | None = None) -> None:
         self.finish = finish
         self._start_entries = list(start_entries)  # committed with ``started`` (controller.service.significance)
+        #: when the meters are snapshotted in the journal (``controller.service.meters_snapshot``)
+        self.snapshots = snapshots or MeterSnapshots()
         recovered = machine if isinstance(machine, Recovered) else Recovered(machine)
         self.machine = recovered.machine
         self.missing = list(recovered.missing)
@@ -133,7 +137,9 @@ class Controller:
                     item = self._pending.popleft() if self._pending else self.events.get(timeout=self.watch.tick())
                 except queue.Empty:  # nothing to do: the loop is alive all the same
                     self.watch.alive()
+                    self._close_day()
                     continue
+                self._close_day()
                 if item is STOP:
                     break
                 if item is STOP_AFTER_ROUND:
@@ -146,7 +152,9 @@ class Controller:
                 if self._closed_for_good():
                     break
             self._finish()
-            self.journal.append("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
+            stopped = ("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
+            # the meters as the service stops, in the same commit, before it: ``ServiceStopped`` stays the last record
+            self.journal.commit([*self.snapshots.after([stopped], self.machine.meters, self.machine.round_no), stopped])
         except OSError as exc:
             # the caller says it in one line (run_service); the log keeps it for -v
             log.info("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
@@ -157,6 +165,12 @@ class Controller:
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) and not self.stopped_short else 1
+
+    def _close_day(self) -> None:
+        """At a gaming day's close, journal the meters (``MeterSnapshots.day_closed``)."""
+        closed = self.snapshots.day_closed(self.machine.meters, self.machine.round_no)
+        if closed:
+            self._commit(closed, [])
 
     def _closed_for_good(self) -> bool:
         """With a round count (``rounds``): True once this run's check found the journal store damaged
@@ -233,6 +247,7 @@ class Controller:
             if any(isinstance(o, GROUP_ENDS) for o in produced) and index + 1 < len(events):
                 self._pending.extendleft(reversed(events[index + 1:]))
                 break
+        entries.extend(self.snapshots.after(entries, self.machine.meters, self.machine.round_no))
         self._commit(entries, outputs)
         if self.on_view is not None:
             self.on_view(self.machine.view())

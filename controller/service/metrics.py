@@ -26,7 +26,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import MetricsHandler
 
 from controller import __version__
@@ -153,6 +153,54 @@ class _LinkCollector:
         return list(families.values())
 
 
+class _MetersCollector:
+    """The lifetime meters (``controller.round.meters``) as gauges, from the last ``Meters.to_json()`` handed over
+    (``ServiceMetrics.meters_now``); none before. Gauges, not counters: they are the journal's values, kept over
+    restarts, not counts of this process."""
+
+    def __init__(self) -> None:
+        self.meters: dict[str, Any] | None = None  # replaced whole by the controller thread, never changed
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        meters = self.meters
+        if meters is None:
+            return []
+        life = meters["lifetime"]
+
+        def family(name: str, text: str, labels: tuple[str, ...] = ()) -> GaugeMetricFamily:
+            return GaugeMetricFamily(f"crisscross_meter_{name}", f"lifetime meter: {text}", labels=list(labels))
+
+        rounds = family("rounds", "rounds ended, by outcome (closed, voided, no_play)", ("outcome",))
+        for outcome in ("closed", "voided", "no_play"):
+            rounds.add_metric([outcome], life[f"rounds_{outcome}"])
+        wagers = family("wager_minor_units", "per wager type: wagered, paid, taken, pushed", ("wager", "meter"))
+        for wager, values in life["wagers"].items():
+            for meter, value in values.items():
+                wagers.add_metric([wager, meter], value)
+        drop = family("drop_minor_units", "every stake settled")
+        drop.add_metric([], life["drop"])
+        win = family("win_minor_units", "what the house kept: taken - paid")
+        win.add_metric([], life["win"])
+        cards = family("cards_dispensed", "cards the shoe dispensed")
+        cards.add_metric([], life["cards_dispensed"])
+        faults = family("faults", "faults raised, by device and cause", ("device", "cause"))
+        for device, causes in sorted(life["faults"].items()):
+            for cause, value in sorted(causes.items()):
+                faults.add_metric([device, cause], value)
+        caught = family("irregularities", "past-posting, pinching and mispays, caught and accepted", ("kind", "outcome"))
+        for kind in ("past_posting", "pinching", "mispays"):
+            for outcome in ("caught", "accepted"):
+                caught.add_metric([kind, outcome], life[kind][outcome])
+        mispaid = family("mispay_minor_units", "amounts of the mispays accepted, short and over", ("direction",))
+        for direction in ("short", "over"):
+            mispaid.add_metric([direction], life["mispays"][direction])
+        since = family("rounds_since", "rounds since the service started and since the last shoe service (these "
+                       "two reset)", ("since",))
+        for name, value in meters["since"].items():
+            since.add_metric([name], value)
+        return [rounds, wagers, drop, win, cards, faults, caught, mispaid, since]
+
+
 class ServiceMetrics:
     """The service's metrics in their own registry (``registry``), updated by the controller thread.
 
@@ -196,6 +244,8 @@ class ServiceMetrics:
         wal.set_function(wal_bytes)
         Info("crisscross_build", "the software", registry=r).info({"version": __version__})
         r.register(_LinkCollector(drivers))
+        self._meters = _MetersCollector()
+        r.register(self._meters)
         self._server: Any = None
 
     def serve(self, host: str, port: int) -> int:
@@ -237,6 +287,10 @@ class ServiceMetrics:
             self._mispay("accepted", data.get("differences") or ())
         elif kind in ("JournalDamaged", "JournalWhole"):
             self.journal_damaged.set(kind == "JournalDamaged")
+
+    def meters_now(self, meters: dict[str, Any]) -> None:
+        """The lifetime meters now (``Meters.to_json()``, a copy no one changes after), served as gauges."""
+        self._meters.meters = meters
 
     def _mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
         """Count one mispay and its short and over amounts (minor units; no seat, spot or name as a label)."""

@@ -1,0 +1,72 @@
+"""``crisscross meters [--journal PATH] [--config PATH] [--at SEQ] [--format text|json] [--audit]``: the
+table's lifetime meters recomputed from its journal (``controller.round.meters``; NJ 13:69E-1.28C and
+1.28P(e)), now or as of record ``SEQ``; ``--audit`` compares every ``MetersSnapshot`` and the last checkpoint's
+meters with the records (``controller.journal.meters_audit``).
+
+Exit status: 0 shown, or the audit found nothing; 1 the audit found a meter that differs (named on standard
+output with its record); 2 a journal or configuration that cannot be read (one line on standard error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.cli.protect import journal_arguments
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str,
+               count: type) -> None:
+    """The ``meters`` subcommand's arguments (``count``: the type of a positive integer option)."""
+    meters = sub.add_parser("meters", parents=[common],
+                            help="the lifetime meters recomputed from the journal; --audit checks its snapshots")
+    journal_arguments(meters, config_help)
+    meters.add_argument("--at", type=count, default=None, metavar="SEQ",
+                        help="the meters as of record SEQ (default: the last record)")
+    meters.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    meters.add_argument("--audit", action="store_true",
+                        help="recompute every meter from the records and compare with every MetersSnapshot and the "
+                             "last checkpoint: exit 1 naming the first meter and record that differ")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``crisscross meters``; the exit status (module docstring)."""
+    from controller.game.table import load_table_config
+    from controller.journal.meters_audit import audit, last_checkpoint, meters_of
+    from controller.journal.reader import existing_journal, iter_records
+    from controller.journal.record import JournalError
+    from controller.settings.files import ConfigError, find_table_config
+
+    try:
+        if args.journal is None:
+            path = existing_journal(Path(load_table_config(find_table_config(args.config)).journal))
+        else:
+            path = existing_journal(Path(args.journal))
+        if args.audit:
+            finding = audit(iter_records(path), last_checkpoint(path))
+        else:
+            meters = meters_of(iter_records(path), args.at)
+    except (OSError, ConfigError, JournalError, ValueError) as exc:
+        print(f"crisscross meters: {exc}", file=sys.stderr)
+        return 2
+    if args.audit:
+        if finding is not None:
+            print(f"{path}: meters differ at {finding}")
+            return 1
+        print(f"{path}: every meters snapshot and the last checkpoint agree with the records")
+        return 0
+    shown = meters.to_json()
+    print(json.dumps(shown, indent=2) if args.format == "json" else format_text(shown))
+    return 0
+
+
+def format_text(meters: dict[str, Any]) -> str:
+    """The meters of ``Meters.to_json()`` as one ``name  value`` line each, amounts in minor units."""
+    from controller.round.meters import flatten
+
+    lines = list(flatten(meters))
+    width = max(len(name) for name, _ in lines)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in lines)

@@ -1,0 +1,271 @@
+"""The lifetime meters (controller/round/meters.py; NJ 13:69E-1.28C and 1.28P(e)) against what the journal says.
+
+The expected values are counted here from the journal's own records, not with the meter code: the wagers from
+the settlement JSON of each ``SeatSettled``, drop and win from each ``RoundClosed``'s totals (a second,
+independent source: the round's own sums), the cards from the domain's card accounting (5 + 2 per wagering
+seat in a round dealt from the shoe: NY 9 NYCRR 5324.39(d)(2)).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import sqlite3
+
+import pytest
+
+from controller.journal.chain import verify_chain
+from controller.journal.reader import read_records
+from controller.journal.recovery import recover, replay
+from controller.journal.store import Journal
+from controller.round.meters import SNAPSHOT, WAGER_TYPES, Meters
+from controller.service.meters_snapshot import MeterSnapshots, gaming_day
+from tests.cli_helpers import crisscross
+from tests.journal_helpers import forge, rechain, replace_records
+from controller.game.table import load_table_config
+from tests.round_helpers import NY
+
+#: The packaged table.yaml, as ``run --simulate`` plays it (the payout check on).
+CONFIG = load_table_config()
+
+
+def _run(journal, rounds, seed):
+    result = crisscross("run", "--simulate", "--quiet", "--rounds", rounds, "--seed", seed, "--payout-errors", "0.3",
+                        "--journal", journal)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A journal of 20 simulated rounds (with payout mistakes: the check catches them) and its records."""
+    path = tmp_path_factory.mktemp("meters") / "journal.db"
+    _run(path, 20, 7)
+    return path, read_records(path)
+
+
+def _independent(records):
+    """The lifetime meters counted straight from the records (the module docstring's sources)."""
+    wagers = {name: {"wagered": 0, "paid": 0, "taken": 0, "pushed": 0} for name in WAGER_TYPES}
+    for record in records:
+        if record["type"] == "SeatSettled":
+            for name, result in record["data"]["settlement"]["wagers"].items():
+                net = result["net"]
+                wagers[name]["wagered"] += result["amount"]
+                wagers[name]["paid"] += max(net, 0)
+                wagers[name]["taken"] += -min(net, 0)
+                wagers[name]["pushed"] += result["amount"] if result["outcome"] == "push" else 0
+    closed = [r["data"]["totals"] for r in records if r["type"] == "RoundClosed"]
+    seats = {r["round"]: len(r["data"]["seats"]) for r in records if r["type"] == "WagersLocked"}
+    played = {r["round"] for r in records if r["type"] == "RoundClosed" and r["data"]["totals"]["wagered"]}
+    return {"wagers": wagers, "rounds_closed": len(played),
+            "rounds_no_play": sum(1 for t in closed if not t["wagered"]),
+            "rounds_voided": sum(1 for r in records if r["type"] == "RoundVoided"),
+            "drop": sum(t["wagered"] for t in closed), "win": -sum(t["player_net"] for t in closed),
+            "cards_dispensed": sum(5 + 2 * seats[n] for n in played)}
+
+
+def _checked(found, records):
+    expected = _independent(records)
+    assert found["wagers"] == expected["wagers"]
+    for name in ("rounds_closed", "rounds_no_play", "rounds_voided", "drop", "win", "cards_dispensed"):
+        assert found[name] == expected[name], name
+
+
+def test_the_meters_equal_an_independent_sum_over_the_settlements(played):
+    path, records = played
+    result = crisscross("meters", "--journal", path, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    _checked(shown["lifetime"], records)
+    assert shown["lifetime"]["rounds_closed"] == 20
+    # the payout check caught the dealer's mistakes (PayoutChecked with differences), counted one by one
+    caught = sum(1 for r in records if r["type"] == "PayoutChecked" and r["data"]["differences"])
+    assert caught > 0 and shown["lifetime"]["mispays"]["caught"] == caught
+
+
+def test_the_live_meters_the_checkpoint_and_a_replay_agree_with_the_records(played):
+    path, records = played
+    journal = Journal(path)
+    try:
+        live = journal.checkpoint.state["meters"]
+        restored = recover(journal, CONFIG, NY).machine.meters
+    finally:
+        journal.close()
+    upto = max(r["seq"] for r in records)
+    assert restored == Meters.from_records(records, upto=upto)
+    assert Meters.from_checkpoint(live) == Meters.from_records(records, upto=upto)
+    assert replay(records, CONFIG, NY).machine.meters == Meters.from_records(records)
+
+
+def test_a_restart_on_the_same_journal_carries_the_meters_on(tmp_path):
+    path = tmp_path / "journal.db"
+    _run(path, 3, 1)
+    _run(path, 4, 2)
+    records = read_records(path)
+    shown = json.loads(crisscross("meters", "--journal", path, "--format", "json").stdout)
+    assert shown["lifetime"]["rounds_closed"] == 7
+    _checked(shown["lifetime"], records)
+    assert shown["since"]["power_up"] == 4  # rounds since the second start
+    starts = [r for r in records if r["type"] == SNAPSHOT and "ServiceStarted" in r["data"]["reasons"]]
+    assert [s["data"]["meters"]["lifetime"]["rounds_closed"] for s in starts] == [0, 3]
+    assert crisscross("meters", "--journal", path, "--audit").returncode == 0
+
+
+def test_a_checkpoint_written_before_the_meters_restores_them_from_the_journal(played, tmp_path):
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT seq, state FROM checkpoints").fetchall()
+    db.close()
+    old = [(json.dumps({k: v for k, v in json.loads(state).items() if k != "meters"}, separators=(",", ":"),
+                       sort_keys=True), seq) for seq, state in rows]
+    forge(path, *(("UPDATE checkpoints SET state = ? WHERE seq = ?", row) for row in old))
+    journal = Journal(path)
+    try:
+        assert "meters" not in journal.checkpoint.state
+        rebuilt = recover(journal, CONFIG, NY).machine.meters
+    finally:
+        journal.close()
+    assert rebuilt == Meters.from_records(played[1])
+    _checked(rebuilt.lifetime(), played[1])
+    assert crisscross("meters", "--journal", path, "--audit").returncode == 0  # nothing to compare in those
+
+
+def test_the_audit_passes_a_real_run_and_names_the_meter_of_an_altered_snapshot(played, tmp_path):
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+    passed = crisscross("meters", "--journal", path, "--audit")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    records = read_records(path)
+    snapshot = [r for r in records if r["type"] == SNAPSHOT][-1]
+    snapshot["data"]["meters"]["lifetime"]["wagers"]["middle"]["paid"] += 500
+    replace_records(path, rechain(records))
+    assert verify_chain(read_records(path)) is None  # the chain hides the edit: only the meters show it
+    failed = crisscross("meters", "--journal", path, "--audit")
+    assert failed.returncode == 1
+    assert f"record {snapshot['seq']} (MetersSnapshot)" in failed.stdout
+    assert "wagers.middle.paid" in failed.stdout
+
+
+def test_the_audit_names_a_checkpoint_whose_meters_were_altered(played, tmp_path):
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+    db = sqlite3.connect(path)
+    seq, state = db.execute("SELECT seq, state FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+    db.close()
+    state = json.loads(state)
+    state["meters"]["counts"]["rounds_voided"] += 1
+    forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = ?",
+                 (json.dumps(state, separators=(",", ":"), sort_keys=True), seq)))
+    failed = crisscross("meters", "--journal", path, "--audit")
+    assert failed.returncode == 1 and f"record {seq} (checkpoint)" in failed.stdout
+    assert "rounds_voided" in failed.stdout
+
+
+def test_meters_at_a_record_counts_the_records_up_to_it(played):
+    path, records = played
+    first_close = next(r["seq"] for r in records if r["type"] == "RoundClosed")
+    shown = json.loads(crisscross("meters", "--journal", path, "--at", first_close, "--format", "json").stdout)
+    assert shown["lifetime"]["rounds_closed"] == 1
+    _checked(shown["lifetime"], [r for r in records if r["seq"] <= first_close])
+    assert "lifetime.drop" in crisscross("meters", "--journal", path).stdout
+
+
+def test_past_posting_and_pinching_are_told_apart_and_counted_when_acknowledged():
+    """NY 9 NYCRR 5324.39(c)(3): chips added after "no more bets" are past-posting, chips taken away pinching."""
+    meters = Meters()
+    meters.feed("Irregularity", {"round_no": 1, "kind": "past_posting",
+                                 "detail": {"seat": 1, "spot": "ante_across", "locked": 500, "new": 1000}})
+    meters.feed("Irregularity", {"round_no": 1, "kind": "past_posting",
+                                 "detail": {"seat": 2, "spot": "ante_down", "locked": 500, "new": 0}})
+    meters.feed("PastPostingAcknowledged", {"round_no": 1, "items": [
+        {"seat": 2, "spot": "ante_down", "locked": 500, "new": 0}], "by": "sue", "role": "supervisor"})
+    life = meters.lifetime()
+    assert life["past_posting"] == {"caught": 1, "accepted": 0}
+    assert life["pinching"] == {"caught": 1, "accepted": 1}
+
+
+def test_shoe_service_and_power_up_reset_their_counters_and_nothing_else():
+    meters = Meters()
+    closed = {"round_no": 1, "totals": {"wagered": 1000, "returned": 0, "collected": 1000, "paid": 0,
+                                        "player_net": -1000}}
+    meters.feed("DeviceReady", {"device": "shoe", "device_id": "SHOE-1", "firmware": "1", "protocol": 1})
+    meters.feed("RoundClosed", closed)
+    meters.feed("DeviceReady", {"device": "shoe", "device_id": "SHOE-1", "firmware": "1", "protocol": 1})
+    assert meters.since() == {"power_up": 1, "shoe_service": 1}  # the same shoe again: no service
+    meters.feed("DeviceReady", {"device": "shoe", "device_id": "SHOE-2", "firmware": "1", "protocol": 1})
+    assert meters.since() == {"power_up": 1, "shoe_service": 0}  # another shoe: replaced
+    meters.feed("RoundClosed", closed)
+    meters.feed("DeviceFault", {"device": "shoe", "code": "door_open", "detail": ""})
+    meters.feed("ServiceStarted", {"mode": "table", "version": "", "config": "", "devices": {}})
+    assert meters.since() == {"power_up": 0, "shoe_service": 0}
+    assert meters.lifetime()["rounds_closed"] == 2
+    assert Meters.from_checkpoint(json.loads(json.dumps(meters.checkpoint()))) == meters
+
+
+def test_a_record_the_meters_cannot_read_is_named():
+    with pytest.raises(ValueError, match="SeatSettled.*'pinball'"):
+        Meters().feed("SeatSettled", {"seat": 1, "settlement": {"wagers": {
+            "pinball": {"amount": 5, "outcome": "win", "net": 5}}}})
+    with pytest.raises(ValueError, match="RoundClosed record without"):
+        Meters().feed("RoundClosed", {"round_no": 1})
+
+
+def test_the_gaming_day_closes_at_its_configured_start():
+    """NJ 13:69E-1.28C: the meters at each gaming day's close; the day starts at table.yaml's
+    ``gaming_day_start`` (06:00 by default) and is named by the date it began on."""
+    start = dt.time(6, 0)
+    assert gaming_day(dt.datetime(2026, 12, 2, 5, 59), start) == dt.date(2026, 12, 1)
+    assert gaming_day(dt.datetime(2026, 12, 2, 6, 0), start) == dt.date(2026, 12, 2)
+    now = [dt.datetime(2026, 12, 2, 5, 30)]
+    snapshots = MeterSnapshots(start, lambda: now[0])
+    assert snapshots.day_closed(Meters(), None) == []
+    now[0] = dt.datetime(2026, 12, 2, 6, 1)
+    (entry,) = snapshots.day_closed(Meters(), 9)
+    assert entry[:2] == ("record", SNAPSHOT) and entry[3] == 9
+    assert entry[2]["reasons"] == ["day_close"] and entry[2]["gaming_day"] == "2026-12-01"
+    assert snapshots.day_closed(Meters(), 9) == []  # once per day
+
+
+def test_the_gaming_day_start_is_read_from_table_yaml(tmp_path):
+    from controller.settings.files import ConfigError
+
+    text = CONFIG.source.read_text()
+    path = tmp_path / "table.yaml"
+    shutil.copytree(CONFIG.source.parent / "jurisdictions", tmp_path / "jurisdictions")
+    path.write_text(text + '\ngaming_day_start: "04:30"\n')
+    assert load_table_config(path).gaming_day_start == dt.time(4, 30)
+    path.write_text(text + "\ngaming_day_start: 4:30\n")  # YAML 1.1 reads this as a number of minutes
+    with pytest.raises(ConfigError, match="gaming_day_start"):
+        load_table_config(path)
+    path.write_text(text + '\ngaming_day_start: "25:00"\n')
+    with pytest.raises(ConfigError, match="line .*gaming_day_start: expected a time of day"):
+        load_table_config(path)
+    assert load_table_config(CONFIG.source).gaming_day_start == dt.time(6, 0)
+
+
+def test_the_metrics_serve_the_lifetime_meters_as_gauges_over_a_restart(tmp_path):
+    """Prometheus gauges of the lifetime values (docs/operations.md, "Metrics"): unlike the counters of one
+    process, they carry on over a restart on the same journal."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from controller.cli.parts import SERVICE_PARTS
+    from controller.service.assembly import Service
+
+    for seed, expected in ((1, 2), (2, 4)):
+        service = Service(CONFIG, simulate=True, rounds=2, seed=seed, journal_path=tmp_path / "j.db", quiet=True,
+                          metrics_port=0, parts=SERVICE_PARTS)
+        try:
+            assert service.run() == 0
+            text = urllib.request.urlopen(f"http://127.0.0.1:{service.metrics_port}/metrics", timeout=5).read()
+        finally:
+            service.close()
+        families = {f.name: f for f in text_string_to_metric_families(text.decode())}
+        rounds = {s.labels["outcome"]: s.value for s in families["crisscross_meter_rounds"].samples}
+        assert rounds == {"closed": expected, "voided": 0, "no_play": 0}
+        records = read_records(tmp_path / "j.db")
+        wagered = sum(r["data"]["totals"]["wagered"] for r in records if r["type"] == "RoundClosed")
+        assert families["crisscross_meter_drop_minor_units"].samples[0].value == wagered
