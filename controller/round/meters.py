@@ -36,10 +36,6 @@ from typing import Any
 WAGER_TYPES: tuple[str, ...] = ("ante_across", "ante_down", "across", "down", "middle", "five_card_bonus")
 #: The meters of one wager type.
 WAGER_METERS: tuple[str, ...] = ("wagered", "paid", "taken", "pushed")
-#: Records after which the service journals a ``MetersSnapshot`` (with ``DAY_CLOSE``, the gaming day's close).
-#: A later step makes this the significant-event catalogue's set.
-SNAPSHOT_ON: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "RoundVoided", "FaultRaised",
-                                         "MispayAccepted"})
 #: The reason of the snapshot journaled at a gaming day's close.
 DAY_CLOSE = "day_close"
 #: The record type of a snapshot (journaled by the service, ``controller.service.meters_snapshot``).

@@ -1,6 +1,7 @@
 """The meters' snapshots in the journal (NJ 13:69E-1.28C): a ``MetersSnapshot`` record, journaled by the service
-in the commit of a record of ``controller.round.meters.SNAPSHOT_ON`` (service start, a round voided, a fault, a
-mispay accepted), in the commit of ``ServiceStopped`` (before it), and at each gaming day's close.
+in the commit of every significant event (a record ``controller.round.significant.code_of`` names: a start, a
+round voided, a fault, a mispay accepted, ...), in the commit of ``ServiceStopped`` (before it), and at each
+gaming day's close.
 
 A snapshot's ``data``: ``reasons`` (the record types that called for it, in order, or ``day_close``),
 ``gaming_day`` (the gaming day it falls in, ``YYYY-MM-DD``; for ``day_close`` the day that closed) and
@@ -16,7 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from controller.game.table import DEFAULT_DAY_START
-from controller.round.meters import DAY_CLOSE, SNAPSHOT, SNAPSHOT_ON, Meters
+from controller.round.meters import DAY_CLOSE, SNAPSHOT, Meters
+from controller.round.significant import code_of
 
 Entry = tuple[str, str, dict[str, Any], "int | None"]
 
@@ -44,8 +46,8 @@ class MeterSnapshots:
         return "record", SNAPSHOT, data, round_no
 
     def after(self, entries: Sequence[Entry], meters: Meters, round_no: int | None) -> list[Entry]:
-        """The snapshot that closes a commit of ``entries`` when one of them is in ``SNAPSHOT_ON``, else none."""
-        reasons = list(dict.fromkeys(type_ for _, type_, _, _ in entries if type_ in SNAPSHOT_ON))
+        """The snapshot that closes a commit of ``entries`` when one of them is a significant event, else none."""
+        reasons = list(dict.fromkeys(type_ for _, type_, data, _ in entries if code_of(type_, data) is not None))
         return [self.entry(reasons, meters, round_no)] if reasons else []
 
     def day_closed(self, meters: Meters, round_no: int | None) -> list[Entry]:
