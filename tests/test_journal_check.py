@@ -179,6 +179,9 @@ def test_a_store_damaged_in_its_history_is_found_after_ready_and_no_new_round_op
         _wait(lambda: panel.display.endswith(JOURNAL_DAMAGED_TEXT), "the panel says why")
         _wait(lambda: "open_betting" not in panel.lamps, "the lamp dark")  # the lamps' frame follows the text's
         panel.press("open_betting")  # the dealer tries all the same
+        # the panel said it before the press: wait for the refusal itself, journaled, then for the panel
+        _wait(lambda: any(r["type"] == "PressRefused" and r["data"].get("button") == "open_betting"
+                          for r in _records_after_the_last_start(path)), "the press refused and journaled")
         _wait(lambda: JOURNAL_DAMAGED_TEXT in panel.messages[-3:], "the press refused on the panel")
         _wait(lambda: _damaged_gauge(service) == 1, "the gauge at 1 once JournalDamaged is committed")
         assert service.machine.view()["journal_damaged"] is True
