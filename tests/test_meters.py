@@ -269,3 +269,26 @@ def test_the_metrics_serve_the_lifetime_meters_as_gauges_over_a_restart(tmp_path
         records = read_records(tmp_path / "j.db")
         wagered = sum(r["data"]["totals"]["wagered"] for r in records if r["type"] == "RoundClosed")
         assert families["crisscross_meter_drop_minor_units"].samples[0].value == wagered
+
+
+def test_meters_of_a_journal_that_does_not_verify_are_shown_under_a_warning_and_fail_the_audit(played, tmp_path):
+    """A settlement edited without re-chaining: the meters counted from it are not trusted silently (exit 1 and
+    a warning, as ``crisscross recall``), and the audit fails on the chain before it compares any meter."""
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+    records = read_records(path)
+    settled = next(r for r in records if r["type"] == "SeatSettled")
+    settled["data"]["seat"] += 10  # canonical still, its hash now wrong
+    replace_records(path, records)
+    shown = crisscross("meters", "--journal", path)
+    assert shown.returncode == 1 and "does not verify" in shown.stdout and "does not verify" in shown.stderr
+    audited = crisscross("meters", "--journal", path, "--audit")
+    assert audited.returncode == 1 and "does not verify" in audited.stdout and "differ" not in audited.stdout
+
+
+def test_meters_at_a_record_past_the_last_is_refused(played):
+    path, records = played
+    last = records[-1]["seq"]
+    refused = crisscross("meters", "--journal", path, "--at", last + 1)
+    assert refused.returncode == 2 and f"record {last + 1} is past the journal's last record, {last}" in refused.stderr
+    assert crisscross("meters", "--journal", path, "--at", last).returncode == 0

@@ -3,8 +3,13 @@ table's lifetime meters recomputed from its journal (``controller.round.meters``
 1.28P(e)), now or as of record ``SEQ``; ``--audit`` compares every ``MetersSnapshot`` and the last checkpoint's
 meters with the records (``controller.journal.meters_audit``).
 
-Exit status: 0 shown, or the audit found nothing; 1 the audit found a meter that differs (named on standard
-output with its record); 2 a journal or configuration that cannot be read (one line on standard error).
+The meters are only as good as the records they are counted from: the journal's chain is verified first
+(``controller.journal.chain.verify_journal``); one that does not verify is still shown (a dispute may need it)
+under a warning, as ``crisscross recall`` does, and ``--audit`` fails on it before it compares any meter.
+
+Exit status: 0 shown, or the audit found nothing; 1 the journal does not verify (shown under a warning), or the
+audit found a meter that differs (named on standard output with its record); 2 a journal or configuration that
+cannot be read, or ``--at`` past the journal's last record (one line on standard error).
 """
 
 from __future__ import annotations
@@ -36,31 +41,47 @@ def main(args: argparse.Namespace) -> int:
     """Run ``crisscross meters``; the exit status (module docstring)."""
     from controller.game.table import load_table_config
     from controller.journal.meters_audit import audit, last_checkpoint, meters_of
+    from controller.cli.journal import _simulated_hint
+    from controller.journal.chain import verify_journal
     from controller.journal.reader import existing_journal, iter_records
     from controller.journal.record import JournalError
     from controller.settings.files import ConfigError, find_table_config
 
     try:
         if args.journal is None:
-            path = existing_journal(Path(load_table_config(find_table_config(args.config)).journal))
+            config = load_table_config(find_table_config(args.config))
+            path = existing_journal(Path(config.journal), _simulated_hint(config))
         else:
             path = existing_journal(Path(args.journal))
-        if args.audit:
-            finding = audit(iter_records(path), last_checkpoint(path))
-        else:
+        _, problem = verify_journal(path)
+        last = max((record["seq"] for record in iter_records(path)), default=0)
+        if args.at is not None and args.at > last and not args.audit:
+            raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")
+        if args.audit and not problem:
+            checkpoint = last_checkpoint(path)
+            finding = audit(iter_records(path), checkpoint)
+        elif not args.audit:
             meters = meters_of(iter_records(path), args.at)
     except (OSError, ConfigError, JournalError, ValueError) as exc:
         print(f"crisscross meters: {exc}", file=sys.stderr)
         return 2
+    if problem:
+        warning = f"WARNING: {path} does not verify: {problem}; meters counted from it may be wrong"
+        print(f"crisscross meters: {warning} (run crisscross journal verify)", file=sys.stderr)
+        print(warning)
+        if args.audit:
+            return 1
     if args.audit:
         if finding is not None:
             print(f"{path}: meters differ at {finding}")
             return 1
-        print(f"{path}: every meters snapshot and the last checkpoint agree with the records")
+        what = "the last checkpoint" if checkpoint is not None else "no checkpoint (a copy without one)"
+        print(f"{path}: every meters snapshot agrees with the records; checked against {what}")
         return 0
+    print(f"meters as of record {args.at if args.at is not None else last} of {path}", file=sys.stderr)
     shown = meters.to_json()
     print(json.dumps(shown, indent=2) if args.format == "json" else format_text(shown))
-    return 0
+    return 1 if problem else 0
 
 
 def format_text(meters: dict[str, Any]) -> str:
