@@ -77,7 +77,7 @@ def test_antes_placed_after_no_more_bets_are_not_locked_and_are_past_posting(arr
     assert sorted((d["seat"], d["spot"], d["locked"], d["new"]) for d in late) == [
         (6, "ante_across", 0, 500), (6, "ante_down", 0, 500)]
     assert not of_type(out, cmd.Dispense)
-    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    assert driver.machine.round_actions() == ("acknowledge", "void_round")
     driver.machine.handle(ev.SupervisorKey(True, "SUP-1"))
     out = driver.press("acknowledge")
     (dispense,) = of_type(out, cmd.Dispense)

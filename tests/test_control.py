@@ -194,7 +194,7 @@ def test_state_is_the_published_view(table):
     client, _, _ = table
     status, state = client.get("/state")
     assert status == 200
-    assert state["state"] == "idle" and state["allowed_actions"] == ["open_betting"]
+    assert state["state"] == "idle" and state["allowed_actions"] == ["open_betting", "disable_table", "enter_test_mode"]
     assert state["devices_ready"] == ["panel", "sensors", "shoe"]
 
 

@@ -683,3 +683,44 @@ def test_the_pit_sees_a_gap_by_after_and_counts_a_stub():
             "data": data}}))
     summary = pit.tables[TABLE]
     assert (summary.last_seq, summary.gaps, summary.oversized) == (6, 1, 1)
+
+
+def test_every_message_of_test_mode_is_marked_test_also_after_a_restart_within_it(tmp_path):
+    """NY 9 NYCRR 5319.58: a floor system must tell test rounds from live ones. Every message of a record from
+    ``TestModeEntered`` to ``TestModeLeft`` (both included) carries ``"test": true``, none other does; a publisher
+    started again within test mode (its progress file says where) finds it in the journal."""
+    from controller.floor.publisher import Publisher
+    from controller.journal.store import Journal
+    from tests.conftest import own_broker
+
+    broker = own_broker(tmp_path / "broker")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, fsync=False)
+    first = [("record", "RoundOpened", {"round_no": 1, "test": False}, 1),
+             ("record", "TestModeEntered", {"round_no": 1, "by": "sue", "role": "supervisor", "reason": ""}, 1),
+             ("record", "RoundOpened", {"round_no": 2, "test": True}, 2)]
+    later = [("record", "RoundVoided", {"round_no": 2, "by": "sue", "role": "supervisor", "reason": "", "seats": [],
+                                        "totals": {}, "code": "other"}, 2),
+             ("record", "TestModeLeft", {"round_no": 2, "rounds": 1, "by": "sue", "role": "supervisor",
+                                         "reason": ""}, 2),
+             ("record", "RoundOpened", {"round_no": 3, "test": False}, 3)]
+    journal.commit(first)
+    floor = Collector(broker.port)
+    try:
+        publisher = Publisher(FloorConfig(True, "127.0.0.1", broker.port), TABLE, path)
+        publisher.start()
+        floor.wait_for(lambda m: len(_events(m)) >= 3)
+        publisher.stop()  # acknowledged up to record 3, inside test mode: kept in the progress file
+        journal.commit(later)
+        publisher = Publisher(FloorConfig(True, "127.0.0.1", broker.port), TABLE, path)
+        publisher.start()
+        floor.wait_for(lambda m: len(_events(m)) >= 6)
+        publisher.stop()
+    finally:
+        journal.close()
+        floor.close()
+        broker.stop()
+    events = [topics.decode(p) for t, p, _ in floor.messages if t.endswith("/events")]
+    marks = {e["record"]["seq"]: e.get("test", False) for e in events}
+    assert marks == {1: False, 2: True, 3: True, 4: True, 5: True, 6: False}
+    assert all("test" not in e or e["test"] is True for e in events)

@@ -130,7 +130,7 @@ def test_manual_round_sequence_no_shoe_command_and_prompts():
     out = driver.lock(WAGERS)
     assert driver.state == "dealing_cross" and not of_type(out, cmd.Dispense)
     assert driver.machine.prompt() == "Deal 5 cards in a cross, face down; confirm"
-    assert driver.machine.allowed_actions() == ("confirm", "void_round")
+    assert driver.machine.round_actions() == ("confirm", "void_round")
     asked = deal_by_hand(driver, [1, 3, 5])
     assert asked == [None, 1, 3, 5, 1, 3, 5]
     assert driver.state == "across_decision"
@@ -161,7 +161,7 @@ def test_reveal_waits_for_the_entry_and_a_new_entry_replaces_the_held_one():
     driver = dealt_by_hand()
     driver.decide("across", DECISIONS["across"])
     assert driver.state == "across_reveal"
-    assert driver.machine.allowed_actions() == ("void_round",)
+    assert driver.machine.round_actions() == ("void_round",)
     assert refused(driver.press("reveal")) == ["reveal not allowed in across_reveal"]
     enter(driver, 0, "Ah", "Ks")  # a slip: corrected before the reveal
     view = json.dumps(driver.machine.view())
@@ -186,9 +186,9 @@ def test_bad_entries_at_a_reveal_are_refused_and_held_for_correction(seat, cards
     out = enter(driver, seat, *cards)
     assert refused(out) == [why]
     assert not of_type(out, cmd.CardsRecorded)
-    assert driver.state == "across_reveal" and driver.machine.allowed_actions() == ("void_round",)
+    assert driver.state == "across_reveal" and driver.machine.round_actions() == ("void_round",)
     enter(driver, 0, *CROSS[:2])  # the correction is taken
-    assert driver.machine.allowed_actions() == ("reveal", "void_round")
+    assert driver.machine.round_actions() == ("reveal", "void_round")
 
 
 def test_seat_entries_in_settlement_order_and_no_card_twice():
@@ -262,7 +262,7 @@ def test_shoe_fault_switch_to_manual_rounds_and_back_after_the_shuffle_check():
     assert driver.state == "voided"
     driver.send(ev.DeviceFault("shoe", "link_lost", "shoe taken away for repair"))
     assert driver.state == "fault" and driver.machine.phase == "voided"
-    assert driver.machine.allowed_actions() == ("deal_by_hand",)  # the shoe is not back: no clear
+    assert driver.machine.round_actions() == ("deal_by_hand",)  # the shoe is not back: no clear
     as_supervisor(driver, "deal_by_hand", "shoe away for repair")
     assert "clear_fault" in driver.machine.allowed_actions()  # the shoe is no longer needed
     as_supervisor(driver, "clear_fault")

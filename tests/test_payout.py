@@ -114,7 +114,7 @@ def test_seats_are_paid_from_the_dealers_right_and_the_round_closes_only_when_al
     driver = to_payout()
     assert driver.state == "payout" and not of_type(driver.outputs, cmd.RoundClosed)
     assert [s.seat for s in of_type(driver.outputs, cmd.SeatSettled)] == [6, 1]
-    assert driver.machine.allowed_actions() == ("paid",)  # no void: the round is settled; no next round yet
+    assert driver.machine.round_actions() == ("paid",)  # no void: the round is settled; no next round yet
     assert driver.machine.view()["payout"]["seat"] == 6
     assert driver.machine.view()["payout"]["seats"]["6"]["total"] == 2500
     out = paid(driver, 6, SEAT_6)
@@ -142,7 +142,7 @@ def test_a_supervisor_alone_accepts_a_difference_and_only_after_a_reading_showed
     driver = to_payout()
     assert "accept_mispay" not in driver.machine.allowed_actions()
     out = paid(driver, 6, {**SEAT_6, "middle": 900})
-    assert driver.machine.allowed_actions() == ("paid", "accept_mispay")
+    assert driver.machine.round_actions() == ("paid", "accept_mispay")
     assert "accept_mispay" not in driver.machine.allowed_buttons()  # the key is off
     refused = driver.press("accept_mispay")
     assert of_type(refused, cmd.PressRefused)[0].reason == "accept_mispay needs a supervisor"

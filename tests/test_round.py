@@ -302,7 +302,7 @@ def test_wagers_changed_after_no_more_bets_are_past_posting_and_the_locked_amoun
                for i in of_type(driver.outputs, cmd.Irregularity) if i.kind == "past_posting"]
     assert flagged == [(3, "ante_across", 500, 2500), (3, "ante_down", 500, 2500), (3, "five_card_bonus", 0, 1000),
                        (6, "ante_across", 0, 5000), (6, "ante_down", 0, 5000), (1, "ante_across", 100, 500)]
-    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    assert driver.machine.round_actions() == ("acknowledge", "void_round")
     refused = driver.press("exclude")
     (refusal,) = of_type(refused, cmd.PressRefused)
     assert "acknowledge" in refusal.reason and driver.state == "wagers_held"
@@ -782,7 +782,7 @@ def test_past_posting_on_locked_ante_recorded_and_locked_amount_settles_ny_c3():
     # the stack already asked for arrives; dealing then holds until a supervisor acknowledges
     out = driver.deal(CROSS, HANDS)
     assert len(of_type(out, cmd.StackDealt)) == 1 and not of_type(out, cmd.Dispense)
-    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    assert driver.machine.round_actions() == ("acknowledge", "void_round")
     out = driver.press("acknowledge")  # the dealer alone may not
     assert of_type(out, cmd.PressRefused)[0].role == "dealer"
     driver.send(ev.SupervisorKey(True, "SUP-7"))
@@ -957,10 +957,10 @@ def test_a_shoe_that_forgot_a_stack_of_this_round_can_only_be_voided(answer, out
     faults = of_type(driver.outputs, cmd.FaultRaised)
     if resumable:
         assert [f.cause for f in faults] == ["link_lost"]
-        assert driver.machine.allowed_actions() == ("clear_fault", "void_round")
+        assert driver.machine.round_actions() == ("clear_fault", "void_round")
     else:
         assert [f.cause for f in faults] == ["link_lost", "shoe_mismatch"] and not faults[-1].resumable
-        assert driver.machine.allowed_actions() == ("void_round",)
+        assert driver.machine.round_actions() == ("void_round",)
         assert "lost its record or is another shoe" in faults[-1].detail
         out = driver.press("void_round")
         assert of_type(out, cmd.RoundVoided) and not of_type(out, cmd.Dispense)
@@ -997,7 +997,7 @@ def test_a_request_the_shoe_refuses_can_only_be_voided(device, resumable):
     (fault,) = of_type(driver.outputs, cmd.FaultRaised)
     assert (fault.device, fault.cause, fault.resumable) == (device, "protocol", resumable)
     driver.send(ev.SupervisorKey(True, "SUP-2"))
-    assert driver.machine.allowed_actions() == (("clear_fault", "void_round") if resumable else ("void_round",))
+    assert driver.machine.round_actions() == (("clear_fault", "void_round") if resumable else ("void_round",))
 
 
 def test_fault_while_faulted_stays_faulted():
@@ -1303,7 +1303,7 @@ def test_a_supervisor_voids_a_round_in_progress_and_every_wager_is_returned(stat
     assert {e["seat"]: e["wagers"] for e in voided.seats} == placed
     amount = sum(sum(w.values()) for w in placed.values())
     assert voided.totals == {"wagered": amount, "returned": amount, "collected": 0, "paid": 0, "player_net": 0}
-    assert driver.machine.allowed_actions() == ("open_betting",)
+    assert driver.machine.round_actions() == ("open_betting",)
     assert not of_type(driver.outputs, cmd.SeatSettled)
 
 
@@ -1332,7 +1332,7 @@ def test_past_posting_seen_in_the_decision_reading_holds_the_decision():
     out = driver.answer_read()
     assert [i.kind for i in of_type(out, cmd.Irregularity)] == ["past_posting"]
     assert not of_type(out, cmd.DecisionMade) and driver.state == "across_decision"
-    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    assert driver.machine.round_actions() == ("acknowledge", "void_round")
     driver.send(ev.SupervisorKey(True, "SUP-3"))
     driver.press("acknowledge")
     driver.send(ev.SupervisorKey(False, "SUP-3"))
@@ -1345,7 +1345,7 @@ def test_nothing_to_void_while_starting_after_a_restart():
     action at all until every device answered and the shoe was asked (found by the stateful test)."""
     driver = full_round()
     driver.send(ServiceStarted())
-    assert driver.state == "starting" and driver.machine.allowed_actions() == ()
+    assert driver.state == "starting" and driver.machine.round_actions() == ()
     driver.send(ev.SupervisorKey(True, "SUP-1"))
     out = driver.press("void_round")
     assert of_type(out, cmd.PressRefused) and not of_type(out, (cmd.RoundVoided, cmd.FaultRaised))
@@ -1360,7 +1360,7 @@ def test_a_supervisor_may_void_while_past_posting_is_held():
     supervisor's void is allowed there too (the one rule lives in the graph: ``void_round``'s condition)."""
     driver = dealt_driver()
     driver.move_chips(2, "across", 500)  # seat 2 does not play
-    assert driver.machine.allowed_actions() == ("acknowledge", "void_round")
+    assert driver.machine.round_actions() == ("acknowledge", "void_round")
     out = driver.send(OperatorAction("void_round", "sue", "supervisor", "dispute at seat 2", "dispute"))
     (voided,) = of_type(out, cmd.RoundVoided)
     assert driver.state == "voided" and (voided.by, voided.role, voided.code) == ("sue", "supervisor", "dispute")

@@ -102,7 +102,7 @@ def test_wagers_changed_while_a_seat_is_held_are_past_posting_and_the_locked_amo
     sensors.place(6, "ante_across", 5000)
     sensors.place(6, "ante_down", 5000)
     state = wait_state(client, lambda s: len(s["pending_past_posting"]) == 5)
-    assert state["allowed_actions"] == ["acknowledge", "void_round"]
+    assert state["allowed_actions"] == ["acknowledge", "void_round", "disable_table"]
     assert act(client, "exclude")[0] == 202  # refused while the hold lasts
     refused = client.wait_for(lambda r: r["type"] == "PressRefused" and r["data"]["button"] == "exclude")
     assert refused["data"]["user"] == "dan" and "acknowledge" in refused["data"]["reason"]

@@ -104,7 +104,7 @@ def test_from_the_lock_on_a_restart_is_a_fault_the_round_can_only_void():
         faults = of_type(out, cmd.FaultRaised)
         assert [(f.device, f.cause, f.resumable) for f in faults] == [("shoe", "shoe_restarted", False)], step
         table.send(ev.SupervisorKey(True, "SUP-1"))
-        assert table.machine.allowed_actions() == ("void_round",), step
+        assert table.machine.round_actions() == ("void_round",), step
 
 
 def test_a_restart_while_the_service_was_down_is_seen_against_the_journal():

@@ -189,6 +189,11 @@ def _round_with_every_fault(table: JournaledTable, clock: SteppingClock) -> None
             table.send(ev.ShoeLastDispense(0, ()))
     table.send(JournalDamaged("*** in database main ***"))
     table.send(JournalWhole())
+    # the table's locks and test mode (controller/round/table_locks.py)
+    table.supervisor("disable_table", code="maintenance", reason="felt replaced")
+    table.supervisor("enter_test_mode")
+    table.supervisor("leave_test_mode")
+    table.supervisor("enable_table")
 
 
 def round_codes(tmp_path: Path) -> tuple[set[int], list[dict[str, Any]]]:

@@ -11,7 +11,7 @@ import re
 from http import HTTPStatus
 from typing import Any
 
-from controller.round.inputs import ACTIONS, ANSWERING, VOID_CODES
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING
 
 #: Largest request body accepted (bytes); a larger one is answered 413 without being read.
 MAX_BODY = 4096
@@ -82,7 +82,8 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
     """``(action, reason, code, round, state, answers)`` of an action body, else ``HTTPError`` 400 saying what is
     wrong.
 
-    ``void_round`` needs a ``code`` (``VOID_CODES``); ``reason`` is optional free text (journal only);
+    ``void_round`` and ``disable_table`` need a ``code`` (``ACTION_CODES``: ``VOID_CODES``, ``DISABLE_CODES``),
+    no other action takes one; ``reason`` is optional free text (journal only);
     ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional; ``answers`` (a
     non-negative integer) is required of an action that answers something (``controller.round.inputs.ANSWERING``:
     the number ``/state`` shows in ``answers``), so that a retry never answers something raised after it."""
@@ -100,10 +101,15 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be one line of printable text, at most {MAX_REASON} "
                                                  f"characters")
     code = body.get("code", "")
-    if code != "" and code not in VOID_CODES:
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"code must be one of {', '.join(VOID_CODES)}; got {json_text(code)}")
-    if action == "void_round" and not code:
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"void_round needs a code: {', '.join(VOID_CODES)} (the free text "
+    codes = ACTION_CODES.get(action, ())
+    if code != "" and code not in codes:
+        if not codes:
+            raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} takes no code; got {json_text(code)} (codes are for "
+                                                     f"{', '.join(ACTION_CODES)})")
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"code of {action} must be one of {', '.join(codes)}; got "
+                                                 f"{json_text(code)}")
+    if codes and not code:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} needs a code: {', '.join(codes)} (the free text "
                                                  f"of reason stays in the journal)")
     round_no = body.get("round")
     if isinstance(round_no, float) and round_no.is_integer() and abs(round_no) <= MAX_SEQ:

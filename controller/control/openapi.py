@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.control.checks import MAX_BODY, MAX_REASON, MAX_SEQ
-from controller.round.inputs import ACTIONS, ANSWERING, VOID_CODES
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING
 
 _ERROR = {"description": "refused; the body says why",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -32,16 +32,22 @@ def openapi_document() -> dict[str, Any]:
                                           "round": {"type": ["integer", "null"]}, "type": {"type": "string"},
                                           "data": _JSON_OBJECT}},
                 "Action": {"type": "object", "required": ["action"], "additionalProperties": False,
-                           # void_round needs a code, an answering action what it answers and nothing else does
-                           # (controller.control.checks.check_action)
+                           # void_round and disable_table need a code of their own, an answering action what it
+                           # answers, and nothing else does (controller.control.checks.check_action)
                            "allOf": [
-                               {"if": {"properties": {"action": {"const": "void_round"}}, "required": ["action"]},
-                                "then": {"required": ["code"], "properties": {"code": {"enum": list(VOID_CODES)}}}},
+                               *({"if": {"properties": {"action": {"const": action}}, "required": ["action"]},
+                                  "then": {"required": ["code"], "properties": {"code": {"enum": list(codes)}}}}
+                                 for action, codes in ACTION_CODES.items()),
+                               {"if": {"properties": {"action": {"enum": [a for a in ACTIONS
+                                                                          if a not in ACTION_CODES]}},
+                                       "required": ["action"]},
+                                "then": {"properties": {"code": {"const": ""}}}},
                                {"if": {"properties": {"action": {"enum": list(ANSWERING)}}, "required": ["action"]},
                                 "then": {"required": ["answers"], "properties": {"answers": {"type": "integer"}}},
                                 "else": {"properties": {"answers": {"type": "null"}}}}],
                            "properties": {"action": {"enum": list(ACTIONS)},
-                                          "code": {"enum": ["", *VOID_CODES]},
+                                          "code": {"enum": ["", *dict.fromkeys(
+                                              code for codes in ACTION_CODES.values() for code in codes)]},
                                           # one line of printable text (str.isprintable); printable ASCII here
                                           "reason": {"type": "string", "maxLength": MAX_REASON,
                                                      "pattern": "^[ -~]*$"},

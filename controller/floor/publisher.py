@@ -80,6 +80,9 @@ PACKET_TOO_LARGE = 0x95
 SIMULATED_SUFFIX = "-simulated"
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
+#: The records that enter and leave test mode (NY 9 NYCRR 5319.58, ``controller.round.table_locks``): every message
+#: of a record from the first to the second, both included, carries ``"test": true``.
+TEST_MODE = ("TestModeEntered", "TestModeLeft")
 #: The hole-card detector's alerts (``controller.round.alerts``) and a supervisor's acknowledgement of one, published on
 #: ``alerts`` alone.
 ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
@@ -179,6 +182,7 @@ class Publisher:
         self._after = self.progress.public  # the last public seq published (the next event's ``after``)
         self._acked_public = self.progress.public
         self._round_ended: bool | None = None  # a round end was read and its anchor is not published yet (None: look)
+        self._testing: bool | None = None  # the records read are of test mode (None: look; ``_test_mode_at``)
         self._view_sent: tuple[int, str] | None = None
         self._retry = RETRY_MIN
         self._max_packet = MAX_MESSAGE  # the broker's Maximum Packet Size, when its CONNACK says a smaller one
@@ -339,6 +343,7 @@ class Publisher:
         self._by_mid.clear()
         self._scanned, self._after = self.acked, self._acked_public
         self._round_ended = None
+        self._testing = None
         self._view_sent = None
         self._more = True
         self._next_try = time.monotonic() + self._retry
@@ -365,6 +370,8 @@ class Publisher:
         self._poll_at = time.monotonic() + POLL
         if self._round_ended is None and records:
             self._round_ended = self._round_end_before(records[0]["seq"])
+        if self._testing is None and records:
+            self._testing = self._test_mode_at(records[0]["seq"])
         anchors = {}
         if records:
             anchors = {row[0]: row for row in self._reader().execute(
@@ -372,6 +379,8 @@ class Publisher:
                 (records[0]["seq"], records[-1]["seq"]))}
         for record in records:
             seq = record["seq"]
+            if record["type"] == TEST_MODE[0]:
+                self._testing = True
             public = public_record(record)
             if public is not None:
                 self._send("events", {"table": self.table_id, "after": self._after, "record": public}, seq, seq)
@@ -381,12 +390,20 @@ class Publisher:
             elif record["type"] in ALERT_TYPES:  # supervisors' eyes only: its own topic, the broker's ACL guards it
                 self._send("alerts", {"table": self.table_id, "record": {k: record[k] for k in RECORD_KEYS}}, seq,
                            None)
+            if record["type"] == TEST_MODE[1]:  # the record that leaves test mode is the last marked
+                self._testing = False
             if record["type"] in ROUND_ENDS:
                 self._round_ended = True
             if self._round_ended and seq in anchors:  # the checkpoint written with the round's close
                 self._send_anchor(*anchors[seq])
             self._scanned = seq
         return bool(records)
+
+    def _test_mode_at(self, seq: int) -> bool:
+        """True when record ``seq`` comes after a ``TestModeEntered`` not yet left (resuming within test mode)."""
+        row = self._reader().execute("SELECT type FROM records WHERE seq < ? AND type IN (?, ?) ORDER BY seq DESC "
+                                     "LIMIT 1", (seq, *TEST_MODE)).fetchone()
+        return row is not None and row[0] == TEST_MODE[0]
 
     def _round_end_before(self, seq: int) -> bool:
         """True when a round ended after the last checkpoint before record ``seq`` (resuming between a round's
@@ -417,6 +434,8 @@ class Publisher:
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
         if self.simulated:
             payload = {**payload, "simulated": True}
+        if self._testing:
+            payload = {**payload, "test": True}
         body = topics.encode(payload)
         limit = self._max_packet - PACKET_OVERHEAD - len(self._topics[kind].encode())
         if isinstance(payload.get("record"), dict) and (len(body) > limit or seq in self._stubbed):

@@ -53,6 +53,8 @@ class Checkpoint:
             "layout": sorted([seat, spot, amount] for (seat, spot), amount in self.layout.items()),
             "notice_no": self.notice_no,
             "meters": self.meters.checkpoint(),
+            "disabled": None if self.disabled is None else dict(self.disabled),
+            "test_mode": None if self.test_mode is None else dict(self.test_mode),
             "round": None if data is None else {
                 "round_no": data.round_no,
                 "seats": [[s.seat, dict(s.wagers), None if s.cards is None else list(s.cards), s.folded_at]
@@ -132,6 +134,9 @@ class Checkpoint:
         # a checkpoint written before the meters: zero here; recovery rebuilds them from the journal's start
         # (``controller.journal.recovery.recover``)
         self.meters = Meters.from_checkpoint(state["meters"]) if "meters" in state else Meters()
+        # a checkpoint written before the table's locks: the table was never disabled nor in test mode
+        self.disabled = None if state.get("disabled") is None else dict(state["disabled"])
+        self.test_mode = None if state.get("test_mode") is None else dict(state["test_mode"])
         self._outbox = []
         saved = state["round"]
         if saved is None:

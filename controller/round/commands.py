@@ -76,9 +76,12 @@ class Display:
 
 @dataclass(frozen=True)
 class RoundOpened:
-    """Betting is open for round ``round_no``."""
+    """Betting is open for round ``round_no``; ``test``: a round of test mode (NY 9 NYCRR 5319.58,
+    ``controller.round.table_locks``), which moves the test meters and no lifetime meter (records written before
+    test mode have no ``test``: a live round)."""
 
     round_no: int
+    test: bool = False
 
 
 @dataclass(frozen=True)
@@ -387,6 +390,59 @@ class AlertNotShown:
 
     round_no: int | None
     alert: dict[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True)
+class _TableLockChange:
+    """The fields of ``TableDisabled`` and ``TableEnabled``: ``round_no`` the round in progress or last (None before
+    the first), ``code`` the public reason, ``by`` and ``role`` the supervisor, ``reason`` free text (journal
+    only)."""
+
+    round_no: int | None
+    code: str
+    by: str
+    role: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TableDisabled(_TableLockChange):
+    """A supervisor disabled the table (NY 9 NYCRR 5319.54(b); ``controller.round.table_locks``): no live round
+    opens until ``TableEnabled``. ``code`` is one of ``controller.round.inputs.DISABLE_CODES`` (closed, count,
+    maintenance, dispute, other); a round in progress goes on and settles. Fields: ``_TableLockChange``."""
+
+
+@dataclass(frozen=True)
+class TableEnabled(_TableLockChange):
+    """A supervisor lifted the lock ``TableDisabled`` set (``code``: the reason it was set with). Fields:
+    ``_TableLockChange``."""
+
+
+@dataclass(frozen=True)
+class TestModeEntered:
+    """A supervisor (``by``, ``role``) put the table in test and diagnostic mode between rounds (NY 9 NYCRR
+    5319.58): the panel shows TEST, the rounds opened are test rounds (``RoundOpened.test``) and move only the
+    test meters. ``round_no`` is the last round (None before the first); ``reason`` free text (journal only)."""
+
+    __test__ = False  # not a test class for pytest
+    round_no: int | None
+    by: str
+    role: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TestModeLeft:
+    """A supervisor (``by``, ``role``) took the table out of test mode between rounds: ``rounds`` test rounds
+    were opened in it; the table is again as it was when test mode was entered (its locks, its lifetime
+    meters). ``reason`` free text (journal only)."""
+
+    __test__ = False
+    round_no: int | None
+    rounds: int
+    by: str
+    role: str
     reason: str
 
 

@@ -29,8 +29,13 @@ triggers (which seats are valid, which bets are irregular, whether a fault may b
 of the rule areas of `controller/round/` and in docs/architecture.md.
 
 - `idle`: no round yet since the start; `closed`: the last round was settled; `voided`: the last round was
-  voided (every wager returned). Each allows `open_betting`, unless the journal store was found damaged
-  (condition `journal_whole`, `controller/journal/check.py`): no round opens until it is restored.
+  voided (every wager returned). Each allows `open_betting` unless a lock keeps the round from opening
+  (condition `table_open`, `controller/round/table_locks.py`): the journal store found damaged
+  (`controller/journal/check.py`), a supervisor's `disable_table` (test rounds still open), test mode (only test
+  rounds open).
+- The table's locks and test mode: `disable_table` and `enable_table` in every state (a round in progress goes
+  on and settles), `enter_test_mode` and `leave_test_mode` between rounds; internal transitions, the state is
+  not left.
 - `betting` (betting open) -> `locking` ("no more bets": the spots are read; every valid seat's wagers are
   locked at once) -> `wagers_held` (a seat's wagers are invalid: take chips away from it and press
   `no_more_bets` again, or `exclude` the seats named; nothing else may change) or `dealing_cross` (bets locked;

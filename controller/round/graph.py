@@ -93,8 +93,9 @@ def _transitions() -> list[dict[str, Any]]:
     table = [
         dict(trigger="self_check_passed", source="starting", dest="idle"),
         dict(trigger="restart", source=list(BETWEEN_ROUNDS), dest="starting"),
-        # the one rule of a damaged journal store (controller.journal.check): no round opens on it
-        dict(trigger="open_betting", source=list(BETWEEN_ROUNDS), dest="betting", conditions="journal_whole"),
+        # the one rule of the table's locks (controller.round.table_locks): no round opens while one keeps it, a
+        # damaged journal store (controller.journal.check) and a supervisor's disable_table among them
+        dict(trigger="open_betting", source=list(BETWEEN_ROUNDS), dest="betting", conditions="table_open"),
         dict(trigger="no_more_bets", source=["betting", "wagers_held"], dest="locking"),
         dict(trigger="lock_refused", source="locking", dest="wagers_held"),
         dict(trigger="exclude", source="wagers_held", dest="locking"),
@@ -137,6 +138,15 @@ def _transitions() -> list[dict[str, Any]]:
         dict(trigger="card_placed", source="dealing_players", dest="dealing_players", conditions="round_by_hand"),
         dict(trigger="hands_placed", source="dealing_players", dest="across_decision", conditions="round_by_hand"),
         dict(trigger="hold_seat", source="settlement", dest="settlement", conditions="round_by_hand"),
+    ]
+    # the table's locks and test mode (controller.round.table_locks; NY 9 NYCRR 5319.54(b), 5319.58): disabling
+    # and enabling at any time (a round in progress goes on and settles), test mode entered and left between
+    # rounds only, so that a round is wholly a test round or not; none changes the state (internal transitions)
+    table += [
+        dict(trigger="disable_table", source=STATES, dest=None, unless="table_disabled"),
+        dict(trigger="enable_table", source=STATES, dest=None, conditions="table_disabled"),
+        dict(trigger="enter_test_mode", source=list(BETWEEN_ROUNDS), dest=None, unless="in_test_mode"),
+        dict(trigger="leave_test_mode", source=list(BETWEEN_ROUNDS), dest=None, conditions="in_test_mode"),
     ]
     table += [dict(trigger=f"resume_{state}", source="fault", dest=state)
               for state in ("starting", *BETWEEN_ROUNDS, *ROUND_STATES) if state != "settlement"]

@@ -18,20 +18,32 @@ from drivers.events import BUTTONS, EVENT_TYPES, event_from_record
 #: People at the table, in order of authority. A supervisor may do everything a dealer may.
 ROLES: tuple[str, ...] = ("dealer", "supervisor")
 
+#: The actions of the table's locks and test mode (``controller.round.table_locks``; NY 9 NYCRR 5319.54(b),
+#: 5319.58): supervisors only, on the control interface (the panel has no key for them).
+TABLE_ACTIONS: tuple[str, ...] = ("disable_table", "enable_table", "enter_test_mode", "leave_test_mode")
+
 #: Actions that need a supervisor (the panel's supervisor key, or supervisor credentials on the control
 #: interface): acknowledging past-posting, clearing a fault, voiding a round, accepting a payout that differs
 #: from the settlement (a mispay, controller.game.payout), switching the dealing mode, holding a seat whose cards
-#: cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.round.manual``) and acknowledging a hole-card alert
-#: (``controller.round.alerts``).
+#: cannot be entered (NY 9 NYCRR 5324.39(d)(1), ``controller.round.manual``), acknowledging a hole-card alert
+#: (``controller.round.alerts``) and the table's locks and test mode (``TABLE_ACTIONS``).
 SUPERVISOR_ACTIONS: frozenset[str] = frozenset({"acknowledge", "clear_fault", "void_round", "accept_mispay",
-                                                "deal_by_hand", "deal_by_shoe", "hold_seat", ACKNOWLEDGE_ALERT})
+                                                "deal_by_hand", "deal_by_shoe", "hold_seat", ACKNOWLEDGE_ALERT,
+                                                *TABLE_ACTIONS})
 
-#: Every action a person can take; the same names as the panel's buttons.
-ACTIONS: tuple[str, ...] = BUTTONS
+#: Every action a person can take: the panel's buttons, then ``TABLE_ACTIONS``.
+ACTIONS: tuple[str, ...] = (*BUTTONS, *TABLE_ACTIONS)
 
 #: Public reasons for voiding a round (docs/control.md, "Secrecy"): the supervisor's free text stays in the
 #: journal, where a note such as "seat 4 Kd exposed" may be written; displays and the event stream show the code.
 VOID_CODES: tuple[str, ...] = ("misdeal", "device", "dispute", "other")
+
+#: Public reasons for disabling the table (``disable_table``, ``TableDisabled.code``; NY 9 NYCRR 5319.54(b)):
+#: the free text stays in the journal.
+DISABLE_CODES: tuple[str, ...] = ("closed", "count", "maintenance", "dispute", "other")
+
+#: The actions that need a public reason code, and the codes each takes (``OperatorAction.code``).
+ACTION_CODES: dict[str, tuple[str, ...]] = {"void_round": VOID_CODES, "disable_table": DISABLE_CODES}
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,8 @@ class ServiceStarted:
 class OperatorAction:
     """An action from the control interface: ``action`` (one of ``ACTIONS``) by ``user`` acting as ``role``
     (one of ``ROLES``; the interface checked the credentials), with a free-text ``reason`` (journal only) and a
-    public ``code`` (one of ``VOID_CODES``, required to void).
+    public ``code`` (required of the actions of ``ACTION_CODES``, one of their codes: ``VOID_CODES`` to void,
+    ``DISABLE_CODES`` to disable the table).
 
     The round guard (docs/control.md): ``round`` and ``state``, when given, are the round number and state the
     person decided on (as ``GET /state`` showed them); the round machine refuses the action when either no

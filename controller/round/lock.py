@@ -34,7 +34,7 @@ class WagerLock:
         self.round = RoundData(self.last_round_no)
         self.faults = []
         self.open_betting()
-        self._emit(cmd.RoundOpened(self.last_round_no))
+        self._emit(cmd.RoundOpened(self.last_round_no, test=self.test_mode is not None))  # table_locks
         if self.dealing_by_hand():
             self._open_by_hand()
         elif self.shuffle_kept:  # the last round was a no-play round: its checked shuffle deals this one

@@ -6,7 +6,7 @@ people's actions of ``controller.round.inputs``) one at a time from its single c
 (``controller.journal.recovery``). ``Round`` follows the graph of ``controller.round.graph`` and is composed of one
 mixin per rule area: ``lock`` (wagers and the lock), ``dealing`` (the shoe), ``decisions`` (decisions and
 settlement), ``payout_check``, ``faults`` (faults and holds), ``view`` (the view and the panel), ``checkpoint``,
-``manual`` (dealing by hand) and ``alerts``.
+``manual`` (dealing by hand), ``alerts`` and ``table_locks`` (the table's locks and test mode).
 
 Here: the dispatch of inputs, people's actions and their roles, the start and the journal store's state.
 - roles: the dealer's buttons need nobody else; ``acknowledge``, ``clear_fault`` and ``void_round`` need the
@@ -17,7 +17,8 @@ Here: the dispatch of inputs, people's actions and their roles, the start and th
   of it.
 - a damaged journal store (``JournalDamaged``, from the check of the whole store after each start,
   ``controller.journal.check``): the round in progress goes on and settles, no new round opens (the
-  ``journal_whole`` condition of ``open_betting``) until a start's check finds the store whole (``JournalWhole``).
+  ``journal_damaged`` lock of ``open_betting``'s condition, ``controller.round.table_locks``) until a start's check
+  finds the store whole (``JournalWhole``).
   The records regulators ask for must be whole before more are added to them.
 """
 
@@ -43,11 +44,13 @@ from controller.round.lock import WagerLock
 from controller.round.manual import ManualDealing
 from controller.round.meters import Meters
 from controller.round.payout_check import PayoutCheck
+from controller.round.table_locks import TableLocks
 from controller.round.view import JOURNAL_DAMAGED_TEXT, PanelView, panel_text
 from drivers import events as ev
 
 
-class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, Checkpoint, ManualDealing, AlertDesk):
+class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, Checkpoint, ManualDealing, AlertDesk,
+            TableLocks):
     """The round state machine. ``handle(input)`` returns the commands and records the input produces.
 
     ``config`` gives the seats and limits, ``jurisdiction`` the bet multiples, ranking and pay tables;
@@ -93,6 +96,11 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self.notice_no = 0
         #: the lifetime meters (``controller.round.meters``), fed every input and record journaled (``_meter``)
         self.meters = Meters()
+        #: a supervisor's ``disable_table`` standing (``code``, ``by``, ``role``), else None; and test mode
+        #: (``by``, ``role``, ``from_round``: the last round when it was entered), else None
+        #: (``controller.round.table_locks``)
+        self.disabled: dict[str, str] | None = None
+        self.test_mode: dict[str, Any] | None = None
         self.machine = _Graph(model=self, states=STATES, transitions=_transitions(), initial="starting",
                               queued=True, auto_transitions=False, send_event=False)
     def handle(self, event: Any) -> list[Any]:
@@ -136,11 +144,17 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         return self.config.payout.check
     def journal_whole(self) -> bool:
         """True unless the journal store was found damaged (``JournalDamaged``) and not found whole since
-        (``JournalWhole``): the condition of ``open_betting``. Kept over restarts (``checkpoint``): a restart on
-        the same store keeps the table closed until its own check finds the store whole."""
+        (``JournalWhole``): else the ``journal_damaged`` lock keeps every round from opening
+        (``controller.round.table_locks``). Kept over restarts (``checkpoint``): a restart on the same store keeps
+        the table closed until its own check finds the store whole."""
         return self.journal_damage is None
     def allowed_actions(self) -> tuple[str, ...]:
-        """Actions allowed now by the state of the round, whoever asks (supervisor actions included)."""
+        """Actions allowed now by the state of the round and the table's locks, whoever asks (supervisor actions
+        included): the round's, then those of ``TABLE_ACTIONS`` the graph allows."""
+        return self.round_actions() + self._table_actions()
+    def round_actions(self) -> tuple[str, ...]:
+        """Actions allowed now by the state of the round alone (``allowed_actions`` without the table's locks and
+        test mode)."""
         state, data = self.state, self.round
         void = ("void_round",) if self.may_void_round() else ()  # the graph's rule (``_transitions``), nowhere else
         if self._verifying or self._querying:
@@ -151,7 +165,7 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             return ("clear_fault",) * bool(clear) + void + self._mode_actions()
         if self._held_for_acknowledgement():
             return ("acknowledge", *void)
-        if state in BETWEEN_ROUNDS:  # the graph's rule (``journal_whole``), nowhere else
+        if state in BETWEEN_ROUNDS:  # the graph's rule (``table_open``), nowhere else
             return ("open_betting",) * self.may_open_betting() + self._mode_actions()
         manual = self._manual_actions()
         if manual is not None:
@@ -173,6 +187,9 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         """The outbox with the lamps brought up to date; device commands only to devices whose link is up, and
         none before the start-up self-check."""
         self._update_lamps()
+        if self.test_mode is not None:  # TEST on the panel at all times (NY 9 NYCRR 5319.58)
+            self._outbox = [cmd.Display(self.on_panel(o.text)) if isinstance(o, cmd.Display) else o
+                            for o in self._outbox]
         self._update_private_panel()  # after the lamps: what the key shows of alerts (controller.round.alerts)
         out = []
         for output in self._outbox:
@@ -212,11 +229,12 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             return
         self.journal_damage = None
         if self.state in BETWEEN_ROUNDS:
-            self._show("Journal whole: table ready")
+            lock = self._lock_text()
+            self._show("Journal whole: table ready" if lock is None else f"Journal whole. {lock}")
     def _on_SupervisorKey(self, event: ev.SupervisorKey) -> None:
         self.supervisor_key = (event.key_id or "supervisor") if event.on else None
     def _on_PromptDue(self, event: PromptDue) -> None:
-        if self._prompt and self._display != self._prompt:  # a refusal has been shown long enough
+        if self._prompt and self._display != self.on_panel(self._prompt):  # a refusal has been shown long enough
             self._emit(cmd.Display(self._prompt))
     def _on_ButtonPressed(self, event: ev.ButtonPressed) -> None:
         if self.supervisor_key:
@@ -246,8 +264,11 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             if self._held_for_acknowledgement() and action != "acknowledge":
                 why = "the round waits for a supervisor to acknowledge past-posting"
                 text = "Past-posting: supervisor to acknowledge"
-            elif action == "open_betting" and self.state in BETWEEN_ROUNDS and not self.journal_whole():
-                why, text = "the journal store is damaged (JournalDamaged): restore it", JOURNAL_DAMAGED_TEXT
+            elif action == "open_betting" and self.state in BETWEEN_ROUNDS and self.opening_locks():
+                lock = self.opening_locks()[0]
+                why = ("the journal store is damaged (JournalDamaged): restore it" if lock.name == "journal_damaged"
+                       else f"the table is locked: {lock.name} ({lock.reason})")
+                text = lock.text
             else:
                 why, text = f"{action} not allowed in {self.state}", f"Not now: {action}"
             self._refuse(action, why, actor, text)
@@ -263,12 +284,16 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         if action == "void_round":
             self._void(actor, reason, code)
             return
+        if action == "disable_table":
+            self._disable_table(actor, reason, code)
+            return
         if self._manual_act(action, actor, reason):
             return
         handlers = {"open_betting": self._open_betting, "no_more_bets": self._no_more_bets,
                     "confirm": self._confirm, "reveal": self._reveal, "exclude": self._exclude,
                     "acknowledge": self._acknowledge, "clear_fault": self._clear_fault, "paid": self._paid,
-                    "accept_mispay": self._accept_mispay}
+                    "accept_mispay": self._accept_mispay, "enable_table": self._enable_table,
+                    "enter_test_mode": self._enter_test_mode, "leave_test_mode": self._leave_test_mode}
         try:
             handlers[action](actor, reason)
         except MachineError as exc:  # allowed_actions and the graph disagree: a defect, made visible

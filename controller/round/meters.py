@@ -20,6 +20,10 @@ What is counted (docs/operations.md, "Meters"):
   below the locked one, NY 9 NYCRR 5324.39(c)(3)) and ``accepted`` (the items of ``PastPostingAcknowledged``);
   ``mispays``: ``caught`` (a ``PayoutChecked`` with differences), ``accepted`` (``MispayAccepted``) and the
   ``short``/``over`` amounts accepted.
+Test rounds (NY 9 NYCRR 5319.58: ``RoundOpened`` with ``test``, ``controller.round.table_locks``) move no lifetime
+meter but ``rounds_test`` (a test round ended, closed or voided): every record from a test round's opening to its
+end is counted in the test meters instead (``test``: the same meters), and the counters since power-up and shoe
+service do not move.
 Lifetime meters only grow; a restart, an upgrade or a key change never resets them (they live in the round's
 checkpoint and are rebuilt from the journal). Two counters are not lifetime meters and reset: rounds since the
 service started (``ServiceStarted``: the controller's power-up) and since the last shoe service (the shoe's door
@@ -46,7 +50,7 @@ CONTROLLER = "controller"
 
 def _fresh() -> dict[str, Any]:
     return {
-        "rounds_closed": 0, "rounds_voided": 0, "rounds_no_play": 0,
+        "rounds_closed": 0, "rounds_voided": 0, "rounds_no_play": 0, "rounds_test": 0,
         "wagers": {name: dict.fromkeys(WAGER_METERS, 0) for name in WAGER_TYPES},
         "cards_dispensed": 0,
         "faults": {},
@@ -65,6 +69,11 @@ class Meters:
 
     def __init__(self) -> None:
         self.counts: dict[str, Any] = _fresh()
+        #: the test meters (module docstring): ``rounds_test`` stays 0 here, the rest as the lifetime's
+        self.test_counts: dict[str, Any] = _fresh()
+        #: a test round is open: its records go to ``test_counts``
+        self.in_test = False
+        self._target = self.counts  # where the feeder being run counts
         self.since_power_up = 0
         self.since_shoe_service = 0
         self.shoe_id: str | None = None  # the last shoe that answered (``DeviceReady``): a new one is a service
@@ -91,6 +100,7 @@ class Meters:
         if feeder is None:
             return
         self.changes += 1
+        self._target = self.test_counts if self.in_test else self.counts
         try:
             feeder(self, data)
         except (KeyError, TypeError, AttributeError) as exc:
@@ -109,10 +119,12 @@ class Meters:
 
     def lifetime(self) -> dict[str, Any]:
         """The lifetime meters as JSON-ready data, ``drop`` and ``win`` included (module docstring)."""
-        out = {key: _copy(value) for key, value in self.counts.items()}
-        wagers = self.counts["wagers"].values()
-        out["drop"] = sum(w["wagered"] for w in wagers)
-        out["win"] = sum(w["taken"] - w["paid"] for w in wagers)
+        return _with_totals(self.counts)
+
+    def test(self) -> dict[str, Any]:
+        """The test meters (test rounds only) as ``lifetime`` gives the lifetime ones, without ``rounds_test``."""
+        out = _with_totals(self.test_counts)
+        del out["rounds_test"]
         return out
 
     def since(self) -> dict[str, int]:
@@ -120,45 +132,40 @@ class Meters:
         return {"power_up": self.since_power_up, "shoe_service": self.since_shoe_service}
 
     def to_json(self) -> dict[str, Any]:
-        """``{"lifetime": ..., "since": ...}``: what ``crisscross meters``, ``GET /meters`` and the floor show."""
-        return {"lifetime": self.lifetime(), "since": self.since()}
+        """``{"lifetime": ..., "since": ..., "test": ...}``: what ``crisscross meters``, ``GET /meters`` and the
+        floor show."""
+        return {"lifetime": self.lifetime(), "since": self.since(), "test": self.test()}
 
     def checkpoint(self) -> dict[str, Any]:
         """The whole state for the round's checkpoint (``from_checkpoint`` restores it)."""
         return {"counts": _copy(self.counts), "since_power_up": self.since_power_up,
-                "since_shoe_service": self.since_shoe_service, "shoe_id": self.shoe_id}
+                "since_shoe_service": self.since_shoe_service, "shoe_id": self.shoe_id,
+                "test_counts": _copy(self.test_counts), "in_test": self.in_test}
 
     @classmethod
     def from_checkpoint(cls, state: dict[str, Any]) -> Meters:
         """The meters of ``checkpoint()``'s output; a meter added later starts at 0. Raises ``KeyError``,
         ``TypeError`` or ``ValueError`` for data that is not a meters checkpoint."""
         meters = cls()
-        counts = state["counts"]
-        if not isinstance(counts, dict):
-            raise TypeError(f"meters checkpoint: counts is {type(counts).__name__}, not an object")
-        for key, value in counts.items():
-            if key not in meters.counts:
-                raise ValueError(f"meters checkpoint: unknown meter {key!r}")
-            if isinstance(meters.counts[key], dict) and key != "faults":
-                for inner, amount in value.items():
-                    target = meters.counts[key][inner]
-                    if isinstance(target, dict):
-                        target.update({k: int(v) for k, v in amount.items()})
-                    else:
-                        meters.counts[key][inner] = int(amount)
-            else:
-                meters.counts[key] = _copy(value)
+        _restore_counts(meters.counts, state["counts"], "counts")
+        # a checkpoint written before test mode: no test round was played
+        _restore_counts(meters.test_counts, state.get("test_counts", {}), "test_counts")
+        meters.in_test = bool(state.get("in_test", False))
         meters.since_power_up = int(state["since_power_up"])
         meters.since_shoe_service = int(state["since_shoe_service"])
         meters.shoe_id = state.get("shoe_id")
         return meters
 
-    # the feeders, one per record type read (``_FEEDERS``)
+    # the feeders, one per record type read (``_FEEDERS``); each counts in ``_target``, the lifetime or the test
+    # meters
+    def _round_opened(self, data: dict[str, Any]) -> None:
+        self.in_test = bool(data.get("test", False))
+
     def _seat_settled(self, data: dict[str, Any]) -> None:
         for name, result in data["settlement"]["wagers"].items():
-            if name not in self.counts["wagers"]:
+            if name not in self._target["wagers"]:
                 raise ValueError(f"meters: SeatSettled of seat {data.get('seat')}: unknown wager type {name!r}")
-            meter = self.counts["wagers"][name]
+            meter = self._target["wagers"][name]
             amount, outcome = int(result["amount"]), result["outcome"]
             meter["wagered"] += amount
             if outcome == "win":
@@ -171,38 +178,42 @@ class Meters:
                 raise ValueError(f"meters: SeatSettled of seat {data.get('seat')}: unknown outcome {outcome!r}")
 
     def _round_ended(self) -> None:
+        if self.in_test:  # a test round: only rounds_test of the lifetime meters moves
+            self.counts["rounds_test"] += 1
+            self.in_test = False
+            return
         self.since_power_up += 1
         self.since_shoe_service += 1
 
     def _round_closed(self, data: dict[str, Any]) -> None:
-        self.counts["rounds_no_play" if int(data["totals"]["wagered"]) == 0 else "rounds_closed"] += 1
+        self._target["rounds_no_play" if int(data["totals"]["wagered"]) == 0 else "rounds_closed"] += 1
         self._round_ended()
 
     def _round_voided(self, data: dict[str, Any]) -> None:
-        self.counts["rounds_voided"] += 1
+        self._target["rounds_voided"] += 1
         self._round_ended()
 
     def _stack_dealt(self, data: dict[str, Any]) -> None:
-        self.counts["cards_dispensed"] += len(data["cards"])
+        self._target["cards_dispensed"] += len(data["cards"])
 
     def _fault_raised(self, data: dict[str, Any]) -> None:
-        causes = self.counts["faults"].setdefault(data["device"] or CONTROLLER, {})
+        causes = self._target["faults"].setdefault(data["device"] or CONTROLLER, {})
         causes[data["cause"]] = causes.get(data["cause"], 0) + 1
 
     def _irregularity(self, data: dict[str, Any]) -> None:
         if data["kind"] == "past_posting":
-            self.counts[_posting_kind(data["detail"])]["caught"] += 1
+            self._target[_posting_kind(data["detail"])]["caught"] += 1
 
     def _acknowledged(self, data: dict[str, Any]) -> None:
         for item in data["items"]:
-            self.counts[_posting_kind(item)]["accepted"] += 1
+            self._target[_posting_kind(item)]["accepted"] += 1
 
     def _payout_checked(self, data: dict[str, Any]) -> None:
         if data["differences"]:
-            self.counts["mispays"]["caught"] += 1
+            self._target["mispays"]["caught"] += 1
 
     def _mispay_accepted(self, data: dict[str, Any]) -> None:
-        mispays = self.counts["mispays"]
+        mispays = self._target["mispays"]
         mispays["accepted"] += 1
         mispays["short"] += int(data["short"])
         mispays["over"] += int(data["over"])
@@ -228,12 +239,48 @@ def _posting_kind(item: dict[str, Any]) -> str:
     return "pinching" if int(item["new"]) < int(item["locked"]) else "past_posting"
 
 
+#: Meters added after the first records with meters were written (a snapshot or checkpoint of before has none).
+ADDED_LATER: tuple[str, ...] = ("test.", "test_counts.", "in_test", "lifetime.rounds_test", "counts.rounds_test")
+
+
+def _added_later(name: str) -> bool:
+    return name.startswith(ADDED_LATER)
+
+
+def _with_totals(counts: dict[str, Any]) -> dict[str, Any]:
+    """``counts`` as JSON-ready data with ``drop`` and ``win`` (module docstring)."""
+    out = {key: _copy(value) for key, value in counts.items()}
+    wagers = counts["wagers"].values()
+    out["drop"] = sum(w["wagered"] for w in wagers)
+    out["win"] = sum(w["taken"] - w["paid"] for w in wagers)
+    return out
+
+
+def _restore_counts(into: dict[str, Any], counts: Any, name: str) -> None:
+    """Set the meters ``into`` (``_fresh()``'s shape) to a checkpoint's ``counts``; a meter added later stays 0.
+    Raises ``TypeError``/``ValueError`` naming ``name`` for data that is not meters."""
+    if not isinstance(counts, dict):
+        raise TypeError(f"meters checkpoint: {name} is {type(counts).__name__}, not an object")
+    for key, value in counts.items():
+        if key not in into:
+            raise ValueError(f"meters checkpoint: unknown meter {key!r} in {name}")
+        if isinstance(into[key], dict) and key != "faults":
+            for inner, amount in value.items():
+                target = into[key][inner]
+                if isinstance(target, dict):
+                    target.update({k: int(v) for k, v in amount.items()})
+                else:
+                    into[key][inner] = int(amount)
+        else:
+            into[key] = _copy(value)
+
+
 def _copy(value: Any) -> Any:
     return {k: _copy(v) for k, v in value.items()} if isinstance(value, dict) else value
 
 
 _FEEDERS = {
-    "SeatSettled": Meters._seat_settled, "RoundClosed": Meters._round_closed, "RoundVoided": Meters._round_voided,
+    "RoundOpened": Meters._round_opened, "SeatSettled": Meters._seat_settled, "RoundClosed": Meters._round_closed, "RoundVoided": Meters._round_voided,
     "StackDealt": Meters._stack_dealt, "FaultRaised": Meters._fault_raised, "Irregularity": Meters._irregularity,
     "PastPostingAcknowledged": Meters._acknowledged, "PayoutChecked": Meters._payout_checked,
     "MispayAccepted": Meters._mispay_accepted, "ServiceStarted": Meters._service_started,
@@ -253,10 +300,13 @@ def flatten(meters: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
 
 def first_difference(expected: dict[str, Any], found: dict[str, Any]) -> str | None:
     """The dotted name of the first meter where ``found`` differs from ``expected`` (a meter missing on either
-    side differs, a fault count of 0 excepted), with both values; None when they agree."""
+    side differs, but for a fault count of 0 and a meter still at 0 that ``found`` was written before: the test
+    meters, ``rounds_test``), with both values; None when they agree."""
     left, right = dict(flatten(expected)), dict(flatten(found))
     for name in list(left) + [n for n in right if n not in left]:
         a, b = left.get(name), right.get(name)
+        if name not in right and not a and _added_later(name):
+            continue
         if a != b and not (name.startswith("faults.") and not a and not b):
             return f"{name}: {a} recomputed from the records, {b} recorded"
     return None

@@ -93,6 +93,14 @@ CATALOGUE: tuple[Code, ...] = (
          "Irregularity kind past_posting, chips taken"),
     Code(4006, "mispay accepted", "error", "review the payout with surveillance", "MispayAccepted"),
     Code(4007, "fault of another cause", "tilt", _SUPERVISOR_CLEARS, "FaultRaised of any other cause"),
+    # the table's locks and test mode (controller.round.table_locks; NY 9 NYCRR 5319.54(b), 5319.58)
+    Code(4008, "table disabled", "information", "none: no live round opens until a supervisor enables the table "
+         "(the record names who and the reason code)", "TableDisabled"),
+    Code(4009, "table enabled", "information", "none (the record names who)", "TableEnabled"),
+    Code(4010, "test mode entered", "information",
+         "none: the rounds are test rounds, shown TEST, counted in the test meters only", "TestModeEntered"),
+    Code(4011, "test mode left", "information", "none (the record names who and the test rounds played)",
+         "TestModeLeft"),
     # the journal and the controller
     Code(5001, "journal damaged", "tilt", "restore the journal store from its copy; no round opens until then",
          "JournalDamaged"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.round import commands as cmd
 from controller.round.inputs import SUPERVISOR_ACTIONS
+from drivers.events import BUTTONS
 
 #: The panel's display holds 64 characters (drivers/panel/protocol.py).
 PANEL_WIDTH = 64
@@ -35,8 +36,10 @@ class PanelView:
         few seconds after a refusal (``PromptDue``) and when it comes back after a link loss."""
         return self._prompt
     def allowed_buttons(self) -> tuple[str, ...]:
-        """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on."""
-        return tuple(a for a in self.allowed_actions() if a not in SUPERVISOR_ACTIONS or self.supervisor_key)
+        """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on;
+        actions the panel has no key for (``TABLE_ACTIONS``) never."""
+        return tuple(a for a in self.allowed_actions()
+                     if a in BUTTONS and (a not in SUPERVISOR_ACTIONS or self.supervisor_key))
     def view(self) -> dict[str, Any]:
         """The table as anyone may see it (control interface, displays): plain JSON-ready data, no face-down card.
 
@@ -47,7 +50,9 @@ class PanelView:
         only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at`` and
         ``dealt`` (whether its two cards are out; never the cards); ``journal_damaged`` (bool): the journal store
         was found damaged and no round opens (``journal_whole``); ``answers``: what ``clear_fault``,
-        ``acknowledge`` and ``accept_mispay`` would answer now, by number (``answers``), each fault's ``id``.
+        ``acknowledge`` and ``accept_mispay`` would answer now, by number (``answers``), each fault's ``id``;
+        ``locks``: every lock standing now, highest priority first (``controller.round.table_locks.TableLock``
+        fields), and ``test_mode`` (bool).
         """
         data = self.round
         return {
@@ -71,15 +76,19 @@ class PanelView:
             "dealing_mode": self.dealing_mode,
             "payout": self._payout_view(),
             "journal_damaged": not self.journal_whole(),
+            "locks": [lock.to_json() for lock in self.table_locks()],
+            "test_mode": self.test_mode is not None,
         }
     def _show(self, text: str) -> None:
         """Show the prompt of the state just entered (kept, and shown again after a refusal)."""
         self._prompt = panel_text(text)
         self._emit(cmd.Display(self._prompt))
     def _show_between_rounds(self, text: str) -> None:
-        """Show ``text``, the prompt of a state between rounds, with ``JOURNAL_DAMAGED_TEXT`` after it while the
-        journal store is damaged: the dealer sees why ``open_betting`` stays dark."""
-        self._show(text if self.journal_whole() else f"{text}. {JOURNAL_DAMAGED_TEXT}")
+        """Show ``text``, the prompt of a state between rounds, with the text of the highest lock that keeps the
+        next round from opening after it (``controller.round.table_locks``: ``JOURNAL_DAMAGED_TEXT`` while the
+        journal store is damaged, the table disabled): the dealer sees why ``open_betting`` stays dark."""
+        lock = self._lock_text()
+        self._show(text if lock is None else f"{text}. {lock}")
     def _update_lamps(self) -> None:
         lamps = self.allowed_buttons() if "panel" in self.devices_ready and self.self_checked else None
         if lamps is not None and lamps != self._lamps:

@@ -1,0 +1,304 @@
+"""The table's locks (NY 9 NYCRR 5319.54(b): a supervisor may disable the table; AGCO 11.1.3) and test mode (NY 9
+NYCRR 5319.58), through the round machine (controller/round/table_locks.py): every condition that keeps a round
+from opening is a named lock, the graph asks one function, locks survive a restart, and test rounds move the
+test meters and no lifetime meter but ``rounds_test``.
+
+The wagers of a round are known from what the test puts on the layout (the stakes placed), not from the meters.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from controller.control.checks import check_action
+from controller.control.server import public_record
+from controller.journal.reader import read_records
+from controller.journal.recovery import replay
+from controller.round import commands as cmd
+from controller.round.inputs import ACTIONS, OperatorAction, ServiceStarted, input_from_record
+from controller.round.machine import Round
+from controller.round.meters import Meters
+from controller.round.table_locks import TEST_MARK
+from drivers import events as ev
+from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, play_round
+
+CROSS = ("9c", "4h", "8d", "5s", "2c")
+HANDS = {1: ("7c", "7d"), 6: ("Jh", "Js")}
+WAGERS = {1: antes(500), 6: antes(500, bonus=100)}
+DECISIONS = {"across": {1: 500, 6: 1000}, "down": {1: 500, 6: 500}, "middle": {1: 500, 6: 500}}
+#: the stakes of a round of WAGERS and DECISIONS: antes 2 x 500 each, the bonus 100, then the decisions' bets
+STAKES = 2 * 500 + 2 * 500 + 100 + sum(sum(bets.values()) for bets in DECISIONS.values())
+
+
+class Desk(TableDriver):
+    """A ``TableDriver`` with the control interface's actions of a supervisor (``sue``) and a dealer (``dan``)."""
+
+    def supervisor(self, action: str, **fields: Any) -> list[Any]:
+        return self.send(OperatorAction(action, "sue", "supervisor", **fields))
+
+    def dealer(self, action: str, **fields: Any) -> list[Any]:
+        return self.send(OperatorAction(action, "dan", "dealer", **fields))
+
+    def play(self) -> None:
+        play_round(WAGERS, CROSS, HANDS, DECISIONS, driver=self)
+        assert self.state == "closed"
+        self.place({})  # the chips taken off the layout after the settlement
+
+    def display(self) -> str:
+        return self.machine.view()["display"]
+
+
+@pytest.fixture
+def desk() -> Desk:
+    table = Desk(Round(CONFIG, NY))
+    table.start()
+    return table
+
+
+def lock_names(table: Desk) -> list[str]:
+    return [lock["name"] for lock in table.machine.view()["locks"]]
+
+
+def test_a_disabled_table_opens_no_round_until_a_supervisor_enables_it(desk):
+    assert desk.machine.view()["locks"] == []
+    desk.supervisor("disable_table", code="maintenance", reason="felt replaced")
+    (disabled,) = of_type(desk.last, cmd.TableDisabled)
+    assert (disabled.code, disabled.by, disabled.role, disabled.reason) == ("maintenance", "sue", "supervisor",
+                                                                            "felt replaced")
+    (lock,) = desk.machine.view()["locks"]
+    assert lock == {"name": "disabled", "priority": 4, "source": "supervisor", "set_by": "sue",
+                    "reason": "maintenance", "keeps": "live rounds", "text": "Table disabled: maintenance"}
+    assert desk.display() == "Table disabled: maintenance"
+    assert "open_betting" not in desk.machine.view()["allowed_actions"]
+    assert "open_betting" not in desk.machine.view()["lamps"]
+    desk.press("open_betting")
+    (refused,) = of_type(desk.last, cmd.PressRefused)
+    assert "disabled (maintenance)" in refused.reason
+    assert desk.state == "idle" and not of_type(desk.last, cmd.RoundOpened)
+    desk.supervisor("enable_table", reason="felt done")
+    (enabled,) = of_type(desk.last, cmd.TableEnabled)
+    assert (enabled.code, enabled.by) == ("maintenance", "sue")
+    assert desk.machine.view()["locks"] == [] and desk.display() == "Table ready"
+    desk.open_betting()
+    assert desk.state == "betting"
+
+
+def test_only_a_supervisor_disables_and_the_panel_has_no_key_for_it(desk):
+    desk.dealer("disable_table", code="closed")
+    (refused,) = of_type(desk.last, cmd.PressRefused)
+    assert "needs a supervisor" in refused.reason and not of_type(desk.last, cmd.TableDisabled)
+    desk.send(ev.SupervisorKey(True, "SUP-1"))
+    lamps = desk.machine.view()["lamps"]
+    assert "open_betting" in lamps and not {"disable_table", "enable_table", "enter_test_mode"} & set(lamps)
+    assert "disable_table" in desk.machine.view()["allowed_actions"]
+    desk.supervisor("enable_table")  # nothing to enable: the graph does not allow it
+    assert of_type(desk.last, cmd.PressRefused) and not of_type(desk.last, cmd.TableEnabled)
+
+
+def test_disabling_during_a_round_lets_it_settle_and_keeps_the_next_from_opening(desk):
+    desk.open_betting()
+    desk.lock(WAGERS)
+    desk.supervisor("disable_table", code="closed")
+    assert of_type(desk.last, cmd.TableDisabled)[0].round_no == 1
+    assert desk.state == "dealing_cross"  # the round goes on
+    desk.deal(CROSS, HANDS)
+    for step in ("across", "down", "middle"):
+        desk.decide(step, DECISIONS[step])
+        desk.reveal()
+    assert desk.state == "closed"
+    assert desk.display() == "Round 1 settled. Table disabled: closed"
+    desk.press("open_betting")
+    assert of_type(desk.last, cmd.PressRefused) and desk.state == "closed"
+
+
+def test_the_locks_are_listed_highest_first_and_the_panel_shows_the_highest(desk):
+    from controller.round.inputs import JournalDamaged, JournalWhole
+
+    desk.supervisor("disable_table", code="count")
+    desk.send(JournalDamaged("*** in database main ***"))
+    assert lock_names(desk) == ["journal_damaged", "disabled"]
+    assert desk.display() == "Journal damaged: restore it"
+    desk.send(ev.DeviceFault("shoe", "jam"))
+    assert lock_names(desk) == ["journal_damaged", "fault", "disabled"]
+    fault = desk.machine.view()["locks"][1]
+    assert (fault["source"], fault["reason"]) == ("shoe", "jam")
+    desk.supervisor("clear_fault", answers=desk.machine.answers()["clear_fault"])
+    desk.send(JournalWhole())
+    assert lock_names(desk) == ["disabled"]
+    assert desk.display() == "Journal whole. Table disabled: count"
+
+
+def test_the_devices_not_yet_answered_are_a_lock_of_their_own():
+    table = Desk(Round(CONFIG, NY))
+    table.send(ServiceStarted("table", "test"))
+    assert lock_names(table) == ["self_check"]
+    table.start()
+    assert lock_names(table) == []
+
+
+def test_the_locks_survive_a_restart_in_the_checkpoint_and_in_a_replay(desk):
+    desk.supervisor("disable_table", code="dispute")
+    desk.supervisor("enter_test_mode")
+    restored = Round(CONFIG, NY)
+    restored.restore(json.loads(json.dumps(desk.machine.checkpoint())))
+    again = Desk(restored)
+    again.send(ServiceStarted("table", "test"))
+    again.start()
+    assert lock_names(again) == ["disabled", "test_mode"]
+    assert again.machine.view()["test_mode"] is True
+    assert again.display().startswith(TEST_MARK)
+    # the journaled inputs alone give the same locks
+    inputs = [OperatorAction("disable_table", "sue", "supervisor", code="dispute"),
+              OperatorAction("enter_test_mode", "sue", "supervisor")]
+    fresh = Desk(Round(CONFIG, NY))
+    fresh.start()
+    for event in inputs:
+        fresh.send(input_from_record({"type": "OperatorAction", **event.__dict__}))
+    assert fresh.machine.table_locks() == desk.machine.table_locks()
+
+
+def test_test_rounds_move_the_test_meters_and_no_lifetime_meter_but_rounds_test(desk):
+    desk.play()  # one live round
+    lifetime = desk.machine.meters.lifetime()
+    assert lifetime["drop"] == STAKES
+    desk.supervisor("enter_test_mode", reason="shoe serviced")
+    assert desk.display() == TEST_MARK + "Table ready"
+    desk.play()
+    desk.play()
+    opened = of_type(desk.outputs, cmd.RoundOpened)
+    assert [o.test for o in opened] == [False, True, True]
+    after = desk.machine.meters.lifetime()
+    assert after == {**lifetime, "rounds_test": 2}
+    test = desk.machine.meters.test()
+    assert test["drop"] == 2 * STAKES and test["rounds_closed"] == 2 and "rounds_test" not in test
+    assert test["cards_dispensed"] == 2 * (5 + 2 * 2)
+    assert desk.machine.meters.since() == {"power_up": 1, "shoe_service": 1}  # counters of live rounds only
+    # the test round's settlement is the live round's: the test meters of two test rounds are twice the lifetime's
+    assert test["win"] == 2 * lifetime["win"]
+    desk.supervisor("leave_test_mode")
+    (left,) = of_type(desk.last, cmd.TestModeLeft)
+    assert left.rounds == 2 and left.by == "sue"
+    assert not desk.display().startswith(TEST_MARK) and desk.machine.view()["test_mode"] is False
+    desk.play()
+    assert desk.machine.meters.lifetime()["drop"] == 2 * STAKES
+    # the records alone give the same meters (the audit's way)
+    records = [{"type": type(o).__name__, "data": o.__dict__} for o in desk.outputs]
+    assert Meters.from_records(records).to_json() == desk.machine.meters.to_json()
+
+
+def test_in_test_mode_the_panel_shows_test_at_all_times(desk):
+    desk.supervisor("enter_test_mode")
+    play_round(WAGERS, CROSS, HANDS, DECISIONS, driver=desk)
+    entered = [i for i, o in enumerate(desk.outputs) if isinstance(o, cmd.TestModeEntered)][0]
+    texts = [o.text for o in desk.outputs[entered:] if isinstance(o, cmd.Display)]
+    assert len(texts) >= 8 and all(text.startswith(TEST_MARK) for text in texts), texts
+    desk.press("confirm")  # a refusal too
+    assert of_type(desk.last, cmd.Display)[0].text.startswith(TEST_MARK + "Not now")
+
+
+def test_test_mode_is_entered_and_left_between_rounds_only(desk):
+    desk.open_betting()
+    desk.supervisor("enter_test_mode")
+    assert of_type(desk.last, cmd.PressRefused) and desk.machine.test_mode is None
+    desk.supervisor("void_round", code="other")
+    desk.supervisor("enter_test_mode")
+    assert of_type(desk.last, cmd.TestModeEntered)
+    desk.place({})
+    desk.open_betting()
+    desk.supervisor("leave_test_mode")
+    assert of_type(desk.last, cmd.PressRefused) and desk.machine.test_mode is not None
+
+
+def test_a_disabled_table_plays_test_rounds_and_is_still_disabled_after_them(desk):
+    desk.supervisor("disable_table", code="maintenance")
+    desk.supervisor("enter_test_mode")
+    assert "open_betting" in desk.machine.allowed_actions()
+    desk.play()
+    assert desk.machine.meters.lifetime()["rounds_closed"] == 0
+    desk.supervisor("leave_test_mode")
+    assert lock_names(desk) == ["disabled"] and desk.display() == "Table disabled: maintenance"
+    assert "open_betting" not in desk.machine.allowed_actions()
+
+
+def test_a_test_round_held_by_a_restart_and_voided_counts_as_a_test_round(desk):
+    desk.supervisor("enter_test_mode")
+    desk.open_betting()
+    desk.lock(WAGERS)
+    restored = Round(CONFIG, NY)
+    restored.restore(json.loads(json.dumps(desk.machine.checkpoint())))
+    again = Desk(restored)
+    again.send(ServiceStarted("table", "test"))
+    again.start()
+    assert again.state == "fault"
+    again.supervisor("void_round", code="device")
+    meters = again.machine.meters
+    assert meters.lifetime()["rounds_voided"] == 0 and meters.lifetime()["rounds_test"] == 1
+    assert meters.test()["rounds_voided"] == 1
+
+
+def test_the_journal_replays_a_test_session_to_the_same_machine(tmp_path):
+    from controller.journal.store import Journal
+    from controller.service.loop import fields_of
+
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    machine = Round(CONFIG, NY)
+
+    class Journaled(Desk):
+        def send(self, event: Any) -> list[Any]:
+            round_no = self.machine.round_no
+            out = super().send(event)
+            journal.commit([("event", type(event).__name__, fields_of(event), round_no)]
+                           + [("command" if isinstance(o, cmd.DEVICE_COMMANDS) else "record", type(o).__name__,
+                               fields_of(o), getattr(o, "round_no", self.machine.round_no)) for o in out])
+            return out
+
+    table = Journaled(machine)
+    table.start()
+    table.supervisor("enter_test_mode")
+    table.play()
+    table.supervisor("disable_table", code="closed")
+    journal.close()
+    rebuilt = replay(read_records(tmp_path / "j.db"), CONFIG, NY).machine
+    assert rebuilt.checkpoint() == machine.checkpoint()
+
+
+def test_the_control_interface_takes_the_table_actions_with_their_codes():
+    assert {"disable_table", "enable_table", "enter_test_mode", "leave_test_mode"} <= set(ACTIONS)
+    assert check_action({"action": "disable_table", "code": "count"})[:3] == ("disable_table", "", "count")
+    for body, words in (({"action": "disable_table"}, "disable_table needs a code: closed, count"),
+                        ({"action": "disable_table", "code": "misdeal"}, "code of disable_table must be one of"),
+                        ({"action": "void_round", "code": "maintenance"}, "code of void_round must be one of"),
+                        ({"action": "enable_table", "code": "closed"}, "enable_table takes no code")):
+        with pytest.raises(Exception) as raised:
+            check_action(body)
+        assert words in str(raised.value), body
+
+
+def test_the_lock_records_are_public_without_the_free_text(desk):
+    desk.supervisor("disable_table", code="dispute", reason="seat 4 Kd exposed")
+    (record,) = of_type(desk.last, cmd.TableDisabled)
+    public = public_record({"seq": 1, "time": "t", "kind": "record", "round": None, "type": "TableDisabled",
+                            "data": dict(record.__dict__)})
+    assert public is not None and public["data"]["code"] == "dispute" and "reason" not in public["data"]
+
+
+def test_a_snapshot_and_a_checkpoint_written_before_test_mode_still_agree_with_the_records(desk):
+    """An upgrade: the meters recorded before test mode have no ``test`` meters nor ``rounds_test``; the audit
+    takes them as the 0 they were, and names a test meter that a record does carry and that differs."""
+    from controller.round.meters import first_difference
+
+    desk.play()
+    meters = desk.machine.meters
+    older = meters.to_json()
+    del older["test"], older["lifetime"]["rounds_test"]
+    assert first_difference(meters.to_json(), older) is None
+    older_checkpoint = meters.checkpoint()
+    del older_checkpoint["test_counts"], older_checkpoint["in_test"], older_checkpoint["counts"]["rounds_test"]
+    assert first_difference(meters.checkpoint(), older_checkpoint) is None
+    assert Meters.from_checkpoint(older_checkpoint) == meters
+    altered = meters.to_json()
+    altered["test"]["drop"] = 100
+    assert first_difference(meters.to_json(), altered) == "test.drop: 0 recomputed from the records, 100 recorded"
