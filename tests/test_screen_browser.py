@@ -225,6 +225,32 @@ def test_a_fault_is_cleared_by_a_supervisor_signed_in_on_the_page(browser, table
     assert all(a["round"] == 1 and a["state"] for a in actions if a["action"] != "open_betting")  # the round guard
 
 
+def test_a_supervisor_disables_the_table_and_plays_it_in_test_mode_from_the_page(browser, table, shots):
+    """NY 9 NYCRR 5319.54(b) and 5319.58 from the page: the supervisor's buttons send with the supervisor's login,
+    the lock shows in the header with its code, and TEST shows at all times in test mode."""
+    page = open_page(browser, table)
+    sign_in(page, "dealer", "dan")
+    sign_in(page, "supervisor", "sue")
+    page.select_option("#disable-code", "maintenance")
+    press(page, "disable_table")
+    page.wait_for_selector("#lock:text('Table disabled: maintenance')")
+    assert page.is_hidden("#test-mode")
+    press(page, "enter_test_mode")
+    page.wait_for_selector("#test-mode:text('TEST')")
+    page.wait_for_function("() => document.getElementById('panel').textContent.startsWith('TEST ')")
+    page.screenshot(path=shots / "test-mode.png")
+    press(page, "leave_test_mode")
+    page.wait_for_selector("#test-mode", state="hidden")
+    press(page, "enable_table")
+    page.wait_for_selector("#lock", state="hidden")
+    records = read_records(table.service.journal.path)
+    done = [(r["type"], r["data"]["by"]) for r in records if r["type"] in ("TableDisabled", "TestModeEntered",
+                                                                           "TestModeLeft", "TableEnabled")]
+    assert done == [("TableDisabled", "sue"), ("TestModeEntered", "sue"), ("TestModeLeft", "sue"),
+                    ("TableEnabled", "sue")]
+    assert [r["data"]["code"] for r in records if r["type"] == "TableDisabled"] == ["maintenance"]
+
+
 def test_the_page_carries_on_after_the_service_restarts(browser, tmp_path, shots):
     first = Table(tmp_path)
     try:

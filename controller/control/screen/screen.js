@@ -3,11 +3,15 @@
 // It only ever receives what the secrecy filter lets out: no face-down card before its reveal.
 "use strict";
 
-const SUPERVISOR_ACTIONS = new Set(["acknowledge", "clear_fault", "void_round", "accept_mispay"]);
+const SUPERVISOR_ACTIONS = new Set(["acknowledge", "clear_fault", "void_round", "accept_mispay", "disable_table",
+                                    "enable_table", "enter_test_mode", "leave_test_mode"]);
 const VOID_CODES = ["misdeal", "device", "dispute", "other"];
+const DISABLE_CODES = ["closed", "count", "maintenance", "dispute", "other"];  // docs/control.md, the table's locks
 const LABELS = {open_betting: "Open betting", no_more_bets: "No more bets", confirm: "Confirm", reveal: "Reveal",
                 exclude: "Exclude held seats", acknowledge: "Acknowledge", clear_fault: "Clear fault",
-                void_round: "Void round", paid: "Seat paid", accept_mispay: "Accept mispay"};
+                void_round: "Void round", paid: "Seat paid", accept_mispay: "Accept mispay",
+                disable_table: "Disable table", enable_table: "Enable table", enter_test_mode: "Enter test mode",
+                leave_test_mode: "Leave test mode"};
 const STEPS = {across: "across", down: "down", middle: "middle"};
 const SEATS = [1, 2, 3, 4, 5, 6];
 
@@ -163,6 +167,7 @@ function renderButtons(v) {
     box.append(button);
   }
   $("void-form").hidden = !(v.allowed_actions || []).includes("void_round");
+  $("disable-form").hidden = !(v.allowed_actions || []).includes("disable_table");
 }
 
 function render() {
@@ -170,6 +175,10 @@ function render() {
   newRound(view.round_no);
   $("round-no").textContent = view.round_no ?? "–";
   $("state").textContent = view.state;
+  $("test-mode").hidden = !view.test_mode;  // NY 9 NYCRR 5319.58: test mode shown at all times
+  const lock = (view.locks || []).find((l) => l.name !== "test_mode");
+  $("lock").hidden = !lock;
+  $("lock").textContent = lock ? lock.text : "";
   $("panel").textContent = view.display || view.prompt || "";
   $("panel").title = view.prompt || "";
   renderCross(view);
@@ -189,6 +198,7 @@ async function act(action) {
   const body = {action, round: view.round_no, state: view.state};  // the round guard
   if (view.answers && view.answers[action] !== undefined) body.answers = view.answers[action];  // what it answers
   if (action === "void_round") body.code = $("void-code").value;
+  if (action === "disable_table") body.code = $("disable-code").value;
   try {
     const response = await fetch("/actions", {method: "POST", cache: "no-store",
       headers: {"Content-Type": "application/json", "Authorization": "Basic " + credentials[role].token},
@@ -279,5 +289,6 @@ function signInForm(role) {
 }
 
 for (const code of VOID_CODES) $("void-code").append(el("option", {value: code}, code));
+for (const code of DISABLE_CODES) $("disable-code").append(el("option", {value: code}, code));
 $("signin").append(signInForm("dealer"), signInForm("supervisor"));
 start();
