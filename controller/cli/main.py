@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
 
     protect.add_parser(sub, common, config_help, positive_int)
-    meters.add_parser(sub, common, config_help, positive_int)
+    meters.add_parser(sub, common, config_help)
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
@@ -236,8 +236,12 @@ def round_range(text: str) -> tuple[int, int]:
 
 
 def positive_int(text: str) -> int:
-    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text."""
-    value = int(text)
+    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text (not a number
+    included: argparse would otherwise name this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
     return value
