@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
 
     protect.add_parser(sub, common, config_help, positive_int)
-    meters.add_parser(sub, common, config_help)
+    meters.add_parser(sub, common, config_help, positive_int)
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",

@@ -21,31 +21,34 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from controller.cli.protect import journal_arguments
 
 
-def record_number(text: str) -> int:
-    """argparse type of ``--at``: a journal record's seq, an integer from 1; else an ``ArgumentTypeError``
-    naming the text, which argparse prints after the option (``argument --at: must be a positive record
-    number, got 'abc'``, exit status 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive record number, got {text!r}")
-    return value
+def record_number(count: Callable[[str], int]) -> Callable[[str], int]:
+    """The argparse type of ``--at``, a journal record's seq (an integer from 1), from ``count`` (the command
+    line's type of a positive integer): a text ``count`` refuses is an ``ArgumentTypeError`` naming it, which
+    argparse prints after the option (``argument --at: must be a positive record number, got 'abc'``, exit
+    status 2)."""
+    def parse(text: str) -> int:
+        try:
+            return count(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"must be a positive record number, got {text!r}") from None
+
+    return parse
 
 
-def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str) -> None:
-    """The ``meters`` subcommand's arguments."""
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str,
+               count: Callable[[str], int]) -> None:
+    """The ``meters`` subcommand's arguments (``count``: the type of a positive integer option)."""
     meters = sub.add_parser("meters", parents=[common],
                             help="the lifetime meters recomputed from the journal; --audit checks its snapshots")
     journal_arguments(meters, config_help)
-    meters.add_argument("--at", type=record_number, default=None, metavar="SEQ",
+    meters.add_argument("--at", type=record_number(count), default=None, metavar="SEQ",
                         help="the meters as of record SEQ (default: the last record); with --audit, the audit of "
                              "the records up to SEQ")
     meters.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
