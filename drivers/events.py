@@ -96,6 +96,15 @@ class ShoeBootCount:
 
 
 @dataclass(frozen=True)
+class ShoeDoorClosed:
+    """The shoe's door, opened, is shut again (DOOR_CLOSED; docs/protocol.md, "The door"). The shoe reports
+    the opening as the fault ``door_open`` (``DeviceFault``) and sends this once when its door sensor sees the
+    door shut after it; a shoe that has no such message never sends it. No fields. It clears nothing: the
+    fault of the opening waits for a supervisor, who accounts for the deck (the significant event "shoe door
+    closed" of NY 9 NYCRR 5317.26, ``controller.round.significant``)."""
+
+
+@dataclass(frozen=True)
 class SpotChanged:
     """The bet sensors saw the chips on ``seat``/``spot`` change to ``amount`` minor units (0 = empty)."""
 
@@ -143,7 +152,7 @@ class CardsEntered:
 EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (DeviceReady, DeviceFault, ShuffleComplete, StackDispensed, SpotChanged, SpotsSnapshot, ButtonPressed,
-                SupervisorKey, ShoeLastDispense, CardsEntered, ShoeBootCount)
+                SupervisorKey, ShoeLastDispense, CardsEntered, ShoeBootCount, ShoeDoorClosed)
 }
 
 

@@ -47,6 +47,7 @@ HELP = """commands:
   stack CARD...                          the shoe deals these cards first after its next shuffle
   remove-cards [CARD...]                 keep these cards out of the shoe's shuffles (none: put them back)
   power-cycle                            the shoe loses its transaction record and its shuffle
+  close-door                             shut the shoe's door (opened by the fault door_open): DOOR_CLOSED
   help                                   this text"""
 
 
@@ -90,7 +91,8 @@ def show(sims: Mapping[str, PtySimulator]) -> str:
                                             in sorted(chips.items())) or "none"))
     shoe = sims.get("shoe")
     if shoe is not None:
-        lines.append(f"shoe: {shoe.dealt} stacks dealt, {shoe.remaining} cards left")
+        door = "; door open" if shoe.door_open else ""
+        lines.append(f"shoe: {shoe.dealt} stacks dealt, {shoe.remaining} cards left{door}")
     for name, sim in sorted(sims.items()):
         counts = {kind: n for kind, n in sim.fault_counts.items() if n}
         if counts:
@@ -157,6 +159,10 @@ def execute(sims: Mapping[str, PtySimulator], line: str) -> str:
     if verb == "power-cycle":
         _sim(sims, "shoe").power_cycle()
         return "shoe power-cycled"
+    if verb == "close-door":
+        if args:
+            raise CommandError("close-door takes no argument")
+        return "shoe door closed" if _sim(sims, "shoe").close_door() else "the shoe's door was not open"
     raise CommandError(f"unknown command {verb!r}; try help")
 
 

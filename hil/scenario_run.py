@@ -394,8 +394,10 @@ class ScenarioRun:
             shoe.stack_deck(value["stack"])
         elif "remove_cards" in value:
             shoe.remove_cards(value["remove_cards"])
-        else:
+        elif "close_door" not in value:
             shoe.power_cycle()
+        elif not shoe.close_door():
+            raise StepFailed("the shoe's door was not open (the fault door_open opens it)")
 
     def step_enter(self, value: dict[str, Any]) -> None:
         panel = self._sim("panel")

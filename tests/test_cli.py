@@ -85,6 +85,14 @@ def test_a_count_of_zero_or_below_is_refused(text):
         cli.positive_int(text)
 
 
+def test_a_count_that_is_not_a_number_is_refused_naming_the_text_not_the_function():
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape("expected a positive integer, got abc")):
+        cli.positive_int("abc")
+    proc = crisscross("recall", "--last", "ten")
+    assert proc.returncode == 2 and "argument --last: expected a positive integer, got ten" in proc.stderr
+    assert "positive_int" not in proc.stderr
+
+
 @settings(max_examples=examples(200), deadline=None)
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=8)))
 def test_property_a_probability_is_a_number_from_0_to_1_and_a_duration_a_finite_one_above_0(text):

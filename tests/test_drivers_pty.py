@@ -21,6 +21,7 @@ from drivers.events import (
     DeviceFault,
     DeviceReady,
     ShoeBootCount,
+    ShoeDoorClosed,
     ShuffleComplete,
     SpotChanged,
     SpotsSnapshot,
@@ -271,6 +272,39 @@ def test_injected_jam_posts_fault_and_nothing_is_retransmitted(shoe, events):
     assert sim.dispensed == []
     driver.dispense(3, 5)  # the controller retries the same transaction once the jam is cleared
     assert len(expect(events, StackDispensed).cards) == 5
+
+
+def test_an_open_door_deals_nothing_until_it_is_shut_and_its_closing_is_posted_once(shoe, events):
+    """docs/protocol.md, "The door": the opening is FAULT 5 door_open, and a DISPENSE while the door is open
+    deals nothing; DOOR_CLOSED, acknowledged, is posted once as ``ShoeDoorClosed``; then the same transaction
+    is dealt. A door shut twice says so once."""
+    sim, driver = shoe
+    driver.shuffle()
+    expect(events, ShuffleComplete)
+    sim.inject_fault("door_open")
+    driver.dispense(4, 5)
+    assert expect(events, DeviceFault).code == "door_open"
+    assert sim.door_open
+    driver.dispense(4, 5)  # the supervisor cleared the fault, the door still open
+    assert expect(events, DeviceFault).code == "door_open"
+    assert sim.dispensed == []
+    assert sim.close_door() is True
+    assert expect(events, ShoeDoorClosed) == ShoeDoorClosed()
+    assert sim.wait_for(lambda: sim.awaiting_ack == 0, WAIT)  # the host acknowledged it
+    assert sim.close_door() is False  # shut already: nothing sent
+    expect_quiet(events, FAST["response_timeout"] * 2)
+    driver.dispense(4, 5)
+    assert len(expect(events, StackDispensed).cards) == 5
+    assert driver.protocol_errors == 0
+
+
+def test_a_door_closed_with_a_payload_is_refused_and_not_posted(shoe, events):
+    sim, driver = shoe
+    sim.send(shoe_protocol.DOOR_CLOSED, b"\x01")
+    assert sim.wait_for(lambda: any(f.msg_type == framing.NAK for f in sim.received), WAIT)
+    (nak,) = [framing.decode_nak(f.payload) for f in sim.received if f.msg_type == framing.NAK]
+    assert nak.reason == framing.NAK_BAD_PAYLOAD and driver.protocol_errors == 1
+    expect_quiet(events, FAST["response_timeout"] * 2)
 
 
 def test_dispense_before_shuffle_is_nakked(shoe, events):

@@ -393,6 +393,7 @@ CODECS = {
     "STACK": (shoe.STACK, shoe.decode_stack, lambda f: shoe.encode_stack(f["txn_id"], f["cards"])),
     "QUERY_LAST": (shoe.QUERY_LAST, lambda p: framing.decode_empty(shoe.QUERY_LAST, p) or {}, lambda f: b""),
     "LAST": (shoe.LAST, shoe.decode_last, lambda f: shoe.encode_last(f["txn_id"], f["cards"])),
+    "DOOR_CLOSED": (shoe.DOOR_CLOSED, lambda p: shoe.decode_door_closed(p) or {}, lambda f: b""),
     "PING": (framing.PING, lambda p: framing.decode_empty(framing.PING, p) or {}, lambda f: b""),
     # the shoe's PONG carries its power-on counter (the only non-empty PONG in the traces)
     "PONG": (framing.PONG, lambda p: {"boots": shoe.decode_pong(p)} if p else {},
@@ -412,7 +413,11 @@ CODECS = {
     "SCAN": (reader.SCAN, reader.decode_scan, lambda f: reader.encode_scan(**f)),
 }
 HOST_SENDS = {"HELLO", "NAK", "ACK", "PING", "SHUFFLE", "DISPENSE", "QUERY_LAST", "READ_SPOTS", "LAMPS", "DISPLAY"}
-DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "SPOT_CHANGED", "SPOTS", "BUTTON", "KEY", "CARDS", "SCAN"}
+DEVICE_SENDS = {"IDENT", "NAK", "PONG", "FAULT", "SHUFFLE_DONE", "STACK", "LAST", "DOOR_CLOSED", "SPOT_CHANGED",
+                "SPOTS", "BUTTON", "KEY", "CARDS", "SCAN"}
+#: The device-initiated messages of docs/protocol.md ("Device-initiated frames", "The door", "Card reader"):
+#: numbered by the device's event counter, each acknowledged.
+DEVICE_INITIATED = {"BUTTON", "KEY", "CARDS", "SPOT_CHANGED", "DOOR_CLOSED", "SCAN", "FAULT"}
 
 
 def plain(value):
@@ -458,7 +463,7 @@ def test_docs_have_a_trace_per_device_with_handshake():
 def test_doc_traces_acknowledge_every_device_initiated_frame():
     _, lines = doc_traces()
     for index, (block_no, direction, data, name, _) in enumerate(lines):
-        if name in ("BUTTON", "KEY", "SPOT_CHANGED", "FAULT"):
+        if name in DEVICE_INITIATED:
             (frame,) = reference_decode(data)
             acks = [reference_decode(d)[0].payload for b, dr, d, n, _ in lines[index + 1:] if n == "ACK" and b == block_no]
             assert bytes([frame.seq]) in acks, f"{name} seq {frame.seq} is never acknowledged"
@@ -490,7 +495,7 @@ def test_doc_trace_sequence_numbers_count_per_sender():
         if block_no not in sessions(lines):
             continue  # the example of a frame sent again repeats its seq on purpose
         # a device numbers its device-initiated frames with a counter of their own
-        key = (block_no, direction.split("->")[0], name in ("BUTTON", "KEY", "SPOT_CHANGED", "FAULT"))
+        key = (block_no, direction.split("->")[0], name in DEVICE_INITIATED)
         (frame,) = reference_decode(data)
         if key in last:
             assert frame.seq == (last[key] + 1) % 256, f"{direction}: seq jumps in the doc"
@@ -514,6 +519,7 @@ PAYLOAD_DECODERS = {
     "STACK": shoe.decode_stack,
     "QUERY_LAST": lambda p: framing.decode_empty(shoe.QUERY_LAST, p),
     "LAST": shoe.decode_last,
+    "DOOR_CLOSED": shoe.decode_door_closed,
     "READ_SPOTS": sensors.decode_read_spots,
     "SPOT_CHANGED": sensors.decode_spot_changed,
     "SPOTS": sensors.decode_spots,
@@ -566,3 +572,44 @@ def test_any_split_of_any_stream_gives_the_same_frames_as_an_independent_reader(
     whole = FrameDecoder(track_sequence=False).feed(data)
     assert split_feed(data, cuts) == whole == reference_decode(data)
     assert split_feed(data, list(range(len(data) + 1))) == whole  # byte by byte
+
+
+def test_the_device_initiated_messages_of_the_page_are_those_the_code_acknowledges():
+    assert {framing.MESSAGE_NAMES[t] for t in framing.DEVICE_EVENTS} == DEVICE_INITIATED
+
+
+#: What a shoe sends, as (type, payload laid out here by hand from docs/protocol.md "Shoe", the fields meant):
+#: its door shut again, a fault (code u8 + u8 length + ASCII), a shuffle's count, a stack (txn u32 BE, count, ASCII).
+shoe_message = st.one_of(
+    st.just((0x16, b"", ())),
+    st.builds(lambda code, text: (0x0F, bytes([code, len(text)]) + text.encode(), (code, text)),
+              st.integers(1, 5), st.text("abcdefghij ", max_size=20)),
+    st.builds(lambda count: (0x11, bytes([count]), (count,)), st.integers(0, 255)),
+    st.builds(lambda txn, cards: (0x13, txn.to_bytes(4, "big") + bytes([len(cards)]) + "".join(cards).encode(),
+                                  (txn, tuple(cards))),
+              st.integers(0, 2**32 - 1),
+              st.lists(st.sampled_from([r + s for r in "23456789TJQKA" for s in "cdhs"]), min_size=2, max_size=5,
+                       unique=True).filter(lambda cards: len(cards) in (2, 5))),
+)
+SHOE_DECODERS = {0x16: shoe.decode_door_closed, 0x0F: lambda p: tuple(framing.decode_fault(p)),
+                 0x11: lambda p: tuple(shoe.decode_shuffle_done(p)), 0x13: lambda p: tuple(shoe.decode_stack(p))}
+
+
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(shoe_message, min_size=1, max_size=8), st.lists(st.integers(0, 400), max_size=12))
+@pytest.mark.timeout(120)
+def test_a_shoe_stream_with_its_door_shut_reads_the_same_however_it_is_split(messages, cuts):
+    """DOOR_CLOSED among a shoe's other messages (docs/protocol.md, "The door"): whatever the pieces the stream
+    arrives in, byte by byte included, the same messages come out, each with the fields it was made with."""
+    data = b"".join(reference_frame(seq, msg_type, payload) for seq, (msg_type, payload, _) in enumerate(messages))
+    expected = [(msg_type, fields) for msg_type, _, fields in messages]
+    for pieces in (cuts, list(range(len(data) + 1))):
+        frames = split_feed(data, pieces)
+        assert [(f.msg_type, SHOE_DECODERS[f.msg_type](f.payload)) for f in frames] == expected
+
+
+def test_door_closed_has_no_fields_and_a_payload_is_refused_naming_the_message():
+    assert shoe.decode_door_closed(b"") == ()
+    with pytest.raises(ProtocolError, match=r"DOOR_CLOSED \(0x16\): payload is 1 bytes, expected 0") as info:
+        shoe.decode_door_closed(b"\x01")
+    assert info.value.nak_reason == 2

@@ -175,6 +175,48 @@ def test_a_missing_card_a_bad_stack_and_a_power_cycle_as_the_host_sees_them(tabl
     assert shoe_protocol.decode_last(last.payload).txn_id == 0
 
 
+def _device_frames(host, count: int, timeout: float = 5.0) -> list:
+    """The frames the device sent until ``count`` arrived (a device-initiated frame not yet acknowledged may
+    come more than once: each copy is counted)."""
+    frames, deadline = [], time.monotonic() + timeout
+    while len(frames) < count and time.monotonic() < deadline:
+        frames += host.read(0.2)
+    return frames
+
+
+def test_the_door_opened_by_door_open_is_shut_from_the_console_and_the_host_hears_door_closed(table, shoe):
+    """docs/rig.md's ``close-door`` and docs/protocol.md, "The door": the fault door_open leaves the door open, a
+    second dispense is refused the same way; ``close-door`` sends DOOR_CLOSED, a device-initiated frame of the
+    event counter, sent again until the host's ACK; a door shut already sends nothing."""
+    sims, _ = table
+    shoe.send(shoe_protocol.SHUFFLE)
+    shoe.read()
+    execute(sims, "inject shoe door_open")
+    faults = {}
+    for txn in (1, 2):
+        shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(txn, 2))
+        new = [f for f in _device_frames(shoe, 1) if f.seq not in faults]  # a copy of the last one aside
+        assert new and new[0].msg_type == framing.FAULT
+        faults[new[0].seq] = framing.decode_fault(new[0].payload).code
+        shoe.send(framing.ACK, framing.encode_ack(new[0].seq))
+    assert faults == {0: 5, 1: 5} and "door open" in execute(sims, "show")
+    assert sims["shoe"].wait_for(lambda: sims["shoe"].awaiting_ack == 0, 2.0)
+    shoe.read(0.2)  # copies of the last fault sent before its ACK arrived
+    assert execute(sims, "close-door") == "shoe door closed"
+    copies = _device_frames(shoe, 2)  # no ACK yet: the same frame again
+    assert len(copies) >= 2 and len(set(copies)) == 1
+    assert (copies[0].msg_type, copies[0].payload, copies[0].seq) == (shoe_protocol.DOOR_CLOSED, b"", 2)
+    shoe.send(framing.ACK, framing.encode_ack(copies[0].seq))
+    assert sims["shoe"].wait_for(lambda: sims["shoe"].awaiting_ack == 0, 2.0)
+    shoe.read(0.2)
+    assert execute(sims, "close-door") == "the shoe's door was not open"
+    shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(2, 2))
+    answers = _device_frames(shoe, 1)
+    assert [f.msg_type for f in answers] == [shoe_protocol.STACK]  # nothing of the door any more
+    with pytest.raises(CommandError, match="close-door takes no argument"):
+        execute(sims, "close-door now")
+
+
 @pytest.mark.parametrize("line, message", [
     ("place 1 ante_across 2.5", "AMOUNT must be an integer, got '2.5'"),
     ("place one ante_across 500", "'one' is not a number"),

@@ -64,6 +64,43 @@ def test_a_shoe_fault_during_the_deal_is_cleared_and_the_round_resumes(run_table
     assert problems == []
 
 
+@pytest.mark.parametrize("says", [True, False], ids=["door-closed-sent", "shoe-without-door-closed"])
+def test_the_shoe_door_shut_again_is_journaled_as_event_3011_and_the_supervisor_still_clears(run_table, tmp_path,
+                                                                                               monkeypatch, says):
+    """The shoe's door opened during the deal (FAULT door_open, event 3005) and shut by the person at the table:
+    the shoe says DOOR_CLOSED (docs/protocol.md, "The door"), journaled as ``ShoeDoorClosed`` with its significant
+    event 3011 "shoe door closed" (docs/events.md) in the same commit; it clears nothing and is no irregularity:
+    the round stays held until the supervisor clears the fault, then it is dealt and settled. A shoe without
+    DOOR_CLOSED plays the same rounds, the clearance the only record that the table went on."""
+    from drivers.shoe.simulator import ShoeSimulator
+
+    monkeypatch.setattr(ShoeSimulator, "sends_door_closed", says)
+    status, records, service = run_table(2, 31, before=lambda s: s.sims["shoe"].inject("door_open"))
+    assert status == 0
+    seq = {r["type"]: r["seq"] for r in reversed(records)}  # each type's first record
+    closed = [r for r in records if r["type"] == "ShoeDoorClosed"]
+    events = {r["data"]["source_seq"]: r["data"] for r in records if r["type"] == "SignificantEvent"}
+    assert [(f["cause"], f["resumable"]) for f in _of(records, "FaultRaised")] == [("door_open", True)]
+    assert [(c["causes"], c["role"]) for c in _of(records, "FaultCleared")] == [(["door_open"], "supervisor")]
+    if says:
+        assert [(r["kind"], r["data"]) for r in closed] == [("event", {})]
+        assert seq["FaultRaised"] < closed[0]["seq"] < seq["FaultCleared"]
+        assert events[closed[0]["seq"]] == {"code": 3011, "name": "shoe door closed", "severity": "information",
+                                            "table": load_table_config().table_id, "source_seq": closed[0]["seq"],
+                                            "source": "ShoeDoorClosed"}
+        # nothing of the round moved on the door's closing: no card asked for or dealt until the clearance
+        between = {r["type"] for r in records if closed[0]["seq"] < r["seq"] < seq["FaultCleared"]}
+        assert not between & {"Dispense", "StackDealt", "Irregularity"}, between
+    else:
+        assert closed == [] and 3011 not in {e["code"] for e in events.values()}
+    assert not [i for i in _of(records, "Irregularity") if i["kind"] == "unknown_event"]
+    assert len(_of(records, "RoundClosed")) == 2 and not _of(records, "RoundVoided")
+    assert not service.sims["shoe"].door_open
+    _, problems = check_journal(tmp_path / "journal.db", shoe_dispensed=service.sims["shoe"].dispensed,
+                                against_settle=False)
+    assert problems == []
+
+
 def _corrupt_stack(monkeypatch, how):
     """Make the shoe simulator answer its second stack of the run wrongly (``how``: ``short`` or ``repeat``)."""
     from drivers.shoe import simulator

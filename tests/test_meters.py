@@ -148,19 +148,102 @@ def test_the_audit_passes_a_real_run_and_names_the_meter_of_an_altered_snapshot(
     assert "wagers.middle.paid" in failed.stdout
 
 
-def test_the_audit_names_a_checkpoint_whose_meters_were_altered(played, tmp_path):
-    path = tmp_path / "journal.db"
-    shutil.copy(played[0], path)
+def _forge_checkpoint(path, change):
+    """Apply ``change`` to the meters of the store's last checkpoint (what a forger with the file could do);
+    return that checkpoint's seq."""
     db = sqlite3.connect(path)
     seq, state = db.execute("SELECT seq, state FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
     db.close()
     state = json.loads(state)
-    state["meters"]["counts"]["rounds_voided"] += 1
+    change(state["meters"])
     forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = ?",
                  (json.dumps(state, separators=(",", ":"), sort_keys=True), seq)))
+    return seq
+
+
+@pytest.mark.parametrize("kept, shown", [(("counts", "rounds_voided"), "lifetime.rounds_voided"),
+                                         (("since_shoe_service",), "since.shoe_service")])
+def test_the_audit_names_a_checkpoint_whose_meters_were_altered(played, tmp_path, kept, shown):
+    """The finding names the meter as ``crisscross meters`` shows it (its output and the snapshots say
+    ``lifetime.*`` and ``since.*``), never by the checkpoint's own keys; the values are counted here from the
+    records: the voided rounds, and the rounds ended since the shoe was last serviced (no door opened, one shoe:
+    every round of the run)."""
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+
+    def change(meters):
+        holder = meters
+        for key in kept[:-1]:
+            holder = holder[key]
+        holder[kept[-1]] += 1
+
+    seq = _forge_checkpoint(path, change)
+    records = [r for r in played[1] if r["seq"] <= seq]
+    assert not [r for r in records if r["type"] == "DeviceFault" and r["data"]["code"] == "door_open"]
+    assert len({r["data"]["device_id"] for r in records if r["type"] == "DeviceReady" and r["data"]["device"] == "shoe"}) == 1
+    ended = {"lifetime.rounds_voided": sum(r["type"] == "RoundVoided" for r in records),
+             "since.shoe_service": sum(r["type"] in ("RoundClosed", "RoundVoided") for r in records)}[shown]
     failed = crisscross("meters", "--journal", path, "--audit")
     assert failed.returncode == 1 and f"record {seq} (checkpoint)" in failed.stdout
-    assert "rounds_voided" in failed.stdout
+    assert f"meter {shown}: {ended} recomputed from the records, {ended + 1} recorded" in failed.stdout
+    assert "counts." not in failed.stdout and "since_" not in failed.stdout
+
+
+def _checkpoint_before(path, seq):
+    db = sqlite3.connect(path)
+    (found,) = db.execute("SELECT max(seq) FROM checkpoints WHERE seq < ?", (seq,)).fetchone()
+    db.close()
+    return found
+
+
+@pytest.mark.parametrize("altered", ["snapshot", "checkpoint"])
+def test_an_audit_up_to_a_record_checks_the_snapshots_and_the_checkpoint_up_to_it(played, tmp_path, altered):
+    """``--audit --at SEQ`` (docs/commands.md): the records and snapshots up to SEQ and the last checkpoint at or
+    before it; an alteration after SEQ is not its business, one at SEQ is found. Past the last record: exit 2."""
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+    records = read_records(path)
+    if altered == "snapshot":
+        last = _checkpoint_before(path, records[-1]["seq"] + 1)
+        snapshot = [r for r in records if r["type"] == SNAPSHOT and r["seq"] < last][-1]  # a checkpoint after it
+        snapshot["data"]["meters"]["lifetime"]["rounds_closed"] += 1
+        replace_records(path, rechain(records))
+        seq, where, meter = snapshot["seq"], "MetersSnapshot", "lifetime.rounds_closed"
+    else:
+        seq = _forge_checkpoint(path, lambda meters: meters["counts"]["mispays"].update(caught=10**6))
+        where, meter = "checkpoint", "lifetime.mispays.caught"
+    before = _checkpoint_before(path, seq)
+    earlier = crisscross("meters", "--journal", path, "--audit", "--at", seq - 1)
+    assert earlier.returncode == 0, earlier.stdout + earlier.stderr
+    against = f"the checkpoint of record {before}" if before else f"no checkpoint at or before record {seq - 1}"
+    assert (f"every meters snapshot up to record {seq - 1} agrees with the records; checked against "
+            f"{against}") in earlier.stdout
+    for at in ([seq], []):
+        found = crisscross("meters", "--journal", path, "--audit", *(["--at", *at] if at else []))
+        assert found.returncode == 1 and f"record {seq} ({where}): meter {meter}: " in found.stdout, found.stdout
+    past = crisscross("meters", "--journal", path, "--audit", "--at", records[-1]["seq"] + 1)
+    assert past.returncode == 2 and "past the journal's last record" in past.stderr
+
+
+def test_the_text_output_says_when_no_fault_was_ever_raised(played):
+    path, records = played
+    assert not [r for r in records if r["type"] == "FaultRaised"]  # the run of the fixture: no fault
+    lines = crisscross("meters", "--journal", path).stdout.splitlines()
+    assert [line.split() for line in lines if line.startswith("lifetime.faults")] == [["lifetime.faults", "none"]]
+    from controller.cli.meters import format_text
+
+    meters = Meters()
+    meters.feed("FaultRaised", {"device": "shoe", "cause": "jam"})
+    faults = [line.split() for line in format_text(meters.to_json()).splitlines() if "faults" in line]
+    assert faults == [["lifetime.faults.shoe.jam", "1"]]
+
+
+@pytest.mark.parametrize("text", ["abc", "0", "-4", "2.5", ""])
+def test_a_record_number_that_is_not_one_is_refused_naming_the_option_and_the_text(played, text):
+    refused = crisscross("meters", "--journal", played[0], "--at", text)
+    assert refused.returncode == 2
+    assert f"argument --at: must be a positive record number, got {text!r}" in refused.stderr
+    assert "record_number" not in refused.stderr and "positive_int" not in refused.stderr
 
 
 def test_meters_at_a_record_counts_the_records_up_to_it(played):

@@ -141,6 +141,9 @@ def _round_with_every_fault(table: JournaledTable, clock: SteppingClock) -> None
     for cause in ("jam", "misfeed", "unreadable_card", "empty", "door_open", "timeout", "sensor_fault_9"):
         table.send(ev.DeviceFault("shoe" if cause != "sensor_fault_9" else "sensors", cause, "card 4d in the gate"))
         assert table.state == "fault", cause
+        if cause == "door_open":  # the shoe says its door is shut: the round stays held for the supervisor
+            assert table.send(ev.ShoeDoorClosed()) == []
+            assert table.state == "fault"
         table.clear()
     for cause in ("link_lost", "handshake", "flooding"):
         table.send(ev.DeviceFault("sensors", cause))

@@ -236,8 +236,12 @@ def round_range(text: str) -> tuple[int, int]:
 
 
 def positive_int(text: str) -> int:
-    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text."""
-    value = int(text)
+    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text (not a number
+    included: argparse would otherwise name this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
     return value

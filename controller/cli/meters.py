@@ -1,7 +1,10 @@
 """``crisscross meters [--journal PATH] [--config PATH] [--at SEQ] [--format text|json] [--audit]``: the
 table's lifetime meters recomputed from its journal (``controller.round.meters``; NJ 13:69E-1.28C and
 1.28P(e)), now or as of record ``SEQ``; ``--audit`` compares every ``MetersSnapshot`` and the last checkpoint's
-meters with the records (``controller.journal.meters_audit``).
+meters with the records (``controller.journal.meters_audit``), with ``--at`` those up to record ``SEQ`` and the
+last checkpoint at or before it. Every meter is named as the output names it (``lifetime.rounds_closed``,
+``since.shoe_service``), in the audit's findings too; the text output says ``lifetime.faults  none`` when no
+fault was ever raised.
 
 The meters are only as good as the records they are counted from: the journal's chain is verified first
 (``controller.journal.chain.verify_journal``); one that does not verify is still shown (a dispute may need it)
@@ -9,7 +12,8 @@ under a warning, as ``crisscross recall`` does, and ``--audit`` fails on it befo
 
 Exit status: 0 shown, or the audit found nothing; 1 the journal does not verify (shown under a warning), or the
 audit found a meter that differs (named on standard output with its record); 2 a journal or configuration that
-cannot be read, or ``--at`` past the journal's last record (one line on standard error).
+cannot be read, ``--at`` past the journal's last record, or an option argparse refuses (``--at abc``: "argument
+--at: must be a positive record number, got 'abc'") (one line on standard error).
 """
 
 from __future__ import annotations
@@ -17,20 +21,36 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from controller.cli.protect import journal_arguments
 
 
+def record_number(count: Callable[[str], int]) -> Callable[[str], int]:
+    """The argparse type of ``--at``, a journal record's seq (an integer from 1), from ``count`` (the command
+    line's type of a positive integer): a text ``count`` refuses is an ``ArgumentTypeError`` naming it, which
+    argparse prints after the option (``argument --at: must be a positive record number, got 'abc'``, exit
+    status 2)."""
+    def parse(text: str) -> int:
+        try:
+            return count(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"must be a positive record number, got {text!r}") from None
+
+    return parse
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str,
-               count: type) -> None:
+               count: Callable[[str], int]) -> None:
     """The ``meters`` subcommand's arguments (``count``: the type of a positive integer option)."""
     meters = sub.add_parser("meters", parents=[common],
                             help="the lifetime meters recomputed from the journal; --audit checks its snapshots")
     journal_arguments(meters, config_help)
-    meters.add_argument("--at", type=count, default=None, metavar="SEQ",
-                        help="the meters as of record SEQ (default: the last record)")
+    meters.add_argument("--at", type=record_number(count), default=None, metavar="SEQ",
+                        help="the meters as of record SEQ (default: the last record); with --audit, the audit of "
+                             "the records up to SEQ")
     meters.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     meters.add_argument("--audit", action="store_true",
                         help="recompute every meter from the records and compare with every MetersSnapshot and the "
@@ -55,11 +75,11 @@ def main(args: argparse.Namespace) -> int:
             path = existing_journal(Path(args.journal))
         _, problem = verify_journal(path)
         last = max((record["seq"] for record in iter_records(path)), default=0)
-        if args.at is not None and args.at > last and not args.audit:
+        if args.at is not None and args.at > last:
             raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")
         if args.audit and not problem:
-            checkpoint = last_checkpoint(path)
-            finding = audit(iter_records(path), checkpoint)
+            checkpoint = last_checkpoint(path, args.at)
+            finding = audit(iter_records(path), checkpoint, args.at)
         elif not args.audit:
             meters = meters_of(iter_records(path), args.at)
     except (OSError, ConfigError, JournalError, ValueError) as exc:
@@ -75,8 +95,14 @@ def main(args: argparse.Namespace) -> int:
         if finding is not None:
             print(f"{path}: meters differ at {finding}")
             return 1
-        what = "the last checkpoint" if checkpoint is not None else "no checkpoint (a copy without one)"
-        print(f"{path}: every meters snapshot agrees with the records; checked against {what}")
+        upto = f" up to record {args.at}" if args.at is not None else ""
+        if checkpoint is not None:
+            what = f"the checkpoint of record {checkpoint[0]}"
+        elif args.at is None:
+            what = "no checkpoint (a copy without one)"
+        else:
+            what = f"no checkpoint at or before record {args.at}"
+        print(f"{path}: every meters snapshot{upto} agrees with the records; checked against {what}")
         return 0
     print(f"meters as of record {args.at if args.at is not None else last} of {path}", file=sys.stderr)
     shown = meters.to_json()
@@ -85,9 +111,16 @@ def main(args: argparse.Namespace) -> int:
 
 
 def format_text(meters: dict[str, Any]) -> str:
-    """The meters of ``Meters.to_json()`` as one ``name  value`` line each, amounts in minor units."""
+    """The meters of ``Meters.to_json()`` as one ``name  value`` line each, amounts in minor units; a group of
+    meters with none in it (``faults`` before the first fault) is one line ``lifetime.faults  none``."""
     from controller.round.meters import flatten
 
-    lines = list(flatten(meters))
+    lines = list(flatten(_none_for_empty(meters)))
     width = max(len(name) for name, _ in lines)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in lines)
+
+
+def _none_for_empty(meters: dict[str, Any]) -> dict[str, Any]:
+    """``meters`` with each empty group of meters replaced by the text ``none``."""
+    return {name: (_none_for_empty(value) if value else "none") if isinstance(value, dict) else value
+            for name, value in meters.items()}

@@ -102,7 +102,7 @@ MAX_HEAD = 16384
 #: Journal record types shown as they are (none carries a face-down card).
 PUBLIC_TYPES: frozenset[str] = frozenset({
     # inputs (kind "event")
-    "ServiceStarted", "DeviceReady", "DeviceFault", "ShuffleComplete", "SpotChanged", "SpotsSnapshot",
+    "ServiceStarted", "DeviceReady", "DeviceFault", "ShoeDoorClosed", "ShuffleComplete", "SpotChanged", "SpotsSnapshot",
     "ButtonPressed", "SupervisorKey", "OperatorAction",
     # device commands shown to a display (kind "command")
     "Display", "SetLamps",

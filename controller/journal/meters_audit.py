@@ -1,9 +1,11 @@
 """The meters read back from a journal and their audit (``crisscross meters``; NJ 13:69E-1.28C).
 
 ``meters_of`` recomputes the lifetime meters from a journal's records alone (``Meters.from_records``), up to a
-record; ``audit`` recomputes them record by record and compares them with every ``MetersSnapshot`` the service
-journaled (the meters after every record before it) and with the meters in the store's last checkpoint (after
-its record): the first meter that differs, and the record, is the finding.
+record; ``audit`` recomputes them record by record (up to a record, or all) and compares them with every
+``MetersSnapshot`` the service journaled (the meters after every record before it) and with the meters in a
+checkpoint of the store (after its record; ``last_checkpoint``): the first meter that differs, and the record,
+is the finding. A meter is named as ``crisscross meters`` shows it (``lifetime.rounds_voided``,
+``since.shoe_service``), whichever of the two holds it.
 """
 
 from __future__ import annotations
@@ -31,14 +33,16 @@ class Finding:
         return f"record {self.seq} ({self.where}): meter {self.meter}"
 
 
-def last_checkpoint(path: Path) -> tuple[int, dict[str, Any]] | None:
-    """``(seq, state)`` of the last checkpoint of the store at ``path``; None for a JSON-lines journal or a
-    store without one. Raises ``JournalError`` for a store that cannot be read."""
+def last_checkpoint(path: Path, upto: int | None = None) -> tuple[int, dict[str, Any]] | None:
+    """``(seq, state)`` of the last checkpoint of the store at ``path`` (at or before record ``upto``, None: the
+    last of all); None for a JSON-lines journal or a store without one. Raises ``JournalError`` for a store
+    that cannot be read."""
     if not Path(path).exists() or not is_store(path):
         return None
     db = _open_reader(Path(path))
     try:
-        row = db.execute("SELECT seq, state FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        row = db.execute("SELECT seq, state FROM checkpoints WHERE seq <= ? ORDER BY seq DESC LIMIT 1",
+                         (upto if upto is not None else 2**63 - 1,)).fetchone()
     finally:
         db.close()
     return None if row is None else (row[0], parse_canonical(row[1], str(path), row[0]))
@@ -50,20 +54,38 @@ def meters_of(records: Iterable[dict[str, Any]], at: int | None = None) -> Meter
     return Meters.from_records(records, upto=at)
 
 
-def audit(records: Iterable[dict[str, Any]], checkpoint: tuple[int, dict[str, Any]] | None) -> Finding | None:
-    """The first place where a ``MetersSnapshot`` of ``records`` or the ``checkpoint`` (``last_checkpoint``)
-    differs from the meters recomputed from the records before it; None when every one agrees. A checkpoint
-    written before the meters (no ``meters`` key) has nothing to compare. Raises ``ValueError`` as ``meters_of``."""
+def audit(records: Iterable[dict[str, Any]], checkpoint: tuple[int, dict[str, Any]] | None,
+          upto: int | None = None) -> Finding | None:
+    """The first place where a ``MetersSnapshot`` of ``records`` (up to and including seq ``upto``; None: all)
+    or the ``checkpoint`` (``last_checkpoint``) differs from the meters recomputed from the records before it;
+    None when every one agrees. A checkpoint written before the meters (no ``meters`` key) has nothing to
+    compare; one whose meters cannot be read is a finding. Raises ``ValueError`` as ``meters_of``."""
     meters = Meters()
     for record in records:
         seq = record.get("seq", 0)
+        if upto is not None and seq > upto:
+            break
         if record.get("type") == SNAPSHOT and record.get("kind") == "record":
             found = first_difference(meters.to_json(), (record.get("data") or {}).get("meters") or {})
             if found:
                 return Finding(seq, SNAPSHOT, found)
         meters.feed(str(record.get("type")), record.get("data") or {})
         if checkpoint is not None and seq == checkpoint[0] and "meters" in checkpoint[1]:
-            found = first_difference(meters.checkpoint(), checkpoint[1]["meters"])
+            found = _checkpoint_difference(meters, checkpoint[1]["meters"])
             if found:
                 return Finding(seq, "checkpoint", found)
     return None
+
+
+def _checkpoint_difference(meters: Meters, kept: Any) -> str | None:
+    """The first meter where a checkpoint's meters (``Meters.checkpoint()``'s form: ``counts``, ``since_*``)
+    differ from ``meters``, compared as ``to_json()`` shows both (``lifetime.*``, ``since.*``), then the shoe
+    the meters last saw (``shoe_id``, which decides the next shoe service); what makes them unreadable."""
+    try:
+        restored = Meters.from_checkpoint(kept)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"the checkpoint's meters cannot be read ({type(exc).__name__}: {exc})"
+    found = first_difference(meters.to_json(), restored.to_json())
+    if found is None and restored.shoe_id != meters.shoe_id:
+        found = f"shoe_id: {meters.shoe_id!r} recomputed from the records, {restored.shoe_id!r} recorded"
+    return found

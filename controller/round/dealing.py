@@ -8,6 +8,8 @@ docs/protocol.md).
   its power-on counter is compared (``ShoeBootCount``): a stack in flight is taken once, a shoe that lost its
   record cannot be trusted; a transaction id is never reused (``TXN_STRIDE``).
 - a round resumed after a fault asks again for what it was waiting for (``_resume_in_flight``).
+- the shoe's door shut again (``ShoeDoorClosed``) is recorded and clears nothing: the supervisor clears the fault
+  of its opening.
 """
 
 from __future__ import annotations
@@ -78,6 +80,13 @@ class ShoeDealing:
             data.shuffled = False
             if self.state == "betting":
                 self._emit(cmd.Shuffle())
+    def _on_ShoeDoorClosed(self, event: ev.ShoeDoorClosed) -> None:
+        """The shoe's door is shut again (docs/protocol.md, "The door"). Journaled as it came (the significant
+        event 3011 "shoe door closed" of NY 9 NYCRR 5317.26, ``controller.round.significant``) and nothing more:
+        the fault its opening raised (``door_open``) still holds the round until a supervisor, who accounts for
+        the deck, clears it or voids the round; a shut door is no sign that nobody touched the cards. Between
+        rounds, or from a shoe whose opening was never seen, it is the same record."""
+
     def _query_shoe(self) -> None:
         self._querying = True
         self._emit(cmd.QueryLast())

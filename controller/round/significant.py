@@ -82,6 +82,8 @@ CATALOGUE: tuple[Code, ...] = (
          "FaultRaised cause shoe_restarted"),
     Code(3010, "shoe restarted", "error", "check the shoe's power; its deck is shuffled again before a round locks",
          "Irregularity kind shoe_restarted"),
+    Code(3011, "shoe door closed", "information",
+         "none: the fault of the opening waits for a supervisor, who accounts for the deck", "ShoeDoorClosed"),
     # the round
     Code(4001, "fault cleared", "information", "none (the record names who cleared it)", "FaultCleared"),
     Code(4002, "round held by a restart", "tilt", "a supervisor clears the fault or voids the round",

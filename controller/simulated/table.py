@@ -12,7 +12,8 @@ path. A seeded ``random.Random`` (or the system RNG) also chooses whether a seat
 x 1, 2 or 5) and its five-card bonus. Does not model: past-posting or irregular bets (tests inject those),
 players leaving mid-round.
 
-A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a fault on the display): with the
+A supervisor comes when the table stalls (no dealer lamp lit for a moment, or a fault on the display): shuts the
+shoe's door if it is open (``ShoeSimulator.close_door``: the shoe says DOOR_CLOSED, which clears nothing), then with the
 key turned, it acknowledges past-posting, clears a fault once the lamp says it may, and voids the round when
 only voiding is offered for a while (or, with probability ``void_rate``, instead of clearing), then turns the
 key off. The dealer treats a round that ends early (``open_betting`` lit again: voided) as over. The supervisor
@@ -279,6 +280,8 @@ class SimulatedTable(ManualDealing):
         self._paged.set()
 
     def _attend(self, paged: bool = False) -> None:
+        if self.shoe.door_open:  # the person at the table shuts the shoe's door before anything else
+            self._act(self.shoe.close_door)
         self._act(self.panel.turn_key, True, self.supervisor_id)
         try:
             if paged:  # the alert's lamp lights once the key is seen

@@ -12,6 +12,9 @@ every PONG, is posted as ``ShoeBootCount(boots)`` the first time it is learnt an
 last one seen (kept across reconnections; the round compares it with the journal's across restarts of the
 service). A shoe that sends none is accepted; then only a lost link tells of its restarts.
 
+The door (docs/protocol.md, "The door"): its opening is the FAULT ``door_open``; DOOR_CLOSED, sent by the shoe
+when the door is shut again, is posted as ``ShoeDoorClosed()``. A shoe that never sends it works the same.
+
 Hole-card secrecy: card values are never logged at INFO or above; only counts and transaction ids are.
 """
 
@@ -23,6 +26,7 @@ from typing import Any
 from drivers.events import (
     DeviceFault,
     ShoeBootCount,
+    ShoeDoorClosed,
     ShoeLastDispense,
     ShuffleComplete,
     StackDispensed,
@@ -97,7 +101,13 @@ class ShoeDriver(Device):
         """SHUFFLE_DONE -> ``ShuffleComplete``; LAST -> ``ShoeLastDispense``; STACK -> ``StackDispensed`` (cards validated as distinct
         two-character cards, as many as the DISPENSE asked for; a different number is posted as
         ``DeviceFault("shoe", "stack_size")`` instead: the stack cannot be trusted, the round is voided). Answers to no outstanding request are logged at DEBUG and not posted again.
+        DOOR_CLOSED -> ``ShoeDoorClosed`` (device-initiated: the link acknowledged it and posts a repeat once;
+        ``ProtocolError`` NAK reason 2 for a payload that is not empty).
         Other types raise ``ProtocolError`` (NAK reason 1)."""
+        if frame.msg_type == protocol.DOOR_CLOSED:
+            protocol.decode_door_closed(frame.payload)
+            log.info("%s: the shoe's door is closed", self.name)
+            return [ShoeDoorClosed()]
         if frame.msg_type == protocol.SHUFFLE_DONE:
             done = protocol.decode_shuffle_done(frame.payload)
             if not self.answered("shuffle"):

@@ -8,11 +8,14 @@
 | 0x13 | STACK         | shoe -> host | txn_id u32 BE, count u8, cards as 2*count ASCII bytes ("AhTd") |
 | 0x14 | QUERY_LAST    | host -> shoe | empty: "what did you last dispense?"                           |
 | 0x15 | LAST          | shoe -> host | as STACK: the last stack dealt (txn 0, count 0: none since power-on) |
+| 0x16 | DOOR_CLOSED   | shoe -> host | empty: the door, opened (FAULT 5), is shut again; device-initiated   |
 | 0x05 | PONG (common) | shoe -> host | empty, or the power-on counter u32 BE (also at the end of IDENT)     |
 
 FAULT codes from the shoe are ``SHOE_FAULTS`` index + 1 (1 jam, 2 misfeed, 3 unreadable_card, 4 empty,
-5 door_open). Encoders validate their arguments and raise ``ProtocolError``; decoders raise ``ProtocolError``
-naming the message and the problem, never a card value (hole-card secrecy).
+5 door_open). DOOR_CLOSED is device-initiated (acknowledged by the host, sent again until acknowledged;
+docs/protocol.md, "The door"); a shoe that never sends it is still a shoe of this protocol. Encoders validate
+their arguments and raise ``ProtocolError``; decoders raise ``ProtocolError`` naming the message and the
+problem, never a card value (hole-card secrecy).
 """
 
 from __future__ import annotations
@@ -21,7 +24,17 @@ import struct
 from typing import NamedTuple
 
 from drivers.events import SHOE_FAULTS
-from drivers.framing import BOOTS_SIZE, PONG, ProtocolError, check_range, encode_boots, need_length, register_names
+from drivers.framing import (
+    BOOTS_SIZE,
+    PONG,
+    ProtocolError,
+    check_range,
+    decode_empty,
+    encode_boots,
+    need_length,
+    register_device_events,
+    register_names,
+)
 
 KIND = "shoe"
 
@@ -31,9 +44,12 @@ DISPENSE = 0x12
 STACK = 0x13
 QUERY_LAST = 0x14
 LAST = 0x15
+#: The shoe's door is shut again after it was opened (docs/protocol.md, "The door"); the opening is FAULT 5.
+DOOR_CLOSED = 0x16
 
 register_names({SHUFFLE: "SHUFFLE", SHUFFLE_DONE: "SHUFFLE_DONE", DISPENSE: "DISPENSE", STACK: "STACK",
-                QUERY_LAST: "QUERY_LAST", LAST: "LAST"})
+                QUERY_LAST: "QUERY_LAST", LAST: "LAST", DOOR_CLOSED: "DOOR_CLOSED"})
+register_device_events({DOOR_CLOSED})
 
 #: Stack sizes a dispense may ask for: 2 (a player's hole cards) or 5 (the community cross).
 STACK_SIZES: tuple[int, ...] = (2, 5)
@@ -110,6 +126,12 @@ def decode_pong(payload: bytes) -> int | None:
         return None
     need_length(PONG, payload, BOOTS_SIZE)
     return int.from_bytes(payload, "big")
+
+
+def decode_door_closed(payload: bytes) -> tuple[()]:
+    """Parse DOOR_CLOSED (docs/protocol.md, "The door"): no fields. ``ProtocolError`` (NAK reason 2) for a
+    payload that is not empty."""
+    return decode_empty(DOOR_CLOSED, payload)
 
 
 def encode_dispense(txn_id: int, count: int) -> bytes:

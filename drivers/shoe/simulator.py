@@ -6,7 +6,8 @@ deals the next ``count`` cards and answers STACK; each transaction's result is r
 other than 2 or 5 gets NAK reason 2, before the first shuffle NAK reason 3; too few cards left, or a fault
 injected with ``inject(name)`` (``name`` one of ``SHOE_FAULTS``: jam, misfeed, unreadable_card, empty,
 door_open), answers FAULT and deals nothing (the txn is not recorded, so a later retry of the same id can
-succeed). QUERY_LAST is answered with LAST: the last stack dealt, or txn 0 and no cards.
+succeed; ``door_open`` leaves the door open, below). QUERY_LAST is answered with LAST: the last stack dealt,
+or txn 0 and no cards.
 
 For scenarios (hil/scenarios, docs/rig.md): ``stack_deck(cards)`` puts chosen cards on top at the next
 shuffle; ``remove_cards(cards)`` keeps cards out of the following shuffles (SHUFFLE_DONE counts fewer than 52)
@@ -17,8 +18,13 @@ non-volatile memory for them does when it loses power, and counts one more power
 counter (``boots``, docs/protocol.md, "Power-on counter"), kept as in non-volatile memory, ends its IDENT and
 is its PONG's payload, so the host learns of the restart at the next heartbeat even when the link stayed up.
 
+The door (docs/protocol.md, "The door"): the fault ``door_open`` is the door found open by a DISPENSE, and the
+door stays open (``door_open``) until ``close_door()`` shuts it, which sends DOOR_CLOSED (device-initiated:
+sent again until acknowledged, held while unplugged); meanwhile every new DISPENSE answers FAULT door_open.
+Shutting a door already shut sends nothing.
+
 Does not model: card recognition errors other than injected ones, the time a shuffle or dispense takes, burn
-cards, the discard rack, the door sensor, or losing its transaction record on power loss.
+cards, the discard rack, a door opened while no DISPENSE comes, or losing its transaction record on power loss.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import logging
 import random
 import secrets
 from collections import OrderedDict, deque
+from typing import ClassVar
 
 from drivers import framing
 from drivers.events import SHOE_FAULTS
@@ -49,6 +56,9 @@ class ShoeSimulator(PtySimulator):
 
     RECOVERABLE_IN = frozenset({framing.PING, protocol.SHUFFLE, protocol.DISPENSE, protocol.QUERY_LAST})
     RECOVERABLE_OUT = frozenset({framing.PONG, protocol.SHUFFLE_DONE, protocol.STACK, protocol.LAST})
+    #: Whether the shoe says its door shut (DOOR_CLOSED); False: a shoe without that message, whose door shuts
+    #: silently (docs/protocol.md, "The door": still a shoe of the protocol).
+    sends_door_closed: ClassVar[bool] = True
 
     def __init__(self, seed: int | None = None, device_id: str = "SIM-SHOE-1", *, link_dir=None,
                  boots: int = 1) -> None:
@@ -64,6 +74,7 @@ class ShoeSimulator(PtySimulator):
         self._stacked: tuple[str, ...] = ()
         self._removed: frozenset[str] = frozenset()
         self._forgot = False  # power-cycled: LAST answers txn 0 until the next stack
+        self._door_open = False  # opened by the fault door_open, shut by close_door
         self.shuffles = 0
 
     @property
@@ -149,6 +160,28 @@ class ShoeSimulator(PtySimulator):
             self._shuffled = False
             self._forgot = True
 
+    @property
+    def door_open(self) -> bool:
+        """Whether the door is open: a ``door_open`` FAULT was sent since it was last shut (``close_door``)."""
+        with self.lock:
+            return self._door_open
+
+    def close_door(self) -> bool:
+        """A person shuts the shoe's door (docs/protocol.md, "The door"). When it was open, DOOR_CLOSED is sent
+        (device-initiated: acknowledged by the host, sent again until then, held while unplugged; nothing when
+        ``sends_door_closed`` is False) and True is returned; a door already shut sends nothing and gives False. Shutting it clears nothing at the host: the
+        fault of the opening waits for a supervisor there. ``RuntimeError`` when ``EVENT_QUEUE`` device-initiated
+        frames wait already (``PtySimulator.send_event``)."""
+        with self.changed:
+            if not self._door_open:
+                return False
+            if self.sends_door_closed:
+                self.send_event(protocol.DOOR_CLOSED, b"")
+            self._door_open = False
+            log.info("shoe-sim: door closed")
+            self.changed.notify_all()
+            return True
+
     def inject_device_fault(self, kind: str, count: int) -> None:
         """The next ``count`` new DISPENSE requests answer FAULT ``kind`` and deal nothing."""
         with self.lock:
@@ -190,10 +223,14 @@ class ShoeSimulator(PtySimulator):
             raise ProtocolError(protocol.DISPENSE, f"count {request.count} is not one of {protocol.STACK_SIZES}")
         if not self._shuffled:
             raise ProtocolError(protocol.DISPENSE, "no shuffle yet", nak_reason=framing.NAK_NOT_ALLOWED)
+        if self._door_open:  # a shoe deals nothing with its door open
+            self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code("door_open"), "door open"))
+            return
         bad = self._faults and self._faults[0] in BAD_STACKS
         if self._faults and not bad:
             name = self._faults.popleft()
             self.fault_counts[name] += 1
+            self._door_open = self._door_open or name == "door_open"
             self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
             return
         if len(self._deck) < request.count:

@@ -130,7 +130,17 @@ class SimulatedHands:
         self.sim.inject(cause)
 
     def end_shoe_fault(self) -> None:
-        """The cause of the shoe's fault is gone (the simulator's fault is spent after one dispense)."""
+        """The cause of the shoe's fault is gone: the door shut if it was open (the simulator's other faults are
+        spent after one dispense)."""
+        self.sim.close_door()
+
+    def open_shoe_door(self) -> None:
+        """Open the shoe's door: the next dispense finds it open."""
+        self.sim.inject("door_open")
+
+    def close_shoe_door(self) -> None:
+        """Shut the shoe's door."""
+        assert self.sim.close_door(), "the simulated shoe's door was not open"
 
     def sees_lamps(self, buttons: frozenset[str]) -> bool:
         """Whether exactly the lamps of ``buttons`` are lit (waits up to ``WAIT`` for them)."""
@@ -183,6 +193,14 @@ class PersonAtTheDevice:
 
     def end_shoe_fault(self) -> None:
         """Ask for the condition to end."""
+        self._do("Close the shoe's door")
+
+    def open_shoe_door(self) -> None:
+        """Ask for the shoe's door open."""
+        self._do("Open the shoe's door and leave it open")
+
+    def close_shoe_door(self) -> None:
+        """Ask for the shoe's door shut."""
         self._do("Close the shoe's door")
 
     def sees_lamps(self, buttons: frozenset[str]) -> bool:

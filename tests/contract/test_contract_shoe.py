@@ -11,8 +11,20 @@ import itertools
 
 import pytest
 
-from drivers.events import SHOE_FAULTS, DeviceFault, DeviceReady, ShoeLastDispense, ShuffleComplete, StackDispensed
+import queue
+import time
+
+from drivers.events import (
+    SHOE_FAULTS,
+    DeviceFault,
+    DeviceReady,
+    ShoeDoorClosed,
+    ShoeLastDispense,
+    ShuffleComplete,
+    StackDispensed,
+)
 from drivers.shoe import protocol
+from tests.contract.bench import WAIT
 from tests.pty_helpers import expect, expect_quiet
 
 KINDS = ("shoe",)
@@ -53,6 +65,21 @@ def deal_the_rest(driver, events, cards: tuple[str, ...]) -> None:
         seen.extend(deal(driver, events, next(TXN), 5))
     seen.extend(deal(driver, events, next(TXN), 52 - len(seen)))
     assert sorted(seen) == sorted(DECK)
+
+
+def door_closings(bench, events, seconds: float) -> int:
+    """How many ``ShoeDoorClosed`` arrive in ``seconds`` (a shoe need not send DOOR_CLOSED: docs/protocol.md,
+    "The door"); any other event fails the test. A simulator sends it: one is waited for, then ``seconds`` more."""
+    seen = 0
+    deadline = time.monotonic() + (WAIT if not bench.hardware else seconds)
+    while True:
+        try:
+            event = events.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return seen
+        assert isinstance(event, ShoeDoorClosed), f"expected nothing or ShoeDoorClosed, got {event!r}"
+        seen += 1
+        deadline = time.monotonic() + seconds
 
 
 def dealt(events, txn: int, count: int) -> tuple[str, ...]:
@@ -119,6 +146,8 @@ def test_a_fault_deals_nothing_and_the_same_transaction_is_dealt_once_after_it(b
     expect_quiet(events, 4 * bench.timing.response_timeout)  # not retransmitted after a FAULT: nothing is dealt
     assert last(driver, events) == ShoeLastDispense(before, earlier)
     bench.hands.end_shoe_fault()
+    if bench.hands.person:  # the door a person opened may be said shut (DOOR_CLOSED), once at most
+        assert door_closings(bench, events, 1.0) <= 1
     cards = deal(driver, events, txn, 5)
     assert not set(cards) & set(earlier)
     assert last(driver, events) == ShoeLastDispense(txn, cards)
@@ -148,3 +177,42 @@ def test_a_shoe_just_powered_on_has_dealt_nothing_and_refuses_a_dispense_before_
     driver.dispense(next(TXN), 5)
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == ("shoe", "protocol")
+
+
+@pytest.mark.destructive
+@pytest.mark.person
+@pytest.mark.parametrize("lost", [False, True], ids=["delivered", "first-lost"])
+def test_an_open_door_deals_nothing_and_its_closing_is_said_once_at_most(bench, lost):
+    """docs/protocol.md, "The door": a DISPENSE while the door is open is answered with FAULT door_open and
+    deals nothing; when the door is shut the shoe may say so with DOOR_CLOSED, delivered once even when the
+    first one is lost on the line (it is device-initiated: sent again until acknowledged); the host relies on
+    nothing more (a shoe without it is still a shoe of the protocol); then the same transaction is dealt."""
+    driver, events = ready_shoe(bench)
+    before, txn = next(TXN), next(TXN)
+    earlier = deal(driver, events, before, 2)
+    bench.hands.open_shoe_door()
+    driver.dispense(txn, 5)
+    fault = expect(events, DeviceFault)
+    assert (fault.device, fault.code) == ("shoe", "door_open")
+    if bench.hardware:  # a real shoe may have said so as the door opened too, before the dispense
+        while True:
+            try:
+                more = events.get(timeout=4 * bench.timing.response_timeout)
+            except queue.Empty:
+                break
+            assert isinstance(more, DeviceFault) and (more.device, more.code) == ("shoe", "door_open"), more
+    else:
+        expect_quiet(events, 4 * bench.timing.response_timeout)
+    if lost:
+        bench.faults.lose_incoming(protocol.DOOR_CLOSED)
+    bench.hands.close_shoe_door()
+    closings = door_closings(bench, events, 1.0)
+    if bench.hardware:
+        assert closings <= 1
+    else:
+        assert closings == 1
+        assert bench.faults.lost == ({protocol.DOOR_CLOSED: 1} if lost else {})
+    assert last(driver, events) == ShoeLastDispense(before, earlier)  # nothing left the shoe meanwhile
+    cards = deal(driver, events, txn, 5)
+    assert not set(cards) & set(earlier)
+    expect_quiet(events, 0.3)
