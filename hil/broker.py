@@ -10,6 +10,7 @@ same port. Raises ``BrokerMissing`` when no ``mosquitto`` is installed (``apt-ge
 from __future__ import annotations
 
 import getpass
+import random
 import shutil
 import socket
 import subprocess
@@ -33,8 +34,27 @@ def find_mosquitto() -> str | None:
     return None
 
 
+#: Where the kernel keeps the range of the ports it gives outgoing connections (Linux).
+PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
+    """A TCP port free on 127.0.0.1 now, below the kernel's range of ports for outgoing connections when it can
+    be read (Linux: ``PORT_RANGE``, 32768-60999 by default): a broker restarted on its port (``restart``) finds it
+    free, where a port of that range may meanwhile be the local end of another process's connection (mosquitto:
+    "Address already in use"). Elsewhere, any free port."""
+    try:
+        low = int(PORT_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 0
+    if low > 11000:
+        for port in random.Random().sample(range(10000, low), 200):
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]

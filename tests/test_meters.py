@@ -234,7 +234,7 @@ def test_the_text_output_says_when_no_fault_was_ever_raised(played):
 
     meters = Meters()
     meters.feed("FaultRaised", {"device": "shoe", "cause": "jam"})
-    faults = [line.split() for line in format_text(meters.to_json()).splitlines() if "faults" in line]
+    faults = [line.split() for line in format_text(meters.to_json()).splitlines() if line.startswith("lifetime.faults")]
     assert faults == [["lifetime.faults.shoe.jam", "1"]]
 
 
