@@ -9,6 +9,7 @@ The wagers of a round are known from what the test puts on the layout (the stake
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -302,3 +303,85 @@ def test_a_snapshot_and_a_checkpoint_written_before_test_mode_still_agree_with_t
     altered = meters.to_json()
     altered["test"]["drop"] = 100
     assert first_difference(meters.to_json(), altered) == "test.drop: 0 recomputed from the records, 100 recorded"
+
+
+def test_simulated_play_in_test_mode_pays_out_test_rounds_and_moves_no_lifetime_meter(tmp_path):
+    """The simulated people read the panel's texts without the TEST mark: a simulated table restarted in test mode
+    (entered by a supervisor in the journal it continues) plays its rounds through the payout check as test
+    rounds. (The simulated dealer once waited for ever at the payout: "TEST Seat 6 pay ..." was no seat to pay.)"""
+    import io
+
+    from controller.cli.parts import SERVICE_PARTS
+    from controller.game.table import load_table_config
+    from controller.journal.store import Journal
+    from controller.service.assembly import Service
+    from controller.service.loop import fields_of
+
+    config = load_table_config()
+    assert config.payout.check  # the shipped table checks the payouts
+    path = tmp_path / "journal.db"
+    journal = Journal(path, fsync=False)
+    machine = Round(config, NY)
+    for event in (ServiceStarted("simulated", "test"), *(ev.DeviceReady(d, f"{d}-sim", "1.0", 1)
+                                                         for d in ("shoe", "sensors", "panel")),
+                  ev.ShoeLastDispense(0, ()), OperatorAction("enter_test_mode", "sue", "supervisor")):
+        out = machine.handle(event)
+        journal.commit([("event", type(event).__name__, fields_of(event), None)]
+                       + [("command" if isinstance(o, cmd.DEVICE_COMMANDS) else "record", type(o).__name__,
+                           fields_of(o), getattr(o, "round_no", None)) for o in out])
+    journal.close()
+    assert machine.test_mode is not None
+    service = Service(config, simulate=True, rounds=2, seed=3, journal_path=path, out=io.StringIO(),
+                      parts=SERVICE_PARTS)
+    deadline = threading.Timer(120, service.stop)  # a table that stalls is stopped, and fails below
+    deadline.start()
+    try:
+        assert service.run() == 0
+    finally:
+        deadline.cancel()
+        service.close()
+    records = read_records(path)
+    opened = [r["data"] for r in records if r["type"] == "RoundOpened"]
+    assert len(opened) >= 2 and all(data["test"] is True for data in opened)
+    assert [r for r in records if r["type"] == "PayoutChecked"]  # the test rounds were paid out and checked
+    meters = Meters.from_records(records)
+    assert meters.lifetime()["rounds_test"] >= 2
+    assert (meters.lifetime()["rounds_closed"], meters.lifetime()["drop"]) == (0, 0)
+    assert meters.test()["rounds_closed"] >= 2 and meters.test()["drop"] > 0
+
+
+def test_a_refused_lock_action_says_why_in_words_a_supervisor_acts_on(desk):
+    def refusal(action: str, **fields: Any) -> str:
+        desk.supervisor(action, **fields)
+        (refused,) = of_type(desk.last, cmd.PressRefused)
+        return refused.reason
+
+    assert refusal("enable_table") == "the table is not disabled"
+    assert refusal("leave_test_mode") == "the table is not in test mode"
+    desk.supervisor("disable_table", code="count")
+    assert refusal("disable_table", code="closed") == "the table is already disabled (count): enable_table first"
+    desk.supervisor("enter_test_mode")
+    assert refusal("enter_test_mode") == "the table is already in test mode"
+    desk.open_betting()
+    assert refusal("leave_test_mode") == "test mode is entered and left between rounds only; round 1 is in betting"
+
+
+def test_a_dealers_login_is_refused_for_its_role_whatever_the_state_as_the_interface_answered(desk):
+    for action in ("enable_table", "leave_test_mode", "disable_table", "void_round"):
+        desk.dealer(action, code="closed" if action == "disable_table" else "")
+        (refused,) = of_type(desk.last, cmd.PressRefused)
+        assert refused.reason == f"{action} needs a supervisor; user dan has the role dealer", action
+
+
+def test_in_test_mode_the_prompt_shown_is_marked_too_and_the_summary_names_the_test_round(desk):
+    from controller.journal.recall import rounds_from_records
+    from controller.journal.summary import format_round
+
+    desk.supervisor("enter_test_mode")
+    view = desk.machine.view()
+    assert view["prompt"].startswith(TEST_MARK) and view["display"].startswith(TEST_MARK)
+    desk.play()
+    records = [{"round": getattr(o, "round_no", None), "type": type(o).__name__, "data": o.__dict__}
+               for o in desk.outputs]
+    (test_round,) = rounds_from_records(records).values()
+    assert test_round.test and format_round(test_round).startswith("Round 1 (TEST) | cross:")

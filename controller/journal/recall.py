@@ -54,6 +54,8 @@ class RoundRecord:
     entries: list[dict[str, Any]] = field(default_factory=list)
     held: list[dict[str, Any]] = field(default_factory=list)
     mode_changes: list[dict[str, Any]] = field(default_factory=list)
+    #: a round of test mode (``RoundOpened.test``, NY 9 NYCRR 5319.58)
+    test: bool = False
 
     @property
     def closed(self) -> bool:
@@ -117,6 +119,8 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
             rnd.totals = dict(data["totals"])
         elif kind == "ManualRound":
             rnd.manual = True
+        elif kind == "RoundOpened":
+            rnd.test = bool(data.get("test", False))
         elif kind == "CardPlacedByHand":
             rnd.placed.append((data["step"], data["seat"], data["by"]))
         elif kind in LISTED:

@@ -14,6 +14,9 @@ from controller.game.settlement import SETTLEMENT_ORDER
 from controller.journal.recall import RoundRecord
 
 
+#: After the number of a test round (NY 9 NYCRR 5319.58): its money is the test meters', not the table's.
+TEST = " (TEST)"
+
 def describe(hand: dict) -> str:
     """A hand's category in words, with the rank for a pair (``pair of Qs``), from its settlement JSON."""
     if hand["category"] == "pair":
@@ -27,7 +30,7 @@ def _wager(name: str, result: dict) -> str:
 
 def _format_voided(rnd: RoundRecord) -> list[str]:
     voided = rnd.voided or {}
-    lines = [f"Round {rnd.round_no} VOIDED by {voided.get('by')} ({voided.get('role')}): {voided.get('reason')}"]
+    lines = [f"Round {rnd.round_no}{TEST if rnd.test else ''} VOIDED by {voided.get('by')} ({voided.get('role')}): {voided.get('reason')}"]
     if rnd.revealed:  # only what was turned on the table: the rest stays face down
         lines[0] += f" | turned: {' '.join(rnd.revealed)}"
     for entry in voided.get("seats", ()):
@@ -46,7 +49,7 @@ def format_round(rnd: RoundRecord) -> str:
         t = rnd.totals or {}
         lines.append(f"  totals: wagered {money(t.get('wagered', 0))} | returned {money(t.get('returned', 0))}")
         return "\n".join(lines)
-    lines = [f"Round {rnd.round_no}"]
+    lines = [f"Round {rnd.round_no}{TEST if rnd.test else ''}"]
     if len(cross) == 5:
         lines[0] += f" | cross: across {cross[0]} {cross[1]} | down {cross[2]} {cross[3]} | middle {cross[4]}"
     for seat in rnd.settled_order:

@@ -38,8 +38,8 @@ from controller.round.dealing import ShoeDealing
 from controller.round.decisions import Decisions
 from controller.round.faults import Faults
 from controller.round.graph import BETWEEN_ROUNDS, ROUND_STATES, SETTLED, STATES, _Graph, _transitions
-from controller.round.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, JournalDamaged, JournalWhole, OperatorAction,
-                                     PromptDue, ServiceStarted, stale_answer, stale_reason)
+from controller.round.inputs import (ACTIONS, ROLES, SUPERVISOR_ACTIONS, TABLE_ACTIONS, JournalDamaged, JournalWhole,
+                                     OperatorAction, PromptDue, ServiceStarted, stale_answer, stale_reason)
 from controller.round.lock import WagerLock
 from controller.round.manual import ManualDealing
 from controller.round.meters import Meters
@@ -260,8 +260,12 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             if actor.role == "supervisor":  # so that a dealer's press learns nothing of alerts
                 self._acknowledge_alert(actor)
                 return
+        elif action in SUPERVISOR_ACTIONS and actor.role != "supervisor" and actor.source == "control":
+            pass  # refused below for the role, as the interface answered it (403), whatever the state
         elif action not in self.allowed_actions():
-            if self._held_for_acknowledgement() and action != "acknowledge":
+            if action in TABLE_ACTIONS:
+                why, text = self._table_refusal(action), f"Not now: {action}"
+            elif self._held_for_acknowledgement() and action != "acknowledge":
                 why = "the round waits for a supervisor to acknowledge past-posting"
                 text = "Past-posting: supervisor to acknowledge"
             elif action == "open_betting" and self.state in BETWEEN_ROUNDS and self.opening_locks():

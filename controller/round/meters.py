@@ -280,7 +280,8 @@ def _copy(value: Any) -> Any:
 
 
 _FEEDERS = {
-    "RoundOpened": Meters._round_opened, "SeatSettled": Meters._seat_settled, "RoundClosed": Meters._round_closed, "RoundVoided": Meters._round_voided,
+    "RoundOpened": Meters._round_opened, "SeatSettled": Meters._seat_settled, "RoundClosed": Meters._round_closed,
+    "RoundVoided": Meters._round_voided,
     "StackDealt": Meters._stack_dealt, "FaultRaised": Meters._fault_raised, "Irregularity": Meters._irregularity,
     "PastPostingAcknowledged": Meters._acknowledged, "PayoutChecked": Meters._payout_checked,
     "MispayAccepted": Meters._mispay_accepted, "ServiceStarted": Meters._service_started,

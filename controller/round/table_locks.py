@@ -7,8 +7,9 @@ The locks, from the highest priority (1) to the lowest:
 1. ``journal_damaged``: the journal store was found damaged (``JournalDamaged``); no round of any kind opens.
 2. ``fault``: a device or the controller faulted (the ``fault`` state); no round opens until it is cleared.
 3. ``self_check``: the devices have not all answered their handshakes since the start (``starting``).
-4. ``disabled``: a supervisor's ``disable_table`` with a reason code (``controller.round.inputs.DISABLE_CODES``) until ``enable_table``;
-   no live round opens. Test rounds may (a table disabled for maintenance is tested in test mode).
+4. ``disabled``: a supervisor's ``disable_table`` with a reason code (``controller.round.inputs.DISABLE_CODES``)
+   until ``enable_table``; no live round opens. Test rounds may (a table disabled for maintenance is tested in
+   test mode).
 5. ``test_mode``: a supervisor's ``enter_test_mode`` until ``leave_test_mode``; no live round opens, the rounds
    opened are test rounds (``RoundOpened.test``): the panel and the screen show TEST, only the test meters move
    (``controller.round.meters``) and the floor's messages carry ``test: true``.
@@ -112,6 +113,19 @@ class TableLocks:
     def _table_actions(self) -> tuple[str, ...]:
         """The actions of ``TABLE_ACTIONS`` the graph allows now (its ``may_`` answers: the one rule)."""
         return tuple(action for action in TABLE_ACTIONS if getattr(self, f"may_{action}")())
+
+    def _table_refusal(self, action: str) -> str:
+        """Why the graph refuses ``action`` (one of ``TABLE_ACTIONS``) now, in words a supervisor acts on."""
+        if action == "disable_table":
+            return f"the table is already disabled ({self.disabled['code']}): enable_table first"
+        if action == "enable_table":
+            return "the table is not disabled"
+        if action == "enter_test_mode" and self.test_mode is not None:
+            return "the table is already in test mode"
+        if action == "leave_test_mode" and self.test_mode is None:
+            return "the table is not in test mode"
+        return (f"test mode is entered and left between rounds only; round {self.round_no} is in {self.state}"
+                if self.round_open() else f"test mode is entered and left between rounds only, not in {self.state}")
 
     def _lock_text(self) -> str | None:
         """The text of the highest lock that keeps the next round from opening, or None."""

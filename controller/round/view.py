@@ -68,7 +68,7 @@ class PanelView:
             "answers": self.answers(),
             "pending_past_posting": [dict(item) for item in data.pending_acks] if data else [],
             "display": self._display,
-            "prompt": self._prompt,
+            "prompt": None if self._prompt is None else self.on_panel(self._prompt),
             "community": list(data.revealed) if data else [],
             "seats": {str(seat): {"wagers": dict(state.wagers), "folded_at": state.folded_at,
                                   "dealt": state.cards is not None}

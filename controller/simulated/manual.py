@@ -9,7 +9,14 @@ import re
 from collections.abc import Callable, Sequence
 
 from controller.game.cards import DECK
+from controller.round.table_locks import TEST_MARK
 
+
+
+def unmarked(text: str) -> str:
+    """A panel text without the mark of test mode (``TEST_MARK``, NY 9 NYCRR 5319.58): what the simulated people
+    read is the same in a test round."""
+    return text.removeprefix(TEST_MARK)
 
 class RoundOver(Exception):
     """The round ended before the dealer finished it (a supervisor voided it)."""
@@ -64,12 +71,12 @@ class ManualDealing:
         """Wait until the panel's text satisfies ``ready`` and return it; None when stopped; ``RoundOver`` when
         the round ended early (``open_betting`` lit)."""
         while not self._stop.is_set():
-            text = self.panel.display
+            text = unmarked(self.panel.display)
             if ready(text):
                 return text
             if "open_betting" in self.panel.lamps:
                 raise RoundOver
-            self.panel.wait_for(lambda: self.panel.display != text, 0.1)
+            self.panel.wait_for(lambda: unmarked(self.panel.display) != text, 0.1)
         return None
 
     def _deal_by_hand(self, seats: list[int]) -> tuple[tuple[str, ...], dict[int, tuple[str, str]]] | None:
@@ -88,7 +95,7 @@ class ManualDealing:
             if text.startswith("Across decision"):
                 return cross, hands
             self._act(self.panel.press, "confirm")
-            self.panel.wait_for(lambda: self.panel.display != text, 1.0)  # unchanged: the press was lost
+            self.panel.wait_for(lambda: unmarked(self.panel.display) != text, 1.0)  # unchanged: the press was lost
 
     def _enter_when_asked(self, prompt: str, seat: int, cards: Sequence[str]) -> bool:
         """When the panel shows ``prompt``, type ``cards`` for ``seat`` (0: community); False when stopped."""
@@ -96,7 +103,7 @@ class ManualDealing:
         if text is None:
             return False
         self._enter(seat, cards)
-        self.panel.wait_for(lambda: self.panel.display != text, 1.0)
+        self.panel.wait_for(lambda: unmarked(self.panel.display) != text, 1.0)
         return True
 
     def _enter(self, seat: int, cards: Sequence[str]) -> None:
@@ -112,7 +119,7 @@ class ManualDealing:
         while not self._stop.is_set():
             if {"open_betting", "paid"} & self.panel.lamps:
                 return True
-            text = self.panel.display
+            text = unmarked(self.panel.display)
             named = re.match(r"(?:Turn seat|Seat) (\d)\b.*enter its 2 cards", text)
             if named:
                 seat = int(named.group(1))
@@ -120,5 +127,5 @@ class ManualDealing:
             elif text.startswith("Enter the "):
                 missing = int(text.split()[2])
                 self._enter(0, cross[5 - missing:])
-            self.panel.wait_for(lambda: self.panel.display != text or "open_betting" in self.panel.lamps, 1.0)
+            self.panel.wait_for(lambda: unmarked(self.panel.display) != text or "open_betting" in self.panel.lamps, 1.0)
         return False

@@ -51,7 +51,7 @@ from controller.game.paytable import Jurisdiction
 from controller.game.settlement import Community, settle_seat
 from controller.game.table import Limits, TableConfig
 from controller.round.inputs import SUPERVISOR_ACTIONS
-from controller.simulated.manual import ManualDealing, RoundOver
+from controller.simulated.manual import ManualDealing, RoundOver, unmarked
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
@@ -263,7 +263,7 @@ class SimulatedTable(ManualDealing):
         """The supervisor: called when the table stalls or shows a fault; acts with the key, then leaves."""
         stalled_since: float | None = None
         while not self._stop.wait(0.02):
-            lamps, text = self.panel.lamps, self.panel.display
+            lamps, text = self.panel.lamps, unmarked(self.panel.display)
             dealer_lamps = lamps - SUPERVISOR_BUTTONS
             now = time.monotonic()
             stalled_since = (stalled_since or now) if not dealer_lamps else None
@@ -298,10 +298,10 @@ class SimulatedTable(ManualDealing):
                     give_up = self._clears_in_round >= 3  # the same trouble keeps coming back: end the round
                     action = "void_round" if "void_round" in lamps and (
                         give_up or self._supervisor_rng.random() < self.void_rate) else "clear_fault"
-                elif "void_round" in lamps and (self.panel.display.endswith("to void")
+                elif "void_round" in lamps and (unmarked(self.panel.display).endswith("to void")
                                                 or time.monotonic() - waited > self.patience):
                     action = "void_round"  # nothing to resume, or the device did not come back in time
-                elif lamps - SUPERVISOR_BUTTONS and not self.panel.display.startswith("FAULT"):
+                elif lamps - SUPERVISOR_BUTTONS and not unmarked(self.panel.display).startswith("FAULT"):
                     return  # the table moves again
                 elif time.monotonic() - waited > self.patience:
                     return  # nothing for a supervisor here; come back when called again
@@ -318,7 +318,7 @@ class SimulatedTable(ManualDealing):
                 # a void pressed after a clear lands in the round the clear resumed)
                 self.panel.wait_for(lambda a=action: a not in self.panel.lamps or (
                     a == "acknowledge_alert" and self.panel.display != shown
-                    and self.panel.display.startswith("ALERT")), self.patience)
+                    and unmarked(self.panel.display).startswith("ALERT")), self.patience)
                 waited = time.monotonic()
         finally:
             self._act(self.panel.turn_key, False, self.supervisor_id)
@@ -383,7 +383,8 @@ class SimulatedTable(ManualDealing):
             return False
         if not self._open_betting():
             return False
-        announced = [m for m in map(re.compile(r"Round (\d+): place").match, self.panel.messages[-3:]) if m]
+        texts = map(unmarked, self.panel.messages[-3:])
+        announced = [m for m in map(re.compile(r"Round (\d+): place").match, texts) if m]
         self._round_no = int(announced[-1].group(1)) if announced else None
         self._clears_in_round = 0
         self._act(self.sensors.clear)
@@ -470,7 +471,7 @@ class SimulatedTable(ManualDealing):
             lamps = self.panel.lamps
             if "open_betting" in lamps:
                 return True
-            shown = pattern.match(self.panel.display)
+            shown = pattern.match(unmarked(self.panel.display))
             if "paid" not in lamps or shown is None or int(shown.group(1)) not in placed:
                 self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
                 continue
