@@ -190,13 +190,7 @@ class SimulatedTable(ManualDealing):
                 return True  # betting was opened by someone else (the control interface): the round is on
             if button != "open_betting" and "open_betting" in lamps:
                 raise RoundOver
-            if self._last_pressed in lamps and self._last_pressed != button:
-                relit_since = relit_since or time.monotonic()
-                if time.monotonic() - relit_since > 0.3:
-                    self._act(self.panel.press, self._last_pressed)
-                    relit_since = None
-            else:
-                relit_since = None
+            relit_since = self._press_again_if_relit(lamps, button, relit_since)
             self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
         return False
 
@@ -215,6 +209,18 @@ class SimulatedTable(ManualDealing):
                     break  # no round opened: press again
                 self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
         return False
+
+    def _press_again_if_relit(self, lamps: frozenset[str], awaited: str, relit_since: float | None) -> float | None:
+        """The lamp of the button pressed last (not ``awaited``) lit again in ``lamps`` for more than 0.3 s: that
+        press never took effect (the controller restarted, the frame was lost), so it is pressed again. Returns
+        when the lamp was first seen lit again (None: not lit, or pressed now)."""
+        if self._last_pressed not in lamps or self._last_pressed == awaited:
+            return None
+        relit_since = relit_since or time.monotonic()
+        if time.monotonic() - relit_since > 0.3:
+            self._act(self.panel.press, self._last_pressed)
+            return None
+        return relit_since
 
     def _press_when_lit(self, button: str) -> bool:
         """Press ``button`` once its lamp is lit, again if the press was lost (the lamp stays lit); True once
@@ -467,12 +473,15 @@ class SimulatedTable(ManualDealing):
         plans: dict[int, dict[str, dict]] = {}
         paid: set[int] = set()
         pattern = re.compile(r"Seat (\d) (pay|mispay)")
+        relit_since: float | None = None
         while not self._stop.is_set():
             lamps = self.panel.lamps
             if "open_betting" in lamps:
                 return True
             shown = pattern.match(unmarked(self.panel.display))
             if "paid" not in lamps or shown is None or int(shown.group(1)) not in placed:
+                # the last reveal lost to a restart of the controller (its lamp lit again): pressed again
+                relit_since = self._press_again_if_relit(lamps, "paid", relit_since)
                 self.panel.wait_for(lambda: self.panel.lamps != lamps, 0.1)
                 continue
             if not plans:
