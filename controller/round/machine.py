@@ -268,8 +268,8 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             elif self._held_for_acknowledgement() and action != "acknowledge":
                 why = "the round waits for a supervisor to acknowledge past-posting"
                 text = "Past-posting: supervisor to acknowledge"
-            elif action == "open_betting" and self.state in BETWEEN_ROUNDS and self.opening_locks():
-                lock = self.opening_locks()[0]
+            elif action == "open_betting" and self.state in BETWEEN_ROUNDS and (locks := self.opening_locks()):
+                lock = locks[0]
                 why = ("the journal store is damaged (JournalDamaged): restore it" if lock.name == "journal_damaged"
                        else f"the table is locked: {lock.name} ({lock.reason})")
                 text = lock.text
