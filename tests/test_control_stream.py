@@ -170,3 +170,23 @@ def test_a_dropped_stream_counts_until_it_is_released():
 
     refused, served = asyncio.run(run())
     assert refused is None and served is not None
+
+
+def test_an_accepted_connection_sends_without_waiting_for_the_client_s_ack(server):
+    """Every accepted connection has TCP_NODELAY, read from the server's own socket: without it each keep-alive
+    answer after the first waits for the client's delayed ACK (about 40 ms on Linux) before its last bytes go."""
+    server.publish_view({"state": "idle", "round_no": None})
+    with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as sock:
+        reader = sock.makefile("rb")
+        for _ in range(2):  # two answers on one keep-alive connection
+            sock.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+            assert reader.readline().startswith(b"HTTP/1.1 200")
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            assert json.loads(reader.read(length))["state"] == "idle"
+        accepted = [connection.transport.get_extra_info("socket")
+                    for connection in list(server._uvicorn.server_state.connections)]
+        assert accepted, "the server holds no connection"
+        assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in accepted)

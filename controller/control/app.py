@@ -50,6 +50,8 @@ SCREEN_DIR = Path(__file__).resolve().parent / "screen"
 STREAM_SECONDS = 300.0
 #: A comment line sent on an idle stream this often (seconds), so a proxy or the browser keeps it open.
 HEARTBEAT = 15.0
+#: Most frames sent to a stream's client in one write (those waiting when it writes).
+MAX_JOINED = 64
 #: Longest wait for one write to a stream's client (seconds); a client that reads slower is disconnected.
 WRITE_TIMEOUT = 5.0
 #: Longest ``timeout`` text of ``/events`` (characters): a double's shortest decimal spelling fits (17
@@ -365,21 +367,25 @@ class _EventStream(Response):
         try:
             await asyncio.wait_for(send({"type": "http.response.start", "status": 200, "headers": self.raw_headers}),
                                    WRITE_TIMEOUT)
-            frame = b"retry: 1000\n\n"
-            while frame is not END:
-                await asyncio.wait_for(send({"type": "http.response.body", "body": frame, "more_body": True}),
-                                       WRITE_TIMEOUT)
+            frames, ended = [b"retry: 1000\n\n"], False
+            while True:
+                if frames:
+                    async with asyncio.timeout(WRITE_TIMEOUT):
+                        await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
                 remaining = deadline - loop.time()
-                if remaining <= 0:
+                if ended or remaining <= 0:
                     break
                 try:
-                    frame = await asyncio.wait_for(subscriber.queue.get(), min(HEARTBEAT, remaining))
+                    async with asyncio.timeout(min(HEARTBEAT, remaining)):
+                        frames = [await subscriber.queue.get()]
                 except TimeoutError:
-                    frame = b": still here\n\n"
-                if frame is END and subscriber.dropped and not hub.stopping:
-                    await asyncio.wait_for(send({"type": "http.response.body", "more_body": True,
-                                                 "body": sse_frame("dropped", {"queue": hub.client_queue})}),
-                                           WRITE_TIMEOUT)
+                    frames = [b": still here\n\n"]
+                while not subscriber.queue.empty() and len(frames) < MAX_JOINED:  # those waiting: one write
+                    frames.append(subscriber.queue.get_nowait())
+                if END in frames:  # the end comes last: nothing is offered to a subscriber after it
+                    frames, ended = frames[:frames.index(END)], True
+                    if subscriber.dropped and not hub.stopping:
+                        frames.append(sse_frame("dropped", {"queue": hub.client_queue}))
             await asyncio.wait_for(send({"type": "http.response.body", "body": b"", "more_body": False}),
                                    WRITE_TIMEOUT)
         except TimeoutError:

@@ -8,14 +8,20 @@ every subscriber's queue with ``put_nowait``; a subscriber whose queue is full i
 an ``event: dropped`` frame and the browser reconnects from its last ``id``), so a slow reader costs memory up to
 its bound and never delays the controller or the other readers. Long polls all wait on one future, resolved
 once per batch of records.
+
+The controller thread hands its records and views over through one ``Outbox`` (the only object the two
+threads share, behind its lock): the loop is woken once per batch, not once per record or view, so the two
+threads trade the interpreter's lock as seldom as the loop keeps up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import json
+import threading
 from typing import Any
+
+import orjson
 
 #: Public records kept in memory for ``GET /events`` and for a stream resuming from ``Last-Event-ID``.
 RING_SIZE = 2000
@@ -30,11 +36,56 @@ MAX_WAITING = 64
 END = b""
 
 
+#: Hand-overs (records, views, alerts) waiting in the ``Outbox`` for the loop; one more drops the oldest.
+OUTBOX_SIZE = RING_SIZE
+
+
 def sse_frame(event: str, data: Any, ident: int | None = None) -> bytes:
-    """One Server-Sent Events frame (WHATWG HTML, "Server-sent events"): ``event``, ``data`` as one line of JSON
-    and an optional ``id`` (a journal seq, which the browser sends back as ``Last-Event-ID``)."""
-    head = f"id: {ident}\n" if ident is not None else ""
-    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    """One Server-Sent Events frame (WHATWG HTML, "Server-sent events"): ``event``, ``data`` as one line of
+    compact JSON (UTF-8) and an optional ``id`` (a journal seq, which the browser sends back as
+    ``Last-Event-ID``)."""
+    return _frame(event, orjson.dumps(data), ident)
+
+
+def _frame(event: str, body: bytes, ident: int | None = None) -> bytes:
+    head = f"id: {ident}\nevent: {event}\ndata: " if ident is not None else f"event: {event}\ndata: "
+    return head.encode() + body + b"\n\n"
+
+
+class Outbox:
+    """What the controller thread hands to the loop's thread, in order (module docstring): items ``("record",
+    public, seq)``, ``("view", view)`` and ``("alert", record)``, each a copy the loop will own. ``put`` (the
+    controller thread) returns True when the loop must be woken to ``take`` them: only the first put after a
+    take does. Bounded to ``size`` items: one more drops the oldest, and ``take`` returns, with the items, the
+    highest seq of a record dropped so (None when none was), for the hub's ``missed`` horizon
+    (docs/control.md, "Bounds"): a loop that falls behind costs memory up to the bound and never delays the
+    controller. Every method holds the lock; nothing else is shared."""
+
+    def __init__(self, size: int = OUTBOX_SIZE) -> None:
+        self._lock = threading.Lock()
+        self._items: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._size = size
+        self._scheduled = False
+        self._lost: int | None = None
+
+    def put(self, item: tuple[Any, ...]) -> bool:
+        """Add ``item``; True when the loop must be woken (no take is due yet)."""
+        with self._lock:
+            if len(self._items) >= self._size:
+                dropped = self._items.popleft()
+                if dropped[0] == "record":
+                    self._lost = max(self._lost or 0, dropped[2])
+            self._items.append(item)
+            wake, self._scheduled = not self._scheduled, True
+            return wake
+
+    def take(self) -> tuple[list[tuple[Any, ...]], int | None]:
+        """Every item put since the last take, oldest first, and the highest seq of a record dropped."""
+        with self._lock:
+            items, lost = list(self._items), self._lost
+            self._items.clear()
+            self._lost, self._scheduled = None, False
+            return items, lost
 
 
 class Subscriber:
@@ -94,11 +145,18 @@ class Hub:
         self._broadcast(sse_frame("record", public, public["seq"]))
         self._wake()
 
+    def lost(self, seq: int) -> None:
+        """Records up to ``seq`` were dropped before they reached the hub (``Outbox``'s bound): a client asking
+        for records at or before it is told ``missed``."""
+        self.horizon = seq if self.horizon is None else max(self.horizon, seq)
+        self.last_seq = max(self.last_seq, seq)
+
     def publish_view(self, view: dict[str, Any]) -> None:
-        """Take the round's latest view (``Round.view()``); ``seq`` is added here."""
+        """Take the round's latest view (``Round.view()``); ``seq`` is added here. The view is encoded once, for
+        ``GET /state`` and the streams alike."""
         self.view = {**view, "seq": self.last_seq}
-        self.view_body = json.dumps(self.view).encode()
-        self._broadcast(sse_frame("view", self.view))
+        self.view_body = orjson.dumps(self.view)
+        self._broadcast(_frame("view", self.view_body))
 
     def stop(self) -> None:
         """End every stream and long poll."""

@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import json
 import logging
 import os
 import queue
@@ -58,10 +57,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import orjson
 import uvicorn
 
 from controller.control.app import build_app, protocol_class
-from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub
+from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub, Outbox
 from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.round.alerts import alert_record
 from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
@@ -135,6 +135,12 @@ PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "Roun
 FOLDED_KEYS: tuple[str, ...] = ("seat", "five_card_bonus_hand", "wagers", "net", "folded_at")
 #: Keys of a journal record that a client sees (never ``prev`` or ``hash``, see the module docstring).
 RECORD_KEYS: tuple[str, ...] = ("seq", "time", "kind", "round", "type", "data")
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of ``value`` through JSON (keys as JSON writes them: an integer key becomes text); raises
+    ``TypeError`` for what JSON cannot hold."""
+    return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
 
 
 def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -274,13 +280,17 @@ class ControlServer:
         #: why the operators file is refused now (None: it is not), said in each refusal and in the log
         self.operators_refused: str | None = None
         self.hub = Hub(ring_size, client_queue, max_streams)
+        #: the controller thread's hand-overs to the loop (``broadcast.Outbox``: the one object both use)
+        self._outbox = Outbox(ring_size)
         #: the last hole-card alerts and acknowledgements (journal records; controller/round/alerts.py), owned by the
         #: event loop
         self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_ALERTS)
         #: the lifetime meters last published (``publish_meters``; ``GET /meters``, supervisors only); None before
         self.meters: dict[str, Any] | None = None
         family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name their protocol, and without it
+        # every keep-alive answer after the first waits for the client's delayed ACK (about 40 ms)
+        self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._socket.bind((config.host, config.port))
@@ -378,11 +388,11 @@ class ControlServer:
         record published), and every event stream gets it. Never raises and never waits: a view that is not
         JSON is logged and the previous one stays."""
         try:
-            view = json.loads(json.dumps(view))  # a copy the loop owns, checked to be JSON here
-        except (TypeError, ValueError):
+            view = _copy(view)  # a copy the loop owns, checked to be JSON here
+        except TypeError:
             log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
             return
-        self._hand_over(self.hub.publish_view, view)
+        self._post(("view", view))
 
     def publish_record(self, record: dict[str, Any]) -> None:
         """Offer one journal record to ``GET /events`` and the event streams through ``public_record``. Never
@@ -391,26 +401,41 @@ class ControlServer:
         try:
             public = public_record(record)
             if public is not None:
-                public = json.loads(json.dumps(public))  # a copy the loop owns
+                public = _copy(public)  # a copy the loop owns
             seq = int(record["seq"])
         except Exception:  # fail closed: a record the filter cannot read is not shown
             log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
             return
-        self._hand_over(self.hub.publish_record, public, seq)
+        self._post(("record", public, seq))
         if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
             kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
-            self._hand_over(self.alerts.append, json.loads(json.dumps(kept)))
+            self._post(("alert", _copy(kept)))
 
     def publish_meters(self, meters: dict[str, Any]) -> None:
         """Keep ``meters`` (``Meters.to_json()``, a fresh copy never changed after) for ``GET /meters``: one
         reference replaced whole, read by the loop. Never raises and never waits."""
         self.meters = meters
 
-    def _hand_over(self, method: Any, *args: Any) -> None:
-        try:
-            self._loop.call_soon_threadsafe(method, *args)
-        except RuntimeError:  # the loop is closed: the interface was stopped, nobody is listening
-            pass
+    def _post(self, item: tuple[Any, ...]) -> None:
+        """Put ``item`` in the outbox and wake the loop when no take is due yet."""
+        if self._outbox.put(item):
+            try:
+                self._loop.call_soon_threadsafe(self._take)
+            except RuntimeError:  # the loop is closed: the interface was stopped, nobody is listening
+                pass
+
+    def _take(self) -> None:
+        """On the loop: everything the controller thread handed over since the last take, in order."""
+        items, lost = self._outbox.take()
+        if lost is not None:
+            self.hub.lost(lost)
+        for item in items:
+            if item[0] == "record":
+                self.hub.publish_record(item[1], item[2])
+            elif item[0] == "view":
+                self.hub.publish_view(item[1])
+            else:
+                self.alerts.append(item[1])
 
     # ------------------------------------------------------------------ for the application
     def check_password(self, user: str, password: str) -> Operator | None:
