@@ -13,7 +13,7 @@ import socket
 import pytest
 
 from controller.control.app import ROUTES
-from controller.control.broadcast import END, Hub
+from controller.control.broadcast import END, Hub, Outbox
 from controller.control.server import ControlConfig, ControlServer
 from tests.test_control import PATIENCE, Client, _operators, operators_file  # noqa: F401 (fixtures)
 
@@ -190,3 +190,28 @@ def test_an_accepted_connection_sends_without_waiting_for_the_client_s_ack(serve
                     for connection in list(server._uvicorn.server_state.connections)]
         assert accepted, "the server holds no connection"
         assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in accepted)
+
+
+def test_the_outbox_wakes_the_loop_once_a_batch_and_its_bound_drops_the_oldest_as_missed():
+    """The controller thread's hand-overs: one wake-up until the loop takes them; beyond the bound the oldest
+    go, and the hub then tells a client asking after them that records were missed (docs/control.md)."""
+    outbox = Outbox(size=3)
+    assert outbox.put(("record", {"seq": 1}, 1)) is True  # the loop must be woken
+    assert outbox.put(("view", {"state": "idle"})) is False  # already due
+    assert outbox.take() == ([("record", {"seq": 1}, 1), ("view", {"state": "idle"})], None)
+    assert outbox.put(("record", None, 2)) is True  # taken: the next put wakes it again
+    for seq in (3, 4, 5):
+        outbox.put(("record", {"seq": seq}, seq))
+    items, lost = outbox.take()
+    assert [item[2] for item in items] == [3, 4, 5] and lost == 2
+
+    async def run():
+        hub = Hub(ring_size=10)
+        hub.publish_record({"seq": 1, "type": "RoundOpened", "data": {}}, 1)
+        hub.lost(3)
+        hub.publish_record({"seq": 4, "type": "RoundOpened", "data": {}}, 4)
+        return hub.after(1), hub.after(3)
+
+    after_one, after_three = asyncio.run(run())
+    assert after_one["missed"] and [r["seq"] for r in after_one["records"]] == [4]
+    assert not after_three["missed"] and after_three["next"] == 4
