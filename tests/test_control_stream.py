@@ -84,6 +84,7 @@ def test_the_stream_pushes_public_records_with_their_seq_and_each_view(server):
 def test_a_stream_resumes_after_its_last_event_id(server):
     for seq in (1, 2, 3):
         server.publish_record(_record(seq))
+    server.flush()
     sock, reader, _ = _open_stream(server, headers="Last-Event-ID: 1\r\n")
     try:
         frames = _frames(reader, 2)
@@ -196,10 +197,14 @@ def test_the_outbox_wakes_the_loop_once_a_batch_and_its_bound_drops_the_oldest_a
     """The controller thread's hand-overs: one wake-up until the loop takes them; beyond the bound the oldest
     go, and the hub then tells a client asking after them that records were missed (docs/control.md)."""
     outbox = Outbox(size=3)
-    assert outbox.put(("record", {"seq": 1}, 1)) is True  # the loop must be woken
-    assert outbox.put(("view", {"state": "idle"})) is False  # already due
-    assert outbox.take() == ([("record", {"seq": 1}, 1), ("view", {"state": "idle"})], None)
-    assert outbox.put(("record", None, 2)) is True  # taken: the next put wakes it again
+    assert outbox.wake() is False  # nothing waits
+    assert outbox.put(("record", {"seq": 1}, 1), wake=False) is False  # a record waits for the view after it
+    assert outbox.put(("view", {"state": "idle"})) is True  # the loop must be woken
+    assert outbox.put(("view", {"state": "betting"})) is False  # already due
+    assert outbox.take() == ([("record", {"seq": 1}, 1), ("view", {"state": "idle"}),
+                              ("view", {"state": "betting"})], None)
+    assert outbox.put(("record", None, 2), wake=False) is False
+    assert outbox.wake() is True and outbox.wake() is False  # a flush: once until the take
     for seq in (3, 4, 5):
         outbox.put(("record", {"seq": seq}, seq))
     items, lost = outbox.take()

@@ -277,6 +277,7 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
                "data": {"alert": alert["data"], "by": "SUP-7", "role": "supervisor", "source": "panel", "round_no": 8,
                         "waiting": 0}}
         server.publish_record(ack)
+        server.flush()
 
         def get(user: str | None, password: str = "") -> tuple[int, dict]:
             headers = {}

@@ -55,8 +55,9 @@ def _frame(event: str, body: bytes, ident: int | None = None) -> bytes:
 class Outbox:
     """What the controller thread hands to the loop's thread, in order (module docstring): items ``("record",
     public, seq)``, ``("view", view)`` and ``("alert", record)``, each a copy the loop will own. ``put`` (the
-    controller thread) returns True when the loop must be woken to ``take`` them: only the first put after a
-    take does. Bounded to ``size`` items: one more drops the oldest, and ``take`` returns, with the items, the
+    controller thread) returns True when the loop must be woken to ``take`` them: only the first waking put
+    after a take does (records are put without waking: the view that follows each commit wakes the loop for
+    all of them, so the controller trades the interpreter's lock with the loop once per input). Bounded to ``size`` items: one more drops the oldest, and ``take`` returns, with the items, the
     highest seq of a record dropped so (None when none was), for the hub's ``missed`` horizon
     (docs/control.md, "Bounds"): a loop that falls behind costs memory up to the bound and never delays the
     controller. Every method holds the lock; nothing else is shared."""
@@ -68,16 +69,26 @@ class Outbox:
         self._scheduled = False
         self._lost: int | None = None
 
-    def put(self, item: tuple[Any, ...]) -> bool:
-        """Add ``item``; True when the loop must be woken (no take is due yet)."""
+    def put(self, item: tuple[Any, ...], wake: bool = True) -> bool:
+        """Add ``item``; True when ``wake`` and the loop must be woken (no take is due yet)."""
         with self._lock:
             if len(self._items) >= self._size:
                 dropped = self._items.popleft()
                 if dropped[0] == "record":
                     self._lost = max(self._lost or 0, dropped[2])
             self._items.append(item)
-            wake, self._scheduled = not self._scheduled, True
-            return wake
+            if not wake or self._scheduled:
+                return False
+            self._scheduled = True
+            return True
+
+    def wake(self) -> bool:
+        """True when the loop must be woken for what waits (no take is due yet, and something waits)."""
+        with self._lock:
+            if self._scheduled or not (self._items or self._lost):
+                return False
+            self._scheduled = True
+            return True
 
     def take(self) -> tuple[list[tuple[Any, ...]], int | None]:
         """Every item put since the last take, oldest first, and the highest seq of a record dropped."""

@@ -395,9 +395,10 @@ class ControlServer:
         self._post(("view", view))
 
     def publish_record(self, record: dict[str, Any]) -> None:
-        """Offer one journal record to ``GET /events`` and the event streams through ``public_record``. Never
-        raises and never waits: a record that cannot be filtered is logged (type and seq, never its data) and
-        left out."""
+        """Offer one journal record to ``GET /events`` and the event streams through ``public_record``. The loop
+        takes it with the next ``publish_view`` (the controller publishes a view after every commit,
+        ``Controller.on_view``): one wake-up of the loop per input. Never raises and never waits: a record that
+        cannot be filtered is logged (type and seq, never its data) and left out."""
         try:
             public = public_record(record)
             if public is not None:
@@ -406,23 +407,32 @@ class ControlServer:
         except Exception:  # fail closed: a record the filter cannot read is not shown
             log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
             return
-        self._post(("record", public, seq))
+        self._post(("record", public, seq), wake=False)
         if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
             kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
-            self._post(("alert", _copy(kept)))
+            self._post(("alert", _copy(kept)), wake=False)
 
     def publish_meters(self, meters: dict[str, Any]) -> None:
         """Keep ``meters`` (``Meters.to_json()``, a fresh copy never changed after) for ``GET /meters``: one
         reference replaced whole, read by the loop. Never raises and never waits."""
         self.meters = meters
 
-    def _post(self, item: tuple[Any, ...]) -> None:
-        """Put ``item`` in the outbox and wake the loop when no take is due yet."""
-        if self._outbox.put(item):
-            try:
-                self._loop.call_soon_threadsafe(self._take)
-            except RuntimeError:  # the loop is closed: the interface was stopped, nobody is listening
-                pass
+    def flush(self) -> None:
+        """Wake the loop for the records waiting, for a caller that publishes records without a view after them
+        (the controller need not: its view after each commit does it). Never raises and never waits."""
+        if self._outbox.wake():
+            self._wake_loop()
+
+    def _post(self, item: tuple[Any, ...], wake: bool = True) -> None:
+        """Put ``item`` in the outbox and, with ``wake``, wake the loop when no take is due yet."""
+        if self._outbox.put(item, wake):
+            self._wake_loop()
+
+    def _wake_loop(self) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._take)
+        except RuntimeError:  # the loop is closed: the interface was stopped, nobody is listening
+            pass
 
     def _take(self) -> None:
         """On the loop: everything the controller thread handed over since the last take, in order."""

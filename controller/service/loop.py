@@ -73,7 +73,9 @@ class Controller:
     records of the round in progress. ``drivers`` maps ``shoe``/``sensors``/``panel`` to started ``Device``
     objects. ``on_round_closed`` is called with each closed or voided round's ``RoundRecord`` (built from the
     journaled records); ``on_record`` with every journal record as written and ``on_view`` with the machine's
-    ``view()`` after each input (both on the controller thread: they must not block). ``rounds`` stops the loop
+    ``view()`` after each input and after every other commit with records (the day's close), so that a
+    consumer may take an input's records together with the view after them (``ControlServer``: one wake-up of
+    its loop per input); both on the controller thread: they must not block. ``rounds`` stops the loop
     after that many closed or voided rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the
     machine faults. ``finish`` is called once the loop ends, before ``ServiceStopped`` is journaled, to let the
     service's own workers put their last inputs on ``events`` (the hole-card detector's alerts of the last
@@ -171,6 +173,8 @@ class Controller:
         closed = self.snapshots.day_closed(self.machine.meters, self.machine.round_no)
         if closed:
             self._commit(closed, [])
+            if self.on_view is not None:  # a view after every commit (``on_view``)
+                self.on_view(self.machine.view())
 
     def _closed_for_good(self) -> bool:
         """With a round count (``rounds``): True once this run's check found the journal store damaged
