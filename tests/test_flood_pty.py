@@ -155,7 +155,10 @@ def test_a_hostile_panel_writing_bad_frames_writes_few_log_lines_and_is_faulted(
     rejected (and NAKed), a few lines are logged per kind, and the panel is closed as flooding."""
     bad = b"".join(framing.encode_frame((n * 37) & 0xFF, panel_protocol.BUTTON, bytes([99])) for n in range(2000))
     events: queue.Queue = queue.Queue()
-    timing = LinkTiming(heartbeat_interval=1.0, link_silence=3.0, reconnect_min=0.05, reconnect_max=30.0)
+    # the driver answers each bad frame with a NAK; a write timeout of 10 s keeps a hostile device that a loaded
+    # machine leaves unscheduled for a second (its NAKs unread, the pty full) from looking like a lost link
+    timing = LinkTiming(heartbeat_interval=1.0, link_silence=3.0, reconnect_min=0.05, reconnect_max=30.0,
+                        write_timeout=10.0)
     with HostileDevice("panel", bad, 2000, rate=10_000) as panel:
         driver = DRIVERS["panel"](panel.port, events, timing=timing)
         driver.start()
