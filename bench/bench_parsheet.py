@@ -22,8 +22,8 @@ values are printed too, which must agree to the ideal's six decimals.
 Peak memory is each par sheet process's own: the child is started through a small launcher that, at exit,
 sends the parent its ``VmHWM`` (``/proc/self/status``) and, with workers, the largest worker's peak
 (``RUSAGE_CHILDREN``; a forked worker counts the pages it shares with its parent). ``wait4``'s ``ru_maxrss``
-is not used for it: on Linux it carries the parent's resident memory at the fork (subprocess's ``vfork``
-shares the whole parent, here holding treys' 10^6 hands) into the child's figure.
+is not used for it: on Linux it also counts the memory the child had before its ``exec``, the parent's (here
+holding treys' 10^6 hands), so it is never below the parent's resident memory at the fork.
 
 The load average is printed before and after: on a shared machine only the ratios of one run compare.
 """
