@@ -1,15 +1,25 @@
 """The compiled loops' shared pieces (numba): how a loop is compiled (cached on disk where it can be), a bit
 count, and the small loops of pairs both passes use (``kernel.decision_values``, ``kernel_account.account``).
 
-Pairs index the 50 cards left in ``combinations`` order (``kernel`` module docstring). numba's cache checks
-only the file a compiled function is in: after a change here, remove numba's cache (``__pycache__/*.nbi``,
-``*.nbc`` beside these files) so that the loops of ``kernel`` and ``kernel_account`` are compiled again.
+Pairs index the 50 cards left in ``combinations`` order (``kernel`` module docstring).
+
+numba's cache is kept where numba finds a folder it can write, in its order: ``NUMBA_CACHE_DIR`` if set, the
+``__pycache__`` beside these files, else the user's cache folder (``$XDG_CACHE_HOME/numba``, by default
+``~/.cache/numba``); where none can be written the loops are compiled at each start (about 16 s of CPU). numba
+alone checks only the source of the file a compiled function is in, while the loops of ``kernel`` and
+``kernel_account`` inline those of this file: here a cached loop is also stale once any ``kernel*.py`` beside
+it has changed (``compiled``).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit, types
+from numba.core import caching
 from numba.extending import intrinsic
 
 #: Middle cards left for a round; down pairs disjoint from an across pair.
@@ -17,15 +27,47 @@ N_MIDDLE = 46
 N_DOWN = 1128
 
 
+@functools.cache
+def sources_digest(folder: str) -> bytes:
+    """SHA-256 of the ``kernel*.py`` files in ``folder`` (names and contents, in name order): the part of a
+    compiled loop's cache stamp that numba's own (its file's source alone) does not cover."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).glob("kernel*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.digest()
+
+
+class _KernelStamp:
+    """A numba cache locator's source stamp extended with ``sources_digest`` of the function's folder."""
+
+    def get_source_stamp(self):
+        """numba's stamp of the function's file, with the digest of the ``kernel*.py`` files beside it."""
+        return super().get_source_stamp(), sources_digest(str(Path(self._py_file).parent))
+
+
+class _KernelCacheImpl(caching.CompileResultCacheImpl):
+    """numba's cache of compiled functions, each of its locators (same order) stamped by ``_KernelStamp``."""
+
+    _locator_classes = [type(locator.__name__, (_KernelStamp, locator), {})
+                        for locator in caching.CompileResultCacheImpl._locator_classes]
+
+
+class KernelCache(caching.FunctionCache):
+    """numba's ``FunctionCache`` whose entries go stale when any ``kernel*.py`` beside the function changes.
+    Raises ``RuntimeError`` (numba's "no locator available") where no cache folder can be written."""
+
+    _impl_class = _KernelCacheImpl
 
 
 def compiled(function, inline="never"):
-    """``numba.njit`` with the compiled code cached on disk when a cache folder can be written (numba's
-    ``__pycache__`` beside this file, else the user's cache folder), else compiled at each start."""
+    """``numba.njit(nogil=True)`` with the compiled code cached on disk (``KernelCache``: where, in the module
+    docstring) when a cache folder can be written, else compiled at each start. ``inline``: numba's option."""
+    dispatcher = njit(nogil=True, inline=inline)(function)
     try:
-        return njit(cache=True, nogil=True, inline=inline)(function)
+        dispatcher._cache = KernelCache(function)  # what njit(cache=True) does, with the stamp of KernelCache
     except RuntimeError:  # numba: "cannot cache function ...: no locator available" (a read-only install)
-        return njit(nogil=True, inline=inline)(function)
+        pass
+    return dispatcher
 
 
 def inlined(function):
