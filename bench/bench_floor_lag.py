@@ -8,9 +8,8 @@ swapped at each repeat), each run a fresh set of journals under a topic prefix o
 - ``floor``: the real ``controller.floor.publisher.Publisher`` per table, handed the view after each commit
   (``publish_view``, as the service does), reading the journal as its outbox.
 - ``raw``: the peer. One plain paho-mqtt client per table (MQTT 5, its own network thread: ``loop_start``,
-  paho's defaults otherwise),
-  and the feeder publishes each commit's messages itself right after the commit, built from the records the
-  commit returned: the same topics, the same payloads (``public_record`` of each record on ``events`` with its
+  paho's defaults otherwise), and the feeder publishes each commit's messages itself right after the commit,
+  built from the records the commit returned: the same topics, the same payloads (``public_record`` of each record on ``events`` with its
   ``after``, ``significant``, ``alerts``, the anchor at a round's close, the view retained on ``state``), QoS 1.
   No journal is read back, no window, no progress file: the least any publisher must do.
 
