@@ -125,3 +125,47 @@ def test_every_record_is_acknowledged_and_the_progress_file_says_so_at_stop(mosq
         publisher.stop(drain=1.0)
         journal.close()
     assert Progress(tmp_path / "journal.db.floor", f"127.0.0.1:{mosquitto.port}/crisscross").seq == commits
+
+
+def _puback_as_said(client_class, packet: bytes, mid_known: bool = True):
+    """What ``on_publish`` is told of the PUBACK ``packet`` (variable header and properties, as read after the
+    fixed header) for a QoS 1 message ``client_class`` published, and whether the client then holds the message
+    no more (its PUBACK taken)."""
+    import paho.mqtt.client as paho
+
+    client = client_class(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
+    said = []
+    client.on_publish = lambda c, u, mid, reason, properties: said.append(
+        (mid, reason.value, reason.getName(), reason.is_failure, str(properties)))
+    info = client.publish("crisscross/CC-01/events", b"{}", qos=1)  # not connected: kept for its PUBACK
+    assert info.mid == 1
+    if not mid_known:
+        packet = b"\x00\x02" + packet[2:]
+    client._in_packet = {**client._in_packet, "command": 0x40, "packet": bytearray(packet)}
+    try:
+        rc = client._handle_pubackcomp("PUBACK")
+    except Exception as exc:  # noqa: BLE001 - paho's refusal of a malformed packet, compared by its kind
+        rc = type(exc).__name__
+    return said, info.mid not in client._out_messages, rc
+
+
+@pytest.mark.parametrize("packet", [
+    b"\x00\x01",  # success, the reason code left out (MQTT 5.0 3.4.2.1)
+    b"\x00\x01\x00",  # success
+    b"\x00\x01\x10",  # no matching subscribers: taken
+    b"\x00\x01\x87",  # not authorized: a refusal
+    b"\x00\x01\x97",  # quota exceeded
+    b"\x00\x01\x95",  # packet too large: not a PUBACK code (MQTT 5.0 3.4.2.1), refused as malformed
+    b"\x00\x01\x00\x00",  # success with an empty property length
+    b"\x00\x01\x87\x07\x1f\x00\x04deny",  # a refusal with its reason string
+], ids=["short", "success", "no-subscribers", "not-authorized", "quota", "too-large", "empty-properties", "reason-string"])
+@pytest.mark.parametrize("mid_known", [True, False], ids=["its-message", "another-mid"])
+def test_the_short_puback_path_tells_on_publish_what_paho_tells_it(packet, mid_known):
+    import paho.mqtt.client as paho
+
+    from controller.floor.mqtt import Client
+
+    assert _puback_as_said(Client, packet, mid_known) == _puback_as_said(paho.Client, packet, mid_known)
+    said, taken, rc = _puback_as_said(Client, packet, mid_known)
+    if rc != "MalformedPacket":
+        assert taken == mid_known and len(said) == int(mid_known)
