@@ -204,6 +204,11 @@ def test_every_public_record_reaches_the_floor_in_order_with_the_view_status_and
     key = load_key(key_file)
     import hashlib
     import hmac
+    import sqlite3
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        checkpoints = [row[0] for row in db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
+    # each anchor is the checkpoint written with its round's close: the first one at or after it
+    assert [a["seq"] for a in anchors] == [min(c for c in checkpoints if c >= close) for close in closes]
     for anchor, close in zip(anchors, closes):
         assert anchor["seq"] >= close and anchor["head"] == hashes[anchor["seq"]]
         message = "\n".join(["anchor", str(anchor["seq"]), anchor["head"]]).encode()

@@ -9,11 +9,15 @@ is slow, down or unreachable never slows or stops the table.
   (``controller.control.server.public_record``: the control interface's secrecy filter, one rule in one place) to
   ``events`` (QoS 1), each hole-card ``Alert`` and ``AlertAcknowledged`` to ``alerts`` (QoS 1; never on ``events``), and at each round
   close the chain head and keyed anchor to ``anchors`` (``controller.floor.topics``).
+- A turn publishes the records first and reads the broker's acknowledgements after; its messages leave
+  together (``_corked``: one TCP segment on Linux) on a socket with ``TCP_NODELAY`` (no message waits for the
+  ACK of the one before).
 - At most ``WINDOW`` messages wait for the broker's PUBACK. Progress is the last journal seq whose messages are
-  all acknowledged; it is kept in ``<journal>.floor`` (``Progress``), per broker and prefix. On a lost
-  connection everything unacknowledged is forgotten and, once connected again, published again from the record
-  after that seq: never out of order, possibly twice (consumers dedupe by table and seq). A broker down for a
-  day costs nothing here: the records wait in the journal, which keeps them anyway.
+  all acknowledged; it is kept in ``<journal>.floor`` (``Progress``), per broker and prefix, written by a thread
+  of its own (``ProgressWriter``). On a lost connection everything unacknowledged is forgotten and, once
+  connected again, published again from the record after that seq: never out of order, possibly twice
+  (consumers dedupe by table and seq). A broker down for a day costs nothing here: the records wait in the
+  journal, which keeps them anyway.
 - Connection attempts back off from ``RETRY_MIN`` to ``RETRY_MAX`` seconds, doubling at each connection lost
   or refused; only a journal record the broker acknowledged starts the back-off again (a CONNACK does not: a
   broker that accepts the connection and refuses every record was once tried every 0.5 s, with thousands of
@@ -23,16 +27,18 @@ is slow, down or unreachable never slows or stops the table.
 Why a side file and not a table in the journal store: the store is append-only (triggers refuse UPDATE and
 DELETE), so a progress row would be a new row per acknowledgement, growing the store forever; and a second
 writer on the store would take SQLite's one write lock between the controller's commits, delaying a press.
-The side file is written by this thread alone, replaced atomically, not fsynced: a power cut that loses it
-only makes records be published again, which consumers dedupe.
+The side file is written by the progress writer's thread alone, replaced atomically, not fsynced: a power cut
+that loses it only makes records be published again, which consumers dedupe.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -61,7 +67,7 @@ RETRY_MIN, RETRY_MAX = 0.5, 10.0
 IDLE = 0.05
 #: Seconds after which the journal is read again without a wake-up.
 POLL = 1.0
-#: Seconds at least between two writes of the progress file.
+#: Seconds at least between two writes of the progress file (``ProgressWriter``).
 SAVE_EVERY = 0.5
 #: Seconds ``stop`` lets the publisher catch up with the journal before it says ``offline``.
 DRAIN = 3.0
@@ -86,6 +92,26 @@ TEST_MODE = ("TestModeEntered", "TestModeLeft")
 #: The hole-card detector's alerts (``controller.round.alerts``) and a supervisor's acknowledgement of one, published on
 #: ``alerts`` alone.
 ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
+
+
+@contextlib.contextmanager
+def _corked(sock: Any) -> Any:
+    """Hold back what is written to the TCP socket ``sock`` inside the block and send it together at its end
+    (Linux ``TCP_CORK``, tcp(7)): a turn's messages leave as one segment, not one each. Where the option is
+    missing or refused (another system; no socket), the block runs as it is."""
+    corked = False
+    if sock is not None and hasattr(socket, "TCP_CORK"):
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+            corked = True
+        except OSError:
+            corked = False
+    try:
+        yield
+    finally:
+        if corked:
+            with contextlib.suppress(OSError):  # the connection went meanwhile: the loop finds it lost
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
 
 
 def progress_path(journal: Path) -> Path:
@@ -123,6 +149,64 @@ class Progress:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(self._all, handle, sort_keys=True)
         os.replace(temporary, self.path)
+
+
+class ProgressWriter:
+    """Writes a ``Progress`` on a thread of its own (``floor-progress``, started at the first ``offer``), so a
+    slow disk never holds a record on its way to the broker: ``offer`` hands it the latest acknowledged ``(seq,
+    public)`` and returns at once; the thread writes the latest offered, at most once every ``SAVE_EVERY``
+    seconds. ``close`` writes what was offered last and joins the thread. A write refused (``OSError``) is logged:
+    a restart then publishes those records again."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self._offered: tuple[int, int] | None = None
+        self._closing = False
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def offer(self, seq: int, public: int) -> None:
+        """Have ``seq`` and ``public`` (``Progress.save``) written soon; never waits for the disk."""
+        with self._changed:
+            self._offered = (seq, public)
+            if self._thread is None and not self._closing:
+                self._thread = threading.Thread(target=self._run, name="floor-progress", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def close(self) -> None:
+        """Join the thread and write what was offered last (on the caller's thread); a later ``offer`` starts a new
+        thread."""
+        with self._changed:
+            self._closing = True
+            self._changed.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+        self._write_offered()
+        with self._changed:  # a publisher started again offers to a new thread
+            self._closing, self._thread = False, None
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._offered is not None or self._closing)
+                if self._closing:
+                    return  # close writes the last offer
+            self._write_offered()
+            with self._changed:
+                self._changed.wait_for(lambda: self._closing, SAVE_EVERY)
+
+    def _write_offered(self) -> None:
+        with self._changed:
+            offered, self._offered = self._offered, None
+        if offered is None or offered == (self.progress.seq, self.progress.public):
+            return
+        try:
+            self.progress.save(*offered)
+        except OSError as exc:
+            log.warning("floor: cannot write %s (%s): a restart publishes those records again", self.progress.path,
+                        exc)
 
 
 @dataclass
@@ -190,7 +274,7 @@ class Publisher:
         self._alone: int | None = None  # a refused record's seq: sent alone until the broker acknowledged it
         self._refusals = LogLimiter(log)  # the broker's refusals, at most a few lines per interval
         self._next_try = 0.0
-        self._saved_at = 0.0
+        self._writer = ProgressWriter(self.progress)
         self._db: sqlite3.Connection | None = None
         self._lost = False
         self._more = True  # the journal may hold records not read yet
@@ -247,6 +331,16 @@ class Publisher:
             if time.monotonic() < self._next_try or not self._connect():
                 self._stopping.wait(min(IDLE * 4, max(self._next_try - time.monotonic(), 0.0)))
                 return
+        sent = False
+        if self.connected and not self._lost:  # the records first: the acknowledgements can wait a turn
+            if self._wake.is_set():  # a commit since the last look
+                self._wake.clear()
+                self._more = True
+            if time.monotonic() >= self._poll_at:  # a record committed without a view (the service's last one)
+                self._more = True
+            with _corked(self._client.socket()):
+                sent = self._fill() if self._more else False
+                self._send_view()
         self._client.loop(timeout=0.0)
         if self._lost:
             self._drop()
@@ -259,18 +353,11 @@ class Publisher:
                 return
             self._client.loop(timeout=IDLE)
             return
-        if self._wake.is_set():  # a commit since the last look
-            self._wake.clear()
-            self._more = True
-        if time.monotonic() >= self._poll_at:  # a record committed without a view (the service's last one)
-            self._more = True
-        sent = self._fill() if self._more else False
-        self._send_view()
         self._settle()
         if not sent:
             if len(self._pending) >= self.window:
                 self._client.loop(timeout=IDLE)  # waiting for acknowledgements: wait on the socket
-            else:
+            elif not self._wake.is_set():
                 self._wake.wait(IDLE)
 
     def _connect(self) -> bool:
@@ -291,6 +378,8 @@ class Publisher:
             self._next_try = time.monotonic() + self._retry
             self._retry = min(self._retry * 2, RETRY_MAX)
             return False
+        with contextlib.suppress(OSError, AttributeError):  # a message leaves when written, never held for an ACK
+            client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._client = client
         self._connected_at = time.monotonic()
         return True
@@ -373,7 +462,7 @@ class Publisher:
         if self._testing is None and records:
             self._testing = self._test_mode_at(records[0]["seq"])
         anchors = {}
-        if records:
+        if records and (self._round_ended or any(record["type"] in ROUND_ENDS for record in records)):
             anchors = {row[0]: row for row in self._reader().execute(
                 "SELECT seq, round, head FROM checkpoints WHERE seq >= ? AND seq <= ?",
                 (records[0]["seq"], records[-1]["seq"]))}
@@ -463,7 +552,7 @@ class Publisher:
         self._view_sent = view
 
     def _settle(self) -> None:
-        """Move ``acked`` past the acknowledged front of the window and save it (at most every ``SAVE_EVERY``)."""
+        """Move ``acked`` past the acknowledged front of the window and hand it to the progress writer."""
         while self._pending and self._pending[0].acked:
             sent = self._pending.popleft()
             if sent.public is not None:
@@ -471,18 +560,7 @@ class Publisher:
         acked = self._pending[0].seq - 1 if self._pending else self._scanned
         if acked != self.acked:
             self.acked = acked
-            if time.monotonic() - self._saved_at >= SAVE_EVERY:
-                self._save()
-
-    def _save(self) -> None:
-        if (self.progress.seq, self.progress.public) == (self.acked, self._acked_public):
-            return
-        try:
-            self.progress.save(self.acked, self._acked_public)
-        except OSError as exc:
-            log.warning("floor: cannot write %s (%s): a restart publishes those records again", self.progress.path,
-                        exc)
-        self._saved_at = time.monotonic()
+            self._writer.offer(acked, self._acked_public)
 
     def _caught_up(self) -> bool:
         """True when every record the journal holds now was published and acknowledged."""
@@ -492,7 +570,7 @@ class Publisher:
 
     def _close(self) -> None:
         """Save the progress; say ``offline`` (retained) and disconnect; close the journal reader."""
-        self._save()
+        self._writer.close()
         client = self._client
         if client is not None and self.connected:
             try:
