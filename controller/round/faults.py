@@ -92,12 +92,12 @@ class Faults:
         """A new notice number (``notice_no``), for something a supervisor must answer."""
         self.notice_no += 1
         return self.notice_no
-    def answers(self) -> dict[str, int]:
+    def answers(self, allowed: tuple[str, ...] | None = None) -> dict[str, int]:
         """What each action that answers something would answer now, by its notice number: ``clear_fault`` the
         latest fault of the episode (``FaultRaised.fault_id``), ``acknowledge`` the latest past-posting awaiting a
         supervisor, ``accept_mispay`` the payout reading that differed. An action naming another number is stale
         (``controller.round.inputs.stale_answer``): a retried clearance never clears a fault raised after it was
-        sent."""
+        sent. ``allowed`` is ``allowed_actions()`` when the caller has it already."""
         data, out = self.round, {}
         if self.state == "fault" and self.faults:
             out["clear_fault"] = self.faults[-1].fault_id
@@ -105,7 +105,8 @@ class Faults:
             out["acknowledge"] = data.acks_id
         if data is not None and self.phase in PAYOUT_STATES and data.last_check:
             out["accept_mispay"] = data.last_check["id"]
-        allowed = self.allowed_actions()
+        if allowed is None:
+            allowed = self.allowed_actions()
         return {action: number for action, number in out.items() if action in allowed}
     def _held_for_acknowledgement(self) -> bool:
         """True while past-posting awaits a supervisor's acknowledgement in an open round (NY (c)(3))."""

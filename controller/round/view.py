@@ -54,18 +54,18 @@ class PanelView:
         ``locks``: every lock standing now, highest priority first (``controller.round.table_locks.TableLock``
         fields), and ``test_mode`` (bool).
         """
-        data = self.round
+        data, allowed = self.round, self.allowed_actions()
         return {
             "state": self.state,
             "phase": self.phase,
             "round_no": self.round_no,
-            "allowed_actions": list(self.allowed_actions()),
+            "allowed_actions": list(allowed),
             "lamps": list(self._lamps or ()),
             "supervisor_key": self.supervisor_key is not None,
             "devices_ready": sorted(self.devices_ready),
             "faults": [{"id": f.fault_id, "cause": f.cause, "device": f.device, "detail": f.detail,
                         "resumable": f.resumable} for f in self.faults] if self.state == "fault" else [],
-            "answers": self.answers(),
+            "answers": self.answers(allowed),
             "pending_past_posting": [dict(item) for item in data.pending_acks] if data else [],
             "display": self._display,
             "prompt": None if self._prompt is None else self.on_panel(self._prompt),
