@@ -342,3 +342,35 @@ def test_a_damaged_journal_between_rounds_says_so_at_once_and_a_whole_one_change
     fresh.start()
     assert fresh.send(JournalWhole()) == [] and fresh.machine.journal_whole()
     assert fresh.send(ev.ButtonPressed("open_betting")) and fresh.state == "betting"
+
+
+def test_a_stop_interrupts_a_check_inside_sqlite_at_once(tmp_path, monkeypatch):
+    """``PRAGMA quick_check`` is one step of SQLite's virtual machine, which a progress handler cannot stop
+    within: a stop interrupts the statement itself (a service stopped after a long history once waited 5 s for
+    it). Ordered, not timed: the stop comes once the check's connection is attached; a check that ran on to
+    its end would report ``ok``."""
+    from controller.journal import check
+
+    path = tmp_path / "big.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE t(a INTEGER PRIMARY KEY, b BLOB)")
+    db.execute("CREATE INDEX ib ON t(b)")
+    db.execute("INSERT INTO t(b) SELECT randomblob(200) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+               "SELECT x + 1 FROM c WHERE x < 100000) SELECT x FROM c)")
+    db.commit()
+    db.close()
+    attached = threading.Event()
+    real_attach = check.Interrupter.attach
+
+    def attach(self, connection):
+        real_attach(self, connection)
+        attached.set()
+
+    monkeypatch.setattr(check.Interrupter, "attach", attach)
+    monkeypatch.setattr(check, "PROGRESS_STEPS", 10**9)  # no progress handler's look: the interrupt alone stops it
+    found = []
+    journal_check = check.JournalCheck(path, found.append, report_whole=True)
+    journal_check.start()
+    assert attached.wait(WAIT_S), "the check never opened the store"
+    journal_check.stop(timeout=WAIT_S)
+    assert journal_check.done.is_set() and journal_check.result is None and found == []

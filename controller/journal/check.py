@@ -44,19 +44,60 @@ MAX_PROBLEMS = 10
 NICE = 19
 #: SQLite virtual machine steps between two looks at the stop request (``set_progress_handler``).
 PROGRESS_STEPS = 10_000
+#: Seconds between two interrupts of a check that goes on after a stop (``JournalCheck.stop``).
+STOP_STEP = 0.05
 
 
-def quick_check(path: Path, *, stop: threading.Event | None = None) -> str:
+class Interrupter:
+    """A stop request for a running check: ``interrupt`` (any thread) sets it and interrupts the check's SQLite
+    statement at once (``sqlite3_interrupt``, the one call SQLite allows from any thread: ``PRAGMA quick_check``
+    is a single step of SQLite's virtual machine, which a progress handler cannot stop within). ``attach`` and
+    ``detach`` (the check's thread) name the connection to interrupt; a lock orders the three, so an interrupt
+    never reaches a connection not yet open or closed, and one asked before ``attach`` acts at it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._asked = False
+
+    def is_set(self) -> bool:
+        """True once ``interrupt`` was asked."""
+        return self._asked
+
+    def attach(self, db: sqlite3.Connection) -> None:
+        """The connection whose statement ``interrupt`` stops (interrupted now when a stop was asked)."""
+        with self._lock:
+            self._db = db
+            if self._asked:
+                db.interrupt()
+
+    def detach(self) -> None:
+        """The connection is about to close: nothing more to interrupt."""
+        with self._lock:
+            self._db = None
+
+    def interrupt(self) -> None:
+        """Ask the stop and interrupt the statement running now, if any."""
+        with self._lock:
+            self._asked = True
+            if self._db is not None:
+                self._db.interrupt()
+
+
+def quick_check(path: Path, *, stop: Interrupter | None = None) -> str:
     """``PRAGMA quick_check`` of the store at ``path`` through a read-only connection of the calling thread,
     opened and closed here: ``"ok"`` when whole, else the problems it reports (at most ``MAX_PROBLEMS`` lines,
-    joined by ``"; "``). ``stop``, once set, interrupts the check (``sqlite3.OperationalError``). Raises
+    joined by ``"; "``). ``stop``'s ``interrupt`` interrupts the check (``sqlite3.OperationalError``). Raises
     ``sqlite3.DatabaseError`` when SQLite cannot read the store at all (a damaged header or schema page)."""
     db = sqlite3.connect(f"file:{Path(path).absolute()}?mode=ro", uri=True)
     try:
         if stop is not None:
-            db.set_progress_handler(stop.is_set, PROGRESS_STEPS)
+            db.set_progress_handler(stop.is_set, PROGRESS_STEPS)  # the steps before and after the check's own
+            stop.attach(db)
         rows = db.execute(f"PRAGMA quick_check({MAX_PROBLEMS})").fetchall()
     finally:
+        if stop is not None:
+            stop.detach()
         db.close()
     return "; ".join(str(row[0]) for row in rows)
 
@@ -82,7 +123,7 @@ class JournalCheck:
         self.done = threading.Event()
         self.result: str | None = None
         self.seconds: float | None = None
-        self._stop = threading.Event()
+        self._stop = Interrupter()
         self._thread = threading.Thread(target=self._run, name="journal-check", daemon=True)
 
     def start(self) -> None:
@@ -90,10 +131,13 @@ class JournalCheck:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Interrupt the check (if running) and wait for its thread, at most ``timeout`` seconds."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        """Interrupt the check (if running) and wait for its thread, at most ``timeout`` seconds. The interrupt
+        is asked again while the thread runs (SQLite forgets one that comes before its statement starts)."""
+        deadline = time.monotonic() + timeout
+        self._stop.interrupt()
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            self._thread.join(min(STOP_STEP, max(0.0, deadline - time.monotonic())))
+            self._stop.interrupt()
 
     def _run(self) -> None:
         try:
