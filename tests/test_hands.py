@@ -469,3 +469,60 @@ def test_property_pair_rank_matches_the_repeated_rank(hand):
         assert value.pair_rank == rank
     else:
         assert value.pair_rank is None
+
+
+# --------------------------------------------------------------------------- every multiset of ranks
+
+
+def _by_definition(ranks: list[int], suited: bool, wheel: bool) -> tuple[str, tuple[int, ...]]:
+    """Category and tie-break ranks from NY 5324.39(b)(2),(3) read directly: group equal ranks, the largest
+    group first and then the higher rank; five different ranks in sequence are a straight (the wheel A-2-3-4-5
+    5-high when allowed); five suited cards a flush, a suited straight a straight flush, ace-high a royal."""
+    counts = Counter(ranks)
+    groups = sorted(counts.items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
+    shape = [c for _, c in groups]
+    order = tuple(r for r, _ in groups)
+    named = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind", (2, 2, 1): "two_pair",
+             (2, 1, 1, 1): "pair"}
+    if tuple(shape) in named:
+        return named[tuple(shape)], order
+    top = None
+    if order[0] - order[4] == 4:
+        top = order[0]
+    elif wheel and order == (12, 3, 2, 1, 0):
+        top = 3
+    if top is not None and suited:
+        return ("royal_flush" if top == 12 else "straight_flush"), (top,)
+    if suited:
+        return "flush", order
+    return ("straight", (top,)) if top is not None else ("high_card", order)
+
+
+class _Cards(list):
+    """A sequence of cards that is neither a list nor a tuple (``evaluate`` takes another path for it)."""
+
+
+@pytest.mark.parametrize("wheel", [True, False])
+def test_every_multiset_of_ranks_suited_and_not_as_the_rules_define_it(wheel):
+    """All 6,175 multisets of five ranks one deck can deal, off suit, and the 1,287 of five different ranks also
+    suited, in a shuffled card order, as a list, a tuple and another sequence: ``evaluate`` gives the category
+    and tie-break ranks the definitions give (``_by_definition``), with and without the wheel."""
+    rng = random.Random(5)
+    checked = 0
+    for ranks in itertools.combinations_with_replacement(range(13), 5):
+        if ranks[0] == ranks[4]:
+            continue
+        if len(set(ranks)) == 5:  # off suit: four clubs and a diamond; suited: one suit drawn
+            off_suit = [RANKS[r] + ("c" if i < 4 else "d") for i, r in enumerate(ranks)]
+            suit = rng.choice(SUITS)
+            hands = [(off_suit, False), ([RANKS[r] + suit for r in ranks], True)]
+        else:  # equal ranks in different suits
+            hands = [([RANKS[r] + SUITS[ranks[:i].count(r)] for i, r in enumerate(ranks)], False)]
+        for cards, suited in hands:
+            rng.shuffle(cards)
+            value = evaluate(cards, wheel=wheel)
+            assert (value.category, value.ranks) == _by_definition([RANKS.index(c[0]) for c in cards], suited, wheel)
+            assert evaluate(tuple(cards), wheel=wheel) == value
+            assert evaluate(_Cards(cards), wheel=wheel) == value  # any other sequence: the general path
+            checked += 1
+    assert checked == 6_175 + 1_287
