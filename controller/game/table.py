@@ -377,7 +377,11 @@ def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int,
     for name in wagers:
         if name not in _WAGER_NAMES:
             raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
-    checked = {name: check_amount(seat, name, wagers[name]) for name in WAGERS if name in wagers}
+    checked = {}
+    for name in WAGERS:
+        if name in wagers:
+            amount = wagers[name]
+            checked[name] = amount if type(amount) is int and 0 < amount <= MAX_AMOUNT else check_amount(seat, name, amount)
     if checked.keys().isdisjoint(ANTES):
         if checked:
             first = next(iter(checked))
@@ -405,6 +409,8 @@ def check_bet(seat: int | None, name: str, amount: int, ante: int, bet_multiples
 
     Raises ``WagerError`` naming the seat, the bet and the allowed amounts.
     """
+    if ante > 0 and amount % ante == 0 and amount // ante in bet_multiples:  # amount is m * ante, m allowed
+        return
     allowed = [m * ante for m in bet_multiples]
     if amount not in allowed:
         names = ", ".join(f"{m}x" for m in bet_multiples)
