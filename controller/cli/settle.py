@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from controller.settings.files import CONFIG_DIR, ConfigError
 
 
@@ -16,7 +18,8 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     """``crisscross settle [FILE] [--table T] [--lines]``: one round as JSON in, its settlement as JSON out (exit
     2 and one line naming the field when refused); with ``lines``, one round per line (a checker's batch: one
     process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
-    line that is not blank."""
+    line that is not blank. Each jurisdiction a command's rounds name is read once by that command (a file
+    changed since is read by the next command); a file that cannot be loaded refuses every round naming it."""
     from controller.game.settlement import SettlementInputError, settle_round
     from controller.game.table import jurisdictions_home, load_table_config
 
@@ -37,17 +40,20 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
         print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
+    jurisdictions: dict[str, Any] = {}  # read once per command: a file changed since is read by the next one
+
     def settled(round_text: str, where: str) -> dict[str, Any]:
         """The settlement of one round's JSON; raises ``ValueError`` with ``where`` and what is wrong."""
         try:
-            data = json.loads(round_text, object_pairs_hook=_unique_keys)
+            # one decoder for every round (json.loads makes one per call); json.loads names a byte order mark
+            data = _DECODER.decode(round_text) if not round_text.startswith("\ufeff") else json.loads(round_text)
         except json.JSONDecodeError as exc:
             place = where if lines else f"{source}: line {exc.lineno}"
             raise ValueError(f"{place}, column {exc.colno}: invalid JSON: {exc.msg}") from None
         except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
             raise ValueError(f"{where}: invalid JSON: {str(exc)[:100] or type(exc).__name__}") from None
         try:
-            return settle_round(data, config_dir, table=table)
+            return settle_round(data, config_dir, table=table, jurisdictions=jurisdictions)
         except SettlementInputError as exc:
             raise ValueError(f"{where}: {exc}") from None
 
@@ -62,7 +68,7 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
                 except ValueError as exc:
                     print(exc, file=sys.stderr)
                     answer, status = {"line": number, "error": str(exc)}, 2
-                sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+                sys.stdout.write(_compact(answer) + "\n")
         else:
             try:
                 result = settled(text, source)
@@ -78,8 +84,27 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
+    """A JSON object from its ``pairs``; ``ValueError`` naming a key written twice (the first, sorted)."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        keys = [k for k, _ in pairs]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
         raise ValueError(f"key {repeated[0]!r} repeated in an object")
-    return dict(pairs)
+    return result
+
+
+#: The rounds' JSON reader: a key written twice in an object is refused (``_unique_keys``).
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _compact(answer: dict[str, Any]) -> str:
+    """``answer`` as ``json.dumps(answer, separators=(",", ":"))`` spells it: a settlement, whose only free text
+    is the ``jurisdiction`` echoed, printable ASCII, through orjson (the same characters: no escape but ``\\``
+    and ``\"`` is needed); an error line, other text or a number orjson refuses, through ``json``."""
+    jurisdiction = answer.get("jurisdiction")
+    if "error" not in answer and isinstance(jurisdiction, str) and jurisdiction.isascii() and jurisdiction.isprintable():
+        try:
+            return orjson.dumps(answer).decode("ascii")
+        except (orjson.JSONEncodeError, UnicodeDecodeError):  # an integer beyond 64 bits
+            pass
+    return json.dumps(answer, separators=(",", ":"))
