@@ -138,30 +138,26 @@ def _settle_wagers(across: HandValue, down: HandValue, board: HandValue, wagers:
                    jurisdiction: Jurisdiction) -> list[tuple[str, int, str, int]]:
     """Each placed wager of a seat as ``(name, amount, outcome, net)`` in ``SETTLEMENT_ORDER`` (the rules: the
     module docstring); ``across``, ``down`` and ``board`` are the values of its three hands."""
-    results = []
-    if "across" not in wagers or "down" not in wagers or "middle" not in wagers:  # a fold at one of DECISIONS
-        for name in SETTLEMENT_ORDER[:-1]:
-            if name in wagers:
-                amount = wagers[name]
-                results.append((name, amount, "lose", -amount))  # forfeited at the fold (NY 5324.39(e)(3),(5),(7))
-    else:
-        ante, bet = jurisdiction.ante, jurisdiction.bet
+    if "across" in wagers and "down" in wagers and "middle" in wagers:
+        ante, bet = jurisdiction.ante.outcome_of, jurisdiction.bet.outcome_of
         across_hand, down_hand = pay_hand(across), pay_hand(down)
-        across_bet, down_bet = bet.outcome_of(across_hand), bet.outcome_of(down_hand)
-        for name, outcome in (("ante_across", ante.outcome_of(across_hand)), ("across", across_bet),
-                              ("ante_down", ante.outcome_of(down_hand)), ("down", down_bet),
-                              ("middle", _middle_of(across, across_bet, down, down_bet))):
-            if name in wagers:
-                results.append(_result(name, wagers[name], outcome))
+        across_bet, down_bet = bet(across_hand), bet(down_hand)
+        outcomes: tuple[tuple[str, tuple[str, int]], ...] = (
+            ("ante_across", ante(across_hand)), ("across", across_bet), ("ante_down", ante(down_hand)),
+            ("down", down_bet), ("middle", _middle_of(across, across_bet, down, down_bet)))
+    else:  # a fold at one of DECISIONS: every wager placed before it is forfeited (NY 5324.39(e)(3),(5),(7))
+        outcomes = tuple((name, _LOSE) for name in SETTLEMENT_ORDER[:-1])
     if "five_card_bonus" in wagers:
-        results.append(_result("five_card_bonus", wagers["five_card_bonus"], jurisdiction.five_card_bonus.outcome(board)))
+        outcomes += (("five_card_bonus", jurisdiction.five_card_bonus.outcome(board)),)
+    results = []
+    for name, (kind, odds) in outcomes:
+        if name in wagers:
+            amount = wagers[name]
+            results.append((name, amount, kind, odds * amount if kind == "win" else 0 if kind == "push" else -amount))
     return results
 
 
-def _result(name: str, amount: int, outcome: tuple[str, int]) -> tuple[str, int, str, int]:
-    """``(name, amount, outcome, net)`` of a wager of ``amount`` with ``outcome`` ``(kind, odds)``."""
-    kind, odds = outcome
-    return name, amount, kind, odds * amount if kind == "win" else 0 if kind == "push" else -amount
+_LOSE = ("lose", 0)
 
 
 def settle_seat(seat: int, cards: tuple[str, str], community: Community, wagers: Mapping[str, int],

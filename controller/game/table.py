@@ -372,11 +372,12 @@ def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int,
     (NY (c)(4)), and no bet after a fold (NY (e)(3)-(7)). Returns the wagers as a plain dict in ``WAGERS`` order.
     Raises ``WagerError`` naming the seat and field.
     """
-    if not isinstance(wagers, Mapping):
+    if type(wagers) is not dict and not isinstance(wagers, Mapping):
         raise WagerError(seat, "wagers", f"expected a mapping of wager names to amounts, got {type(wagers).__name__}")
-    for name in wagers:
-        if name not in _WAGER_NAMES:
-            raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
+    if not _WAGER_NAMES.issuperset(wagers):
+        for name in wagers:
+            if name not in _WAGER_NAMES:
+                raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
     checked = {}
     for name in WAGERS:
         if name in wagers:
