@@ -371,3 +371,32 @@ def test_lines_output_is_the_compact_json_of_each_settlement(tmp_path):
     expected = [json.dumps({"line": n, **settle_round(r)}, separators=(",", ":")) for n, r in enumerate(rounds, 1)]
     assert proc.stdout.splitlines() == expected
     assert "\\u00e9" in proc.stdout and '\\"b\\\\c' in proc.stdout
+
+
+READ_CASES = [
+    json.dumps(EXAMPLE), json.dumps(EXAMPLE, indent=2), json.dumps(EXAMPLE, separators=(",", ":")),
+    '{"jurisdiction": "ny", "jurisdiction": "pa"}',  # a key twice
+    '{"a": {"b": 1, "b": 1}, "c": "x:y"}',  # a key twice, and a colon in a string to hide it
+    '{"a:b": 1, "c": [1, 2, {"d": "e"}]}', '{"amount": 18446744073709551615}', '{"amount": 18446744073709551616}',
+    '{"amount": -9223372036854775809}', '{"amount": 500.0}', '{"amount": 1e400}', '{"amount": NaN}', '[-0, -0.0]',
+    '"\\ud800"', '"\ud800"', "\ufeff{}", "{}", "[]", "3", "1.5", "null", '"a:b"', "", "[1,]", "{'a': 1}", "01",
+    '{"a": 1}x', "[" * 1020 + "]" * 1020, "[" * 5000 + "]" * 5000, '{"seats": [{"seat": 1, "seat": 1}]}',
+]
+
+
+@pytest.mark.parametrize("text", READ_CASES, ids=range(len(READ_CASES)))
+def test_a_round_is_read_as_json_reads_it(text):
+    """``read_round`` (orjson first, json where they could differ) gives what ``json.loads`` with the
+    repeated-key check gives: the same value, the same types (an integer, a float), the same keys in the same
+    order, or the same exception and message."""
+    from controller.cli.settle import _unique_keys, read_round
+
+    def outcome(read):
+        try:
+            return "value", repr(read(text))
+        except RecursionError:
+            return "RecursionError", ""
+        except ValueError as exc:  # json.JSONDecodeError, or a key written twice
+            return type(exc).__name__, str(exc)
+
+    assert outcome(read_round) == outcome(lambda t: json.loads(t, object_pairs_hook=_unique_keys))
