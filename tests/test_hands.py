@@ -526,3 +526,25 @@ def test_every_multiset_of_ranks_suited_and_not_as_the_rules_define_it(wheel):
             assert evaluate(_Cards(cards), wheel=wheel) == value  # any other sequence: the general path
             checked += 1
     assert checked == 6_175 + 1_287
+
+
+def test_evaluate_cross_is_evaluate_of_each_line():
+    """A seat's across and down hands (its two cards and the middle card in both, NY 5324.39(e)(9)(i)) valued
+    together are what ``evaluate`` gives each hand alone: 20,000 seven-card deals and two suited ones (straight
+    flushes across, flushes down), with and without the wheel; lines sharing an outside card (each
+    hand still five distinct cards) are evaluated hand by hand, and a card that is not one is refused."""
+    from controller.game.hands import evaluate_cross
+
+    rng = random.Random(7)
+    deals = [rng.sample(DECK, 7) for _ in range(20_000)]
+    # suited: the wheel's straight flush across (A 2 | 4 5 | 3) and a royal flush across (A K | Q J | T), a flush down
+    deals += [[r + "h" for r in ranks] for ranks in ("A245KQ3", "AKQJ98T")]
+    for wheel in (True, False):
+        for c1, c2, a1, a2, d1, d2, m in deals:
+            assert evaluate_cross((c1, c2), (a1, a2), (d1, d2), m, wheel=wheel) == (
+                evaluate([c1, c2, a1, a2, m], wheel=wheel), evaluate([c1, c2, d1, d2, m], wheel=wheel))
+    shared = evaluate_cross(("Ah", "Kh"), ("Qh", "Jh"), ("Qh", "2c"), "Th")  # Qh on both lines
+    assert shared == (evaluate(["Ah", "Kh", "Qh", "Jh", "Th"]), evaluate(["Ah", "Kh", "Qh", "2c", "Th"]))
+    assert shared[0].category == "royal_flush"
+    with pytest.raises(CardError):
+        evaluate_cross(("Ah", "Kh"), ("Qh", "10h"), ("2c", "3c"), "Th")

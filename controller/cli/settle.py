@@ -60,7 +60,7 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     try:
         if lines:
             for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
+                if not line or line.isspace():  # blank: no round
                     continue
                 try:
                     answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}

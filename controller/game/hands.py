@@ -154,6 +154,37 @@ def evaluate(cards: Sequence[str], *, wheel: bool = True) -> HandValue:
     return suited if len({c[1] for c in cards}) == 1 else plain  # type: ignore[return-value]
 
 
+def evaluate_cross(cards: Sequence[str], across: Sequence[str], down: Sequence[str], middle: str, *,
+                   wheel: bool = True) -> tuple[HandValue, HandValue]:
+    """The values of a seat's across hand and down hand: ``evaluate((*cards, *across, middle))`` and
+    ``evaluate((*cards, *down, middle))``, the seat's two ``cards`` and the middle card being in both (NY 9
+    NYCRR 5324.39(e)(9)(i)); ``across`` and ``down`` are the two outside cards of each line.
+
+    Seven distinct valid cards are looked up together (the shared three cards' product once); anything else
+    is evaluated hand by hand, so a ``CardError`` names what is wrong in the hand that has it.
+    """
+    try:
+        first, second = cards
+        a1, a2 = across
+        d1, d2 = down
+        shared = _PRIME_OF[first] * _PRIME_OF[second] * _PRIME_OF[middle]
+        across_key = shared * _PRIME_OF[a1] * _PRIME_OF[a2]
+        down_key = shared * _PRIME_OF[d1] * _PRIME_OF[d2]
+        distinct = len({first, second, a1, a2, d1, d2, middle}) == 7
+    except (KeyError, TypeError, ValueError):  # not a card, an unhashable item, not two cards
+        distinct = False
+    if not distinct:
+        return (evaluate((*cards, *across, middle), wheel=wheel), evaluate((*cards, *down, middle), wheel=wheel))
+    table = _TABLES[wheel]
+    suit = middle[1]
+    shared_suited = first[1] == suit and second[1] == suit
+    plain, suited = table[across_key]
+    across_value = suited if shared_suited and a1[1] == suit and a2[1] == suit else plain
+    plain, suited = table[down_key]
+    down_value = suited if shared_suited and d1[1] == suit and d2[1] == suit else plain
+    return across_value, down_value  # type: ignore[return-value]
+
+
 #: Three-card hand categories of NJ 13:69F-25.5(c), lowest first; "high_card" names a hand with none of them.
 THREE_CARD_CATEGORIES: tuple[str, ...] = (
     "high_card",

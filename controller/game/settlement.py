@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.game.cards import CardError, check_distinct, parse_card, parse_cards
-from controller.game.hands import HandValue, evaluate
+from controller.game.hands import HandValue, evaluate, evaluate_cross
 from controller.game.paytable import Jurisdiction, load_jurisdiction, pay_hand
 from controller.game.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
 from controller.settings.files import CONFIG_DIR, ConfigError, short
@@ -128,10 +128,10 @@ def _seat_hands(cards: tuple[str, str], community: Community,
                 wheel: bool) -> tuple[tuple[str, ...], HandValue, tuple[str, ...], HandValue]:
     """The seat's across hand and down hand: their five cards (the seat's two, then the line) and values."""
     first, second = cards
-    middle = community.middle
-    across_cards = (first, second, community.across[0], community.across[1], middle)
-    down_cards = (first, second, community.down[0], community.down[1], middle)
-    return across_cards, evaluate(across_cards, wheel=wheel), down_cards, evaluate(down_cards, wheel=wheel)
+    middle, across, down = community.middle, community.across, community.down
+    across_value, down_value = evaluate_cross(cards, across, down, middle, wheel=wheel)
+    return ((first, second, across[0], across[1], middle), across_value,
+            (first, second, down[0], down[1], middle), down_value)
 
 
 def _settle_wagers(across: HandValue, down: HandValue, board: HandValue, wagers: Mapping[str, int],
@@ -175,18 +175,20 @@ def settle_seat(seat: int, cards: tuple[str, str], community: Community, wagers:
     return SeatSettlement(seat, cards, (across_cards, across), (down_cards, down), (board_cards, board), results)
 
 
-def _seat_json(seat: int, cards: tuple[str, str], community: Community, board: HandValue, wagers: Mapping[str, int],
-               jurisdiction: Jurisdiction) -> dict[str, Any]:
-    """``settle_seat(...).to_json()``, built without the objects; ``board`` is the value of the community cards."""
+def _seat_json(seat: int, cards: tuple[str, str], community: Community, board: tuple[tuple[str, ...], HandValue],
+               wagers: Mapping[str, int], jurisdiction: Jurisdiction) -> dict[str, Any]:
+    """``settle_seat(...).to_json()``, built without the objects; ``board`` is the five community cards and
+    their value."""
     across_cards, across, down_cards, down = _seat_hands(cards, community, jurisdiction.wheel)
+    board_cards, board_value = board
     settled = {}
     net = 0
-    for name, amount, kind, result in _settle_wagers(across, down, board, wagers, jurisdiction):
+    for name, amount, kind, result in _settle_wagers(across, down, board_value, wagers, jurisdiction):
         settled[name] = {"amount": amount, "outcome": kind, "net": result}
         net += result
     return {"seat": seat, "across_hand": {"cards": list(across_cards), "category": across.category},
             "down_hand": {"cards": list(down_cards), "category": down.category},
-            "five_card_bonus_hand": {"cards": list(community.board), "category": board.category},
+            "five_card_bonus_hand": {"cards": list(board_cards), "category": board_value.category},
             "wagers": settled, "net": net}
 
 
@@ -251,10 +253,11 @@ def settle_round(data: Any, config_dir=CONFIG_DIR, table: TableConfig | None = N
             except WagerError as exc:
                 raise SettlementInputError(seat, exc.field, f"{exc.reason} (table {table.table_id})") from None
         seats.append((seat, cards, wagers))
-    dealt = [*community.board, *(card for _, cards, _ in seats for card in cards)]
+    board_cards = community.board
+    dealt = [*board_cards, *(card for _, cards, _ in seats for card in cards)]
     if len(set(dealt)) != len(dealt):
         _refuse_duplicate(community, seats)
-    board = evaluate(community.board, wheel=jurisdiction.wheel)
+    board = (board_cards, evaluate(board_cards, wheel=jurisdiction.wheel))
     return {"jurisdiction": data["jurisdiction"],
             "seats": [_seat_json(s, c, community, board, w, jurisdiction) for s, c, w in sorted(seats, reverse=True)]}
 
@@ -300,6 +303,9 @@ def _parse_community(community: dict) -> Community:
     return Community(across, down, middle)  # type: ignore[arg-type]
 
 
+_SEAT_KEYS = frozenset(("seat", "cards", "wagers"))
+
+
 def _parse_seat(index: int, entry: Any, jurisdiction: Jurisdiction, seen: set[int]) -> tuple[int, tuple, dict]:
     if not isinstance(entry, dict):
         raise SettlementInputError(None, f"seats[{index}]", f"expected an object, got {type(entry).__name__}")
@@ -312,9 +318,10 @@ def _parse_seat(index: int, entry: Any, jurisdiction: Jurisdiction, seen: set[in
     if seat in seen:
         raise SettlementInputError(seat, "seat", "seat listed twice")
     seen.add(seat)
-    for key in entry:
-        if key not in ("seat", "cards", "wagers"):
-            raise SettlementInputError(seat, key, "unknown key (expected seat, cards, wagers)")
+    if not _SEAT_KEYS.issuperset(entry):
+        for key in entry:
+            if key not in _SEAT_KEYS:
+                raise SettlementInputError(seat, key, "unknown key (expected seat, cards, wagers)")
     try:
         cards = parse_cards(entry.get("cards"), 2, "cards")
     except CardError as exc:
