@@ -290,10 +290,16 @@ def _required(data: dict, key: str, kind: type) -> Any:
     return data[key]
 
 
+#: The keys a round's ``community`` and each of its ``seats`` may have.
+_COMMUNITY_KEYS = frozenset(("across", "down", "middle"))
+_SEAT_KEYS = frozenset(("seat", "cards", "wagers"))
+
+
 def _parse_community(community: dict) -> Community:
-    for key in community:
-        if key not in ("across", "down", "middle"):
-            raise SettlementInputError(None, f"community.{key}", "unknown key (expected across, down, middle)")
+    if not _COMMUNITY_KEYS.issuperset(community):
+        for key in community:
+            if key not in _COMMUNITY_KEYS:
+                raise SettlementInputError(None, f"community.{key}", "unknown key (expected across, down, middle)")
     try:
         across = parse_cards(community.get("across"), 2, "community.across")
         down = parse_cards(community.get("down"), 2, "community.down")
@@ -301,9 +307,6 @@ def _parse_community(community: dict) -> Community:
     except CardError as exc:
         raise SettlementInputError(None, exc.where, exc.reason) from None
     return Community(across, down, middle)  # type: ignore[arg-type]
-
-
-_SEAT_KEYS = frozenset(("seat", "cards", "wagers"))
 
 
 def _parse_seat(index: int, entry: Any, jurisdiction: Jurisdiction, seen: set[int]) -> tuple[int, tuple, dict]:

@@ -401,7 +401,9 @@ def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int,
             continue
         if folded_at is not None:
             raise WagerError(seat, f"wagers.{name}", f"bet after a fold at the {folded_at} decision")
-        check_bet(seat, name, checked[name], ante, bet_multiples)
+        amount = checked[name]
+        if amount % ante or amount // ante not in bet_multiples:  # not m * ante for an allowed m
+            check_bet(seat, name, amount, ante, bet_multiples)  # raises, naming the allowed amounts
     return checked
 
 
