@@ -11,9 +11,10 @@ half the seats. Then, ``--repeat`` times, alternating:
 
 - ``crisscross settle --lines FILE`` as a process of its own (``python -m controller``): wall time from its
   start to its exit, start-up included;
-- the plain settler of this file, in this process: each line parsed with ``json.loads``, the across, down and
-  five-card hands evaluated with ``phevaluator.evaluate_cards`` (a C perfect-hash evaluator), each wager paid
-  from the jurisdiction's pay tables (NY 5324.39(e)(9), (f)), the net of each seat.
+- the plain settler of this file, in this process (no start-up, nothing checked, nothing written): each line
+  parsed with ``json.loads``, every seat's across and down hands and the round's five-card hand evaluated with
+  ``phevaluator.evaluate_cards`` (a C perfect-hash evaluator), each wager paid from the jurisdiction's pay
+  tables (NY 5324.39(e)(9), (f)), the net of each seat.
 
 Checks that both give the same net for every seat of every round (exit 1, naming the first round that differs,
 otherwise) and prints the rounds per second of each run (wall clock, and per CPU second: the process's user +
