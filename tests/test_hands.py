@@ -469,3 +469,82 @@ def test_property_pair_rank_matches_the_repeated_rank(hand):
         assert value.pair_rank == rank
     else:
         assert value.pair_rank is None
+
+
+# --------------------------------------------------------------------------- every multiset of ranks
+
+
+def _by_definition(ranks: list[int], suited: bool, wheel: bool) -> tuple[str, tuple[int, ...]]:
+    """Category and tie-break ranks from NY 5324.39(b)(2),(3) read directly: group equal ranks, the largest
+    group first and then the higher rank; five different ranks in sequence are a straight (the wheel A-2-3-4-5
+    5-high when allowed); five suited cards a flush, a suited straight a straight flush, ace-high a royal."""
+    counts = Counter(ranks)
+    groups = sorted(counts.items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
+    shape = [c for _, c in groups]
+    order = tuple(r for r, _ in groups)
+    named = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind", (2, 2, 1): "two_pair",
+             (2, 1, 1, 1): "pair"}
+    if tuple(shape) in named:
+        return named[tuple(shape)], order
+    top = None
+    if order[0] - order[4] == 4:
+        top = order[0]
+    elif wheel and order == (12, 3, 2, 1, 0):
+        top = 3
+    if top is not None and suited:
+        return ("royal_flush" if top == 12 else "straight_flush"), (top,)
+    if suited:
+        return "flush", order
+    return ("straight", (top,)) if top is not None else ("high_card", order)
+
+
+class _Cards(list):
+    """A sequence of cards that is neither a list nor a tuple (``evaluate`` takes another path for it)."""
+
+
+@pytest.mark.parametrize("wheel", [True, False])
+def test_every_multiset_of_ranks_suited_and_not_as_the_rules_define_it(wheel):
+    """All 6,175 multisets of five ranks one deck can deal, off suit, and the 1,287 of five different ranks also
+    suited, in a shuffled card order, as a list, a tuple and another sequence: ``evaluate`` gives the category
+    and tie-break ranks the definitions give (``_by_definition``), with and without the wheel."""
+    rng = random.Random(5)
+    checked = 0
+    for ranks in itertools.combinations_with_replacement(range(13), 5):
+        if ranks[0] == ranks[4]:
+            continue
+        if len(set(ranks)) == 5:  # off suit: four clubs and a diamond; suited: one suit drawn
+            off_suit = [RANKS[r] + ("c" if i < 4 else "d") for i, r in enumerate(ranks)]
+            suit = rng.choice(SUITS)
+            hands = [(off_suit, False), ([RANKS[r] + suit for r in ranks], True)]
+        else:  # equal ranks in different suits
+            hands = [([RANKS[r] + SUITS[ranks[:i].count(r)] for i, r in enumerate(ranks)], False)]
+        for cards, suited in hands:
+            rng.shuffle(cards)
+            value = evaluate(cards, wheel=wheel)
+            assert (value.category, value.ranks) == _by_definition([RANKS.index(c[0]) for c in cards], suited, wheel)
+            assert evaluate(tuple(cards), wheel=wheel) == value
+            assert evaluate(_Cards(cards), wheel=wheel) == value  # any other sequence: the general path
+            checked += 1
+    assert checked == 6_175 + 1_287
+
+
+def test_evaluate_cross_is_evaluate_of_each_line():
+    """A seat's across and down hands (its two cards and the middle card in both, NY 5324.39(e)(9)(i)) valued
+    together are what ``evaluate`` gives each hand alone: 20,000 seven-card deals and two suited ones (straight
+    flushes across, flushes down), with and without the wheel; lines sharing an outside card (each
+    hand still five distinct cards) are evaluated hand by hand, and a card that is not one is refused."""
+    from controller.game.hands import evaluate_cross
+
+    rng = random.Random(7)
+    deals = [rng.sample(DECK, 7) for _ in range(20_000)]
+    # suited: the wheel's straight flush across (A 2 | 4 5 | 3) and a royal flush across (A K | Q J | T), a flush down
+    deals += [[r + "h" for r in ranks] for ranks in ("A245KQ3", "AKQJ98T")]
+    for wheel in (True, False):
+        for c1, c2, a1, a2, d1, d2, m in deals:
+            assert evaluate_cross((c1, c2), (a1, a2), (d1, d2), m, wheel=wheel) == (
+                evaluate([c1, c2, a1, a2, m], wheel=wheel), evaluate([c1, c2, d1, d2, m], wheel=wheel))
+    shared = evaluate_cross(("Ah", "Kh"), ("Qh", "Jh"), ("Qh", "2c"), "Th")  # Qh on both lines
+    assert shared == (evaluate(["Ah", "Kh", "Qh", "Jh", "Th"]), evaluate(["Ah", "Kh", "Qh", "2c", "Th"]))
+    assert shared[0].category == "royal_flush"
+    with pytest.raises(CardError):
+        evaluate_cross(("Ah", "Kh"), ("Qh", "10h"), ("2c", "3c"), "Th")

@@ -283,3 +283,120 @@ def test_lines_from_a_real_process_give_what_one_round_at_a_time_gives(tmp_path)
     assert proc.returncode == 0 and proc.stderr == ""
     single = json.loads(run_file(tmp_path, EXAMPLE).stdout)
     assert [json.loads(line) for line in proc.stdout.splitlines()] == [{"line": 1, **single}, {"line": 2, **single}]
+
+
+# --------------------------------------------------------------------------- the jurisdiction of a batch
+
+
+def _house_file(tmp_path: Path, jacks_bet_odds: int) -> Path:
+    """``ny.yaml`` copied to ``tmp_path``, its bet table paying a pair of jacks or better ``jacks_bet_odds`` to 1
+    (New York's minimum is 1 to 1, NY 5324.39(f)(2): more is allowed)."""
+    text = (ROOT / "config" / "jurisdictions" / "ny.yaml").read_text(encoding="utf-8")
+    head, bet, rest = text.partition("  bet:\n")
+    rest = rest.replace("pair_jacks_or_better: 1\n", f"pair_jacks_or_better: {jacks_bet_odds}\n", 1)
+    path = tmp_path / "house.yaml"
+    path.write_text(head + bet + rest, encoding="utf-8")
+    return path
+
+
+def test_lines_read_the_jurisdiction_once_and_the_next_command_reads_it_anew(tmp_path, mocker):
+    """A batch reads its pay-table file once, and a file changed between two commands is read anew, even at
+    the same size. Worked by hand (NY 5324.39(e)(9), (f), the example above): the pair of jacks across and
+    down pays the antes 1 to 1 (+500 +500), the bonus loses (-500); at 1 to 1 the across, down and middle
+    bets win 1500 + 500 + 1500 (net 4000), at 2 to 1 they win 3000 + 1000 + 3000 (net 7500)."""
+    from controller.game import settlement
+
+    path = _house_file(tmp_path, 1)
+    line = json.dumps({**EXAMPLE, "jurisdiction": str(path)})
+    loads = mocker.spy(settlement, "load_jurisdiction")
+    first = crisscross("settle", "--lines", stdin="\n".join([line] * 3) + "\n")
+    assert first.returncode == 0, first.stderr
+    assert [json.loads(a)["seats"][0]["net"] for a in first.stdout.splitlines()] == [4000] * 3
+    assert loads.call_count == 1
+    size = path.stat().st_size
+    _house_file(tmp_path, 2)
+    assert path.stat().st_size == size  # a change a cache keyed by the file's size alone would miss
+    second = crisscross("settle", "--lines", stdin=line + "\n")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["seats"][0]["net"] == 7500
+    assert loads.call_count == 2
+
+
+def test_lines_refuse_a_bad_jurisdiction_file_on_every_line_that_names_it(tmp_path):
+    """A pay-table file that cannot be loaded is not kept: every round naming it is refused with the same
+    message (its line: below New York's minimum, NY 5324.39(f)(2) "no less than" 1 to 1), the others settle."""
+    path = _house_file(tmp_path, 1)
+    path.write_text(path.read_text(encoding="utf-8").replace("two_pair: 2\n", "two_pair: 1\n"), encoding="utf-8")
+    bad = json.dumps({**EXAMPLE, "jurisdiction": str(path)})
+    proc = crisscross("settle", "--lines", stdin="\n".join([bad, json.dumps(EXAMPLE), bad]) + "\n")
+    assert proc.returncode == 2
+    answers = [json.loads(a) for a in proc.stdout.splitlines()]
+    assert answers[1]["seats"][0]["net"] == EXAMPLE_NET
+    assert answers[0]["error"].startswith(f"<stdin>: line 1: jurisdiction: {path}: line ")
+    assert "pay_tables.bet.pays.two_pair: two_pair pays 1 to 1, below the minimum 2 to 1" in answers[0]["error"]
+    assert answers[2]["error"] == answers[0]["error"].replace("line 1:", "line 3:", 1)
+
+
+def test_lines_output_is_the_compact_json_of_each_settlement(tmp_path):
+    """Each answer of ``--lines`` is spelled exactly as ``json.dumps(..., separators=(",", ":"))`` spells the
+    settlement of its round, ``"line"`` first: with a jurisdiction code, a path with a quote and a backslash,
+    and a path outside ASCII (escaped as \\uXXXX); seats of every number, folds at each decision, bonuses."""
+    import random
+
+    from controller.game.settlement import settle_round
+
+    ny = (ROOT / "config" / "jurisdictions" / "ny.yaml").read_text(encoding="utf-8")
+    quoted, accented = tmp_path / 'a"b\\c.yaml', tmp_path / "maison-é.yaml"
+    quoted.write_text(ny, encoding="utf-8")
+    accented.write_text(ny, encoding="utf-8")
+    rng = random.Random(33)
+    rounds = []
+    for number in range(60):
+        deck = [r + s for r in "23456789TJQKA" for s in "cdhs"]
+        rng.shuffle(deck)
+        seats = []
+        for i, seat in enumerate(sorted(rng.sample(range(1, 7), 1 + number % 6))):
+            ante = rng.choice((100, 500, 2500))
+            wagers = {"ante_across": ante, "ante_down": ante}
+            for decision in ("across", "down", "middle")[: rng.randint(0, 3)]:
+                wagers[decision] = rng.randint(1, 3) * ante
+            if rng.random() < 0.5:
+                wagers["five_card_bonus"] = 500
+            seats.append({"seat": seat, "cards": deck[5 + 2 * i: 7 + 2 * i], "wagers": wagers})
+        jurisdiction = ("ny", "NY", str(quoted), str(accented))[number % 4]
+        rounds.append({"jurisdiction": jurisdiction, "community": {"across": deck[:2], "down": deck[2:4],
+                                                                    "middle": deck[4]}, "seats": seats})
+    proc = crisscross("settle", "--lines", stdin="".join(json.dumps(r) + "\n" for r in rounds))
+    assert proc.returncode == 0, proc.stderr
+    expected = [json.dumps({"line": n, **settle_round(r)}, separators=(",", ":")) for n, r in enumerate(rounds, 1)]
+    assert proc.stdout.splitlines() == expected
+    assert "\\u00e9" in proc.stdout and '\\"b\\\\c' in proc.stdout
+
+
+READ_CASES = [
+    json.dumps(EXAMPLE), json.dumps(EXAMPLE, indent=2), json.dumps(EXAMPLE, separators=(",", ":")),
+    '{"jurisdiction": "ny", "jurisdiction": "pa"}',  # a key twice
+    '{"a": {"b": 1, "b": 1}, "c": "x:y"}',  # a key twice, and a colon in a string to hide it
+    '{"a:b": 1, "c": [1, 2, {"d": "e"}]}', '{"amount": 18446744073709551615}', '{"amount": 18446744073709551616}',
+    '{"amount": -9223372036854775809}', '{"amount": 500.0}', '{"amount": 1e400}', '{"amount": NaN}', '[-0, -0.0]',
+    '"\\ud800"', '"\ud800"', "\ufeff{}", "{}", "[]", "3", "1.5", "null", '"a:b"', "", "[1,]", "{'a': 1}", "01",
+    '{"a": 1}x', "[" * 1020 + "]" * 1020, "[" * 5000 + "]" * 5000, '{"seats": [{"seat": 1, "seat": 1}]}',
+]
+
+
+@pytest.mark.parametrize("text", READ_CASES, ids=range(len(READ_CASES)))
+def test_a_round_is_read_as_json_reads_it(text):
+    """``read_round`` (orjson first, json where they could differ) gives what ``json.loads`` with the
+    repeated-key check gives: the same value, the same types (an integer, a float), the same keys in the same
+    order, or the same exception and message."""
+    from controller.cli.settle import _unique_keys, read_round
+
+    def outcome(read):
+        try:
+            return "value", repr(read(text))
+        except RecursionError:
+            return "RecursionError", ""
+        except ValueError as exc:  # json.JSONDecodeError, or a key written twice
+            return type(exc).__name__, str(exc)
+
+    assert outcome(read_round) == outcome(lambda t: json.loads(t, object_pairs_hook=_unique_keys))

@@ -237,3 +237,50 @@ def test_folds_at_each_decision_forfeit_all_but_the_bonus(code, fold_at, bonus):
             expected = EXPECTED[code](across, down, board, wagers)
             assert all(w["outcome"] == "lose" for n, w in expected.items() if n != "five_card_bonus")
             assert settled["wagers"] == expected, (across, down, ma, md)
+
+
+# --------------------------------------------------------------------------- whole rounds, dealt at random
+
+
+@pytest.mark.parametrize("code", ["ny", "pa", "nj"])
+def test_random_rounds_settle_as_the_rules_and_as_each_seat_alone(code):
+    """800 rounds dealt from a shuffled deck (seeded), one to six seats given in any order, antes of several
+    sizes, each decision bet 1x-3x or a fold, a bonus on about half the seats: ``settle_round`` settles every
+    wager as the rules written out above (the hands classed by phevaluator), in the order of PA 674a.11(h), lists
+    the seats highest first (NY 5324.39(e)(9)), and gives for each seat what ``settle_seat`` gives it alone."""
+    import random
+
+    rng = random.Random(2024)
+    loaded: dict = {}  # the jurisdiction read once for the 800 rounds, as crisscross settle --lines reads it
+    for _ in range(800):
+        deck = list(DECK)
+        rng.shuffle(deck)
+        a, d, m = deck[0:2], deck[2:4], deck[4]
+        numbers = rng.sample(range(1, 7), rng.randint(1, 6))
+        seats = []
+        for i, seat in enumerate(numbers):
+            ante = rng.choice((100, 500, 1000))
+            wagers = {"ante_across": ante, "ante_down": ante}
+            for decision in ("across", "down", "middle"):
+                if rng.random() < 0.15:
+                    break
+                wagers[decision] = rng.randint(1, 3) * ante
+            if rng.random() < 0.5:
+                wagers["five_card_bonus"] = rng.choice((100, 300))
+            seats.append({"seat": seat, "cards": deck[5 + 2 * i: 7 + 2 * i], "wagers": wagers})
+        data = {"jurisdiction": code, "community": {"across": a, "down": d, "middle": m}, "seats": seats}
+        settled = settle_round(data, jurisdictions=loaded)["seats"]
+        assert [s["seat"] for s in settled] == sorted(numbers, reverse=True)
+        board = board_class(None, a, d, m)
+        by_seat = {s["seat"]: s for s in seats}
+        for out in settled:
+            p, wagers = by_seat[out["seat"]]["cards"], by_seat[out["seat"]]["wagers"]
+            across = oracle_class([DECK.index(c) for c in (*p, *a, m)])
+            down = oracle_class([DECK.index(c) for c in (*p, *d, m)])
+            expected = EXPECTED[code](across, down, board, wagers)
+            assert out["wagers"] == expected
+            order = ("ante_across", "across", "ante_down", "down", "middle", "five_card_bonus")  # PA (h)(1)-(5)
+            assert list(out["wagers"]) == [name for name in order if name in wagers]
+            assert out["net"] == sum(w["net"] for w in expected.values())
+            alone = settle_seat(out["seat"], tuple(p), Community(tuple(a), tuple(d), m), wagers, jurisdiction(code))
+            assert out == alone.to_json()

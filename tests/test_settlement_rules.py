@@ -425,6 +425,23 @@ def test_bets_of_one_two_three_times_the_ante_ny_5324_39_c_4(mult):
     assert result["net"] == 1000 + 17 * bet
 
 
+def test_a_bet_is_accepted_exactly_when_it_is_an_allowed_multiple_of_the_ante_ny_5324_39_c_4():
+    """NY 5324.39(c)(4): a bet is one of the allowed multiples of the ante; every ante 1-36 and bet 1-120 against
+    three sets of multiples, the refusal naming the allowed amounts."""
+    from controller.game.table import WagerError, check_bet
+
+    for multiples in ((1, 2, 3), (1,), (2, 3)):
+        for ante in range(1, 37):
+            allowed = [m * ante for m in multiples]
+            for amount in range(1, 121):
+                if amount in allowed:
+                    check_bet(4, "down", amount, ante, multiples)
+                    continue
+                with pytest.raises(WagerError) as refused:
+                    check_bet(4, "down", amount, ante, multiples)
+                assert str(refused.value).endswith(f"the ante {ante} (allowed: {allowed})")
+
+
 def test_issue_example_net_arithmetic_ny_5324_39_e_9_f():
     """The issue's example, worked by hand: across Jh Jd 7d 2c Kc and down Jh Jd 9s 3h Kc are pairs of
     jacks (NY (f)(1),(2): 1 to 1); middle 1 to 1 (NY (e)(9)(ii)); board 7d 2c 9s 3h Kc is high card

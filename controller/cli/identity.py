@@ -7,8 +7,6 @@ import argparse
 import json
 import sys
 
-from controller.service.identity import software_identity
-
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """The ``identity`` subcommand's arguments."""
@@ -21,6 +19,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 def main(args: argparse.Namespace) -> int:
     """Print the identity in ``args.format``; 0. A file that cannot be read is an ``OSError`` naming it."""
+    from controller.service.identity import software_identity  # only this command hashes the installed files
+
     identity = software_identity()
     if args.format == "json":
         print(json.dumps({"digest": identity.digest, "origin": identity.origin,

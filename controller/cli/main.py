@@ -51,7 +51,6 @@ import shutil
 import sys
 from pathlib import Path
 
-from controller import __version__
 from controller.cli import identity, meters, protect
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
@@ -64,13 +63,28 @@ from controller.simulated.player_spec import parse_spec
 STARTED_AT = time.monotonic()
 
 
+class _Version(argparse.Action):
+    """``--version``: prints ``crisscross VERSION`` (``controller.__version__``, read from the package metadata
+    only when asked) on standard output and exits 0, as argparse's ``version`` action does."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, default: object = argparse.SUPPRESS,
+                 help: str = "show program's version number and exit") -> None:  # noqa: A002 - argparse's name
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: D102 - argparse hook
+        import controller
+
+        print(f"crisscross {controller.__version__}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more log output (-v info, -vv debug: raw frames, which carry card values)")
     parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller",
                                      parents=[common])
-    parser.add_argument("--version", action="version", version=f"crisscross {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     config_help = ("table configuration (YAML); default: $CRISSCROSS_CONFIG, else /etc/crisscross/table.yaml, "
                    "else the packaged default")

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from controller.settings.files import CONFIG_DIR, ConfigError
 
 
@@ -16,7 +18,8 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     """``crisscross settle [FILE] [--table T] [--lines]``: one round as JSON in, its settlement as JSON out (exit
     2 and one line naming the field when refused); with ``lines``, one round per line (a checker's batch: one
     process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
-    line that is not blank."""
+    line that is not blank. Each jurisdiction a command's rounds name is read once by that command (a file
+    changed since is read by the next command); a file that cannot be loaded refuses every round naming it."""
     from controller.game.settlement import SettlementInputError, settle_round
     from controller.game.table import jurisdictions_home, load_table_config
 
@@ -37,17 +40,19 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
         print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
+    jurisdictions: dict[str, Any] = {}  # read once per command: a file changed since is read by the next one
+
     def settled(round_text: str, where: str) -> dict[str, Any]:
         """The settlement of one round's JSON; raises ``ValueError`` with ``where`` and what is wrong."""
         try:
-            data = json.loads(round_text, object_pairs_hook=_unique_keys)
+            data = read_round(round_text)
         except json.JSONDecodeError as exc:
             place = where if lines else f"{source}: line {exc.lineno}"
             raise ValueError(f"{place}, column {exc.colno}: invalid JSON: {exc.msg}") from None
         except (ValueError, RecursionError) as exc:  # a repeated key; thousands of digits; nesting too deep
             raise ValueError(f"{where}: invalid JSON: {str(exc)[:100] or type(exc).__name__}") from None
         try:
-            return settle_round(data, config_dir, table=table)
+            return settle_round(data, config_dir, table=table, jurisdictions=jurisdictions)
         except SettlementInputError as exc:
             raise ValueError(f"{where}: {exc}") from None
 
@@ -55,14 +60,14 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     try:
         if lines:
             for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
+                if not line or line.isspace():  # blank: no round
                     continue
                 try:
                     answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
                 except ValueError as exc:
                     print(exc, file=sys.stderr)
                     answer, status = {"line": number, "error": str(exc)}, 2
-                sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+                sys.stdout.write(_compact(answer) + "\n")
         else:
             try:
                 result = settled(text, source)
@@ -78,8 +83,72 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
+    """A JSON object from its ``pairs``; ``ValueError`` naming a key written twice (the first, sorted)."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        keys = [k for k, _ in pairs]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
         raise ValueError(f"key {repeated[0]!r} repeated in an object")
-    return dict(pairs)
+    return result
+
+
+#: The rounds' JSON reader: a key written twice in an object is refused (``_unique_keys``).
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def read_round(text: str) -> Any:
+    """The JSON value of ``text`` exactly as ``json.loads(text, object_pairs_hook=_unique_keys)`` reads it, and
+    the same exception where that raises one (``json.JSONDecodeError``, ``ValueError`` for a key written twice,
+    ``RecursionError``).
+
+    orjson reads it first (several times faster); its value is kept only when it cannot differ from json's: it
+    holds no float (orjson reads an integer beyond 64 bits as one, and refuses NaN and 1e400, which json reads)
+    and its objects hold as many keys as ``text`` has colons (each key has one; a key written twice leaves one,
+    a colon in a string adds one). Anything else, and anything orjson refuses, is read by ``json``."""
+    try:
+        value = orjson.loads(text)
+        if _keys(value) == text.count(":"):
+            return value
+    except (orjson.JSONDecodeError, RecursionError):
+        pass
+    if text.startswith("\ufeff"):
+        return json.loads(text)  # refused, as json.loads refuses a byte order mark
+    return _DECODER.decode(text)  # one decoder for every round: json.loads makes one per call
+
+
+def _keys(value: Any) -> int:
+    """The number of keys of the objects in the JSON ``value``, nested ones included; -1 if it holds a float."""
+    kind = type(value)
+    if kind is float:
+        return -1
+    if kind is dict:
+        count = len(value)
+        items = value.values()
+    elif kind is list:
+        count = 0
+        items = value
+    else:
+        return 0
+    for item in items:
+        kind = type(item)
+        if kind is dict or kind is list:
+            inner = _keys(item)
+            if inner < 0:
+                return -1
+            count += inner
+        elif kind is float:
+            return -1
+    return count
+
+
+def _compact(answer: dict[str, Any]) -> str:
+    """``answer`` as ``json.dumps(answer, separators=(",", ":"))`` spells it: a settlement, whose only free text
+    is the ``jurisdiction`` echoed, printable ASCII, through orjson (the same characters: no escape but ``\\``
+    and ``\"`` is needed); an error line, other text or a number orjson refuses, through ``json``."""
+    jurisdiction = answer.get("jurisdiction")
+    if "error" not in answer and isinstance(jurisdiction, str) and jurisdiction.isascii() and jurisdiction.isprintable():
+        try:
+            return orjson.dumps(answer).decode("ascii")
+        except (orjson.JSONEncodeError, UnicodeDecodeError):  # an integer beyond 64 bits
+            pass
+    return json.dumps(answer, separators=(",", ":"))

@@ -49,6 +49,12 @@ def parse_cards(texts: object, count: int | None = None, where: str = "cards") -
     (and the index of the bad card, ``where[i]``) for ``None`` (``"missing"``, as ``parse_card`` says of one
     card), a non-sequence, a wrong count, a bad card or a duplicate.
     """
+    if (type(texts) is list or type(texts) is tuple) and len(texts) == count:
+        try:
+            if _DECK_SET.issuperset(texts) and len(set(texts)) == count:  # every one a card, none twice
+                return tuple(texts)
+        except TypeError:  # an unhashable item: named below
+            pass
     if texts is None:
         raise CardError(where, "missing")
     if not isinstance(texts, (list, tuple)):

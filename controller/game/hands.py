@@ -7,7 +7,9 @@ order, with "high card" named). The wheel A-2-3-4-5 is the lowest straight and s
 be combined with any other sequence", kept as the ``wheel`` flag of each jurisdiction's configuration.
 
 ``evaluate`` looks each hand up in a table of the 6,175 possible multisets of five ranks, built once at import
-from first principles (counts of each rank, five consecutive ranks), then applies the flush.
+from first principles (each category enumerated from its definition: the groups of equal ranks, five
+consecutive ranks) and keyed by the product of a prime per rank; each entry holds the hand's value off suit and
+suited (the flush).
 
 ``evaluate_three`` evaluates the three-card hands of NJ 13:69F-25.5(c) (the optional three-card wager of Double
 Cross Poker): A-2-3 and Q-K-A are straights, K-A-2 is not.
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,41 +72,50 @@ class HandValue:
         return self.key < other.key
 
 
-def _classify_ranks(ranks: tuple[int, ...], wheel: bool) -> tuple[str, tuple[int, ...]]:
-    """Category (ignoring suits) and tie-break ranks of five ranks sorted high to low."""
-    counts = Counter(ranks)
-    groups = sorted(counts.items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
-    shape = tuple(c for _, c in groups)
-    order = tuple(r for r, _ in groups)
-    if shape == (4, 1):
-        return "four_of_a_kind", order
-    if shape == (3, 2):
-        return "full_house", order
-    if shape == (3, 1, 1):
-        return "three_of_a_kind", order
-    if shape == (2, 2, 1):
-        return "two_pair", order
-    if shape == (2, 1, 1, 1):
-        return "pair", order
-    if ranks[0] - ranks[4] == 4:
-        return "straight", (ranks[0],)
-    if wheel and ranks == _WHEEL:
-        return "straight", (3,)
-    return "high_card", ranks
+#: A prime per rank (deuce 2 .. ace 41): the product of a hand's five primes names its multiset of ranks, whatever
+#: the order of the cards (unique factorisation), so a hand is looked up without sorting.
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+_PRIME_OF = {card: _PRIMES[_RANK_OF[card]] for card in DECK}
+_HIGH_TO_LOW = tuple(range(12, -1, -1))
 
 
-def _build_table(wheel: bool) -> dict[tuple[int, ...], tuple[str, tuple[int, ...]]]:
-    table = {}
-    for combo in itertools.combinations_with_replacement(range(12, -1, -1), 5):
-        if combo[0] == combo[4]:
-            continue  # five of a kind cannot come from one deck
-        table[combo] = _classify_ranks(combo, wheel)
+def _build_table() -> dict[int, tuple[HandValue, HandValue | None]]:
+    """Every multiset of five ranks one deck can hold (6,175), by the product of its primes: its value off suit
+    and, for five different ranks, suited (None where five cards of one suit cannot have these ranks); the
+    wheel A-2-3-4-5 is the 5-high straight.
+
+    Each category is written out from its definition (NY 5324.39(b)(2)), its tie-break ranks in the order of
+    (b)(3): the largest group's rank first, then the next group's, then the kickers high to low."""
+    p = _PRIMES
+    table: dict[int, tuple[HandValue, HandValue | None]] = {}
+    for big in _HIGH_TO_LOW:
+        others = tuple(r for r in _HIGH_TO_LOW if r != big)
+        for small in others:
+            table[p[big] ** 4 * p[small]] = (HandValue("four_of_a_kind", (big, small)), None)
+            table[p[big] ** 3 * p[small] ** 2] = (HandValue("full_house", (big, small)), None)
+        for high, low in itertools.combinations(others, 2):
+            table[p[big] ** 3 * p[high] * p[low]] = (HandValue("three_of_a_kind", (big, high, low)), None)
+        for high, mid, low in itertools.combinations(others, 3):
+            table[p[big] ** 2 * p[high] * p[mid] * p[low]] = (HandValue("pair", (big, high, mid, low)), None)
+    for high, low in itertools.combinations(_HIGH_TO_LOW, 2):
+        for kicker in _HIGH_TO_LOW:
+            if kicker != high and kicker != low:
+                table[p[high] ** 2 * p[low] ** 2 * p[kicker]] = (HandValue("two_pair", (high, low, kicker)), None)
+    for ranks in itertools.combinations(_HIGH_TO_LOW, 5):  # five different ranks, high to low
+        if ranks[0] - ranks[4] == 4 or ranks == _WHEEL:  # five in sequence; the wheel is 5-high
+            top = ranks[0] if ranks[0] - ranks[4] == 4 else 3
+            plain = HandValue("straight", (top,))
+            suited = HandValue("royal_flush" if top == _ACE else "straight_flush", (top,))
+        else:
+            plain, suited = HandValue("high_card", ranks), HandValue("flush", ranks)
+        table[p[ranks[0]] * p[ranks[1]] * p[ranks[2]] * p[ranks[3]] * p[ranks[4]]] = (plain, suited)
     return table
 
 
-_TABLES = {False: _build_table(False)}
-_TABLES[True] = {**_TABLES[False], _WHEEL: _classify_ranks(_WHEEL, True)}  # the wheel is their one difference
-
+_WHEEL_KEY = _PRIMES[_ACE] * _PRIMES[3] * _PRIMES[2] * _PRIMES[1] * _PRIMES[0]
+_TABLES = {True: _build_table()}
+#: Without the wheel (``wheel=False``), A-2-3-4-5 is ace-high: the tables' one difference.
+_TABLES[False] = {**_TABLES[True], _WHEEL_KEY: (HandValue("high_card", _WHEEL), HandValue("flush", _WHEEL))}
 
 
 def _ranks(cards: Sequence[str], count: int) -> tuple[int, ...]:
@@ -120,20 +130,59 @@ def _ranks(cards: Sequence[str], count: int) -> tuple[int, ...]:
         raise CardError("hand", f"{cards!r} is not {count} distinct cards")
     return ranks
 
+
 def evaluate(cards: Sequence[str], *, wheel: bool = True) -> HandValue:
     """Evaluate exactly five distinct cards (e.g. ``["Ah", "Kh", "Qh", "Jh", "Th"]``) into a ``HandValue``.
 
     ``wheel`` says whether A-2-3-4-5 counts as the lowest straight (True for NY, PA and NJ; see module doc).
-    Raises ``CardError`` for anything other than five distinct valid cards.
+    Raises ``CardError`` for anything other than five distinct valid cards. Values are shared: one
+    ``HandValue`` object per value (they are immutable).
     """
-    ranks = _ranks(cards, 5)
-    category, tiebreak = _TABLES[wheel][ranks]
-    if len({c[1] for c in cards}) == 1:
-        if category == "straight":
-            category = "royal_flush" if tiebreak == (_ACE,) else "straight_flush"
-        else:
-            category = "flush"
-    return HandValue(category, tiebreak)
+    if (type(cards) is tuple or type(cards) is list) and len(cards) == 5:
+        a, b, c, d, e = cards
+        try:
+            key = _PRIME_OF[a] * _PRIME_OF[b] * _PRIME_OF[c] * _PRIME_OF[d] * _PRIME_OF[e]
+            distinct = len({a, b, c, d, e}) == 5
+        except (KeyError, TypeError):  # not a card; an unhashable item
+            distinct = False
+        if distinct:
+            plain, suited = _TABLES[wheel][key]
+            return suited if a[1] == b[1] == c[1] == d[1] == e[1] else plain  # type: ignore[return-value]
+    ranks = _ranks(cards, 5)  # any other sequence, or a CardError that names the problem
+    plain, suited = _TABLES[wheel][_PRIMES[ranks[0]] * _PRIMES[ranks[1]] * _PRIMES[ranks[2]] * _PRIMES[ranks[3]]
+                                   * _PRIMES[ranks[4]]]
+    return suited if len({c[1] for c in cards}) == 1 else plain  # type: ignore[return-value]
+
+
+def evaluate_cross(cards: Sequence[str], across: Sequence[str], down: Sequence[str], middle: str, *,
+                   wheel: bool = True) -> tuple[HandValue, HandValue]:
+    """The values of a seat's across hand and down hand: ``evaluate((*cards, *across, middle))`` and
+    ``evaluate((*cards, *down, middle))``, the seat's two ``cards`` and the middle card being in both (NY 9
+    NYCRR 5324.39(e)(9)(i)); ``across`` and ``down`` are the two outside cards of each line.
+
+    Seven distinct valid cards are looked up together (the shared three cards' product once); anything else
+    is evaluated hand by hand, so a ``CardError`` names what is wrong in the hand that has it.
+    """
+    try:
+        first, second = cards
+        a1, a2 = across
+        d1, d2 = down
+        shared = _PRIME_OF[first] * _PRIME_OF[second] * _PRIME_OF[middle]
+        across_key = shared * _PRIME_OF[a1] * _PRIME_OF[a2]
+        down_key = shared * _PRIME_OF[d1] * _PRIME_OF[d2]
+        distinct = len({first, second, a1, a2, d1, d2, middle}) == 7
+    except (KeyError, TypeError, ValueError):  # not a card, an unhashable item, not two cards
+        distinct = False
+    if not distinct:
+        return (evaluate((*cards, *across, middle), wheel=wheel), evaluate((*cards, *down, middle), wheel=wheel))
+    table = _TABLES[wheel]
+    suit = middle[1]
+    shared_suited = first[1] == suit and second[1] == suit
+    plain, suited = table[across_key]
+    across_value = suited if shared_suited and a1[1] == suit and a2[1] == suit else plain
+    plain, suited = table[down_key]
+    down_value = suited if shared_suited and d1[1] == suit and d2[1] == suit else plain
+    return across_value, down_value  # type: ignore[return-value]
 
 
 #: Three-card hand categories of NJ 13:69F-25.5(c), lowest first; "high_card" names a hand with none of them.

@@ -36,7 +36,7 @@ def pay_hand(value: HandValue) -> str | None:
     if value.category == "high_card":
         return None
     if value.category == "pair":
-        rank = "23456789TJQKA".index(value.pair_rank)
+        rank = value.ranks[0]  # the pair's rank, 0 (deuces) .. 12 (aces)
         if rank < 4:  # pairs of 2s to 5s
             return None
         return "pair_6s_to_10s" if rank <= 8 else "pair_jacks_or_better"
@@ -55,7 +55,12 @@ class PayTable:
 
     def outcome(self, value: HandValue) -> tuple[str, int]:
         """Outcome of a wager on a hand of ``value``: ``("win", N)``, ``("push", 0)`` or ``("lose", 0)``."""
-        entry = self.pays.get(pay_hand(value))
+        return self.outcome_of(pay_hand(value))
+
+    def outcome_of(self, hand: str | None) -> tuple[str, int]:
+        """Outcome of a wager on the paying hand ``hand`` (one of ``PAY_HANDS``, or None below a pair of 6s):
+        ``("win", N)``, ``("push", 0)`` or ``("lose", 0)``."""
+        entry = self.pays.get(hand)  # type: ignore[arg-type]
         if entry is None:
             return "lose", 0
         if entry == "push":

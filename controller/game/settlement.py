@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.game.cards import CardError, check_distinct, parse_card, parse_cards
-from controller.game.hands import HandValue, evaluate
-from controller.game.paytable import Jurisdiction, load_jurisdiction
+from controller.game.hands import HandValue, evaluate, evaluate_cross
+from controller.game.paytable import Jurisdiction, load_jurisdiction, pay_hand
 from controller.game.table import DECISIONS, TableConfig, WagerError, check_limits, check_wagers
 from controller.settings.files import CONFIG_DIR, ConfigError, short
 from drivers.events import SEATS
@@ -124,9 +124,40 @@ class SeatSettlement:
         }
 
 
-def _result(amount: int, outcome: tuple[str, int]) -> WagerResult:
-    kind, odds = outcome
-    return WagerResult(amount, kind, {"win": odds * amount, "push": 0, "lose": -amount}[kind])
+def _seat_hands(cards: tuple[str, str], community: Community,
+                wheel: bool) -> tuple[tuple[str, ...], HandValue, tuple[str, ...], HandValue]:
+    """The seat's across hand and down hand: their five cards (the seat's two, then the line) and values."""
+    first, second = cards
+    middle, across, down = community.middle, community.across, community.down
+    across_value, down_value = evaluate_cross(cards, across, down, middle, wheel=wheel)
+    return ((first, second, across[0], across[1], middle), across_value,
+            (first, second, down[0], down[1], middle), down_value)
+
+
+def _settle_wagers(across: HandValue, down: HandValue, board: HandValue, wagers: Mapping[str, int],
+                   jurisdiction: Jurisdiction) -> list[tuple[str, int, str, int]]:
+    """Each placed wager of a seat as ``(name, amount, outcome, net)`` in ``SETTLEMENT_ORDER`` (the rules: the
+    module docstring); ``across``, ``down`` and ``board`` are the values of its three hands."""
+    if "across" in wagers and "down" in wagers and "middle" in wagers:
+        ante, bet = jurisdiction.ante.outcome_of, jurisdiction.bet.outcome_of
+        across_hand, down_hand = pay_hand(across), pay_hand(down)
+        across_bet, down_bet = bet(across_hand), bet(down_hand)
+        outcomes: tuple[tuple[str, tuple[str, int]], ...] = (
+            ("ante_across", ante(across_hand)), ("across", across_bet), ("ante_down", ante(down_hand)),
+            ("down", down_bet), ("middle", _middle_of(across, across_bet, down, down_bet)))
+    else:  # a fold at one of DECISIONS: every wager placed before it is forfeited (NY 5324.39(e)(3),(5),(7))
+        outcomes = tuple((name, _LOSE) for name in SETTLEMENT_ORDER[:-1])
+    if "five_card_bonus" in wagers:
+        outcomes += (("five_card_bonus", jurisdiction.five_card_bonus.outcome(board)),)
+    results = []
+    for name, (kind, odds) in outcomes:
+        if name in wagers:
+            amount = wagers[name]
+            results.append((name, amount, kind, odds * amount if kind == "win" else 0 if kind == "push" else -amount))
+    return results
+
+
+_LOSE = ("lose", 0)
 
 
 def settle_seat(seat: int, cards: tuple[str, str], community: Community, wagers: Mapping[str, int],
@@ -136,43 +167,46 @@ def settle_seat(seat: int, cards: tuple[str, str], community: Community, wagers:
     ``wagers`` maps wager names to minor units; a decision bet absent means the seat folded there, and the
     wagers before it are forfeited (they lose). Returns a ``SeatSettlement``; raises nothing for checked input.
     """
-    wheel = jurisdiction.wheel
-    across_cards = (*cards, *community.across_line)
-    down_cards = (*cards, *community.down_line)
-    across, down, board = evaluate(across_cards, wheel=wheel), evaluate(down_cards, wheel=wheel), evaluate(
-        community.board, wheel=wheel)
-    folded = next((d for d in DECISIONS if d not in wagers), None)
-    results: dict[str, WagerResult] = {}
-    for name in SETTLEMENT_ORDER:
-        if name not in wagers:
-            continue
-        amount = wagers[name]
-        if name == "five_card_bonus":
-            outcome = jurisdiction.five_card_bonus.outcome(board)
-        elif folded is not None:
-            outcome = ("lose", 0)  # forfeited at the fold (NY 5324.39(e)(3),(5),(7))
-        elif name in ("ante_across", "ante_down"):
-            outcome = jurisdiction.ante.outcome(across if name == "ante_across" else down)
-        elif name in ("across", "down"):
-            outcome = jurisdiction.bet.outcome(across if name == "across" else down)
-        else:
-            outcome = _middle_outcome(across, down, jurisdiction)
-        results[name] = _result(amount, outcome)
-    return SeatSettlement(seat, cards, (across_cards, across), (down_cards, down), (community.board, board), results)
+    across_cards, across, down_cards, down = _seat_hands(cards, community, jurisdiction.wheel)
+    board_cards = community.board
+    board = evaluate(board_cards, wheel=jurisdiction.wheel)
+    results = {name: WagerResult(amount, kind, net)
+               for name, amount, kind, net in _settle_wagers(across, down, board, wagers, jurisdiction)}
+    return SeatSettlement(seat, cards, (across_cards, across), (down_cards, down), (board_cards, board), results)
 
 
-def _middle_outcome(across: HandValue, down: HandValue, jurisdiction: Jurisdiction) -> tuple[str, int]:
-    """NY 5324.39(e)(9)(ii): win at the odds of the higher-ranking winning hand; push if either pushes; else lose."""
-    outcomes = [(jurisdiction.bet.outcome(h), h) for h in (across, down)]
-    winners = [(o, h) for o, h in outcomes if o[0] == "win"]
-    if winners:
-        return max(winners, key=lambda oh: oh[1])[0]
-    if any(o[0] == "push" for o, _ in outcomes):
+def _seat_json(seat: int, cards: tuple[str, str], community: Community, board: tuple[tuple[str, ...], HandValue],
+               wagers: Mapping[str, int], jurisdiction: Jurisdiction) -> dict[str, Any]:
+    """``settle_seat(...).to_json()``, built without the objects; ``board`` is the five community cards and
+    their value."""
+    across_cards, across, down_cards, down = _seat_hands(cards, community, jurisdiction.wheel)
+    board_cards, board_value = board
+    settled = {}
+    net = 0
+    for name, amount, kind, result in _settle_wagers(across, down, board_value, wagers, jurisdiction):
+        settled[name] = {"amount": amount, "outcome": kind, "net": result}
+        net += result
+    return {"seat": seat, "across_hand": {"cards": list(across_cards), "category": across.category},
+            "down_hand": {"cards": list(down_cards), "category": down.category},
+            "five_card_bonus_hand": {"cards": list(board_cards), "category": board_value.category},
+            "wagers": settled, "net": net}
+
+
+def _middle_of(across: HandValue, across_bet: tuple[str, int], down: HandValue,
+               down_bet: tuple[str, int]) -> tuple[str, int]:
+    """NY 5324.39(e)(9)(ii): win at the odds of the higher-ranking winning hand; push if either pushes; else lose.
+    ``across_bet`` and ``down_bet`` are the bet table's outcomes of the two hands."""
+    if across_bet[0] == "win":
+        return down_bet if down_bet[0] == "win" and across < down else across_bet
+    if down_bet[0] == "win":
+        return down_bet
+    if across_bet[0] == "push" or down_bet[0] == "push":
         return "push", 0
     return "lose", 0
 
 
-def settle_round(data: Any, config_dir=CONFIG_DIR, table: TableConfig | None = None) -> dict[str, Any]:
+def settle_round(data: Any, config_dir=CONFIG_DIR, table: TableConfig | None = None,
+                 jurisdictions: dict[str, Jurisdiction] | None = None) -> dict[str, Any]:
     """Settle a round given in the ``crisscross settle`` JSON shape and return the output JSON object.
 
     Input: ``{"jurisdiction": code (``ny``, ``pa``, ``nj``) or pay-table file, "community": {"across": [c, c], "down": [c, c],
@@ -184,26 +218,28 @@ def settle_round(data: Any, config_dir=CONFIG_DIR, table: TableConfig | None = N
     without antes, an amount that is not a positive integer, an unknown wager, an unknown jurisdiction, or a
     seat outside 1-6 or repeated. With ``table`` (a loaded ``table.yaml``), also a seat not in play at that table
     and an ante or five-card bonus outside its limits (``controller.game.table.check_limits``).
+    ``jurisdictions``: the jurisdictions a batch has loaded so far, by the text of ``jurisdiction`` (for
+    ``config_dir``); one found there is not read again, one loaded is added. Without it each call reads the file.
+    A file that cannot be loaded is never kept: each round naming it is refused with the same message.
     """
     if not isinstance(data, dict):
         raise SettlementInputError(None, "round", f"expected a JSON object, got {type(data).__name__}")
     for key in data:
         if key not in ("jurisdiction", "community", "seats"):
             raise SettlementInputError(None, key, "unknown key (expected jurisdiction, community, seats)")
-    try:
-        jurisdiction = load_jurisdiction(_required(data, "jurisdiction", str), config_dir)
-    except ConfigError as exc:
-        raise SettlementInputError(None, "jurisdiction", str(exc)) from None
+    name = _required(data, "jurisdiction", str)
+    jurisdiction = None if jurisdictions is None else jurisdictions.get(name)
+    if jurisdiction is None:
+        try:
+            jurisdiction = load_jurisdiction(name, config_dir)
+        except ConfigError as exc:
+            raise SettlementInputError(None, "jurisdiction", str(exc)) from None
+        if jurisdictions is not None:
+            jurisdictions[name] = jurisdiction
     community = _parse_community(_required(data, "community", dict))
     seats_data = _required(data, "seats", list)
     if not seats_data:
         raise SettlementInputError(None, "seats", "no seat: at least one seat is settled")
-    places: dict[str, tuple[int | None, str]] = {}
-    for line in ("across", "down"):
-        for i in range(2):
-            places[f"community.{line}[{i}]"] = (None, f"community.{line}[{i}]")
-    places["community.middle"] = (None, "community.middle")
-    placed = list(zip(places, community.board))
     seats: list[tuple[int, tuple[str, str], dict[str, int]]] = []
     seen_seats: set[int] = set()
     for index, entry in enumerate(seats_data):
@@ -216,17 +252,34 @@ def settle_round(data: Any, config_dir=CONFIG_DIR, table: TableConfig | None = N
                 check_limits(seat, wagers, table)
             except WagerError as exc:
                 raise SettlementInputError(seat, exc.field, f"{exc.reason} (table {table.table_id})") from None
+        seats.append((seat, cards, wagers))
+    board_cards = community.board
+    dealt = [*board_cards, *(card for _, cards, _ in seats for card in cards)]
+    if len(set(dealt)) != len(dealt):
+        _refuse_duplicate(community, seats)
+    board = (board_cards, evaluate(board_cards, wheel=jurisdiction.wheel))
+    return {"jurisdiction": data["jurisdiction"],
+            "seats": [_seat_json(s, c, community, board, w, jurisdiction) for s, c, w in sorted(seats, reverse=True)]}
+
+
+def _refuse_duplicate(community: Community, seats: list[tuple[int, tuple[str, str], dict[str, int]]]) -> None:
+    """Raise ``SettlementInputError`` for the first card of the round (community, then seats as given) that
+    is also at an earlier place, naming both (one deck, NY 5324.39(a)(1))."""
+    places: dict[str, tuple[int | None, str]] = {}
+    for line in ("across", "down"):
+        for i in range(2):
+            places[f"community.{line}[{i}]"] = (None, f"community.{line}[{i}]")
+    places["community.middle"] = (None, "community.middle")
+    placed = list(zip(places, community.board))
+    for seat, cards, _ in seats:
         for i, card in enumerate(cards):
             places[f"seat {seat} cards[{i}]"] = (seat, f"cards[{i}]")
             placed.append((f"seat {seat} cards[{i}]", card))
-        seats.append((seat, cards, wagers))
     try:
         check_distinct(placed)
     except CardError as exc:
         seat, field = places[exc.where]
         raise SettlementInputError(seat, field, exc.reason) from None
-    settled = [settle_seat(s, c, community, w, jurisdiction) for s, c, w in sorted(seats, reverse=True)]
-    return {"jurisdiction": data["jurisdiction"], "seats": [s.to_json() for s in settled]}
 
 
 def _required(data: dict, key: str, kind: type) -> Any:
@@ -237,10 +290,16 @@ def _required(data: dict, key: str, kind: type) -> Any:
     return data[key]
 
 
+#: The keys a round's ``community`` and each of its ``seats`` may have.
+_COMMUNITY_KEYS = frozenset(("across", "down", "middle"))
+_SEAT_KEYS = frozenset(("seat", "cards", "wagers"))
+
+
 def _parse_community(community: dict) -> Community:
-    for key in community:
-        if key not in ("across", "down", "middle"):
-            raise SettlementInputError(None, f"community.{key}", "unknown key (expected across, down, middle)")
+    if not _COMMUNITY_KEYS.issuperset(community):
+        for key in community:
+            if key not in _COMMUNITY_KEYS:
+                raise SettlementInputError(None, f"community.{key}", "unknown key (expected across, down, middle)")
     try:
         across = parse_cards(community.get("across"), 2, "community.across")
         down = parse_cards(community.get("down"), 2, "community.down")
@@ -262,9 +321,10 @@ def _parse_seat(index: int, entry: Any, jurisdiction: Jurisdiction, seen: set[in
     if seat in seen:
         raise SettlementInputError(seat, "seat", "seat listed twice")
     seen.add(seat)
-    for key in entry:
-        if key not in ("seat", "cards", "wagers"):
-            raise SettlementInputError(seat, key, "unknown key (expected seat, cards, wagers)")
+    if not _SEAT_KEYS.issuperset(entry):
+        for key in entry:
+            if key not in _SEAT_KEYS:
+                raise SettlementInputError(seat, key, "unknown key (expected seat, cards, wagers)")
     try:
         cards = parse_cards(entry.get("cards"), 2, "cards")
     except CardError as exc:

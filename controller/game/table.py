@@ -372,12 +372,17 @@ def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int,
     (NY (c)(4)), and no bet after a fold (NY (e)(3)-(7)). Returns the wagers as a plain dict in ``WAGERS`` order.
     Raises ``WagerError`` naming the seat and field.
     """
-    if not isinstance(wagers, Mapping):
+    if type(wagers) is not dict and not isinstance(wagers, Mapping):
         raise WagerError(seat, "wagers", f"expected a mapping of wager names to amounts, got {type(wagers).__name__}")
-    for name in wagers:
-        if name not in _WAGER_NAMES:
-            raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
-    checked = {name: check_amount(seat, name, wagers[name]) for name in WAGERS if name in wagers}
+    if not _WAGER_NAMES.issuperset(wagers):
+        for name in wagers:
+            if name not in _WAGER_NAMES:
+                raise WagerError(seat, f"wagers.{name}", f"unknown wager (known: {', '.join(WAGERS)})")
+    checked = {}
+    for name in WAGERS:
+        if name in wagers:
+            amount = wagers[name]
+            checked[name] = amount if type(amount) is int and 0 < amount <= MAX_AMOUNT else check_amount(seat, name, amount)
     if checked.keys().isdisjoint(ANTES):
         if checked:
             first = next(iter(checked))
@@ -396,7 +401,9 @@ def check_wagers(seat: int, wagers: Mapping[str, Any], bet_multiples: tuple[int,
             continue
         if folded_at is not None:
             raise WagerError(seat, f"wagers.{name}", f"bet after a fold at the {folded_at} decision")
-        check_bet(seat, name, checked[name], ante, bet_multiples)
+        amount = checked[name]
+        if amount % ante or amount // ante not in bet_multiples:  # not m * ante for an allowed m
+            check_bet(seat, name, amount, ante, bet_multiples)  # raises, naming the allowed amounts
     return checked
 
 
@@ -405,6 +412,8 @@ def check_bet(seat: int | None, name: str, amount: int, ante: int, bet_multiples
 
     Raises ``WagerError`` naming the seat, the bet and the allowed amounts.
     """
+    if ante > 0 and amount % ante == 0 and amount // ante in bet_multiples:  # amount is m * ante, m allowed
+        return
     allowed = [m * ante for m in bet_multiples]
     if amount not in allowed:
         names = ", ".join(f"{m}x" for m in bet_multiples)
