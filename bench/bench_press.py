@@ -1,0 +1,185 @@
+"""Benchmark: the dealer's ``no_more_bets`` press to the first DISPENSE frame at the shoe, end to end over
+pseudo-terminals, against the chain's own floor measured in the same run.
+
+    python -m bench.bench_press [--rounds 20] [--repeat 3] [--folder DIR]
+
+Each repetition runs a simulated table (``crisscross run --simulate`` in this process: the real drivers, the
+controller and the journal with ``synchronous=FULL``, the device simulators on pseudo-terminals) for
+``--rounds`` rounds and takes, for each round, the monotonic times of: the simulated panel's ``no_more_bets``
+press (the BUTTON frame written), the sensors' simulator receiving the READ_SPOTS that the press asks for, and
+the shoe's simulator receiving the round's first DISPENSE (docs/protocol.md). Then the floor, as many times: two
+commits of one 1 KiB row each to a SQLite store in the same folder (WAL, ``synchronous=FULL``: the press and
+the layout's reading are each committed before the next command goes) plus one sensor reading's round trip on a
+pseudo-terminal (a 12-byte request written, read at the other end, a 40-byte answer written back and read).
+
+Printed: p50/p99 of press to DISPENSE and of each hop (press to READ_SPOTS at the sensors, READ_SPOTS to
+DISPENSE at the shoe), of the floor, and the ratios press / floor (goal: p50 and p99 within 2x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import threading
+import time
+import tty
+from pathlib import Path
+
+from controller.cli.parts import SERVICE_PARTS
+from controller.game.table import load_table_config
+from controller.service.assembly import run_service
+from drivers.panel import simulator as panel_sim
+from drivers.sensors import protocol as sensors_protocol
+from drivers.sensors import simulator as sensors_sim
+from drivers.shoe import protocol as shoe_protocol
+from drivers.shoe import simulator as shoe_sim
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The ``p``-th percentile (0-100) of ``values``, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+
+class Stamps:
+    """The monotonic times of each round's press, READ_SPOTS at the sensors and first DISPENSE at the shoe,
+    taken by the simulators' threads (each list appended by one thread only)."""
+
+    def __init__(self) -> None:
+        self.pressed: list[float] = []
+        self.read_spots: list[float] = []
+        self.dispensed: list[float] = []
+        self._waiting_read = False
+        self._waiting_dispense = False
+
+    def install(self) -> None:
+        """Wrap the simulators' ``press`` and ``handle`` (class attributes, restored by ``remove``)."""
+        self._saved = (panel_sim.PanelSimulator.press, sensors_sim.SensorSimulator.handle,
+                       shoe_sim.ShoeSimulator.handle)
+        press, read, dispense = self._saved
+        stamps = self
+
+        def pressed(sim, button: str) -> None:
+            if button == "no_more_bets":
+                stamps.pressed.append(time.monotonic())
+                stamps._waiting_read = stamps._waiting_dispense = True
+            press(sim, button)
+
+        def sensors_handle(sim, frame) -> None:
+            if frame.msg_type == sensors_protocol.READ_SPOTS and stamps._waiting_read:
+                stamps.read_spots.append(time.monotonic())
+                stamps._waiting_read = False
+            read(sim, frame)
+
+        def shoe_handle(sim, frame) -> None:
+            if frame.msg_type == shoe_protocol.DISPENSE and stamps._waiting_dispense:
+                stamps.dispensed.append(time.monotonic())
+                stamps._waiting_dispense = False
+            dispense(sim, frame)
+
+        panel_sim.PanelSimulator.press = pressed
+        sensors_sim.SensorSimulator.handle = sensors_handle
+        shoe_sim.ShoeSimulator.handle = shoe_handle
+
+    def remove(self) -> None:
+        """Put the simulators' own methods back."""
+        panel_sim.PanelSimulator.press, sensors_sim.SensorSimulator.handle, shoe_sim.ShoeSimulator.handle = \
+            self._saved
+
+    def chains(self) -> tuple[list[float], list[float], list[float]]:
+        """Milliseconds, per round with all three stamps: press to DISPENSE, press to READ_SPOTS, READ_SPOTS
+        to DISPENSE."""
+        rows = [(p, r, d) for p, r, d in zip(self.pressed, self.read_spots, self.dispensed) if p <= r <= d]
+        return ([(d - p) * 1000 for p, _, d in rows], [(r - p) * 1000 for p, r, _ in rows],
+                [(d - r) * 1000 for _, r, d in rows])
+
+
+def floor_samples(folder: Path, count: int) -> list[float]:
+    """Milliseconds of ``count`` floors: two 1 KiB commits (WAL, synchronous=FULL) and one pty round trip."""
+    db = sqlite3.connect(folder / "floor.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS t(a INTEGER PRIMARY KEY, b BLOB)")
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    tty.setraw(master)
+    row = os.urandom(1024)
+    samples = []
+    try:
+        for _ in range(count):
+            began = time.monotonic()
+            for _ in range(2):
+                db.execute("BEGIN")
+                db.execute("INSERT INTO t(b) VALUES (?)", (row,))
+                db.execute("COMMIT")
+            os.write(slave, b"R" * 12)  # the host's request, read by the device
+            _read(master, 12)
+            os.write(master, b"A" * 40)  # the device's answer, read by the host
+            _read(slave, 40)
+            samples.append((time.monotonic() - began) * 1000)
+    finally:
+        db.close()
+        os.close(master)
+        os.close(slave)
+    return samples
+
+
+def _read(fd: int, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        data += os.read(fd, size - len(data))
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--folder", type=Path, default=None, help="where the journals go (default: a temporary one)")
+    args = parser.parse_args()
+    folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-press-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    config = load_table_config()
+    chain: list[float] = []
+    first: list[float] = []
+    second: list[float] = []
+    floor: list[float] = []
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    try:
+        for repeat in range(args.repeat):
+            stamps = Stamps()
+            stamps.install()
+            try:
+                status = run_service(config, simulate=True, rounds=args.rounds, seed=repeat + 1, quiet=True,
+                                     journal_path=folder / f"journal-{repeat}.db",
+                                     parts=SERVICE_PARTS)
+            finally:
+                stamps.remove()
+            if status != 0:
+                raise SystemExit(f"the simulated table ended with status {status}")
+            total, press_to_read, read_to_dispense = stamps.chains()
+            chain += total
+            first += press_to_read
+            second += read_to_dispense
+            floor += floor_samples(folder, len(total))
+            print(f"repeat {repeat + 1}: {len(total)} rounds, press to DISPENSE p50 {percentile(total, 50):.2f} ms; "
+                  f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms")
+    finally:
+        if args.folder is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    for name, values in (("press to DISPENSE at the shoe", chain), ("  press to READ_SPOTS at the sensors", first),
+                         ("  READ_SPOTS to DISPENSE at the shoe", second), ("floor (2 commits + pty round trip)",
+                                                                             floor)):
+        print(f"{name}: p50 {percentile(values, 50):.2f} ms, p99 {percentile(values, 99):.2f} ms "
+              f"({len(values)} samples)")
+    print(f"press / floor: p50 {percentile(chain, 50) / percentile(floor, 50):.2f}x, "
+          f"p99 {percentile(chain, 99) / percentile(floor, 99):.2f}x (goal: both <= 2)")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
