@@ -128,6 +128,34 @@ def table(tmp_path, operators_file):
     journal.close()
 
 
+def test_the_stop_s_records_reach_the_interface_before_it_closes(tmp_path, operators_file):
+    """``ServiceStopped`` (and the meters committed with it) are handed to the control interface like every
+    other commit's records: a display reading the events sees the service stop, not a link dropped."""
+    events: queue.Queue = queue.Queue()
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events)
+    journal = Journal(tmp_path / "journal.db")
+    devices = StandInDevices(events)
+    controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
+                            on_record=server.publish_record, on_view=server.publish_view)
+    thread = threading.Thread(target=controller.run, name="controller")
+    server.start()
+    thread.start()
+    try:
+        for device in ("shoe", "sensors", "panel"):
+            events.put(ev.DeviceReady(device, "test", "1.0", 1))
+        client = Client(server)
+        client.wait_for(lambda r: r["type"] == "ShoeReconciled")
+        events.put(STOP)
+        thread.join()
+        stopped = client.wait_for(lambda r: r["type"] == "ServiceStopped")
+        assert stopped["seq"] == journal.head[0]  # the journal's last record, as the interface has it
+    finally:
+        events.put(STOP)
+        thread.join()
+        server.stop()
+        journal.close()
+
+
 class Client:
     """HTTP client of one server; keeps an /events cursor and everything it received."""
 

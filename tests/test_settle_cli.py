@@ -400,3 +400,16 @@ def test_a_round_is_read_as_json_reads_it(text):
             return type(exc).__name__, str(exc)
 
     assert outcome(read_round) == outcome(lambda t: json.loads(t, object_pairs_hook=_unique_keys))
+
+
+def test_a_closed_standard_output_is_one_line_and_status_2(tmp_path):
+    """Started with its standard output closed (``>&-``), settle says so in one line, without a traceback."""
+    import os
+
+    path = tmp_path / "round.json"
+    path.write_text(json.dumps(EXAMPLE))
+    proc = subprocess.run([sys.executable, "-m", "controller", "settle", "--lines", str(path)], cwd=ROOT,
+                          stderr=subprocess.PIPE, text=True, timeout=60, preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "crisscross: settle: standard output is closed: nowhere to write the settlements"]

@@ -33,6 +33,9 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
             return 2
         config_dir = jurisdictions_home(table.source)  # a code is the table's, as ``crisscross run`` reads it
 
+    if sys.stdout is None:  # started with its standard output closed (``>&-``): nowhere to write
+        print("crisscross: settle: standard output is closed: nowhere to write the settlements", file=sys.stderr)
+        return 2
     source = str(path) if path else "<stdin>"
     try:
         text = path.read_text(encoding="utf-8") if path else sys.stdin.read()

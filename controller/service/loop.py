@@ -156,7 +156,12 @@ class Controller:
             self._finish()
             stopped = ("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
             # the meters as the service stops, in the same commit, before it: ``ServiceStopped`` stays the last record
-            self.journal.commit([*self.snapshots.after([stopped], self.machine.meters, self.machine.round_no), stopped])
+            began = time.monotonic()
+            records = self.journal.commit([*self.snapshots.after([stopped], self.machine.meters, self.machine.round_no),
+                                           stopped])
+            self._hand_on(records, time.monotonic() - began)  # a display sees the stop, not a dropped link
+            if self.on_view is not None:
+                self.on_view(self.machine.view())
         except OSError as exc:
             # the caller says it in one line (run_service); the log keeps it for -v
             log.info("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
