@@ -105,9 +105,9 @@ class StandInDevices:
         self.panel.append(text)
 
 
-@pytest.fixture
-def table(tmp_path, operators_file):
-    """A running controller with the control interface; stopped (thread joined) after the test."""
+def _start_table(tmp_path, operators_file):
+    """(events, server, journal, devices, controller thread): a controller with the control interface, both
+    started, its devices ready."""
     events: queue.Queue = queue.Queue()
     server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events)
     journal = Journal(tmp_path / "journal.db")
@@ -119,6 +119,13 @@ def table(tmp_path, operators_file):
     thread.start()
     for device in ("shoe", "sensors", "panel"):
         events.put(ev.DeviceReady(device, "test", "1.0", 1))
+    return events, server, journal, devices, thread
+
+
+@pytest.fixture
+def table(tmp_path, operators_file):
+    """A running controller with the control interface; stopped (thread joined) after the test."""
+    events, server, journal, devices, thread = _start_table(tmp_path, operators_file)
     client = Client(server)
     client.state_after(client.wait_for(lambda r: r["type"] == "ShoeReconciled")["seq"])  # the table is idle
     yield client, devices, journal
@@ -131,18 +138,8 @@ def table(tmp_path, operators_file):
 def test_the_stop_s_records_reach_the_interface_before_it_closes(tmp_path, operators_file):
     """``ServiceStopped`` (and the meters committed with it) are handed to the control interface like every
     other commit's records: a display reading the events sees the service stop, not a link dropped."""
-    events: queue.Queue = queue.Queue()
-    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events)
-    journal = Journal(tmp_path / "journal.db")
-    devices = StandInDevices(events)
-    controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
-                            on_record=server.publish_record, on_view=server.publish_view)
-    thread = threading.Thread(target=controller.run, name="controller")
-    server.start()
-    thread.start()
+    events, server, journal, _, thread = _start_table(tmp_path, operators_file)
     try:
-        for device in ("shoe", "sensors", "panel"):
-            events.put(ev.DeviceReady(device, "test", "1.0", 1))
         client = Client(server)
         client.wait_for(lambda r: r["type"] == "ShoeReconciled")
         events.put(STOP)
