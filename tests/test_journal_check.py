@@ -347,8 +347,8 @@ def test_a_damaged_journal_between_rounds_says_so_at_once_and_a_whole_one_change
 def test_a_stop_interrupts_a_check_inside_sqlite_at_once(tmp_path, monkeypatch):
     """``PRAGMA quick_check`` is one step of SQLite's virtual machine, which a progress handler cannot stop
     within: a stop interrupts the statement itself (a service stopped after a long history once waited 5 s for
-    it). Ordered, not timed: the stop comes once the check's connection is attached; a check that ran on to
-    its end would report ``ok``."""
+    it). Ordered, not timed: the stop comes once the check's statement has begun (its progress handler, which
+    here never stops it, was called); a check that ran on to its end would report ``ok``."""
     from controller.journal import check
 
     path = tmp_path / "big.db"
@@ -359,18 +359,16 @@ def test_a_stop_interrupts_a_check_inside_sqlite_at_once(tmp_path, monkeypatch):
                "SELECT x + 1 FROM c WHERE x < 100000) SELECT x FROM c)")
     db.commit()
     db.close()
-    attached = threading.Event()
-    real_attach = check.Interrupter.attach
+    running = threading.Event()
 
-    def attach(self, connection):
-        real_attach(self, connection)
-        attached.set()
+    def progress(self):  # the statement has begun; this handler itself never stops it: the interrupt must
+        running.set()
+        return False
 
-    monkeypatch.setattr(check.Interrupter, "attach", attach)
-    monkeypatch.setattr(check, "PROGRESS_STEPS", 10**9)  # no progress handler's look: the interrupt alone stops it
+    monkeypatch.setattr(check.Interrupter, "progress", progress)
     found = []
     journal_check = check.JournalCheck(path, found.append, report_whole=True)
     journal_check.start()
-    assert attached.wait(WAIT_S), "the check never opened the store"
+    assert running.wait(WAIT_S), "the check never began"
     journal_check.stop(timeout=WAIT_S)
     assert journal_check.done.is_set() and journal_check.result is None and found == []

@@ -42,8 +42,9 @@ MAX_DETAIL = 300
 MAX_PROBLEMS = 10
 #: The check thread's nice value (the lowest priority): the controller's commits come first on a two-core PC.
 NICE = 19
-#: SQLite virtual machine steps between two looks at the stop request (``set_progress_handler``).
-PROGRESS_STEPS = 10_000
+#: SQLite virtual machine steps between two looks at the stop request (``set_progress_handler``): every step,
+#: from the first (the check itself is one step: the few others cost nothing).
+PROGRESS_STEPS = 1
 #: Seconds between two interrupts of a check that goes on after a stop (``JournalCheck.stop``).
 STOP_STEP = 0.05
 
@@ -62,6 +63,12 @@ class Interrupter:
 
     def is_set(self) -> bool:
         """True once ``interrupt`` was asked."""
+        return self._asked
+
+    def progress(self) -> bool:
+        """The connection's progress handler (``set_progress_handler``): True (stop) once ``interrupt`` was asked.
+        Called from the statement's first step, it stops a check whose interrupt came before SQLite started it
+        (SQLite forgets an interrupt asked while no statement runs)."""
         return self._asked
 
     def attach(self, db: sqlite3.Connection) -> None:
@@ -92,7 +99,7 @@ def quick_check(path: Path, *, stop: Interrupter | None = None) -> str:
     db = sqlite3.connect(f"file:{Path(path).absolute()}?mode=ro", uri=True)
     try:
         if stop is not None:
-            db.set_progress_handler(stop.is_set, PROGRESS_STEPS)  # the steps before and after the check's own
+            db.set_progress_handler(stop.progress, PROGRESS_STEPS)  # the steps before and after the check's own
             stop.attach(db)
         rows = db.execute(f"PRAGMA quick_check({MAX_PROBLEMS})").fetchall()
     finally:

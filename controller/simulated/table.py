@@ -75,6 +75,10 @@ ANNOUNCEMENTS: tuple[str, ...] = ("no_more_bets", "confirm")
 #: link that is down: the round's fault handles it).
 CHIPS_REPORTED_S = 5.0
 
+#: The longest the simulated supervisor waits for the host to take the shoe's DOOR_CLOSED before coming to the
+#: table anyway (a shoe link that is down: the door is reported when it is back).
+DOOR_REPORT_WAIT = 5.0
+
 
 class SimulatedTable(ManualDealing):
     """Players at ``seats`` and a dealer, driving the simulators until ``stop()`` or ``rounds`` rounds.
@@ -288,6 +292,9 @@ class SimulatedTable(ManualDealing):
     def _attend(self, paged: bool = False) -> None:
         if self.shoe.door_open:  # the person at the table shuts the shoe's door before anything else
             self._act(self.shoe.close_door)
+            # the supervisor comes once the shoe's DOOR_CLOSED is taken (acknowledged: the host queues a frame's
+            # event before its ACK), so the door is journaled shut before the key and the clearance
+            self.shoe.wait_for(lambda: self.shoe.awaiting_ack == 0, DOOR_REPORT_WAIT)
         self._act(self.panel.turn_key, True, self.supervisor_id)
         try:
             if paged:  # the alert's lamp lights once the key is seen
