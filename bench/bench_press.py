@@ -1,16 +1,24 @@
 """Benchmark: the dealer's ``no_more_bets`` press to the first DISPENSE frame at the shoe, end to end over
 pseudo-terminals, against the chain's own floor measured in the same run.
 
-    python -m bench.bench_press [--rounds 20] [--repeat 3] [--folder DIR]
+    python -m bench.bench_press [--rounds 20] [--repeat 3] [--folder DIR] [--in-process] [--nice N]
 
-Each repetition runs a simulated table (``crisscross run --simulate`` in this process: the real drivers, the
-controller and the journal with ``synchronous=FULL``, the device simulators on pseudo-terminals) for
-``--rounds`` rounds and takes, for each round, the monotonic times of: the simulated panel's ``no_more_bets``
+Each repetition runs a table for ``--rounds`` rounds as the rig does (``hil.rig``): the service in a process of
+its own (``crisscross run`` with the real drivers, the controller and the journal with ``synchronous=FULL``, as on
+a table PC), the device simulators and the scripted players and dealer in this process on pseudo-terminals.
+With ``--in-process`` the whole simulated table runs in this process instead (``crisscross run --simulate``: the
+simulators share the service's interpreter, so its threads wait for theirs). It takes, for each round, the
+monotonic times (one clock for every process on Linux) of: the simulated panel's ``no_more_bets``
 press (the BUTTON frame written), the sensors' simulator receiving the READ_SPOTS that the press asks for, and
 the shoe's simulator receiving the round's first DISPENSE (docs/protocol.md). Then the floor, as many times: two
 commits of one 1 KiB row each to a SQLite store in the same folder (WAL, ``synchronous=FULL``: the press and
 the layout's reading are each committed before the next command goes) plus one sensor reading's round trip on a
 pseudo-terminal (a 12-byte request written, read at the other end, a 40-byte answer written back and read).
+
+``--nice N`` runs this process, and so the service, the simulators and the floor, at niceness N (a negative N
+needs root): the unit on a table PC runs the service at ``Nice=-10`` (config/systemd/crisscross.service), ahead of
+whatever else the PC runs, and the devices have processors of their own; the floor runs at the same niceness, so
+the ratio compares like with like.
 
 Printed: p50/p99 of press to DISPENSE and of each hop (press to READ_SPOTS at the sensors, READ_SPOTS to
 DISPENSE at the shoe), of the floor, and the ratios press / floor (goal: p50 and p99 within 2x).
@@ -32,6 +40,7 @@ from pathlib import Path
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from controller.service.assembly import run_service
+from hil.rig import run_rig
 from drivers.panel import simulator as panel_sim
 from drivers.sensors import protocol as sensors_protocol
 from drivers.sensors import simulator as sensors_sim
@@ -135,12 +144,36 @@ def _read(fd: int, size: int) -> bytes:
     return data
 
 
+def _run_table(config, rounds: int, seed: int, journal: Path, in_process: bool) -> None:
+    """One repetition's table: ``rounds`` rounds on a new ``journal``, the service in its own process (the rig)
+    or, with ``in_process``, the whole simulated table here. Raises ``SystemExit`` when it did not end well."""
+    if in_process:
+        status = run_service(config, simulate=True, rounds=rounds, seed=seed, quiet=True, journal_path=journal,
+                             parts=SERVICE_PARTS)
+        if status != 0:
+            raise SystemExit(f"the simulated table ended with status {status}")
+        return
+    result = run_rig(rounds, seed, journal)
+    if result.problems:
+        raise SystemExit(f"the rig's table did not end well: {result.problems[:3]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--folder", type=Path, default=None, help="where the journals go (default: a temporary one)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the simulated table in this process (crisscross run --simulate) instead of the "
+                             "service in a process of its own")
+    parser.add_argument("--nice", type=int, default=None,
+                        help="niceness of this process and its children (the unit's is -10; negative needs root)")
     args = parser.parse_args()
+    if args.nice is not None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, args.nice)
+        except PermissionError:
+            raise SystemExit(f"--nice {args.nice}: a niceness below 0 needs root") from None
     folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-press-"))
     folder.mkdir(parents=True, exist_ok=True)
     config = load_table_config()
@@ -148,19 +181,17 @@ def main() -> None:
     first: list[float] = []
     second: list[float] = []
     floor: list[float] = []
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
+          f"{'in this process' if args.in_process else 'in a process of its own'}, "
+          f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}")
     try:
         for repeat in range(args.repeat):
             stamps = Stamps()
             stamps.install()
             try:
-                status = run_service(config, simulate=True, rounds=args.rounds, seed=repeat + 1, quiet=True,
-                                     journal_path=folder / f"journal-{repeat}.db",
-                                     parts=SERVICE_PARTS)
+                _run_table(config, args.rounds, repeat + 1, folder / f"journal-{repeat}.db", args.in_process)
             finally:
                 stamps.remove()
-            if status != 0:
-                raise SystemExit(f"the simulated table ended with status {status}")
             total, press_to_read, read_to_dispense = stamps.chains()
             chain += total
             first += press_to_read

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 MAX_GROUP = 64
 #: Outputs after which no further input joins the commit: a round's end (its checkpoint) or a fault.
 GROUP_ENDS = (cmd.RoundClosed, cmd.RoundVoided, cmd.FaultRaised)
+#: The panel's commands: carried out after the other devices' commands of their commit (``Controller._commit``).
+PANEL_COMMANDS = (cmd.Display, cmd.SetLamps, cmd.PrivatePanel)
 #: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
 MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
@@ -280,14 +282,21 @@ class Controller:
         # a PrivatePanel sets the panel's whole text and lamps (controller/round/alerts.py): the panel commands before
         # it in the commit are journaled, not sent, so that the alert's lamp does not flicker on the panel
         last_private = max((i for i, o in enumerate(outputs) if isinstance(o, cmd.PrivatePanel)), default=-1)
+        # the panel's commands go after the shoe's and the sensors' of the same commit (in their own order): a
+        # person reads the panel, while the round waits on the shoe's and the sensors' answers (docs/performance.md)
+        for_panel: list[Any] = []
         handed = False
         try:
             for index, output in enumerate(outputs):
-                if index < last_private and isinstance(output, (cmd.Display, cmd.SetLamps)):
+                if isinstance(output, PANEL_COMMANDS):
+                    if index >= last_private or isinstance(output, cmd.PrivatePanel):
+                        for_panel.append(output)
                     continue
                 if not handed and isinstance(output, (cmd.RoundClosed, cmd.RoundVoided)):
                     handed = True
                     self._hand_on(records, seconds)
+                self._carry_out(output)
+            for output in for_panel:
                 self._carry_out(output)
         finally:
             if not handed:
