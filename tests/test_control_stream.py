@@ -193,9 +193,10 @@ def test_an_accepted_connection_sends_without_waiting_for_the_client_s_ack(serve
         assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in accepted)
 
 
-def test_the_outbox_wakes_the_loop_once_a_batch_and_its_bound_drops_the_oldest_as_missed():
-    """The controller thread's hand-overs: one wake-up until the loop takes them; beyond the bound the oldest
-    go, and the hub then tells a client asking after them that records were missed (docs/control.md)."""
+def test_the_outbox_wakes_the_loop_once_a_busy_spell_and_its_bound_drops_the_oldest_as_missed():
+    """The controller thread's hand-overs: one wake-up until the loop takes them, none while the loop keeps
+    taking at its pace, one again after a take found nothing; beyond the bound the oldest go, and the hub then
+    tells a client asking after them that records were missed (docs/control.md)."""
     outbox = Outbox(size=3)
     assert outbox.wake() is False  # nothing waits
     assert outbox.put(("record", {"seq": 1}, 1), wake=False) is False  # a record waits for the view after it
@@ -203,6 +204,10 @@ def test_the_outbox_wakes_the_loop_once_a_batch_and_its_bound_drops_the_oldest_a
     assert outbox.put(("view", {"state": "betting"})) is False  # already due
     assert outbox.take() == ([("record", {"seq": 1}, 1), ("view", {"state": "idle"}),
                               ("view", {"state": "betting"})], None)
+    # a take that found something keeps the next one due (the loop takes again after the pace): no wake-up
+    assert outbox.put(("view", {"state": "dealing"})) is False
+    assert outbox.take() == ([("view", {"state": "dealing"})], None)
+    assert outbox.take() == ([], None)  # a take that finds nothing: the next waking put wakes the loop
     assert outbox.put(("record", None, 2), wake=False) is False
     assert outbox.wake() is True and outbox.wake() is False  # a flush: once until the take
     for seq in (3, 4, 5):

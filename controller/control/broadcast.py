@@ -10,8 +10,10 @@ its bound and never delays the controller or the other readers. Long polls all w
 once per batch of records.
 
 The controller thread hands its records and views over through one ``Outbox`` (the only object the two
-threads share, behind its lock): the loop is woken once per batch, not once per record or view, so the two
-threads trade the interpreter's lock as seldom as the loop keeps up.
+threads share, behind its lock): the loop is woken once per batch, not once per record or view, and after a take
+that found something it takes again ``PACE`` seconds later without being woken, so that the inputs of a busy
+spell (a round's dealing, a burst of chip changes) go to the clients in one write every ``PACE`` while the
+first input after a quiet one goes at once; the two threads trade the interpreter's lock as seldom as that.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ MAX_WAITING = 64
 END = b""
 
 
+#: Seconds from a take that found something to the next one (module docstring): what is handed over in between
+#: waits at most this long, and goes in one write.
+PACE = 0.005
 #: Hand-overs (records, views, alerts) waiting in the ``Outbox`` for the loop; one more drops the oldest.
 OUTBOX_SIZE = RING_SIZE
 
@@ -56,8 +61,9 @@ class Outbox:
     """What the controller thread hands to the loop's thread, in order (module docstring): items ``("record",
     public, seq)``, ``("view", view)`` and ``("alert", record)``, each a copy the loop will own. ``put`` (the
     controller thread) returns True when the loop must be woken to ``take`` them: only the first waking put
-    after a take does (records are put without waking: the view that follows each commit wakes the loop for
-    all of them, so the controller trades the interpreter's lock with the loop once per input). Bounded to ``size`` items: one more drops the oldest, and ``take`` returns, with the items, the
+    while no take is due does (records are put without waking: the view that follows each commit wakes the
+    loop for all of them). A take that found something leaves a take due: the loop takes again ``PACE`` seconds
+    later (``ControlServer``), and only a take that finds nothing makes the next waking put wake it. Bounded to ``size`` items: one more drops the oldest, and ``take`` returns, with the items, the
     highest seq of a record dropped so (None when none was), for the hub's ``missed`` horizon
     (docs/control.md, "Bounds"): a loop that falls behind costs memory up to the bound and never delays the
     controller. Every method holds the lock; nothing else is shared."""
@@ -91,11 +97,14 @@ class Outbox:
             return True
 
     def take(self) -> tuple[list[tuple[Any, ...]], int | None]:
-        """Every item put since the last take, oldest first, and the highest seq of a record dropped."""
+        """Every item put since the last take, oldest first, and the highest seq of a record dropped. When it
+        found something, a take stays due (the caller takes again after ``PACE``); when it found nothing, the
+        next waking ``put`` or ``wake`` returns True."""
         with self._lock:
             items, lost = list(self._items), self._lost
             self._items.clear()
-            self._lost, self._scheduled = None, False
+            self._lost = None
+            self._scheduled = bool(items) or lost is not None
             return items, lost
 
 

@@ -61,7 +61,7 @@ import orjson
 import uvicorn
 
 from controller.control.app import build_app, protocol_class
-from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, RING_SIZE, Hub, Outbox
+from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, PACE, RING_SIZE, Hub, Outbox
 from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.round.alerts import alert_record
 from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
@@ -435,8 +435,11 @@ class ControlServer:
             pass
 
     def _take(self) -> None:
-        """On the loop: everything the controller thread handed over since the last take, in order."""
+        """On the loop: everything the controller thread handed over since the last take, in order; when there
+        was something, the next take in ``PACE`` seconds (``Outbox``: it is due without a wake-up)."""
         items, lost = self._outbox.take()
+        if items or lost is not None:
+            self._loop.call_later(PACE, self._take)
         if lost is not None:
             self.hub.lost(lost)
         for item in items:
