@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +254,63 @@ def test_rounds_dealt_by_hand_with_payout_mistakes_pass_every_journal_check(tmp_
         assert len(entered) == 5 + 2 * len(rnd.wagers) and len(set(entered)) == len(entered)
     assert any(r["type"] == "PayoutChecked" and r["data"]["differences"] for r in records)  # a mistake seen
     _check(tmp_path / "journal.db", service)
+
+
+#: The service run by a script of its own, in its main thread as ``crisscross run`` does, with every device on a
+#: port that does not exist; once the three link faults are logged and the controller thread waits for an input,
+#: SIGTERM is sent to the shoe driver's thread alone (``pthread_kill``): the kernel may hand a process's signal
+#: to any of its threads, and Python runs the handler only when the main thread runs again.
+SIGNAL_TO_A_DRIVER_THREAD = r"""
+import logging, signal, sys, threading, time
+from pathlib import Path
+from controller.cli.main import main
+
+folder = Path(sys.argv[1])
+faults = threading.Semaphore(0)
+
+class Faults(logging.Handler):
+    def emit(self, record):
+        if "link_lost" in record.getMessage():
+            faults.release()
+
+logging.getLogger("controller.service.loop").addHandler(Faults())
+
+def waiting(frame):
+    while frame is not None:
+        if frame.f_code.co_name == "wait_for" and frame.f_code.co_filename.endswith("threading.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+def signal_the_shoe_thread():
+    for _ in range(3):
+        faults.acquire(timeout=30)
+    main_id = threading.main_thread().ident
+    deadline = time.monotonic() + 20
+    while not waiting(sys._current_frames().get(main_id)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    shoe = next(t for t in threading.enumerate() if t.name == "shoe")
+    print("signalled", flush=True)
+    signal.pthread_kill(shoe.ident, signal.SIGTERM)
+
+threading.Thread(target=signal_the_shoe_thread, daemon=True).start()
+sys.exit(main(["run", "--quiet", "--journal", str(folder / "journal.jsonl"),
+               *[arg for name in ("shoe", "sensors", "panel") for arg in ("--port", f"{name}={folder / name}")]]))
+"""
+
+
+def test_sigterm_taken_by_a_driver_thread_stops_the_waiting_service(tmp_path):
+    """A SIGTERM that lands on a driver's thread while the controller thread waits for an input stops the
+    service: the controller thread's wait is bounded (``IDLE_TURN``), so the main thread runs the handler."""
+    process = subprocess.Popen([sys.executable, "-c", SIGNAL_TO_A_DRIVER_THREAD, str(tmp_path)], cwd=tmp_path,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"the service did not stop after SIGTERM to a driver thread (signalled: {'signalled' in out}); "
+                    f"its last lines:\n{err[-2000:]}")
+    assert "signalled" in out, err[-2000:]
+    assert process.returncode == 0, err[-2000:]  # no round was in progress: a clean stop

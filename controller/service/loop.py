@@ -51,6 +51,8 @@ MAX_DETAIL = 200
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
+#: Longest wait of the controller thread for an input, in seconds (``Controller._turn``).
+IDLE_TURN = 0.5
 #: Seconds a refusal stays on the panel before the state's prompt comes back (``PromptDue``).
 REFUSAL_SHOWN_S = 3.0
 
@@ -138,7 +140,7 @@ class Controller:
             self.process(self.started)
             while not self._done:
                 try:
-                    item = self._pending.popleft() if self._pending else self.events.get(timeout=self.watch.tick())
+                    item = self._pending.popleft() if self._pending else self.events.get(timeout=self._turn())
                 except queue.Empty:  # nothing to do: the loop is alive all the same
                     self.watch.alive()
                     self._close_day()
@@ -174,6 +176,13 @@ class Controller:
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
         return 0 if self.machine.state in ("starting", *ROUND_OVER) and not self.stopped_short else 1
+
+    def _turn(self) -> float:
+        """The longest the loop waits for an input: the watchdog's tick, at most ``IDLE_TURN``. A signal (SIGTERM,
+        SIGINT) that the kernel hands to another thread is acted on only once the main thread, which this is
+        under ``crisscross run``, runs again (Python runs its handlers there): an endless wait would never stop."""
+        tick = self.watch.tick()
+        return IDLE_TURN if tick is None else min(tick, IDLE_TURN)
 
     def _close_day(self) -> None:
         """At a gaming day's close, journal the meters (``MeterSnapshots.day_closed``)."""
