@@ -237,8 +237,8 @@ class Controller:
 
     def process(self, *events: Any) -> None:
         """Apply ``events`` in order, commit them with every output they produced in one transaction (inputs
-        that arrived together share a commit), then carry out each output in order: a command is sent only
-        once the commit that holds it returned. An input whose outputs end a round or raise a fault ends the
+        that arrived together share a commit), then carry out each output in order, the panel's commands after
+        the other devices' (``_commit``): a command is sent only once the commit that holds it returned. An input whose outputs end a round or raise a fault ends the
         group (a checkpoint, or the end of the run, comes right after it); the inputs after it are put back.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
