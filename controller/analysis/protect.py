@@ -24,7 +24,7 @@ bound for sessions of any length. The card it points at is the ``h`` of the larg
 the house has lost is, over the session's rounds, the ante times the par sheet's gain of seeing that card
 (``ProtectTables.exposed_values``) times the estimated share ``pi``.
 
-A session is a seat's run of rounds with wagers, ended by ``gap`` rounds in a row without (default 3).
+A session is a seat's run of rounds with wagers, ended by ``gap`` rounds in a row without (default 3: ``controller.game.sessions``).
 Nothing here reveals a card: a report names a kind of card, never a card; it is made after rounds closed.
 """
 
@@ -38,13 +38,13 @@ import numpy as np
 
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
 from controller.game.money import money
+from controller.game.sessions import GAP, session_ended
 
 HYPOTHESES = ("middle", "across", "down")
 STEPS = ("across", "down", "middle")
 FRACTIONS = (1.0, 0.5, 0.25)
 ERROR = 0.01
 ALPHA = 1e-4
-GAP = 3
 
 
 def _likelihood(mask: np.ndarray, action: np.ndarray, n_actions: int, error: float) -> np.ndarray:
@@ -201,7 +201,7 @@ class Detector:
             return []
         number = rounds[0].round_no
         for seat, (report, _) in list(self.sessions.items()):
-            if number - report.last > self.gap:
+            if session_ended(report.last, number, self.gap):
                 self.finished.append(self.sessions.pop(seat)[0])
         t = self.tables
         others = np.zeros((len(rounds), 52), dtype=bool)

@@ -6,15 +6,14 @@ The detector's math: ``controller.analysis.protect`` (NumPy); the rounds: ``cont
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from controller.analysis.protect import GAP, STEPS, Detector, RoundSeen, SessionReport
 from controller.analysis.protect_tables import ProtectTables
 from controller.game.cards import DECK
 from controller.journal.reader import iter_records
-from controller.journal.recall import RoundRecord, rounds_from_records
+from controller.journal.recall import RoundRecord
+from controller.journal.sessions import ended_rounds
 
 _INDEX = {card: i for i, card in enumerate(DECK)}
 
@@ -47,22 +46,10 @@ def rounds_seen(rnd: RoundRecord, multiples: tuple[int, ...]) -> list[RoundSeen]
     return out
 
 
-def _closed_rounds(records: Iterable[dict[str, Any]]) -> Iterator[RoundRecord]:
-    """Rebuild rounds from a stream of journal records, yielding each once its round ended."""
-    pending: dict[int, list[dict[str, Any]]] = {}
-    for record in records:
-        number = record.get("round")
-        if not isinstance(number, int):
-            continue
-        pending.setdefault(number, []).append(record)
-        if record.get("type") in ("RoundClosed", "RoundVoided"):
-            yield rounds_from_records(pending.pop(number))[number]
-
-
 def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP) -> list[SessionReport]:
     """Every seat session of the journal at ``path`` (store or JSON lines), as the live detector would
     have seen them round by round. Raises ``JournalError`` for a journal that cannot be read."""
     detector = Detector(tables, gap)
-    for rnd in _closed_rounds(iter_records(path, skip_torn_tail=True)):
+    for rnd, _ in ended_rounds(iter_records(path, skip_torn_tail=True)):
         detector.add(rounds_seen(rnd, tables.multiples))
     return detector.reports()
