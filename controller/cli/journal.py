@@ -49,11 +49,17 @@ def recall(args: argparse.Namespace) -> int:
     if torn:  # not a tampering: a copy cut short
         print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
     if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
-        warning = f"WARNING: {path} does not verify: {problem}; what follows may have been altered"
-        print(f"crisscross recall: {warning} (run crisscross journal verify)", file=sys.stderr)
-        print(warning)
+        warn_unverified("recall", path, problem, "what follows may have been altered")
     print(alerts or recall_last(rounds) or f"no rounds in {path}")
     return 1 if problem else 0
+
+
+def warn_unverified(command: str, path: Path, problem: str, consequence: str) -> None:
+    """Say that the journal at ``path`` does not verify (``problem``, from ``verify_journal``) on standard error and
+    on standard output, before what ``crisscross COMMAND`` still shows of it: every copy of the output is marked."""
+    warning = f"WARNING: {path} does not verify: {problem}; {consequence}"
+    print(f"crisscross {command}: {warning} (run crisscross journal verify)", file=sys.stderr)
+    print(warning)
 
 
 def _simulated_hint(config) -> str:

@@ -51,7 +51,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from controller.cli import identity, meters, protect
+from controller.cli import identity, meters, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
@@ -121,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
 
     protect.add_parser(sub, common, config_help, positive_int)
     meters.add_parser(sub, common, config_help, positive_int)
+    rating.add_parser(sub, common, config_help, positive_int)
 
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
@@ -321,6 +322,8 @@ def _main(argv: list[str] | None) -> int:
         return meters.main(args)
     if args.command == "protect":
         return _with_analysis(lambda: protect.main(args))
+    if args.command == "rating":
+        return _with_analysis(lambda: rating.main(args))
     if args.command == "journal":
         return JOURNAL_COMMANDS[args.journal_command](args)
     if args.command == "operator":

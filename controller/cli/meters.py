@@ -61,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``crisscross meters``; the exit status (module docstring)."""
     from controller.game.table import load_table_config
     from controller.journal.meters_audit import audit, last_checkpoint, meters_of
-    from controller.cli.journal import _simulated_hint
+    from controller.cli.journal import _simulated_hint, warn_unverified
     from controller.journal.chain import verify_journal
     from controller.journal.reader import existing_journal, iter_records
     from controller.journal.record import JournalError
@@ -86,9 +86,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"crisscross meters: {exc}", file=sys.stderr)
         return 2
     if problem:
-        warning = f"WARNING: {path} does not verify: {problem}; meters counted from it may be wrong"
-        print(f"crisscross meters: {warning} (run crisscross journal verify)", file=sys.stderr)
-        print(warning)
+        warn_unverified("meters", path, problem, "meters counted from it may be wrong")
         if args.audit:
             return 1
     if args.audit:

@@ -1,0 +1,110 @@
+"""Each seat session's rating from the journal: handle, actual win, exact theoretical win, and the conventional
+rating beside it (``crisscross rating``).
+
+The sessions are ``controller.journal.sessions``'; each round's theoretical win is
+``controller.analysis.rating.DecisionValues.theo`` (the value of the play made, exact). Every win is the
+house's, in minor units: ``actual_win`` is what the house kept (the negative of the players' net),
+``theoretical_win`` its expectation given the play (an exact fraction), and ``conventional_win`` the estimate a
+pit makes by hand: average bet (the two antes) x decisions per hour x hours played x the pay table's house
+edge under optimal play (as a fraction of the two antes). The standard errors are of the session's totals,
+from the spread of its rounds (the sample standard deviation times the square root of the rounds; none for a
+session of one round).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from controller.analysis.rating import DecisionValues
+from controller.journal.sessions import Session
+
+#: The pit's usual assumption of decisions (rounds) an hour for the conventional rating.
+DECISIONS_PER_HOUR = 60
+#: The order of the wagers in a session's handle.
+WAGERS = ("ante_across", "ante_down", "across", "down", "middle", "five_card_bonus")
+
+
+@dataclass(frozen=True)
+class SessionRating:
+    """One session's figures (module docstring). Amounts in minor units; ``theoretical_win`` exact; ``seconds``
+    of play; the standard errors None for a session of one round."""
+
+    seat: int
+    player: str | None
+    first_round: int
+    last_round: int
+    open: bool
+    rounds: int
+    seconds: float
+    handle: dict[str, int]
+    actual_win: int
+    theoretical_win: Fraction
+    actual_standard_error: float | None
+    theoretical_standard_error: float | None
+    conventional_win: Fraction
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures as JSON values: fractions as floats to 1e-9 and as exact ``"p/q"`` text."""
+        return {"seat": self.seat, "player": self.player, "first_round": self.first_round,
+                "last_round": self.last_round, "open": self.open, "rounds": self.rounds,
+                "seconds": round(self.seconds, 3), "handle": dict(self.handle), "actual_win": self.actual_win,
+                "theoretical_win": round(float(self.theoretical_win), 9),
+                "theoretical_win_exact": str(self.theoretical_win),
+                "actual_standard_error": _rounded(self.actual_standard_error),
+                "theoretical_standard_error": _rounded(self.theoretical_standard_error),
+                "conventional_win": round(float(self.conventional_win), 9)}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 9)
+
+
+def standard_error(values: list[Fraction] | list[int]) -> float | None:
+    """The standard error of the sum of ``values``: the sample standard deviation times sqrt(n); None for
+    fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = Fraction(sum(values)) / n
+    variance = sum((Fraction(v) - mean) ** 2 for v in values) / (n - 1)
+    return math.sqrt(variance * n)
+
+
+def rate(session: Session, values: DecisionValues, edge: Fraction,
+         decisions_per_hour: int = DECISIONS_PER_HOUR) -> SessionRating:
+    """The figures of one ``session`` with ``values`` of the table's pay tables and their house ``edge`` (a
+    fraction of the two antes). Raises ``controller.analysis.rating.RatingError`` for a round that cannot be
+    valued (naming it)."""
+    handle = dict.fromkeys(WAGERS, 0)
+    actual: list[int] = []
+    theo: list[Fraction] = []
+    antes = 0
+    for r in session.rounds:
+        for wager, amount in r.placed.items():
+            handle[wager] = handle.get(wager, 0) + amount
+        actual.append(-r.net)
+        antes += r.locked.get("ante_across", 0) + r.locked.get("ante_down", 0)
+        where = f"round {r.round_no} seat {session.seat}"
+        if r.hole is None or r.cross is None:
+            if r.locked.get("ante_across", 0):
+                raise ValueError(f"{where}: the seat's cards or the cross are not in the journal")
+            theo.append(values.theo((), (), r.locked, (), where).house)
+        else:
+            theo.append(values.theo(r.hole, r.cross, r.locked, r.decisions, where).house)
+    seconds = sum(r.seconds for r in session.rounds)
+    n = len(session.rounds)
+    conventional = Fraction(antes, n) * decisions_per_hour * Fraction(seconds) / 3600 * edge
+    return SessionRating(session.seat, None, session.first, session.last, session.open, n, seconds,
+                         {w: a for w, a in handle.items() if a or w in WAGERS}, sum(actual), sum(theo, Fraction(0)),
+                         standard_error(actual), standard_error(theo), conventional)
+
+
+def rate_all(sessions: list[Session], values: DecisionValues, decisions_per_hour: int = DECISIONS_PER_HOUR,
+             progress: Callable[[int, int], None] | None = None) -> tuple[Fraction, list[SessionRating]]:
+    """The house edge of the pay tables (``DecisionValues.house_edge``) and every session's figures."""
+    edge = values.house_edge(progress)
+    return edge, [rate(session, values, edge, decisions_per_hour) for session in sessions]
