@@ -1029,20 +1029,24 @@ def test_requests_the_description_allows_are_answered_as_it_says(bare_server, me
     assert Client(bare_server).request(method, path, body, headers)[0] == status
 
 
+def get_as(server: ControlServer, path: str, user: str | None = None) -> tuple[int, dict]:
+    """``GET path`` as ``user`` (HTTP Basic with the password of ``PASSWORDS``; None: no credentials): the
+    status and the JSON answer."""
+    headers = {}
+    if user is not None:
+        token = base64.b64encode(f"{user}:{PASSWORDS[user]}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    status, _, body = Client(server).request("GET", path, headers=headers)
+    return status, json.loads(body)
+
+
 def test_the_meters_are_shown_to_a_supervisor_only(bare_server):
     """``GET /meters`` (controller/round/meters.py, NJ 13:69E-1.28C): the lifetime meters the controller last
     published, to a supervisor; a dealer is refused (403), a request without credentials asked for them (401)."""
     from controller.round.meters import Meters
 
-    client = Client(bare_server)
-
     def get(user=None):
-        headers = {}
-        if user is not None:
-            token = base64.b64encode(f"{user}:{PASSWORDS[user]}".encode()).decode()
-            headers["Authorization"] = f"Basic {token}"
-        status, _, body = client.request("GET", "/meters", headers=headers)
-        return status, json.loads(body)
+        return get_as(bare_server, "/meters", user)
 
     assert get("sue")[0] == 503  # nothing published yet
     meters = Meters()

@@ -28,7 +28,7 @@ from controller.game.paytable import load_jurisdiction
 from controller.game.sessions import session_ended
 from controller.game.settlement import Community, settle_seat
 from controller.journal.recall import RoundRecord
-from controller.journal.sessions import PAUSE_S, SessionTracker, _seconds
+from controller.journal.sessions import PAUSE_S, SessionTracker, seconds_played
 from controller.simulated.players import honest
 
 NY = load_jurisdiction("ny")
@@ -168,8 +168,9 @@ def test_seven_cards_that_are_not_distinct_are_refused(values):
 # Sessions
 
 
-def _round(number, seats, voided=False, test=False):
-    rnd = RoundRecord(number, wagers={s: {"ante_across": 100, "ante_down": 100} for s in seats}, test=test)
+def _round(number, seats, voided=False, test=False, seconds=5):
+    rnd = RoundRecord(number, wagers={s: {"ante_across": 100, "ante_down": 100} for s in seats}, test=test,
+                      times=["2026-12-04T10:00:00.000+00:00", f"2026-12-04T10:00:{seconds:02d}.000+00:00"])
     rnd.totals = {"wagered": 0}
     rnd.voided = {"why": "misdeal"} if voided else None
     rnd.settlements = {s: {"net": -200} for s in seats}
@@ -179,7 +180,7 @@ def _round(number, seats, voided=False, test=False):
 def test_a_session_ends_after_the_gap_of_rounds_without_wagers():
     tracker = SessionTracker(gap=3)
     for number, seats in enumerate([{1, 2}, {1}, {1}, {1}, {1}, {1, 2}], start=1):
-        ended = tracker.add(_round(number, seats), 10.0)
+        ended = tracker.add(_round(number, seats))
         # seat 2 last wagered in round 1: rounds 2, 3 and 4 without, so round 5 finds its session ended
         assert [(s.seat, s.first, s.last) for s in ended] == ([(2, 1, 1)] if number == 5 else [])
     by_seat = {(s.seat, s.first): s for s in tracker.sessions()}
@@ -190,10 +191,10 @@ def test_a_session_ends_after_the_gap_of_rounds_without_wagers():
 
 def test_voided_and_test_mode_rounds_are_no_play():
     tracker = SessionTracker()
-    tracker.add(_round(1, {1}), 5.0)
-    tracker.add(_round(2, {1}, voided=True), 5.0)
-    tracker.add(_round(3, {1}, test=True), 5.0)
-    tracker.add(_round(4, {1}), 5.0)
+    tracker.add(_round(1, {1}))
+    tracker.add(_round(2, {1}, voided=True))
+    tracker.add(_round(3, {1}, test=True))
+    tracker.add(_round(4, {1}))
     (session,) = tracker.sessions()
     assert [r.round_no for r in session.rounds] == [1, 4]
     assert sum(r.seconds for r in session.rounds) == 10.0
@@ -204,7 +205,7 @@ def test_a_long_gap_inside_a_round_is_a_pause_not_play():
              f"2026-12-04T10:{(30 + PAUSE_S + 1) // 60:02.0f}:{(30 + PAUSE_S + 1) % 60:06.3f}+00:00",
              "2026-12-04T10:03:00.000+00:00"]
     stamps = [30.0, 30 + PAUSE_S + 1, 180.0]
-    assert _seconds(times) == pytest.approx(30.0 + (stamps[2] - stamps[1]))
+    assert seconds_played(times) == pytest.approx(30.0 + (stamps[2] - stamps[1]))
 
 
 def test_the_gap_must_be_a_round_at_least():

@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
                           "(in a round with probability P, default 1)")
     run.add_argument("--protect", action="store_true",
                      help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
+    run.add_argument("--rating", action="store_true",
+                     help="rate every seat's session after each round: SessionRated journaled, GET /sessions "
+                          "(needs the analysis extra)")
     run.add_argument("--quiet", action="store_true", help="do not print round summaries")
     run.add_argument("--metrics-port", type=port_number, default=None, metavar="PORT",
                      help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (overrides table.yaml)")
@@ -515,13 +518,16 @@ def _run(args: argparse.Namespace) -> int:
         if args.manual:
             config = dataclasses.replace(config, manual_dealing=True)
         players = _players(args, config)
-        if args.protect and importlib.util.find_spec("numpy") is None:
-            raise ConfigError("--protect needs the analysis extra (numpy is missing): install the package with "
-                              "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl[analysis]'")
+        for flag, wanted in (("--protect", args.protect), ("--rating", args.rating)):
+            if wanted and importlib.util.find_spec("numpy") is None:
+                raise ConfigError(f"{flag} needs the analysis extra (numpy is missing): install the package with "
+                                  "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl"
+                                  "[analysis]'")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
-                           players=players, protect=args.protect, manual=args.manual, parts=SERVICE_PARTS)
+                           players=players, protect=args.protect, manual=args.manual, rating=args.rating,
+                           parts=SERVICE_PARTS)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

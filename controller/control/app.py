@@ -60,7 +60,7 @@ MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
                           "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET",
-                          "/meters": "GET"}
+                          "/meters": "GET", "/sessions": "GET"}
 #: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
 #: method is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
@@ -227,6 +227,17 @@ def build_app(server: ControlServer) -> _Guard:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no meters yet: the controller has not started")
         return JSONResponse(server.meters, 200, JSON_HEADERS)
 
+    async def sessions(request: Request) -> Response:
+        """Every seat session's rating (controller/service/rating_live.py) for a supervisor; 403 for a dealer, 503
+        when the service runs without ``--rating`` or before the rating's first round."""
+        _query(request, ())
+        who = await _authenticate(request, server)
+        _require_supervisor(who, "reading the sessions' ratings")
+        if server.sessions is None:
+            raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE,
+                            "no ratings: the service runs without --rating, or no round has closed since it started")
+        return JSONResponse({"sessions": list(server.sessions)}, 200, JSON_HEADERS)
+
     async def openapi(request: Request) -> Response:
         _query(request, ())
         from controller.control.openapi import openapi_document
@@ -245,7 +256,8 @@ def build_app(server: ControlServer) -> _Guard:
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
-                            Route("/alerts", alerts), Route("/meters", meters), Route("/openapi.json", openapi),
+                            Route("/alerts", alerts), Route("/meters", meters), Route("/sessions", sessions),
+                            Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})
     return _Guard(app, server)

@@ -118,6 +118,15 @@ def openapi_document() -> dict[str, Any]:
                                           "type": "object", "required": ["lifetime", "since"],
                                           "properties": {"lifetime": _JSON_OBJECT, "since": _JSON_OBJECT}}}}},
                               "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
+            "/sessions": {"get": {
+                "summary": "Every seat session's rating (supervisors only; run --rating; docs/rating.md)",
+                "security": [{"operator": []}],
+                "responses": {"200": {"description": "the open sessions, then the last ended ones; wins the house's in "
+                                                     "minor units",
+                                      "content": {"application/json": {"schema": {
+                                          "type": "object", "required": ["sessions"],
+                                          "properties": {"sessions": {"type": "array", "items": _JSON_OBJECT}}}}}},
+                              "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
             "/openapi.json": {"get": {"summary": "This description",
                                       "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/": {"get": {"summary": "The dealer's screen (HTML)",

@@ -110,6 +110,8 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
     "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
     "WagersHeld", "PromptDue", "ClockStepped",
+    # a seat session's rating (controller/service/rating_live.py): figures only, never a card
+    "SessionRated",
     # dealing by hand (controller/round/manual.py); ``CardsEntered``/``CardsRecorded`` name cards: journal only
     "DealingModeChanged", "ManualRound", "CardPlacedByHand", "SeatHeld",
     # the payout check (controller/game/payout.py): amounts per spot and who, written after the settlement, when every
@@ -287,6 +289,9 @@ class ControlServer:
         self.alerts: deque[dict[str, Any]] = deque(maxlen=MAX_ALERTS)
         #: the lifetime meters last published (``publish_meters``; ``GET /meters``, supervisors only); None before
         self.meters: dict[str, Any] | None = None
+        #: every seat session's rating (``publish_sessions``; ``GET /sessions``, supervisors only); None while the
+        #: service runs without ``--rating``
+        self.sessions: tuple[dict[str, Any], ...] | None = None
         family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name their protocol, and without it
         # every keep-alive answer after the first waits for the client's delayed ACK (about 40 ms)
@@ -416,6 +421,11 @@ class ControlServer:
         """Keep ``meters`` (``Meters.to_json()``, a fresh copy never changed after) for ``GET /meters``: one
         reference replaced whole, read by the loop. Never raises and never waits."""
         self.meters = meters
+
+    def publish_sessions(self, sessions: tuple[dict[str, Any], ...]) -> None:
+        """Keep ``sessions`` (the rating worker's figures, ``controller.service.rating_live``: a tuple never changed
+        after) for ``GET /sessions``: one reference replaced whole. Never raises and never waits."""
+        self.sessions = sessions
 
     def flush(self) -> None:
         """Wake the loop for the records waiting, for a caller that publishes records without a view after them

@@ -71,6 +71,8 @@ POLL = 1.0
 SAVE_EVERY = 0.5
 #: Seconds ``stop`` lets the publisher catch up with the journal before it says ``offline``.
 DRAIN = 3.0
+#: Public record types published on a topic of their own as well as on ``events`` (topics.py).
+OWN_TOPICS = {SIGNIFICANT_EVENT: "significant", "SessionRated": "sessions"}
 #: Largest message published (bytes, topic and MQTT header included), or the broker's own Maximum Packet Size
 #: when its CONNACK gives a smaller one: a broker disconnects a client that sends a larger packet (Mosquitto's
 #: ``max_packet_size``, ``message_size_limit``), so such a record would stop the floor for good. A record
@@ -474,8 +476,8 @@ class Publisher:
             if public is not None:
                 self._send("events", {"table": self.table_id, "after": self._after, "record": public}, seq, seq)
                 self._after = seq
-                if record["type"] == SIGNIFICANT_EVENT:  # its own topic too (topics.py)
-                    self._send("significant", {"table": self.table_id, "record": public}, seq, None)
+                if record["type"] in OWN_TOPICS:  # its own topic too (topics.py)
+                    self._send(OWN_TOPICS[record["type"]], {"table": self.table_id, "record": public}, seq, None)
             elif record["type"] in ALERT_TYPES:  # supervisors' eyes only: its own topic, the broker's ACL guards it
                 self._send("alerts", {"table": self.table_id, "record": {k: record[k] for k in RECORD_KEYS}}, seq,
                            None)

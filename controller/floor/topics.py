@@ -23,6 +23,9 @@ Under ``{prefix}/{table_id}/``:
   a seat and a kind of card (middle, across, down), never a card.
 - ``significant``: one message per journaled ``SignificantEvent`` (``controller.service.significance``; QoS 1,
   not retained), ``{"table", "record": {...}}`` with ``record`` its ``public_record`` (also on ``events``).
+- ``sessions``: one message per journaled ``SessionRated`` (a seat session's rating at its end and every few
+  rounds, ``run --rating``; ``controller.service.rating_live``; QoS 1, not retained), ``{"table", "record":
+  {...}}`` with ``record`` its ``public_record`` (also on ``events``): figures only, never a card.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters")
+KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters", "sessions")
 ONLINE, OFFLINE = b"online", b"offline"
 
 

@@ -56,6 +56,9 @@ class RoundRecord:
     mode_changes: list[dict[str, Any]] = field(default_factory=list)
     #: a round of test mode (``RoundOpened.test``, NY 9 NYCRR 5319.58)
     test: bool = False
+    #: the times (ISO 8601) of the round's records, in journal order (its playing time:
+    #: ``controller.journal.sessions``)
+    times: list[str] = field(default_factory=list)
 
     @property
     def closed(self) -> bool:
@@ -99,6 +102,8 @@ def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]
             continue
         rnd = rounds.setdefault(number, RoundRecord(number))
         kind, data = record.get("type"), record.get("data", {})
+        if isinstance(record.get("time"), str):
+            rnd.times.append(record["time"])
         if kind in ("WagersLocked", "WagersHeld"):  # held: the valid seats are locked while others are corrected
             rnd.wagers = {entry["seat"]: dict(entry["wagers"]) for entry in data["seats"]}
         elif kind == "StackDealt":

@@ -74,9 +74,9 @@ class SessionTracker:
         self.current: dict[int, Session] = {}
         self.finished: list[Session] = []
 
-    def add(self, rnd: RoundRecord, seconds: float) -> list[Session]:
-        """Count one ended round (``seconds`` of play); returns the sessions it ended. A voided round or a round
-        of test mode counts for nothing (module docstring)."""
+    def add(self, rnd: RoundRecord) -> list[Session]:
+        """Count one ended round; returns the sessions it ended. A voided round or a round of test mode counts
+        for nothing (module docstring)."""
         if rnd.voided is not None or rnd.test or rnd.totals is None:
             return []
         ended = [s for s in self.current.values() if session_ended(s.last, rnd.round_no, self.gap)]
@@ -84,6 +84,7 @@ class SessionTracker:
             session.open = False
             del self.current[session.seat]
             self.finished.append(session)
+        seconds = seconds_played(rnd.times)
         for seat, locked in sorted(rnd.wagers.items()):
             if not any(locked.values()):
                 continue
@@ -100,15 +101,16 @@ class SessionTracker:
         return self.finished + [self.current[seat] for seat in sorted(self.current)]
 
 
-def _seconds(times: list[str]) -> float:
-    """Playing time of a round from its records' times (ISO 8601), gaps over ``PAUSE_S`` left out."""
+def seconds_played(times: list[str]) -> float:
+    """Playing time of a round from its records' times (ISO 8601, ``RoundRecord.times``), gaps over ``PAUSE_S``
+    left out."""
     stamps = [datetime.fromisoformat(t).timestamp() for t in times]
     return sum(gap for gap in (b - a for a, b in zip(stamps, stamps[1:])) if 0 <= gap <= PAUSE_S)
 
 
-def ended_rounds(records: Iterable[dict[str, Any]]) -> Iterator[tuple[RoundRecord, float]]:
-    """Rebuild rounds from a stream of journal records, yielding each with its playing time once it ended
-    (its ``RoundClosed`` or ``RoundVoided``); a round still open at the end of the stream is not yielded."""
+def ended_rounds(records: Iterable[dict[str, Any]]) -> Iterator[RoundRecord]:
+    """Rebuild rounds from a stream of journal records, yielding each once it ended (its ``RoundClosed`` or
+    ``RoundVoided``); a round still open at the end of the stream is not yielded."""
     pending: dict[int, list[dict[str, Any]]] = {}
     for record in records:
         number = record.get("round")
@@ -116,14 +118,12 @@ def ended_rounds(records: Iterable[dict[str, Any]]) -> Iterator[tuple[RoundRecor
             continue
         pending.setdefault(number, []).append(record)
         if record.get("type") in ("RoundClosed", "RoundVoided"):
-            kept = pending.pop(number)
-            times = [r["time"] for r in kept if isinstance(r.get("time"), str)]
-            yield rounds_from_records(kept)[number], _seconds(times)
+            yield rounds_from_records(pending.pop(number))[number]
 
 
 def sessions_of(records: Iterable[dict[str, Any]], gap: int = GAP) -> list[Session]:
     """Every seat's sessions in a stream of journal records (``SessionTracker.sessions``)."""
     tracker = SessionTracker(gap)
-    for rnd, seconds in ended_rounds(records):
-        tracker.add(rnd, seconds)
+    for rnd in ended_rounds(records):
+        tracker.add(rnd)
     return tracker.sessions()

@@ -146,11 +146,36 @@ class JournalWhole:
     damaged journals nothing)."""
 
 
+@dataclass(frozen=True)
+class SessionRated:
+    """A seat session's rating from the service's rating worker (``controller.service.rating_live``): handed in
+    when the session ends (``ended``) and every few rounds while it goes on, journaled like every input, public
+    (figures only: no card, ever) and published on the floor's ``sessions`` topic. The round machine changes
+    nothing for it. Amounts in minor units, the house's: ``handle`` per wager, ``actual_win``, ``theoretical_win``
+    exact as ``"p/q"`` (``controller.analysis.rating``), ``conventional_win`` and the standard errors of the
+    actual and theoretical totals rounded to whole minor units (-1: none, a session of one round);
+    ``played_ms`` the session's playing time. ``first_round``..``last_round``: its rounds with wagers, ``rounds``
+    of them."""
+
+    seat: int
+    first_round: int
+    last_round: int
+    rounds: int
+    played_ms: int
+    handle: dict[str, int]
+    actual_win: int
+    theoretical_win: str
+    conventional_win: int
+    actual_standard_error: int
+    theoretical_standard_error: int
+    ended: bool
+
+
 #: The inputs of this module by name (``input_from_record``).
 OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
                                "PromptDue": PromptDue, "Alert": Alert,
                                "DetectorChecked": DetectorChecked, "JournalDamaged": JournalDamaged,
-                               "JournalWhole": JournalWhole}
+                               "JournalWhole": JournalWhole, "SessionRated": SessionRated}
 
 INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
 

@@ -38,6 +38,7 @@ from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
 from controller.service.protection import LiveProtection
+from controller.service.rating_live import LiveRating
 from controller.service.significance import Significance, identified, start_records
 from controller.service.simulators import is_simulated, sim_port, start_simulators
 from controller.service.watch import Watch
@@ -65,6 +66,8 @@ class ControlPart(Protocol):
     def publish_view(self, view: dict[str, Any]) -> None: ...
 
     def publish_meters(self, meters: dict[str, Any]) -> None: ...
+
+    def publish_sessions(self, sessions: tuple[dict[str, Any], ...]) -> None: ...
 
 
 class FloorPart(Protocol):
@@ -134,7 +137,7 @@ class Service:
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
                  metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
                  players: Sequence[Any] = (), protect: bool = False, manual: bool = False,
-                 parts: ServiceParts = ServiceParts()) -> None:
+                 rating: bool = False, parts: ServiceParts = ServiceParts()) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -168,6 +171,7 @@ class Service:
         self.drivers: dict[str, Device] = {}
         self.table: TablePart | None = None  # the scripted table under --simulate
         self.protection: LiveProtection | None = None  # the hole-card detector, with --protect
+        self.rating: LiveRating | None = None  # the seats' sessions rated, with --rating
         self.control: ControlPart | None = None  # the control interface, when table.yaml enables it
         self.floor: FloorPart | None = None  # the floor publisher, when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
@@ -209,12 +213,15 @@ class Service:
             raise
         self.machine = recovered.machine
         self.protection = LiveProtection(jurisdiction, self._alert) if protect else None
+        if rating:
+            self.rating = LiveRating(jurisdiction, self.events.put,
+                                     on_sessions=self.control.publish_sessions if self.control else None)
         watch = Watch(config.table_id, Notifier(), self.metrics, started_at, on_ready=self._check_journal)
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._round_closed, rounds=rounds,
                                      on_record=self.control.publish_record if self.control else None,
                                      on_view=self._on_view if self.floor or self.control or self.metrics else None,
-                                     finish=self.protection.stop if self.protection else None,
+                                     finish=self._stop_workers if self.protection or self.rating else None,
                                      start_entries=start_entries, snapshots=MeterSnapshots(config.gaming_day_start))
         if simulate and parts.table is not None:  # the scripted table only when simulating
             options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
@@ -223,6 +230,13 @@ class Service:
             except BaseException:
                 self.close()
                 raise
+
+    def _stop_workers(self) -> None:
+        """The hole-card detector and the rating finish the rounds handed to them (their last inputs are applied
+        by ``Controller._finish``)."""
+        for worker in (self.protection, self.rating):
+            if worker is not None:
+                worker.stop()
 
     def _check_journal(self) -> None:
         """Once ready (controller thread): start the check of the whole journal store in the background
@@ -258,8 +272,9 @@ class Service:
                 self.metrics.meters_now(shown)
 
     def _round_closed(self, record: RoundRecord) -> None:
-        if self.protection is not None:
-            self.protection.round_closed(record)
+        for worker in (self.protection, self.rating):
+            if worker is not None:
+                worker.round_closed(record)
         self._print_summary(record)
 
     def _print_summary(self, record: RoundRecord) -> None:
@@ -289,8 +304,9 @@ class Service:
             self.floor.start()
         if self.table is not None:
             self.table.start()
-        if self.protection is not None:
-            self.protection.start()
+        for worker in (self.protection, self.rating):
+            if worker is not None:
+                worker.start()
         return self.controller.run()
 
     def close(self) -> None:
@@ -304,8 +320,7 @@ class Service:
             self.metrics.close()
         if self.table is not None:
             self.table.stop()
-        if self.protection is not None:
-            self.protection.stop()
+        self._stop_workers()
         for driver in self.drivers.values():
             driver.stop()
         for sim in self.sims.values():
@@ -324,7 +339,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
-                protect: bool = False, manual: bool = False, parts: ServiceParts = ServiceParts()) -> int:
+                protect: bool = False, manual: bool = False, rating: bool = False,
+                parts: ServiceParts = ServiceParts()) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -334,7 +350,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     decision is random rather than optimal; ``payout_errors`` that the simulated dealer pays a seat wrong
     (controller.simulated.table); ``players``: seats of other simulated players
     (``controller.simulated.player_spec.PlayerSpec``); ``protect`` runs the hole-card detector after each round
-    (``controller.service.protection``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
+    (``controller.service.protection``); ``rating`` rates every seat's session after each round
+    (``controller.service.rating_live``: ``SessionRated`` inputs, ``GET /sessions``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
     supervisor switching it first; ``config`` must allow it); ``parts``: the control interface, floor and
     scripted table to build (``ServiceParts``). Returns 0, or 1 when it stopped with a round open (or held in
     fault) or the journal could not be written.
@@ -359,7 +376,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
                           started_at=started_at, payout_errors=payout_errors, players=players, protect=protect,
-                          manual=manual, parts=parts)
+                          manual=manual, rating=rating, parts=parts)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)

@@ -28,7 +28,7 @@ from controller.journal.store import Journal
 from controller.round import commands as cmd
 from controller.round.alerts import Alert, DetectorChecked
 from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
-from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted
+from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted, SessionRated
 from controller.round.machine import Round
 from controller.round.significant import SIGNIFICANT_EVENT
 from controller.service.meters_snapshot import MeterSnapshots
@@ -205,8 +205,8 @@ class Controller:
         return True
 
     def _finish(self) -> None:
-        """Call ``finish`` and apply the detector's inputs it left on the queue (``Alert``, ``DetectorChecked``;
-        class docstring)."""
+        """Call ``finish`` and apply the workers' inputs it left on the queue (the detector's ``Alert`` and
+        ``DetectorChecked``, the rating's ``SessionRated``; class docstring)."""
         if self.finish is None:
             return
         self.finish()
@@ -216,7 +216,7 @@ class Controller:
                 late.append(self.events.get_nowait())
             except queue.Empty:
                 break
-        detector_inputs = [item for item in late if isinstance(item, (Alert, DetectorChecked))]
+        detector_inputs = [item for item in late if isinstance(item, (Alert, DetectorChecked, SessionRated))]
         if detector_inputs:
             self.process(*detector_inputs)
 

@@ -50,6 +50,6 @@ def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP) -> list[Sess
     """Every seat session of the journal at ``path`` (store or JSON lines), as the live detector would
     have seen them round by round. Raises ``JournalError`` for a journal that cannot be read."""
     detector = Detector(tables, gap)
-    for rnd, _ in ended_rounds(iter_records(path, skip_torn_tail=True)):
+    for rnd in ended_rounds(iter_records(path, skip_torn_tail=True)):
         detector.add(rounds_seen(rnd, tables.multiples))
     return detector.reports()

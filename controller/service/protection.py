@@ -1,9 +1,9 @@
 """Live game protection in the service: the hole-card detector run after each round closes (``run --protect``).
 
 The controller thread hands each closed round (``RoundRecord``) to ``LiveProtection.round_closed``, which
-never blocks: a bounded queue (``capacity`` rounds; when full the round is left out and that is logged: a
-round left out for load says nothing about its cards, so the test stays exact). A worker thread of its own
-loads the detector (``controller.analysis.protect``, NumPy: the ``analysis`` extra), reads the round, and for
+never blocks: a bounded queue (``controller.service.round_worker``; when full the round is left out and that is
+logged: a round left out for load says nothing about its cards, so the test stays exact). A worker thread of
+its own loads the detector (``controller.analysis.protect``, NumPy: the ``analysis`` extra), reads the round, and for
 each round read puts exactly one input on the controller's event queue: the oldest ``Alert``
 (``controller.round.alerts``) raised and not yet handed over, else ``DetectorChecked`` (so that the public record does
 not show when an alert came: ``controller.round.alerts.DetectorChecked``). An alert is an input of the round
@@ -20,12 +20,12 @@ from __future__ import annotations
 import collections
 import logging
 import queue
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from controller.game.paytable import Jurisdiction
 from controller.journal.recall import RoundRecord
+from controller.service.round_worker import RoundWorker
 from controller.round.alerts import MAX_WAITING, Alert, DetectorChecked
 
 log = logging.getLogger(__name__)
@@ -36,73 +36,48 @@ MAX_PENDING = MAX_WAITING
 __all__ = ["Alert", "LiveProtection"]  # ``Alert`` lives in controller.round.alerts, with the round core
 
 
-class LiveProtection:
-    """The detector on a worker thread of its own (module docstring). ``post`` puts an ``Alert`` or a
-    ``DetectorChecked`` on the controller's event queue (it may raise ``queue.Full``: the input is then logged
-    and not journaled)."""
+class LiveProtection(RoundWorker):
+    """The detector on a worker thread of its own (module docstring; ``RoundWorker``). ``post`` puts an ``Alert``
+    or a ``DetectorChecked`` on the controller's event queue (it may raise ``queue.Full``: the input is then
+    logged and not journaled)."""
+
+    what = "hole-card detector"
 
     def __init__(self, jurisdiction: Jurisdiction, post: Callable[[Any], None], *, gap: int = 3,
                  capacity: int = 64) -> None:
+        super().__init__("hole-card-detector", capacity)
         self.jurisdiction, self.post, self.gap = jurisdiction, post, gap
-        self.rounds: queue.Queue[RoundRecord | None] = queue.Queue(capacity)
-        self.left_out = 0
         #: alerts raised and not yet handed over (one input per round read: ``_post_one``); the oldest set aside
         #: when full, logged (worker thread only)
         self.pending: collections.deque[Alert] = collections.deque(maxlen=MAX_PENDING)
-        self._thread = threading.Thread(target=self._work, name="hole-card-detector")
 
-    def start(self) -> None:
-        """Start the worker thread."""
-        self._thread.start()
+    def setup(self) -> None:
+        """Load the detector and its tables (NumPy), on the worker thread."""
+        from controller.analysis.protect import Detector
+        from controller.analysis.protect_tables import ProtectTables
 
-    def stop(self) -> None:
-        """Let the worker finish the rounds already queued, then end it."""
-        while True:
-            try:
-                self.rounds.put(None, timeout=0.1)
-                break
-            except queue.Full:
-                if not self._thread.is_alive():
-                    return
-        self._thread.join(30)
+        self.detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap)
 
-    def round_closed(self, record: RoundRecord) -> None:
-        """Queue a closed round (controller thread; never waits)."""
-        try:
-            self.rounds.put_nowait(record)
-        except queue.Full:
-            self.left_out += 1
-            log.warning("hole-card detector busy: round %d left out (%d so far)", record.round_no, self.left_out)
+    def read(self, record: RoundRecord) -> None:
+        """Add the round's seats to the evidence; queue an alert for each session newly flagged; hand the
+        controller one input for the round (``_post_one``)."""
+        from controller.service.protect_journal import rounds_seen
 
-    def _work(self) -> None:
-        try:
-            from controller.analysis.protect import Detector
-            from controller.service.protect_journal import rounds_seen
-            from controller.analysis.protect_tables import ProtectTables
+        flagged = self.detector.add(rounds_seen(record, self.detector.tables.multiples))
+        for report in flagged:
+            alert = Alert(record.round_no, report.seat, report.card, round(100 * report.log10_evidence),
+                          report.first, report.rounds, round(100 * report.share), report.loss)
+            log.warning("hole-card alert: seat %d plays as if it saw the %s card (evidence 10^%.2f over %d "
+                        "rounds)", alert.seat, alert.card, alert.evidence_log10_hundredths / 100, alert.rounds)
+            if len(self.pending) == self.pending.maxlen:
+                log.error("hole-card alerts waiting for rounds: seat %d's (round %d) set aside, not journaled",
+                          self.pending[0].seat, self.pending[0].round_no)
+            self.pending.append(alert)
+        self._post_one(record.round_no)
 
-            detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap)
-        except Exception:  # noqa: BLE001 - the table plays on without it; said once, loudly
-            log.exception("hole-card detector not started")
-            while self.rounds.get() is not None:  # rounds are taken off the queue until stop, never read
-                continue
-            return
-        while (record := self.rounds.get()) is not None:
-            try:
-                flagged = detector.add(rounds_seen(record, detector.tables.multiples))
-            except Exception:  # noqa: BLE001 - one unreadable round must not end the detector
-                log.exception("hole-card detector: round %d left out", record.round_no)
-                self._post_one(record.round_no)  # one input for it all the same (``_post_one``)
-                continue
-            for report in flagged:
-                alert = Alert(record.round_no, report.seat, report.card, round(100 * report.log10_evidence),
-                              report.first, report.rounds, round(100 * report.share), report.loss)
-                log.warning("hole-card alert: seat %d plays as if it saw the %s card (evidence 10^%.2f over %d "
-                            "rounds)", alert.seat, alert.card, alert.evidence_log10_hundredths / 100, alert.rounds)
-                if len(self.pending) == self.pending.maxlen:
-                    log.error("hole-card alerts waiting for rounds: seat %d's (round %d) set aside, not journaled",
-                              self.pending[0].seat, self.pending[0].round_no)
-                self.pending.append(alert)
-            self._post_one(record.round_no)
+    def failed(self, record: RoundRecord) -> None:
+        """One input for a round that could not be read all the same (``_post_one``)."""
+        self._post_one(record.round_no)
 
     def _post_one(self, round_no: int) -> None:
         """Exactly one input per round read: the oldest alert waiting, else ``DetectorChecked`` (why:

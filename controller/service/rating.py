@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from controller.analysis.rating import DecisionValues
-from controller.journal.sessions import Session
+from controller.journal.sessions import SeatRound, Session
 
 #: The pit's usual assumption of decisions (rounds) an hour for the conventional rating.
 DECISIONS_PER_HOUR = 60
@@ -74,11 +74,24 @@ def standard_error(values: list[Fraction] | list[int]) -> float | None:
     return math.sqrt(variance * n)
 
 
-def rate(session: Session, values: DecisionValues, edge: Fraction,
-         decisions_per_hour: int = DECISIONS_PER_HOUR) -> SessionRating:
+def theo_of(r: SeatRound, seat: int, values: DecisionValues) -> Fraction:
+    """The house's theoretical win of one seat's round (minor units, exact; ``DecisionValues.theo``). Raises
+    ``RatingError`` for a round that cannot be valued and ``ValueError`` for one whose cards are not journaled."""
+    where = f"round {r.round_no} seat {seat}"
+    if r.hole is None or r.cross is None:
+        if r.locked.get("ante_across", 0):
+            raise ValueError(f"{where}: the seat's cards or the cross are not in the journal")
+        return values.theo((), (), r.locked, (), where).house
+    return values.theo(r.hole, r.cross, r.locked, r.decisions, where).house
+
+
+def rate(session: Session, values: DecisionValues, edge: Fraction, decisions_per_hour: int = DECISIONS_PER_HOUR,
+         known: dict[int, Fraction] | None = None) -> SessionRating:
     """The figures of one ``session`` with ``values`` of the table's pay tables and their house ``edge`` (a
-    fraction of the two antes). Raises ``controller.analysis.rating.RatingError`` for a round that cannot be
-    valued (naming it)."""
+    fraction of the two antes). ``known``: theoretical wins already computed, by round number (filled in: a
+    caller that rates a session again after each round values each round once). Raises
+    ``controller.analysis.rating.RatingError`` for a round that cannot be valued (naming it)."""
+    known = {} if known is None else known
     handle = dict.fromkeys(WAGERS, 0)
     actual: list[int] = []
     theo: list[Fraction] = []
@@ -88,13 +101,9 @@ def rate(session: Session, values: DecisionValues, edge: Fraction,
             handle[wager] = handle.get(wager, 0) + amount
         actual.append(-r.net)
         antes += r.locked.get("ante_across", 0) + r.locked.get("ante_down", 0)
-        where = f"round {r.round_no} seat {session.seat}"
-        if r.hole is None or r.cross is None:
-            if r.locked.get("ante_across", 0):
-                raise ValueError(f"{where}: the seat's cards or the cross are not in the journal")
-            theo.append(values.theo((), (), r.locked, (), where).house)
-        else:
-            theo.append(values.theo(r.hole, r.cross, r.locked, r.decisions, where).house)
+        if r.round_no not in known:
+            known[r.round_no] = theo_of(r, session.seat, values)
+        theo.append(known[r.round_no])
     seconds = sum(r.seconds for r in session.rounds)
     n = len(session.rounds)
     conventional = Fraction(antes, n) * decisions_per_hour * Fraction(seconds) / 3600 * edge
