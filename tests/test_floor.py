@@ -89,10 +89,15 @@ class Collector:
         self.lock = threading.Lock()
         self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
         self.client.on_message = self._message
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *_: subscribed.set()
         self.client.connect("127.0.0.1", port)
         self.client.subscribe(topic, qos=1)
         self.client.loop_start()
-        time.sleep(0.3)  # the SUBACK: what is published from now on reaches this client
+        # the SUBACK: what is published from now on reaches this client
+        if not subscribed.wait(15.0):
+            self.close()
+            raise AssertionError(f"the broker on port {port} did not acknowledge the subscription to {topic!r}")
 
     def _message(self, client, userdata, message) -> None:
         with self.lock:
