@@ -15,7 +15,6 @@ import io
 import json
 import re
 import threading
-import time
 from datetime import date, datetime, timezone
 
 import paho.mqtt.client as paho
@@ -152,10 +151,12 @@ class Reader(Collector):
         self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
         self.client.username_pw_set(user, USERS[user])
         self.client.on_message = self._message
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *_: subscribed.set()
         self.client.connect("127.0.0.1", port)
         self.client.subscribe("crisscross/#", qos=1)
         self.client.loop_start()
-        time.sleep(0.3)
+        assert subscribed.wait(15.0), f"the broker on port {port} did not acknowledge {user}'s subscription"
 
 
 @pytest.fixture
