@@ -200,6 +200,14 @@ def test_voided_and_test_mode_rounds_are_no_play():
     assert sum(r.seconds for r in session.rounds) == 10.0
 
 
+def test_a_seat_whose_wagers_were_not_settled_did_not_play_the_round():
+    tracker = SessionTracker()
+    held = _round(1, {1, 2})
+    del held.settlements[2]  # held for a supervisor (NY 9 NYCRR 5324.39(d)(1)): out of the settlement
+    tracker.add(held)
+    assert [(s.seat, len(s.rounds)) for s in tracker.sessions()] == [(1, 1)]
+
+
 def test_a_long_gap_inside_a_round_is_a_pause_not_play():
     times = ["2026-12-04T10:00:00.000+00:00", "2026-12-04T10:00:30.000+00:00",
              f"2026-12-04T10:{(30 + PAUSE_S + 1) // 60:02.0f}:{(30 + PAUSE_S + 1) % 60:06.3f}+00:00",

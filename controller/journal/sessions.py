@@ -1,6 +1,7 @@
 """A seat's sessions, read from the journal: the runs of rounds in which one seat had wagers.
 
-A session starts with the first round in which the seat has wagers locked at "no more bets" and ends when the
+A session starts with the first round in which the seat has wagers locked at "no more bets" and settled (a seat
+held for a supervisor or excluded at the lock has not played the round) and ends when the
 seat has had ``gap`` rounds in a row without wagers (``controller.game.sessions``: the hole-card detector's rule
 too). Voided rounds and rounds of test mode (NY 9 NYCRR 5319.58) are no play: they count in no session, and are
 rounds without wagers for the gap.
@@ -85,13 +86,13 @@ class SessionTracker:
             del self.current[session.seat]
             self.finished.append(session)
         seconds = seconds_played(rnd.times)
-        for seat, locked in sorted(rnd.wagers.items()):
+        for seat, settled in sorted(rnd.settlements.items()):  # a seat held or excluded is not settled: no play
+            locked = rnd.wagers.get(seat, {})
             if not any(locked.values()):
                 continue
             session = self.current.setdefault(seat, Session(seat))
-            settled = rnd.settlements.get(seat, {})
             session.rounds.append(SeatRound(
-                rnd.round_no, dict(locked), rnd.placed_wagers(seat), int(settled.get("net", 0)),
+                rnd.round_no, dict(locked), rnd.placed_wagers(seat), int(settled["net"]),
                 tuple((d, action, amount) for d, s, action, amount in rnd.decisions if s == seat),
                 rnd.seat_cards(seat), rnd.cross, seconds))
         return ended
