@@ -36,8 +36,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from controller.control.broadcast import END, Subscriber, sse_frame
 from controller.control.checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
-                                       check_action, decimal, json_text, unique_keys, RepeatedKey)
-from controller.round.inputs import SUPERVISOR_ACTIONS, OperatorAction, stale_answer, stale_reason
+                                       check_action, check_rating, decimal, json_text, unique_keys, RepeatedKey)
+from controller.round.inputs import SUPERVISOR_ACTIONS, OperatorAction, SeatRating, stale_answer, stale_reason
+from drivers.events import SEATS
 
 if TYPE_CHECKING:
     from controller.control.server import ControlServer
@@ -58,9 +59,10 @@ WRITE_TIMEOUT = 5.0
 #: significant digits, a point); ``float()`` never reads a longer one.
 MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
-ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
-                          "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET",
-                          "/meters": "GET", "/sessions": "GET"}
+ROUTES: dict[str, tuple[str, ...]] = {
+    "/state": ("GET",), "/events": ("GET",), "/events/stream": ("GET",), "/actions": ("POST",),
+    "/operator": ("GET",), "/alerts": ("GET",), "/meters": ("GET",), "/sessions": ("GET", "POST"),
+    "/openapi.json": ("GET",), "/": ("GET",)}
 #: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
 #: method is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
@@ -108,14 +110,27 @@ class _Guard:
         if scope["http_version"] not in ("1.0", "1.1"):
             raise HTTPError(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/1.0 or HTTP/1.1 only")
         method, path = scope["method"], scope["path"]
-        allowed = "GET" if path.startswith("/screen/") else ROUTES.get(path)
+        allowed = ("GET",) if path.startswith("/screen/") else ROUTES.get(path)
         if method not in METHODS and allowed is None:
             raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
-            raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
-                                                  f"/events/stream, /actions, /operator, /alerts, /meters, /openapi.json, /")
-        if method != allowed and not (method == "HEAD" and allowed == "GET"):
-            raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
+            raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: {', '.join(ROUTES)}")
+        if method not in allowed and not (method == "HEAD" and "GET" in allowed):
+            raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {' and '.join(allowed)} only",
+                            {"Allow": ", ".join(allowed)})
+
+
+def _json_body(request: Request, raw: bytes) -> Any:
+    """The request's JSON body (Content-Type application/json, no key twice), else ``HTTPError`` 415 or 400."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
+    try:
+        return json.loads(raw, object_pairs_hook=unique_keys)
+    except RepeatedKey as exc:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
 
 
 def _query(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
@@ -179,16 +194,7 @@ def build_app(server: ControlServer) -> _Guard:
     async def actions(request: Request) -> Response:
         raw = await _read_body(request, server.request_timeout)
         operator = await _authenticate(request, server)
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
-        try:
-            body = json.loads(raw, object_pairs_hook=unique_keys)
-        except RepeatedKey as exc:
-            raise HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
-        action, reason, code, round_no, state_name, answers = check_action(body)
+        action, reason, code, round_no, state_name, answers = check_action(_json_body(request, raw))
         why = stale_reason(round_no, state_name, *hub.current()) or stale_answer(action, answers, hub.answers())
         server.events.put(OperatorAction(action, operator.name, operator.role, reason, code, round_no, state_name,
                                          why, answers))  # a stale or forbidden action too: journaled and refused
@@ -228,8 +234,12 @@ def build_app(server: ControlServer) -> _Guard:
         return JSONResponse(server.meters, 200, JSON_HEADERS)
 
     async def sessions(request: Request) -> Response:
-        """Every seat session's rating (controller/service/rating_live.py) for a supervisor; 403 for a dealer, 503
-        when the service runs without ``--rating`` or before the rating's first round."""
+        """GET: every seat session's rating (controller/service/rating_live.py) for a supervisor; 403 for a dealer,
+        503 when the service runs without ``--rating`` or before the rating's first round. POST: a rating action
+        (``RATING_ACTIONS``: a player's id attached to a seat, taken off, the seat's session ended) by a dealer or a
+        supervisor, queued as a ``SeatRating`` input (202)."""
+        if request.method == "POST":
+            return await _rate(request)
         _query(request, ())
         who = await _authenticate(request, server)
         _require_supervisor(who, "reading the sessions' ratings")
@@ -237,6 +247,15 @@ def build_app(server: ControlServer) -> _Guard:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE,
                             "no ratings: the service runs without --rating, or no round has closed since it started")
         return JSONResponse({"sessions": list(server.sessions)}, 200, JSON_HEADERS)
+
+    async def _rate(request: Request) -> Response:
+        raw = await _read_body(request, server.request_timeout)
+        operator = await _authenticate(request, server)
+        action, seat, player = check_rating(_json_body(request, raw), SEATS)
+        server.events.put(SeatRating(action, seat, player, operator.name, operator.role))
+        log.info("control interface: %s (%s) queued %s of seat %d", operator.name, operator.role, action, seat)
+        return JSONResponse({"queued": {"action": action, "seat": seat, "player": player, "user": operator.name,
+                                        "role": operator.role}}, 202, JSON_HEADERS)
 
     async def openapi(request: Request) -> Response:
         _query(request, ())
@@ -256,7 +275,7 @@ def build_app(server: ControlServer) -> _Guard:
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
-                            Route("/alerts", alerts), Route("/meters", meters), Route("/sessions", sessions),
+                            Route("/alerts", alerts), Route("/meters", meters), Route("/sessions", sessions, methods=["GET", "POST"]),
                             Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})

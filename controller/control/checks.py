@@ -11,7 +11,7 @@ import re
 from http import HTTPStatus
 from typing import Any
 
-from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS
 
 #: Largest request body accepted (bytes); a larger one is answered 413 without being read.
 MAX_BODY = 4096
@@ -78,6 +78,16 @@ def json_text(value: Any) -> str:
         return type(value).__name__
 
 
+def _object_of(body: Any, keys: tuple[str, ...], shape: str) -> None:
+    """``HTTPError`` 400 unless ``body`` is a JSON object whose keys are among ``keys`` (``shape`` shows one)."""
+    if not isinstance(body, dict):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"expected a JSON object {shape}")
+    unknown = set(body) - set(keys)
+    if unknown:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s): {', '.join(sorted(unknown))[:60]}; the allowed "
+                                                 f"keys are {', '.join(keys)}")
+
+
 def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int | None]:
     """``(action, reason, code, round, state, answers)`` of an action body, else ``HTTPError`` 400 saying what is
     wrong.
@@ -87,12 +97,7 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
     ``round`` (a non-negative integer) and ``state`` (text) are the round guard, each optional; ``answers`` (a
     non-negative integer) is required of an action that answers something (``controller.round.inputs.ANSWERING``:
     the number ``/state`` shows in ``answers``), so that a retry never answers something raised after it."""
-    if not isinstance(body, dict):
-        raise HTTPError(HTTPStatus.BAD_REQUEST, 'expected a JSON object {"action": ..., "code": ..., ...}')
-    unknown = set(body) - set(ACTION_KEYS)
-    if unknown:
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown key(s): {', '.join(sorted(unknown))[:60]}; the allowed "
-                                                 f"keys are {', '.join(ACTION_KEYS)}")
+    _object_of(body, ACTION_KEYS, '{"action": ..., "code": ..., ...}')
     action = body.get("action")
     if action not in ACTIONS:
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {json_text(action)}; allowed: {', '.join(ACTIONS)}")
@@ -134,3 +139,29 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
     if action not in ANSWERING and answers is not None:
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"answers goes only with {', '.join(ANSWERING)}")
     return action, reason, code, round_no, state, answers
+
+
+#: The keys of a rating action's body (``POST /sessions``).
+RATING_KEYS: tuple[str, ...] = ("action", "seat", "player")
+
+
+def check_rating(body: Any, seats: tuple[int, ...]) -> tuple[str, int, str]:
+    """``(action, seat, player)`` of a rating action's body (``POST /sessions``; ``RATING_ACTIONS``), else
+    ``HTTPError`` 400 saying what is wrong: ``seat`` one of the table's ``seats``; ``player`` (a player's id,
+    ``PLAYER_ID``) required of ``rate_seat`` and of no other action."""
+    _object_of(body, RATING_KEYS, '{"action": ..., "seat": ..., "player": ...}')
+    action = body.get("action")
+    if action not in RATING_ACTIONS:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {json_text(action)}; allowed: "
+                                                 f"{', '.join(RATING_ACTIONS)}")
+    seat = body.get("seat")
+    if type(seat) is not int or seat not in seats:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"seat must be one of the table's seats "
+                                                 f"({', '.join(map(str, seats))}); got {json_text(seat)}")
+    player = body.get("player", "")
+    if action == "rate_seat":
+        if not isinstance(player, str) or not re.fullmatch(PLAYER_ID, player):
+            raise HTTPError(HTTPStatus.BAD_REQUEST, "rate_seat needs a player: 1 to 32 letters, digits or dashes")
+    elif player != "":
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} takes no player")
+    return action, seat, player

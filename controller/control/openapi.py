@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from controller.control.checks import MAX_BODY, MAX_REASON, MAX_SEQ
-from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS
+from drivers.events import SEATS
 
 _ERROR = {"description": "refused; the body says why",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -126,7 +127,20 @@ def openapi_document() -> dict[str, Any]:
                                       "content": {"application/json": {"schema": {
                                           "type": "object", "required": ["sessions"],
                                           "properties": {"sessions": {"type": "array", "items": _JSON_OBJECT}}}}}},
-                              "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}}},
+                              "401": _ERROR, "403": _ERROR, "429": _ERROR, "503": _ERROR}},
+                          "post": {
+                "summary": "A rating action on a seat: attach a player's id, take it off, end the seat's session "
+                           "(dealers and supervisors; docs/rating.md)",
+                "security": [{"operator": []}],
+                "requestBody": {"required": True, "description": f"at most {MAX_BODY} bytes, with Content-Length",
+                                "content": {"application/json": {"schema": {
+                                    "type": "object", "required": ["action", "seat"], "additionalProperties": False,
+                                    "properties": {"action": {"enum": list(RATING_ACTIONS)},
+                                                   "seat": {"enum": list(SEATS)},
+                                                   "player": {"type": "string", "pattern": f"^{PLAYER_ID}$"}}}}}},
+                "responses": {"202": {"description": "queued as a SeatRating input, journaled",
+                                      "content": {"application/json": {"schema": _JSON_OBJECT}}},
+                              **{code: _ERROR for code in ("400", "401", "408", "411", "413", "415", "429", "503")}}}},
             "/openapi.json": {"get": {"summary": "This description",
                                       "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/": {"get": {"summary": "The dealer's screen (HTML)",

@@ -110,8 +110,8 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     "RoundOpened", "WagersLocked", "DecisionMade", "CardsRevealed", "RoundClosed", "FaultRaised", "FaultCleared",
     "RoundVoided", "SeatExcluded", "PastPostingAcknowledged", "ShoeReconciled", "PressRefused", "ServiceStopped",
     "WagersHeld", "PromptDue", "ClockStepped",
-    # a seat session's rating (controller/service/rating_live.py): figures only, never a card
-    "SessionRated",
+    # a seat session's rating (controller/service/rating_live.py) and the actions naming its player: never a card
+    "SessionRated", "SeatRating",
     # dealing by hand (controller/round/manual.py); ``CardsEntered``/``CardsRecorded`` name cards: journal only
     "DealingModeChanged", "ManualRound", "CardPlacedByHand", "SeatHeld",
     # the payout check (controller/game/payout.py): amounts per spot and who, written after the settlement, when every

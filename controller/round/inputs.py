@@ -146,18 +146,42 @@ class JournalWhole:
     damaged journals nothing)."""
 
 
+#: The actions on a seat's rated session (docs/rating.md): attach a player's id to the seat's session (a player
+#: whose session is open at another seat moves there with it), take it off, end the session now. A dealer's or a
+#: supervisor's, on the control interface (``POST /sessions``); the panel has no keys for them.
+RATING_ACTIONS: tuple[str, ...] = ("rate_seat", "unrate_seat", "end_session")
+#: A player's id (a loyalty card's number): 1 to 32 letters, digits or dashes.
+PLAYER_ID = r"[A-Za-z0-9-]{1,32}"
+
+
+@dataclass(frozen=True)
+class SeatRating:
+    """A rating action (one of ``RATING_ACTIONS``) on ``seat`` by ``user`` as ``role``: ``player`` the id given
+    with ``rate_seat`` (``""`` otherwise). Journaled like every input, public (an id and a seat, never a card);
+    the round machine changes nothing for it: the sessions are read from the journal
+    (``controller.journal.sessions``)."""
+
+    action: str
+    seat: int
+    player: str
+    user: str
+    role: str
+
+
 @dataclass(frozen=True)
 class SessionRated:
     """A seat session's rating from the service's rating worker (``controller.service.rating_live``): handed in
     when the session ends (``ended``) and every few rounds while it goes on, journaled like every input, public
     (figures only: no card, ever) and published on the floor's ``sessions`` topic. The round machine changes
-    nothing for it. Amounts in minor units, the house's: ``handle`` per wager, ``actual_win``, ``theoretical_win``
+    nothing for it. ``player``: the id attached to the session (``SeatRating``; ``""`` for none). Amounts in
+    minor units, the house's: ``handle`` per wager, ``actual_win``, ``theoretical_win``
     exact as ``"p/q"`` (``controller.analysis.rating``), ``conventional_win`` and the standard errors of the
     actual and theoretical totals rounded to whole minor units (-1: none, a session of one round);
     ``played_ms`` the session's playing time. ``first_round``..``last_round``: its rounds with wagers, ``rounds``
     of them."""
 
     seat: int
+    player: str
     first_round: int
     last_round: int
     rounds: int
@@ -175,7 +199,8 @@ class SessionRated:
 OWN_INPUTS: dict[str, type] = {"ServiceStarted": ServiceStarted, "OperatorAction": OperatorAction,
                                "PromptDue": PromptDue, "Alert": Alert,
                                "DetectorChecked": DetectorChecked, "JournalDamaged": JournalDamaged,
-                               "JournalWhole": JournalWhole, "SessionRated": SessionRated}
+                               "JournalWhole": JournalWhole, "SessionRated": SessionRated,
+                               "SeatRating": SeatRating}
 
 INPUT_TYPES: dict[str, type] = {**EVENT_TYPES, **OWN_INPUTS}
 

@@ -235,6 +235,8 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self.supervisor_key = (event.key_id or "supervisor") if event.on else None
     def _on_SessionRated(self, event: Any) -> None:
         """A seat session's rating (``controller.round.inputs.SessionRated``): journaled, nothing changes."""
+    def _on_SeatRating(self, event: Any) -> None:
+        """A rating action on a seat (``controller.round.inputs.SeatRating``): journaled, nothing changes."""
     def _on_PromptDue(self, event: PromptDue) -> None:
         if self._prompt and self._display != self.on_panel(self._prompt):  # a refusal has been shown long enough
             self._emit(cmd.Display(self._prompt))

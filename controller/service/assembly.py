@@ -219,7 +219,8 @@ class Service:
         watch = Watch(config.table_id, Notifier(), self.metrics, started_at, on_ready=self._check_journal)
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._round_closed, rounds=rounds,
-                                     on_record=self.control.publish_record if self.control else None,
+                                     on_record=self._on_record if self.rating else (
+                                         self.control.publish_record if self.control else None),
                                      on_view=self._on_view if self.floor or self.control or self.metrics else None,
                                      finish=self._stop_workers if self.protection or self.rating else None,
                                      start_entries=start_entries, snapshots=MeterSnapshots(config.gaming_day_start))
@@ -253,6 +254,14 @@ class Service:
         self.events.put(alert)
         if self.table is not None and isinstance(alert, Alert):
             self.table.page()
+
+    def _on_record(self, record: dict[str, Any]) -> None:
+        """Each journal record as written (controller thread): to the control interface; a ``SeatRating`` to the
+        rating too, in order with the rounds (neither waits)."""
+        if self.control is not None:
+            self.control.publish_record(record)
+        if self.rating is not None and record["type"] == "SeatRating":
+            self.rating.seat_rated(record["data"])
 
     def _on_view(self, view: dict[str, Any]) -> None:
         """The round's view after each commit, to the control interface and the floor (neither waits); the

@@ -30,11 +30,13 @@ WAGERS = ("ante_across", "ante_down", "across", "down", "middle", "five_card_bon
 
 @dataclass(frozen=True)
 class SessionRating:
-    """One session's figures (module docstring). Amounts in minor units; ``theoretical_win`` exact; ``seconds``
-    of play; the standard errors None for a session of one round."""
+    """One session's figures (module docstring): its seat (the last), the player's id attached (None: none) and
+    every seat it was played at. Amounts in minor units; ``theoretical_win`` exact; ``seconds`` of play; the
+    standard errors None for a session of one round."""
 
     seat: int
     player: str | None
+    seats: tuple[int, ...]
     first_round: int
     last_round: int
     open: bool
@@ -49,7 +51,7 @@ class SessionRating:
 
     def to_json(self) -> dict[str, Any]:
         """The figures as JSON values: fractions as floats to 1e-9 and as exact ``"p/q"`` text."""
-        return {"seat": self.seat, "player": self.player, "first_round": self.first_round,
+        return {"seat": self.seat, "player": self.player, "seats": list(self.seats), "first_round": self.first_round,
                 "last_round": self.last_round, "open": self.open, "rounds": self.rounds,
                 "seconds": round(self.seconds, 3), "handle": dict(self.handle), "actual_win": self.actual_win,
                 "theoretical_win": round(float(self.theoretical_win), 9),
@@ -74,10 +76,10 @@ def standard_error(values: list[Fraction] | list[int]) -> float | None:
     return math.sqrt(variance * n)
 
 
-def theo_of(r: SeatRound, seat: int, values: DecisionValues) -> Fraction:
+def theo_of(r: SeatRound, values: DecisionValues) -> Fraction:
     """The house's theoretical win of one seat's round (minor units, exact; ``DecisionValues.theo``). Raises
     ``RatingError`` for a round that cannot be valued and ``ValueError`` for one whose cards are not journaled."""
-    where = f"round {r.round_no} seat {seat}"
+    where = f"round {r.round_no} seat {r.seat}"
     if r.hole is None or r.cross is None:
         if r.locked.get("ante_across", 0):
             raise ValueError(f"{where}: the seat's cards or the cross are not in the journal")
@@ -86,9 +88,9 @@ def theo_of(r: SeatRound, seat: int, values: DecisionValues) -> Fraction:
 
 
 def rate(session: Session, values: DecisionValues, edge: Fraction, decisions_per_hour: int = DECISIONS_PER_HOUR,
-         known: dict[int, Fraction] | None = None) -> SessionRating:
+         known: dict[tuple[int, int], Fraction] | None = None) -> SessionRating:
     """The figures of one ``session`` with ``values`` of the table's pay tables and their house ``edge`` (a
-    fraction of the two antes). ``known``: theoretical wins already computed, by round number (filled in: a
+    fraction of the two antes). ``known``: theoretical wins already computed, by (round number, seat) (filled in: a
     caller that rates a session again after each round values each round once). Raises
     ``controller.analysis.rating.RatingError`` for a round that cannot be valued (naming it)."""
     known = {} if known is None else known
@@ -101,13 +103,14 @@ def rate(session: Session, values: DecisionValues, edge: Fraction, decisions_per
             handle[wager] = handle.get(wager, 0) + amount
         actual.append(-r.net)
         antes += r.locked.get("ante_across", 0) + r.locked.get("ante_down", 0)
-        if r.round_no not in known:
-            known[r.round_no] = theo_of(r, session.seat, values)
-        theo.append(known[r.round_no])
+        if (r.round_no, r.seat) not in known:
+            known[r.round_no, r.seat] = theo_of(r, values)
+        theo.append(known[r.round_no, r.seat])
     seconds = sum(r.seconds for r in session.rounds)
     n = len(session.rounds)
     conventional = Fraction(antes, n) * decisions_per_hour * Fraction(seconds) / 3600 * edge
-    return SessionRating(session.seat, None, session.first, session.last, session.open, n, seconds,
+    return SessionRating(session.seat, session.player or None, tuple(session.seats), session.first, session.last,
+                         session.open, n, seconds,
                          {w: a for w, a in handle.items() if a or w in WAGERS}, sum(actual), sum(theo, Fraction(0)),
                          standard_error(actual), standard_error(theo), conventional)
 

@@ -54,7 +54,8 @@ class LiveRating(RoundWorker):
         #: the figures of the open sessions, then the last ended ones (``SessionRating.to_json()``), replaced whole
         self.sessions: tuple[dict[str, Any], ...] = ()
         self._ended: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT)  # worker thread only
-        self._known: dict[int, dict[int, Any]] = {}  # each open session's theoretical wins by round (``rate``)
+        #: each open session's theoretical wins by round (``rate``), by the session object's id (worker thread only)
+        self._known: dict[int, dict[tuple[int, int], Any]] = {}
 
     def setup(self) -> None:
         """The values of every class of two-card hand and the house edge (NumPy), on the worker thread."""
@@ -65,21 +66,34 @@ class LiveRating(RoundWorker):
         self.edge = self.values.house_edge()
         self.tracker = SessionTracker(self.gap)
 
-    def read(self, record: RoundRecord) -> None:
-        """Count the round in its seats' sessions; hand in a ``SessionRated`` for each session it ended and for
-        each open one at a multiple of ``every`` rounds; publish the figures."""
+    def seat_rated(self, data: dict[str, Any]) -> None:
+        """Queue a journaled ``SeatRating``'s data (controller thread, in journal order with the rounds; never
+        waits). When the queue is full it is left out of the live figures, logged (the journal keeps it:
+        ``crisscross rating`` reads it)."""
+        try:
+            self.rounds.put_nowait(data)  # type: ignore[arg-type]  # a rating action in the rounds' order
+        except queue.Full:
+            log.error("rating busy: the %s of seat %s left out of the live figures", data.get("action"),
+                      data.get("seat"))
+
+    def read(self, record: RoundRecord | dict[str, Any]) -> None:  # type: ignore[override]
+        """Count a round in its seats' sessions, or apply a rating action (``SessionTracker.take``); hand in a
+        ``SessionRated`` for each session that ended and, after a round, for each open one at a multiple of
+        ``every`` rounds; publish the figures."""
         from controller.service.rating import rate
 
-        ended = self.tracker.add(record)
-        due = [(s, True) for s in ended] + [(s, False) for s in self.tracker.current.values()
-                                              if s.last == record.round_no and len(s.rounds) % self.every == 0]
+        ended = self.tracker.take(record)
+        due = [(s, True) for s in ended]
+        if isinstance(record, RoundRecord):
+            due += [(s, False) for s in self.tracker.current.values()
+                    if s.last == record.round_no and len(s.rounds) % self.every == 0]
         for session, is_ended in due:
-            rating = rate(session, self.values, self.edge, known=self._known.setdefault(session.seat, {}))
+            rating = rate(session, self.values, self.edge, known=self._known.setdefault(id(session), {}))
             self._post(_input(rating, is_ended))
             if is_ended:
-                self._known.pop(session.seat, None)
+                self._known.pop(id(session), None)
                 self._ended.appendleft({**rating.to_json(), "left_out": self.left_out})
-        self.sessions = (*[{**rate(s, self.values, self.edge, known=self._known.setdefault(s.seat, {})).to_json(),
+        self.sessions = (*[{**rate(s, self.values, self.edge, known=self._known.setdefault(id(s), {})).to_json(),
                             "left_out": self.left_out} for s in self.tracker.current.values()], *self._ended)
         if self.on_sessions is not None:
             self.on_sessions(self.sessions)
@@ -97,7 +111,7 @@ def _input(rating: Any, ended: bool) -> SessionRated:
     def whole(value: float | None) -> int:
         return -1 if value is None else int(math.floor(value + 0.5))
 
-    return SessionRated(rating.seat, rating.first_round, rating.last_round, rating.rounds,
+    return SessionRated(rating.seat, rating.player or "", rating.first_round, rating.last_round, rating.rounds,
                         int(rating.seconds * 1000), dict(rating.handle), rating.actual_win, str(rating.theoretical_win),
                         whole(float(rating.conventional_win)), whole(rating.actual_standard_error),
                         whole(rating.theoretical_standard_error), ended)
