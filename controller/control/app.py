@@ -1,7 +1,7 @@
 """The control interface's web application (Starlette) and its HTTP/1.1 protocol (uvicorn's h11 protocol, bounded).
 
 ``build_app(server)`` answers the endpoints of docs/control.md for one ``controller.control.server.ControlServer``:
-``GET /state``, ``GET /events`` (long poll), ``GET /events/stream`` (Server-Sent Events from the one broadcaster,
+``GET /state``, ``GET /labels``, ``GET /events`` (long poll), ``GET /events/stream`` (Server-Sent Events from the one broadcaster,
 ``controller.control.broadcast``), ``POST /actions``, ``GET /openapi.json``, and the dealer's screen (``GET /`` and
 ``/screen/...``, the files of ``controller/control/screen``). Every request first passes ``_Guard``: one value of each
 ``SINGLE_HEADERS``, a ``Host`` naming this server (421, DNS rebinding), a known path and method. Every answer
@@ -60,7 +60,7 @@ MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
                           "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET",
-                          "/meters": "GET"}
+                          "/meters": "GET", "/labels": "GET"}
 #: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
 #: method is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
@@ -113,7 +113,8 @@ class _Guard:
             raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
             raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
-                                                  f"/events/stream, /actions, /operator, /alerts, /meters, /openapi.json, /")
+                                                  f"/events/stream, /actions, /operator, /alerts, /meters, /labels, "
+                                                  f"/openapi.json, /")
         if method != allowed and not (method == "HEAD" and allowed == "GET"):
             raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
 
@@ -232,6 +233,13 @@ def build_app(server: ControlServer) -> _Guard:
         from controller.control.openapi import openapi_document
         return JSONResponse(openapi_document(), 200, JSON_HEADERS)
 
+    async def labels(request: Request) -> Response:
+        """The words of a screen (``controller.round.actions.WORDS``): each action's label and role, the names of
+        states, spots and hands, the currency; the same for everyone, nothing secret."""
+        _query(request, ())
+        from controller.round.actions import WORDS  # here, as openapi's: the round's graph imports the table's
+        return JSONResponse(WORDS, 200, JSON_HEADERS)
+
     async def page(request: Request) -> Response:
         return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
 
@@ -245,7 +253,8 @@ def build_app(server: ControlServer) -> _Guard:
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
-                            Route("/alerts", alerts), Route("/meters", meters), Route("/openapi.json", openapi),
+                            Route("/alerts", alerts), Route("/meters", meters), Route("/labels", labels),
+                            Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})
     return _Guard(app, server)
