@@ -34,12 +34,15 @@ def openapi_document() -> dict[str, Any]:
                                "properties": {"action": {"enum": list(ACTIONS)}, "label": {"type": "string"},
                                               "role": {"enum": list(ROLES)},
                                               "reason": {"type": ["string", "null"]}}},
-                "Labels": {"type": "object", "required": ["actions", "states", "spots", "hands", "currency"],
+                "Labels": {"type": "object", "required": ["actions", "states", "spots", "hands", "codes",
+                                                          "currency"],
                            "properties": {
                                "actions": {"type": "object", "additionalProperties": {
                                    "type": "object", "required": ["label", "role"],
                                    "properties": {"label": {"type": "string"}, "role": {"enum": list(ROLES)}}}},
                                "states": _WORDS, "spots": _WORDS, "hands": _WORDS,
+                               "codes": {"type": "object", "additionalProperties": {
+                                   "type": "array", "items": {"type": "string"}}},
                                "currency": {"type": "object", "required": ["code", "symbol", "minor_units"],
                                             "properties": {"code": {"type": "string"}, "symbol": {"type": "string"},
                                                            "minor_units": {"type": "integer"}}}}},

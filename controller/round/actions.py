@@ -14,7 +14,7 @@ from typing import Any
 
 from controller.game.hands import CATEGORIES
 from controller.round.graph import BETWEEN_ROUNDS, STATES
-from controller.round.inputs import ACTIONS, SUPERVISOR_ACTIONS, TABLE_ACTIONS
+from controller.round.inputs import ACTION_CODES, ACTIONS, SUPERVISOR_ACTIONS, TABLE_ACTIONS
 from drivers.events import SPOTS
 
 #: Each action of ``ACTIONS`` in words, as a button shows it.
@@ -57,12 +57,14 @@ def _words(name: str, special: dict[str, str]) -> str:
 
 
 #: The words of a screen (``GET /labels``): per action its ``label`` and ``role``, per state, spot and hand
-#: category its name in words, and the ``currency`` of amounts (integer minor units).
+#: category its name in words, the public ``codes`` an action takes (``ACTION_CODES``), and the ``currency`` of
+#: amounts (integer minor units).
 WORDS: dict[str, Any] = {
     "actions": {action: {"label": ACTION_LABELS[action], "role": action_role(action)} for action in ACTIONS},
     "states": {state: state_label(state) for state in STATES},
     "spots": {spot: _words(spot, {}) for spot in SPOTS},
     "hands": {category: _words(category, _HAND_WORDS) for category in CATEGORIES},
+    "codes": {action: list(codes) for action, codes in ACTION_CODES.items()},
     "currency": CURRENCY,
 }
 
