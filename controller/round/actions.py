@@ -62,7 +62,7 @@ def _words(name: str, special: dict[str, str]) -> str:
 WORDS: dict[str, Any] = {
     "actions": {action: {"label": ACTION_LABELS[action], "role": action_role(action)} for action in ACTIONS},
     "states": {state: state_label(state) for state in STATES},
-    "spots": {spot: _words(spot, {}) for spot in SPOTS},
+    "spots": {spot: _words(spot, {"five_card_bonus": "Five-card bonus"}) for spot in SPOTS},  # SPOTS order
     "hands": {category: _words(category, _HAND_WORDS) for category in CATEGORIES},
     "codes": {action: list(codes) for action, codes in ACTION_CODES.items()},
     "currency": CURRENCY,

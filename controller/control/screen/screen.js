@@ -38,6 +38,8 @@ function money(minor, signed = false) {
 }
 
 const spotName = (spot) => words.spots[spot] || spot;
+// [spot, value] pairs in the order of the layout seen from the dealer (GET /labels lists the spots in it).
+const inSpotOrder = (bySpot) => Object.keys(words.spots).filter((s) => s in bySpot).map((s) => [s, bySpot[s]]);
 const actionLabel = (action) => (words.actions[action] || {label: action}).label;
 
 function card(text) {
@@ -72,7 +74,6 @@ function renderCross(v) {
     slot.replaceChildren();
     if (n < turned.length) slot.append(card(turned[n]));
     else if (crossDealt(v) && v.state !== "closed" && v.state !== "voided") slot.append(card(null));
-    else slot.textContent = step;
   });
 }
 
@@ -96,7 +97,7 @@ function payoutRows(v, seat) {
   const differs = {};
   if (payout.seat === seat) for (const d of payout.differences) differs[d.spot] = d;
   const list = el("dl", {class: "spots payout"});
-  for (const [spot, step] of Object.entries(plan.spots)) {
+  for (const [spot, step] of inSpotOrder(plan.spots)) {
     if (step.action === "none") continue;
     const what = {pay: `Pay ${money(step.pay)}`, take: `Take ${money(step.wager)}`, push: "Push"}[step.action];
     const d = differs[spot];
@@ -135,7 +136,7 @@ function renderSeats(v) {
     let rows = payoutRows(v, seat);
     if (!rows) {
       rows = el("dl", {class: "spots"});
-      for (const [spot, amount] of Object.entries(info.wagers)) {
+      for (const [spot, amount] of inSpotOrder(info.wagers)) {
         rows.append(el("dt", {}, spotName(spot)), el("dd", {}, money(amount)));
       }
     }
