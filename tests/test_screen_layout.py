@@ -36,7 +36,7 @@ TEXTS = """() => [...document.querySelectorAll('body *')].filter((node) => {
   }).map((node) => [parseFloat(getComputedStyle(node).fontSize),
                     [...node.childNodes].filter((c) => c.nodeType === 3).map((c) => c.textContent.trim()).join(' '),
                     Boolean(node.closest('#table'))])"""
-#: What does not fit: the page scrolling, or a seat tile or the side column clipping its content.
+#: What does not fit: the page scrolling, a seat tile or the side column clipping its content, a spot's name cut.
 OVERFLOW = """() => {
     const out = [];
     const page = document.scrollingElement;
@@ -45,6 +45,8 @@ OVERFLOW = """() => {
     for (const node of document.querySelectorAll('.seat, aside, #table, header'))
       if (node.scrollHeight > node.clientHeight + 1 || node.scrollWidth > node.clientWidth + 1)
         out.push(`${node.id || node.tagName}: ${node.scrollWidth}x${node.scrollHeight} in ${node.clientWidth}x${node.clientHeight}`);
+    for (const node of document.querySelectorAll('.spots dt'))  // a spot's name cut short
+      if (node.scrollWidth > node.clientWidth) out.push(`${node.closest('.seat').id}: "${node.textContent}" cut`);
     return out;
   }"""
 
