@@ -223,6 +223,27 @@ def test_state_is_the_published_view(table):
     assert state["devices_ready"] == ["panel", "sensors", "shoe"]
 
 
+def test_the_screen_s_words_and_each_action_s_role_come_from_the_controller(table):
+    """``GET /labels`` and the view's ``actions`` (docs/control.md, "The dealer's screen"): the role each action
+    needs (domain.md "Roles": a supervisor voids a round and clears a fault), its label in words, and why the step
+    the round waits for is not allowed yet; ``/openapi.json`` describes both."""
+    client, _, _ = table
+    status, words = client.get("/labels")
+    assert status == 200
+    assert words["actions"]["void_round"] == {"label": "Void round", "role": "supervisor"}
+    assert words["actions"]["deal_by_hand"]["role"] == "supervisor"
+    assert words["actions"]["open_betting"]["role"] == "dealer"
+    assert words["states"]["across_decision"] == "Across decision" and words["spots"]["ante_across"] == "Ante across"
+    assert words["hands"]["two_pair"] == "Two pair" and words["currency"]["minor_units"] == 2  # cents: domain.md
+    _, state = client.get("/state")
+    assert [(a["action"], a["role"], a["reason"]) for a in state["actions"]] == [
+        ("open_betting", "dealer", None), ("disable_table", "supervisor", None),
+        ("enter_test_mode", "supervisor", None)]
+    _, document = client.get("/openapi.json")
+    assert document["paths"]["/labels"]["get"]["responses"]["200"]
+    assert set(document["components"]["schemas"]["ViewAction"]["required"]) == {"action", "label", "role", "reason"}
+
+
 def test_an_action_is_queued_journaled_as_an_event_and_applied(table):
     client, _, journal = table
     status, answer = client.act("open_betting")

@@ -1,7 +1,7 @@
 """The control interface's web application (Starlette) and its HTTP/1.1 protocol (uvicorn's h11 protocol, bounded).
 
 ``build_app(server)`` answers the endpoints of docs/control.md for one ``controller.control.server.ControlServer``:
-``GET /state``, ``GET /events`` (long poll), ``GET /events/stream`` (Server-Sent Events from the one broadcaster,
+``GET /state``, ``GET /labels``, ``GET /events`` (long poll), ``GET /events/stream`` (Server-Sent Events from the one broadcaster,
 ``controller.control.broadcast``), ``POST /actions``, ``GET /openapi.json``, and the dealer's screen (``GET /`` and
 ``/screen/...``, the files of ``controller/control/screen``). Every request first passes ``_Guard``: one value of each
 ``SINGLE_HEADERS``, a ``Host`` naming this server (421, DNS rebinding), a known path and method. Every answer
@@ -62,7 +62,7 @@ MAX_SECONDS_TEXT = 24
 ROUTES: dict[str, tuple[str, ...]] = {
     "/state": ("GET",), "/events": ("GET",), "/events/stream": ("GET",), "/actions": ("POST",),
     "/operator": ("GET",), "/alerts": ("GET",), "/meters": ("GET",), "/sessions": ("GET", "POST"),
-    "/openapi.json": ("GET",), "/": ("GET",)}
+    "/labels": ("GET",), "/openapi.json": ("GET",), "/": ("GET",)}
 #: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
 #: method is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
@@ -262,6 +262,13 @@ def build_app(server: ControlServer) -> _Guard:
         from controller.control.openapi import openapi_document
         return JSONResponse(openapi_document(), 200, JSON_HEADERS)
 
+    async def labels(request: Request) -> Response:
+        """The words of a screen (``controller.round.actions.WORDS``): each action's label and role, the names of
+        states, spots and hands, the currency; the same for everyone, nothing secret."""
+        _query(request, ())
+        from controller.round.actions import WORDS  # here, as openapi's: the round's graph imports the table's
+        return JSONResponse(WORDS, 200, JSON_HEADERS)
+
     async def page(request: Request) -> Response:
         return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
 
@@ -275,7 +282,8 @@ def build_app(server: ControlServer) -> _Guard:
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
-                            Route("/alerts", alerts), Route("/meters", meters), Route("/sessions", sessions, methods=["GET", "POST"]),
+                            Route("/alerts", alerts), Route("/meters", meters), Route("/labels", labels),
+                            Route("/sessions", sessions, methods=["GET", "POST"]),
                             Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})

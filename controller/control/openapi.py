@@ -7,12 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from controller.control.checks import MAX_BODY, MAX_REASON, MAX_SEQ
-from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS, ROLES
 from drivers.events import SEATS
 
 _ERROR = {"description": "refused; the body says why",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 _JSON_OBJECT = {"type": "object"}
+#: Names in words by their name in code (``GET /labels``).
+_WORDS = {"type": "object", "additionalProperties": {"type": "string"}}
 
 
 def openapi_document() -> dict[str, Any]:
@@ -27,6 +29,24 @@ def openapi_document() -> dict[str, Any]:
             "securitySchemes": {"operator": {"type": "http", "scheme": "basic"}},
             "schemas": {
                 "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+                # an item of the view's ``actions`` (controller.round.actions.action_entry): allowed now (reason
+                # null), or the step the round waits for and why not yet
+                "ViewAction": {"type": "object", "required": ["action", "label", "role", "reason"],
+                               "properties": {"action": {"enum": list(ACTIONS)}, "label": {"type": "string"},
+                                              "role": {"enum": list(ROLES)},
+                                              "reason": {"type": ["string", "null"]}}},
+                "Labels": {"type": "object", "required": ["actions", "states", "spots", "hands", "codes",
+                                                          "currency"],
+                           "properties": {
+                               "actions": {"type": "object", "additionalProperties": {
+                                   "type": "object", "required": ["label", "role"],
+                                   "properties": {"label": {"type": "string"}, "role": {"enum": list(ROLES)}}}},
+                               "states": _WORDS, "spots": _WORDS, "hands": _WORDS,
+                               "codes": {"type": "object", "additionalProperties": {
+                                   "type": "array", "items": {"type": "string"}}},
+                               "currency": {"type": "object", "required": ["code", "symbol", "minor_units"],
+                                            "properties": {"code": {"type": "string"}, "symbol": {"type": "string"},
+                                                           "minor_units": {"type": "integer"}}}}},
                 "Record": {"type": "object", "required": ["seq", "type", "data"],
                            "properties": {"seq": {"type": "integer"}, "time": {"type": "string"},
                                           "kind": {"enum": ["event", "command", "record"]},
@@ -62,9 +82,16 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/state": {"get": {
                 "summary": "The round's view as last published (Round.view() and seq)",
-                "responses": {"200": {"description": "the view",
-                                      "content": {"application/json": {"schema": _JSON_OBJECT}}},
+                "responses": {"200": {"description": "the view", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["state", "allowed_actions", "actions", "seats"],
+                    "properties": {"actions": {"type": "array",
+                                               "items": {"$ref": "#/components/schemas/ViewAction"}}}}}}},
                               "503": _ERROR}}},
+            "/labels": {"get": {
+                "summary": "The words of a screen: each action's label and role, names of states, spots and hands, "
+                           "the currency",
+                "responses": {"200": {"description": "the words", "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/Labels"}}}}}}},
             "/events": {"get": {
                 "summary": "Public journal records after a cursor (long poll)",
                 "parameters": [

@@ -31,6 +31,7 @@ from transitions import MachineError
 from controller.game.paytable import Jurisdiction
 from controller.game.table import TableConfig
 from controller.round import commands as cmd
+from controller.round.actions import ActionReasons
 from controller.round.alerts import ACKNOWLEDGE_ALERT, AlertDesk
 from controller.round.checkpoint import Checkpoint
 from controller.round.data import Actor, RoundData
@@ -50,7 +51,7 @@ from drivers import events as ev
 
 
 class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, Checkpoint, ManualDealing, AlertDesk,
-            TableLocks):
+            TableLocks, ActionReasons):
     """The round state machine. ``handle(input)`` returns the commands and records the input produces.
 
     ``config`` gives the seats and limits, ``jurisdiction`` the bet multiples, ranking and pay tables;
@@ -267,18 +268,7 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         elif action in SUPERVISOR_ACTIONS and actor.role != "supervisor" and actor.source == "control":
             pass  # refused below for the role, as the interface answered it (403), whatever the state
         elif action not in self.allowed_actions():
-            if action in TABLE_ACTIONS:
-                why, text = self._table_refusal(action), f"Not now: {action}"
-            elif self._held_for_acknowledgement() and action != "acknowledge":
-                why = "the round waits for a supervisor to acknowledge past-posting"
-                text = "Past-posting: supervisor to acknowledge"
-            elif action == "open_betting" and self.state in BETWEEN_ROUNDS and (locks := self.opening_locks()):
-                lock = locks[0]
-                why = ("the journal store is damaged (JournalDamaged): restore it" if lock.name == "journal_damaged"
-                       else f"the table is locked: {lock.name} ({lock.reason})")
-                text = lock.text
-            else:
-                why, text = f"{action} not allowed in {self.state}", f"Not now: {action}"
+            why, text = self.refusal(action)  # the words of ``controller.round.actions``
             self._refuse(action, why, actor, text)
             return
         if action in SUPERVISOR_ACTIONS and actor.role != "supervisor":

@@ -8,8 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from controller.round import commands as cmd
+from controller.round.actions import action_entry
 from controller.round.inputs import SUPERVISOR_ACTIONS
-from drivers.events import BUTTONS
+from drivers.events import BUTTONS, SPOTS
+
+#: States (of the round, or where it stopped in a fault) in which the view's seats show the chips on the layout of
+#: the seats whose wagers are not of record: betting is open, or seats are held for correction.
+OPEN_BETTING: tuple[str, ...] = ("betting", "locking", "wagers_held")
 
 #: The panel's display holds 64 characters (drivers/panel/protocol.py).
 PANEL_WIDTH = 64
@@ -47,8 +52,11 @@ class PanelView:
         ``supervisor_key`` (bool), ``devices_ready``, ``faults`` (cause, device, detail, resumable),
         ``pending_past_posting``, ``display`` (the panel's text), ``prompt`` (the state's prompt, which a refusal
         shown in ``display`` gives way to), ``community`` (the revealed community cards
-        only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at`` and
-        ``dealt`` (whether its two cards are out; never the cards); ``journal_damaged`` (bool): the journal store
+        only, in turning order) and ``seats``: per playing seat ``wagers`` (minor units), ``folded_at``,
+        ``dealt`` (whether its two cards are out; never the cards) and ``locked`` (false: the chips on the layout
+        while betting is open, ``_seats_view``); ``actions``: the actions allowed now with their ``label`` and
+        ``role``, and the one the state waits for with the ``reason`` it is not allowed yet (``_actions_view``,
+        ``controller.round.actions``); ``journal_damaged`` (bool): the journal store
         was found damaged and no round opens (``journal_whole``); ``answers``: what ``clear_fault``,
         ``acknowledge`` and ``accept_mispay`` would answer now, by number (``answers``), each fault's ``id``;
         ``locks``: every lock standing now, highest priority first (``controller.round.table_locks.TableLock``
@@ -70,15 +78,39 @@ class PanelView:
             "display": self._display,
             "prompt": None if self._prompt is None else self.on_panel(self._prompt),
             "community": list(data.revealed) if data else [],
-            "seats": {str(seat): {"wagers": dict(state.wagers), "folded_at": state.folded_at,
-                                  "dealt": state.cards is not None}
-                      for seat, state in sorted(data.seats.items())} if data else {},
+            "seats": self._seats_view(),
+            "actions": self._actions_view(allowed),
             "dealing_mode": self.dealing_mode,
             "payout": self._payout_view(),
             "journal_damaged": not self.journal_whole(),
             "locks": [lock.to_json() for lock in self.table_locks()],
             "test_mode": self.test_mode is not None,
         }
+    def _seats_view(self) -> dict[str, dict[str, Any]]:
+        """The view's ``seats``: the playing seats' wagers of record (``locked``: true); while betting is open
+        or wagers are held for correction (``OPEN_BETTING``), every other seat with chips on its spots as the
+        bet sensors report them (``layout``; ``locked``: false), for all to see as they lie on the felt. Seats by
+        number as text, in order; spots in ``drivers.events.SPOTS`` order; minor units."""
+        data = self.round
+        if data is None:
+            return {}
+        seats: dict[int, dict[str, Any]] = {
+            seat: {"wagers": dict(state.wagers), "folded_at": state.folded_at, "dealt": state.cards is not None,
+                   "locked": True} for seat, state in data.seats.items()}
+        if self.phase in OPEN_BETTING:
+            for seat in {seat for seat, _ in self.layout} - set(seats):
+                wagers = {spot: self.layout[(seat, spot)] for spot in SPOTS if (seat, spot) in self.layout}
+                seats[seat] = {"wagers": wagers, "folded_at": None, "dealt": False, "locked": False}
+        return {str(seat): seats[seat] for seat in sorted(seats)}
+    def _actions_view(self, allowed: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The view's ``actions``: each action of ``allowed`` with its label and role (``reason`` None), then the
+        action the state waits for when it is not allowed yet, with the reason in words
+        (``controller.round.actions``)."""
+        entries = [action_entry(action) for action in allowed]
+        waiting = self.waiting_action(allowed)
+        if waiting is not None:
+            entries.append(action_entry(*waiting))
+        return entries
     def _show(self, text: str) -> None:
         """Show the prompt of the state just entered (kept, and shown again after a refusal)."""
         self._prompt = panel_text(text)

@@ -1,23 +1,18 @@
-// The dealer's screen (docs/control.md, "The dealer's screen"). Reads GET /state, GET /events and the event
-// stream GET /events/stream; sends POST /actions with the round guard (round and state of the view shown).
-// It only ever receives what the secrecy filter lets out: no face-down card before its reveal.
+// The dealer's screen (docs/control.md, "The dealer's screen"). Reads GET /labels (the words: each action's label
+// and role, the names of states, spots and hands, the currency), GET /state, GET /events and the event stream
+// GET /events/stream; sends POST /actions with the round guard (round and state of the view shown). Which role
+// may send an action, and why an action is not allowed yet, come from the controller (the view's `actions`):
+// the page keeps no list of its own. It only ever receives what the secrecy filter lets out: no face-down card
+// before its reveal.
 "use strict";
 
-const SUPERVISOR_ACTIONS = new Set(["acknowledge", "clear_fault", "void_round", "accept_mispay", "disable_table",
-                                    "enable_table", "enter_test_mode", "leave_test_mode"]);
-const VOID_CODES = ["misdeal", "device", "dispute", "other"];
-const DISABLE_CODES = ["closed", "count", "maintenance", "dispute", "other"];  // docs/control.md, the table's locks
-const LABELS = {open_betting: "Open betting", no_more_bets: "No more bets", confirm: "Confirm", reveal: "Reveal",
-                exclude: "Exclude held seats", acknowledge: "Acknowledge", clear_fault: "Clear fault",
-                void_round: "Void round", paid: "Seat paid", accept_mispay: "Accept mispay",
-                disable_table: "Disable table", enable_table: "Enable table", enter_test_mode: "Enter test mode",
-                leave_test_mode: "Leave test mode"};
-const STEPS = {across: "across", down: "down", middle: "middle"};
 const SEATS = [1, 2, 3, 4, 5, 6];
+const ROLE_WORDS = {dealer: "Dealer", supervisor: "Supervisor"};
 
+let words = null;           // GET /labels
 let view = null;            // the latest view (Round.view() and seq)
 let cursor = 0;             // the last record seq seen
-let round = {no: null, decisions: {}, settlements: {}, revealed: {}};
+let round = {no: null, settlements: {}};
 const credentials = {};     // role -> {user, token}: in this page's memory only, never stored
 let stream = null;
 
@@ -32,17 +27,31 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function money(minor) { return (minor / 100).toFixed(2); }
+// Integer minor units in the table's currency: "$1,234.50"; "+$5.00" when signed and positive, "-$5.00" below 0.
+function money(minor, signed = false) {
+  const currency = words.currency;
+  const scale = 10 ** currency.minor_units;
+  const whole = Math.floor(Math.abs(minor) / scale).toLocaleString("en-US");
+  const part = currency.minor_units ? "." + String(Math.abs(minor) % scale).padStart(currency.minor_units, "0") : "";
+  const sign = minor < 0 ? "-" : signed && minor > 0 ? "+" : "";
+  return `${sign}${currency.symbol}${whole}${part}`;
+}
+
+const spotName = (spot) => words.spots[spot] || spot;
+// [spot, value] pairs in the order of the layout seen from the dealer (GET /labels lists the spots in it).
+const inSpotOrder = (bySpot) => Object.keys(words.spots).filter((s) => s in bySpot).map((s) => [s, bySpot[s]]);
+const actionLabel = (action) => (words.actions[action] || {label: action}).label;
 
 function card(text) {
-  if (!text) return el("div", {class: "card back", "data-face": "down"});
+  if (!text) return el("div", {class: "card back", "data-face": "down", role: "img", "aria-label": "face down"});
   const red = text[1] === "h" || text[1] === "d";
   const suit = {c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660"}[text[1]];
-  return el("div", {class: "card" + (red ? " red" : ""), "data-card": text}, text[0].replace("T", "10") + suit);
+  const rank = text[0].replace("T", "10");
+  return el("div", {class: "card" + (red ? " red" : ""), "data-card": text}, rank + suit);
 }
 
 function newRound(no) {
-  if (round.no !== no) round = {no, decisions: {}, settlements: {}, revealed: {}};
+  if (round.no !== no) round = {no, settlements: {}};
 }
 
 function takeRecord(record) {
@@ -50,13 +59,7 @@ function takeRecord(record) {
   const data = record.data || {};
   if (record.type === "RoundOpened") newRound(data.round_no);
   if (data.round_no !== undefined && data.round_no !== round.no) return;
-  if (record.type === "DecisionMade") {
-    (round.decisions[data.seat] ||= {})[data.decision] = data.action === "fold" ? "fold" : money(data.amount);
-  } else if (record.type === "SeatSettled") {
-    round.settlements[data.seat] = data.settlement;
-  } else if (record.type === "CardsRevealed") {
-    round.revealed[data.step] = data.cards;
-  }
+  if (record.type === "SeatSettled") round.settlements[data.seat] = data.settlement;
 }
 
 function crossDealt(v) {
@@ -71,8 +74,37 @@ function renderCross(v) {
     slot.replaceChildren();
     if (n < turned.length) slot.append(card(turned[n]));
     else if (crossDealt(v) && v.state !== "closed" && v.state !== "voided") slot.append(card(null));
-    else slot.textContent = step;
   });
+}
+
+// The seat's hands in words once settled in action (NY 5324.39(e)(9)): across, down, and the bonus hand if bet.
+function handNames(settled) {
+  const names = [];
+  if (settled.across_hand) names.push(`Across: ${words.hands[settled.across_hand.category]}`);
+  if (settled.down_hand) names.push(`Down: ${words.hands[settled.down_hand.category]}`);
+  if (settled.five_card_bonus_hand && (settled.wagers || {}).five_card_bonus) {
+    names.push(`Bonus: ${words.hands[settled.five_card_bonus_hand.category]}`);
+  }
+  return names.map((name) => el("div", {class: "hand"}, name));
+}
+
+// The payout check (docs/architecture.md, "The payout check"): per spot take / push / pay and the seat's total;
+// the seat being paid is marked, a spot whose reading differed is marked with its difference.
+function payoutRows(v, seat) {
+  const payout = v.payout;
+  const plan = payout && payout.seats[String(seat)];
+  if (!plan) return null;
+  const differs = {};
+  if (payout.seat === seat) for (const d of payout.differences) differs[d.spot] = d;
+  const list = el("dl", {class: "spots payout"});
+  for (const [spot, step] of inSpotOrder(plan.spots)) {
+    if (step.action === "none") continue;
+    const what = {pay: `Pay ${money(step.pay)}`, take: `Take ${money(step.wager)}`, push: "Push"}[step.action];
+    const d = differs[spot];
+    list.append(el("dt", {}, spotName(spot)), el("dd", d ? {class: "mispay"} : {},
+                   d ? `${d.difference < 0 ? "Short" : "Over"} ${money(Math.abs(d.difference))}` : what));
+  }
+  return list;
 }
 
 function renderSeats(v) {
@@ -81,106 +113,122 @@ function renderSeats(v) {
   for (const seat of SEATS) {
     const info = (v.seats || {})[String(seat)];
     const settled = round.no === v.round_no ? round.settlements[seat] : undefined;
-    const node = el("div", {class: "seat" + (info ? "" : " empty") + (info && info.folded_at ? " folded" : ""),
-                            id: `seat-${seat}`}, el("h3", {}, `Seat ${seat}`));
-    if (info) {
-      const wagers = el("dl");
-      for (const [spot, amount] of Object.entries(info.wagers)) {
-        wagers.append(el("dt", {}, spot.replaceAll("_", " ")), el("dd", {}, money(amount)));
-      }
-      node.append(wagers);
-      const decided = (round.no === v.round_no && round.decisions[seat]) || {};
-      for (const [decision, what] of Object.entries(decided)) {
-        node.append(el("div", {class: "decision"}, `${decision}: ${what}`));
-      }
-      if (info.folded_at) node.append(el("div", {class: "decision"}, `folded at ${info.folded_at}`));
-      const hole = el("div", {class: "hole"});
-      const shown = settled && !settled.folded_at && settled.across_hand ? settled.across_hand.cards.slice(0, 2) : null;
-      if (shown) hole.append(card(shown[0]), card(shown[1]));
-      else if (info.dealt && !settled) hole.append(card(null), card(null));
-      node.append(hole);
-      if (settled) {
-        const net = settled.net || 0;
-        node.append(el("div", {class: "net " + (net >= 0 ? "win" : "lose")}, `settled ${net >= 0 ? "+" : ""}${money(net)}`));
-      }
-      node.append(...payoutSteps(v, seat));
-    }
+    const classes = ["seat", info ? "" : "empty", info && info.folded_at ? "folded" : "",
+                     info && !info.locked ? "unlocked" : "",
+                     v.payout && v.payout.seat === seat ? "current" : ""].filter(Boolean).join(" ");
+    const title = el("h2", {}, `Seat ${seat}`);
+    const node = el("div", {class: classes, id: `seat-${seat}`}, title);
     box.append(node);
-  }
-}
-
-// The payout check (docs/architecture.md, "The payout check"): per spot take / push / pay N and the seat's total;
-// the seat being paid is marked, a reading that differed names its spots and differences.
-function payoutSteps(v, seat) {
-  const payout = v.payout;
-  const plan = payout && payout.seats[String(seat)];
-  if (!plan) return [];
-  const done = !payout.to_pay.includes(seat);
-  const list = el("ul", {class: "payout" + (payout.seat === seat ? " current" : "") + (done ? " done" : "")});
-  for (const [spot, step] of Object.entries(plan.spots)) {
-    if (step.action === "none") continue;
-    const what = step.action === "pay" ? `pay ${money(step.pay)}` : step.action;
-    list.append(el("li", {}, `${spot.replaceAll("_", " ")}: ${what}`));
-  }
-  const nodes = [el("div", {class: "payout-total"}, `${done ? "paid" : "to pay"} ${money(plan.total)}`), list];
-  if (payout.seat === seat) {
-    for (const d of payout.differences) {
-      nodes.push(el("div", {class: "mispay"}, `${d.spot.replaceAll("_", " ")}: ${d.difference < 0 ? "short" : "over"} `
-                    + `${money(Math.abs(d.difference))} (expected ${money(d.expected)}, seen ${money(d.seen)})`));
+    if (!info) continue;
+    if (!info.locked) title.append(el("span", {class: "tag"}, "on the felt"));
+    if (settled) {
+      const net = settled.net || 0;
+      title.append(el("span", {class: "net " + (net >= 0 ? "win" : "lose")}, money(net, true)));
+    }
+    const hole = el("div", {class: "hole"});
+    const shown = settled && !settled.folded_at && settled.across_hand ? settled.across_hand.cards.slice(0, 2) : null;
+    if (shown) hole.append(card(shown[0]), card(shown[1]));
+    else if (info.dealt && !settled) hole.append(card(null), card(null));
+    if (hole.childElementCount || settled) {
+      node.append(el("div", {class: "cards"}, hole, el("div", {class: "hands"}, ...(settled ? handNames(settled) : []))));
+    }
+    if (info.folded_at) node.append(el("div", {class: "decision"}, `Folded at ${info.folded_at}`));
+    let rows = payoutRows(v, seat);
+    if (!rows) {
+      rows = el("dl", {class: "spots"});
+      for (const [spot, amount] of inSpotOrder(info.wagers)) {
+        rows.append(el("dt", {}, spotName(spot)), el("dd", {}, money(amount)));
+      }
+    }
+    node.append(rows);
+    const plan = v.payout && v.payout.seats[String(seat)];
+    if (plan) {
+      const done = !v.payout.to_pay.includes(seat);
+      node.append(el("div", {class: "payout-total"}, `${done ? "Paid" : "To pay"} ${money(plan.total)}`));
+      if (done) node.classList.add("done");
     }
   }
-  return nodes;
 }
 
 function renderAlerts(v) {
   const box = $("alerts");
   box.replaceChildren();
+  const actions = v.actions || [];
   for (const fault of v.faults || []) {
-    const may = v.allowed_actions.filter((a) => SUPERVISOR_ACTIONS.has(a)).map((a) => LABELS[a]);
-    box.append(el("div", {class: "fault"}, el("strong", {}, `Fault: ${fault.cause}`),
+    const may = actions.filter((a) => a.role === "supervisor" && a.reason === null).map((a) => a.label);
+    const waiting = actions.find((a) => a.action === "clear_fault" && a.reason !== null);
+    box.append(el("div", {class: "fault"}, el("strong", {}, `Fault: ${fault.cause.replaceAll("_", " ")}`),
                   ` (${fault.device || "table"}) ${fault.detail}. `,
-                  may.length ? `A supervisor may: ${may.join(", ")}.` :
-                    fault.resumable ? "Waiting for the devices before it can be cleared." : "Only a void ends the round."));
+                  may.length ? `A supervisor may: ${may.join(", ")}. ` : "",
+                  waiting ? `Clear fault: ${waiting.reason}.` : ""));
   }
   for (const item of v.pending_past_posting || []) {
-    box.append(el("div", {class: "past"}, el("strong", {}, "Past-posting: "), JSON.stringify(item),
-                  " \u2014 a supervisor must acknowledge."));
+    box.append(el("div", {class: "past"}, el("strong", {}, "Past-posting: "),
+                  `seat ${item.seat} ${spotName(item.spot)} locked at ${money(item.locked)}, now ${money(item.new)}. `,
+                  "A supervisor must acknowledge."));
+  }
+  const payout = v.payout;
+  if (payout && payout.differences.length) {
+    box.append(el("div", {class: "fault mispay-box"}, el("strong", {}, `Seat ${payout.seat} mispay: `),
+                  payout.differences.map((d) => `${spotName(d.spot)} ${d.difference < 0 ? "short" : "over"} `
+                    + `${money(Math.abs(d.difference))} (expected ${money(d.expected)}, seen ${money(d.seen)})`)
+                    .join("; "), ". Correct the chips and press Seat paid, or a supervisor accepts the mispay."));
   }
 }
 
-function roleFor(action) {
-  if (SUPERVISOR_ACTIONS.has(action)) return credentials.supervisor ? "supervisor" : null;
+// Who sends an action: its role's own sign-in, or for a dealer's action a supervisor signed in alone (a
+// supervisor may do everything a dealer may, controller/round/inputs.py ROLES).
+function roleFor(entry) {
+  if (entry.role === "supervisor") return credentials.supervisor ? "supervisor" : null;
   return credentials.dealer ? "dealer" : credentials.supervisor ? "supervisor" : null;
 }
 
 function renderButtons(v) {
   const box = $("buttons");
   box.replaceChildren();
-  for (const action of v.allowed_actions || []) {
-    const button = el("button", {type: "button", "data-action": action,
-                                 class: SUPERVISOR_ACTIONS.has(action) ? "supervisor" : ""}, LABELS[action] || action);
-    if (!roleFor(action)) {
-      button.disabled = true;
-      button.title = SUPERVISOR_ACTIONS.has(action) ? "a supervisor must sign in" : "sign in first";
+  const actions = v.actions || [];
+  for (const entry of actions) {
+    const sender = roleFor(entry);
+    const why = entry.reason !== null ? entry.reason
+      : sender ? null : entry.role === "supervisor" ? "a supervisor must sign in" : "sign in first";
+    const button = el("button", {type: "button", "data-action": entry.action, "data-role": entry.role,
+                                 class: entry.role}, entry.label);
+    button.disabled = why !== null;
+    button.addEventListener("click", () => act(entry));
+    const cell = el("div", {class: "action"}, button);
+    if (why !== null) {
+      const note = el("div", {class: "reason", id: `reason-${entry.action}`}, why[0].toUpperCase() + why.slice(1));
+      button.setAttribute("aria-describedby", note.id);
+      cell.append(note);
     }
-    button.addEventListener("click", () => act(action));
-    box.append(button);
+    box.append(cell);
   }
-  $("void-form").hidden = !(v.allowed_actions || []).includes("void_round");
-  $("disable-form").hidden = !(v.allowed_actions || []).includes("disable_table");
+  const allowed = (action) => actions.some((a) => a.action === action && a.reason === null);
+  $("void-form").hidden = !allowed("void_round");
+  $("disable-form").hidden = !allowed("disable_table");
+}
+
+// The header's line of what to do now, in words: the seat to pay and how much during the payout check.
+function nextStep(v) {
+  const payout = v.payout;
+  if (!payout || payout.seat === null) return "";
+  const total = payout.seats[String(payout.seat)].total;
+  return payout.differences.length ? `Seat ${payout.seat}: correct the payout` : `Pay seat ${payout.seat}: ${money(total)}`;
 }
 
 function render() {
-  if (!view) return;
+  if (!view || !words) return;
   newRound(view.round_no);
   $("round-no").textContent = view.round_no ?? "–";
-  $("state").textContent = view.state;
+  const state = words.states[view.state] || view.state;
+  $("state").textContent = view.state === "fault" && view.phase !== "fault"
+    ? `${state} (${(words.states[view.phase] || view.phase).toLowerCase()})` : state;
+  $("state").dataset.state = view.state;
   $("test-mode").hidden = !view.test_mode;  // NY 9 NYCRR 5319.58: test mode shown at all times
   const lock = (view.locks || []).find((l) => l.name !== "test_mode");
   $("lock").hidden = !lock;
   $("lock").textContent = lock ? lock.text : "";
-  $("panel").textContent = view.display || view.prompt || "";
-  $("panel").title = view.prompt || "";
+  $("next").textContent = nextStep(view);
   renderCross(view);
   renderSeats(view);
   renderAlerts(view);
@@ -192,8 +240,9 @@ function say(text, error = false) {
   $("answer").className = error ? "error" : "";
 }
 
-async function act(action) {
-  const role = roleFor(action);
+async function act(entry) {
+  const role = roleFor(entry);
+  const action = entry.action;
   if (!role || !view) return;
   const body = {action, round: view.round_no, state: view.state};  // the round guard
   if (view.answers && view.answers[action] !== undefined) body.answers = view.answers[action];  // what it answers
@@ -204,18 +253,22 @@ async function act(action) {
       headers: {"Content-Type": "application/json", "Authorization": "Basic " + credentials[role].token},
       body: JSON.stringify(body)});
     const answer = await response.json();
-    if (response.status === 202) say(`${LABELS[action]}: sent as ${answer.queued.user}`);
-    else say(`${LABELS[action]}: ${response.status} ${answer.error}`, true);
+    if (response.status === 202) say(`${entry.label}: sent as ${answer.queued.user}`);
+    else say(`${entry.label}: refused (${response.status}) ${answer.error}`, true);
     if (response.status === 401) { delete credentials[role]; showSignIn(); render(); }
   } catch (error) {
-    say(`${LABELS[action]}: not sent (${error.message}); the service may be restarting`, true);
+    say(`${entry.label}: not sent (${error.message}); the service may be restarting`, true);
   }
 }
 
 function showSignIn() {
-  for (const role of ["dealer", "supervisor"]) {
+  for (const role of Object.keys(ROLE_WORDS)) {
     const form = $(`${role}-form`);
-    form.querySelector(".who").textContent = credentials[role] ? `signed in: ${credentials[role].user}` : "";
+    const who = credentials[role];
+    form.querySelector(".who").textContent = who ? `signed in: ${who.user}` : "";
+    form.classList.toggle("signed", Boolean(who));
+    for (const input of form.querySelectorAll("input, button[type=submit]")) input.hidden = Boolean(who);
+    form.querySelector(".sign-out").hidden = !who;
   }
 }
 
@@ -228,7 +281,7 @@ async function signIn(event) {
   form.elements.password.value = "";
   const response = await fetch("/operator", {cache: "no-store", headers: {"Authorization": "Basic " + token}});
   const answer = await response.json();
-  if (response.status !== 200) { say(`sign-in refused: ${answer.error}`, true); return; }
+  if (response.status !== 200) { say(`Sign-in refused: ${answer.error}`, true); return; }
   if (role === "supervisor" && answer.role !== "supervisor") {
     say(`${answer.user} is a ${answer.role}, not a supervisor`, true); return;
   }
@@ -238,8 +291,24 @@ async function signIn(event) {
   render();
 }
 
+function signOut(role) {
+  const who = credentials[role];
+  delete credentials[role];  // the credentials were in this page's memory only: nothing else to forget
+  if (who) say(`${who.user} signed out`);
+  showSignIn();
+  render();
+}
+
 async function catchUp() {
-  // the records of the current round held by the service, then the view
+  // the words once, the records of the current round held by the service, then the view
+  if (!words) {
+    const answer = await fetch("/labels", {cache: "no-store"});
+    if (!answer.ok) throw new Error(`labels ${answer.status}`);
+    words = await answer.json();
+    for (const [action, select] of [["void_round", "void-code"], ["disable_table", "disable-code"]]) {
+      $(select).replaceChildren(...words.codes[action].map((code) => el("option", {value: code}, code)));
+    }
+  }
   for (;;) {
     const response = await fetch(`/events?after=${cursor}`, {cache: "no-store"});
     if (!response.ok) throw new Error(`events ${response.status}`);
@@ -278,17 +347,18 @@ async function start() {
 }
 
 function signInForm(role) {
-  const title = role[0].toUpperCase() + role.slice(1);
-  const form = el("form", {id: `${role}-form`, "data-role": role}, el("h2", {}, title),
+  const out = el("button", {type: "button", class: "sign-out"}, "Sign out");
+  out.hidden = true;
+  out.addEventListener("click", () => signOut(role));
+  const form = el("form", {id: `${role}-form`, "data-role": role}, el("h2", {}, ROLE_WORDS[role]),
+                  el("span", {class: "who"}), out,
                   el("input", {name: "user", autocomplete: "off", placeholder: "user", "aria-label": `${role} user`}),
                   el("input", {name: "password", type: "password", autocomplete: "off", placeholder: "password",
                                "aria-label": `${role} password`}),
-                  el("button", {type: "submit"}, "Sign in"), el("span", {class: "who"}));
+                  el("button", {type: "submit"}, "Sign in"));
   form.addEventListener("submit", signIn);
   return form;
 }
 
-for (const code of VOID_CODES) $("void-code").append(el("option", {value: code}, code));
-for (const code of DISABLE_CODES) $("disable-code").append(el("option", {value: code}, code));
 $("signin").append(signInForm("dealer"), signInForm("supervisor"));
 start();
