@@ -334,3 +334,32 @@ def test_a_journal_that_does_not_verify_is_rated_under_a_warning(played, tmp_pat
                          capture_output=True, text=True, timeout=240)
     assert run.returncode == 1, run.stderr
     assert f"WARNING: {copy} does not verify" in run.stdout and "figures read from it may be wrong" in run.stdout
+
+
+def test_crisscross_rating_of_one_player_shows_only_their_sessions(tmp_path):
+    import io
+
+    from controller.cli.parts import SERVICE_PARTS
+    from controller.game.table import load_table_config
+    from controller.journal.reader import read_records
+    from controller.journal.sessions import sessions_of
+    from controller.round.inputs import SeatRating
+    from controller.service.assembly import Service
+
+    journal = tmp_path / "journal.db"
+    service = Service(load_table_config(), simulate=True, rounds=3, seed=8, journal_path=journal, out=io.StringIO(),
+                      parts=SERVICE_PARTS)
+    try:
+        service.events.put(SeatRating("rate_seat", 1, "P-1", "dan", "dealer"))  # a dealer's card, before any round
+        assert service.run() == 0
+    finally:
+        service.close()
+    (session,) = [s for s in sessions_of(read_records(journal)) if s.player == "P-1"]
+    run = subprocess.run([sys.executable, "-m", "controller", "rating", "--journal", str(journal), "--player", "P-1",
+                          "--format", "json"], capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    shown = json.loads(run.stdout)["sessions"]
+    assert [(s["seat"], s["player"], s["rounds"]) for s in shown] == [(1, "P-1", len(session.rounds))]
+    none = subprocess.run([sys.executable, "-m", "controller", "rating", "--journal", str(journal), "--player", "Q-2"],
+                          capture_output=True, text=True, timeout=240)
+    assert none.returncode == 0 and "no session of player Q-2" in none.stdout

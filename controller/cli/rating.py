@@ -1,5 +1,5 @@
-"""``crisscross rating [--journal PATH] [--config PATH] [--gap N] [--decisions-per-hour N] [--format text|json]``:
-every seat session of a journal with its exact rating (``controller.service.rating``): rounds, time played,
+"""``crisscross rating [--journal PATH] [--config PATH] [--gap N] [--decisions-per-hour N] [--player ID]
+[--format text|json]``: every seat session of a journal (``--player``: of that player only) with its exact rating (``controller.service.rating``): rounds, time played,
 handle per wager, the house's actual win and its standard error, the theoretical win of the play made
 (``controller.analysis.rating``) and the conventional rating beside it. Imports no NumPy until it runs.
 
@@ -7,7 +7,7 @@ The journal's chain is verified first (``controller.journal.chain.verify_journal
 verify is still rated, under a warning (as ``crisscross meters`` does), exit status 1. Exit status 0: rated;
 2: a journal or configuration that cannot be read, or a round that cannot be valued (named).
 
-JSON: ``{"jurisdiction", "house_edge", "decisions_per_hour", "sessions": [{"seat", "player", "first_round",
+JSON: ``{"jurisdiction", "house_edge", "decisions_per_hour", "sessions": [{"seat", "player", "seats", "first_round",
 "last_round", "open", "rounds", "seconds", "handle": {"ante_across": N, ...}, "actual_win": N,
 "theoretical_win": X, "theoretical_win_exact": "p/q", "actual_standard_error": X, "theoretical_standard_error":
 X, "conventional_win": X}]}``, wins the house's in minor units.
@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                         help="rounds in a row without wagers at a seat that end its session (default 3)")
     rating.add_argument("--decisions-per-hour", type=count, default=60,
                         help="decisions an hour assumed by the conventional rating (default 60)")
+    rating.add_argument("--player", default=None, metavar="ID",
+                        help="only the sessions of the player with this id (POST /sessions rate_seat)")
     rating.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
 
 
@@ -56,7 +58,8 @@ def main(args: argparse.Namespace) -> int:
         path = existing_journal(Path(args.journal)) if args.journal is not None else \
             existing_journal(Path(config.journal), _simulated_hint(config))
         _, problem = verify_journal(path)
-        sessions = sessions_of(iter_records(path, skip_torn_tail=True), args.gap)
+        sessions = [s for s in sessions_of(iter_records(path, skip_torn_tail=True), args.gap)
+                    if args.player is None or s.player == args.player]
         edge, ratings = rate_all(sessions, DecisionValues(jurisdiction), args.decisions_per_hour)
     except (OSError, ConfigError, JournalError, RatingError, ValueError) as exc:
         print(f"crisscross rating: {exc}", file=sys.stderr)
@@ -68,25 +71,26 @@ def main(args: argparse.Namespace) -> int:
                           "decisions_per_hour": args.decisions_per_hour,
                           "sessions": [r.to_json() for r in ratings]}, indent=2))
     else:
-        print(format_text(ratings, edge, args.decisions_per_hour))
+        print(format_text(ratings, edge, args.decisions_per_hour, args.player))
     return 1 if problem else 0
 
 
-def format_text(ratings: list, edge, decisions_per_hour: int) -> str:
-    """One block a session: its seat and rounds, then its figures in major units (2 decimals)."""
+def format_text(ratings: list, edge, decisions_per_hour: int, player: str | None = None) -> str:
+    """One block a session: its seat (every seat, for a player who moved), player and rounds, then its figures in
+    major units (2 decimals)."""
     from controller.game.money import money
 
     lines = [f"house edge under optimal play: {float(edge):.4%} of the two antes; conventional rating at "
              f"{decisions_per_hour} decisions an hour"]
     if not ratings:
-        lines.append("no session: no round with wagers in this journal")
+        lines.append(f"no session of player {player}" if player else "no session: no round with wagers in this journal")
     for r in ratings:
-        state = "open" if r.open else "ended"
-        minutes = r.seconds / 60
+        seats = "seat " + " then ".join(map(str, r.seats))
+        who = f" player {r.player}" if r.player else ""
         se = "-" if r.actual_standard_error is None else money(round(r.actual_standard_error))
         handle = ", ".join(f"{w} {money(a)}" for w, a in r.handle.items() if a)
-        lines += [f"seat {r.seat}: rounds {r.first_round}-{r.last_round} ({r.rounds} played, {minutes:.1f} min, "
-                  f"{state})",
+        lines += [f"{seats}{who}: rounds {r.first_round}-{r.last_round} ({r.rounds} played, {r.seconds / 60:.1f} min, "
+                  f"{'open' if r.open else 'ended'})",
                   f"  handle: {handle or 'none'}",
                   f"  actual win {money(r.actual_win)} (standard error {se}); theoretical win "
                   f"{money(round(r.theoretical_win))}; conventional {money(round(r.conventional_win))}"]
