@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
                           "(in a round with probability P, default 1)")
     run.add_argument("--protect", action="store_true",
                      help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
+    run.add_argument("--sessions", type=positive_int, default=0, metavar="MEAN",
+                     help="with --simulate: players come and go, each playing about MEAN rounds, and the dealer rates "
+                          "most of them (POST /sessions)")
     run.add_argument("--rating", action="store_true",
                      help="rate every seat's session after each round: SessionRated journaled, GET /sessions "
                           "(needs the analysis extra)")
@@ -512,6 +515,8 @@ def _run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"{flag} only applies to the simulated {who} of --simulate")
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{flag} {value}: expected a probability from 0 to 1")
+        if args.sessions and not args.simulate:
+            raise ConfigError("--sessions only applies to the simulated players of --simulate")
         if args.manual and not args.simulate:
             raise ConfigError("--manual only applies to the simulated table of --simulate (at a table, a supervisor "
                               "switches with the panel's key or the control interface)")
@@ -527,7 +532,7 @@ def _run(args: argparse.Namespace) -> int:
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
                            players=players, protect=args.protect, manual=args.manual, rating=args.rating,
-                           parts=SERVICE_PARTS)
+                           sessions=args.sessions, parts=SERVICE_PARTS)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

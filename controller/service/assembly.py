@@ -102,6 +102,10 @@ class TableOptions:
     payout_errors: float
     players: Sequence[Any]
     manual: bool
+    #: players come and go, each playing about this many rounds (0: the same players throughout)
+    sessions: int = 0
+    #: where the simulated dealer's rating actions go (the service's event queue)
+    post: Callable[[Any], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ class Service:
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
                  metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
                  players: Sequence[Any] = (), protect: bool = False, manual: bool = False,
-                 rating: bool = False, parts: ServiceParts = ServiceParts()) -> None:
+                 rating: bool = False, sessions: int = 0, parts: ServiceParts = ServiceParts()) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -225,7 +229,8 @@ class Service:
                                      finish=self._stop_workers if self.protection or self.rating else None,
                                      start_entries=start_entries, snapshots=MeterSnapshots(config.gaming_day_start))
         if simulate and parts.table is not None:  # the scripted table only when simulating
-            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
+            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual, sessions,
+                                   self.events.put)
             try:
                 self.table = parts.table(self.sims, config, jurisdiction, options, self.stop)
             except BaseException:
@@ -348,7 +353,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
-                protect: bool = False, manual: bool = False, rating: bool = False,
+                protect: bool = False, manual: bool = False, rating: bool = False, sessions: int = 0,
                 parts: ServiceParts = ServiceParts()) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
@@ -360,7 +365,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     (controller.simulated.table); ``players``: seats of other simulated players
     (``controller.simulated.player_spec.PlayerSpec``); ``protect`` runs the hole-card detector after each round
     (``controller.service.protection``); ``rating`` rates every seat's session after each round
-    (``controller.service.rating_live``: ``SessionRated`` inputs, ``GET /sessions``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
+    (``controller.service.rating_live``: ``SessionRated`` inputs, ``GET /sessions``); ``sessions``: the simulated
+    players come and go, about that many rounds each (``controller.simulated.seating``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
     supervisor switching it first; ``config`` must allow it); ``parts``: the control interface, floor and
     scripted table to build (``ServiceParts``). Returns 0, or 1 when it stopped with a round open (or held in
     fault) or the journal could not be written.
@@ -385,7 +391,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
                           started_at=started_at, payout_errors=payout_errors, players=players, protect=protect,
-                          manual=manual, rating=rating, parts=parts)
+                          manual=manual, rating=rating, sessions=sessions, parts=parts)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)

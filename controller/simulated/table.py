@@ -50,8 +50,9 @@ from controller.game.payout import MISPAY_KINDS, plan_seat
 from controller.game.paytable import Jurisdiction
 from controller.game.settlement import Community, settle_seat
 from controller.game.table import Limits, TableConfig
-from controller.round.inputs import SUPERVISOR_ACTIONS
+from controller.round.inputs import SUPERVISOR_ACTIONS, SeatRating
 from controller.simulated.manual import ManualDealing, RoundOver, unmarked
+from controller.simulated.seating import Seating
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
@@ -99,7 +100,8 @@ class SimulatedTable(ManualDealing):
                  players: dict[int, Any] | None = None, manual: bool = False,
                  manual_rounds: tuple[int, int | None] | None = None,
                  on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None,
-                 reader: ReaderSimulator | None = None) -> None:
+                 reader: ReaderSimulator | None = None, sessions: int = 0,
+                 post: Callable[[Any], None] | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
         self.players = dict(players or {})  # seat -> controller.simulated.players.SeatPlayer
         #: rounds (0-based, end excluded; None: to the last) dealt by hand; ``manual``: every round
@@ -110,6 +112,11 @@ class SimulatedTable(ManualDealing):
         self.seats = tuple(sorted(seats))
         self.ante_limits, self.bonus_limits = ante_limits, bonus_limits
         self.rng: random.Random = random.Random(seed + 1) if seed is not None else secrets.SystemRandom()
+        #: players who come and go (``sessions``: their mean session in rounds; 0: the same players throughout,
+        #: each sitting a round out now and then), the dealer's ratings handed in by ``post``
+        self.seating = Seating(self.seats, sessions, random.Random(seed + 4) if seed is not None else
+                               secrets.SystemRandom()) if sessions else None
+        self.post = post
         self.rounds = rounds
         self.strategy = strategy
         self.mistakes = mistakes
@@ -143,11 +150,14 @@ class SimulatedTable(ManualDealing):
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
                   rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
                   void_rate: float = 0.0, payout_errors: float = 0.0,
-                  players: Sequence[Any] = (), manual: bool = False) -> "SimulatedTable":
+                  players: Sequence[Any] = (), manual: bool = False, sessions: int = 0,
+                  post: Callable[[Any], None] | None = None) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
         ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
-        (``controller.simulated.player_spec``)."""
+        (``controller.simulated.player_spec``); ``sessions``: players come and go, each playing about that many
+        rounds (``controller.simulated.seating``; 0: the same players throughout), the dealer's ratings of them
+        handed to ``post`` (the service's event queue: what ``POST /sessions`` queues at a real table)."""
         seated = {}
         if players:
             from controller.simulated.players import SeatPlayer
@@ -160,7 +170,7 @@ class SimulatedTable(ManualDealing):
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
                    seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
                    winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated,
-                   manual=manual, reader=sims.get("reader"))
+                   manual=manual, reader=sims.get("reader"), sessions=sessions, post=post)
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -404,9 +414,7 @@ class SimulatedTable(ManualDealing):
         placed: dict[int, dict[str, int]] = {}
         antes: dict[int, int] = {}
         bonus_seats: set[int] = set()
-        for seat in self.seats:
-            if self.rng.random() < 0.1:
-                continue  # this seat sits the round out
+        for seat in self._seated():
             ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
             ante = min(ante, self.ante_limits.max)
             antes[seat] = ante
@@ -462,6 +470,23 @@ class SimulatedTable(ManualDealing):
             if not self._press_when_lit("reveal"):
                 return False
         return self._finish(placed, hands, cross)
+
+    def _seated(self) -> list[int]:
+        """The seats that play this round: each sits one out with probability 0.1, or, with ``seating``, the
+        players who come and go (``controller.simulated.seating``), the dealer rating them as they come."""
+        if self.seating is None:
+            return [seat for seat in self.seats if self.rng.random() >= 0.1]
+        actions, moves = self.seating.next_round()
+        for before, after in moves:  # a player's strategy goes with them
+            self.players[after], moved = self.players.pop(before, None), self.players.pop(after, None)
+            if moved is not None:
+                self.players[before] = moved
+            if self.players[after] is None:
+                del self.players[after]
+        for action, seat, player in actions:
+            if self.post is not None:
+                self.post(SeatRating(action, seat, player, "SIM-DEALER", "dealer"))
+        return self.seating.playing()
 
     def _finish(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
                 cross: Sequence[str]) -> bool:
