@@ -1,7 +1,7 @@
 """Benchmark: the dealer's ``no_more_bets`` press to the first DISPENSE frame at the shoe, end to end over
 pseudo-terminals, against the chain's own floor measured in the same run.
 
-    python -m bench.bench_press [--rounds 20] [--repeat 3] [--folder DIR] [--in-process] [--nice N]
+    python -m bench.bench_press [--rounds 20] [--repeat 3] [--folder DIR] [--in-process] [--nice N] [--rating]
 
 Each repetition runs a table for ``--rounds`` rounds as the rig does (``hil.rig``): the service in a process of
 its own (``crisscross run`` with the real drivers, the controller and the journal with ``synchronous=FULL``, as on
@@ -19,6 +19,9 @@ pseudo-terminal (a 12-byte request written, read at the other end, a 40-byte ans
 needs root): the unit on a table PC runs the service at ``Nice=-10`` (config/systemd/crisscross.service), ahead of
 whatever else the PC runs, and the devices have processors of their own; the floor runs at the same niceness, so
 the ratio compares like with like.
+
+With ``--rating`` the repetitions alternate without and with ``run --rating`` (docs/rating.md: the session
+rating's worker thread in the service's process) and compare the two press to DISPENSE instead.
 
 Printed: p50/p99 of press to DISPENSE and of each hop (press to READ_SPOTS at the sensors, READ_SPOTS to
 DISPENSE at the shoe), of the floor, and the ratios press / floor (goal: p50 and p99 within 2x).
@@ -144,16 +147,17 @@ def _read(fd: int, size: int) -> bytes:
     return data
 
 
-def _run_table(config, rounds: int, seed: int, journal: Path, in_process: bool) -> None:
+def _run_table(config, rounds: int, seed: int, journal: Path, in_process: bool, rating: bool = False) -> None:
     """One repetition's table: ``rounds`` rounds on a new ``journal``, the service in its own process (the rig)
-    or, with ``in_process``, the whole simulated table here. Raises ``SystemExit`` when it did not end well."""
+    or, with ``in_process``, the whole simulated table here; ``rating``: the service rates every seat's session
+    (``run --rating``). Raises ``SystemExit`` when it did not end well."""
     if in_process:
         status = run_service(config, simulate=True, rounds=rounds, seed=seed, quiet=True, journal_path=journal,
-                             parts=SERVICE_PARTS)
+                             rating=rating, parts=SERVICE_PARTS)
         if status != 0:
             raise SystemExit(f"the simulated table ended with status {status}")
         return
-    result = run_rig(rounds, seed, journal)
+    result = run_rig(rounds, seed, journal, service_options=("--rating",) if rating else ())
     if result.problems:
         raise SystemExit(f"the rig's table did not end well: {result.problems[:3]}")
 
@@ -166,6 +170,9 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true",
                         help="run the simulated table in this process (crisscross run --simulate) instead of the "
                              "service in a process of its own")
+    parser.add_argument("--rating", action="store_true",
+                        help="alternate repetitions without and with run --rating (the session rating's worker "
+                             "thread) and compare their press to DISPENSE instead of measuring the floor")
     parser.add_argument("--nice", type=int, default=None,
                         help="niceness of this process and its children (the unit's is -10; negative needs root)")
     args = parser.parse_args()
@@ -184,14 +191,23 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
           f"{'in this process' if args.in_process else 'in a process of its own'}, "
           f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}")
+    by_rating: dict[bool, list[float]] = {False: [], True: []}
     try:
-        for repeat in range(args.repeat):
+        for repeat in range(args.repeat * (2 if args.rating else 1)):
+            rating = args.rating and repeat % 2 == 1
             stamps = Stamps()
             stamps.install()
             try:
-                _run_table(config, args.rounds, repeat + 1, folder / f"journal-{repeat}.db", args.in_process)
+                _run_table(config, args.rounds, repeat // 2 + 1 if args.rating else repeat + 1,
+                           folder / f"journal-{repeat}.db", args.in_process, rating)
             finally:
                 stamps.remove()
+            if args.rating:
+                total = stamps.chains()[0]
+                by_rating[rating] += total
+                print(f"repeat {repeat + 1} ({'with' if rating else 'without'} --rating): {len(total)} rounds, "
+                      f"press to DISPENSE p50 {percentile(total, 50):.2f} ms")
+                continue
             total, press_to_read, read_to_dispense = stamps.chains()
             chain += total
             first += press_to_read
@@ -202,6 +218,13 @@ def main() -> None:
     finally:
         if args.folder is None:
             shutil.rmtree(folder, ignore_errors=True)
+    if args.rating:
+        off, on = by_rating[False], by_rating[True]
+        print(f"press to DISPENSE without --rating: p50 {percentile(off, 50):.2f} ms, p99 {percentile(off, 99):.2f} ms; "
+              f"with: p50 {percentile(on, 50):.2f} ms, p99 {percentile(on, 99):.2f} ms ({len(on)} samples); with / "
+              f"without: p50 {percentile(on, 50) / percentile(off, 50):.2f}x, p99 "
+              f"{percentile(on, 99) / percentile(off, 99):.2f}x")
+        return
     for name, values in (("press to DISPENSE at the shoe", chain), ("  press to READ_SPOTS at the sensors", first),
                          ("  READ_SPOTS to DISPENSE at the shoe", second), ("floor (2 commits + pty round trip)",
                                                                              floor)):

@@ -31,6 +31,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -114,7 +115,8 @@ def _shoe_down(shoe: Any, panel: Any) -> None:
 
 def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_DIR / "table.yaml",
             timeout: float = 300.0, mistakes: float = 0.1, faults: float = 0.0,
-            device_faults: int = 0, manual_rounds: tuple[int, int | None] | None = None) -> RigResult:
+            device_faults: int = 0, manual_rounds: tuple[int, int | None] | None = None,
+            service_options: Sequence[str] = ()) -> RigResult:
     """Run ``rounds`` rounds of the service (separate process) against simulators in this process; check them.
 
     The simulated players follow the optimal strategy but take a random decision with probability
@@ -126,7 +128,8 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     shoe is unplugged (its link lost: the table faults) and the supervisor switches to dealing by hand (NY 9
     NYCRR 5324.39(d)(1)) and clears the fault; before round ``end`` (None: never) the shoe is plugged back and
     the supervisor switches back, the next round opening with the shoe's shuffle check (the service runs with
-    a copy of ``config`` that allows manual dealing). ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
+    a copy of ``config`` that allows manual dealing). ``service_options``: more options of ``crisscross run``
+    (``--rating``). ``journal`` must not exist yet (or be empty). Raises ``ValueError`` otherwise, ``ConfigError`` for a bad
     ``config``, ``subprocess.TimeoutExpired`` when the service has not finished within ``timeout`` seconds.
     """
     if journal.exists() and journal.stat().st_size:
@@ -147,7 +150,7 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
         table.manual_rounds = manual_rounds
         table.on_shoe_down = lambda: _shoe_down(sims["shoe"], table.panel)
         table.on_shoe_back = lambda: sims["shoe"].inject("replug", after=0.0)
-    command = service_command(config, journal, sims, "--rounds", str(rounds))
+    command = service_command(config, journal, sims, "--rounds", str(rounds), *service_options)
     injected: Counter[str] = Counter()
     stop_injecting = threading.Event()
     injector = threading.Thread(target=_inject_device_faults, name="rig-device-faults",

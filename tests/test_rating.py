@@ -216,6 +216,18 @@ def test_a_long_gap_inside_a_round_is_a_pause_not_play():
     assert seconds_played(times) == pytest.approx(30.0 + (stamps[2] - stamps[1]))
 
 
+@pytest.mark.parametrize("values, scale", [([3, -7, 12, 0, 5], 1), ([10**30, -(10**30) + 7, 44], 10**9), ([5], 1)])
+def test_the_standard_error_of_a_total_is_the_sample_deviation_times_the_root_of_the_count(values, scale):
+    import statistics as st
+
+    from controller.service.rating import standard_error
+
+    expected = None if len(values) < 2 else float(
+        st.stdev([Fraction(v, scale) for v in values]) * Fraction(len(values)) ** Fraction(1, 2))
+    got = standard_error(values, scale)
+    assert got == expected if expected is None else got == pytest.approx(expected, rel=1e-12)
+
+
 def test_the_gap_must_be_a_round_at_least():
     with pytest.raises(ValueError, match="gap must be at least 1 round, got 0"):
         SessionTracker(gap=0)
@@ -256,9 +268,11 @@ def test_crisscross_rating_sums_each_seats_wagers_and_results_as_the_journal_rec
                 handle[seat][wager] += result["amount"]
     sessions = report["sessions"]
     assert {s["seat"] for s in sessions} == set(net)
-    for s in sessions:  # six rounds: no seat sits out three in a row here, one session each
-        assert s["actual_win"] == -net[s["seat"]]
-        assert {w: a for w, a in s["handle"].items() if a} == handle[s["seat"]]
+    for seat in net:  # a seat's sessions (a seat that sat three rounds out has two) add up to its records
+        mine = [s for s in sessions if s["seat"] == seat]
+        assert sum(s["actual_win"] for s in mine) == -net[seat]
+        assert {w: sum(s["handle"].get(w, 0) for s in mine) for w in handle[seat]} == handle[seat]
+    for s in sessions:
         assert Fraction(s["theoretical_win_exact"]) == pytest.approx(s["theoretical_win"], abs=1e-6)
         assert s["rounds"] >= 1 and s["player"] is None
 

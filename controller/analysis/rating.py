@@ -27,6 +27,7 @@ bonus pay table's exact house edge over all 2,598,960 boards (``parsheet_totals.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -77,9 +78,19 @@ class DecisionValues:
         net, _ = bonus_return(jurisdiction)
         #: the house's expected win per unit of five-card bonus (the bonus pay table's edge)
         self.bonus_edge = -net
+        #: every theoretical win in minor units is a whole number of 1 / ``denominator`` (``scaled``)
+        self.denominator = math.lcm(SCALE1, self.bonus_edge.denominator)
         self._engine: ParSheetEngine | None = None
         self._totals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.class_of, self.perm_of = _lookups()
+
+    def scaled(self, amount: Fraction) -> int:
+        """``amount`` (a theoretical win, ``SeatTheo.house``) times ``denominator``: a whole number, so that sums
+        of many are integer sums. Raises ``AssertionError`` if it is not whole (a defect)."""
+        scaled = amount * self.denominator
+        if scaled.denominator != 1:
+            raise AssertionError(f"{amount} is not a whole number of 1/{self.denominator}")
+        return int(scaled)
 
     def totals(self, class_index: int, never_fold: bool = False) -> np.ndarray:
         """``total[a, i * n + j]`` of the class (``hole_classes`` order) as int64, x ``SCALE2`` (module docstring);

@@ -65,38 +65,39 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 9)
 
 
-def standard_error(values: list[Fraction] | list[int]) -> float | None:
-    """The standard error of the sum of ``values``: the sample standard deviation times sqrt(n); None for
-    fewer than two values."""
+def standard_error(values: list[int], scale: int = 1) -> float | None:
+    """The standard error of the sum of ``values`` / ``scale``: the sample standard deviation times sqrt(n);
+    None for fewer than two values. Integer sums: exact whatever the count, then one division."""
     n = len(values)
     if n < 2:
         return None
-    mean = Fraction(sum(values)) / n
-    variance = sum((Fraction(v) - mean) ** 2 for v in values) / (n - 1)
-    return math.sqrt(variance * n)
+    total = sum(values)
+    squares = n * sum(v * v for v in values) - total * total  # n (n - 1) times the sample variance
+    return math.sqrt(squares / (n - 1)) / scale  # the sample standard deviation times sqrt(n)
 
 
-def theo_of(r: SeatRound, values: DecisionValues) -> Fraction:
-    """The house's theoretical win of one seat's round (minor units, exact; ``DecisionValues.theo``). Raises
-    ``RatingError`` for a round that cannot be valued and ``ValueError`` for one whose cards are not journaled."""
+def theo_of(r: SeatRound, values: DecisionValues) -> int:
+    """The house's theoretical win of one seat's round in minor units times ``values.denominator`` (a whole
+    number: exact; ``DecisionValues.theo``). Raises ``RatingError`` for a round that cannot be valued and
+    ``ValueError`` for one whose cards are not journaled."""
     where = f"round {r.round_no} seat {r.seat}"
     if r.hole is None or r.cross is None:
         if r.locked.get("ante_across", 0):
             raise ValueError(f"{where}: the seat's cards or the cross are not in the journal")
-        return values.theo((), (), r.locked, (), where).house
-    return values.theo(r.hole, r.cross, r.locked, r.decisions, where).house
+        return values.scaled(values.theo((), (), r.locked, (), where).house)
+    return values.scaled(values.theo(r.hole, r.cross, r.locked, r.decisions, where).house)
 
 
 def rate(session: Session, values: DecisionValues, edge: Fraction, decisions_per_hour: int = DECISIONS_PER_HOUR,
-         known: dict[tuple[int, int], Fraction] | None = None) -> SessionRating:
+         known: dict[tuple[int, int], int] | None = None) -> SessionRating:
     """The figures of one ``session`` with ``values`` of the table's pay tables and their house ``edge`` (a
-    fraction of the two antes). ``known``: theoretical wins already computed, by (round number, seat) (filled in: a
+    fraction of the two antes). ``known``: theoretical wins already computed (``theo_of``), by (round number, seat) (filled in: a
     caller that rates a session again after each round values each round once). Raises
     ``controller.analysis.rating.RatingError`` for a round that cannot be valued (naming it)."""
     known = {} if known is None else known
     handle = dict.fromkeys(WAGERS, 0)
     actual: list[int] = []
-    theo: list[Fraction] = []
+    theo: list[int] = []
     antes = 0
     for r in session.rounds:
         for wager, amount in r.placed.items():
@@ -111,8 +112,9 @@ def rate(session: Session, values: DecisionValues, edge: Fraction, decisions_per
     conventional = Fraction(antes, n) * decisions_per_hour * Fraction(seconds) / 3600 * edge
     return SessionRating(session.seat, session.player or None, tuple(session.seats), session.first, session.last,
                          session.open, n, seconds,
-                         {w: a for w, a in handle.items() if a or w in WAGERS}, sum(actual), sum(theo, Fraction(0)),
-                         standard_error(actual), standard_error(theo), conventional)
+                         {w: a for w, a in handle.items() if a or w in WAGERS}, sum(actual),
+                         Fraction(sum(theo), values.denominator), standard_error(actual),
+                         standard_error(theo, values.denominator), conventional)
 
 
 def rate_all(sessions: list[Session], values: DecisionValues, decisions_per_hour: int = DECISIONS_PER_HOUR,

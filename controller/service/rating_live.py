@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import queue
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -93,8 +94,12 @@ class LiveRating(RoundWorker):
             if is_ended:
                 self._known.pop(id(session), None)
                 self._ended.appendleft({**rating.to_json(), "left_out": self.left_out})
-        self.sessions = (*[{**rate(s, self.values, self.edge, known=self._known.setdefault(id(s), {})).to_json(),
-                            "left_out": self.left_out} for s in self.tracker.current.values()], *self._ended)
+        shown = []
+        for session in self.tracker.current.values():
+            shown.append({**rate(session, self.values, self.edge, known=self._known.setdefault(id(session), {})).to_json(),
+                          "left_out": self.left_out})
+            time.sleep(0)  # a seat at a time: the controller thread gets the interpreter between them
+        self.sessions = (*shown, *self._ended)
         if self.on_sessions is not None:
             self.on_sessions(self.sessions)
 

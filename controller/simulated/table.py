@@ -414,7 +414,10 @@ class SimulatedTable(ManualDealing):
         placed: dict[int, dict[str, int]] = {}
         antes: dict[int, int] = {}
         bonus_seats: set[int] = set()
-        for seat in self._seated():
+        seated = self._seated()
+        for seat in self.seats:
+            if seat not in seated if seated is not None else self.rng.random() < 0.1:
+                continue  # this seat sits the round out
             ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
             ante = min(ante, self.ante_limits.max)
             antes[seat] = ante
@@ -471,11 +474,11 @@ class SimulatedTable(ManualDealing):
                 return False
         return self._finish(placed, hands, cross)
 
-    def _seated(self) -> list[int]:
-        """The seats that play this round: each sits one out with probability 0.1, or, with ``seating``, the
-        players who come and go (``controller.simulated.seating``), the dealer rating them as they come."""
+    def _seated(self) -> list[int] | None:
+        """With ``seating``, the seats whose players play this round (``controller.simulated.seating``), the dealer
+        rating them as they come; without it None: every seat plays, sitting one round out now and then."""
         if self.seating is None:
-            return [seat for seat in self.seats if self.rng.random() >= 0.1]
+            return None
         actions, moves = self.seating.next_round()
         for before, after in moves:  # a player's strategy goes with them
             self.players[after], moved = self.players.pop(before, None), self.players.pop(after, None)
