@@ -53,6 +53,10 @@ if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.
 log = logging.getLogger(__name__)
 
 
+#: Longest the service waits for the hole-card detector's and the rating's setup before it deals (seconds).
+WORKER_SETUP_S = 120.0
+
+
 class ControlPart(Protocol):
     """The control interface as the service uses it (``controller.control.server.ControlServer``): built before
     any device is touched (a port in use is refused then), started with the drivers, stopped first."""
@@ -318,9 +322,13 @@ class Service:
             self.floor.start()
         if self.table is not None:
             self.table.start()
-        for worker in (self.protection, self.rating):
-            if worker is not None:
-                worker.start()
+        workers = [w for w in (self.protection, self.rating) if w is not None]
+        for worker in workers:
+            worker.start()
+        for worker in workers:  # their setup holds the interpreter for long stretches: over before the first press
+            if not worker.ready.wait(WORKER_SETUP_S):
+                log.warning("%s still setting up after %.0f s: the table deals meanwhile", worker.what,
+                            WORKER_SETUP_S)
         return self.controller.run()
 
     def close(self) -> None:

@@ -4,7 +4,9 @@
 The controller thread hands each closed round (``RoundRecord``) to ``round_closed``, which never blocks: a
 bounded queue (``capacity`` rounds); when it is full the round is left out, counted in ``left_out`` and logged.
 The worker thread builds what it needs (``setup``: NumPy and the tables, off the controller thread) and reads
-the rounds in order (``read``); ``stop`` lets it finish the rounds already queued. A worker that cannot be set
+the rounds in order (``read``); ``stop`` lets it finish the rounds already queued. ``ready`` is set once the
+setup is over: the service waits for it before it deals (``Service.run``), so that the setup's long holds of the
+interpreter (loading compiled code, building tables) never delay a press. A worker that cannot be set
 up logs why once and takes the rounds off the queue until stopped, unread: the table plays on without it. One
 round it cannot read is logged and left out; the next ones are read.
 """
@@ -30,6 +32,8 @@ class RoundWorker(abc.ABC):
     def __init__(self, name: str, capacity: int = 64) -> None:
         self.rounds: queue.Queue[RoundRecord | None] = queue.Queue(capacity)
         self.left_out = 0
+        #: set once ``setup`` returned or failed: the worker's heavy start (imports, compiled code, tables) is over
+        self.ready = threading.Event()
         self._thread = threading.Thread(target=self._work, name=name)
 
     def start(self) -> None:
@@ -70,9 +74,11 @@ class RoundWorker(abc.ABC):
             self.setup()
         except Exception:  # noqa: BLE001 - the table plays on without it; said once, loudly
             log.exception("%s not started", self.what)
+            self.ready.set()
             while self.rounds.get() is not None:  # rounds are taken off the queue until stop, never read
                 continue
             return
+        self.ready.set()
         while (record := self.rounds.get()) is not None:
             try:
                 self.read(record)
