@@ -60,7 +60,7 @@ MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, str] = {"/state": "GET", "/events": "GET", "/events/stream": "GET", "/actions": "POST",
                           "/operator": "GET", "/alerts": "GET", "/openapi.json": "GET", "/": "GET",
-                          "/meters": "GET"}
+                          "/meters": "GET", "/recall": "GET"}
 #: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
 #: method is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
@@ -113,7 +113,8 @@ class _Guard:
             raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
             raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: /state, /events, "
-                                                  f"/events/stream, /actions, /operator, /alerts, /meters, /openapi.json, /")
+                                                  f"/events/stream, /actions, /operator, /alerts, /meters, /recall, "
+                                                  f"/openapi.json, /")
         if method != allowed and not (method == "HEAD" and allowed == "GET"):
             raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {allowed} only", {"Allow": allowed})
 
@@ -227,6 +228,15 @@ def build_app(server: ControlServer) -> _Guard:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no meters yet: the controller has not started")
         return JSONResponse(server.meters, 200, JSON_HEADERS)
 
+    async def recall(request: Request) -> Response:
+        """Game recall (``controller.control.recall``): the last rounds, or round ``?round=N`` step by step, for a
+        supervisor; 403 for a dealer, 404 for a round not among the last ones, 503 (``Recall.answer``)."""
+        query = _query(request, ("round",))
+        who = await _authenticate(request, server)
+        _require_supervisor(who, "game recall")
+        number = None if "round" not in query else _after(query["round"], "round")
+        return JSONResponse(await server.recall.answer(number), 200, JSON_HEADERS)
+
     async def openapi(request: Request) -> Response:
         _query(request, ())
         from controller.control.openapi import openapi_document
@@ -245,7 +255,8 @@ def build_app(server: ControlServer) -> _Guard:
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
-                            Route("/alerts", alerts), Route("/meters", meters), Route("/openapi.json", openapi),
+                            Route("/alerts", alerts), Route("/meters", meters), Route("/recall", recall),
+                            Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})
     return _Guard(app, server)

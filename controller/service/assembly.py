@@ -105,14 +105,15 @@ class TableOptions:
 class ServiceParts:
     """The factories of the parts above the service; each is called once, in the constructor of ``Service``.
 
-    ``control(config, events)`` with table.yaml's ``control`` and the event queue, when it is enabled;
+    ``control(config, events, journal_path)`` with table.yaml's ``control``, the event queue and the journal (its
+    game recall reads it), when it is enabled;
     ``floor(config, table_id, journal_path, key, simulated)`` with table.yaml's ``floor`` (key: the journal
     key or None; simulated: True for simulated play), when it is enabled; ``table(sims, config, jurisdiction,
     options, on_failure)`` under ``simulate``, with the started simulators by device name and the callable that
     stops the service. A factory raises ``ConfigError`` or ``OSError`` to refuse the run.
     """
 
-    control: Callable[[ControlConfig, EventQueue], ControlPart] | None = None
+    control: Callable[[ControlConfig, EventQueue, Path], ControlPart] | None = None
     floor: Callable[[FloorConfig, str, Path, bytes | None, bool], FloorPart] | None = None
     table: Callable[[dict[str, PtySimulator], TableConfig, Jurisdiction, TableOptions, Callable[[], None]],
                     TablePart] | None = None
@@ -187,7 +188,7 @@ class Service:
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
             if config.control.enabled and parts.control is not None:  # a port in use is refused here, early
-                self.control = parts.control(config.control, self.events)
+                self.control = parts.control(config.control, self.events, self.journal.path)  # read for recall
             if config.floor.enabled and parts.floor is not None:  # the journal is its outbox
                 self.floor = parts.floor(config.floor, config.table_id, self.journal.path,
                                          key_for(config) if self.journal.meta("key_id") else None,
