@@ -99,6 +99,7 @@ class TableOptions:
     payout_errors: float
     players: Sequence[Any]
     manual: bool
+    pace: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class Service:
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
                  metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
                  players: Sequence[Any] = (), protect: bool = False, manual: bool = False,
-                 parts: ServiceParts = ServiceParts()) -> None:
+                 parts: ServiceParts = ServiceParts(), pace: float = 0.0) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -218,7 +219,7 @@ class Service:
                                      finish=self.protection.stop if self.protection else None,
                                      start_entries=start_entries, snapshots=MeterSnapshots(config.gaming_day_start))
         if simulate and parts.table is not None:  # the scripted table only when simulating
-            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual)
+            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual, pace)
             try:
                 self.table = parts.table(self.sims, config, jurisdiction, options, self.stop)
             except BaseException:
@@ -325,7 +326,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
-                protect: bool = False, manual: bool = False, parts: ServiceParts = ServiceParts()) -> int:
+                protect: bool = False, manual: bool = False, parts: ServiceParts = ServiceParts(),
+                pace: float = 0.0) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -337,7 +339,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     (``controller.simulated.player_spec.PlayerSpec``); ``protect`` runs the hole-card detector after each round
     (``controller.service.protection``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
     supervisor switching it first; ``config`` must allow it); ``parts``: the control interface, floor and
-    scripted table to build (``ServiceParts``). Returns 0, or 1 when it stopped with a round open (or held in
+    scripted table to build (``ServiceParts``); ``pace``: seconds the simulated dealer leaves between its presses
+    (``--pace``, ``controller.simulated.pace``). Returns 0, or 1 when it stopped with a round open (or held in
     fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
@@ -360,7 +363,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
                           started_at=started_at, payout_errors=payout_errors, players=players, protect=protect,
-                          manual=manual, parts=parts)
+                          manual=manual, parts=parts, pace=pace)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
