@@ -17,7 +17,8 @@ import re
 
 import pytest
 
-from controller.control.server import ControlConfig, ControlServer
+from controller.control.recall import recalled
+from controller.control.server import ControlConfig, ControlServer, public_record
 from controller.journal.reader import read_records
 from controller.journal.store import Journal
 from controller.settings.control import parse_control_config
@@ -190,3 +191,26 @@ def test_a_round_not_yet_closed_shows_no_face_down_card_and_a_closed_one_shows_e
     assert '"prev":' not in json.dumps(answer) and '"hash":' not in json.dumps(answer)
     listed = recall(client)[1]["rounds"]
     assert listed[0]["round"] == number and listed[0]["status"] == "closed"
+
+
+@pytest.mark.parametrize(("type_", "data"), [
+    ("OperatorAction", {"action": "void_round", "user": "sue", "role": "supervisor", "reason": "seat 4 Kd exposed",
+                        "code": "misdeal", "round": 3, "state": "across_decision", "stale": "", "answers": None}),
+    ("SeatHeld", {"seat": 4, "by": "sue", "role": "supervisor", "reason": "seat 4 Kd exposed",
+                  "wagers": antes(500)}),
+    ("MispayAccepted", {"seat": 4, "by": "sue", "role": "supervisor", "reason": "seat 4 Kd exposed", "short": 100,
+                        "over": 0, "differences": [{"spot": "across", "expected": 200, "seen": 100,
+                                                     "difference": -100}]}),
+    ("DealingModeChanged", {"mode": "manual", "by": "sue", "role": "supervisor", "reason": "seat 4 Kd exposed"}),
+    ("RoundVoided", {"by": "sue", "role": "supervisor", "code": "misdeal", "reason": "seat 4 Kd exposed",
+                     "seats": [{"seat": 4, "wagers": antes(500)}], "totals": {"returned": 1000}}),
+])
+def test_a_round_not_yet_closed_reads_without_the_free_text_the_filter_keeps_back(type_, data):
+    """A supervisor's free text may name a card (docs/control.md, "Hole-card secrecy"): the recall of a round not
+    yet closed reads each step without it, and never fails for its absence."""
+    record = {"seq": 7, "time": "2026-12-02T00:00:00.000+00:00", "kind": "record", "round": 3, "type": type_,
+              "data": data}
+    answer = recalled(3, [record], 10, public_record)
+    assert answer["filtered"] == (type_ != "RoundVoided")  # a void ends the round: it is shown whole
+    text = json.dumps(answer)
+    assert ("Kd" in text) == (type_ == "RoundVoided") and answer["steps"][0]["text"]
