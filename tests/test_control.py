@@ -109,8 +109,8 @@ def _start_table(tmp_path, operators_file):
     """(events, server, journal, devices, controller thread): a controller with the control interface, both
     started, its devices ready."""
     events: queue.Queue = queue.Queue()
-    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events)
-    journal = Journal(tmp_path / "journal.db")
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), events, tmp_path / "journal.db")
+    journal = Journal(tmp_path / "journal.db")  # the one the server's game recall reads
     devices = StandInDevices(events)
     controller = Controller(new_round(), journal, {"shoe": devices, "sensors": devices, "panel": devices}, events,
                             on_record=server.publish_record, on_view=server.publish_view)

@@ -1,6 +1,6 @@
 """The ``crisscross`` command line.
 
-- ``crisscross run [--simulate [--manual]] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
+- ``crisscross run [--simulate [--manual] [--pace human|S]] [--rounds N] [--seed S] [--journal PATH] [--config PATH] [--port DEVICE=PORT]``
   runs the table controller service (``controller.service.loop``) from ``config/table.yaml``.
 - ``crisscross par-sheet JURISDICTION_OR_PAYTABLE_FILE [--format text|markdown|json]`` prints the exact
   return and optimal strategy of a pay table (``controller.analysis``).
@@ -56,6 +56,7 @@ from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
+from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.simulated.player_spec import parse_spec
 
 
@@ -108,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--payout-errors", type=float, default=0.0, metavar="P",
                      help="with --simulate: probability that the dealer pays a seat wrong once (short, over, on the "
                           "wrong spot, a losing wager not taken) before correcting it (default 0)")
+    run.add_argument("--pace", type=pace_seconds, default=0.0, metavar="human|SECONDS",
+                     help="with --simulate: the dealer leaves this long between its presses (human: "
+                          f"{HUMAN_PACE:g} s), so a person can follow the table on the screen (default 0)")
     run.add_argument("--player-strategy", action="append", default=[], metavar="SEAT:NAME[:P]",
                      help="with --simulate: the seat plays optimal, never_fold, always_1x, pair_3x or erring:P")
     run.add_argument("--hole-carder", action="append", default=[], metavar="SEAT:CARD[:P]",
@@ -254,6 +258,15 @@ def round_range(text: str) -> tuple[int, int]:
     if not 1 <= low <= high:
         raise argparse.ArgumentTypeError(f"expected rounds A-B with 1 <= A <= B, got {text}")
     return low, high
+
+
+def pace_seconds(text: str) -> float:
+    """argparse type of ``--pace``: ``human`` or seconds (``controller.simulated.pace.parse_pace``), else an
+    ``ArgumentTypeError`` naming the text."""
+    try:
+        return parse_pace(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_int(text: str) -> int:
@@ -509,6 +522,8 @@ def _run(args: argparse.Namespace) -> int:
             _journal_folder(config.journal, f"{config.source}: journal:")
         if args.seed is not None and not any_simulator:
             raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
+        if args.pace and not args.simulate:
+            raise ConfigError("--pace only applies to the simulated dealer of --simulate")
         for flag, value, who in (("--mistakes", args.mistakes, "players"), ("--payout-errors", args.payout_errors,
                                                                              "dealer")):
             if value and not args.simulate:
@@ -532,7 +547,7 @@ def _run(args: argparse.Namespace) -> int:
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
                            players=players, protect=args.protect, manual=args.manual, rating=args.rating,
-                           sessions=args.sessions, parts=SERVICE_PARTS)
+                           sessions=args.sessions, parts=SERVICE_PARTS, pace=args.pace)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2

@@ -40,7 +40,8 @@ def scripted_table(sims: dict, config: TableConfig, jurisdiction: Jurisdiction, 
     return SimulatedTable.for_table(sims, config, jurisdiction, seed=options.seed, rounds=options.rounds,
                                     mistakes=options.mistakes, on_failure=on_failure,
                                     payout_errors=options.payout_errors, players=options.players,
-                                    manual=options.manual, sessions=options.sessions, post=options.post)
+                                    manual=options.manual, pace=options.pace, sessions=options.sessions,
+                                    post=options.post)
 
 
 #: What ``crisscross run`` hands the service (tests that build a ``Service`` pass it too).

@@ -62,7 +62,7 @@ MAX_SECONDS_TEXT = 24
 ROUTES: dict[str, tuple[str, ...]] = {
     "/state": ("GET",), "/events": ("GET",), "/events/stream": ("GET",), "/actions": ("POST",),
     "/operator": ("GET",), "/alerts": ("GET",), "/meters": ("GET",), "/sessions": ("GET", "POST"),
-    "/labels": ("GET",), "/openapi.json": ("GET",), "/": ("GET",)}
+    "/labels": ("GET",), "/recall": ("GET",), "/openapi.json": ("GET",), "/": ("GET",)}
 #: Methods of RFC 9110 (section 9.3) and PATCH (RFC 5789); a path answers the others of them 405, any other
 #: method is 501.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
@@ -257,6 +257,15 @@ def build_app(server: ControlServer) -> _Guard:
         return JSONResponse({"queued": {"action": action, "seat": seat, "player": player, "user": operator.name,
                                         "role": operator.role}}, 202, JSON_HEADERS)
 
+    async def recall(request: Request) -> Response:
+        """Game recall (``controller.control.recall``): the last rounds, or round ``?round=N`` step by step, for a
+        supervisor; 403 for a dealer, 404 for a round not among the last ones, 503 (``Recall.answer``)."""
+        query = _query(request, ("round",))
+        who = await _authenticate(request, server)
+        _require_supervisor(who, "game recall")
+        number = None if "round" not in query else _after(query["round"], "round")
+        return JSONResponse(await server.recall.answer(number), 200, JSON_HEADERS)
+
     async def openapi(request: Request) -> Response:
         _query(request, ())
         from controller.control.openapi import openapi_document
@@ -283,7 +292,7 @@ def build_app(server: ControlServer) -> _Guard:
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
                             Route("/alerts", alerts), Route("/meters", meters), Route("/labels", labels),
-                            Route("/sessions", sessions, methods=["GET", "POST"]),
+                            Route("/sessions", sessions, methods=["GET", "POST"]), Route("/recall", recall),
                             Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
                     exception_handlers={HTTPError: on_error, Exception: on_defect})

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from controller.control.checks import MAX_BODY, MAX_REASON, MAX_SEQ
+from controller.control.recall import RECALL_STATUSES
+from controller.settings.control import MIN_RECALL
 from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS, ROLES
 from drivers.events import SEATS
 
@@ -52,6 +54,25 @@ def openapi_document() -> dict[str, Any]:
                                           "kind": {"enum": ["event", "command", "record"]},
                                           "round": {"type": ["integer", "null"]}, "type": {"type": "string"},
                                           "data": _JSON_OBJECT}},
+                "RecallList": {"type": "object", "required": ["last", "rounds"], "properties": {
+                    "last": {"type": "integer", "minimum": MIN_RECALL},
+                    "rounds": {"type": "array", "items": {
+                        "type": "object", "required": ["round", "status", "opened", "test", "manual", "faults",
+                                                       "mispays"],
+                        "properties": {"round": {"type": "integer"}, "status": {"enum": list(RECALL_STATUSES)},
+                                       "opened": {"type": "string"}, "test": {"type": "boolean"},
+                                       "manual": {"type": "boolean"}, "faults": {"type": "integer", "minimum": 0},
+                                       "mispays": {"type": "integer", "minimum": 0}}}}}},
+                "RecallRound": {"type": "object", "required": ["round", "status", "last", "filtered", "test", "manual",
+                                                               "steps"], "properties": {
+                    "round": {"type": "integer"}, "status": {"enum": list(RECALL_STATUSES)},
+                    "last": {"type": "integer", "minimum": MIN_RECALL}, "filtered": {"type": "boolean"},
+                    "test": {"type": "boolean"}, "manual": {"type": "boolean"},
+                    "steps": {"type": "array", "items": {
+                        "type": "object", "required": ["seq", "time", "type", "text", "data"],
+                        "properties": {"seq": {"type": "integer"}, "time": {"type": "string"},
+                                       "type": {"type": "string"}, "text": {"type": "string"},
+                                       "data": _JSON_OBJECT}}}}},
                 "Action": {"type": "object", "required": ["action"], "additionalProperties": False,
                            # void_round and disable_table need a code of their own, an answering action what it
                            # answers, and nothing else does (controller.control.checks.check_action)
@@ -168,6 +189,18 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"202": {"description": "queued as a SeatRating input, journaled",
                                       "content": {"application/json": {"schema": _JSON_OBJECT}}},
                               **{code: _ERROR for code in ("400", "401", "408", "411", "413", "415", "429", "503")}}}},
+            "/recall": {"get": {
+                "summary": "Game recall (supervisors only): the last rounds, or one round step by step; a round not "
+                           "yet closed only as the secrecy filter lets it out (docs/control.md, Game recall)",
+                "security": [{"operator": []}],
+                "parameters": [{"name": "round", "in": "query",
+                                "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}}],
+                "responses": {"200": {"description": "without round: the last rounds, newest first; with it: that "
+                                                     "round's steps in journal order",
+                                      "content": {"application/json": {"schema": {"anyOf": [
+                                          {"$ref": "#/components/schemas/RecallList"},
+                                          {"$ref": "#/components/schemas/RecallRound"}]}}}},
+                              **{code: _ERROR for code in ("400", "401", "403", "404", "429", "503")}}}},
             "/openapi.json": {"get": {"summary": "This description",
                                       "responses": {"200": {"description": "OpenAPI 3.1"}}}},
             "/": {"get": {"summary": "The dealer's screen (HTML)",

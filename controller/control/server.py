@@ -19,6 +19,8 @@ Endpoints (docs/control.md):
   ``PressRefused``). The round guard: ``round`` and ``state``, when given, must still be those of the latest
   ``/state``; otherwise the answer is 409 and the action is journaled and refused (``OperatorAction.stale``),
   so an action decided on one round never changes the next (docs/control.md, "The round guard").
+- ``GET /recall`` and ``GET /recall?round=N`` (supervisors only): game recall, the last rounds of the journal step
+  by step (``controller.control.recall``; a round not yet closed through ``public_record``).
 - ``GET /openapi.json``: the OpenAPI description; ``GET /``: the dealer's screen (``controller/control/screen``).
 
 Requests (docs/control.md, "Requests"): HTTP/1.0 or 1.1 as h11 reads it (else 400 in JSON); a ``Host`` naming
@@ -27,7 +29,8 @@ this server's own address and port (else 421: DNS rebinding; 400 when HTTP/1.1 l
 (else 503); at most ``MAX_CONNECTIONS`` connections, each request's headers and body within
 ``REQUEST_TIMEOUT``.
 
-The server never touches the round machine or the journal: the controller thread publishes to it through
+The server never touches the round machine and never writes the journal (game recall reads it, read-only, on
+a thread of its own): the controller thread publishes to it through
 ``publish_view`` and ``publish_record`` (the ``Controller``'s ``on_view``/``on_record``), which hand the data
 to the server's loop without waiting, and actions reach the machine only through the event queue
 (docs/architecture.md, "Threads").
@@ -63,6 +66,7 @@ import uvicorn
 from controller.control.app import build_app, protocol_class
 from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, PACE, RING_SIZE, Hub, Outbox
 from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
+from controller.control.recall import Recall
 from controller.round.alerts import alert_record
 from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
@@ -244,9 +248,10 @@ class ControlServer:
     with its own event loop.
 
     ``config`` gives host and port (the socket is bound here, so a port in use raises ``OSError`` before
-    anything starts); ``events`` is the controller's event queue. ``port`` is the port actually bound and
-    ``url`` the base URL. Bounds (docs/control.md, "Bounds"): ``request_timeout`` (seconds) for a request's
-    headers and its body; ``ring_size`` public records held for ``GET /events``; ``max_checks`` password checks
+    anything starts); ``events`` is the controller's event queue; ``journal`` the journal game recall reads
+    (``GET /recall``, the last ``config.recall`` rounds; None: recall answers 503). ``port`` is the port
+    actually bound and ``url`` the base URL. Bounds (docs/control.md, "Bounds"): ``request_timeout``
+    (seconds) for a request's headers and its body; ``ring_size`` public records held for ``GET /events``; ``max_checks`` password checks
     at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
     sheds the oldest connection still waiting for its request's headers, else it is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
     (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
@@ -257,7 +262,8 @@ class ControlServer:
     at once, so the controller thread never waits for a client.
     """
 
-    def __init__(self, config: ControlConfig, events: queue.Queue, *, request_timeout: float = REQUEST_TIMEOUT,
+    def __init__(self, config: ControlConfig, events: queue.Queue, journal: Path | None = None, *,
+                 request_timeout: float = REQUEST_TIMEOUT,
                  ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
                  max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE) -> None:
         check_descriptors("control interface")
@@ -292,6 +298,8 @@ class ControlServer:
         #: every seat session's rating (``publish_sessions``; ``GET /sessions``, supervisors only); None while the
         #: service runs without ``--rating``
         self.sessions: tuple[dict[str, Any], ...] | None = None
+        #: game recall of the journal (``GET /recall``, supervisors only), read-only on its own thread
+        self.recall = Recall(journal, config.recall, public_record)
         family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name their protocol, and without it
         # every keep-alive answer after the first waits for the client's delayed ACK (about 40 ms)
@@ -370,6 +378,7 @@ class ControlServer:
                 connection.transport.abort()  # a client that never read its answer
             self._loop.run_until_complete(self._loop.shutdown_default_executor())
             self.checker.shutdown(wait=True)  # the password checks' threads
+            self.recall.close()  # the recall's thread
 
     def stop(self) -> None:
         """End every stream and long poll, stop serving, close the socket and join the thread."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,19 +190,25 @@ def rounds_ended(path: Path) -> int:
         db.close()
 
 
-def last_rounds(path: Path, count: int) -> list[tuple[int, list[dict[str, Any]]]]:
+def last_rounds(path: Path, count: int, *, only: int | None = None,
+                types: Collection[str] | None = None) -> list[tuple[int, list[dict[str, Any]]]]:
     """The records of the last ``count`` rounds of the journal at ``path``, ``[(round, records)]`` in round
     order: from a store by its round index, from a JSON-lines file by streaming it (keeping those rounds only).
-    Errors as ``iter_records``."""
+    With ``only`` just that round, when it is one of the last ``count`` (else ``[]``); with ``types`` only the
+    records of those types (a round none of whose records is of them is still listed, with ``[]``). Errors as
+    ``iter_records``."""
     path = Path(path)
+    wanted = (lambda record: True) if types is None else (lambda record: record.get("type") in types)
     if path.is_file() and is_store(path):
         db = _open_reader(path)
         try:
             names = columns(db)
             numbers = [r for (r,) in db.execute("SELECT DISTINCT round FROM records WHERE round IS NOT NULL "
                                                 "ORDER BY round DESC LIMIT ?", (count,))]
+            kinds = "" if types is None else f" AND type IN ({', '.join('?' * len(types))})"
             return [(n, [row_record(row, str(path)) for row in db.execute(
-                f"SELECT {names} FROM records WHERE round = ? ORDER BY seq", (n,))]) for n in reversed(numbers)]
+                f"SELECT {names} FROM records WHERE round = ?{kinds} ORDER BY seq", (n, *(types or ())))])
+                for n in reversed(numbers) if only is None or n == only]
         except sqlite3.Error as exc:
             raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
         finally:
@@ -211,10 +217,12 @@ def last_rounds(path: Path, count: int) -> list[tuple[int, list[dict[str, Any]]]
     for record in iter_records(path, skip_torn_tail=True):
         number = record.get("round")
         if isinstance(number, int):
-            kept.setdefault(number, []).append(record)
+            records = kept.setdefault(number, [])
+            if wanted(record):
+                records.append(record)
             if len(kept) > count:
                 del kept[min(kept)]
-    return sorted(kept.items())
+    return [(n, records) for n, records in sorted(kept.items()) if only is None or n == only]
 
 
 def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[str, Any]]:

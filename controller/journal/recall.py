@@ -199,7 +199,8 @@ STEP_TEXT: dict[str, Any] = {
                               + ("" if d.get("resumable", True) else " [void only]")),
     "FaultCleared": lambda d: f"fault {', '.join(d['causes'])} cleared by {d['by']} ({d['role']}); resumed at {d['resumed']}",
     "PastPostingAcknowledged": lambda d: f"past-posting acknowledged by {d['by']}: {len(d['items'])} item(s)",
-    "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}, {d.get('code', 'other')}): {d['reason']}; "
+    "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}, {d.get('code', 'other')})"
+                              + (f": {d['reason']}" if d.get("reason") else "") + "; "
                               "returned: " + " | ".join(
         f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"])),
     "ShoeReconciled": lambda d: f"shoe reconciled: shoe's last transaction {d['shoe_txn']}, {d['outcome']}",
@@ -223,23 +224,36 @@ STEP_TEXT: dict[str, Any] = {
                                    f"card dealt by hand to seat {d['seat']}") + (f" ({d['by']})" if d["by"] else ""),
     "CardsRecorded": lambda d: (f"{d['target']} cards entered by {d['by'] or d['role']} ({d['role']}, "
                                 f"{d['source']}): {' '.join(d['cards'])}"),
-    "SeatHeld": lambda d: (f"SEAT {d['seat']} HELD by {d['by']} ({d['role']}): {d['reason']}; wagers "
-                           f"{_amounts(d['wagers'])}"),
+    "SeatHeld": lambda d: (f"SEAT {d['seat']} HELD by {d['by']} ({d['role']})"
+                           + (f": {d['reason']}" if d.get("reason") else "") + f"; wagers {_amounts(d['wagers'])}"),
 }
 
 
-def format_steps(records: list[dict[str, Any]]) -> list[str]:
-    """One round, step by step in journal order, for a supervisor (face-down cards included: the journal's
-    reader has that right): bets at each phase, cards in dealing order, decisions, reveals, the settlement,
-    faults and who cleared them, voiding. ``records`` are the journal records of the round, in order.
-    Records of other kinds (device commands, raw events) are left out."""
-    lines = []
+def round_steps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One round, step by step in journal order (game recall: AGCO 13.1.1-13.1.4, 25 CFR 547.8(a)(2)): bets at
+    each phase, cards in dealing order, decisions, reveals, the settlement and the payout readings, faults and
+    who cleared them, voiding. ``records`` are journal records of the round, in order; each record of a type
+    of ``STEP_TEXT`` that is not a device command is one step ``{"seq", "time", "type", "text", "data"}``
+    (``data`` the record's, ``text`` as ``STEP_TEXT`` reads it); other records (device commands, raw events)
+    are left out. What the records show is what the steps show: the caller chooses the records (a supervisor
+    reads the journal's, ``crisscross recall``; the control interface passes a round not yet closed through
+    the secrecy filter first, ``controller.control.recall``). Raises ``KeyError`` for a record of a listed
+    type that lacks a field its text needs."""
+    steps = []
     for record in records:
         text = STEP_TEXT.get(record.get("type"))
-        if text is None or (record.get("kind") == "command"):
+        if text is None or record.get("kind") == "command":
             continue
-        lines.append(f"  {record.get('time', '')[11:23]}  {text(record.get('data') or {})}")
-    return lines
+        data = record.get("data") or {}
+        steps.append({"seq": record.get("seq"), "time": record.get("time") or "", "type": record["type"],
+                      "text": text(data), "data": data})
+    return steps
+
+
+def format_steps(records: list[dict[str, Any]]) -> list[str]:
+    """``round_steps`` as lines for ``crisscross recall``, for a supervisor (face-down cards included: the
+    journal's reader has that right): each step's time of day (to the millisecond) and text."""
+    return [f"  {step['time'][11:23]}  {step['text']}" for step in round_steps(records)]
 
 
 def recall_last(rounds: list[tuple[int, list[dict[str, Any]]]]) -> str:

@@ -106,6 +106,7 @@ class TableOptions:
     payout_errors: float
     players: Sequence[Any]
     manual: bool
+    pace: float = 0.0
     #: players come and go, each playing about this many rounds (0: the same players throughout)
     sessions: int = 0
     #: where the simulated dealer's rating actions go (the service's event queue)
@@ -116,14 +117,15 @@ class TableOptions:
 class ServiceParts:
     """The factories of the parts above the service; each is called once, in the constructor of ``Service``.
 
-    ``control(config, events)`` with table.yaml's ``control`` and the event queue, when it is enabled;
+    ``control(config, events, journal_path)`` with table.yaml's ``control``, the event queue and the journal (its
+    game recall reads it), when it is enabled;
     ``floor(config, table_id, journal_path, key, simulated)`` with table.yaml's ``floor`` (key: the journal
     key or None; simulated: True for simulated play), when it is enabled; ``table(sims, config, jurisdiction,
     options, on_failure)`` under ``simulate``, with the started simulators by device name and the callable that
     stops the service. A factory raises ``ConfigError`` or ``OSError`` to refuse the run.
     """
 
-    control: Callable[[ControlConfig, EventQueue], ControlPart] | None = None
+    control: Callable[[ControlConfig, EventQueue, Path], ControlPart] | None = None
     floor: Callable[[FloorConfig, str, Path, bytes | None, bool], FloorPart] | None = None
     table: Callable[[dict[str, PtySimulator], TableConfig, Jurisdiction, TableOptions, Callable[[], None]],
                     TablePart] | None = None
@@ -145,7 +147,8 @@ class Service:
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
                  metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
                  players: Sequence[Any] = (), protect: bool = False, manual: bool = False,
-                 rating: bool = False, sessions: int = 0, parts: ServiceParts = ServiceParts()) -> None:
+                 rating: bool = False, sessions: int = 0, parts: ServiceParts = ServiceParts(),
+                 pace: float = 0.0) -> None:
         started_at = time.monotonic() if started_at is None else started_at
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
@@ -199,7 +202,7 @@ class Service:
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
             if config.control.enabled and parts.control is not None:  # a port in use is refused here, early
-                self.control = parts.control(config.control, self.events)
+                self.control = parts.control(config.control, self.events, self.journal.path)  # read for recall
             if config.floor.enabled and parts.floor is not None:  # the journal is its outbox
                 self.floor = parts.floor(config.floor, config.table_id, self.journal.path,
                                          key_for(config) if self.journal.meta("key_id") else None,
@@ -233,7 +236,7 @@ class Service:
                                      finish=self._stop_workers if self.protection or self.rating else None,
                                      start_entries=start_entries, snapshots=MeterSnapshots(config.gaming_day_start))
         if simulate and parts.table is not None:  # the scripted table only when simulating
-            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual, sessions,
+            options = TableOptions(seed, rounds, mistakes, payout_errors, tuple(players), manual, pace, sessions,
                                    self.events.put)
             try:
                 self.table = parts.table(self.sims, config, jurisdiction, options, self.stop)
@@ -362,7 +365,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
                 protect: bool = False, manual: bool = False, rating: bool = False, sessions: int = 0,
-                parts: ServiceParts = ServiceParts()) -> int:
+                parts: ServiceParts = ServiceParts(), pace: float = 0.0) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -376,7 +379,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     (``controller.service.rating_live``: ``SessionRated`` inputs, ``GET /sessions``); ``sessions``: the simulated
     players come and go, about that many rounds each (``controller.simulated.seating``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
     supervisor switching it first; ``config`` must allow it); ``parts``: the control interface, floor and
-    scripted table to build (``ServiceParts``). Returns 0, or 1 when it stopped with a round open (or held in
+    scripted table to build (``ServiceParts``); ``pace``: seconds the simulated dealer leaves between its presses
+    (``--pace``, ``controller.simulated.pace``). Returns 0, or 1 when it stopped with a round open (or held in
     fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
@@ -399,7 +403,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,
                           ports=ports, quiet=quiet, out=out, mistakes=mistakes, metrics_port=metrics_port,
                           started_at=started_at, payout_errors=payout_errors, players=players, protect=protect,
-                          manual=manual, rating=rating, sessions=sessions, parts=parts)
+                          manual=manual, rating=rating, sessions=sessions, parts=parts, pace=pace)
     except BaseException:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)

@@ -13,17 +13,24 @@ from controller.settings.files import check_keys, error, line_of, require_int, r
 
 #: The documented port of the control interface (docs/control.md); 0 in ``table.yaml`` takes any free port.
 DEFAULT_PORT = 8740
+#: Fewest rounds the screen's game recall reaches back: at least the last 10 (AGCO Standards 13.1.1; domain.md,
+#: "Game recall"); the default of ``control.recall``.
+MIN_RECALL = 10
+#: Most rounds ``control.recall`` may name: each recall reads that many rounds' records from the journal.
+MAX_RECALL = 500
 
 
 @dataclass(frozen=True)
 class ControlConfig:
-    """``control:`` of ``table.yaml``: ``enabled``, ``host`` (a loopback address), ``port`` (0 = any free port)
-    and ``operators`` (the operators file, ``controller.control.operators``)."""
+    """``control:`` of ``table.yaml``: ``enabled``, ``host`` (a loopback address), ``port`` (0 = any free port),
+    ``operators`` (the operators file, ``controller.control.operators``) and ``recall``, how many of the last
+    rounds the screen's game recall reaches (``MIN_RECALL`` to ``MAX_RECALL``; ``controller.control.recall``)."""
 
     enabled: bool = False
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     operators: Path | None = None
+    recall: int = MIN_RECALL
 
 
 def parse_control_config(path: Path, entry: Any) -> ControlConfig:
@@ -32,13 +39,13 @@ def parse_control_config(path: Path, entry: Any) -> ControlConfig:
     A relative ``operators`` path is relative to the table file's folder (default ``operators.yaml`` there).
     Raises ``ConfigError`` naming the file, the line (when ``entry`` was read from it) and the key for an
     unknown key, a non-boolean ``enabled``, a port outside 0-65535, an ``operators`` that is not a file path
-    (non-blank text), or a host that is not a literal loopback address (127.0.0.0/8 or ::1) written as text:
-    the interface sends dealer and supervisor actions and must not be reachable from the network
-    (docs/control.md).
+    (non-blank text), a ``recall`` that is not an integer from ``MIN_RECALL`` to ``MAX_RECALL``, or a host that
+    is not a literal loopback address (127.0.0.0/8 or ::1) written as text: the interface sends dealer and
+    supervisor actions and must not be reachable from the network (docs/control.md).
     """
     path = Path(path)
     entry = {} if entry is None else entry
-    check_keys(path, "control", entry, set(), {"enabled", "host", "port", "operators"})
+    check_keys(path, "control", entry, set(), {"enabled", "host", "port", "operators", "recall"})
     enabled = entry.get("enabled", False)
     if not isinstance(enabled, bool):
         raise error(path, "control.enabled", f"expected true or false, got {enabled!r}", line_of(entry, "enabled"))
@@ -55,4 +62,6 @@ def parse_control_config(path: Path, entry: Any) -> ControlConfig:
         raise error(path, "control.port", f"{port} is above 65535", line_of(entry, "port"))
     operators = require_text(path, "control.operators", entry.get("operators", "operators.yaml"), "a file path",
                              line_of(entry, "operators"))
-    return ControlConfig(enabled, host, port, path.parent / operators)
+    recall = require_int(path, "control.recall", entry.get("recall", MIN_RECALL), MIN_RECALL, line_of(entry, "recall"),
+                         MAX_RECALL)
+    return ControlConfig(enabled, host, port, path.parent / operators, recall)

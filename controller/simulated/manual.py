@@ -25,7 +25,7 @@ class RoundOver(Exception):
 class ManualDealing:
     """The dealing-by-hand steps of ``SimulatedTable`` (a mixin: it uses the table's ``panel``, ``reader``,
     ``rng``, ``supervisor_id``, ``manual``, ``manual_rounds``, ``rounds_played``, ``on_shoe_down``,
-    ``on_shoe_back``, ``_stop`` and ``_act``)."""
+    ``on_shoe_back``, ``_stop``, ``_act`` and ``_dealer_press``)."""
 
     def _switch_when_due(self) -> bool:
         """Between rounds: the shoe goes down and the supervisor switches to dealing by hand when the round to
@@ -94,8 +94,7 @@ class ManualDealing:
                 return None
             if text.startswith("Across decision"):
                 return cross, hands
-            self._act(self.panel.press, "confirm")
-            self.panel.wait_for(lambda: unmarked(self.panel.display) != text, 1.0)  # unchanged: the press was lost
+            self._dealer_press("confirm", lambda: unmarked(self.panel.display) != text, 1.0)  # unchanged: lost
 
     def _enter_when_asked(self, prompt: str, seat: int, cards: Sequence[str]) -> bool:
         """When the panel shows ``prompt``, type ``cards`` for ``seat`` (0: community); False when stopped."""

@@ -88,7 +88,8 @@ class SimulatedTable(ManualDealing):
     each lamp until it lights, the round is voided, or the table is stopped. An unexpected exception in a
     thread is logged and ``on_failure`` is called (the service stops). ``supervisor_id`` is the key's id;
     ``void_rate`` the probability that the supervisor voids a round it could resume; ``rounds_voided`` counts
-    the rounds the dealer saw end early.
+    the rounds the dealer saw end early; ``pace`` the seconds the dealer leaves between its presses
+    (``_dealer_press``; ``controller.simulated.pace``).
     """
 
     def __init__(self, shoe: ShoeSimulator, sensors: SensorSimulator, panel: PanelSimulator, *,
@@ -100,9 +101,12 @@ class SimulatedTable(ManualDealing):
                  players: dict[int, Any] | None = None, manual: bool = False,
                  manual_rounds: tuple[int, int | None] | None = None,
                  on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None,
-                 reader: ReaderSimulator | None = None, sessions: int = 0,
+                 reader: ReaderSimulator | None = None, pace: float = 0.0, sessions: int = 0,
                  post: Callable[[Any], None] | None = None) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
+        #: seconds the dealer leaves between its presses (``--pace``; ``_dealer_press``), 0: as fast as it can
+        self.pace = pace
+        self._pressed_at: float | None = None  # when the dealer saw its last press take effect (monotonic seconds)
         self.players = dict(players or {})  # seat -> controller.simulated.players.SeatPlayer
         #: rounds (0-based, end excluded; None: to the last) dealt by hand; ``manual``: every round
         self.manual_rounds = (0, None) if manual and manual_rounds is None else manual_rounds
@@ -150,14 +154,15 @@ class SimulatedTable(ManualDealing):
     def for_table(cls, sims: dict, config: TableConfig, jurisdiction: Jurisdiction, *, seed: int | None,
                   rounds: int | None, mistakes: float, on_failure: Callable[[], None] | None = None,
                   void_rate: float = 0.0, payout_errors: float = 0.0,
-                  players: Sequence[Any] = (), manual: bool = False, sessions: int = 0,
+                  players: Sequence[Any] = (), manual: bool = False, pace: float = 0.0, sessions: int = 0,
                   post: Callable[[Any], None] | None = None) -> "SimulatedTable":
         """Players at ``config``'s seats and limits, playing ``jurisdiction``'s optimal strategy, on the
         ``shoe``/``sensors``/``panel`` simulators of ``sims``; the dealer pays as ``config.payout`` says;
         ``players``: ``PlayerSpec`` of seats that play another strategy or see a hole card
-        (``controller.simulated.player_spec``); ``sessions``: players come and go, each playing about that many
-        rounds (``controller.simulated.seating``; 0: the same players throughout), the dealer's ratings of them
-        handed to ``post`` (the service's event queue: what ``POST /sessions`` queues at a real table)."""
+        (``controller.simulated.player_spec``); ``pace``: seconds between the dealer's presses; ``sessions``:
+        players come and go, each playing about that many rounds (``controller.simulated.seating``; 0: the same
+        players throughout), the dealer's ratings of them handed to ``post`` (the service's event queue: what
+        ``POST /sessions`` queues at a real table)."""
         seated = {}
         if players:
             from controller.simulated.players import SeatPlayer
@@ -170,7 +175,7 @@ class SimulatedTable(ManualDealing):
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
                    seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
                    winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated,
-                   manual=manual, reader=sims.get("reader"), sessions=sessions, post=post)
+                   manual=manual, reader=sims.get("reader"), pace=pace, sessions=sessions, post=post)
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -232,7 +237,7 @@ class SimulatedTable(ManualDealing):
             return None
         relit_since = relit_since or time.monotonic()
         if time.monotonic() - relit_since > 0.3:
-            self._act(self.panel.press, self._last_pressed)
+            self._dealer_press(self._last_pressed, lambda: True, 0.0)
             return None
         return relit_since
 
@@ -244,11 +249,22 @@ class SimulatedTable(ManualDealing):
                 return True  # opened meanwhile by someone else (see ``_wait``): nothing to press
             if button in ANNOUNCEMENTS:  # the dealer calls once the chips are down, as the sensors reported them
                 self.sensors.wait_for(lambda: self.sensors.awaiting_ack == 0, CHIPS_REPORTED_S)
-            self._act(self.panel.press, button)
             self._last_pressed = button
-            if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+            if self._dealer_press(button, lambda: button not in self.panel.lamps, 1.0):
                 return True
         return False
+
+    def _dealer_press(self, button: str, took_effect: Callable[[], bool], timeout: float) -> bool:
+        """The dealer presses ``button`` and waits up to ``timeout`` seconds for ``took_effect()``; its result.
+        With a ``pace`` the press comes no sooner than ``pace`` seconds after the dealer saw its previous press
+        take effect (or gave up waiting for it): the controller had journaled that one by then, so the journal's
+        presses are at least ``pace`` apart and a person watching the screen sees each step."""
+        if self.pace and self._pressed_at is not None:
+            self._stop.wait(max(0.0, self._pressed_at + self.pace - time.monotonic()))
+        self._act(self.panel.press, button)
+        done = self.panel.wait_for(took_effect, timeout)
+        self._pressed_at = time.monotonic()
+        return done
 
     def _place(self, seat: int, spot: str, amount: int) -> None:
         """A hand putting chips on a spot (``SensorSimulator.place``), at most ``CHIP_CHANGES_PER_S`` a second:
@@ -526,9 +542,8 @@ class SimulatedTable(ManualDealing):
                 self._pay_seat(seat, plans[seat], first=seat not in paid)
                 paid.add(seat)
             before = self.panel.messages
-            self._act(self.panel.press, "paid")
             self._last_pressed = "paid"
-            self.panel.wait_for(lambda: self.panel.messages != before, 1.0)
+            self._dealer_press("paid", lambda: self.panel.messages != before, 1.0)
         return False
 
     def _plans(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],

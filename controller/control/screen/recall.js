@@ -1,0 +1,133 @@
+// Game recall on the dealer's screen (docs/control.md, "Game recall"; AGCO 13.1.1-13.1.4): a supervisor signs in,
+// opens one of the last rounds (or a round by its number, ?round=N for a dispute) and steps through it as the
+// journal has it. Reads GET /operator and GET /recall only: it changes nothing. The steps, their text and what a
+// round not yet closed may show all come from the controller (controller/control/recall.py); this page only
+// lays them out.
+"use strict";
+
+let token = null;      // the supervisor's HTTP Basic credentials: in this page's memory only, never stored
+let recalled = null;   // the round shown (GET /recall?round=N)
+let shown = 0;         // how many of its steps are shown, the last of them the current one
+let readings = 0;      // rounds read so far (data-readings of #recalled: a reading done shows there)
+
+const $ = (id) => document.getElementById(id);
+
+function make(tag, props, ...children) {
+  const node = Object.assign(document.createElement(tag), props || {});
+  node.append(...children);
+  return node;
+}
+
+function say(text, error = false) {
+  $("answer").textContent = text;
+  $("answer").className = error ? "error" : "";
+}
+
+async function ask(path) {
+  const response = await fetch(path, {cache: "no-store", headers: {"Authorization": "Basic " + token}});
+  const answer = await response.json();
+  if (!response.ok) throw new Error(`${response.status} ${answer.error}`);
+  return answer;
+}
+
+function describe(item) {
+  const marks = [item.status, item.test ? "test" : "", item.manual ? "dealt by hand" : ""].filter(Boolean);
+  return `Round ${item.round} (${marks.join(", ")})`;
+}
+
+async function listRounds() {
+  const answer = await ask("/recall");
+  const list = $("rounds");
+  list.replaceChildren();
+  for (const item of answer.rounds) {
+    const extra = [item.opened.slice(11, 19), item.faults ? `${item.faults} fault(s)` : "",
+                   item.mispays ? `${item.mispays} mispay(s)` : ""].filter(Boolean).join(" · ");
+    const button = make("button", {type: "button", className: item.status, textContent: `${describe(item)} ${extra}`});
+    button.dataset.round = item.round;
+    button.addEventListener("click", () => openRound(item.round));
+    list.append(make("li", {}, button));
+  }
+  say(answer.rounds.length ? `the last ${answer.last} rounds at most; choose one` : "no round in the journal yet");
+}
+
+async function openRound(number, keep = false) {
+  try {
+    recalled = await ask(`/recall?round=${encodeURIComponent(number)}`);
+  } catch (error) {
+    say(`round ${number}: ${error.message}`, true);
+    return;
+  }
+  shown = keep ? Math.min(shown, recalled.steps.length) : Math.min(1, recalled.steps.length);
+  readings += 1;
+  $("recalled").dataset.readings = readings;
+  history.replaceState(null, "", `?round=${recalled.round}`);
+  say(`round ${recalled.round} recalled`);
+  render();
+}
+
+function render() {
+  $("recalled").hidden = false;
+  $("round-title").textContent = describe(recalled);
+  $("filtered").hidden = !recalled.filtered;
+  const list = $("steps");
+  list.replaceChildren();
+  recalled.steps.forEach((step, n) => {
+    const item = make("li", {textContent: `${step.time.slice(11, 23)}  ${step.text}`,
+                             className: n === shown - 1 ? "current" : "", hidden: n >= shown});
+    item.dataset.seq = step.seq;
+    item.dataset.type = step.type;
+    list.append(item);
+  });
+  $("position").textContent = `step ${shown} of ${recalled.steps.length}`;
+  $("first").disabled = $("previous").disabled = shown <= 1;
+  $("next").disabled = $("last").disabled = shown >= recalled.steps.length;
+  const current = list.querySelector(".current");
+  if (current) current.scrollIntoView({block: "nearest"});
+}
+
+function step(to) {
+  if (!recalled) return;
+  shown = Math.max(Math.min(to, recalled.steps.length), Math.min(1, recalled.steps.length));
+  render();
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  const form = event.target;
+  const user = form.elements.user.value;
+  const candidate = btoa(unescape(encodeURIComponent(`${user}:${form.elements.password.value}`)));
+  form.elements.password.value = "";
+  const response = await fetch("/operator", {cache: "no-store", headers: {"Authorization": "Basic " + candidate}});
+  const answer = await response.json();
+  if (response.status !== 200) { say(`sign-in refused: ${answer.error}`, true); return; }
+  if (answer.role !== "supervisor") {
+    say(`${answer.user} is a ${answer.role}: recall needs a supervisor`, true);
+    return;
+  }
+  token = candidate;
+  form.querySelector(".who").textContent = `signed in: ${answer.user}`;
+  try {
+    await listRounds();
+    const asked = new URLSearchParams(location.search).get("round");  // a dispute names its round
+    if (asked !== null) await openRound(asked);
+  } catch (error) {
+    say(`recall: ${error.message}`, true);
+  }
+}
+
+$("supervisor-form").addEventListener("submit", signIn);
+$("round-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  if (!token) { say("a supervisor must sign in first", true); return; }
+  openRound($("round-input").value.trim());
+});
+$("first").addEventListener("click", () => step(1));
+$("previous").addEventListener("click", () => step(shown - 1));
+$("next").addEventListener("click", () => step(shown + 1));
+$("last").addEventListener("click", () => step(recalled ? recalled.steps.length : 0));
+$("reload").addEventListener("click", async () => {
+  if (!recalled) return;
+  await listRounds().catch((error) => say(`recall: ${error.message}`, true));
+  await openRound(recalled.round, true);
+});
+say("a supervisor signs in to recall a round");
