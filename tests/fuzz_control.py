@@ -6,7 +6,8 @@ a free port and two operators (a supervisor and a dealer), starts ``crisscross r
 for the interface, and runs ``st run`` on its ``/openapi.json`` with every check of Schemathesis (no 500,
 status codes, content types and bodies as documented) plus this module's own (``no_private_record``: no
 answer carries a record type that holds face-down cards, but the recall of a round that ended, nor a record's
-``prev`` or ``hash``), signed in as
+``prev`` or ``hash``; ``auth_enforced``: a 2xx needed the credentials, in place of Schemathesis's
+``ignored_auth``, whose wrong credentials the sign-in throttle answers 429 by design), signed in as
 the supervisor, for at most ``S`` seconds (``--max-time``). An answer may take the wait it was asked for
 (``GET /events?timeout=``, at most ``MAX_WAIT`` s) and 5 s more (``--max-response-time``). ``/events/stream``
 is left out: an event stream stays open for minutes by design (it has its own tests). Exit status: Schemathesis's (0: nothing found), or 2
@@ -47,6 +48,27 @@ try:  # the custom check, loaded by Schemathesis through SCHEMATHESIS_HOOKS=test
                 raise AssertionError(f"the answer carries a {name} record")
         if '"prev":' in text or '"hash":' in text:
             raise AssertionError("the answer carries a record's prev or hash")
+    @schemathesis.check
+    def auth_enforced(ctx, response, case) -> None:
+        """An operation that needs credentials (a ``security`` requirement in /openapi.json), answered 2xx, is
+        refused the same request without them (401). Schemathesis's own ``ignored_auth`` also sends wrong credentials,
+        which the control interface's sign-in throttle answers 429 after a few (by design: docs/control.md,
+        "Credentials"); a request without credentials is never throttled, so this check sees every answer."""
+        import requests
+
+        from controller.control.openapi import openapi_document
+
+        if not 200 <= response.status_code < 300:
+            return
+        operation = openapi_document()["paths"].get(case.path, {}).get(case.method.lower(), {})
+        if not operation.get("security") and not openapi_document().get("security"):
+            return  # public
+        sent = response.request
+        headers = {k: v for k, v in sent.headers.items() if k.lower() != "authorization"}
+        again = requests.request(sent.method, sent.url, headers=headers, data=sent.body, timeout=40)
+        if again.status_code != 401:
+            raise AssertionError(f"{case.method} {case.path} without credentials answered {again.status_code}, "
+                                 f"not 401")
 except ImportError:  # only the driver below runs without it
     pass
 
@@ -73,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     add_operator(site / "operators.yaml", "sue", "supervisor", "supervisor-pass", iterations=MIN_ITERATIONS)
     add_operator(site / "operators.yaml", "dan", "dealer", "dealer-pass-1", iterations=MIN_ITERATIONS)
     log = (work / "service.log").open("w")
-    service = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--quiet", "--config",
-                                str(table), "--journal", str(work / "journal.db")], cwd=ROOT, stdout=log, stderr=log)
+    service = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--rating", "--sessions", "8",
+                                "--quiet", "--config", str(table), "--journal", str(work / "journal.db")],
+                               cwd=ROOT, stdout=log, stderr=log)
     try:
         deadline = time.monotonic() + 60
         while not accepts(port):
@@ -86,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         command = ["st", "run", f"http://127.0.0.1:{port}/openapi.json", "--checks", "all", "--max-time",
                    str(args.seconds), "--max-examples", str(args.examples), "--request-timeout", "40",
                    "--max-response-time", str(MAX_WAIT + 5),
-                   "--exclude-path", "/events/stream", "-H", f"Authorization: Basic {token}",
+                   "--exclude-path", "/events/stream", "--exclude-checks", "ignored_auth",
+                   "-H", f"Authorization: Basic {token}",
                    "--generation-deterministic", "--suppress-health-check", "all", "--no-color"]
         env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz_control", "PYTHONPATH": str(ROOT)}
         status = subprocess.run(command, cwd=work, env=env).returncode  # its own files go to work

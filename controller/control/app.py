@@ -235,7 +235,7 @@ def build_app(server: ControlServer) -> _Guard:
 
     async def sessions(request: Request) -> Response:
         """GET: every seat session's rating (controller/service/rating_live.py) for a supervisor; 403 for a dealer,
-        503 when the service runs without ``--rating`` or before the rating's first round. POST: a rating action
+        503 when the service runs without ``--rating`` or before the rating is set up. POST: a rating action
         (``RATING_ACTIONS``: a player's id attached to a seat, taken off, the seat's session ended) by a dealer or a
         supervisor, queued as a ``SeatRating`` input (202)."""
         if request.method == "POST":
@@ -245,7 +245,7 @@ def build_app(server: ControlServer) -> _Guard:
         _require_supervisor(who, "reading the sessions' ratings")
         if server.sessions is None:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE,
-                            "no ratings: the service runs without --rating, or no round has closed since it started")
+                            "no ratings: the service runs without --rating, or the rating is still setting up")
         return JSONResponse({"sessions": list(server.sessions)}, 200, JSON_HEADERS)
 
     async def _rate(request: Request) -> Response:

@@ -66,6 +66,8 @@ class LiveRating(RoundWorker):
         self.values = DecisionValues(self.jurisdiction)
         self.edge = self.values.house_edge()
         self.tracker = SessionTracker(self.gap)
+        if self.on_sessions is not None:
+            self.on_sessions(())  # ready: no session yet
 
     def seat_rated(self, data: dict[str, Any]) -> None:
         """Queue a journaled ``SeatRating``'s data (controller thread, in journal order with the rounds; never
