@@ -330,6 +330,8 @@ class SimulatedTable(ManualDealing):
                 lamps = self.panel.lamps
                 if "acknowledge_alert" in lamps:  # read the alert shown, then acknowledge it
                     action = "acknowledge_alert"
+                    # the alert's text comes in its own frame: a person reads it once it is on the panel
+                    self.panel.wait_for(lambda: unmarked(self.panel.display).startswith("ALERT"), 2.0)
                     self.alerts_read.append(self.panel.display)
                 elif "acknowledge" in lamps:
                     action = "acknowledge"
