@@ -1,7 +1,8 @@
-"""``crisscross rating [--journal PATH] [--config PATH] [--gap N] [--decisions-per-hour N] [--player ID]
-[--format text|json]``: every seat session of a journal (``--player``: of that player only) with its exact rating (``controller.service.rating``): rounds, time played,
-handle per wager, the house's actual win and its standard error, the theoretical win of the play made
-(``controller.analysis.rating``) and the conventional rating beside it. Imports no NumPy until it runs.
+"""``crisscross rating [--journal PATH] [--config PATH] [--gap N] [--decisions-per-hour N] [--player ID] [--format
+text|json]``: every seat session of a journal (``--player``: of that player only) with its exact rating
+(``controller.service.rating``): rounds, time played, handle per wager, the house's actual win and its standard
+error, the theoretical win of the play made (``controller.analysis.rating``) and the conventional rating beside it.
+Imports no NumPy until it runs.
 
 The journal's chain is verified first (``controller.journal.chain.verify_journal``): a journal that does not
 verify is still rated, under a warning (as ``crisscross meters`` does), exit status 1. Exit status 0: rated;

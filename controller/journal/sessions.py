@@ -30,10 +30,10 @@ PAUSE_S = 120.0
 
 @dataclass(frozen=True)
 class SeatRound:
-    """One round of a seat's session, played at ``seat``. Amounts in minor units. ``locked``: the wagers locked at "no more bets";
-    ``placed``: every wager placed (the locked ones and each decision's bet: the handle); ``net``: the player's
-    net over the round's settlement; ``decisions``: ``(decision, action, amount)`` in order; ``hole`` the seat's
-    two cards and ``cross`` the five community cards (across, across, down, down, middle), once dealt;
+    """One round of a seat's session, played at ``seat``. Amounts in minor units. ``locked``: the wagers locked at "no
+    more bets"; ``placed``: every wager placed (the locked ones and each decision's bet: the handle); ``net``: the
+    player's net over the round's settlement; ``decisions``: ``(decision, action, amount)`` in order; ``hole`` the
+    seat's two cards and ``cross`` the five community cards (across, across, down, down, middle), once dealt;
     ``seconds``: the round's playing time."""
 
     round_no: int

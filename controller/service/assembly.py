@@ -377,11 +377,11 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     (``controller.simulated.player_spec.PlayerSpec``); ``protect`` runs the hole-card detector after each round
     (``controller.service.protection``); ``rating`` rates every seat's session after each round
     (``controller.service.rating_live``: ``SessionRated`` inputs, ``GET /sessions``); ``sessions``: the simulated
-    players come and go, about that many rounds each (``controller.simulated.seating``); ``manual``: the simulated table deals by hand (NY 9 NYCRR 5324.39(d)(1), the
-    supervisor switching it first; ``config`` must allow it); ``parts``: the control interface, floor and
-    scripted table to build (``ServiceParts``); ``pace``: seconds the simulated dealer leaves between its presses
-    (``--pace``, ``controller.simulated.pace``). Returns 0, or 1 when it stopped with a round open (or held in
-    fault) or the journal could not be written.
+    players come and go, about that many rounds each (``controller.simulated.seating``); ``manual``: the simulated
+    table deals by hand (NY 9 NYCRR 5324.39(d)(1), the supervisor switching it first; ``config`` must allow it);
+    ``parts``: the control interface, floor and scripted table to build (``ServiceParts``); ``pace``: seconds the
+    simulated dealer leaves between its presses (``--pace``, ``controller.simulated.pace``). Returns 0, or 1 when it
+    stopped with a round open (or held in fault) or the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
     """

@@ -91,8 +91,8 @@ def theo_of(r: SeatRound, values: DecisionValues) -> int:
 def rate(session: Session, values: DecisionValues, edge: Fraction, decisions_per_hour: int = DECISIONS_PER_HOUR,
          known: dict[tuple[int, int], int] | None = None) -> SessionRating:
     """The figures of one ``session`` with ``values`` of the table's pay tables and their house ``edge`` (a
-    fraction of the two antes). ``known``: theoretical wins already computed (``theo_of``), by (round number, seat) (filled in: a
-    caller that rates a session again after each round values each round once). Raises
+    fraction of the two antes). ``known``: theoretical wins already computed (``theo_of``), by (round number, seat)
+    (filled in: a caller that rates a session again after each round values each round once). Raises
     ``controller.analysis.rating.RatingError`` for a round that cannot be valued (naming it)."""
     known = {} if known is None else known
     handle = dict.fromkeys(WAGERS, 0)

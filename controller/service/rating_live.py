@@ -55,8 +55,8 @@ class LiveRating(RoundWorker):
         #: the figures of the open sessions, then the last ended ones (``SessionRating.to_json()``), replaced whole
         self.sessions: tuple[dict[str, Any], ...] = ()
         self._ended: deque[dict[str, Any]] = deque(maxlen=MAX_KEPT)  # worker thread only
-        #: each open session's theoretical wins by round (``rate``), by the session object's id (worker thread only)
-        self._known: dict[int, dict[tuple[int, int], Any]] = {}
+        #: the open sessions' theoretical wins by (round, seat) (``rate``; worker thread only)
+        self._known: dict[tuple[int, int], int] = {}
 
     def setup(self) -> None:
         """The values of every class of two-card hand and the house edge (NumPy), on the worker thread."""
@@ -91,14 +91,15 @@ class LiveRating(RoundWorker):
             due += [(s, False) for s in self.tracker.current.values()
                     if s.last == record.round_no and len(s.rounds) % self.every == 0]
         for session, is_ended in due:
-            rating = rate(session, self.values, self.edge, known=self._known.setdefault(id(session), {}))
+            rating = rate(session, self.values, self.edge, known=self._known)
             self._post(_input(rating, is_ended))
             if is_ended:
-                self._known.pop(id(session), None)
+                for r in session.rounds:
+                    self._known.pop((r.round_no, r.seat), None)
                 self._ended.appendleft({**rating.to_json(), "left_out": self.left_out})
         shown = []
         for session in self.tracker.current.values():
-            shown.append({**rate(session, self.values, self.edge, known=self._known.setdefault(id(session), {})).to_json(),
+            shown.append({**rate(session, self.values, self.edge, known=self._known).to_json(),
                           "left_out": self.left_out})
             time.sleep(0)  # a seat at a time: the controller thread gets the interpreter between them
         self.sessions = (*shown, *self._ended)
