@@ -143,13 +143,18 @@ def test_run_refuses_what_it_cannot_do_before_starting_anything(tmp_path, args, 
     assert not journal.exists()
 
 
-def test_run_with_protect_without_the_analysis_extra_says_how_to_install_it(tmp_path, monkeypatch):
-    """docs/operations.md, "Installing on a table PC": the hole-card detector needs the analysis extra; without numpy
-    the refusal names the extra."""
+@pytest.mark.parametrize("options, flag", [(("--simulate", "--protect"), "--simulate"), (("--protect",), "--protect"),
+                                           (("--rating",), "--rating")])
+def test_run_without_the_analysis_extra_says_how_to_install_it_and_opens_nothing(tmp_path, monkeypatch, options,
+                                                                                 flag):
+    """docs/operations.md, "Installing on a table PC": the simulated players, the hole-card detector and the rating
+    need the analysis extra; without numpy the refusal names the extra, before any journal is begun."""
     real = cli.importlib.util.find_spec
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a))
-    proc = crisscross("run", "--simulate", "--protect", "--rounds", "1", "--journal", tmp_path / "j.db")
-    _refused_in_one_line(proc, "crisscross: --protect needs the analysis extra (numpy is missing)")
+    journal = tmp_path / "j.db"
+    proc = crisscross("run", *options, "--rounds", "1", "--journal", journal)
+    _refused_in_one_line(proc, f"crisscross: {flag} needs the analysis extra (numpy is missing)")
+    assert not journal.exists() and not (tmp_path / "j.db.anchor").exists()
 
 
 def test_run_on_a_journal_that_cannot_be_opened_names_the_file(tmp_path):

@@ -538,7 +538,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.manual:
             config = dataclasses.replace(config, manual_dealing=True)
         players = _players(args, config)
-        for flag, wanted in (("--protect", args.protect), ("--rating", args.rating)):
+        # before anything is opened: a refused start leaves no journal behind
+        for flag, wanted in (("--simulate", args.simulate), ("--protect", args.protect), ("--rating", args.rating)):
             if wanted and importlib.util.find_spec("numpy") is None:
                 raise ConfigError(f"{flag} needs the analysis extra (numpy is missing): install the package with "
                                   "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl"
