@@ -75,7 +75,8 @@ class PtyLine:
         link = self.link_path
         if link is not None:
             link.parent.mkdir(parents=True, exist_ok=True)
-            tmp = link.with_name(link.name + ".new")
+            # a hidden name while it is made: a search of the folder (``by-id/*``) never finds it half-way
+            tmp = link.with_name(f".{link.name}.new")
             if tmp.is_symlink():
                 tmp.unlink()
             os.symlink(self.port, tmp)
