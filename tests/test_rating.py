@@ -377,3 +377,9 @@ def test_crisscross_rating_of_one_player_shows_only_their_sessions(tmp_path):
     none = subprocess.run([sys.executable, "-m", "controller", "rating", "--journal", str(journal), "--player", "Q-2"],
                           capture_output=True, text=True, timeout=240)
     assert none.returncode == 0 and "no session of player Q-2" in none.stdout
+
+
+def test_a_player_id_that_no_session_can_have_is_refused():
+    run = subprocess.run([sys.executable, "-m", "controller", "rating", "--player", "bad id!"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "'bad id!' is not a player's id (1 to 32 letters, digits or dashes)" in run.stderr

@@ -35,9 +35,21 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                         help="rounds in a row without wagers at a seat that end its session (default 3)")
     rating.add_argument("--decisions-per-hour", type=count, default=60,
                         help="decisions an hour assumed by the conventional rating (default 60)")
-    rating.add_argument("--player", default=None, metavar="ID",
+    rating.add_argument("--player", type=player_id, default=None, metavar="ID",
                         help="only the sessions of the player with this id (POST /sessions rate_seat)")
     rating.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+
+
+def player_id(text: str) -> str:
+    """argparse type of ``--player``: a player's id as ``POST /sessions`` takes it (``PLAYER_ID``), else an
+    ``ArgumentTypeError`` naming the text."""
+    import re
+
+    from controller.round.inputs import PLAYER_ID
+
+    if not re.fullmatch(PLAYER_ID, text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a player's id (1 to 32 letters, digits or dashes)")
+    return text
 
 
 def main(args: argparse.Namespace) -> int:

@@ -316,7 +316,17 @@ class Service:
         self.events.put(STOP_AFTER_ROUND)
 
     def run(self) -> int:
-        """Start the drivers and the scripted table, run the controller; 0, or 1 when it ended in a fault."""
+        """Set up the hole-card detector and the rating, then start the drivers, the control interface, the floor
+        and the scripted table, and run the controller; 0, or 1 when it ended in a fault. The workers' setup holds
+        the interpreter for long stretches (compiled code loaded, tables built): it is over before any device is
+        started, so no input waits behind it and no press is delayed by it."""
+        workers = [w for w in (self.protection, self.rating) if w is not None]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            if not worker.ready.wait(WORKER_SETUP_S):
+                log.warning("%s still setting up after %.0f s: the table deals meanwhile", worker.what,
+                            WORKER_SETUP_S)
         for driver in self.drivers.values():
             driver.start()
         if self.control is not None:
@@ -325,13 +335,6 @@ class Service:
             self.floor.start()
         if self.table is not None:
             self.table.start()
-        workers = [w for w in (self.protection, self.rating) if w is not None]
-        for worker in workers:
-            worker.start()
-        for worker in workers:  # their setup holds the interpreter for long stretches: over before the first press
-            if not worker.ready.wait(WORKER_SETUP_S):
-                log.warning("%s still setting up after %.0f s: the table deals meanwhile", worker.what,
-                            WORKER_SETUP_S)
         return self.controller.run()
 
     def close(self) -> None:
