@@ -260,6 +260,13 @@ def test_recall_while_faulted_of_a_voided_round_and_of_the_round_the_fault_holds
                            arg=voided_steps[-2][0])
     assert page.is_hidden(f"#steps li[data-seq='{voided_steps[-1][0]}']")
 
+    for typed, said in (("abc", 'round number: a whole number, not "abc"'), ("0", "round 0: 404")):
+        page.fill("#round-input", typed)  # a bad number is answered where the form is, in view
+        page.click("#round-form button")
+        page.wait_for_function("t => document.querySelector('#answer').textContent.startsWith(t)", arg=said)
+        box = page.locator("#answer").bounding_box()
+        assert box is not None and box["y"] + box["height"] <= page.viewport_size["height"]
+
     dispute = open_recall(browser, table, f"/screen/recall.html?round={held}")  # a dispute names the round
     dispute.wait_for_selector(f"#round-title:text('Round {held} (open)')")
     dispute.click("#last")

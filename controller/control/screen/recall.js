@@ -44,14 +44,15 @@ async function listRounds() {
                    item.mispays ? `${item.mispays} mispay(s)` : ""].filter(Boolean).join(" · ");
     const button = make("button", {type: "button", className: item.status, textContent: `${describe(item)} ${extra}`});
     button.dataset.round = item.round;
-    button.addEventListener("click", () => openRound(item.round));
+    button.addEventListener("click", () => openRound(item.round, false, true));
     list.append(make("li", {}, button));
   }
   say(answer.rounds.length ? `the last ${answer.last} rounds at most; choose one` : "no round in the journal yet");
 }
 
-async function openRound(number, keep = false) {
+async function openRound(number, keep = false, refresh = false) {
   try {
+    if (refresh) await listRounds();  // the list as the journal is now: the round open a minute ago has closed
     recalled = await ask(`/recall?round=${encodeURIComponent(number)}`);
   } catch (error) {
     say(`round ${number}: ${error.message}`, true);
@@ -119,7 +120,9 @@ $("supervisor-form").addEventListener("submit", signIn);
 $("round-form").addEventListener("submit", (event) => {
   event.preventDefault();
   if (!token) { say("a supervisor must sign in first", true); return; }
-  openRound($("round-input").value.trim());
+  const number = $("round-input").value.trim();
+  if (!/^[0-9]{1,16}$/.test(number)) { say(`round number: a whole number, not "${number}"`, true); return; }
+  openRound(number, false, true);
 });
 $("first").addEventListener("click", () => step(1));
 $("previous").addEventListener("click", () => step(shown - 1));
