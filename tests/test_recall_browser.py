@@ -308,9 +308,9 @@ def test_recall_of_a_round_with_a_fault_cleared_and_a_mispay_accepted_step_by_st
     cleared = next(text for _, t, text in steps if t == "FaultCleared")
     assert "jam" in cleared and "by sue (supervisor)" in cleared
     accepted = next(text for _, t, text in steps if t == "MispayAccepted")
-    assert "seat 2 MISPAY ACCEPTED by sue (supervisor): short 100" in accepted
+    assert "seat 2 MISPAY ACCEPTED by sue (supervisor): short $1.00" in accepted  # the screen's money format
     readings = [text for _, t, text in steps if t == "PayoutChecked"]
-    assert [r for r in readings if "seat 2 paid" in r][0].endswith("(-100)")  # the reading that caught it
+    assert [r for r in readings if "seat 2 paid" in r][0].endswith("(-$1.00)")  # the reading that caught it
     assert [r for r in readings if "seat 5 paid" in r][0].endswith("| matches")
     dealt = {r["seq"]: r["data"]["cards"] for r in read_records(table.service.journal.path)
              if r["round"] == number and r["type"] == "StackDealt"}

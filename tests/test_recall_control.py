@@ -214,3 +214,19 @@ def test_a_round_not_yet_closed_reads_without_the_free_text_the_filter_keeps_bac
     assert answer["filtered"] == (type_ != "RoundVoided")  # a void ends the round: it is shown whole
     text = json.dumps(answer)
     assert ("Kd" in text) == (type_ == "RoundVoided") and answer["steps"][0]["text"]
+
+
+def test_recall_writes_amounts_as_the_screen_does_and_the_command_line_keeps_minor_units():
+    """docs/control.md, "The dealer's screen": one money format on the screen, the recall page's steps too; the
+    command line's recall prints minor units as before."""
+    from controller.control.recall import screen_money
+    from controller.journal.recall import round_steps
+
+    records = [{"seq": 1, "type": "DecisionMade", "kind": "record", "time": "2026-12-04T10:00:00.000+00:00",
+                "data": {"decision": "across", "seat": 3, "action": "bet", "amount": 123450}},
+               {"seq": 2, "type": "RoundClosed", "kind": "record", "time": "2026-12-04T10:00:01.000+00:00",
+                "data": {"totals": {"wagered": 2000, "player_net": -1500}}}]
+    assert [s["text"] for s in round_steps(records, screen_money)] == [
+        "across decision, seat 3: bet $1,234.50", "round closed: wagered $20.00, player_net -$15.00"]
+    assert [s["text"] for s in round_steps(records)] == [
+        "across decision, seat 3: bet 123450", "round closed: wagered 2000, player_net -1500"]

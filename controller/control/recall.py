@@ -26,7 +26,9 @@ from typing import Any
 
 from controller.control.checks import HTTPError
 from controller.journal.reader import last_rounds
+from controller.game.money import money
 from controller.journal.recall import RoundRecord, round_steps, rounds_from_records
+from controller.round.actions import CURRENCY
 from controller.journal.record import JournalError
 
 #: Recalls read from the journal at once: one reading, one waiting for the recall's thread; one more is 503.
@@ -69,7 +71,7 @@ def recalled(number: int, records: list[dict[str, Any]], last: int,
     if filtered:
         records = [p for p in map(public, records) if p is not None]
     return {"round": number, "status": state, "last": last, "filtered": filtered, "test": rnd.test,
-            "manual": rnd.manual, "steps": round_steps(records)}
+            "manual": rnd.manual, "steps": round_steps(records, screen_money)}
 
 
 def not_found(number: int, numbers: list[int], last: int) -> HTTPError:
@@ -82,6 +84,14 @@ def not_found(number: int, numbers: list[int], last: int) -> HTTPError:
                                                f"read it with crisscross recall or crisscross journal export")
     return HTTPError(HTTPStatus.NOT_FOUND, f"round {number} is not in the journal ({reach})")
 
+
+
+def screen_money(amount: int, signed: bool = False) -> str:
+    """An amount as the dealer's screen writes every amount (docs/control.md, "The dealer's screen"): the
+    currency's symbol and major units, ``$1,234.50``; ``+$10.00`` / ``-$10.00`` when ``signed``."""
+    text = money(abs(amount))
+    sign = "-" if amount < 0 else ("+" if signed and amount > 0 else "")
+    return f"{sign}{CURRENCY['symbol']}{text}"
 
 class Recall:
     """Game recall of the journal at ``journal`` (None: an interface without a journal, every recall 503), the

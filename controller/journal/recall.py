@@ -6,6 +6,8 @@ Used by the round summary, by the hardware-in-the-loop rig's checks and for game
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,13 +148,26 @@ def _entered_stacks(rnd: RoundRecord) -> list[tuple[int, int | None, tuple[str, 
     return stacks + [(i + 1, seat, seats[seat]) for i, seat in enumerate(sorted(seats))]
 
 
+def minor_units(amount: int, signed: bool = False) -> str:
+    """An amount as ``crisscross recall`` prints it: integer minor units (``+`` before a gain when ``signed``)."""
+    return f"{amount:+d}" if signed else str(amount)
+
+
+#: How the steps' texts write an amount (``round_steps``' ``money``); minor units unless a caller says otherwise.
+_MONEY: contextvars.ContextVar[Callable[..., str]] = contextvars.ContextVar("recall_money", default=minor_units)
+
+
+def _m(amount: int, signed: bool = False) -> str:
+    return _MONEY.get()(amount, signed)
+
+
 def _amounts(wagers: dict[str, Any]) -> str:
-    return ", ".join(f"{name} {amount}" for name, amount in wagers.items()) or "nothing"
+    return ", ".join(f"{name} {_m(amount)}" for name, amount in wagers.items()) or "nothing"
 
 
 def _differences(found: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{'seat ' + str(d['seat']) + ' ' if 'seat' in d else ''}{d['spot']} expected {d['expected']} "
-                     f"seen {d['seen']} ({d['difference']:+d})" for d in found)
+    return ", ".join(f"{'seat ' + str(d['seat']) + ' ' if 'seat' in d else ''}{d['spot']} expected {_m(d['expected'])} "
+                     f"seen {_m(d['seen'])} ({_m(d['difference'], True)})" for d in found)
 
 
 def _payout_checked(data: dict[str, Any]) -> str:
@@ -164,13 +179,14 @@ def _payout_checked(data: dict[str, Any]) -> str:
 
 def _settled(data: dict[str, Any]) -> str:
     settlement = data["settlement"]
-    results = "; ".join(f"{name} {r['amount']} {r['outcome']} {r['net']:+d}" for name, r in settlement["wagers"].items())
+    results = "; ".join(f"{name} {_m(r['amount'])} {r['outcome']} {_m(r['net'], True)}"
+                        for name, r in settlement["wagers"].items())
     hands = ""
     if settlement.get("folded_at") is None and settlement.get("across_hand"):
         hands = (f" | across {settlement['across_hand']['category']}, down {settlement['down_hand']['category']}")
     else:
         hands = f" | folded at {settlement.get('folded_at')}"
-    return f"seat {data['seat']} settled: {results}{hands} | net {settlement['net']:+d}"
+    return f"seat {data['seat']} settled: {results}{hands} | net {_m(settlement['net'], True)}"
 
 
 #: How each journal record of a round reads in ``crisscross recall`` (None: not shown).
@@ -187,14 +203,14 @@ STEP_TEXT: dict[str, Any] = {
     "StackDealt": lambda d: (f"stack {d['stack']} dealt " + ("(the cross)" if d["seat"] is None else
                                                              f"to seat {d['seat']}") + f": {' '.join(d['cards'])}"),
     "DecisionMade": lambda d: (f"{d['decision']} decision, seat {d['seat']}: "
-                               + (f"bet {d['amount']}" if d["action"] == "bet" else "fold")),
+                               + (f"bet {_m(d['amount'])}" if d["action"] == "bet" else "fold")),
     "CardsRevealed": lambda d: f"{d['step']} revealed: {' '.join(d['cards'])}",
     "SeatSettled": _settled,
     "PayoutChecked": _payout_checked,
-    "MispayAccepted": lambda d: (f"seat {d['seat']} MISPAY ACCEPTED by {d['by']} ({d['role']}): short {d['short']}, "
-                                 f"over {d['over']}: {_differences(d['differences'])}"
+    "MispayAccepted": lambda d: (f"seat {d['seat']} MISPAY ACCEPTED by {d['by']} ({d['role']}): short {_m(d['short'])}, "
+                                 f"over {_m(d['over'])}: {_differences(d['differences'])}"
                                  + (f"; why: {d['reason']}" if d.get("reason") else "")),
-    "RoundClosed": lambda d: "round closed: " + ", ".join(f"{k} {v}" for k, v in d["totals"].items()),
+    "RoundClosed": lambda d: "round closed: " + ", ".join(f"{k} {_m(v)}" for k, v in d["totals"].items()),
     "FaultRaised": lambda d: (f"FAULT {d['cause']} ({d.get('device') or '-'}): {d['detail']}"
                               + ("" if d.get("resumable", True) else " [void only]")),
     "FaultCleared": lambda d: f"fault {', '.join(d['causes'])} cleared by {d['by']} ({d['role']}); resumed at {d['resumed']}",
@@ -229,7 +245,7 @@ STEP_TEXT: dict[str, Any] = {
 }
 
 
-def round_steps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def round_steps(records: list[dict[str, Any]], money: Callable[..., str] = minor_units) -> list[dict[str, Any]]:
     """One round, step by step in journal order (game recall: AGCO 13.1.1-13.1.4, 25 CFR 547.8(a)(2)): bets at
     each phase, cards in dealing order, decisions, reveals, the settlement and the payout readings, faults and
     who cleared them, voiding. ``records`` are journal records of the round, in order; each record of a type
@@ -238,7 +254,16 @@ def round_steps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     are left out. What the records show is what the steps show: the caller chooses the records (a supervisor
     reads the journal's, ``crisscross recall``; the control interface passes a round not yet closed through
     the secrecy filter first, ``controller.control.recall``). Raises ``KeyError`` for a record of a listed
-    type that lacks a field its text needs."""
+    type that lacks a field its text needs. ``money(amount, signed=False)`` writes each amount (default
+    ``minor_units``, as ``crisscross recall`` prints them; the dealer's screen passes its own format)."""
+    token = _MONEY.set(money)
+    try:
+        return _steps(records)
+    finally:
+        _MONEY.reset(token)
+
+
+def _steps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps = []
     for record in records:
         text = STEP_TEXT.get(record.get("type"))
