@@ -167,8 +167,10 @@ def test_a_duplicated_device_frame_is_not_acted_on_twice(rig, events):
     assert expect(events, ButtonPressed) == ButtonPressed("confirm")
     sim.press("reveal")  # the next frame is a new one
     assert expect(events, ButtonPressed) == ButtonPressed("reveal")
-    expect_quiet(events, 0.2)
-    assert driver.repeats == 1  # a device-initiated frame: recognised by the link, acknowledged again
+    expect_quiet(events, 0.2)  # each press acted on once
+    # the duplicate recognised by the link and acknowledged again; on a loaded machine the panel may also have sent a
+    # frame again because our ACK was late, and that one is recognised the same way
+    assert driver.repeats >= 1
 
 
 def test_split_delayed_and_garbage_framed_answers_all_arrive_in_order(rig, events):
