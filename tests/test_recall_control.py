@@ -115,6 +115,9 @@ def test_recall_reaches_the_last_ten_rounds_and_no_further(recall_server):
     assert (status, answer) == (404, {"error": "round 2 is older than the rounds recalled here (the screen recalls "
                                                "the last 10 rounds, 3 to 12); read it with crisscross recall or "
                                                "crisscross journal export"})
+    status, answer = recall(client, "?round=0")  # no such round, ever
+    assert (status, answer["error"]) == (404, "round 0 is not in the journal: rounds are numbered from 1 (the screen "
+                                              "recalls the last 10 rounds, 3 to 12)")
     status, answer = recall(client, "?round=12")  # open: its cross is face down
     assert status == 200 and answer["filtered"] and answer["status"] == "open"
     assert [s["type"] for s in answer["steps"]] == ["RoundOpened", "WagersLocked"]

@@ -79,11 +79,13 @@ def not_found(number: int, numbers: list[int], last: int) -> HTTPError:
     if not numbers:
         return HTTPError(HTTPStatus.NOT_FOUND, f"round {number}: the journal has no round yet")
     reach = f"the screen recalls the last {last} rounds, {numbers[0]} to {numbers[-1]}"
+    if number < 1:  # rounds are numbered from 1 (``RoundOpened.round_no``)
+        return HTTPError(HTTPStatus.NOT_FOUND, f"round {number} is not in the journal: rounds are numbered from 1 "
+                                               f"({reach})")
     if number < numbers[0]:
         return HTTPError(HTTPStatus.NOT_FOUND, f"round {number} is older than the rounds recalled here ({reach}); "
                                                f"read it with crisscross recall or crisscross journal export")
     return HTTPError(HTTPStatus.NOT_FOUND, f"round {number} is not in the journal ({reach})")
-
 
 
 def screen_money(amount: int, signed: bool = False) -> str:
