@@ -213,7 +213,9 @@ function nextStep(v) {
   const payout = v.payout;
   if (!payout || payout.seat === null) return "";
   const total = payout.seats[String(payout.seat)].total;
-  return payout.differences.length ? `Seat ${payout.seat}: correct the payout` : `Pay seat ${payout.seat}: ${money(total)}`;
+  if (payout.differences.length) return `Seat ${payout.seat}: correct the payout`;
+  // a seat whose wagers all lost or pushed is paid nothing: its chips are taken or left, then "Seat paid"
+  return total ? `Pay seat ${payout.seat}: ${money(total)}` : `Seat ${payout.seat}: nothing to pay`;
 }
 
 function render() {
