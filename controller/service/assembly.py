@@ -244,12 +244,15 @@ class Service:
                 self.close()
                 raise
 
+    def _workers(self) -> list[LiveProtection | LiveRating]:
+        """The workers fed the closed rounds: the hole-card detector and the rating, those that run."""
+        return [w for w in (self.protection, self.rating) if w is not None]
+
     def _stop_workers(self) -> None:
         """The hole-card detector and the rating finish the rounds handed to them (their last inputs are applied
         by ``Controller._finish``)."""
-        for worker in (self.protection, self.rating):
-            if worker is not None:
-                worker.stop()
+        for worker in self._workers():
+            worker.stop()
 
     def _check_journal(self) -> None:
         """Once ready (controller thread): start the check of the whole journal store in the background
@@ -293,9 +296,8 @@ class Service:
                 self.metrics.meters_now(shown)
 
     def _round_closed(self, record: RoundRecord) -> None:
-        for worker in (self.protection, self.rating):
-            if worker is not None:
-                worker.round_closed(record)
+        for worker in self._workers():
+            worker.round_closed(record)
         self._print_summary(record)
 
     def _print_summary(self, record: RoundRecord) -> None:
@@ -320,10 +322,9 @@ class Service:
         and the scripted table, and run the controller; 0, or 1 when it ended in a fault. The workers' setup holds
         the interpreter for long stretches (compiled code loaded, tables built): it is over before any device is
         started, so no input waits behind it and no press is delayed by it."""
-        workers = [w for w in (self.protection, self.rating) if w is not None]
-        for worker in workers:
+        for worker in self._workers():
             worker.start()
-        for worker in workers:
+        for worker in self._workers():
             if not worker.ready.wait(WORKER_SETUP_S):
                 log.warning("%s still setting up after %.0f s: the table deals meanwhile", worker.what,
                             WORKER_SETUP_S)
