@@ -358,24 +358,24 @@ def test_the_live_detector_hands_over_one_input_per_round_read(monkeypatch):
     import controller.analysis.protect as protect_module
     import controller.analysis.protect_tables as tables_module
     from controller.round.alerts import DetectorChecked
-    from controller.analysis.protect import SessionReport
+    from controller.analysis.protect import EvidenceReport
     from controller.service.protection import LiveProtection
     from controller.journal.recall import RoundRecord
 
     class FlagsAtRoundTwo:
         """A stand-in detector: round 2 flags seats 3 and 5; round 3 cannot be read."""
 
-        def __init__(self, tables, gap):
+        def __init__(self, tables, gap, **options):
             self.tables = tables
 
-        def add(self, seen):
+        def add(self, seen, round_no, when):
             (number,) = seen
             if number == 3:
                 raise ValueError("an unreadable round")
             if number != 2:
                 return []
-            return [SessionReport(3, 1, 2, 2, 4.12, 2, "middle", 1.0, 4170),
-                    SessionReport(5, 1, 2, 2, 4.55, 2, "down", 0.5, 1200)]
+            return [EvidenceReport(3, 1, 2, 2, 4.12, 2, "middle", 1.0, 4170),
+                    EvidenceReport(5, 1, 2, 2, 4.55, 2, "down", 0.5, 1200)]
 
     _stand_in_detector(monkeypatch, FlagsAtRoundTwo)
     posted = []
@@ -418,10 +418,10 @@ def test_a_busy_detector_leaves_rounds_out_and_counts_them_and_a_full_event_queu
     from controller.journal.recall import RoundRecord
 
     class NeverFlags:
-        def __init__(self, tables, gap):
+        def __init__(self, tables, gap, **options):
             self.tables = tables
 
-        def add(self, seen):
+        def add(self, seen, round_no, when):
             return []
 
     _stand_in_detector(monkeypatch, NeverFlags)

@@ -149,14 +149,19 @@ def test_the_flagging_level_is_one_over_alpha():
     assert wealth.pointed()[0][0] == 0
 
 
-def test_a_session_ends_after_the_gap(tables):
+def test_an_unrated_seat_keeps_its_evidence_across_a_bounded_break(tables):
+    """controller/analysis/protect.py, "Whose evidence": a break longer than the gap ends the seat's session but
+    not its evidence, up to ``break_rounds``; a longer break starts the evidence again."""
     rng = np.random.default_rng(3)
-    detector = Detector(tables, gap=2)
+    short, long_break = Detector(tables, gap=2, break_rounds=5), Detector(tables, gap=2, break_rounds=3)
     for number in (1, 2, 3, 7, 8):
         row = deal(rng, 1)[0]
-        detector.add([RoundSeen(number, 4, 500, tuple(row[:2]), tuple(row[2:7]), (1, 1, 1))])
-    reports = detector.reports()
-    assert [(r.first, r.last, r.rounds) for r in reports] == [(1, 3, 3), (7, 8, 2)]
+        for detector in (short, long_break):
+            detector.add([RoundSeen(number, 4, 500, tuple(row[:2]), tuple(row[2:7]), (1, 1, 1))])
+    [whole] = short.reports()
+    assert (whole.first, whole.last, whole.rounds, whole.sessions) == (1, 8, 5, 2)
+    reports = long_break.reports()
+    assert [(r.first, r.last, r.rounds, r.sessions) for r in reports] == [(1, 3, 3, 1), (7, 8, 2, 1)]
     assert all(not r.flagged and r.loss >= 0 for r in reports)
 
 

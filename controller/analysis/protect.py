@@ -15,21 +15,39 @@ the across decision) the detector computes
 where ``L_h(c)`` is the probability of the decisions taken by a player who knows ``c`` and plays the best
 decisions knowing it (``protect_tables``), erring with probability ``ERROR`` (the decision then uniform). For
 an outside card ``L`` is averaged over the line's two cards. Under honest play ``e_h`` has expectation exactly
-1 whatever the strategy (the ratio's numerator is one uniform draw of its denominator's average), so within a
-seat's session the products ``prod (1 - pi + pi e_h)`` for each ``h`` and each ``pi`` of ``FRACTIONS`` (the
+1 whatever the strategy (the ratio's numerator is one uniform draw of its denominator's average), so over a
+player's rounds the products ``prod (1 - pi + pi e_h)`` for each ``h`` and each ``pi`` of ``FRACTIONS`` (the
 share of rounds in which the card is seen) are nonnegative martingales of mean 1, and so is their average, the
-session's evidence ``E``. By Ville's inequality an honest session ever reaches ``E >= 1 / alpha`` with
+player's evidence ``E``. By Ville's inequality an honest player's evidence ever reaches ``E >= 1 / alpha`` with
 probability at most ``alpha``: the detector flags a seat at ``E >= 1 / ALPHA`` (``ALPHA`` = 10**-4), an exact
-bound for sessions of any length. The card it points at is the ``h`` of the largest martingale, and the money
-the house has lost is, over the session's rounds, the ante times the par sheet's gain of seeing that card
+bound for evidence of any length. The card it points at is the ``h`` of the largest martingale, and the money
+the house has lost is, over the player's rounds, the ante times the par sheet's gain of seeing that card
 (``ProtectTables.exposed_values``) times the estimated share ``pi``.
 
-A session is a seat's run of rounds with wagers, ended by ``gap`` rounds in a row without (default 3: ``controller.game.sessions``).
+Whose evidence. The product may run over any rounds chosen without looking at their face-down cards, in round
+order: each round's e-value has mean 1 given everything before it, so the product of a player's rounds is a
+martingale however often the player pauses or moves. The evidence therefore belongs to the player, not to a
+run of rounds at one seat:
+
+- a rated player (the dealer attached a player's id to the seat: ``SeatRating``, ``controller.journal.sessions``)
+  keeps one evidence across breaks, seat moves and sessions, for ``MEMORY_S`` after their last round (a
+  later session of the same id, at any seat, multiplies on); unrated rounds played at a seat in the session
+  open when the id is given are theirs too (the same person, rated late): the two pieces are multiplied, each
+  martingale by its twin;
+- an unrated seat keeps its evidence across a break of up to ``BREAK`` rounds without wagers (its session, by
+  ``gap``, has ended; the evidence goes on), and ends it at a longer break or when the dealer ends the seat's
+  session (``end_session``: the player left). An unrated player who moves seats cannot be followed: the
+  evidence starts again at the new seat.
+
+A seat's session (``gap`` rounds in a row without wagers end it, default 3: ``controller.game.sessions``) is
+counted in the report (``EvidenceReport.sessions``).
 Nothing here reveals a card: a report names a kind of card, never a card; it is made after rounds closed.
 """
 
 from __future__ import annotations
 
+import collections
+import logging
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,6 +57,8 @@ import numpy as np
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
 from controller.game.money import money
 from controller.game.sessions import GAP, session_ended
+
+log = logging.getLogger(__name__)
 
 HYPOTHESES = ("middle", "across", "down")
 STEPS = ("across", "down", "middle")
@@ -148,11 +168,13 @@ class RoundSeen:
 
 
 @dataclass
-class SessionReport:
-    """One seat's session: rounds ``first``..``last`` (``rounds`` of them with wagers at the seat), the
-    evidence ``log10_evidence`` (flagged at ``-log10(ALPHA)``), the round at which it was first flagged
-    (None if never), the card it points at (``HYPOTHESES``), the share of rounds ``share`` in which it
-    looks seen, and ``loss`` the house's estimated loss in minor units."""
+class EvidenceReport:
+    """One player's evidence (module docstring, "Whose evidence"): rounds ``first``..``last`` (``rounds`` of them with
+    wagers), over ``sessions`` seat sessions at ``seats`` (in order; ``seat`` the last), the player's id when
+    rated (``""``: followed by the seat only), the evidence ``log10_evidence`` (flagged at ``-log10(ALPHA)``), the
+    round at which it was first flagged (None if never), the card it points at (``HYPOTHESES``), the share of
+    rounds ``share`` in which it looks seen, and ``loss`` the house's estimated loss in minor units.
+    ``last_time``: the last round's end (POSIX seconds; None when not given)."""
 
     seat: int
     first: int
@@ -163,7 +185,11 @@ class SessionReport:
     card: str = "middle"
     share: float = 1.0
     loss: int = 0
-    _antes: list[int] = field(default_factory=list, repr=False)
+    player: str = ""
+    seats: list[int] = field(default_factory=list)
+    sessions: int = 1
+    last_time: float | None = None
+    antes: int = field(default=0, repr=False)
 
     @property
     def flagged(self) -> bool:
@@ -172,7 +198,10 @@ class SessionReport:
 
     def line(self) -> str:
         """One line of text for the offline report: the card pointed at and the loss only when flagged."""
-        head = (f"seat {self.seat}: rounds {self.first}-{self.last} ({self.rounds} played): "
+        who = f"player {self.player}" if self.player else "unrated"
+        where = f"seat {self.seat}" if len(set(self.seats)) <= 1 else f"seats {'-'.join(map(str, self.seats))}"
+        sessions = f", {self.sessions} sessions" if self.sessions > 1 else ""
+        head = (f"{where} ({who}): rounds {self.first}-{self.last} ({self.rounds} played{sessions}): "
                 f"evidence 10^{self.log10_evidence:.1f}")
         if not self.flagged:
             return f"{head}, not flagged"
@@ -182,27 +211,105 @@ class SessionReport:
 
 _CARD_NAMES = {"middle": "middle card", "across": "across outside card", "down": "down outside card"}
 
+#: Rounds in a row an unrated seat may sit out and keep its evidence (a player's break: the seat's session has
+#: ended, by ``GAP``, but the evidence goes on when play resumes within this many rounds).
+BREAK = 20
+#: Seconds a rated player's evidence is kept after their last round: their next session, at any seat, goes on
+#: from it (seven days).
+MEMORY_S = 7 * 24 * 3600
+#: Rated players whose evidence is kept at most; past it the one idle longest is let go (logged).
+MAX_PLAYERS = 10_000
+
+
+@dataclass
+class _Holder:
+    report: EvidenceReport
+    wealth: Wealth
+
+    def merge(self, other: "_Holder") -> None:
+        """Multiply in ``other``'s evidence (each martingale by its twin: their rounds are disjoint)."""
+        mine, theirs = self.report, other.report
+        self.wealth.log += other.wealth.log
+        mine.first, mine.rounds = min(mine.first, theirs.first), mine.rounds + theirs.rounds
+        if theirs.last > mine.last:
+            mine.seat, mine.last, mine.last_time = theirs.seat, theirs.last, theirs.last_time
+        mine.antes += theirs.antes
+        mine.sessions += theirs.sessions
+        mine.seats = [*mine.seats, *(s for s in theirs.seats if not mine.seats or s != mine.seats[-1])]
+        if theirs.flagged_at is not None:
+            mine.flagged_at = min(mine.flagged_at or theirs.flagged_at, theirs.flagged_at)
+
 
 class Detector:
-    """Follows every seat's sessions round by round (``add``), flagging as evidence comes in.
+    """Follows every player's evidence round by round (``add``) and the dealer's rating actions (``rate``), given
+    in journal order, flagging as evidence comes in (module docstring, "Whose evidence").
 
-    ``tables``: ``ProtectTables`` of the table's jurisdiction; ``gap``: rounds without wagers at a seat that end
-    its session. ``add`` returns the reports that became flagged with that round (each session once)."""
+    ``tables``: ``ProtectTables`` of the table's jurisdiction; ``gap``: rounds without wagers that end a seat's
+    session (``controller.game.sessions``: counted in ``EvidenceReport.sessions``); ``break_rounds``: the longest break an
+    unrated seat's evidence survives; ``memory_s``: how long a rated player's evidence is kept after their last
+    round; ``keep``: finished reports kept (None: all, for a scan of a journal). ``add`` returns the reports that
+    became flagged with that round (each player's evidence once)."""
 
-    def __init__(self, tables: ProtectTables, gap: int = GAP) -> None:
-        self.tables, self.gap = tables, gap
-        self.sessions: dict[int, tuple[SessionReport, Wealth]] = {}
-        self.finished: list[SessionReport] = []
+    def __init__(self, tables: ProtectTables, gap: int = GAP, *, break_rounds: int = BREAK,
+                 memory_s: float = MEMORY_S, keep: int | None = None) -> None:
+        if break_rounds < gap:
+            raise ValueError(f"the break an unrated seat's evidence survives ({break_rounds} rounds) is shorter "
+                             f"than the gap that ends a session ({gap})")
+        self.tables, self.gap, self.break_rounds, self.memory_s = tables, gap, break_rounds, memory_s
+        self.by_seat: dict[int, _Holder] = {}  # unrated play, by seat
+        self.by_player: collections.OrderedDict[str, _Holder] = collections.OrderedDict()  # least recent first
+        self.seat_player: dict[int, str] = {}  # the id attached to each seat by the dealer
+        self.finished: collections.deque[EvidenceReport] = collections.deque(maxlen=keep)
+        self.round_no = 0
 
-    def add(self, rounds: Iterable[RoundSeen]) -> list[SessionReport]:
-        """Count one round's seats (all of the same round number); returns the sessions newly flagged."""
+    def rate(self, action: str, seat: int, player: str = "") -> None:
+        """A rating action (``controller.round.inputs.RATING_ACTIONS``, as ``SessionTracker.rate`` reads it):
+        ``rate_seat`` attaches ``player`` to ``seat`` (leaving any other seat: the player moved), and the
+        evidence of unrated play at the seat in a session still open becomes theirs (the same person, rated
+        late); ``unrate_seat`` takes the id off the seat; ``end_session`` says the player left: the seat's
+        unrated evidence ends (a rated player's is kept, ``memory_s``). Raises ``ValueError`` for another
+        action or a ``rate_seat`` without a player."""
+        if action not in ("rate_seat", "unrate_seat", "end_session"):
+            raise ValueError(f"unknown rating action {action!r}")
+        previous = self.seat_player.pop(seat, "")
+        unrated = self.by_seat.pop(seat, None)
+        if action != "rate_seat":
+            if unrated is not None and action == "end_session":
+                self._finish(unrated)
+            elif unrated is not None:
+                self.by_seat[seat] = unrated
+            return
+        if not player:
+            raise ValueError(f"rate_seat of seat {seat} names no player")
+        self.seat_player = {s: p for s, p in self.seat_player.items() if p != player}
+        self.seat_player[seat] = player
+        if unrated is None:
+            return
+        if previous or session_ended(unrated.report.last, self.round_no + 1, self.gap):
+            self._finish(unrated)  # someone else's, or a session over: not this player's
+            return
+        holder = self.by_player.get(player)
+        if holder is None:
+            unrated.report.player = player
+            self.by_player[player] = unrated
+        else:
+            holder.merge(unrated)
+            self._read(holder)  # flagged, if it now is, at the player's next round
+        self.by_player.move_to_end(player)
+
+    def add(self, rounds: Iterable[RoundSeen], round_no: int | None = None,
+            time: float | None = None) -> list[EvidenceReport]:
+        """Count one round's seats (all of round ``round_no``, which defaults to theirs; ``time`` its end, POSIX
+        seconds, for ``memory_s``); returns the evidence newly flagged. A round with no seat read (``rounds``
+        empty) still counts for the breaks when its number is given."""
         rounds = list(rounds)
+        number = round_no if round_no is not None else (rounds[0].round_no if rounds else None)
+        if number is None:
+            return []
+        self.round_no = number
+        self._expire(number, time)
         if not rounds:
             return []
-        number = rounds[0].round_no
-        for seat, (report, _) in list(self.sessions.items()):
-            if session_ended(report.last, number, self.gap):
-                self.finished.append(self.sessions.pop(seat)[0])
         t = self.tables
         others = np.zeros((len(rounds), 52), dtype=bool)
         for i, r in enumerate(rounds):
@@ -210,24 +317,68 @@ class Detector:
         e = evidence(t, np.array([r.hole for r in rounds]), np.array([r.cross for r in rounds]),
                      np.array([r.decisions for r in rounds]), others)
         flagged = []
-        exposed = t.exposed_values
         for i, r in enumerate(rounds):
-            if r.seat not in self.sessions:
-                self.sessions[r.seat] = (SessionReport(r.seat, number, number), Wealth(1))
-            report, wealth = self.sessions[r.seat]
+            holder = self._holder(r.seat, number)
+            report, wealth = holder.report, holder.wealth
             wealth.add(e[i:i + 1])
-            report.last, report.rounds = number, report.rounds + 1
-            report._antes.append(r.ante)
-            report.log10_evidence = float(wealth.log10_evidence[0])
-            h, share = wealth.pointed()
-            report.card, report.share = HYPOTHESES[int(h[0])], float(share[0])
-            gain = exposed[report.card] - exposed["optimal"]
-            report.loss = int(round(sum(report._antes) * gain * report.share))
+            if session_ended(report.last, number, self.gap) and report.rounds:
+                report.sessions += 1
+            if not report.seats or report.seats[-1] != r.seat:
+                report.seats.append(r.seat)
+            report.seat, report.last, report.rounds, report.last_time = r.seat, number, report.rounds + 1, time
+            report.antes += r.ante
+            self._read(holder)
             if report.flagged_at is None and wealth.flagged[0]:
                 report.flagged_at = number
                 flagged.append(report)
         return flagged
 
-    def reports(self) -> list[SessionReport]:
-        """Every session so far, finished ones first, by seat and first round."""
-        return self.finished + sorted((r for r, _ in self.sessions.values()), key=lambda r: (r.seat, r.first))
+    def _read(self, holder: _Holder) -> None:
+        """Bring ``holder``'s report up to its evidence: the evidence, the card and share pointed at, the loss."""
+        report, wealth = holder.report, holder.wealth
+        report.log10_evidence = float(wealth.log10_evidence[0])
+        h, share = wealth.pointed()
+        report.card, report.share = HYPOTHESES[int(h[0])], float(share[0])
+        exposed = self.tables.exposed_values
+        report.loss = int(round(report.antes * (exposed[report.card] - exposed["optimal"]) * report.share))
+
+    def _holder(self, seat: int, number: int) -> _Holder:
+        """The evidence a round at ``seat`` adds to: the rated player's, else the seat's (new when none)."""
+        player = self.seat_player.get(seat, "")
+        holder = self.by_player.get(player) if player else self.by_seat.get(seat)
+        if holder is None:
+            holder = _Holder(EvidenceReport(seat, number, number, player=player, seats=[]), Wealth(1))
+            if player:
+                self.by_player[player] = holder
+                if len(self.by_player) > MAX_PLAYERS:
+                    _, dropped = self.by_player.popitem(last=False)
+                    log.warning("hole-card evidence of player %s (last round %d) let go: more than %d players kept",
+                                dropped.report.player, dropped.report.last, MAX_PLAYERS)
+                    self._finish(dropped)
+            else:
+                self.by_seat[seat] = holder
+        if player:
+            self.by_player.move_to_end(player)
+        return holder
+
+    def _expire(self, number: int, time: float | None) -> None:
+        """End the unrated seats' evidence after a break longer than ``break_rounds``, and the rated players'
+        after ``memory_s`` without a round."""
+        for seat, holder in list(self.by_seat.items()):
+            if number - holder.report.last > self.break_rounds:
+                self._finish(self.by_seat.pop(seat))
+        for player, holder in list(self.by_player.items()):  # least recent first: stop at the first one kept
+            last = holder.report.last_time
+            if time is None or last is None or time - last <= self.memory_s:
+                break
+            self._finish(self.by_player.pop(player))
+
+    def _finish(self, holder: _Holder) -> None:
+        if holder.report.rounds:
+            self.finished.append(holder.report)
+
+    def reports(self) -> list[EvidenceReport]:
+        """Every player's evidence so far: the finished ones first, in the order they ended, then the ones going
+        on, by first round."""
+        going = [h.report for h in (*self.by_seat.values(), *self.by_player.values()) if h.report.rounds]
+        return [*self.finished, *sorted(going, key=lambda r: (r.first, r.seat))]

@@ -58,6 +58,7 @@ from controller.cli.settle import settle
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.simulated.player_spec import parse_spec
+from controller.simulated.roaming import roamers
 
 
 #: When this process began its work (``time.monotonic()``): the start-up time counts from here.
@@ -114,9 +115,11 @@ def _parser() -> argparse.ArgumentParser:
                           f"{HUMAN_PACE:g} s), so a person can follow the table on the screen (default 0)")
     run.add_argument("--player-strategy", action="append", default=[], metavar="SEAT:NAME[:P]",
                      help="with --simulate: the seat plays optimal, never_fold, always_1x, pair_3x or erring:P")
-    run.add_argument("--hole-carder", action="append", default=[], metavar="SEAT:CARD[:P]",
+    run.add_argument("--hole-carder", action="append", default=[],
+                     metavar="SEAT:CARD[:P][:breaks=N][:moves][:unrated]",
                      help="with --simulate: the seat sees the middle, an across or a down outside card early "
-                          "(in a round with probability P, default 1)")
+                          "(in a round with probability P, default 1); breaks=N: sits out 3 rounds after every N "
+                          "played; moves: comes back at another seat; unrated: the dealer does not rate it")
     run.add_argument("--protect", action="store_true",
                      help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
     run.add_argument("--sessions", type=positive_int, default=0, metavar="MEAN",
@@ -494,6 +497,12 @@ def _players(args: argparse.Namespace, config) -> list:
         if seat not in config.seats or seats.count(seat) > 1:
             raise ConfigError(f"seat {seat}: {'given twice' if seat in config.seats else 'not a seat of the table'} "
                               f"in --player-strategy/--hole-carder (seats: {', '.join(map(str, config.seats))})")
+    if any(spec.breaks for spec in specs) and args.sessions:
+        raise ConfigError("--hole-carder ...:breaks=N takes its own breaks: not with --sessions")
+    try:
+        roamers(specs, config.seats)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return specs
 
 

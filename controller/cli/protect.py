@@ -1,12 +1,13 @@
 """The command line of game protection (``crisscross protect``). Imports no NumPy until a command runs, so
 that ``crisscross`` parses its arguments without the analysis extra.
 
-    crisscross protect [--journal PATH] [--config PATH] [--gap N] [--all]
+    crisscross protect [--journal PATH] [--config PATH] [--gap N] [--break N] [--memory-hours H] [--all]
     crisscross protect --measure [--seed S] [--honest-sessions N] [--cheat-sessions N] [--rounds N]
                                  [--max-rounds N] [--workers N]
 
-The first reads a journal (a store or JSON lines) and prints, for each seat's session, the evidence that the
-player saw a hole card, the card it points at and the house's estimated loss (``controller.analysis.protect``,
+The first reads a journal (a store or JSON lines) and prints, for each player (a rated player by id, across
+breaks, seat moves and sessions; an unrated one by seat, across breaks of up to ``--break`` rounds), the
+evidence that the player saw a hole card, the card it points at and the house's estimated loss (``controller.analysis.protect``,
 read from the journal by ``controller.service.protect_journal``);
 flagged sessions only, unless ``--all``. Exit status 0: nothing flagged; 1: a session flagged; 2: the journal or
 the configuration cannot be read. The second measures the detector on simulated play
@@ -28,7 +29,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
     journal_arguments(protect, config_help)
     protect.add_argument("--gap", type=count, default=3,
                          help="rounds in a row without wagers at a seat that end its session (default 3)")
-    protect.add_argument("--all", action="store_true", help="print every session, not only the flagged ones")
+    protect.add_argument("--break", dest="break_rounds", type=count, default=20,
+                         help="rounds in a row an unrated seat may sit out and keep its evidence (default 20)")
+    protect.add_argument("--memory-hours", type=count, default=168,
+                         help="hours a rated player's evidence is kept after their last round (default 168)")
+    protect.add_argument("--all", action="store_true", help="print every player's evidence, not only the flagged")
     protect.add_argument("--measure", action="store_true",
                          help="measure the detector's power and false alarms on simulated play instead")
     protect.add_argument("--seed", type=int, default=1, help="--measure: seed (default 1)")
@@ -63,6 +68,9 @@ def main(args: argparse.Namespace) -> int:
         path = Path(args.journal or config.journal)
         if not args.measure and not path.exists():
             raise JournalError(f"{path}: no such file")
+        if args.break_rounds < args.gap:
+            raise ConfigError(f"--break {args.break_rounds}: an unrated seat's break must be at least the --gap "
+                              f"that ends its session ({args.gap} rounds)")
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross protect: {exc}", file=sys.stderr)
         return 2
@@ -74,7 +82,8 @@ def main(args: argparse.Namespace) -> int:
     from controller.service.protect_journal import scan_journal
 
     try:
-        reports = scan_journal(path, tables, args.gap)
+        reports = scan_journal(path, tables, args.gap, break_rounds=args.break_rounds,
+                               memory_s=args.memory_hours * 3600)
     except (OSError, JournalError) as exc:
         print(f"crisscross protect: {exc}", file=sys.stderr)
         return 2
@@ -82,5 +91,6 @@ def main(args: argparse.Namespace) -> int:
     for report in shown:
         print(report.line())
     flagged = sum(r.flagged for r in reports)
-    print(f"{len(reports)} seat sessions in {path}; {flagged} flagged", file=sys.stderr)
+    print(f"{len(reports)} players' evidence in {path} (rated players by id, unrated ones by seat); {flagged} "
+          "flagged", file=sys.stderr)
     return 1 if flagged else 0

@@ -238,6 +238,25 @@ def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[s
     return iter_jsonl(path, skip_torn_tail=skip_torn_tail)
 
 
+def records_since(path: Path, since: str) -> Iterator[dict[str, Any]]:
+    """The records of the journal at ``path`` from the first round opened at or after ``since`` (ISO 8601 UTC,
+    as the journal writes its times: compared as text), to the end: a store finds it by its index of round
+    ends; a JSON-lines file is read through, keeping the records timed at or after ``since``. Errors as
+    ``iter_records``."""
+    path = Path(path)
+    if not path.exists() or not is_store(path):
+        return (r for r in iter_records(path, skip_torn_tail=True) if str(r.get("time", "")) >= since)
+    db = _open_reader(path)
+    try:
+        (first,) = db.execute(f"SELECT min(seq) FROM records INDEXED BY round_ends WHERE {ROUND_ENDS} "
+                              "AND type = 'RoundOpened' AND time >= ?", (since,)).fetchone()
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    finally:
+        db.close()
+    return iter(()) if first is None else iter_store(path, after=first - 1)
+
+
 def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:
     """Every record of the journal at ``path`` as a list (``iter_records``); for tests and small copies: the
     service and the tools stream instead."""

@@ -57,12 +57,13 @@ FIGURES: tuple[str, ...] = ("round_no", "evidence_log10_hundredths", "first_roun
 
 @dataclass(frozen=True)
 class Alert:
-    """A seat's session plays as if the player saw a hole card (``controller.analysis.protect``): an input of the
+    """A player's play (at a seat, across breaks, moves and sessions) looks as if the player saw a hole card (``controller.analysis.protect``): an input of the
     round machine, journaled (kind ``event``) before it is applied and replayed after a restart.
 
     ``round_no``: the round whose close flagged it; ``seat``; ``card``: ``middle``, ``across`` or ``down`` (a
     kind of card, never a card); ``evidence_log10_hundredths``: log10 of the evidence x 100 (the journal keeps
-    integers only); ``first_round`` and ``rounds``: the session so far; ``share_percent``: the estimated share
+    integers only); ``first_round`` and ``rounds``: the evidence so far (the player's
+    rounds since ``first_round``); ``share_percent``: the estimated share
     of rounds in which the card is seen; ``loss``: the house's estimated loss in minor units by the par sheet's
     exposed-card values."""
 

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -25,6 +26,7 @@ from controller import __version__
 from controller.game.paytable import Jurisdiction
 from controller.game.table import TableConfig
 from controller.journal.check import JournalCheck
+from controller.journal.reader import records_since
 from controller.journal.recall import RoundRecord
 from controller.journal.record import JournalError
 from controller.journal.recovery import recover
@@ -223,14 +225,15 @@ class Service:
             self.close()
             raise
         self.machine = recovered.machine
-        self.protection = LiveProtection(jurisdiction, self._alert) if protect else None
+        history = partial(records_since, self.journal.path)
+        self.protection = LiveProtection(jurisdiction, self._alert, history=history) if protect else None
         if rating:
             self.rating = LiveRating(jurisdiction, self.events.put,
                                      on_sessions=self.control.publish_sessions if self.control else None)
         watch = Watch(config.table_id, Notifier(), self.metrics, started_at, on_ready=self._check_journal)
         self.controller = Controller(recovered, self.journal, self.drivers, self.events, started=started, watch=watch,
                                      on_round_closed=self._round_closed, rounds=rounds,
-                                     on_record=self._on_record if self.rating else (
+                                     on_record=self._on_record if self._workers() else (
                                          self.control.publish_record if self.control else None),
                                      on_view=self._on_view if self.floor or self.control or self.metrics else None,
                                      finish=self._stop_workers if self.protection or self.rating else None,
@@ -272,11 +275,12 @@ class Service:
 
     def _on_record(self, record: dict[str, Any]) -> None:
         """Each journal record as written (controller thread): to the control interface; a ``SeatRating`` to the
-        rating too, in order with the rounds (neither waits)."""
+        rating and the hole-card detector too, in order with the rounds (none waits)."""
         if self.control is not None:
             self.control.publish_record(record)
-        if self.rating is not None and record["type"] == "SeatRating":
-            self.rating.seat_rated(record["data"])
+        if record["type"] == "SeatRating":
+            for worker in self._workers():
+                worker.seat_rated(record["data"])
 
     def _on_view(self, view: dict[str, Any]) -> None:
         """The round's view after each commit, to the control interface and the floor (neither waits); the

@@ -6,9 +6,12 @@ The detector's math: ``controller.analysis.protect`` (NumPy); the rounds: ``cont
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from controller.analysis.protect import GAP, STEPS, Detector, RoundSeen, SessionReport
+from controller.analysis.protect import BREAK, GAP, MEMORY_S, STEPS, Detector, EvidenceReport, RoundSeen
 from controller.analysis.protect_tables import ProtectTables
 from controller.game.cards import DECK
 from controller.journal.reader import iter_records
@@ -46,10 +49,32 @@ def rounds_seen(rnd: RoundRecord, multiples: tuple[int, ...]) -> list[RoundSeen]
     return out
 
 
-def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP) -> list[SessionReport]:
-    """Every seat session of the journal at ``path`` (store or JSON lines), as the live detector would
-    have seen them round by round. Raises ``JournalError`` for a journal that cannot be read."""
-    detector = Detector(tables, gap)
-    for rnd in ended_rounds(iter_records(path, skip_torn_tail=True)):
-        detector.add(rounds_seen(rnd, tables.multiples))
+def read_into(detector: Detector, item: RoundRecord | dict[str, Any]) -> list[EvidenceReport]:
+    """Hand the detector one ended round (``RoundRecord``: its seats read by ``rounds_seen``, its end's time) or
+    one ``SeatRating``'s data (``Detector.rate``); returns the evidence newly flagged."""
+    if not isinstance(item, RoundRecord):
+        detector.rate(item["action"], item["seat"], item.get("player", ""))
+        return []
+    when = datetime.fromisoformat(item.times[-1]).timestamp() if item.times else None
+    return detector.add(rounds_seen(item, detector.tables.multiples), item.round_no, when)
+
+
+def replay(detector: Detector, records: Iterable[dict[str, Any]]) -> int:
+    """Read a stream of journal records into ``detector`` in order (rounds as they end, the dealer's rating
+    actions where they stand); returns the last round number read (0: none)."""
+    last = 0
+    for item in ended_rounds(records, also=("SeatRating",)):
+        read_into(detector, item)
+        if isinstance(item, RoundRecord):
+            last = max(last, item.round_no)
+    return last
+
+
+def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP, *, break_rounds: int = BREAK,
+                 memory_s: float = MEMORY_S) -> list[EvidenceReport]:
+    """Every player's evidence in the journal at ``path`` (store or JSON lines), as the live detector would
+    have seen it round by round (``Detector``'s options). Raises ``JournalError`` for a journal that cannot be
+    read."""
+    detector = Detector(tables, gap, break_rounds=break_rounds, memory_s=memory_s)
+    replay(detector, iter_records(path, skip_torn_tail=True))
     return detector.reports()

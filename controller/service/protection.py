@@ -20,7 +20,9 @@ from __future__ import annotations
 import collections
 import logging
 import queue
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
 from typing import Any
 
 from controller.game.paytable import Jurisdiction
@@ -44,27 +46,47 @@ class LiveProtection(RoundWorker):
     what = "hole-card detector"
 
     def __init__(self, jurisdiction: Jurisdiction, post: Callable[[Any], None], *, gap: int = 3,
-                 capacity: int = 64) -> None:
+                 capacity: int = 64, history: Callable[[str], Iterable[dict[str, Any]]] | None = None,
+                 now: Callable[[], float] = time.time) -> None:
         super().__init__("hole-card-detector", capacity)
         self.jurisdiction, self.post, self.gap = jurisdiction, post, gap
+        #: the journal's records since a time (ISO 8601 UTC): read at setup, so that the evidence of the rated
+        #: players of the last ``MEMORY_S`` survives a restart (``controller.journal.reader.records_since``)
+        self.history, self.now = history, now
+        #: the last round read from the history: a round handed over again after it was read there is not
+        #: counted twice
+        self.replayed = 0
         #: alerts raised and not yet handed over (one input per round read: ``_post_one``); the oldest set aside
         #: when full, logged (worker thread only)
         self.pending: collections.deque[Alert] = collections.deque(maxlen=MAX_PENDING)
 
     def setup(self) -> None:
-        """Load the detector and its tables (NumPy), on the worker thread."""
-        from controller.analysis.protect import Detector
+        """Load the detector and its tables (NumPy), on the worker thread; read the journal's last
+        ``MEMORY_S`` into it (no alert raised for what it read: those were raised when it was played)."""
+        from controller.analysis.protect import MEMORY_S, Detector
         from controller.analysis.protect_tables import ProtectTables
+        from controller.service.protect_journal import replay
 
-        self.detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap)
+        self.detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap, keep=256)
+        if self.history is not None:
+            since = datetime.fromtimestamp(self.now() - MEMORY_S, timezone.utc).isoformat(timespec="milliseconds")
+            started = time.monotonic()
+            self.replayed = replay(self.detector, self.history(since))
+            log.info("hole-card detector: the journal since %s read (through round %d) in %.1f s", since,
+                     self.replayed, time.monotonic() - started)
 
-    def read(self, record: RoundRecord) -> None:
-        """Add the round's seats to the evidence; queue an alert for each session newly flagged; hand the
-        controller one input for the round (``_post_one``)."""
-        from controller.service.protect_journal import rounds_seen
+    def read(self, record: RoundRecord | dict[str, Any]) -> None:
+        """Add the round's seats to the evidence (or apply a ``SeatRating``); queue an alert for each player's
+        evidence newly flagged; hand the controller one input for the round (``_post_one``)."""
+        from controller.service.protect_journal import read_into
 
-        flagged = self.detector.add(rounds_seen(record, self.detector.tables.multiples))
-        for report in flagged:
+        if not isinstance(record, RoundRecord):
+            read_into(self.detector, record)
+            return
+        if record.round_no <= self.replayed:
+            self._post_one(record.round_no)
+            return
+        for report in read_into(self.detector, record):
             alert = Alert(record.round_no, report.seat, report.card, round(100 * report.log10_evidence),
                           report.first, report.rounds, round(100 * report.share), report.loss)
             log.warning("hole-card alert: seat %d plays as if it saw the %s card (evidence 10^%.2f over %d "
@@ -75,9 +97,10 @@ class LiveProtection(RoundWorker):
             self.pending.append(alert)
         self._post_one(record.round_no)
 
-    def failed(self, record: RoundRecord) -> None:
+    def failed(self, record: RoundRecord | dict[str, Any]) -> None:
         """One input for a round that could not be read all the same (``_post_one``)."""
-        self._post_one(record.round_no)
+        if isinstance(record, RoundRecord):
+            self._post_one(record.round_no)
 
     def _post_one(self, round_no: int) -> None:
         """Exactly one input per round read: the oldest alert waiting, else ``DetectorChecked`` (why:

@@ -69,16 +69,6 @@ class LiveRating(RoundWorker):
         if self.on_sessions is not None:
             self.on_sessions(())  # ready: no session yet
 
-    def seat_rated(self, data: dict[str, Any]) -> None:
-        """Queue a journaled ``SeatRating``'s data (controller thread, in journal order with the rounds; never
-        waits). When the queue is full it is left out of the live figures, logged (the journal keeps it:
-        ``crisscross rating`` reads it)."""
-        try:
-            self.rounds.put_nowait(data)  # type: ignore[arg-type]  # a rating action in the rounds' order
-        except queue.Full:
-            log.error("rating busy: the %s of seat %s left out of the live figures", data.get("action"),
-                      data.get("seat"))
-
     def read(self, record: RoundRecord | dict[str, Any]) -> None:  # type: ignore[override]
         """Count a round in its seats' sessions, or apply a rating action (``SessionTracker.take``); hand in a
         ``SessionRated`` for each session that ended and, after a round, for each open one at a multiple of

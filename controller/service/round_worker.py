@@ -17,6 +17,7 @@ import abc
 import logging
 import queue
 import threading
+from typing import Any
 
 from controller.journal.recall import RoundRecord
 
@@ -30,7 +31,7 @@ class RoundWorker(abc.ABC):
     what = "worker"
 
     def __init__(self, name: str, capacity: int = 64) -> None:
-        self.rounds: queue.Queue[RoundRecord | None] = queue.Queue(capacity)
+        self.rounds: queue.Queue[RoundRecord | dict[str, Any] | None] = queue.Queue(capacity)
         self.left_out = 0
         #: set once ``setup`` returned or failed: the worker's heavy start (imports, compiled code, tables) is over
         self.ready = threading.Event()
@@ -59,14 +60,23 @@ class RoundWorker(abc.ABC):
             self.left_out += 1
             log.warning("%s busy: round %d left out (%d so far)", self.what, record.round_no, self.left_out)
 
+    def seat_rated(self, data: dict[str, Any]) -> None:
+        """Queue a journaled ``SeatRating``'s data (controller thread, in journal order with the rounds; never
+        waits): ``read`` gets it between the rounds. When the queue is full it is left out, logged (the journal
+        keeps it: the offline commands read it)."""
+        try:
+            self.rounds.put_nowait(data)  # type: ignore[arg-type]  # a rating action in the rounds' order
+        except queue.Full:
+            log.error("%s busy: the %s of seat %s left out", self.what, data.get("action"), data.get("seat"))
+
     def setup(self) -> None:
         """Build what ``read`` needs, on the worker thread (raises when it cannot: the worker then reads nothing)."""
 
     @abc.abstractmethod
-    def read(self, record: RoundRecord) -> None:
-        """Read one closed round, on the worker thread."""
+    def read(self, record: RoundRecord | dict[str, Any]) -> None:
+        """Read one closed round, or a ``SeatRating``'s data (``seat_rated``), on the worker thread."""
 
-    def failed(self, record: RoundRecord) -> None:
+    def failed(self, record: RoundRecord | dict[str, Any]) -> None:
         """After ``read`` raised for ``record`` (logged already): what the worker still owes for it (nothing)."""
 
     def _work(self) -> None:
@@ -83,5 +93,6 @@ class RoundWorker(abc.ABC):
             try:
                 self.read(record)
             except Exception:  # noqa: BLE001 - one unreadable round must not end the worker
-                log.exception("%s: round %d left out", self.what, record.round_no)
+                log.exception("%s: %s left out", self.what, f"round {record.round_no}" if isinstance(
+                    record, RoundRecord) else f"the {record.get('action')} of seat {record.get('seat')}")
                 self.failed(record)

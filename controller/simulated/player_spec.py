@@ -11,30 +11,50 @@ STRATEGIES = ("optimal", "never_fold", "always_1x", "pair_3x", "erring")
 HOLE_CARDS = ("middle", "across", "down")
 
 
+#: Rounds a hole-carder with ``breaks`` sits out at each break (more than the sessions' gap of 3: each break
+#: ends the seat's session, as the evasion it stands for does).
+BREAK_ROUNDS = 3
+
+
 @dataclass(frozen=True)
 class PlayerSpec:
     """One seat's simulated player: ``kind`` a strategy of ``STRATEGIES`` or a hole card of ``HOLE_CARDS``;
-    ``probability`` the error rate of ``erring`` or the chance a hole-carder sees its card in a round."""
+    ``probability`` the error rate of ``erring`` or the chance a hole-carder sees its card in a round. A
+    hole-carder with ``breaks`` N sits out ``BREAK_ROUNDS`` rounds after every N rounds it played, and with
+    ``moves`` comes back at another seat (``controller.simulated.roaming``); the simulated dealer rates it
+    (``player``) unless ``rated`` is False."""
 
     seat: int
     kind: str
     probability: float = 1.0
+    breaks: int = 0
+    moves: bool = False
+    rated: bool = True
 
     @property
     def hole_carder(self) -> bool:
         """True for a hole-carder, False for an honest strategy."""
         return self.kind in HOLE_CARDS
 
+    @property
+    def player(self) -> str:
+        """The id on the card a hole-carder hands the dealer (the simulated dealer rates it)."""
+        return f"SIM-HC-{self.seat}"
+
 
 def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
     """``SEAT:NAME[:P]`` (``--player-strategy``: NAME a strategy, P the error rate of ``erring``;
-    ``--hole-carder``: NAME middle, across or down, P the probability of seeing the card, default 1).
-    Raises ``ValueError`` naming what is wrong."""
+    ``--hole-carder``: NAME middle, across or down, P the probability of seeing the card, default 1, then
+    optionally ``:breaks=N``, ``:moves`` and ``:unrated``, the player the dealer does not rate). Raises ``ValueError`` naming what is wrong."""
     option = "--hole-carder" if hole_carder else "--player-strategy"
     names = HOLE_CARDS if hole_carder else STRATEGIES
+    usage = f"SEAT:{'|'.join(names)}[:P]" + ("[:breaks=N][:moves][:unrated]" if hole_carder else "")
     parts = text.split(":")
+    extras = [part for part in parts[2:] if part in ("moves", "unrated") or part.startswith("breaks=")] \
+        if hole_carder else []
+    parts = [part for part in parts if part not in extras]
     if len(parts) not in (2, 3) or not parts[0].isdigit():
-        raise ValueError(f"{option} {text!r}: expected SEAT:{'|'.join(names)}[:P]")
+        raise ValueError(f"{option} {text!r}: expected {usage}")
     if parts[1] not in names:
         raise ValueError(f"{option} {text!r}: {parts[1]!r} is not one of {', '.join(names)}")
     try:
@@ -43,4 +63,14 @@ def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
         raise ValueError(f"{option} {text!r}: {parts[2]!r} is not a probability") from None
     if not 0.0 <= probability <= 1.0:
         raise ValueError(f"{option} {text!r}: probability {probability} is not from 0 to 1")
-    return PlayerSpec(int(parts[0]), parts[1], probability)
+    breaks = 0
+    for extra in extras:
+        if extra.startswith("breaks="):
+            count = extra.removeprefix("breaks=")
+            if not count.isdigit() or int(count) < 1:
+                raise ValueError(f"{option} {text!r}: breaks={count!r}: expected a whole number of rounds, at least 1")
+            breaks = int(count)
+    moves = "moves" in extras
+    if moves and not breaks:
+        raise ValueError(f"{option} {text!r}: moves needs breaks=N (it moves at each break)")
+    return PlayerSpec(int(parts[0]), parts[1], probability, breaks, moves, "unrated" not in extras)

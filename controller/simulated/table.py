@@ -52,6 +52,7 @@ from controller.game.settlement import Community, settle_seat
 from controller.game.table import Limits, TableConfig
 from controller.round.inputs import SUPERVISOR_ACTIONS, SeatRating
 from controller.simulated.manual import ManualDealing, RoundOver, unmarked
+from controller.simulated.roaming import Roamer, roamers
 from controller.simulated.seating import Seating
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator
@@ -102,8 +103,10 @@ class SimulatedTable(ManualDealing):
                  manual_rounds: tuple[int, int | None] | None = None,
                  on_shoe_down: Callable[[], None] | None = None, on_shoe_back: Callable[[], None] | None = None,
                  reader: ReaderSimulator | None = None, pace: float = 0.0, sessions: int = 0,
-                 post: Callable[[Any], None] | None = None) -> None:
+                 post: Callable[[Any], None] | None = None, roamers: Sequence[Roamer] = ()) -> None:
         self.shoe, self.sensors, self.panel = shoe, sensors, panel
+        #: hole-carders who take breaks and move (``controller.simulated.roaming``), their players in ``players``
+        self.roamers = tuple(roamers)
         #: seconds the dealer leaves between its presses (``--pace``; ``_dealer_press``), 0: as fast as it can
         self.pace = pace
         self._pressed_at: float | None = None  # when the dealer saw its last press take effect (monotonic seconds)
@@ -175,7 +178,8 @@ class SimulatedTable(ManualDealing):
                    bonus_limits=config.bonus_limits, strategy=OptimalStrategy(jurisdiction), mistakes=mistakes,
                    seed=seed, rounds=rounds, on_failure=on_failure, void_rate=void_rate, jurisdiction=jurisdiction,
                    winning_spot=config.payout.winning_spot, payout_errors=payout_errors, players=seated,
-                   manual=manual, reader=sims.get("reader"), pace=pace, sessions=sessions, post=post)
+                   manual=manual, reader=sims.get("reader"), pace=pace, sessions=sessions, post=post,
+                   roamers=roamers(players, config.seats))
 
     def start(self) -> None:
         """Start the dealer's and the supervisor's threads."""
@@ -433,7 +437,10 @@ class SimulatedTable(ManualDealing):
         antes: dict[int, int] = {}
         bonus_seats: set[int] = set()
         seated = self._seated()
+        away = self._roam()
         for seat in self.seats:
+            if seat in away:
+                continue  # a roaming hole-carder's break, or the seat kept free for its moves
             if seat not in seated if seated is not None else self.rng.random() < 0.1:
                 continue  # this seat sits the round out
             ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
@@ -504,10 +511,31 @@ class SimulatedTable(ManualDealing):
                 self.players[before] = moved
             if self.players[after] is None:
                 del self.players[after]
+        self._rate(actions)
+        return self.seating.playing()
+
+    def _roam(self) -> set[int]:
+        """The roaming hole-carders' next round (``controller.simulated.roaming``): each one's move (its player
+        goes with it) and the dealer's rating of it handed in; returns the seats nobody plays this round (a break,
+        and the seat kept free for a move)."""
+        away: set[int] = set()
+        for roamer in self.roamers:
+            actions, plays, move = roamer.next_round()
+            if move is not None:
+                before, after = move
+                self.players[after] = self.players.pop(before)
+            self._rate(actions)
+            if not plays:
+                away.add(roamer.seat)
+            if roamer.free is not None:
+                away.add(roamer.free)
+        return away
+
+    def _rate(self, actions: Sequence[tuple[str, int, str]]) -> None:
+        """Hand the dealer's rating actions ``(action, seat, player)`` in, as ``POST /sessions`` does."""
         for action, seat, player in actions:
             if self.post is not None:
                 self.post(SeatRating(action, seat, player, "SIM-DEALER", "dealer"))
-        return self.seating.playing()
 
     def _finish(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
                 cross: Sequence[str]) -> bool:
