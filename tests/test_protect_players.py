@@ -166,6 +166,8 @@ def test_the_break_an_unrated_seat_keeps_is_at_least_the_gap(tables):
     ("2:middle:breaks=10", PlayerSpec(2, "middle", 1.0, 10, False, True)),
     ("2:across:0.5:breaks=20:moves", PlayerSpec(2, "across", 0.5, 20, True, True)),
     ("4:down:breaks=5:moves:unrated", PlayerSpec(4, "down", 1.0, 5, True, False)),
+    ("3:across:0.5:pairs", PlayerSpec(3, "across", 0.5, style="pairs")),
+    ("3:middle:rule:breaks=7", PlayerSpec(3, "middle", breaks=7, style="rule")),
 ])
 def test_the_hole_carder_option_takes_breaks_moves_and_unrated(text, spec):
     assert player_spec.parse_spec(text, True) == spec

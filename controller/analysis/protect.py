@@ -12,12 +12,14 @@ the across decision) the detector computes
 
     e_h = L_h(the card actually dealt) / mean of L_h over the cards the player could not see,
 
-where ``L_h(c)`` is the probability of the decisions taken by a player who knows ``c`` and plays the best
-decisions knowing it (``protect_tables``), erring with probability ``ERROR`` (the decision then uniform). For
-an outside card ``L`` is averaged over the line's two cards. Under honest play ``e_h`` has expectation exactly
+where ``L_h(c)`` is the probability of the decisions taken by a player who knows ``c`` and uses it in one of
+the styles of ``protect_models`` (``best``: the best decisions knowing it, from ``protect_tables``; ``pairs``:
+the optimal honest play but the largest bet when the card pairs one of the player's own; ``rule``: the
+``pair_3x`` rule counting the card as shown), erring with probability ``ERROR`` (the decision then uniform): one
+``e_h`` per style and card. For an outside card ``L`` is averaged over the line's two cards. Under honest play ``e_h`` has expectation exactly
 1 whatever the strategy (the ratio's numerator is one uniform draw of its denominator's average), so over a
-player's rounds the products ``prod (1 - pi + pi e_h)`` for each ``h`` and each ``pi`` of ``FRACTIONS`` (the
-share of rounds in which the card is seen) are nonnegative martingales of mean 1, and so is their average, the
+player's rounds the products ``prod (1 - pi + pi e_h)`` for each style and ``h`` and each ``pi`` of
+``FRACTIONS`` (the share of rounds in which the card is seen) are nonnegative martingales of mean 1, and so is their average, the
 player's evidence ``E``. By Ville's inequality an honest player's evidence ever reaches ``E >= 1 / alpha`` with
 probability at most ``alpha``: the detector flags a seat at ``E >= 1 / ALPHA`` (``ALPHA`` = 10**-4), an exact
 bound for evidence of any length. The card it points at is the ``h`` of the largest martingale, and the money
@@ -54,14 +56,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from controller.analysis.protect_models import DECISIONS, HOLE_CARDS, STEPS, STYLES, optimal, predicted
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
 from controller.game.money import money
 from controller.game.sessions import GAP, session_ended
 
 log = logging.getLogger(__name__)
 
-HYPOTHESES = ("middle", "across", "down")
-STEPS = ("across", "down", "middle")
+HYPOTHESES = HOLE_CARDS
 FRACTIONS = (1.0, 0.5, 0.25)
 ERROR = 0.01
 ALPHA = 1e-4
@@ -87,7 +89,8 @@ def evidence(t: ProtectTables, hole: np.ndarray, cross: np.ndarray, decisions: n
     """The e-values of N rounds of one seat each: ``hole`` ``(N, 2)``, ``cross`` ``(N, 5)`` (across, across,
     down, down, middle; card indexes), ``decisions`` ``(N, 3)`` (across, down, middle: the multiple, 0 for a
     fold, -1 when not reached), ``others`` ``(N, 52)`` bool (the other seats' cards of the round). Returns
-    ``(N, 3)``, one column per ``HYPOTHESES``: each of mean exactly 1 under honest play (module docstring)."""
+    ``(N, len(STYLES) * 3)``, one column per style and card (``STYLES`` x ``HYPOTHESES``, the style's columns
+    together): each of mean exactly 1 under honest play (module docstring)."""
     n = len(hole)
     rows = np.arange(n)[:, None]
     cid, rest = t.locate(hole)
@@ -119,19 +122,33 @@ def evidence(t: ProtectTables, hole: np.ndarray, cross: np.ndarray, decisions: n
     e_across = ratio(_likelihood(t.acr_x[cid2, rest], a1, k, error), across, hidden1)
     d2 = _likelihood(t.dwn_y[cid2, xi, pair, rest], np.where(a1 > 0, a2, -1), k, error)
     e_down = ratio(_likelihood(t.dwn_x[cid2, rest], a1, k, error) * d2, down, hidden2)
-    out = np.stack([e_middle, e_across, e_down], 1)
+    columns = [e_middle, e_across, e_down]
+    # the other styles (protect_models): a decision is the style's for the card, or any with probability error
+    reached = np.stack([act[:, 0] >= 0, (act[:, 0] > 0) & (act[:, 1] >= 0),
+                        (act[:, 0] > 0) & (act[:, 1] > 0) & (act[:, 2] >= 0)], 1)
+    honest = [optimal(t, step, hole, across, down, x, y) for step in STEPS]
+    truth = {"middle": (middle[:, None], hidden3), "across": (across, hidden1), "down": (down, hidden2)}
+    for style in STYLES[1:]:
+        for h in HYPOTHESES:
+            lik = np.ones((n, 52))
+            for step in DECISIONS[style][h]:
+                match = predicted(style, t, step, hole, across, down, honest[step], deck) == decisions[:, step, None]
+                lik *= np.where(reached[:, step, None], (1 - error) * match + error / k, 1.0)
+            columns.append(ratio(lik, *truth[h]))
+    out = np.stack(columns, 1)
     return np.where(a1 < 0, 1.0, out)  # no decision recorded: no evidence
 
 
 class Wealth:
-    """The log of every martingale of N sessions side by side: ``log[N, hypothesis, fraction]``."""
+    """The log of every martingale of N players side by side: ``log[N, style x card, fraction]``."""
 
     def __init__(self, n: int) -> None:
-        self.log = np.zeros((n, len(HYPOTHESES), len(FRACTIONS)))
+        self.log = np.zeros((n, len(STYLES) * len(HYPOTHESES), len(FRACTIONS)))
         self._pi = np.array(FRACTIONS)
 
     def add(self, e: np.ndarray, where: np.ndarray | None = None) -> None:
-        """Multiply in one round's e-values ``e`` ``(N, 3)`` (only rows where ``where`` is True)."""
+        """Multiply in one round's e-values ``e`` ``(N, len(STYLES) * 3)`` (``evidence``; only rows where
+        ``where`` is True)."""
         step = np.log1p(self._pi * (e[:, :, None] - 1))
         self.log += step if where is None else step * where[:, None, None]
 
@@ -148,9 +165,13 @@ class Wealth:
         return self.log10_evidence >= -math.log10(ALPHA)
 
     def pointed(self) -> tuple[np.ndarray, np.ndarray]:
-        """The hypothesis index and the share ``pi`` of each session's largest martingale."""
+        """The card (index into ``HYPOTHESES``) and the share ``pi`` of each player's largest martingale."""
         flat = self.log.reshape(len(self.log), -1).argmax(1)
-        return flat // len(FRACTIONS), self._pi[flat % len(FRACTIONS)]
+        return flat // len(FRACTIONS) % len(HYPOTHESES), self._pi[flat % len(FRACTIONS)]
+
+    def pointed_style(self) -> np.ndarray:
+        """The style (index into ``STYLES``) of each player's largest martingale."""
+        return self.log.reshape(len(self.log), -1).argmax(1) // len(FRACTIONS) // len(HYPOTHESES)
 
 
 @dataclass

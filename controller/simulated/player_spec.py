@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from controller.analysis.protect_names import HOLE_CARDS, STYLES
+
 STRATEGIES = ("optimal", "never_fold", "always_1x", "pair_3x", "erring")
-HOLE_CARDS = ("middle", "across", "down")
 
 
 #: Rounds a hole-carder with ``breaks`` sits out at each break (more than the sessions' gap of 3: each break
@@ -22,7 +23,8 @@ class PlayerSpec:
     ``probability`` the error rate of ``erring`` or the chance a hole-carder sees its card in a round. A
     hole-carder with ``breaks`` N sits out ``BREAK_ROUNDS`` rounds after every N rounds it played, and with
     ``moves`` comes back at another seat (``controller.simulated.roaming``); the simulated dealer rates it
-    (``player``) unless ``rated`` is False."""
+    (``player``) unless ``rated`` is False. ``style``: how a hole-carder uses its card (``STYLES``:
+    ``controller.analysis.protect_models``)."""
 
     seat: int
     kind: str
@@ -30,6 +32,7 @@ class PlayerSpec:
     breaks: int = 0
     moves: bool = False
     rated: bool = True
+    style: str = "best"
 
     @property
     def hole_carder(self) -> bool:
@@ -45,12 +48,13 @@ class PlayerSpec:
 def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
     """``SEAT:NAME[:P]`` (``--player-strategy``: NAME a strategy, P the error rate of ``erring``;
     ``--hole-carder``: NAME middle, across or down, P the probability of seeing the card, default 1, then
-    optionally ``:breaks=N``, ``:moves`` and ``:unrated``, the player the dealer does not rate). Raises ``ValueError`` naming what is wrong."""
+    optionally the style ``:best`` (the default), ``:pairs`` or ``:rule``, ``:breaks=N``, ``:moves`` and
+    ``:unrated``, the player the dealer does not rate). Raises ``ValueError`` naming what is wrong."""
     option = "--hole-carder" if hole_carder else "--player-strategy"
     names = HOLE_CARDS if hole_carder else STRATEGIES
-    usage = f"SEAT:{'|'.join(names)}[:P]" + ("[:breaks=N][:moves][:unrated]" if hole_carder else "")
+    usage = f"SEAT:{'|'.join(names)}[:P]" + (f"[:{'|'.join(STYLES)}][:breaks=N][:moves][:unrated]" if hole_carder else "")
     parts = text.split(":")
-    extras = [part for part in parts[2:] if part in ("moves", "unrated") or part.startswith("breaks=")] \
+    extras = [part for part in parts[2:] if part in ("moves", "unrated", *STYLES) or part.startswith("breaks=")] \
         if hole_carder else []
     parts = [part for part in parts if part not in extras]
     if len(parts) not in (2, 3) or not parts[0].isdigit():
@@ -73,4 +77,8 @@ def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
     moves = "moves" in extras
     if moves and not breaks:
         raise ValueError(f"{option} {text!r}: moves needs breaks=N (it moves at each break)")
-    return PlayerSpec(int(parts[0]), parts[1], probability, breaks, moves, "unrated" not in extras)
+    styles = [extra for extra in extras if extra in STYLES]
+    if len(styles) > 1:
+        raise ValueError(f"{option} {text!r}: one style of {', '.join(STYLES)}, not {', '.join(styles)}")
+    return PlayerSpec(int(parts[0]), parts[1], probability, breaks, moves, "unrated" not in extras,
+                      styles[0] if styles else "best")

@@ -19,8 +19,9 @@ Honest strategies (``STRATEGIES``) look only at the player's cards and the cards
 
 A hole-carder (``HOLE_CARDS``: ``middle``, ``across``, ``down``) sees, in each round with probability ``p``,
 the middle card, one of the two across outside cards or one of the two down outside cards (either, at
-random) before the across decision, and then plays the best decisions knowing it (the smallest best bet;
-fold only when folding alone is best); in the other rounds it plays the optimal strategy.
+random) before the across decision, and uses it in its style (``controller.analysis.protect_models``): ``best``
+plays the best decisions knowing it (the smallest best bet; fold only when folding alone is best), ``pairs``
+and ``rule`` bet the most when it pairs; in the other rounds it plays as when the card tells it nothing.
 """
 
 from __future__ import annotations
@@ -28,37 +29,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 import numpy as np
 
+from controller.analysis.protect_models import DECISIONS, STEPS, honest_of, optimal, paired, predicted, shown
 from controller.analysis.protect_tables import ProtectTables, chosen, pair_index
 from controller.game.cards import DECK
 from controller.simulated.player_spec import HOLE_CARDS, STRATEGIES, PlayerSpec
 
-STEPS = ("across", "down", "middle")
 _INDEX = {card: i for i, card in enumerate(DECK)}
-
-
-def optimal(t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
-            x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The par sheet's decision at ``step`` (``across``, ``down``, ``middle``); ``across``/``down`` are read
-    only once turned, ``x``/``y`` are the across and down multiples already bet."""
-    cid, rest = t.locate(hole)
-    if step == "across":
-        return t.hon_x[cid].astype(np.int64)
-    rows = np.arange(len(hole))
-    if step == "down":
-        pair = pair_index(rest[rows, across[:, 0]], rest[rows, across[:, 1]])
-        return t.hon_y[cid, t.multiple_index(x), pair].astype(np.int64)
-    seen = np.zeros((len(hole), 52), dtype=bool)
-    for cards in (hole, across, down):
-        seen[rows[:, None], cards] = True
-    middle = np.broadcast_to(np.arange(52), seen.shape)
-    k_a = np.where(seen, 0, t.lines_through(np.concatenate([hole, across], 1), middle))
-    k_d = np.where(seen, 0, t.lines_through(np.concatenate([hole, down], 1), middle))
-    unseen = ~seen
-    base = ((t.ante[k_a] + t.ante[k_d] + x[:, None] * t.bet[k_a] + y[:, None] * t.bet[k_d]) * unseen).sum(1)
-    mid = (t.bet[np.maximum(k_a, k_d)] * unseen).sum(1)
-    z = np.where(mid > 0, t.multiples[-1], t.multiples[0])
-    fold = -(2 + x + y) * unseen.sum(1)
-    return np.where(fold > base + z * mid, 0, z)
 
 
 def honest(name: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
@@ -73,10 +49,7 @@ def honest(name: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.
     if name == "never_fold":
         return np.where(best == 0, t.multiples[0], best)
     if name == "pair_3x":
-        shown = {"across": hole, "down": np.concatenate([hole, across], 1),
-                 "middle": np.concatenate([hole, across, down], 1)}[step] % 13
-        paired = (np.sort(shown, 1)[:, 1:] == np.sort(shown, 1)[:, :-1]).any(1)
-        return np.where(paired, t.multiples[-1], best)
+        return np.where(paired(shown(STEPS.index(step), hole, across, down)), t.multiples[-1], best)
     if name == "erring":
         random_pick = rng.choice(t.actions, size=n)
         return np.where(rng.random(n) < rate, random_pick, best)
@@ -84,10 +57,19 @@ def honest(name: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.
 
 
 def hole_carder(kind: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
-                middle: np.ndarray, seen: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+                middle: np.ndarray, seen: np.ndarray, x: np.ndarray, y: np.ndarray, style: str = "best") -> np.ndarray:
     """The decision of a player who saw card ``seen`` ``(N,)`` of kind ``kind`` before the across decision
-    (``middle``, ``across``, ``down``); -1 in ``seen`` marks a round in which it saw nothing (it then plays
-    the optimal strategy)."""
+    (``middle``, ``across``, ``down``) and uses it in ``style`` (``controller.analysis.protect_models``); -1 in
+    ``seen`` marks a round in which it saw nothing (it then plays as when the card tells it nothing)."""
+    if kind not in HOLE_CARDS:
+        raise ValueError(f"unknown hole card {kind!r}: expected one of {', '.join(HOLE_CARDS)}")
+    if style != "best":
+        honest_play = honest_of(style, t, STEPS.index(step), hole, across, down, x, y)
+        if STEPS.index(step) not in DECISIONS[style][kind]:
+            return honest_play
+        best = optimal(t, step, hole, across, down, x, y)
+        pred = predicted(style, t, STEPS.index(step), hole, across, down, best, np.maximum(seen, 0)[:, None])[:, 0]
+        return np.where(seen >= 0, pred, honest_play)
     best = optimal(t, step, hole, across, down, x, y)
     rows = np.arange(len(hole))
     cid, rest = t.locate(hole)
@@ -106,10 +88,8 @@ def hole_carder(kind: str, t: ProtectTables, step: str, hole: np.ndarray, across
         mask = t.dwn_x[cid, card]
     elif kind == "down" and step == "down":
         mask = t.dwn_y[cid, xi, pair_index(rest[rows, across[:, 0]], rest[rows, across[:, 1]]), card]
-    elif kind in HOLE_CARDS:
-        return best  # the card seen is turned now: nothing more to gain
     else:
-        raise ValueError(f"unknown hole card {kind!r}: expected one of {', '.join(HOLE_CARDS)}")
+        return best  # the card seen is turned now: nothing more to gain
     return np.where(seen >= 0, chosen(mask, t.actions), best)
 
 
@@ -146,4 +126,4 @@ class SeatPlayer:
             seen = seen_cards(self.spec.kind, a, d, m, self.spec.probability, self.rng)
             self._round = (tuple(cross), int(seen[0]))
         seen = np.array([self._round[1]])
-        return int(hole_carder(self.spec.kind, self.tables, step, h, a, d, m, seen, x, y)[0])
+        return int(hole_carder(self.spec.kind, self.tables, step, h, a, d, m, seen, x, y, self.spec.style)[0])
