@@ -33,17 +33,9 @@ def tables() -> ProtectTables:
 
 def middle_carder_rounds(tables: ProtectTables, n: int, seed: int) -> list[tuple[tuple[int, ...], ...]]:
     """``n`` rounds of a middle-card hole-carder: ``(hole, cross, decisions)`` each, cards as indexes."""
-    rng = np.random.default_rng(seed)
-    deal = np.argsort(rng.random((n, 52)), axis=1)[:, :9]
-    hole, across, down, middle = deal[:, 0:2], deal[:, 2:4], deal[:, 4:6], deal[:, 6]
-    bets = np.full((n, 3), -1)
-    x = y = np.zeros(n, dtype=np.int64)
-    going = np.ones(n, dtype=bool)
-    for i, step in enumerate(players.STEPS):
-        choice = players.hole_carder("middle", tables, step, hole, across, down, middle, middle, x, y)
-        bets[:, i] = np.where(going, choice, -1)
-        going &= choice > 0
-        x, y = (choice if i == 0 else x), (choice if i == 1 else y)
+    hole, across, down, middle = players.deal(np.random.default_rng(seed), n)
+    bets = players.play_decisions(lambda step, x, y: players.hole_carder(
+        "middle", tables, step, hole, across, down, middle, middle, x, y), n)
     cross = np.concatenate([across, down, middle[:, None]], 1)
     return [(tuple(hole[i]), tuple(cross[i]), tuple(bets[i])) for i in range(n)]
 

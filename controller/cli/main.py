@@ -114,11 +114,13 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --simulate: the dealer leaves this long between its presses (human: "
                           f"{HUMAN_PACE:g} s), so a person can follow the table on the screen (default 0)")
     run.add_argument("--player-strategy", action="append", default=[], metavar="SEAT:NAME[:P]",
-                     help="with --simulate: the seat plays optimal, never_fold, always_1x, pair_3x or erring:P")
+                     help="with --simulate: the seat plays optimal, never_fold, always_1x, pair_3x, "
+                          "across_fold_rule, card or erring:P")
     run.add_argument("--hole-carder", action="append", default=[],
-                     metavar="SEAT:CARD[:P][:breaks=N][:moves][:unrated]",
+                     metavar="SEAT:CARD[:P][:STYLE][:breaks=N][:moves][:unrated]",
                      help="with --simulate: the seat sees the middle, an across or a down outside card early "
-                          "(in a round with probability P, default 1); breaks=N: sits out 3 rounds after every N "
+                          "(in a round with probability P, default 1) and uses it in STYLE best (default), pairs "
+                          "or rule; breaks=N: sits out 3 rounds after every N "
                           "played; moves: comes back at another seat; unrated: the dealer does not rate it")
     run.add_argument("--protect", action="store_true",
                      help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")

@@ -3,7 +3,7 @@ that ``crisscross`` parses its arguments without the analysis extra.
 
     crisscross protect [--journal PATH] [--config PATH] [--gap N] [--break N] [--memory-hours H] [--all]
     crisscross protect --measure [--seed S] [--honest-sessions N] [--cheat-sessions N] [--rounds N]
-                                 [--max-rounds N] [--workers N]
+                                 [--max-rounds N] [--bound-deals N] [--workers N]
 
 The first reads a journal (a store or JSON lines) and prints, for each player (a rated player by id, across
 breaks, seat moves and sessions; an unrated one by seat, across breaks of up to ``--break`` rounds), the
@@ -40,10 +40,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
     protect.add_argument("--honest-sessions", type=count, default=10_000,
                          help="--measure: sessions of each honest strategy (default 10000)")
     protect.add_argument("--cheat-sessions", type=count, default=1_000,
-                         help="--measure: sessions of each kind of hole-carder (default 1000)")
+                         help="--measure: hole-carders of each card, style and setting (default 1000)")
     protect.add_argument("--rounds", type=count, default=100, help="--measure: rounds of an honest session (default 100)")
     protect.add_argument("--max-rounds", type=count, default=400,
                          help="--measure: rounds after which a hole-carder not flagged counts as never (default 400)")
+    protect.add_argument("--bound-deals", type=count, default=20_000,
+                         help="--measure: random deals over which each bound is averaged (default 20000)")
     protect.add_argument("--workers", type=count, default=None,
                          help="processes that build the tables the first time (default: one per CPU)")
 

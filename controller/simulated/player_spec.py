@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from controller.analysis.protect_names import HOLE_CARDS, STYLES
 
-STRATEGIES = ("optimal", "never_fold", "always_1x", "pair_3x", "erring")
+STRATEGIES = ("optimal", "never_fold", "always_1x", "pair_3x", "erring", "across_fold_rule", "card")
 
 
 #: Rounds a hole-carder with ``breaks`` sits out at each break (more than the sessions' gap of 3: each break

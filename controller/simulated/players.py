@@ -15,7 +15,9 @@ Honest strategies (``STRATEGIES``) look only at the player's cards and the cards
 - ``pair_3x``: 3x (the largest multiple) whenever the player's cards and the cards turned hold a pair, else
   the optimal decision;
 - ``erring:P``: the optimal decision, but with probability P (0 to 1) one drawn at random among fold and the
-  bets.
+  bets;
+- ``across_fold_rule`` and ``card``: the rule-based strategies of ``controller.analysis.simplified`` (the
+  published across fold rule, 1x elsewhere; the short strategy card ``CARD``).
 
 A hole-carder (``HOLE_CARDS``: ``middle``, ``across``, ``down``) sees, in each round with probability ``p``,
 the middle card, one of the two across outside cards or one of the two down outside cards (either, at
@@ -26,7 +28,7 @@ and ``rule`` bet the most when it pairs; in the other rounds it plays as when th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import numpy as np
 
 from controller.analysis.protect_models import DECISIONS, STEPS, honest_of, optimal, paired, predicted, shown
@@ -35,6 +37,26 @@ from controller.game.cards import DECK
 from controller.simulated.player_spec import HOLE_CARDS, STRATEGIES, PlayerSpec
 
 _INDEX = {card: i for i, card in enumerate(DECK)}
+
+
+def deal(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` rounds dealt from fresh shuffled decks: ``(hole (N, 2), across (N, 2), down (N, 2), middle (N,))``."""
+    cards = np.argsort(rng.random((n, 52)), axis=1)[:, :7]
+    return cards[:, 0:2], cards[:, 2:4], cards[:, 4:6], cards[:, 6]
+
+
+def play_decisions(decide: Callable[[str, np.ndarray, np.ndarray], np.ndarray], n: int) -> np.ndarray:
+    """The three decisions of ``n`` rounds, ``decide(step, x, y)`` giving each step's multiples (0: fold) from
+    the across and down multiples bet so far: ``(N, 3)``, -1 for a decision not reached after a fold."""
+    bets = np.full((n, 3), -1)
+    x = y = np.zeros(n, dtype=np.int64)
+    going = np.ones(n, dtype=bool)
+    for i, step in enumerate(STEPS):
+        choice = decide(step, x, y)
+        bets[:, i] = np.where(going, choice, -1)
+        going &= choice > 0
+        x, y = (choice if i == 0 else x), (choice if i == 1 else y)
+    return bets
 
 
 def honest(name: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,
@@ -53,7 +75,37 @@ def honest(name: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.
     if name == "erring":
         random_pick = rng.choice(t.actions, size=n)
         return np.where(rng.random(n) < rate, random_pick, best)
+    if name in ("across_fold_rule", "card"):
+        return _simplified(name, t, STEPS.index(step), hole, across, down)
     raise ValueError(f"unknown strategy {name!r}: expected one of {', '.join(STRATEGIES)}")
+
+
+def _simplified(name: str, t: ProtectTables, step: int, hole: np.ndarray, across: np.ndarray,
+                down: np.ndarray) -> np.ndarray:
+    """``across_fold_rule`` and ``card`` as ``controller.analysis.simplified`` states them (``CARD``)."""
+    one, three = t.multiples[0], t.multiples[-1]
+    ranks = hole % 13
+    pair_in_hand = ranks[:, 0] == ranks[:, 1]
+    weak = (hole[:, 0] // 13 != hole[:, 1] // 13) & ~pair_in_hand & (ranks.max(1) <= 3)  # unsuited, 5-high or lower
+    if step == 0:
+        bet = np.where(pair_in_hand, three, one) if name == "card" else np.full(len(hole), one)
+        return np.where(weak, 0, bet)
+    if name == "across_fold_rule" or step == 1:
+        return np.where(pair_in_hand, three, one) if name == "card" else np.full(len(hole), one)
+    return np.where(_strong_line(np.concatenate([hole, across], 1)) | _strong_line(np.concatenate([hole, down], 1)),
+                    three, one)
+
+
+def _strong_line(cards: np.ndarray) -> np.ndarray:
+    """A line's four known cards ``(N, 4)`` show a pair of 6s or better (two pair, three or four of a kind
+    included) or four to a flush (``controller.analysis.simplified``, ``CARD``'s middle rule)."""
+    counts = np.zeros((len(cards), 13), dtype=np.int64)
+    for i in range(cards.shape[1]):
+        counts[np.arange(len(cards)), cards[:, i] % 13] += 1
+    high_pair = (counts[:, 4:] >= 2).any(1)  # 6s (index 4) and up
+    more = ((counts >= 2).sum(1) >= 2) | (counts >= 3).any(1)
+    flush = (cards // 13 == cards[:, :1] // 13).all(1)
+    return high_pair | more | flush
 
 
 def hole_carder(kind: str, t: ProtectTables, step: str, hole: np.ndarray, across: np.ndarray, down: np.ndarray,

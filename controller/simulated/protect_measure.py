@@ -1,12 +1,17 @@
 """The detector's power and false alarms, measured on simulated play (``crisscross protect --measure``).
 
-Sessions are played side by side in this process (``controller.simulated.players``), one seat each, with a
-fresh shuffled deck every round; each round's decisions go through the same ``protect.evidence`` and
-``protect.Wealth`` as the offline and live detector. Honest sessions of every strategy are played for
-``--rounds`` rounds (default 100) and counted as false alarms when flagged; hole-carder sessions (each kind,
-seeing its card in every round and in half of the rounds) are played until flagged or ``--max-rounds``, and
-the median and 90th percentile of the rounds to flag are printed. Reproducible with ``--seed`` (each kind of
-player has its own seed, so the figures do not depend on ``--workers``).
+Honest sessions of every strategy (``HONEST``: ``controller.simulated.players``, the simplified strategies and
+players erring at random in 10% and 20% of their decisions) are played side by side in this process for
+``--rounds`` rounds (default 100), one seat each with a fresh shuffled deck every round, through the same
+``protect.evidence`` and ``protect.Wealth`` as the detector, and counted as false alarms when flagged.
+
+Hole-carders of every card and style (``controller.analysis.protect_models``) are played through the detector
+itself (``protect.Detector``, as the service and ``crisscross protect`` run it) until flagged or
+``--max-rounds`` rounds played, in each ``Setting``: continuous play, and a 3-round break every 10 or 20
+rounds, with and without a seat move (the dealer rating the player, as ``SeatRating`` records say); the rounds
+to flag count rounds played. Beside each, the bound (``controller.simulated.protect_bound``): the expected
+rounds of the best test that knows the style, at the same false-alarm level. Reproducible with ``--seed``
+(each job has its own seed, so the figures do not depend on ``--workers``).
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.analysis.protect import HYPOTHESES, Wealth, evidence
+from controller.analysis.protect import HYPOTHESES, Detector, RoundSeen, Wealth, evidence
+from controller.analysis.protect_names import HOLE_CARDS, STYLES
 from controller.analysis.protect_tables import ProtectTables
 from controller.simulated import players
+from controller.simulated.player_spec import BREAK_ROUNDS
+from controller.simulated.protect_bound import Bound, bound
 
-HONEST = ("optimal", "never_fold", "always_1x", "pair_3x", "erring:0.2")
-CHEATS = ("middle:1", "middle:0.5", "across:1", "across:0.5", "down:1", "down:0.5")
-CURVE = (10, 20, 40, 100, 200)  # the share of hole-carders flagged within these rounds
+HONEST = ("optimal", "never_fold", "always_1x", "pair_3x", "across_fold_rule", "card", "erring:0.1", "erring:0.2")
+CURVE = (100, 400)  # the share of hole-carders flagged within these rounds played
 
 
 @dataclass
@@ -52,92 +59,171 @@ class Outcome:
 
 
 def play(tables: ProtectTables, player: str, sessions: int, rounds: int, rng: np.random.Generator) -> Outcome:
-    """Play ``sessions`` sessions of ``player`` (an honest strategy ``NAME[:P]`` or a hole-carder
-    ``KIND:P``) for up to ``rounds`` rounds each (hole-carders stop once flagged)."""
+    """Play ``sessions`` sessions of the honest strategy ``player`` (``NAME[:P]``) for ``rounds`` rounds each;
+    ``flagged_at``: the round at which each was flagged (a false alarm), ``inf`` if never."""
     name, _, rate = player.partition(":")
-    cheat = name in players.HOLE_CARDS
-    probability = float(rate) if rate else (1.0 if cheat else 0.0)
+    probability = float(rate) if rate else 0.0
     wealth = Wealth(sessions)
     flagged_at = np.full(sessions, np.inf)
     pointed = np.zeros(sessions, dtype=np.int64)
-    live = np.arange(sessions)
     for number in range(1, rounds + 1):
-        n = len(live)
-        if not n:
-            break
-        deal = np.argsort(rng.random((n, 52)), axis=1)[:, :9]
-        hole, across, down, middle = deal[:, 0:2], deal[:, 2:4], deal[:, 4:6], deal[:, 6]
-        seen = players.seen_cards(name, across, down, middle, probability, rng) if cheat else None
-        bets = np.full((n, 3), -1)
-        x = y = np.zeros(n, dtype=np.int64)
-        going = np.ones(n, dtype=bool)
-        for i, step in enumerate(players.STEPS):
-            if cheat:
-                choice = players.hole_carder(name, tables, step, hole, across, down, middle, seen, x, y)
-            else:
-                choice = players.honest(name, tables, step, hole, across, down, x, y, rng, probability)
-            bets[:, i] = np.where(going, choice, -1)
-            going &= choice > 0
-            x, y = (choice if i == 0 else x), (choice if i == 1 else y)
-        cross = np.concatenate([across, down, middle[:, None]], 1)
-        e = evidence(tables, hole, cross, bets)
-        step_wealth = Wealth(n)
-        step_wealth.log = wealth.log[live]
-        step_wealth.add(e)
-        wealth.log[live] = step_wealth.log
-        now = step_wealth.flagged & ~np.isfinite(flagged_at[live])
-        flagged_at[live[now]] = number
-        pointed[live[now]] = step_wealth.pointed()[0][now]
-        if cheat:
-            live = live[~now]
+        hole, across, down, middle = players.deal(rng, sessions)
+        bets = players.play_decisions(
+            lambda step, x, y: players.honest(name, tables, step, hole, across, down, x, y, rng, probability), sessions)
+        wealth.add(evidence(tables, hole, np.concatenate([across, down, middle[:, None]], 1), bets))
+        now = wealth.flagged & ~np.isfinite(flagged_at)
+        flagged_at[now] = number
+        pointed[now] = wealth.pointed()[0][now]
     counts = {h: int(((pointed == i) & np.isfinite(flagged_at)).sum()) for i, h in enumerate(HYPOTHESES)}
     return Outcome(player, sessions, rounds, flagged_at, counts)
 
 
-def report(outcomes: list[Outcome]) -> str:
-    """The measured figures as a Markdown table."""
-    lines = ["| player | sessions | rounds per session | flagged | median rounds to flag | 90th percentile | "
-             f"flagged within {' / '.join(map(str, CURVE))} rounds | card pointed at (flagged sessions) |",
-             "|---|---|---|---|---|---|---|---|"]
+@dataclass(frozen=True)
+class Setting:
+    """How hole-carders come and go: a 3-round break (``BREAK_ROUNDS``) after every ``breaks`` rounds played
+    (0: continuous play), coming back at another seat when ``moves``; ``rated``: the dealer has the player's id."""
+
+    breaks: int = 0
+    moves: bool = False
+    rated: bool = True
+
+    @property
+    def label(self) -> str:
+        """``continuous``, ``breaks every N``, ``... and a seat move`` (``unrated`` when so)."""
+        if not self.breaks:
+            return "continuous"
+        text = f"breaks every {self.breaks}" + (", moves" if self.moves else "")
+        return text + ("" if self.rated else ", unrated")
+
+
+SETTINGS = (Setting(), Setting(10), Setting(20), Setting(10, True), Setting(20, True))
+
+
+def play_through_detector(tables: ProtectTables, card: str, style: str, probability: float, sessions: int,
+                          max_rounds: int, rng: np.random.Generator, setting: Setting = Setting()) -> Outcome:
+    """``sessions`` hole-carders seeing ``card`` (with ``probability`` a round) and using it in ``style``, played
+    side by side through one ``Detector`` (each at seats of its own: ``2i + 1``, and ``2i + 2`` for its moves),
+    taking the breaks and moves of ``setting``, the dealer's rating actions handed to the detector as a
+    dealer gives them; until flagged or ``max_rounds`` rounds played. ``flagged_at``: rounds played (breaks
+    left out) when flagged."""
+    detector = Detector(tables, keep=0)
+    seat = np.arange(sessions) * 2 + 1
+    played = np.zeros(sessions, dtype=np.int64)
+    away = np.zeros(sessions, dtype=np.int64)
+    flagged_at = np.full(sessions, np.inf)
+    pointed = np.zeros(sessions, dtype=np.int64)
+    live = np.ones(sessions, dtype=bool)
+    if setting.rated:
+        for i in range(sessions):
+            detector.rate("rate_seat", int(seat[i]), f"P{i}")
+    number = 0
+    while live.any():
+        number += 1
+        playing = live & (away == 0)
+        away[live & (away > 0)] -= 1
+        back = playing & (played > 0) & (played % max(setting.breaks, 1) == 0) if setting.breaks else playing & False
+        if setting.moves:
+            for i in np.flatnonzero(back):
+                seat[i] = seat[i] + 1 if seat[i] % 2 else seat[i] - 1
+                if setting.rated:
+                    detector.rate("rate_seat", int(seat[i]), f"P{i}")
+        who = np.flatnonzero(playing)
+        n = len(who)
+        hole, across, down, middle = players.deal(rng, n)
+        seen = players.seen_cards(card, across, down, middle, probability, rng)
+        bets = players.play_decisions(lambda step, x, y: players.hole_carder(
+            card, tables, step, hole, across, down, middle, seen, x, y, style), n)
+        cross = np.concatenate([across, down, middle[:, None]], 1)
+        seen_rounds = [RoundSeen(number, int(seat[w]), 100, (int(hole[j, 0]), int(hole[j, 1])),
+                                 tuple(int(c) for c in cross[j]), tuple(int(b) for b in bets[j]))
+                       for j, w in enumerate(who)]
+        played[who] += 1
+        by_seat = {int(seat[w]): w for w in who}
+        for report in detector.add(seen_rounds, number):
+            i = int(report.player[1:]) if report.player else by_seat[report.seat]
+            if np.isfinite(flagged_at[i]):
+                continue  # an unrated mover's earlier evidence, flagged late: its first flag counts
+            flagged_at[i], pointed[i] = played[i], HYPOTHESES.index(report.card)
+            live[i] = False
+        live &= played < max_rounds
+        if setting.breaks:
+            away[who[played[who] % setting.breaks == 0]] = BREAK_ROUNDS
+    name = f"{card}:{style}:{probability:g}" + ("" if not setting.breaks else f" ({setting.label})")
+    counts = {h: int(((pointed == i) & np.isfinite(flagged_at)).sum()) for i, h in enumerate(HYPOTHESES)}
+    return Outcome(name, sessions, max_rounds, flagged_at, counts)
+
+
+def shown(value: float) -> str:
+    """A number of rounds, or ``never``."""
+    return "never" if math.isinf(value) else f"{value:.0f}"
+
+
+def honest_report(outcomes: list[Outcome]) -> str:
+    """The false alarms of honest play as a Markdown table."""
+    lines = ["| honest strategy | sessions | rounds per session | flagged | per 10,000 |", "|---|---|---|---|---|"]
     for o in outcomes:
-        shown = lambda v: "never" if math.isinf(v) else f"{v:.0f}"  # noqa: E731
-        name, _, rate = o.player.partition(":")
-        label = (f"hole-carder, {name}, sees it {float(rate):.0%} of rounds" if name in players.HOLE_CARDS
-                 else f"honest, {o.player}")
-        flagged = f"{o.flagged:,} ({o.flagged / o.sessions:.2%})"
-        cards = ", ".join(f"{h} {n}" for h, n in o.pointed.items() if n)
-        is_cheat = name in players.HOLE_CARDS
-        lines.append(f"| {label} | {o.sessions:,} | {'up to ' if is_cheat else ''}{o.rounds} | {flagged} | "
-                     f"{shown(o.percentile(50)) if is_cheat else '-'} | "
-                     f"{shown(o.percentile(90)) if is_cheat else '-'} | "
-                     f"{' / '.join(f'{(o.flagged_at <= n).mean():.0%}' for n in CURVE) if is_cheat else '-'} | "
-                     f"{cards or '-'} |")
+        lines.append(f"| {o.player} | {o.sessions:,} | {o.rounds} | {o.flagged} | {o.flagged / o.sessions * 1e4:.1f} |")
+    return "\n".join(lines)
+
+
+def cheat_report(bounds: dict[tuple[str, str], Bound], outcomes: dict[tuple[str, str, Setting], Outcome]) -> str:
+    """The hole-carders' rounds to flag, per card, style and setting, beside the bound, as a Markdown table:
+    the median and 90th percentile of rounds played to flag, the share flagged within ``CURVE`` rounds, the
+    median against the bound and, for a break setting, against continuous play."""
+    lines = ["| card | style | bound (rounds) | play | median | 90th percentile | "
+             f"flagged within {' / '.join(map(str, CURVE))} | median / bound | median / continuous |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (card, style, setting), o in outcomes.items():
+        b = bounds[(card, style)]
+        median = o.percentile(50)
+        continuous = outcomes[(card, style, Setting())].percentile(50)
+        lines.append(f"| {card} | {style} | {b.rounds:.1f} (I = {b.information:.3f} +- {b.error:.3f}) | "
+                     f"{setting.label} | {shown(median)} | {shown(o.percentile(90))} | "
+                     f"{' / '.join(f'{(o.flagged_at <= n).mean():.0%}' for n in CURVE)} | "
+                     f"{median / b.rounds:.2f} | {'-' if not setting.breaks else f'{median / continuous:.2f}'} |")
     return "\n".join(lines)
 
 
 _TABLES: ProtectTables | None = None  # the tables, inherited by forked worker processes
 
 
-def _play_job(player: str, sessions: int, rounds: int, seed: int) -> Outcome:
+def _job(kind: str, job: tuple, seed: int) -> tuple[str, tuple, Outcome | Bound]:
     assert _TABLES is not None
-    return play(_TABLES, player, sessions, rounds, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    if kind == "honest":
+        player, sessions, rounds = job
+        return kind, job, play(_TABLES, player, sessions, rounds, rng)
+    if kind == "bound":
+        card, style, deals = job
+        return kind, job, bound(_TABLES, card, style, deals, rng)
+    card, style, setting, sessions, max_rounds = job
+    return kind, job, play_through_detector(_TABLES, card, style, 1.0, sessions, max_rounds, rng, setting)
 
 
 def main(tables: ProtectTables, args: argparse.Namespace) -> int:
-    """``crisscross protect --measure``: play every kind of player (``args.workers`` processes, forked; player
-    i with seed ``args.seed + i``) and print the table; exit 0."""
+    """``crisscross protect --measure``: the bounds, the hole-carders in every setting and the honest
+    strategies (``args.workers`` processes, forked; job i with seed ``args.seed + i``); prints both tables;
+    exit 0."""
     global _TABLES
     _TABLES = tables
     started = time.monotonic()
-    jobs = [(p, args.honest_sessions, args.rounds) for p in HONEST] + [(p, args.cheat_sessions, args.max_rounds)
-                                                                      for p in CHEATS]
+    jobs: list[tuple[str, tuple]] = []
+    for card in HOLE_CARDS:
+        for style in STYLES:
+            jobs.append(("bound", (card, style, args.bound_deals)))
+            jobs += [("cheat", (card, style, setting, args.cheat_sessions, args.max_rounds)) for setting in SETTINGS]
+    jobs += [("honest", (player, args.honest_sessions, args.rounds)) for player in HONEST]
     workers = args.workers or os.cpu_count() or 1
     if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        outcomes = [_play_job(*job, args.seed + i) for i, job in enumerate(jobs)]
+        results = [_job(kind, job, args.seed + i) for i, (kind, job) in enumerate(jobs)]
     else:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_play_job, *job, args.seed + i) for i, job in enumerate(jobs)]
-            outcomes = [future.result() for future in futures]
-    print(report(outcomes))
+            futures = [pool.submit(_job, kind, job, args.seed + i) for i, (kind, job) in enumerate(jobs)]
+            results = [future.result() for future in futures]
+    bounds = {job[:2]: out for kind, job, out in results if kind == "bound"}
+    cheats = {job[:3]: out for kind, job, out in results if kind == "cheat"}
+    print(cheat_report(bounds, cheats))  # type: ignore[arg-type]
+    print()
+    print(honest_report([out for kind, _, out in results if kind == "honest"]))  # type: ignore[misc]
     print(f"\nseed {args.seed}; {time.monotonic() - started:.0f} s with {workers} processes")
     return 0
