@@ -4,6 +4,7 @@ that ``crisscross`` parses its arguments without the analysis extra.
     crisscross protect [--journal PATH] [--config PATH] [--gap N] [--break N] [--memory-hours H] [--all]
     crisscross protect --measure [--seed S] [--honest-sessions N] [--cheat-sessions N] [--rounds N]
                                  [--max-rounds N] [--bound-deals N] [--workers N]
+    crisscross protect --shared-cards [--seed S] [--per-class N] [--workers N]
 
 The first reads a journal (a store or JSON lines) and prints, for each player (a rated player by id, across
 breaks, seat moves and sessions; an unrated one by seat, across breaks of up to ``--break`` rounds), the
@@ -11,7 +12,8 @@ evidence that the player saw a hole card, the card it points at and the house's 
 read from the journal by ``controller.service.protect_journal``);
 flagged sessions only, unless ``--all``. Exit status 0: nothing flagged; 1: a session flagged; 2: the journal or
 the configuration cannot be read. The second measures the detector on simulated play
-(``controller.simulated.protect_measure``).
+(``controller.simulated.protect_measure``); the third what knowing other seats' hole cards is worth
+(``controller.simulated.shared_measure``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
     protect.add_argument("--all", action="store_true", help="print every player's evidence, not only the flagged")
     protect.add_argument("--measure", action="store_true",
                          help="measure the detector's power and false alarms on simulated play instead")
-    protect.add_argument("--seed", type=int, default=1, help="--measure: seed (default 1)")
+    protect.add_argument("--shared-cards", action="store_true",
+                         help="measure what knowing 1, 2 or 5 other seats' hole cards is worth instead")
+    protect.add_argument("--per-class", type=count, default=3,
+                         help="--shared-cards: sets of known cards per class of two-card hand (default 3)")
+    protect.add_argument("--seed", type=int, default=1, help="--measure, --shared-cards: seed (default 1)")
     protect.add_argument("--honest-sessions", type=count, default=10_000,
                          help="--measure: sessions of each honest strategy (default 10000)")
     protect.add_argument("--cheat-sessions", type=count, default=1_000,
@@ -68,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
         config = load_table_config(find_table_config(args.config))
         jurisdiction = jurisdiction_for(config)
         path = Path(args.journal or config.journal)
-        if not args.measure and not path.exists():
+        if not (args.measure or args.shared_cards) and not path.exists():
             raise JournalError(f"{path}: no such file")
         if args.break_rounds < args.gap:
             raise ConfigError(f"--break {args.break_rounds}: an unrated seat's break must be at least the --gap "
@@ -77,6 +83,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"crisscross protect: {exc}", file=sys.stderr)
         return 2
     tables = ProtectTables.load(jurisdiction, args.workers, progress=sys.stderr)
+    if args.shared_cards:
+        from controller.simulated.shared_measure import main as shared
+
+        return shared(jurisdiction, tables.exposed_values["optimal"], args)
     if args.measure:
         from controller.simulated.protect_measure import main as measure
 
