@@ -17,7 +17,7 @@ import pytest
 from controller.analysis.protect import Detector, RoundSeen, Wealth, evidence
 from controller.analysis.protect_tables import ProtectTables
 from controller.game.paytable import load_jurisdiction
-from controller.journal.reader import read_records
+from controller.journal.reader import read_records, records_since
 from controller.service.protect_journal import scan_journal
 from controller.simulated import player_spec, players
 from controller.simulated.player_spec import BREAK_ROUNDS, PlayerSpec
@@ -220,3 +220,8 @@ def test_a_hole_carder_who_breaks_and_moves_is_one_player_live_offline_and_after
     [alert] = [r["data"] for r in read_records(journal) if r["type"] == "Alert"]
     assert alert["round_no"] == carder.flagged_at and alert["first_round"] == carder.first == 1
     assert alert["rounds"] > alert["round_no"] - 6  # more rounds than the second run had played by then
+    # the history the live detector reads at its start: the last rounds asked for, the types asked for
+    history = list(records_since(journal, "2000-01-01T00:00:00", types={"RoundOpened", "SeatRating"}, last_rounds=3))
+    top = max(r["round"] for r in read_records(journal) if r["type"] == "RoundOpened")
+    assert {r["round"] for r in history if r["type"] == "RoundOpened"} == {top - 2, top - 1, top}
+    assert {r["type"] for r in history} <= {"RoundOpened", "SeatRating"}

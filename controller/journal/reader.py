@@ -143,11 +143,13 @@ def _open_reader(path: Path) -> sqlite3.Connection:
 
 
 def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = None,
-               connection: sqlite3.Connection | None = None) -> Iterator[dict[str, Any]]:
+               connection: sqlite3.Connection | None = None,
+               types: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
     """Stream the records of the store at ``path`` in seq order, from seq ``after + 1``; with ``rounds``
     ``(first, last)`` only the records from the first of round ``first`` to the last of round ``last`` (every
-    record in between, so that the chain stays whole). Raises ``JournalError`` for a store that cannot be read
-    and ``SpellingError`` for a record's data not in its canonical spelling."""
+    record in between, so that the chain stays whole); with ``types``, only the records of those types (the
+    chain is then not whole: for readers of the rounds, never for a check). Raises ``JournalError`` for a store
+    that cannot be read and ``SpellingError`` for a record's data not in its canonical spelling."""
     own = connection is None
     db = _open_reader(path) if connection is None else connection
     try:
@@ -158,9 +160,10 @@ def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = N
             if low is None:
                 return
         try:
+            chosen = sorted(types or ())
             query = f"SELECT {columns(db)} FROM records WHERE seq >= ?" + (" AND seq <= ?" if high else "") + \
-                " ORDER BY seq"
-            for row in db.execute(query, (low, high) if high else (low,)):
+                (f" AND type IN ({', '.join('?' * len(chosen))})" if chosen else "") + " ORDER BY seq"
+            for row in db.execute(query, ((low, high) if high else (low,)) + tuple(chosen)):
                 yield row_record(row, str(path))
         except sqlite3.Error as exc:
             raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
@@ -238,23 +241,28 @@ def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[s
     return iter_jsonl(path, skip_torn_tail=skip_torn_tail)
 
 
-def records_since(path: Path, since: str) -> Iterator[dict[str, Any]]:
+def records_since(path: Path, since: str, types: Collection[str] | None = None,
+                  last_rounds: int | None = None) -> Iterator[dict[str, Any]]:
     """The records of the journal at ``path`` from the first round opened at or after ``since`` (ISO 8601 UTC,
-    as the journal writes its times: compared as text), to the end: a store finds it by its index of round
+    as the journal writes its times: compared as text) and, with ``last_rounds``, among the last that many
+    rounds, to the end (with ``types``, those of these types only): a store finds it by its index of round
     ends; a JSON-lines file is read through, keeping the records timed at or after ``since``. Errors as
     ``iter_records``."""
     path = Path(path)
     if not path.exists() or not is_store(path):
-        return (r for r in iter_records(path, skip_torn_tail=True) if str(r.get("time", "")) >= since)
+        return (r for r in iter_records(path, skip_torn_tail=True)
+                if str(r.get("time", "")) >= since and (types is None or r.get("type") in types))
     db = _open_reader(path)
     try:
+        (top,) = db.execute(f"SELECT max(round) FROM records INDEXED BY round_ends WHERE {ROUND_ENDS}").fetchone()
+        lowest = (top or 0) - last_rounds if last_rounds is not None else 0
         (first,) = db.execute(f"SELECT min(seq) FROM records INDEXED BY round_ends WHERE {ROUND_ENDS} "
-                              "AND type = 'RoundOpened' AND time >= ?", (since,)).fetchone()
+                              "AND type = 'RoundOpened' AND time >= ? AND round > ?", (since, lowest)).fetchone()
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
     finally:
         db.close()
-    return iter(()) if first is None else iter_store(path, after=first - 1)
+    return iter(()) if first is None else iter_store(path, after=first - 1, types=types)
 
 
 def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:

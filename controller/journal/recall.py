@@ -94,9 +94,15 @@ LISTED: dict[str, str] = {"Irregularity": "irregularities", "FaultRaised": "faul
                           "PayoutChecked": "payout_checks", "MispayAccepted": "mispays_accepted",
                           "CardsRecorded": "entries", "SeatHeld": "held", "DealingModeChanged": "mode_changes"}
 
+#: Every record type ``rounds_from_records`` reads (a reader that wants rounds only may ask the store for these).
+ROUND_TYPES = frozenset({"WagersLocked", "WagersHeld", "StackDealt", "Dispense", "DecisionMade", "CardsRevealed",
+                         "SeatSettled", "RoundClosed", "RoundVoided", "ManualRound", "RoundOpened",
+                         "CardPlacedByHand", *LISTED})
+
 
 def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]:
-    """Group journal records into ``RoundRecord`` objects keyed by round number, in journal order."""
+    """Group journal records into ``RoundRecord`` objects keyed by round number, in journal order (records of
+    a type outside ``ROUND_TYPES`` count only for ``RoundRecord.times``)."""
     rounds: dict[int, RoundRecord] = {}
     for record in records:
         number = record.get("round")

@@ -39,7 +39,7 @@ from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
-from controller.service.protection import LiveProtection
+from controller.service.protection import REPLAYED, LiveProtection
 from controller.service.rating_live import LiveRating
 from controller.service.significance import Significance, identified, start_records
 from controller.service.simulators import is_simulated, sim_port, start_simulators
@@ -225,7 +225,7 @@ class Service:
             self.close()
             raise
         self.machine = recovered.machine
-        history = partial(records_since, self.journal.path)
+        history = partial(records_since, self.journal.path, types=REPLAYED)
         self.protection = LiveProtection(jurisdiction, self._alert, history=history) if protect else None
         if rating:
             self.rating = LiveRating(jurisdiction, self.events.put,

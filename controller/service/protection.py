@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from controller.game.paytable import Jurisdiction
-from controller.journal.recall import RoundRecord
+from controller.journal.recall import ROUND_TYPES, RoundRecord
 from controller.service.round_worker import RoundWorker
 from controller.round.alerts import MAX_WAITING, Alert, DetectorChecked
 
@@ -34,6 +34,13 @@ log = logging.getLogger(__name__)
 
 #: Alerts raised and not yet handed to the round machine, at most (as many as may wait on the panel).
 MAX_PENDING = MAX_WAITING
+#: The record types the detector reads from the journal's history at its start: the rounds' and the dealer's
+#: rating actions.
+REPLAYED = ROUND_TYPES | {"SeatRating"}
+#: Rounds of the journal's history read at the start, at most (about 3 ms of CPU each): the table deals once
+#: they are read (``RoundWorker.ready``), so a restart waits seconds, not the minutes of a week's play;
+#: ``crisscross protect`` reads the whole journal.
+REPLAY_ROUNDS = 2000
 
 __all__ = ["Alert", "LiveProtection"]  # ``Alert`` lives in controller.round.alerts, with the round core
 
@@ -46,12 +53,13 @@ class LiveProtection(RoundWorker):
     what = "hole-card detector"
 
     def __init__(self, jurisdiction: Jurisdiction, post: Callable[[Any], None], *, gap: int = 3,
-                 capacity: int = 64, history: Callable[[str], Iterable[dict[str, Any]]] | None = None,
+                 capacity: int = 64, history: Callable[..., Iterable[dict[str, Any]]] | None = None,
                  now: Callable[[], float] = time.time) -> None:
         super().__init__("hole-card-detector", capacity)
         self.jurisdiction, self.post, self.gap = jurisdiction, post, gap
-        #: the journal's records since a time (ISO 8601 UTC): read at setup, so that the evidence of the rated
-        #: players of the last ``MEMORY_S`` survives a restart (``controller.journal.reader.records_since``)
+        #: the journal's records since a time (ISO 8601 UTC) among its last ``REPLAY_ROUNDS`` rounds: read at
+        #: setup, so that the evidence of the rated players of the last ``MEMORY_S`` survives a restart
+        #: (``controller.journal.reader.records_since``)
         self.history, self.now = history, now
         #: the last round read from the history: a round handed over again after it was read there is not
         #: counted twice
@@ -61,8 +69,9 @@ class LiveProtection(RoundWorker):
         self.pending: collections.deque[Alert] = collections.deque(maxlen=MAX_PENDING)
 
     def setup(self) -> None:
-        """Load the detector and its tables (NumPy), on the worker thread; read the journal's last
-        ``MEMORY_S`` into it (no alert raised for what it read: those were raised when it was played)."""
+        """Load the detector and its tables (NumPy), on the worker thread; read the journal's last ``MEMORY_S``
+        (at most ``REPLAY_ROUNDS`` rounds) into it (no alert raised for what it read: those were raised when it
+        was played)."""
         from controller.analysis.protect import MEMORY_S, Detector
         from controller.analysis.protect_tables import ProtectTables
         from controller.service.protect_journal import replay
@@ -71,7 +80,7 @@ class LiveProtection(RoundWorker):
         if self.history is not None:
             since = datetime.fromtimestamp(self.now() - MEMORY_S, timezone.utc).isoformat(timespec="milliseconds")
             started = time.monotonic()
-            self.replayed = replay(self.detector, self.history(since))
+            self.replayed = replay(self.detector, self.history(since, last_rounds=REPLAY_ROUNDS))
             log.info("hole-card detector: the journal since %s read (through round %d) in %.1f s", since,
                      self.replayed, time.monotonic() - started)
 
