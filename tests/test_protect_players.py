@@ -149,6 +149,15 @@ def test_a_rated_players_evidence_is_kept_for_the_memory_then_let_go(tables):
     assert (second.rounds, second.seats) == (1, [2])
 
 
+def test_a_bad_rating_action_is_refused_and_changes_nothing(tables):
+    detector = Detector(tables)
+    detector.rate("rate_seat", 2, "P-1")
+    for action, player, message in (("rate_seat", "", "names no player"), ("sit_down", "P-2", "unknown rating")):
+        with pytest.raises(ValueError, match=message):
+            detector.rate(action, 2, player)
+    assert detector.seat_player == {2: "P-1"}
+
+
 def test_the_break_an_unrated_seat_keeps_is_at_least_the_gap(tables):
     with pytest.raises(ValueError, match="shorter than the gap"):
         Detector(tables, gap=3, break_rounds=2)

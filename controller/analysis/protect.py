@@ -292,6 +292,8 @@ class Detector:
         action or a ``rate_seat`` without a player."""
         if action not in ("rate_seat", "unrate_seat", "end_session"):
             raise ValueError(f"unknown rating action {action!r}")
+        if action == "rate_seat" and not player:
+            raise ValueError(f"rate_seat of seat {seat} names no player")
         previous = self.seat_player.pop(seat, "")
         unrated = self.by_seat.pop(seat, None)
         if action != "rate_seat":
@@ -300,8 +302,6 @@ class Detector:
             elif unrated is not None:
                 self.by_seat[seat] = unrated
             return
-        if not player:
-            raise ValueError(f"rate_seat of seat {seat} names no player")
         self.seat_player = {s: p for s, p in self.seat_player.items() if p != player}
         self.seat_player[seat] = player
         if unrated is None:
