@@ -42,13 +42,32 @@ class Worth:
 
 
 @dataclass(frozen=True)
+class Sums:
+    """Over a set of middle cards (and not in the down pair), each ``[a, d]`` (float32, exact integers):
+    ``antes`` both lines' ante payoffs, ``bets`` the across line's bet payoff (``bets_t`` the down line's),
+    ``middle`` the middle bet's payoff per unit on the higher line, ``z`` the best middle multiple by them and
+    ``base`` the antes and the middle bet at ``z``."""
+
+    antes: np.ndarray
+    bets: np.ndarray
+    bets_t: np.ndarray
+    middle: np.ndarray
+    z: np.ndarray
+    base: np.ndarray
+
+    def value(self, x: int, y: int) -> np.ndarray:
+        """The round's value summed over the middle cards when it bets ``x``, ``y`` and ``z``, ``[a, d]``."""
+        return self.base + np.float32(x) * self.bets + np.float32(y) * self.bets_t
+
+
+@dataclass(frozen=True)
 class Standard:
     """The standard strategy's decisions for one hand (``standard``): the lines' classes ``cls[pair, m]``, the
-    sums over every card it cannot see (``_sums``), and ``_down``'s ``(v2, choice_y, goes_on)`` over them."""
+    ``Sums`` over every card it cannot see, and ``_down``'s ``(v2, choice_y, goes_on)`` over them."""
 
     rest: np.ndarray
     cls: np.ndarray
-    sums: tuple
+    sums: Sums
     v2: np.ndarray
     choice_y: np.ndarray
     goes_on: dict
@@ -67,40 +86,37 @@ def hand_values(engine: ParSheetEngine, hole: tuple[int, int], known: tuple[int,
     in ``hole``) are out of the deck, played knowing it and played by the standard strategy (module
     docstring); ``plan``: ``standard(engine, hole)``, when already computed."""
     plan = plan or standard(engine, hole)
-    rest, cls, everywhere = plan.rest, plan.cls, plan.sums
-    live = ~np.isin(rest, known)
+    live = ~np.isin(plan.rest, known)
     live_pair = live[engine.p0] & live[engine.p1]
     n_m = N_MIDDLE - len(known)
     n_d = comb(48 - len(known), 2)
     n_a = comb(50 - len(known), 2)
-    left = _sums(engine, cls, engine.pair_valid & live[None, :])
+    scale = n_a * n_d * n_m
+    left = _sums(engine, plan.cls, engine.pair_valid & live[None, :])
     mask_left = engine.disjoint_f32 * np.outer(live_pair, live_pair).astype(np.float32)
     # informed: the best decisions over the deck left
     v2, _, _ = _down(engine, left, mask_left, n_m, n_d)
-    informed = max(-2.0 * n_a * n_d * n_m, max(v2[i][live_pair].sum() for i in range(len(engine.multiples))))
-    # standard: the par sheet's decisions (over every card it cannot see), valued over the deck left
-    v2_all, choice_all, goes_on = plan.v2, plan.choice_y, plan.goes_on
-    totals = [v2_all[i].sum() for i in range(len(engine.multiples))]
-    fold_all = -2.0 * comb(50, 2) * comb(48, 2) * N_MIDDLE
+    informed = max(-2.0 * scale, max(v2[i][live_pair].sum() for i in range(len(engine.multiples))))
+    # standard: the par sheet's decisions (over every card it cannot see, the middle bet's z too), valued over
+    # the deck left
+    totals = [plan.v2[i].sum() for i in range(len(engine.multiples))]
     best = int(np.argmax(totals))
-    if totals[best] <= fold_all:
-        return informed / (n_a * n_d * n_m), -2.0
+    if totals[best] <= -2.0 * comb(50, 2) * comb(48, 2) * N_MIDDLE:
+        return informed / scale, -2.0
     x = engine.multiples[best]
-    ys = choice_all[best]  # [a]: 0 folds at the down decision
-    value = 0.0
-    for j, y in enumerate(engine.multiples):
+    ys = plan.choice_y[best]  # [a]: 0 folds at the down decision
+    played = Sums(left.antes, left.bets, left.bets_t, left.middle, plan.sums.z,
+                  left.antes + plan.sums.z * left.middle)
+    value = (-(2.0 + x) * n_m * n_d) * (live_pair & (ys == 0)).sum()
+    for y in engine.multiples:
         rows = live_pair & (ys == y)
-        cont = _continue(engine, left, x, y, everywhere)
-        v3 = np.where(goes_on[(x, y)], cont, np.float32(-(2 + x + y) * n_m)) * mask_left
+        v3 = np.where(plan.goes_on[(x, y)], played.value(x, y), np.float32(-(2 + x + y) * n_m)) * mask_left
         value += v3[rows].sum(dtype=np.float64)
-    value += (-(2.0 + x) * n_m * n_d) * (live_pair & (ys == 0)).sum()
-    return informed / (n_a * n_d * n_m), value / (n_a * n_d * n_m)
+    return informed / scale, value / scale
 
 
-def _sums(engine: ParSheetEngine, cls: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Over the middle cards ``valid[a, m]`` (and not in the down pair): ``(antes, across bets, middle bet)``
-    summed, each ``[a, d]``: both lines' ante payoffs, the across line's bet payoff, the middle bet's payoff per
-    unit on the higher line."""
+def _sums(engine: ParSheetEngine, cls: np.ndarray, valid: np.ndarray) -> Sums:
+    """``Sums`` over the middle cards ``valid[a, m]``."""
     ante = np.where(valid, engine.ante[cls], 0.0)
     bet = np.where(valid, engine.bet[cls], 0.0)
     ante_sum = ante.sum(1)[:, None] - ante[:, engine.p0] - ante[:, engine.p1]
@@ -109,18 +125,13 @@ def _sums(engine: ParSheetEngine, cls: np.ndarray, valid: np.ndarray) -> tuple[n
     for k, step in engine.middle_steps:
         below = (valid & (cls <= k)).astype(np.float32)
         middle += np.float32(step) * (below @ below.T)
-    return (ante_sum + ante_sum.T).astype(np.float32), bet_sum.astype(np.float32), middle
+    antes = (ante_sum + ante_sum.T).astype(np.float32)
+    z = np.where(middle > 0, engine.multiples[-1], engine.multiples[0]).astype(np.float32)
+    bets = bet_sum.astype(np.float32)
+    return Sums(antes, bets, np.ascontiguousarray(bets.T), middle, z, antes + z * middle)
 
 
-def _continue(engine: ParSheetEngine, sums: tuple, x: int, y: int, deciding: tuple) -> np.ndarray:
-    """The round's value summed over the middle cards of ``sums`` when it bets ``x`` and ``y`` and the middle
-    bet the ``deciding`` sums make best (the larger or the smaller multiple), ``[a, d]``."""
-    antes, bets, middle = sums
-    z = np.where(deciding[2] > 0, engine.multiples[-1], engine.multiples[0]).astype(np.float32)
-    return antes + np.float32(x) * bets + np.float32(y) * bets.T + z * middle
-
-
-def _down(engine: ParSheetEngine, sums: tuple, mask: np.ndarray, n_m: int, n_d: int):
+def _down(engine: ParSheetEngine, sums: Sums, mask: np.ndarray, n_m: int, n_d: int):
     """Backward induction from the middle decision over ``sums``: ``(v2, choice_y, goes_on)`` as in
     ``parsheet.Solution`` (``v2[i, a]`` summed over the down pairs of ``mask`` and ``n_m`` middle cards;
     ``goes_on[(x, y)][a, d]``: betting beats folding at the middle decision)."""
@@ -132,7 +143,7 @@ def _down(engine: ParSheetEngine, sums: tuple, mask: np.ndarray, n_m: int, n_d: 
         best = np.full(len(engine.p0), -(2.0 + x) * n_m * n_d)
         for y in engine.multiples:
             fold3 = np.float32(-(2 + x + y) * n_m)
-            cont = _continue(engine, sums, x, y, sums)
+            cont = sums.value(x, y)
             goes_on[(x, y)] = cont > fold3
             v3 = np.where(goes_on[(x, y)], cont, fold3) * mask
             total = v3.sum(1, dtype=np.float64)
