@@ -16,12 +16,12 @@ import datetime as dt
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from controller.floor.periods import PERIODS
 from controller.settings.files import ConfigError
 
-#: The report's periods (controller.floor.report).
-PERIODS = ("day", "mtd", "ytd", "30d", "lifetime")
 
 
 def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
@@ -38,6 +38,26 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                             "after the table); default: a gap until the records before it arrive")
     store.add_argument("--for", dest="duration", type=float, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
+    report = floor_sub.add_parser("report", parents=[common],
+                                  help="a table's drop, win, hold and theoretical win from the store, with the "
+                                       "95%% check")
+    report.add_argument("--dsn", required=True, help="the store's database (as floor store's --dsn)")
+    report.add_argument("--table", required=True, metavar="ID", help="the table's id as it publishes")
+    report.add_argument("--period", choices=PERIODS, default="day",
+                        help="the gaming day, month to date, year to date, the last 30 gaming days or lifetime, "
+                             "each ending with --day (default day)")
+    report.add_argument("--day", type=_date, default=None, metavar="YYYY-MM-DD",
+                        help="the gaming day the period ends with (default: the current one)")
+    report.add_argument("--day-start", type=_time, default=None, metavar="HH:MM",
+                        help="when the gaming day begins, local time (default: gaming_day_start of --config, "
+                             "else 06:00)")
+    report.add_argument("--jurisdiction", default=None,
+                        help="the pay tables whose variance the interval uses (default: the jurisdiction of "
+                             "--config)")
+    report.add_argument("--config", default=None, help="the table configuration (table.yaml) for the defaults")
+    report.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    report.add_argument("--plot", default=None, metavar="FILE.svg",
+                        help="also write the actual and theoretical hold by gaming day with the 95%% band (SVG)")
 
 
 def _date(text: str) -> dt.date:
@@ -64,21 +84,25 @@ def _psycopg() -> Any:
     return psycopg
 
 
-def run(args: argparse.Namespace) -> int:
-    """``crisscross floor store|report``; the exit status (module docstring)."""
+def run(args: argparse.Namespace, broker_config: Callable[[argparse.Namespace], Any]) -> int:
+    """``crisscross floor store|report``; the exit status (module docstring). ``broker_config``: the broker of
+    the options (``controller.floor.tools.broker_config``, which raises ``ConfigError``)."""
     try:
         _psycopg()
-        return _store(args)
+        if args.floor_command == "store":
+            return _store(args, broker_config(args))
+        from controller.floor.report_tool import main as report
+
+        return report(args)
     except ConfigError as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
 
 
-def _store(args: argparse.Namespace) -> int:
+def _store(args: argparse.Namespace, config: Any) -> int:
     from controller.floor.store import FloorStore
-    from controller.floor.tools import broker_config
 
-    store = FloorStore(broker_config(args), args.dsn, name=args.session, join_late=args.join_late)
+    store = FloorStore(config, args.dsn, name=args.session, join_late=args.join_late)
     stop = threading.Event()
     previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGTERM, signal.SIGINT)}
     timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None

@@ -44,7 +44,8 @@ FIGURE_TYPES = frozenset({"SeatSettled", "RoundClosed", "RoundVoided"})
 #: ``figures`` and ``totals`` columns from a record's meters (``Meters.lifetime()`` keys).
 FIGURE_COLUMNS = ("rounds_closed", "rounds_no_play", "rounds_voided", "rounds_test", "drop", "win")
 #: ``totals`` columns from a ``SessionRated``'s row.
-RATING_COLUMNS = ("ratings", "rated_rounds", "rated_actual", "ante_squares", "bonus_squares", "seat_rounds")
+RATING_COLUMNS = ("ratings", "rated_rounds", "rated_actual", "rated_drop", "ante_squares", "bonus_squares",
+                  "seat_rounds")
 
 
 @dataclass
@@ -264,27 +265,30 @@ class _Batch:
         """A ``SessionRated`` and what it adds to its session's previous rating (the seat's rounds after the
         previous rating's last round, up to its own)."""
         key = session_key(data)
-        before = self.conn.execute("SELECT rounds, actual_win, theoretical_win, last_round FROM sessions WHERE "
-                                   "table_id = %s AND session_key = %s ORDER BY seq DESC LIMIT 1",
+        before = self.conn.execute("SELECT rounds, actual_win, theoretical_win, last_round, data->'handle' FROM "
+                                   "sessions WHERE table_id = %s AND session_key = %s ORDER BY seq DESC LIMIT 1",
                                    (table, key)).fetchone()
-        rounds, actual, theo, last = before or (0, 0, "0", int(data["first_round"]) - 1)
+        rounds, actual, theo, last, handle = before or (0, 0, "0", int(data["first_round"]) - 1, {})
+        handle = handle or {}
         theoretical = Fraction(str(data["theoretical_win"]))
         squares = self.conn.execute("SELECT coalesce(sum(ante * ante), 0), coalesce(sum(bonus * bonus), 0), "
                                     "count(*) FROM seat_rounds WHERE table_id = %s AND seat = %s AND round_no > %s "
                                     "AND round_no <= %s", (table, int(data["seat"]), last,
                                                            int(data["last_round"]))).fetchone()
         added = {"ratings": 1, "rated_rounds": int(data["rounds"]) - rounds,
-                 "rated_actual": int(data["actual_win"]) - actual, "ante_squares": int(squares[0]),
+                 "rated_actual": int(data["actual_win"]) - actual,
+                 "rated_drop": sum(int(v) for v in data["handle"].values()) - sum(int(v) for v in handle.values()),
+                 "ante_squares": int(squares[0]),
                  "bonus_squares": int(squares[1]), "seat_rounds": int(squares[2])}
         self.conn.execute(
             "INSERT INTO sessions (table_id, seq, time, session_key, seat, player, first_round, last_round, rounds, "
-            "actual_win, theoretical_win, ended, data, added_rounds, added_actual, added_theo, ante_squares, "
-            "bonus_squares, seat_rounds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s)",
+            "actual_win, theoretical_win, ended, data, added_rounds, added_actual, added_handle, added_theo, "
+            "ante_squares, bonus_squares, seat_rounds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s)",
             (table, seq, moment, key, int(data["seat"]), str(data.get("player") or ""), int(data["first_round"]),
              int(data["last_round"]), int(data["rounds"]), int(data["actual_win"]), str(theoretical),
              bool(data["ended"]), json.dumps(data), added["rated_rounds"], added["rated_actual"],
-             str(theoretical - Fraction(theo)), added["ante_squares"], added["bonus_squares"],
+             added["rated_drop"], str(theoretical - Fraction(theo)), added["ante_squares"], added["bonus_squares"],
              added["seat_rounds"]))
         for name, amount in added.items():
             quarter[name] += amount

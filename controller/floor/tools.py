@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if args.floor_command in ("store", "report"):
         from controller.floor.backoffice_tools import run as backoffice
 
-        return backoffice(args)
+        return backoffice(args, broker_config)
     from controller.floor.listen import Listener
     from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key

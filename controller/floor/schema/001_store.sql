@@ -95,7 +95,7 @@ CREATE INDEX seat_rounds_seat ON seat_rounds (table_id, seat, round_no);
 
 -- each SessionRated (`run --rating`; also on `sessions`) with what it adds to the one before of its session:
 -- rounds, the house's actual and exact theoretical win, and the sums of the squared antes and bonuses of the
--- seat's rounds it covers (the variance's weights: controller.floor.report)
+-- seat's rounds it covers (the variance's weights: controller.floor.report), and the handle they add
 CREATE TABLE sessions (
     table_id        text NOT NULL,
     seq             bigint NOT NULL,
@@ -112,6 +112,7 @@ CREATE TABLE sessions (
     data            jsonb NOT NULL,
     added_rounds    integer NOT NULL,
     added_actual    bigint NOT NULL,
+    added_handle    bigint NOT NULL,              -- the handle (every wager) of the rounds added
     added_theo      text NOT NULL,                -- exact, "p/q"
     ante_squares    numeric NOT NULL,
     bonus_squares   numeric NOT NULL,
@@ -158,6 +159,7 @@ CREATE TABLE totals (
     ratings         bigint NOT NULL DEFAULT 0,
     rated_rounds    bigint NOT NULL DEFAULT 0,
     rated_actual    bigint NOT NULL DEFAULT 0,
+    rated_drop      bigint NOT NULL DEFAULT 0,
     ante_squares    numeric NOT NULL DEFAULT 0,
     bonus_squares   numeric NOT NULL DEFAULT 0,
     seat_rounds     bigint NOT NULL DEFAULT 0,
