@@ -26,6 +26,7 @@ import pytest
 from controller.control.server import public_record
 from controller.floor import topics
 from controller.floor.migrate import migrate, migrations
+from controller.floor.publisher import progress_path
 from controller.floor.store import FloorStore
 from controller.journal.reader import read_records
 from controller.settings.floor import FloorConfig
@@ -171,6 +172,21 @@ def test_a_store_that_joins_late_keeps_a_tables_first_record_heard(mosquitto, ds
 
 
 # ---------------------------------------------------------------------------------------------- a real table
+def test_a_store_begun_after_the_table_holds_a_gap_until_the_table_publishes_again_from_its_first_record(
+        mosquitto, dsn, tmp_path):
+    journal = tmp_path / "journal.db"
+    config = _config(mosquitto.port)
+    _run(config, journal, rounds=1, seed=2)  # heard by no one: the broker keeps nothing for a store not yet there
+    with store_running(mosquitto.port, dsn):
+        _run(config, journal, rounds=1, seed=3)
+        wait_until(lambda: _query(dsn, "SELECT held FROM tables")[0][0] > 0, 60, "the second start's records held")
+        assert _last_seq(dsn) == 0 and _query(dsn, "SELECT last_seq, kind FROM gaps") == [(0, "missing")]
+        progress_path(journal).unlink()  # docs/backoffice.md: the table publishes everything again
+        _run(config, journal, rounds=1, seed=4)
+        assert_stored_as_journaled(dsn, journal)
+    assert _query(dsn, "SELECT filled_at IS NOT NULL FROM gaps") == [(True,)]
+
+
 def test_a_simulated_tables_records_are_stored_exactly_once_through_a_broker_restart(mosquitto, dsn, tmp_path):
     journal = tmp_path / "journal.db"
     config = _config(mosquitto.port)

@@ -172,6 +172,7 @@ class FloorStore:
 
     # ------------------------------------------------------------------ the database
     def _open_db(self) -> None:
+        db = None
         try:
             db = self._connect_db(self.dsn)
             if not self._migrated:
@@ -180,6 +181,8 @@ class FloorStore:
                     log.info("floor store: schema migrated: %s", ", ".join(applied))
                 self._migrated = True
         except Exception as exc:  # noqa: BLE001 - psycopg's errors, a refused migration: logged, tried again
+            self._db = db
+            self._close_db()
             wait = self._db_retry.failed()
             self._refusals.log(logging.ERROR, "floor store database", "floor store: database %s: %s; trying again "
                                "in %.1f s", _where(self.dsn), str(exc).strip(), wait)

@@ -33,6 +33,7 @@ from typing import Any
 
 from controller.floor import topics
 from controller.round.meters import Meters
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +105,14 @@ class Writer:
     def __init__(self, join_late: bool = False) -> None:
         self.join_late = join_late
         self.foreign = 0
+        #: a broken publisher or a replaced journal can send many such messages: their lines are rate-limited
+        self.lines = LogLimiter(log)
 
     def write(self, conn: Any, messages: list[tuple[str, str, bytes]]) -> Outcome:
         """Write ``(table, kind, payload)`` messages (``kind`` ``events`` or ``meters``), in order, inside the
         transaction the caller holds on ``conn``; psycopg's errors propagate (the caller rolls back and nothing
         of the batch is kept)."""
-        batch = _Batch(conn, self.join_late)
+        batch = _Batch(conn, self.join_late, self.lines)
         for table, kind, payload in messages:
             value = topics.decode(payload)
             if kind == "events" and value is not None and _well_formed(value):
@@ -122,8 +125,8 @@ class Writer:
             else:
                 self.foreign += 1
                 batch.outcome.foreign += 1
-                log.warning("floor store: a %s message of table %s is not in the floor's format: %r", kind, table,
-                            payload[:120])
+                self.lines.log(logging.WARNING, "floor store foreign", "floor store: a %s message of table %s is "
+                               "not in the floor's format: %r", kind, table, payload[:120])
         batch.finish()
         return batch.outcome
 
@@ -137,8 +140,8 @@ def _well_formed(value: dict[str, Any]) -> bool:
 class _Batch:
     """One transaction's work: the tables' rows locked and changed, the totals added up (``finish`` writes them)."""
 
-    def __init__(self, conn: Any, join_late: bool) -> None:
-        self.conn, self.join_late = conn, join_late
+    def __init__(self, conn: Any, join_late: bool, lines: LogLimiter) -> None:
+        self.conn, self.join_late, self.lines = conn, join_late, lines
         self.states: dict[str, TableState] = {}
         self.totals: dict[tuple[str, datetime], dict[str, Any]] = defaultdict(lambda: defaultdict(int))
         self.outcome = Outcome()
@@ -181,9 +184,10 @@ class _Batch:
                                   (table, state.last_seq, after, seq, kind)).rowcount
         if found:
             self.outcome.gaps += 1
-            log.warning("floor store: table %s: record %d follows %d but the last stored is %d: %s; held until "
-                        "the records before it arrive", table, seq, after, state.last_seq,
-                        "records missing" if kind == "missing" else "it cannot follow any record stored")
+            self.lines.log(logging.WARNING, "floor store gap", "floor store: table %s: record %d follows %d but "
+                           "the last stored is %d: %s; held until the records before it arrive", table, seq, after,
+                           state.last_seq, "records missing" if kind == "missing" else
+                           "it cannot follow any record stored")
 
     def release(self, table: str, state: TableState) -> None:
         """Store the held records that now follow the last stored, in order; close the gaps filled."""
