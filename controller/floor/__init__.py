@@ -6,4 +6,8 @@
 - ``controller.floor.mqtt``: connecting a paho-mqtt client (TLS, credentials) for the publisher and the tools.
 - ``controller.floor.audit`` and ``controller.floor.pit``: ``crisscross floor audit`` and ``crisscross floor
   watch``, fed by a subscription to every table.
+- The back office (docs/backoffice.md): ``controller.floor.store`` (``crisscross floor store``: every table's
+  records into PostgreSQL exactly once), ``store_write`` (what it writes), ``migrate`` and ``schema/`` (the
+  schema); ``report``, ``periods``, ``report_tool`` and ``plot_svg`` (``crisscross floor report``);
+  ``backoffice_tools`` (their options).
 """

@@ -63,15 +63,16 @@ def make_client(config: FloorConfig, client_id: str, *, password: str | None = N
 
 
 def connect(client: paho.Client, config: FloorConfig, *, clean_start: bool = True,
-            session_expiry: int | None = None) -> None:
+            session_expiry: int | None = None, receive_maximum: int | None = None) -> None:
     """Connect ``client`` to ``config.broker``:``config.port`` (blocking up to ``CONNECT_TIMEOUT``); with
-    ``session_expiry`` (seconds) the broker keeps the session and queues QoS 1 messages for it while away.
-    Raises ``OSError`` when the broker cannot be reached."""
+    ``session_expiry`` (seconds) the broker keeps the session and queues QoS 1 messages for it while away; with
+    ``receive_maximum`` the broker sends at most that many QoS 1 messages not yet acknowledged (MQTT 5.0,
+    3.1.2.11.3 and 4.9: flow control). Raises ``OSError`` when the broker cannot be reached."""
     properties: Any = None
-    if session_expiry is not None:
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
-
+    if session_expiry is not None or receive_maximum is not None:
         properties = Properties(PacketTypes.CONNECT)
-        properties.SessionExpiryInterval = session_expiry
+        if session_expiry is not None:
+            properties.SessionExpiryInterval = session_expiry
+        if receive_maximum is not None:
+            properties.ReceiveMaximum = receive_maximum
     client.connect(config.broker, config.port, KEEPALIVE, clean_start=clean_start, properties=properties)

@@ -1,4 +1,5 @@
-"""``crisscross floor watch`` and ``crisscross floor audit`` (docs/floor.md): their options and what they do.
+"""``crisscross floor watch`` and ``crisscross floor audit`` (docs/floor.md): their options and what they do;
+``floor store`` and ``floor report`` (docs/backoffice.md) are added from ``controller.floor.backoffice_tools``.
 
 The broker: ``--broker HOST`` (with ``--port``, ``--tls``, ``--ca-file``, ``--username``, ``--password-file``,
 ``--prefix``), else ``floor:`` of the table configuration (``--config``). Exit status: 0 done (audit: nothing
@@ -18,7 +19,7 @@ from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, Floo
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str) -> None:
-    """Add ``floor watch`` and ``floor audit`` to the ``crisscross`` parser's subcommands ``sub``."""
+    """Add ``floor watch``, ``audit``, ``store`` and ``report`` to the ``crisscross`` parser's subcommands ``sub``."""
     floor = sub.add_parser("floor", help="the floor's view of every table over MQTT", parents=[common])
     floor_sub = floor.add_subparsers(dest="floor_command", required=True)
     broker = argparse.ArgumentParser(add_help=False)
@@ -46,6 +47,9 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                        help="a durable session: the broker keeps what is published between two audits")
     audit.add_argument("--from-start", action="store_true",
                        help="the audit heard every table from its first record: a later first one is a gap")
+    from controller.floor.backoffice_tools import add_parsers as add_backoffice
+
+    add_backoffice(floor_sub, common, broker)
 
 
 def broker_config(args: argparse.Namespace) -> FloorConfig:
@@ -83,7 +87,11 @@ def _pairs(items: list[str], option: str) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``crisscross floor watch|audit``; the exit status (module docstring)."""
+    """``crisscross floor watch|audit|store|report``; the exit status (module docstring)."""
+    if args.floor_command in ("store", "report"):
+        from controller.floor.backoffice_tools import run as backoffice
+
+        return backoffice(args, broker_config)
     from controller.floor.listen import Listener
     from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key

@@ -1,0 +1,122 @@
+"""``crisscross floor store`` and ``crisscross floor report`` (docs/backoffice.md): their options and what they do.
+
+``floor store --dsn DSN`` with the broker's options of ``floor watch`` (``--broker HOST``, ``--port``, ``--tls``,
+...; else ``floor:`` of ``--config``): runs until SIGTERM or SIGINT (or ``--for`` seconds), then prints what it
+stored. ``floor report --dsn DSN --table ID --period P``: ``controller.floor.report``.
+
+Both need psycopg 3 (the ``backoffice`` extra: ``pip install 'crisscross-controller[backoffice]'``). Exit status:
+0 done; 1 the report flags its figures (outside the 95% interval, or hold more than 4 points from the lifetime);
+2 refused options or configuration, psycopg missing, a database or broker that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from controller.floor.periods import PERIODS
+from controller.settings.files import ConfigError
+
+
+
+def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
+                broker: argparse.ArgumentParser) -> None:
+    """Add ``store`` and ``report`` to ``crisscross floor``'s subcommands (``broker``: the broker's options)."""
+    store = floor_sub.add_parser("store", parents=[common, broker],
+                                 help="keep every table's records in PostgreSQL, exactly once, in order")
+    store.add_argument("--dsn", required=True, help="the database: postgresql://USER@HOST:PORT/NAME or libpq "
+                                                    "key=value text (a password from ~/.pgpass or PGPASSWORD)")
+    store.add_argument("--session", default="store", metavar="NAME",
+                       help="the store's durable session on the broker (default store): one store per name")
+    store.add_argument("--join-late", action="store_true",
+                       help="store a new table's first record heard whatever came before it (the store began "
+                            "after the table); default: a gap until the records before it arrive")
+    store.add_argument("--for", dest="duration", type=float, default=None,
+                       help="stop after this many seconds (default: until SIGTERM or SIGINT)")
+    report = floor_sub.add_parser("report", parents=[common],
+                                  help="a table's drop, win, hold and theoretical win from the store, with the "
+                                       "95%% check")
+    report.add_argument("--dsn", required=True, help="the store's database (as floor store's --dsn)")
+    report.add_argument("--table", required=True, metavar="ID", help="the table's id as it publishes")
+    report.add_argument("--period", choices=PERIODS, default="day",
+                        help="the gaming day, month to date, year to date, the last 30 gaming days or lifetime, "
+                             "each ending with --day (default day)")
+    report.add_argument("--day", type=_date, default=None, metavar="YYYY-MM-DD",
+                        help="the gaming day the period ends with (default: the current one)")
+    report.add_argument("--day-start", type=_time, default=None, metavar="HH:MM",
+                        help="when the gaming day begins, local time (default: gaming_day_start of --config, "
+                             "else 06:00)")
+    report.add_argument("--jurisdiction", default=None,
+                        help="the pay tables whose variance the interval uses (default: the jurisdiction of "
+                             "--config)")
+    report.add_argument("--config", default=None, help="the table configuration (table.yaml) for the defaults")
+    report.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    report.add_argument("--plot", default=None, metavar="FILE.svg",
+                        help="also write the actual and theoretical hold by gaming day with the 95%% band (SVG)")
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
+def _time(text: str) -> dt.time:
+    hours, _, minutes = text.partition(":")
+    if len(hours) == len(minutes) == 2 and hours.isdigit() and minutes.isdigit() and int(hours) < 24 \
+            and int(minutes) < 60:
+        return dt.time(int(hours), int(minutes))
+    raise argparse.ArgumentTypeError(f"expected a time of day HH:MM (24-hour), got {text!r}")
+
+
+def _psycopg() -> Any:
+    """psycopg, or ``ConfigError`` saying how to install it."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError("psycopg 3 is not installed: pip install 'crisscross-controller[backoffice]'") from None
+    return psycopg
+
+
+def run(args: argparse.Namespace, broker_config: Callable[[argparse.Namespace], Any]) -> int:
+    """``crisscross floor store|report``; the exit status (module docstring). ``broker_config``: the broker of
+    the options (``controller.floor.tools.broker_config``, which raises ``ConfigError``)."""
+    try:
+        _psycopg()
+        if args.floor_command == "store":
+            return _store(args, broker_config(args))
+        from controller.floor.report_tool import main as report
+
+        return report(args)
+    except ConfigError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+
+
+def _store(args: argparse.Namespace, config: Any) -> int:
+    from controller.floor.store import FloorStore
+
+    store = FloorStore(config, args.dsn, name=args.session, join_late=args.join_late)
+    stop = threading.Event()
+    previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGTERM, signal.SIGINT)}
+    timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        store.run(stop)
+    finally:
+        if timer is not None:
+            timer.cancel()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    total = store.total
+    print(f"{len(total.tables)} table(s): {total.stored} records stored, {total.repeats} repeats dropped, "
+          f"{total.held} held past a gap, {total.gaps} gap(s), {total.foreign} message(s) not in the floor's format")
+    return 0

@@ -1,0 +1,130 @@
+"""``crisscross floor report --dsn DSN --table ID [--period day|mtd|ytd|30d|lifetime] [--day YYYY-MM-DD]
+[--day-start HH:MM] [--jurisdiction CODE] [--config PATH] [--format text|json|csv] [--plot FILE.svg]``: a table's
+figures from the floor's store (``controller.floor.report``; docs/backoffice.md, "Reports").
+
+Defaults: the gaming day is the current one; it begins at ``gaming_day_start`` of the table configuration
+(``--config``, else the one ``crisscross run`` finds), else 06:00, local time; the pay tables whose variance
+the interval uses are that configuration's jurisdiction's. The output names the period's bounds, the store's
+state for the table (records held past a gap and gaps still open: the figures may then miss records) and every
+figure of ``controller.floor.report.statistics``. Exit status: 0; 1 when the actual is outside the 95% interval
+or the hold deviates more than 4 points from the lifetime's; 2 an option, a configuration, a database or a
+table that cannot be used (one line on standard error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.settings.files import ConfigError
+
+
+def _settings(args: argparse.Namespace) -> tuple[dt.time, Any]:
+    """The gaming day's start and the jurisdiction (module docstring). Raises ``ConfigError``."""
+    from controller.game.paytable import load_jurisdiction
+
+    config = None
+    if args.day_start is None or args.jurisdiction is None:
+        from controller.game.table import load_table_config
+        from controller.settings.files import find_table_config
+
+        config = load_table_config(find_table_config(Path(args.config) if args.config else None))
+    start = args.day_start if args.day_start is not None else config.gaming_day_start
+    if args.jurisdiction is not None:
+        try:
+            return start, load_jurisdiction(args.jurisdiction)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--jurisdiction {args.jurisdiction}: {exc}") from None
+    from controller.service.opening import jurisdiction_for
+
+    return start, jurisdiction_for(config)
+
+
+def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, variance: Any,
+          tz: dt.tzinfo | None = None) -> dict[str, Any]:
+    """The report of ``table`` (module docstring) as a JSON-ready dict. Raises ``ConfigError`` when the store
+    has no such table."""
+    from controller.floor import report
+    from controller.floor.periods import period_bounds
+
+    state = conn.execute("SELECT last_seq, held, unread, (SELECT count(*) FROM gaps g WHERE g.table_id = t.table_id "
+                         "AND filled_at IS NULL) FROM tables t WHERE table_id = %s", (table,)).fetchone()
+    if state is None:
+        known = [name for (name,) in conn.execute("SELECT table_id FROM tables ORDER BY table_id LIMIT 20")]
+        raise ConfigError(f"--table {table}: not in the store (tables: {', '.join(known) or 'none'})")
+    begin, end = period_bounds(period, day, start, tz)
+    found = report.sums(conn, table, begin, end)
+    figures = report.statistics(found, found if begin is None else report.sums(conn, table, None, end), variance)
+    return {"table": table, "period": period, "gaming_day": day.isoformat(), "day_start": start.strftime("%H:%M"),
+            "begin": None if begin is None else begin.isoformat(), "end": end.isoformat(),
+            "store": {"last_seq": state[0], "held": state[1], "unread": state[2], "open_gaps": state[3]},
+            **figures}
+
+
+def render(result: dict[str, Any], form: str) -> str:
+    """``result`` (``build``) as ``text`` (one ``name  value`` line each, the flags named), ``json`` or ``csv`` (a
+    header row and one row)."""
+    flat = {k: v for k, v in result.items() if k != "store"} | {f"store_{k}": v for k, v in result["store"].items()}
+    if form == "json":
+        return json.dumps(result, indent=2)
+    if form == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(flat)
+        writer.writerow("" if v is None else v for v in flat.values())
+        return out.getvalue().rstrip("\n")
+    width = max(map(len, flat))
+    lines = [f"{name:<{width}}  {'-' if value is None else value}" for name, value in flat.items()]
+    if result["outside_interval"]:
+        lines.append(f"FLAG: the rated actual {result['rated_actual']} is outside the 95% interval "
+                     f"[{result['interval_low']}, {result['interval_high']}] (MD COMAR 36.05.03.25)")
+    if result["deviates"]:
+        lines.append(f"FLAG: the hold {result['hold_percent']}% deviates {result['hold_deviation_points']} points "
+                     f"from the lifetime's {result['lifetime_hold_percent']}% (over 4: OAC 3772-10-08(A))")
+    if result["store"]["held"] or result["store"]["open_gaps"] or result["store"]["unread"]:
+        lines.append("NOTE: the store misses records of this table (held past a gap, a gap open, or figures "
+                     "unread): the figures may be short")
+    return "\n".join(lines)
+
+
+def main(args: argparse.Namespace) -> int:
+    """``crisscross floor report``; the exit status (module docstring)."""
+    import psycopg
+
+    from controller.analysis.variance import round_variance
+    from controller.floor import plot_svg, report
+    from controller.floor.periods import period_bounds
+    from controller.service.meters_snapshot import gaming_day
+
+    try:
+        start, jurisdiction = _settings(args)
+        day = args.day or gaming_day(dt.datetime.now(), start)
+        try:
+            conn = psycopg.connect(args.dsn, autocommit=True)
+        except psycopg.Error as exc:
+            raise ConfigError(f"--dsn: {str(exc).strip()}") from None
+        with conn:
+            variance = round_variance(jurisdiction)
+            result = build(conn, args.table, args.period, day, start, variance)
+            if args.plot:
+                begin, end = period_bounds(args.period, day, start)
+                points = plot_svg.hold_points(plot_svg.cumulative(report.daily(conn, args.table, begin, end, start),
+                                                                  variance))
+                try:
+                    Path(args.plot).write_text(plot_svg.svg(args.table, args.period, points), encoding="utf-8")
+                except OSError as exc:
+                    raise ConfigError(f"--plot {args.plot}: {exc.strerror or exc}") from None
+    except ConfigError as exc:
+        print(f"crisscross floor report: {exc}", file=sys.stderr)
+        return 2
+    except psycopg.Error as exc:  # the database went away, or a store of another schema
+        print(f"crisscross floor report: the store: {type(exc).__name__}: {str(exc).strip()}", file=sys.stderr)
+        return 2
+    print(render(result, args.format))
+    return 1 if result["outside_interval"] or result["deviates"] else 0

@@ -1,0 +1,304 @@
+"""``crisscross floor store``: every table's public records from the floor's broker into PostgreSQL, exactly once by
+(table, seq), in each table's order (docs/backoffice.md).
+
+One thread (the caller's, ``FloorStore.run``) owns the MQTT client and the database connection:
+
+- MQTT 5 with a persistent session (client id ``crisscross-store-NAME``, clean start off, session expiry 7 days):
+  the broker keeps the subscriptions and queues every QoS 1 message published while the store is away, across
+  its own restart when it keeps persistence. The store subscribes to ``{prefix}/+/events`` (every public
+  record, ``SessionRated`` and ``SignificantEvent`` included: the ``sessions`` and ``significant`` topics carry
+  the same records again, so they are stored from ``events``, in the chain's order, in their own tables) and
+  ``{prefix}/+/meters`` (QoS 1).
+- Acknowledged after the commit: the client acknowledges by hand (paho's ``manual_ack``), each message's PUBACK
+  sent only once the transaction that wrote it (or found it a repeat) has committed, in the order received
+  (MQTT 5.0, 4.6). A crash, a lost connection or a database error before the commit leaves the message
+  unacknowledged: the broker sends it again on the next connection of the session. A crash between the commit
+  and the PUBACK makes it come twice: the second is a repeat by (table, seq) (``controller.floor.store_write``)
+  and dropped. So nothing is lost and nothing is stored twice, whatever stops when.
+- Bounded: the client's CONNECT says Receive Maximum ``WINDOW`` (MQTT 5.0, 3.1.2.11.3): the broker sends at most
+  that many messages not yet acknowledged, so at most ``WINDOW`` wait here. Policy when full (the database
+  slow or down): the store reads nothing more from the socket, the broker holds the rest in the session's queue
+  (Mosquitto: ``max_queued_messages``); a broker that ignored the limit would be held back by TCP and, past the
+  keep-alive, disconnected, and would send again every message not acknowledged.
+- Batches of at most ``BATCH`` messages, one transaction each (``controller.floor.store_write.Writer``).
+- Reconnection: a lost broker or database is tried again after ``RETRY_MIN`` seconds, doubling to ``RETRY_MAX``;
+  a broker connection lost forgets the messages not acknowledged (they come again); a database error rolls the
+  batch back and keeps its messages, written again once connected (never skipped: a batch refused for another
+  reason than the connection is logged and tried again, as the publisher never skips a record).
+- The schema is migrated at the first connection (``controller.floor.migrate``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from controller.floor import topics
+from controller.floor.migrate import migrate
+from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
+from controller.floor.store_write import Outcome, Writer
+from controller.settings.floor import FloorConfig
+from drivers.ratelog import LogLimiter
+
+log = logging.getLogger(__name__)
+
+#: Messages received and not yet acknowledged, at most (the CONNECT's Receive Maximum).
+WINDOW = 512
+#: Messages written in one transaction, at most.
+BATCH = 256
+#: Seconds between attempts to connect (broker or database): the first wait, doubled up to the last.
+RETRY_MIN, RETRY_MAX = 0.5, 10.0
+#: Seconds the thread waits on the broker's socket when there is nothing to write.
+IDLE = 0.05
+#: Seconds the broker keeps the store's session (and queues its messages) while it is away.
+SESSION_EXPIRY = 7 * 24 * 3600
+#: The kinds of topic the store subscribes to.
+KINDS = ("events", "meters")
+
+
+class Backoff:
+    """When to try a connection again: ``due()``; ``failed()`` doubles the wait from ``RETRY_MIN`` to
+    ``RETRY_MAX``, ``succeeded()`` starts it again."""
+
+    def __init__(self) -> None:
+        self.wait, self.at = RETRY_MIN, 0.0
+
+    def due(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def failed(self) -> float:
+        """Schedule the next attempt; the seconds until it."""
+        wait = self.wait
+        self.at = time.monotonic() + wait
+        self.wait = min(wait * 2, RETRY_MAX)
+        return wait
+
+    def succeeded(self) -> None:
+        self.wait, self.at = RETRY_MIN, 0.0
+
+
+class FloorStore:
+    """The consumer (module docstring) for the broker of ``config`` and the database of ``dsn`` (a libpq
+    connection string or ``postgresql://`` URL). ``name``: the session's name (one store per name). ``join_late``:
+    ``Writer``. ``connect_db``: how to open a database connection (default ``psycopg.connect``; tests)."""
+
+    def __init__(self, config: FloorConfig, dsn: str, *, name: str = "store", join_late: bool = False,
+                 window: int = WINDOW, batch: int = BATCH,
+                 connect_db: Callable[[str], Any] | None = None) -> None:
+        if not 1 <= batch <= window <= 65535:
+            raise ValueError(f"expected 1 <= batch ({batch}) <= window ({window}) <= 65535")
+        self.config, self.dsn, self.window, self.batch = config, dsn, window, batch
+        self.client_id = f"crisscross-store-{name}"
+        self.writer = Writer(join_late)
+        self._connect_db = connect_db or _psycopg_connect
+        self._client: Any = None
+        self._db: Any = None
+        self._migrated = False
+        self.connected = False
+        #: the broker acknowledged the subscriptions of the current connection (SUBACK)
+        self.subscribed = False
+        #: messages received, in order, not acknowledged yet: ``(mid, qos, table, kind, payload)``
+        self.pending: list[tuple[int, int, str, str, bytes]] = []
+        self._broker_retry, self._db_retry = Backoff(), Backoff()
+        self._connected_at = 0.0
+        self._lost = False
+        self._subacks = 0
+        self._refusals = LogLimiter(log, interval=60.0)
+        #: what the store did since it started (``Outcome`` summed), and batches written
+        self.total = Outcome()
+        self.batches = 0
+
+    # ------------------------------------------------------------------ running
+    def run(self, stop: threading.Event) -> None:
+        """Store until ``stop`` is set; then write what was received when the database is there, disconnect
+        (the session stays on the broker) and close the database connection."""
+        try:
+            while not stop.is_set():
+                self.turn(stop)
+            if self.pending and self._db is not None:
+                self._flush()
+        finally:
+            self.close()
+
+    def turn(self, stop: threading.Event | None = None) -> None:
+        """One turn: connect what is due, exchange with the broker, write a batch and acknowledge it."""
+        if self._db is None and self._db_retry.due():
+            self._open_db()
+        if self._client is None and self._broker_retry.due():
+            self._open_broker()
+        if self._client is None:
+            (stop or threading.Event()).wait(min(IDLE * 4, max(self._broker_retry.at - time.monotonic(), 0.0)))
+            return
+        if len(self.pending) < self.window:
+            self._client.loop(timeout=0.0 if self.pending and self._db is not None else IDLE)
+            while self.pending and len(self.pending) < min(self.window, self.batch) and not self._lost:
+                taken = len(self.pending)
+                self._client.loop_read()  # what the socket holds already joins the batch (never waits)
+                if len(self.pending) == taken:
+                    break
+        else:  # full (module docstring): nothing more is read until a batch is written
+            self._client.loop_write()
+            self._client.loop_misc()
+            if self._db is None:
+                (stop or threading.Event()).wait(IDLE)
+        if self._lost:
+            self._drop_broker()
+            return
+        if not self.connected and time.monotonic() - self._connected_at > CONNECT_TIMEOUT:
+            log.warning("floor store: broker %s:%s did not answer CONNECT within %s s", self.config.broker,
+                        self.config.port, CONNECT_TIMEOUT)
+            self._drop_broker()
+            return
+        if self.pending and self._db is not None:
+            self._flush()
+
+    def close(self) -> None:
+        """Disconnect from the broker (the session stays) and close the database connection."""
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.disconnect()
+                client.loop(timeout=0.0)
+            except Exception as exc:  # noqa: BLE001 - already gone: said, not raised
+                log.debug("floor store: disconnect: %s", exc)
+            if client.socket():
+                client.socket().close()
+        self.connected = False
+        self.pending.clear()
+        self._close_db()
+
+    # ------------------------------------------------------------------ the database
+    def _open_db(self) -> None:
+        db = None
+        try:
+            db = self._connect_db(self.dsn)
+            if not self._migrated:
+                applied = migrate(db)
+                if applied:
+                    log.info("floor store: schema migrated: %s", ", ".join(applied))
+                self._migrated = True
+        except Exception as exc:  # noqa: BLE001 - psycopg's errors, a refused migration: logged, tried again
+            self._db = db
+            self._close_db()
+            wait = self._db_retry.failed()
+            self._refusals.log(logging.ERROR, "floor store database", "floor store: database %s: %s; trying again "
+                               "in %.1f s", _where(self.dsn), str(exc).strip(), wait)
+            return
+        self._db = db
+        self._db_retry.succeeded()
+        log.info("floor store: database %s connected", _where(self.dsn))
+
+    def _close_db(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                db.close()
+            except Exception as exc:  # noqa: BLE001 - a broken connection: said, not raised
+                log.debug("floor store: database close: %s", exc)
+
+    def _flush(self) -> None:
+        """Write the oldest batch in one transaction; acknowledge its messages once committed."""
+        batch = self.pending[:self.batch]
+        try:
+            with self._db.transaction():
+                outcome = self.writer.write(self._db, [(table, kind, payload)
+                                                       for _, _, table, kind, payload in batch])
+        except Exception as exc:  # noqa: BLE001 - rolled back; its messages kept and written again
+            wait = self._db_retry.failed()
+            self._refusals.log(logging.ERROR, "floor store batch", "floor store: a batch of %d message(s) was not "
+                               "written (%s: %s); nothing of it acknowledged, trying again in %.1f s", len(batch),
+                               type(exc).__name__, str(exc).strip(), wait)
+            self._close_db()
+            return
+        for mid, qos, *_ in batch:
+            self._client.ack(mid, qos)
+        del self.pending[:len(batch)]
+        self.batches += 1
+        for name in ("stored", "repeats", "held", "gaps", "foreign"):
+            setattr(self.total, name, getattr(self.total, name) + getattr(outcome, name))
+        self.total.tables |= outcome.tables
+
+    # ------------------------------------------------------------------ the broker
+    def _open_broker(self) -> None:
+        client = make_client(self.config, self.client_id)
+        client.manual_ack_set(True)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        client.on_subscribe = self._on_subscribe
+        self._lost = False
+        try:
+            connect(client, self.config, clean_start=False, session_expiry=SESSION_EXPIRY,
+                    receive_maximum=self.window)
+        except (OSError, ValueError) as exc:
+            wait = self._broker_retry.failed()
+            self._refusals.log(logging.WARNING, "floor store broker", "floor store: broker %s:%s not reachable "
+                               "(%s); trying again in %.1f s", self.config.broker, self.config.port, exc, wait)
+            return
+        self._client = client
+        self._connected_at = time.monotonic()
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            self._refusals.log(logging.ERROR, "floor store refused", "floor store: broker %s:%s refused the "
+                               "connection: %s", self.config.broker, self.config.port, reason)
+            self._lost = True
+            return
+        self.connected = True
+        self._subacks = 0
+        self._broker_retry.succeeded()
+        for kind in KINDS:  # again on a session kept: harmless, and a new kind is subscribed
+            client.subscribe(topics.every_table(self.config.prefix, kind), qos=1)
+        log.info("floor store: connected to %s:%s (session %s%s)", self.config.broker, self.config.port,
+                 self.client_id, ", kept" if flags.session_present else ", new")
+
+    def _on_subscribe(self, client: Any, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
+        if any(reason.is_failure for reason in reasons):
+            self._refusals.log(logging.ERROR, "floor store subscription", "floor store: broker %s:%s refused the "
+                               "subscription: %s", self.config.broker, self.config.port, reasons)
+            return
+        self._subacks += 1
+        self.subscribed = self._subacks >= len(KINDS)
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self._lost = True
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        where = topics.split(self.config.prefix, message.topic)
+        if where is None or where[1] not in KINDS:
+            client.ack(message.mid, message.qos)  # not ours to keep (a subscription of an older store)
+            return
+        self.pending.append((message.mid, message.qos, where[0], where[1], message.payload))
+
+    def _drop_broker(self) -> None:
+        """Forget the connection and every message not acknowledged: the broker sends them again."""
+        if self.connected:
+            log.warning("floor store: connection to %s:%s lost; %d message(s) not acknowledged come again",
+                        self.config.broker, self.config.port, len(self.pending))
+        client, self._client = self._client, None
+        if client is not None and client.socket():
+            client.socket().close()
+        self.connected = self.subscribed = False
+        self.pending.clear()
+        self._broker_retry.failed()
+
+
+def _psycopg_connect(dsn: str) -> Any:
+    """A psycopg 3 connection to ``dsn`` in autocommit mode (every write in an explicit transaction)."""
+    import psycopg
+
+    return psycopg.connect(dsn, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT))
+
+
+def _where(dsn: str) -> str:
+    """``host:port/dbname`` of ``dsn`` for a log line: never its password."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        parts = conninfo_to_dict(dsn)
+    except Exception:  # noqa: BLE001 - a string psycopg cannot read: named without its contents
+        return "(a connection string that cannot be read)"
+    return f"{parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"

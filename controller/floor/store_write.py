@@ -1,0 +1,319 @@
+"""What the floor's store writes for each message, inside the transaction of its batch (``controller.floor.store``;
+docs/backoffice.md, "Exactly once").
+
+The rule (docs/floor.md, "Who reads what": the consumer's rule, made durable): per table, ``tables.last_seq`` is
+the seq of the last record stored. An ``events`` message whose record's seq is at or below it is a repeat
+(counted in ``tables.repeats``, dropped); one whose ``after`` is ``last_seq`` follows it: the record is stored and
+``last_seq`` moved to its seq in the same transaction; one whose ``after`` is above ``last_seq`` is past a gap:
+kept in ``held`` (never in ``records``), the gap written to ``gaps`` and logged, and stored in order once the
+records missing before it arrive (a publisher's resend), which closes the gap (``gaps.filled_at``). An ``after``
+below ``last_seq`` with a seq above it cannot follow any record stored (another journal under the table's id,
+or one rewritten): held as well, and written to ``gaps`` as a ``conflict``. With ``join_late`` the first record
+heard of a table never seen is stored whatever its ``after`` (``tables.joined``): the store began after the table.
+
+With each record stored, in the same transaction: what it adds to the table's lifetime meters, by the meters' own
+rule (``controller.round.meters.Meters.feed``, the rule of ``crisscross meters``; test rounds apart), in
+``figures``; a ``SeatSettled``'s ante and bonus in ``seat_rounds``; a ``SessionRated`` in ``sessions`` with what it
+adds to its session's previous rating; a ``SignificantEvent`` in ``significant``; and the quarter hour's
+``totals``. ``meters`` messages (retained snapshots at each round's close) are written once by (table, seq).
+
+A message that is not the floor's format is logged and counted (``Writer.foreign``), never stored and never a
+reason to stop. Amounts are integer minor units.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from fractions import Fraction
+from typing import Any
+
+from controller.floor import topics
+from controller.round.meters import Meters
+from drivers.ratelog import LogLimiter
+
+log = logging.getLogger(__name__)
+
+#: Seconds of a ``totals`` row: a quarter hour, so any gaming day starting at a quarter hour in any time zone of
+#: today (offsets are whole quarter hours) is whole rows.
+QUARTER = 900
+#: The record types whose figures go to ``figures`` (those that move drop, win or a count of rounds).
+FIGURE_TYPES = frozenset({"SeatSettled", "RoundClosed", "RoundVoided"})
+#: ``figures`` and ``totals`` columns from a record's meters (``Meters.lifetime()`` keys).
+FIGURE_COLUMNS = ("rounds_closed", "rounds_no_play", "rounds_voided", "rounds_test", "drop", "win")
+#: ``totals`` columns from a ``SessionRated``'s row.
+RATING_COLUMNS = ("ratings", "rated_rounds", "rated_actual", "rated_drop", "ante_squares", "bonus_squares",
+                  "seat_rounds")
+
+
+@dataclass
+class TableState:
+    """One ``tables`` row while its batch's transaction runs."""
+
+    last_seq: int
+    joined: int | None
+    stored: int
+    repeats: int
+    held: int
+    unread: int
+    in_test: bool
+    new: bool = False
+
+
+@dataclass
+class Outcome:
+    """What one batch did: records ``stored``, ``repeats`` dropped, records ``held`` past a gap, ``gaps`` found,
+    ``foreign`` messages."""
+
+    stored: int = 0
+    repeats: int = 0
+    held: int = 0
+    gaps: int = 0
+    foreign: int = 0
+    tables: set[str] = field(default_factory=set)
+
+
+def quarter_of(moment: datetime) -> datetime:
+    """The quarter hour (UTC) ``moment`` falls in: its ``totals`` row."""
+    seconds = int(moment.timestamp()) // QUARTER * QUARTER
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def parse_time(text: Any) -> datetime | None:
+    """A record's ``time`` (ISO 8601 with its offset) as an aware datetime; None when it is not one."""
+    try:
+        moment = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def session_key(data: dict[str, Any]) -> str:
+    """The session a ``SessionRated`` rates: the player's id (a rated player keeps one session across seats) or
+    the seat, and the session's first round."""
+    who = f"player {data['player']}" if data.get("player") else f"seat {int(data['seat'])}"
+    return f"{who} from round {int(data['first_round'])}"
+
+
+class Writer:
+    """Writes batches of messages (``write``) on a psycopg connection, each batch in the caller's transaction.
+    ``join_late``: module docstring."""
+
+    def __init__(self, join_late: bool = False) -> None:
+        self.join_late = join_late
+        self.foreign = 0
+        #: a broken publisher or a replaced journal can send many such messages: their lines are rate-limited
+        self.lines = LogLimiter(log)
+
+    def write(self, conn: Any, messages: list[tuple[str, str, bytes]]) -> Outcome:
+        """Write ``(table, kind, payload)`` messages (``kind`` ``events`` or ``meters``), in order, inside the
+        transaction the caller holds on ``conn``; psycopg's errors propagate (the caller rolls back and nothing
+        of the batch is kept)."""
+        batch = _Batch(conn, self.join_late, self.lines)
+        for table, kind, payload in messages:
+            value = topics.decode(payload)
+            if kind == "events" and value is not None and _well_formed(value):
+                batch.event(table, value)
+            elif kind == "meters" and value is not None and isinstance(value.get("seq"), int) \
+                    and isinstance(value.get("meters"), dict):
+                conn.execute("INSERT INTO meters (table_id, seq, round_no, meters) VALUES (%s, %s, %s, %s) "
+                             "ON CONFLICT DO NOTHING", (table, value["seq"], value.get("round"),
+                                                        json.dumps(value["meters"])))
+            else:
+                self.foreign += 1
+                batch.outcome.foreign += 1
+                self.lines.log(logging.WARNING, "floor store foreign", "floor store: a %s message of table %s is "
+                               "not in the floor's format: %r", kind, table, payload[:120])
+        batch.finish()
+        return batch.outcome
+
+
+def _well_formed(value: dict[str, Any]) -> bool:
+    record, after = value.get("record"), value.get("after")
+    return (isinstance(record, dict) and isinstance(record.get("seq"), int) and isinstance(after, int)
+            and 0 <= after < record["seq"] and isinstance(record.get("type"), str))
+
+
+class _Batch:
+    """One transaction's work: the tables' rows locked and changed, the totals added up (``finish`` writes them)."""
+
+    def __init__(self, conn: Any, join_late: bool, lines: LogLimiter) -> None:
+        self.conn, self.join_late, self.lines = conn, join_late, lines
+        self.states: dict[str, TableState] = {}
+        self.totals: dict[tuple[str, datetime], dict[str, Any]] = defaultdict(lambda: defaultdict(int))
+        self.outcome = Outcome()
+
+    def state(self, table: str) -> TableState:
+        if table not in self.states:
+            self.conn.execute("INSERT INTO tables (table_id) VALUES (%s) ON CONFLICT DO NOTHING", (table,))
+            row = self.conn.execute("SELECT last_seq, joined, stored, repeats, held, unread, in_test FROM tables "
+                                    "WHERE table_id = %s FOR UPDATE", (table,)).fetchone()
+            self.states[table] = TableState(*row)
+        return self.states[table]
+
+    def event(self, table: str, value: dict[str, Any]) -> None:
+        state = self.state(table)
+        record, after = value["record"], value["after"]
+        seq = record["seq"]
+        self.outcome.tables.add(table)
+        if seq <= state.last_seq:
+            state.repeats += 1
+            self.outcome.repeats += 1
+            return
+        first = state.last_seq == 0 and state.stored == 0
+        if after == state.last_seq or (first and self.join_late):
+            if after != state.last_seq:
+                state.joined = after
+                log.warning("floor store: table %s joined at record %d (after %d): the records before it are not "
+                            "in the store", table, seq, after)
+            self.store(table, state, value)
+            self.release(table, state)
+            return
+        kind = "missing" if after > state.last_seq else "conflict"
+        held = self.conn.execute("INSERT INTO held (table_id, seq, after_seq, message) VALUES (%s, %s, %s, %s) "
+                                 "ON CONFLICT DO NOTHING", (table, seq, after, json.dumps(value))).rowcount
+        state.held += held
+        self.outcome.held += held
+        if self.conn.execute("SELECT 1 FROM held WHERE table_id = %s AND seq = %s", (table, after)).fetchone():
+            return  # it follows a record held already: the same gap
+        found = self.conn.execute("INSERT INTO gaps (table_id, last_seq, after_seq, seq, kind) VALUES "
+                                  "(%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                                  (table, state.last_seq, after, seq, kind)).rowcount
+        if found:
+            self.outcome.gaps += 1
+            self.lines.log(logging.WARNING, "floor store gap", "floor store: table %s: record %d follows %d but "
+                           "the last stored is %d: %s; held until the records before it arrive", table, seq, after,
+                           state.last_seq, "records missing" if kind == "missing" else
+                           "it cannot follow any record stored")
+
+    def release(self, table: str, state: TableState) -> None:
+        """Store the held records that now follow the last stored, in order; close the gaps filled."""
+        if not state.held:
+            return
+        while True:
+            row = self.conn.execute("DELETE FROM held WHERE table_id = %s AND after_seq = %s AND seq > %s "
+                                    "RETURNING message", (table, state.last_seq, state.last_seq)).fetchone()
+            if row is None:
+                break
+            state.held -= 1
+            self.store(table, state, row[0])
+        state.held -= self.conn.execute("DELETE FROM held WHERE table_id = %s AND seq <= %s",
+                                        (table, state.last_seq)).rowcount  # resent and stored meanwhile
+        self.conn.execute("UPDATE gaps SET filled_at = now() WHERE table_id = %s AND filled_at IS NULL AND "
+                          "kind = 'missing' AND after_seq <= %s", (table, state.last_seq))
+
+    def store(self, table: str, state: TableState, value: dict[str, Any]) -> None:
+        """Insert the record of ``value`` and what it adds up to; move ``last_seq``."""
+        record = value["record"]
+        seq, data = record["seq"], record.get("data")
+        moment = parse_time(record.get("time"))
+        self.conn.execute(
+            "INSERT INTO records (table_id, seq, after_seq, time, kind, round_no, type, data, oversized, test, "
+            "simulated) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (table, seq, value["after"], moment, record.get("kind"), _integer(record.get("round")),
+             record["type"], None if data is None else json.dumps(data), _integer(value.get("oversized")),
+             bool(value.get("test")), bool(value.get("simulated"))))
+        state.last_seq = seq
+        state.stored += 1
+        self.outcome.stored += 1
+        if not isinstance(data, dict) or moment is None:
+            if record["type"] in FIGURE_TYPES | {"SessionRated", "RoundOpened"}:
+                state.unread += 1  # a stub or a record without its time: its figures are in the journal only
+                log.error("floor store: table %s record %d (%s) has no %s: its figures are not counted", table,
+                          seq, record["type"], "data" if moment is not None else "time")
+            return
+        try:
+            self.figures(table, state, seq, record["type"], data, moment)
+        except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+            state.unread += 1
+            log.error("floor store: table %s record %d (%s): its figures cannot be read (%s): not counted", table,
+                      seq, record["type"], exc)
+
+    def figures(self, table: str, state: TableState, seq: int, type_: str, data: dict[str, Any],
+                moment: datetime) -> None:
+        meters = Meters()
+        meters.in_test = state.in_test
+        testing = state.in_test or (type_ == "RoundOpened" and bool(data.get("test")))
+        meters.feed(type_, data)
+        state.in_test = meters.in_test
+        quarter = self.totals[(table, quarter_of(moment))]
+        if type_ in FIGURE_TYPES:
+            lifetime = meters.lifetime()
+            added = {name: int(lifetime[name]) for name in FIGURE_COLUMNS}
+            if any(added.values()):
+                self.conn.execute(f"INSERT INTO figures (table_id, seq, time, {', '.join(FIGURE_COLUMNS)}) VALUES "
+                                  f"(%s, %s, %s{', %s' * len(FIGURE_COLUMNS)})", (table, seq, moment,
+                                                                                  *added.values()))
+                for name, amount in added.items():
+                    quarter[name] += amount
+        if type_ == "SeatSettled" and not testing:
+            wagers = data["settlement"]["wagers"]
+            amount = lambda name: int(wagers[name]["amount"]) if name in wagers else 0  # noqa: E731
+            self.conn.execute("INSERT INTO seat_rounds (table_id, seq, round_no, seat, time, ante, bonus, wagered, "
+                              "player_net) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                              (table, seq, int(data["round_no"]), int(data["seat"]), moment, amount("ante_across"),
+                               amount("five_card_bonus"), sum(int(w["amount"]) for w in wagers.values()),
+                               int(data["settlement"]["net"])))
+        elif type_ == "SessionRated" and not testing:
+            self.session(table, seq, data, moment, quarter)
+        elif type_ == "SignificantEvent":
+            self.conn.execute("INSERT INTO significant (table_id, seq, time, code, name, severity) VALUES "
+                              "(%s, %s, %s, %s, %s, %s)", (table, seq, moment, int(data["code"]), str(data["name"]),
+                                                           str(data["severity"])))
+
+    def session(self, table: str, seq: int, data: dict[str, Any], moment: datetime,
+                quarter: dict[str, Any]) -> None:
+        """A ``SessionRated`` and what it adds to its session's previous rating (the seat's rounds after the
+        previous rating's last round, up to its own)."""
+        key = session_key(data)
+        before = self.conn.execute("SELECT rounds, actual_win, theoretical_win, last_round, data->'handle' FROM "
+                                   "sessions WHERE table_id = %s AND session_key = %s ORDER BY seq DESC LIMIT 1",
+                                   (table, key)).fetchone()
+        rounds, actual, theo, last, handle = before or (0, 0, "0", int(data["first_round"]) - 1, {})
+        handle = handle or {}
+        theoretical = Fraction(str(data["theoretical_win"]))
+        squares = self.conn.execute("SELECT coalesce(sum(ante * ante), 0), coalesce(sum(bonus * bonus), 0), "
+                                    "count(*) FROM seat_rounds WHERE table_id = %s AND seat = %s AND round_no > %s "
+                                    "AND round_no <= %s", (table, int(data["seat"]), last,
+                                                           int(data["last_round"]))).fetchone()
+        added = {"ratings": 1, "rated_rounds": int(data["rounds"]) - rounds,
+                 "rated_actual": int(data["actual_win"]) - actual,
+                 "rated_drop": sum(int(v) for v in data["handle"].values()) - sum(int(v) for v in handle.values()),
+                 "ante_squares": int(squares[0]),
+                 "bonus_squares": int(squares[1]), "seat_rounds": int(squares[2])}
+        self.conn.execute(
+            "INSERT INTO sessions (table_id, seq, time, session_key, seat, player, first_round, last_round, rounds, "
+            "actual_win, theoretical_win, ended, data, added_rounds, added_actual, added_handle, added_theo, "
+            "ante_squares, bonus_squares, seat_rounds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s)",
+            (table, seq, moment, key, int(data["seat"]), str(data.get("player") or ""), int(data["first_round"]),
+             int(data["last_round"]), int(data["rounds"]), int(data["actual_win"]), str(theoretical),
+             bool(data["ended"]), json.dumps(data), added["rated_rounds"], added["rated_actual"],
+             added["rated_drop"], str(theoretical - Fraction(theo)), added["ante_squares"], added["bonus_squares"],
+             added["seat_rounds"]))
+        for name, amount in added.items():
+            quarter[name] += amount
+
+    def finish(self) -> None:
+        """Write the totals added up and every table's row."""
+        columns = FIGURE_COLUMNS + RATING_COLUMNS
+        for (table, quarter), added in self.totals.items():
+            if not any(added.values()):
+                continue
+            values = [int(added.get(name, 0)) for name in columns]
+            self.conn.execute(
+                f"INSERT INTO totals (table_id, quarter, {', '.join(columns)}) VALUES (%s, %s{', %s' * len(columns)}) "
+                f"ON CONFLICT (table_id, quarter) DO UPDATE SET "
+                + ", ".join(f"{name} = totals.{name} + EXCLUDED.{name}" for name in columns),
+                (table, quarter, *values))
+        for table, s in self.states.items():
+            self.conn.execute("UPDATE tables SET last_seq = %s, joined = %s, stored = %s, repeats = %s, held = %s, "
+                              "unread = %s, in_test = %s, updated_at = now() WHERE table_id = %s",
+                              (s.last_seq, s.joined, s.stored, s.repeats, s.held, s.unread, s.in_test, table))
+
+
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,216 @@
+"""The floor's reports (``crisscross floor report``, controller/floor/report.py, docs/backoffice.md "Reports") from a
+store fed by a simulated table with live rating (``run --simulate --rating``) through a real Mosquitto into a real
+PostgreSQL (tests/postgres.py; skipped without them, failed under CI).
+
+Oracles: ``crisscross meters`` on the table's own journal, as of the last record before each bound of the period
+(rounds, drop and win are the meters' difference between the two); the journal's ``SessionRated`` records read
+here (each session's last rating: its exact theoretical win, actual win and handle) and its ``SeatSettled``
+records (the antes and bonuses of the rated seat rounds) with the pay tables' exact variance for the interval;
+arithmetic done by hand for the flags (MD COMAR 36.05.03.25; Ohio OAC 3772-10-08(A)); the calendar for the
+periods.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import math
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+from zoneinfo import ZoneInfo
+
+import psycopg
+import pytest
+
+from controller.analysis.variance import RoundVariance, round_variance
+from controller.cli.parts import SERVICE_PARTS
+from controller.floor import report
+from controller.floor.periods import period_bounds
+from controller.game.paytable import load_jurisdiction
+from controller.journal.reader import read_records
+from controller.service.assembly import Service
+from tests.cli_helpers import crisscross
+from tests.conftest import own_broker
+from tests.test_floor import TABLE, _config
+from tests.test_floor_store import assert_stored_as_journaled, postgres, store_running  # noqa: F401 - a fixture
+
+START = dt.time(6, 0)  # the gaming day's start the tests give (--day-start)
+
+
+@pytest.fixture(scope="module")
+def rated(postgres, tmp_path_factory):  # noqa: F811 - the fixture
+    """A store of 30 rounds of a rated simulated table, and its journal."""
+    folder = tmp_path_factory.mktemp("rated")
+    broker = own_broker(folder / "mqtt")
+    try:
+        dsn = postgres.create("report")
+        journal = folder / "journal.db"
+        with store_running(broker.port, dsn):
+            service = Service(_config(broker.port), simulate=True, rounds=30, seed=3, journal_path=journal,
+                              out=io.StringIO(), rating=True, parts=SERVICE_PARTS)
+            try:
+                assert service.run() == 0
+            finally:
+                service.close()
+            assert_stored_as_journaled(dsn, journal)
+    finally:
+        broker.stop()
+    return dsn, journal, read_records(journal)
+
+
+def _local(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text).astimezone()
+
+
+def _gaming_day(text: str) -> dt.date:
+    """The gaming day a record's time falls in, counted here: before 06:00 local time it is the day before."""
+    moment = _local(text)
+    return (moment - dt.timedelta(days=1)).date() if moment.time() < START else moment.date()
+
+
+def _meters(journal, records, before: dt.datetime | None) -> dict[str, int]:
+    """``crisscross meters`` as of the last record before ``before`` (None: all): rounds closed, drop, win."""
+    seqs = [r["seq"] for r in records if before is None or _local(r["time"]) < before]
+    if not seqs:
+        return {"rounds": 0, "drop": 0, "win": 0}
+    shown = crisscross("meters", "--journal", journal, "--at", max(seqs), "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    lifetime = json.loads(shown.stdout)["lifetime"]
+    return {"rounds": lifetime["rounds_closed"], "drop": lifetime["drop"], "win": lifetime["win"]}
+
+
+def _report(dsn, *options) -> tuple[int, dict]:
+    shown = crisscross("floor", "report", "--dsn", dsn, "--table", TABLE, "--day-start", "06:00", "--jurisdiction",
+                       "ny", "--format", "json", *options)
+    assert shown.returncode in (0, 1), shown.stderr
+    return shown.returncode, json.loads(shown.stdout)
+
+
+@pytest.mark.parametrize("period", ["day", "lifetime", "mtd"])
+def test_the_reports_rounds_drop_and_win_are_the_meters_of_the_journal_for_the_period(rated, period):
+    dsn, journal, records = rated
+    day = _gaming_day(records[-1]["time"])
+    _, shown = _report(dsn, "--period", period, "--day", day.isoformat())
+    end = dt.datetime.combine(day + dt.timedelta(days=1), START).astimezone()
+    first = {"day": day, "mtd": day.replace(day=1), "lifetime": None}[period]
+    begin = None if first is None else dt.datetime.combine(first, START).astimezone()
+    after, before = _meters(journal, records, end), _meters(journal, records, begin) if begin else None
+    expected = {k: after[k] - (before[k] if before else 0) for k in after}
+    assert {k: shown[k] for k in expected} == expected
+    assert expected["rounds"] > 0 or period != "lifetime"
+    if expected["drop"]:
+        assert shown["hold_percent"] == round(100 * expected["win"] / expected["drop"], 4)
+
+
+def test_a_period_cut_inside_a_quarter_hour_splits_the_figures_as_the_meters_do(rated):
+    dsn, journal, records = rated
+    times = [_local(r["time"]) for r in records]
+    # the first record of the run's second half whose time is after every record before it
+    at = next(t for i, t in enumerate(times) if i >= len(times) // 2 and t > max(times[:i]))
+    assert at.timestamp() % 900  # inside a quarter: the sums read whole quarters from totals, the rest from rows
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        first = report.sums(conn, TABLE, None, at).columns
+        second = report.sums(conn, TABLE, at, at + dt.timedelta(days=400)).columns
+    before, lifetime = _meters(journal, records, at), _meters(journal, records, None)
+    assert (first["rounds_closed"], first["drop"], first["win"]) == tuple(before.values())
+    assert (second["rounds_closed"], second["drop"], second["win"]) == tuple(
+        lifetime[k] - before[k] for k in ("rounds", "drop", "win"))
+
+
+def _last_ratings(records) -> list[dict]:
+    """Each session's last ``SessionRated`` (a rated player's by id, an anonymous one's by seat; and its first
+    round)."""
+    last = {}
+    for r in records:
+        if r["type"] == "SessionRated":
+            d = r["data"]
+            last[(d["player"] or d["seat"], d["first_round"])] = d
+    return list(last.values())
+
+
+def test_the_theoretical_win_is_the_sessions_exact_figures_and_the_interval_their_variance(rated):
+    dsn, _, records = rated
+    code, shown = _report(dsn, "--period", "lifetime", "--day", _gaming_day(records[-1]["time"]).isoformat())
+    ratings = _last_ratings(records)
+    assert ratings, "the simulated table rated no session"
+    theoretical = sum((Fraction(d["theoretical_win"]) for d in ratings), Fraction(0))
+    assert shown["theoretical_exact"] == str(theoretical) and shown["theoretical"] == round(theoretical)
+    assert shown["rated_actual"] == sum(d["actual_win"] for d in ratings)
+    assert shown["rated_drop"] == sum(sum(d["handle"].values()) for d in ratings)
+    assert shown["rated_rounds"] == sum(d["rounds"] for d in ratings)
+    squares = [0, 0]
+    for r in records:
+        if r["type"] == "SeatSettled" and any(d["seat"] == r["data"]["seat"] and d["first_round"] <=
+                                              r["data"]["round_no"] <= d["last_round"] for d in ratings):
+            wagers = r["data"]["settlement"]["wagers"]
+            squares[0] += wagers["ante_across"]["amount"] ** 2
+            squares[1] += wagers.get("five_card_bonus", {"amount": 0})["amount"] ** 2
+    pay = round_variance(load_jurisdiction("ny"))
+    variance = pay.main_variance * squares[0] + pay.bonus_variance * squares[1]
+    assert shown["variance"] == round(variance) and shown["seat_rounds_in_variance"] == shown["rated_rounds"]
+    half = 1.959963984540054 * math.sqrt(variance)
+    assert (shown["interval_low"], shown["interval_high"]) == (math.floor(theoretical - half),
+                                                               math.ceil(theoretical + half))
+    assert shown["outside_interval"] == (not theoretical - half <= shown["rated_actual"] <= theoretical + half)
+    assert code == (1 if shown["outside_interval"] or shown["deviates"] else 0)
+
+
+def test_the_flags_follow_the_regulations_numbers():
+    pay = RoundVariance(Fraction(0), Fraction(100), Fraction(0), Fraction(4))
+    columns = dict.fromkeys(report.FIGURE_COLUMNS + report.RATING_COLUMNS, 0)
+    # 100 rated seat rounds of ante 10 and bonus 5: variance 100 x 10,000 + 4 x 2,500 = 1,010,000
+    rated = {**columns, "ratings": 10, "rated_rounds": 100, "rated_drop": 20000, "ante_squares": 10000,
+             "bonus_squares": 2500, "drop": 10000, "win": 1000}
+    lifetime = report.Sums({**columns, "drop": 100000, "win": 5000}, Fraction(0))  # 5% lifetime, 10% now
+    inside = report.statistics(report.Sums({**rated, "rated_actual": 6000}, Fraction(5000)), lifetime, pay)
+    assert inside["variance"] == 1010000 and inside["standard_deviation"] == 1005  # sqrt 1,004.99
+    assert (inside["interval_low"], inside["interval_high"]) == (3030, 6970)  # 5000 -+ 1.96 x 1004.99
+    assert not inside["outside_interval"]
+    assert inside["hold_percent"] == 10.0 and inside["hold_deviation_points"] == 5.0 and inside["deviates"]
+    outside = report.statistics(report.Sums({**rated, "rated_actual": 7000}, Fraction(5000)),
+                                report.Sums({**columns, "drop": 100000, "win": 7000}, Fraction(0)), pay)
+    assert outside["outside_interval"] and outside["hold_deviation_points"] == 3.0 and not outside["deviates"]
+    none = report.statistics(report.Sums(columns, Fraction(0)), report.Sums(columns, Fraction(0)), pay)
+    assert none["hold_percent"] is None and not none["outside_interval"] and none["interval_low"] is None
+
+
+def test_the_periods_end_with_the_gaming_day_and_follow_the_local_clock():
+    utc = dt.timezone.utc
+    at = lambda *a: dt.datetime(*a, tzinfo=utc)  # noqa: E731
+    day = dt.date(2026, 3, 15)
+    assert period_bounds("day", day, START, utc) == (at(2026, 3, 15, 6), at(2026, 3, 16, 6))
+    assert period_bounds("mtd", day, START, utc)[0] == at(2026, 3, 1, 6)
+    assert period_bounds("ytd", day, START, utc)[0] == at(2026, 1, 1, 6)
+    assert period_bounds("30d", day, START, utc)[0] == at(2026, 2, 14, 6)  # 15 March and the 29 days before
+    assert period_bounds("lifetime", day, START, utc) == (None, at(2026, 3, 16, 6))
+    # New York springs forward at 2:00 on 8 March 2026: the gaming day of 7 March has 23 hours
+    begin, end = period_bounds("day", dt.date(2026, 3, 7), START, ZoneInfo("America/New_York"))
+    assert (begin.astimezone(utc), end.astimezone(utc)) == (at(2026, 3, 7, 11), at(2026, 3, 8, 10))
+
+
+def test_the_csv_is_the_json_and_the_plot_has_a_point_per_gaming_day(rated, tmp_path):
+    dsn, _, records = rated
+    day = _gaming_day(records[-1]["time"]).isoformat()
+    _, shown = _report(dsn, "--period", "lifetime", "--day", day)
+    table = crisscross("floor", "report", "--dsn", dsn, "--table", TABLE, "--day-start", "06:00", "--jurisdiction",
+                       "ny", "--period", "lifetime", "--day", day, "--format", "csv", "--plot", tmp_path / "hold.svg")
+    header, row = list(csv.reader(io.StringIO(table.stdout)))
+    flat = {k: v for k, v in shown.items() if k != "store"} | {f"store_{k}": v for k, v in shown["store"].items()}
+    assert header == list(flat) and row == ["" if v is None else str(v) for v in flat.values()]
+    svg = ET.parse(tmp_path / "hold.svg").getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    days = {_gaming_day(r["time"]) for r in records if r["type"] == "SessionRated"}
+    for name in ("actual", "theoretical"):
+        (line,) = svg.findall(f"s:polyline[@class='{name}']", ns)
+        assert len(line.get("points").split()) == len(days)
+    assert TABLE in svg.find("s:title", ns).text
+
+
+def test_a_table_not_in_the_store_and_a_bad_day_start_are_named(rated):
+    dsn, _, _ = rated
+    shown = crisscross("floor", "report", "--dsn", dsn, "--table", "CC-99", "--jurisdiction", "ny")
+    assert shown.returncode == 2 and f"--table CC-99: not in the store (tables: {TABLE})" in shown.stderr
+    shown = crisscross("floor", "report", "--dsn", dsn, "--table", TABLE, "--day-start", "6:00")
+    assert shown.returncode == 2 and "expected a time of day HH:MM (24-hour), got '6:00'" in shown.stderr

@@ -1,0 +1,263 @@
+"""The floor's store (``crisscross floor store``, controller/floor/store.py, docs/backoffice.md) against a real
+Mosquitto and a real PostgreSQL, both started by the tests (``mosquitto``; ``tests/postgres.py``): without them
+the tests are skipped, and fail under CI.
+
+Oracles: the table's own journal (its public records through the control interface's filter, one for one by
+seq, in order) and, for the chain rule, messages written here by hand (``_event``) whose seqs say what must be
+kept. A store is stopped by SIGKILL mid-run, the broker and the database are restarted mid-run; each time the
+store holds every public record exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from itertools import count
+
+import paho.mqtt.client as paho
+import psycopg
+import pytest
+
+from controller.control.server import public_record
+from controller.floor import topics
+from controller.floor.migrate import migrate, migrations
+from controller.floor.publisher import progress_path
+from controller.floor.store import FloorStore
+from controller.journal.reader import read_records
+from controller.settings.floor import FloorConfig
+from tests.postgres import own_postgres, wait_until
+from tests.test_floor import TABLE, _config, _run
+
+_names = count(1)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    server = own_postgres()
+    yield server
+    server.remove()
+
+
+@pytest.fixture
+def dsn(postgres):
+    """A new database of the test's own."""
+    return postgres.create(f"store_{os.getpid()}_{next(_names)}")
+
+
+def _query(dsn: str, sql: str, *params):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+@contextmanager
+def store_running(port: int, dsn: str, **options):
+    """A ``FloorStore`` on a thread of its own for the block, stopped after it."""
+    store = FloorStore(FloorConfig(True, "127.0.0.1", port), dsn, **options)
+    stop = threading.Event()
+    thread = threading.Thread(target=store.run, args=(stop,), name="floor-store")
+    thread.start()
+    try:
+        wait_until(lambda: store.subscribed, 60, "the store's subscriptions")
+        yield store
+    finally:
+        stop.set()
+        thread.join(60)
+        assert not thread.is_alive()
+
+
+def _store_process(port: int, dsn: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "controller", "floor", "store", "--broker", "127.0.0.1", "--port",
+                             str(port), "--dsn", dsn], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _last_seq(dsn: str, table: str = TABLE) -> int:
+    rows = _query(dsn, "SELECT last_seq FROM tables WHERE table_id = %s", table)
+    return rows[0][0] if rows else 0
+
+
+def assert_stored_as_journaled(dsn: str, journal, table: str = TABLE) -> None:
+    """The store holds the journal's public records, each once, in order, with their data, and nothing else;
+    no record held, no gap open."""
+    public = [public_record(r) for r in read_records(journal)]
+    public = [p for p in public if p is not None]
+    wait_until(lambda: _last_seq(dsn, table) == public[-1]["seq"], 120, f"the store reaching record "
+               f"{public[-1]['seq']} (at {_last_seq(dsn, table)})")
+    rows = _query(dsn, "SELECT seq, after_seq, type, round_no, kind, data FROM records WHERE table_id = %s "
+                       "ORDER BY seq", table)
+    assert [r[0] for r in rows] == [p["seq"] for p in public]
+    assert [r[1] for r in rows] == [0] + [p["seq"] for p in public[:-1]]  # the after chain, unbroken
+    assert [(r[2], r[3], r[4], r[5]) for r in rows] == [(p["type"], p["round"], p["kind"], p["data"])
+                                                        for p in public]
+    assert _query(dsn, "SELECT stored, held FROM tables WHERE table_id = %s", table) == [(len(public), 0)]
+    assert _query(dsn, "SELECT count(*) FROM gaps WHERE table_id = %s AND filled_at IS NULL", table) == [(0,)]
+    assert _query(dsn, "SELECT count(*) FROM held") == [(0,)]
+
+
+# ---------------------------------------------------------------------------------------------- the schema
+def test_the_migrations_are_numbered_once_each_and_applied_once(dsn):
+    shipped = migrations()
+    assert [number for number, _, _ in shipped] == list(range(1, len(shipped) + 1))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert migrate(conn) == [name for _, name, _ in shipped]
+        assert migrate(conn) == []  # a second start applies nothing
+        versions = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
+    assert [v for (v,) in versions] == [number for number, _, _ in shipped]
+
+
+# ---------------------------------------------------------------------------------------------- the chain
+def _event(seq: int, after: int, table: str = "T-1") -> bytes:
+    return topics.encode({"table": table, "after": after, "record": {
+        "seq": seq, "time": "2026-12-04T14:10:06.942+00:00", "kind": "record", "round": 1, "type": "CardsRevealed",
+        "data": {"n": seq}}})
+
+
+class Publisher:
+    """A plain paho client (no code of ours) publishing hand-written messages at QoS 1, each acknowledged."""
+
+    def __init__(self, port: int) -> None:
+        self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+
+    def send(self, table: str, *pairs: tuple[int, int]) -> None:
+        for seq, after in pairs:
+            info = self.client.publish(topics.topic("crisscross", table, "events"), _event(seq, after, table), qos=1)
+            info.wait_for_publish(15)
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def test_each_record_is_stored_once_in_order_and_a_gap_is_held_until_a_resend_fills_it(mosquitto, dsn):
+    publisher = Publisher(mosquitto.port)
+    try:
+        with store_running(mosquitto.port, dsn) as store:
+            publisher.send("T-1", (1, 0), (2, 1), (2, 1), (1, 0), (3, 2))  # two repeats
+            publisher.send("T-2", (1, 0), (5, 4))  # another table: its own chain, with records 2-4 never heard
+            wait_until(lambda: store.total.repeats == 2 and _last_seq(dsn, "T-1") == 3, 60, "three records kept")
+            publisher.send("T-1", (6, 5), (8, 6))  # 4 and 5 missing: 6 and 8 held
+            wait_until(lambda: _query(dsn, "SELECT held FROM tables WHERE table_id = 'T-1'") == [(2,)], 60,
+                       "two records held")
+            assert _last_seq(dsn, "T-1") == 3  # nothing stored past the gap
+            assert _query(dsn, "SELECT last_seq, after_seq, seq, kind, filled_at IS NULL FROM gaps WHERE "
+                               "table_id = 'T-1' ORDER BY id") == [(3, 5, 6, "missing", True)]
+            publisher.send("T-1", (4, 3), (5, 4), (6, 5))  # the publisher's resend, in order from the first missing
+            wait_until(lambda: _last_seq(dsn, "T-1") == 8, 60, "the gap filled")
+    finally:
+        publisher.close()
+    assert _query(dsn, "SELECT seq, after_seq, data FROM records WHERE table_id = 'T-1' ORDER BY seq") == [
+        (s, a, {"n": s}) for s, a in ((1, 0), (2, 1), (3, 2), (4, 3), (5, 4), (6, 5), (8, 6))]
+    assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-2'") == [(1,)]
+    assert _query(dsn, "SELECT filled_at IS NOT NULL FROM gaps WHERE table_id = 'T-1'") == [(True,)]
+    assert _query(dsn, "SELECT repeats, held FROM tables WHERE table_id = 'T-1'") == [(3, 0)]  # 6 came twice
+    assert _query(dsn, "SELECT stored, held FROM tables WHERE table_id = 'T-2'") == [(1, 1)]
+    assert _query(dsn, "SELECT last_seq, after_seq, seq FROM gaps WHERE table_id = 'T-2'") == [(1, 4, 5)]
+
+
+def test_a_store_that_joins_late_keeps_a_tables_first_record_heard(mosquitto, dsn):
+    publisher = Publisher(mosquitto.port)
+    try:
+        with store_running(mosquitto.port, dsn, join_late=True):
+            publisher.send("T-3", (40, 39), (41, 40))
+            wait_until(lambda: _last_seq(dsn, "T-3") == 41, 60, "both records kept")
+    finally:
+        publisher.close()
+    assert _query(dsn, "SELECT joined, stored FROM tables WHERE table_id = 'T-3'") == [(39, 2)]
+
+
+# ---------------------------------------------------------------------------------------------- a real table
+def test_a_store_begun_after_the_table_holds_a_gap_until_the_table_publishes_again_from_its_first_record(
+        mosquitto, dsn, tmp_path):
+    journal = tmp_path / "journal.db"
+    config = _config(mosquitto.port)
+    _run(config, journal, rounds=1, seed=2)  # heard by no one: the broker keeps nothing for a store not yet there
+    with store_running(mosquitto.port, dsn):
+        _run(config, journal, rounds=1, seed=3)
+        wait_until(lambda: _query(dsn, "SELECT held FROM tables")[0][0] > 0, 60, "the second start's records held")
+        assert _last_seq(dsn) == 0 and _query(dsn, "SELECT last_seq, kind FROM gaps") == [(0, "missing")]
+        progress_path(journal).unlink()  # docs/backoffice.md: the table publishes everything again
+        _run(config, journal, rounds=1, seed=4)
+        assert_stored_as_journaled(dsn, journal)
+    assert _query(dsn, "SELECT filled_at IS NOT NULL FROM gaps") == [(True,)]
+
+
+def test_a_simulated_tables_records_are_stored_exactly_once_through_a_broker_restart(mosquitto, dsn, tmp_path):
+    journal = tmp_path / "journal.db"
+    config = _config(mosquitto.port)
+    with store_running(mosquitto.port, dsn) as store:
+        service_done = threading.Event()
+        runner = threading.Thread(target=lambda: (_run(config, journal, rounds=6, seed=5), service_done.set()),
+                                  name="service-run")
+        runner.start()
+        try:
+            wait_until(lambda: _last_seq(dsn) > 200, 120, "a first part stored")
+            mosquitto.restart(down=0.5)  # the table plays on; the store's session and its queue survive
+        finally:
+            runner.join(300)
+        assert service_done.is_set()
+        # a table that stopped while its broker was away publishes the rest at its next start (the journal is
+        # its outbox: docs/floor.md, "The publisher")
+        _run(config, journal, rounds=1, seed=6)
+        assert_stored_as_journaled(dsn, journal)
+        assert store.total.stored == _query(dsn, "SELECT stored FROM tables")[0][0]
+
+
+def _probed(probe: Publisher, dsn: str) -> bool:
+    """True once the store kept a probe's ``meters`` message (sent again at each call): it is subscribed."""
+    probe.client.publish(topics.topic("crisscross", "probe", "meters"), topics.encode(
+        {"table": "probe", "seq": 1, "round": None, "meters": {}}), qos=1).wait_for_publish(15)
+    return bool(_query(dsn, "SELECT 1 FROM pg_tables WHERE tablename = 'meters'")) and bool(
+        _query(dsn, "SELECT 1 FROM meters WHERE table_id = 'probe'"))
+
+
+def test_a_store_killed_mid_run_resumes_without_a_gap_or_a_duplicate(mosquitto, dsn, tmp_path):
+    journal = tmp_path / "journal.db"
+    first = _store_process(mosquitto.port, dsn)
+    try:
+        probe = Publisher(mosquitto.port)
+        try:
+            wait_until(lambda: _probed(probe, dsn), 120, "the store subscribed", every=0.5)
+        finally:
+            probe.close()
+        runner = threading.Thread(target=_run, args=(_config(mosquitto.port), journal), kwargs={"rounds": 6,
+                                                                                              "seed": 7})
+        runner.start()
+        try:
+            wait_until(lambda: _last_seq(dsn) > 200, 120, "a first part stored")
+            first.send_signal(signal.SIGKILL)  # no goodbye: messages taken and not acknowledged come again
+            first.wait(30)
+        finally:
+            runner.join(300)
+        second = _store_process(mosquitto.port, dsn)
+        try:
+            assert_stored_as_journaled(dsn, journal)
+        finally:
+            second.send_signal(signal.SIGTERM)
+            out, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err
+        assert "records stored" in out
+    finally:
+        if first.poll() is None:
+            first.kill()
+        first.communicate(timeout=30)
+
+
+def test_a_database_restart_mid_run_loses_nothing_and_stores_nothing_twice(mosquitto, postgres, dsn, tmp_path):
+    journal = tmp_path / "journal.db"
+    with store_running(mosquitto.port, dsn) as store:
+        runner = threading.Thread(target=_run, args=(_config(mosquitto.port), journal), kwargs={"rounds": 6,
+                                                                                              "seed": 9})
+        runner.start()
+        try:
+            wait_until(lambda: _last_seq(dsn) > 200, 120, "a first part stored")
+            postgres.restart("immediate")  # a crash of the database: the batch in flight rolled back
+        finally:
+            runner.join(300)
+        assert_stored_as_journaled(dsn, journal)
+        assert store.batches > 0
