@@ -234,3 +234,29 @@ def test_a_hole_carder_who_breaks_and_moves_is_one_player_live_offline_and_after
     top = max(r["round"] for r in read_records(journal) if r["type"] == "RoundOpened")
     assert {r["round"] for r in history if r["type"] == "RoundOpened"} == {top - 2, top - 1, top}
     assert {r["type"] for r in history} <= {"RoundOpened", "SeatRating"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--simulate", "--protect", "--protect-break", "2"], "at least the 3 rounds"),
+    (["--simulate", "--protect-memory-hours", "5"], "only applies to the hole-card detector"),
+    (["--simulate", "--hole-carder", "2:middle:breaks=5", "--sessions", "10"], "not with --sessions"),
+])
+def test_the_detectors_run_options_are_checked_before_anything_starts(tmp_path, capsys, argv, message):
+    from controller.cli import main as cli
+
+    journal = tmp_path / "journal.db"
+    assert cli.main(["run", "--rounds", "1", "--journal", str(journal), *argv]) == 2
+    assert message in capsys.readouterr().err and not journal.exists()
+
+
+def test_the_live_detector_keeps_evidence_as_it_is_told(tables):
+    """``run --protect-break/--protect-memory-hours``: the live detector's Detector gets them."""
+    from controller.analysis.protect_names import EvidenceKeeping
+    from controller.game.paytable import load_jurisdiction as load
+    from controller.service.protection import LiveProtection
+
+    live = LiveProtection(load("ny"), lambda item: None, keeping=EvidenceKeeping(7, 3600.0))
+    live.start()
+    assert live.ready.wait(600)
+    live.stop()
+    assert (live.detector.break_rounds, live.detector.memory_s) == (7, 3600.0)

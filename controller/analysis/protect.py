@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from controller.analysis.protect_names import BREAK, MEMORY_S
 from controller.analysis.protect_models import DECISIONS, HOLE_CARDS, STEPS, STYLES, optimal, predicted
 from controller.analysis.protect_tables import POPCOUNT, ProtectTables, pair_index
 from controller.game.money import money
@@ -232,12 +233,6 @@ class EvidenceReport:
 
 _CARD_NAMES = {"middle": "middle card", "across": "across outside card", "down": "down outside card"}
 
-#: Rounds in a row an unrated seat may sit out and keep its evidence (a player's break: the seat's session has
-#: ended, by ``GAP``, but the evidence goes on when play resumes within this many rounds).
-BREAK = 20
-#: Seconds a rated player's evidence is kept after their last round: their next session, at any seat, goes on
-#: from it (seven days).
-MEMORY_S = 7 * 24 * 3600
 #: Rated players whose evidence is kept at most; past it the one idle longest is let go (logged).
 MAX_PLAYERS = 10_000
 

@@ -57,6 +57,8 @@ from controller.cli.operators import operator
 from controller.cli.settle import settle
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
+from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
+from controller.game.sessions import GAP
 from controller.simulated.player_spec import parse_spec
 from controller.simulated.roaming import roamers
 
@@ -124,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
                           "played; moves: comes back at another seat; unrated: the dealer does not rate it")
     run.add_argument("--protect", action="store_true",
                      help="run the hole-card detector after each round; alerts are journaled (needs the analysis extra)")
+    run.add_argument("--protect-break", type=positive_int, default=None, metavar="N",
+                     help=f"with --protect: rounds in a row an unrated seat may sit out and keep its evidence "
+                          f"(default {BREAK}, at least 3)")
+    run.add_argument("--protect-memory-hours", type=positive_int, default=None, metavar="H",
+                     help=f"with --protect: hours a rated player's evidence is kept after their last round "
+                          f"(default {MEMORY_S // 3600})")
     run.add_argument("--sessions", type=positive_int, default=0, metavar="MEAN",
                      help="with --simulate: players come and go, each playing about MEAN rounds, and the dealer rates "
                           "most of them (POST /sessions)")
@@ -533,6 +541,13 @@ def _run(args: argparse.Namespace) -> int:
             _journal_folder(config.journal, f"{config.source}: journal:")
         if args.seed is not None and not any_simulator:
             raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
+        for flag, value in (("--protect-break", args.protect_break), ("--protect-memory-hours",
+                                                                      args.protect_memory_hours)):
+            if value is not None and not args.protect:
+                raise ConfigError(f"{flag} only applies to the hole-card detector of --protect")
+        if args.protect_break is not None and args.protect_break < GAP:
+            raise ConfigError(f"--protect-break {args.protect_break}: an unrated seat's break must be at least the "
+                              f"{GAP} rounds that end its session")
         if args.pace and not args.simulate:
             raise ConfigError("--pace only applies to the simulated dealer of --simulate")
         for flag, value, who in (("--mistakes", args.mistakes, "players"), ("--payout-errors", args.payout_errors,
@@ -558,7 +573,9 @@ def _run(args: argparse.Namespace) -> int:
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
-                           players=players, protect=args.protect, manual=args.manual, rating=args.rating,
+                           players=players, manual=args.manual, rating=args.rating,
+                           protect=args.protect and EvidenceKeeping(
+                               args.protect_break or BREAK, (args.protect_memory_hours or MEMORY_S // 3600) * 3600),
                            sessions=args.sessions, parts=SERVICE_PARTS, pace=args.pace)
     except (ConfigError, JournalError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)

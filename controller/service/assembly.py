@@ -39,6 +39,7 @@ from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
+from controller.analysis.protect_names import EvidenceKeeping
 from controller.service.protection import REPLAYED, LiveProtection
 from controller.service.rating_live import LiveRating
 from controller.service.significance import Significance, identified, start_records
@@ -148,7 +149,7 @@ class Service:
                  seed: int | None = None, journal_path: Path | None = None, ports: dict[str, str] | None = None,
                  quiet: bool = False, out: TextIO = sys.stdout, mistakes: float = 0.0,
                  metrics_port: int | None = None, started_at: float | None = None, payout_errors: float = 0.0,
-                 players: Sequence[Any] = (), protect: bool = False, manual: bool = False,
+                 players: Sequence[Any] = (), protect: bool | EvidenceKeeping = False, manual: bool = False,
                  rating: bool = False, sessions: int = 0, parts: ServiceParts = ServiceParts(),
                  pace: float = 0.0) -> None:
         started_at = time.monotonic() if started_at is None else started_at
@@ -226,7 +227,9 @@ class Service:
             raise
         self.machine = recovered.machine
         history = partial(records_since, self.journal.path, types=REPLAYED)
-        self.protection = LiveProtection(jurisdiction, self._alert, history=history) if protect else None
+        keeping = protect if isinstance(protect, EvidenceKeeping) else EvidenceKeeping()
+        self.protection = LiveProtection(jurisdiction, self._alert, history=history,
+                                         keeping=keeping) if protect else None
         if rating:
             self.rating = LiveRating(jurisdiction, self.events.put,
                                      on_sessions=self.control.publish_sessions if self.control else None)
@@ -372,8 +375,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
                 out: TextIO = sys.stdout, mistakes: float = 0.0, metrics_port: int | None = None,
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
-                protect: bool = False, manual: bool = False, rating: bool = False, sessions: int = 0,
-                parts: ServiceParts = ServiceParts(), pace: float = 0.0) -> int:
+                protect: bool | EvidenceKeeping = False, manual: bool = False, rating: bool = False,
+                sessions: int = 0, parts: ServiceParts = ServiceParts(), pace: float = 0.0) -> int:
     """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
@@ -383,7 +386,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     decision is random rather than optimal; ``payout_errors`` that the simulated dealer pays a seat wrong
     (controller.simulated.table); ``players``: seats of other simulated players
     (``controller.simulated.player_spec.PlayerSpec``); ``protect`` runs the hole-card detector after each round
-    (``controller.service.protection``); ``rating`` rates every seat's session after each round
+    (``controller.service.protection``; an ``EvidenceKeeping``: with those settings); ``rating`` rates every seat's session after each round
     (``controller.service.rating_live``: ``SessionRated`` inputs, ``GET /sessions``); ``sessions``: the simulated
     players come and go, about that many rounds each (``controller.simulated.seating``); ``manual``: the simulated
     table deals by hand (NY 9 NYCRR 5324.39(d)(1), the supervisor switching it first; ``config`` must allow it);

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+from controller.analysis.protect_names import EvidenceKeeping
 from controller.game.paytable import Jurisdiction
 from controller.journal.recall import ROUND_TYPES, RoundRecord
 from controller.service.round_worker import RoundWorker
@@ -54,11 +55,11 @@ class LiveProtection(RoundWorker):
 
     def __init__(self, jurisdiction: Jurisdiction, post: Callable[[Any], None], *, gap: int = 3,
                  capacity: int = 64, history: Callable[..., Iterable[dict[str, Any]]] | None = None,
-                 now: Callable[[], float] = time.time) -> None:
+                 now: Callable[[], float] = time.time, keeping: EvidenceKeeping = EvidenceKeeping()) -> None:
         super().__init__("hole-card-detector", capacity)
-        self.jurisdiction, self.post, self.gap = jurisdiction, post, gap
+        self.jurisdiction, self.post, self.gap, self.keeping = jurisdiction, post, gap, keeping
         #: the journal's records since a time (ISO 8601 UTC) among its last ``REPLAY_ROUNDS`` rounds: read at
-        #: setup, so that the evidence of the rated players of the last ``MEMORY_S`` survives a restart
+        #: setup, so that the evidence of the rated players of the last ``keeping.memory_s`` survives a restart
         #: (``controller.journal.reader.records_since``)
         self.history, self.now = history, now
         #: the last round read from the history: a round handed over again after it was read there is not
@@ -69,16 +70,18 @@ class LiveProtection(RoundWorker):
         self.pending: collections.deque[Alert] = collections.deque(maxlen=MAX_PENDING)
 
     def setup(self) -> None:
-        """Load the detector and its tables (NumPy), on the worker thread; read the journal's last ``MEMORY_S``
-        (at most ``REPLAY_ROUNDS`` rounds) into it (no alert raised for what it read: those were raised when it
+        """Load the detector and its tables (NumPy), on the worker thread; read the journal's rounds of the last
+        ``keeping.memory_s`` (at most ``REPLAY_ROUNDS`` of them) into it (no alert raised for what it read: those were raised when it
         was played)."""
-        from controller.analysis.protect import MEMORY_S, Detector
+        from controller.analysis.protect import Detector
         from controller.analysis.protect_tables import ProtectTables
         from controller.service.protect_journal import replay
 
-        self.detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap, keep=256)
+        self.detector = Detector(ProtectTables.load(self.jurisdiction, workers=1), self.gap, keep=256,
+                                 break_rounds=self.keeping.break_rounds, memory_s=self.keeping.memory_s)
         if self.history is not None:
-            since = datetime.fromtimestamp(self.now() - MEMORY_S, timezone.utc).isoformat(timespec="milliseconds")
+            since = datetime.fromtimestamp(self.now() - self.keeping.memory_s,
+                                           timezone.utc).isoformat(timespec="milliseconds")
             started = time.monotonic()
             self.replayed = replay(self.detector, self.history(since, last_rounds=REPLAY_ROUNDS))
             log.info("hole-card detector: the journal since %s read (through round %d) in %.1f s", since,
