@@ -127,14 +127,14 @@ def test_a_stack_the_shoe_dealt_but_the_journal_lacks_is_reported(rig_run):
 
 def test_the_hole_card_detector_reads_the_run_and_flags_no_honest_seat(rig_run):
     """``crisscross protect`` on the run's journal (controller/cli/protect.py): the simulated players
-    play the optimal strategy with random mistakes, none sees a card early, so no seat session is flagged
-    (exit 0); every seat that played is a session read."""
+    play the optimal strategy with random mistakes, none sees a card early, so no player is flagged (exit 0);
+    every seat that played has its (unrated) evidence read."""
     _, journal = rig_run
     seats = {s["seat"] for r in read_records(journal) if r["type"] == "WagersLocked" for s in r["data"]["seats"]}
     proc = crisscross("protect", "--journal", journal)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # only flagged sessions are listed
-    sessions = int(re.search(r"(\d+) seat sessions in .*; 0 flagged", proc.stderr).group(1))
+    sessions = int(re.search(r"(\d+) players' evidence in .*; 0 flagged", proc.stderr).group(1))
     assert sessions >= len(seats) > 0
     listed = crisscross("protect", "--journal", journal, "--all")
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == sessions

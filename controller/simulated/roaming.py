@@ -11,7 +11,8 @@ seats: its own and a seat the table keeps free for it (no other player sits ther
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from controller.simulated.player_spec import BREAK_ROUNDS, PlayerSpec
 
@@ -67,3 +68,21 @@ def roamers(specs: Sequence[PlayerSpec], seats: Sequence[int]) -> list[Roamer]:
             free = spare.pop(0)
         out.append(Roamer(spec, free))
     return out
+
+
+def roam(movers: Sequence[Roamer], players: dict[int, Any], rate: Callable[[list[tuple[str, int, str]]], None]) -> set[int]:
+    """The next round of ``movers`` at the simulated table: each one's move (its player in ``players``, seat ->
+    player, goes with it) and the dealer's rating actions handed to ``rate``; returns the seats nobody plays this
+    round (a break, and the seat kept free for a move)."""
+    away: set[int] = set()
+    for roamer in movers:
+        actions, plays, move = roamer.next_round()
+        if move is not None:
+            before, after = move
+            players[after] = players.pop(before)
+        rate(actions)
+        if not plays:
+            away.add(roamer.seat)
+        if roamer.free is not None:
+            away.add(roamer.free)
+    return away

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -99,3 +100,15 @@ class Seating:
             if self.rng.random() >= self.sit_out:
                 out.append(seat)
         return out
+
+
+def move_players(players: dict[int, Any], moves: Sequence[tuple[int, int]]) -> None:
+    """Apply ``Seating``'s moves ``(from seat, to seat)`` to ``players`` (seat -> the simulated player who
+    decides there, for the seats that have one): a player's strategy goes with them; a seat left holds what
+    was at the seat moved to (nothing: the default players)."""
+    for before, after in moves:
+        players[after], moved = players.pop(before, None), players.pop(after, None)
+        if moved is not None:
+            players[before] = moved
+        if players[after] is None:
+            del players[after]

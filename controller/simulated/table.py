@@ -52,8 +52,8 @@ from controller.game.settlement import Community, settle_seat
 from controller.game.table import Limits, TableConfig
 from controller.round.inputs import SUPERVISOR_ACTIONS, SeatRating
 from controller.simulated.manual import ManualDealing, RoundOver, unmarked
-from controller.simulated.roaming import Roamer, roamers
-from controller.simulated.seating import Seating
+from controller.simulated.roaming import Roamer, roam, roamers
+from controller.simulated.seating import Seating, move_players
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
@@ -437,12 +437,10 @@ class SimulatedTable(ManualDealing):
         antes: dict[int, int] = {}
         bonus_seats: set[int] = set()
         seated = self._seated()
-        away = self._roam()
+        away = roam(self.roamers, self.players, self._rate)
         for seat in self.seats:
-            if seat in away:
-                continue  # a roaming hole-carder's break, or the seat kept free for its moves
-            if seat not in seated if seated is not None else self.rng.random() < 0.1:
-                continue  # this seat sits the round out
+            if seat in away or (seat not in seated if seated is not None else self.rng.random() < 0.1):
+                continue  # this seat sits the round out (a roaming hole-carder's break, or its seat kept free)
             ante = self.ante_limits.min * self.rng.choice((1, 2, 5))
             ante = min(ante, self.ante_limits.max)
             antes[seat] = ante
@@ -505,37 +503,14 @@ class SimulatedTable(ManualDealing):
         if self.seating is None:
             return None
         actions, moves = self.seating.next_round()
-        for before, after in moves:  # a player's strategy goes with them
-            self.players[after], moved = self.players.pop(before, None), self.players.pop(after, None)
-            if moved is not None:
-                self.players[before] = moved
-            if self.players[after] is None:
-                del self.players[after]
+        move_players(self.players, moves)  # a player's strategy goes with them
         self._rate(actions)
         return self.seating.playing()
 
-    def _roam(self) -> set[int]:
-        """The roaming hole-carders' next round (``controller.simulated.roaming``): each one's move (its player
-        goes with it) and the dealer's rating of it handed in; returns the seats nobody plays this round (a break,
-        and the seat kept free for a move)."""
-        away: set[int] = set()
-        for roamer in self.roamers:
-            actions, plays, move = roamer.next_round()
-            if move is not None:
-                before, after = move
-                self.players[after] = self.players.pop(before)
-            self._rate(actions)
-            if not plays:
-                away.add(roamer.seat)
-            if roamer.free is not None:
-                away.add(roamer.free)
-        return away
-
     def _rate(self, actions: Sequence[tuple[str, int, str]]) -> None:
         """Hand the dealer's rating actions ``(action, seat, player)`` in, as ``POST /sessions`` does."""
-        for action, seat, player in actions:
-            if self.post is not None:
-                self.post(SeatRating(action, seat, player, "SIM-DEALER", "dealer"))
+        for action, seat, player in actions if self.post is not None else ():
+            self.post(SeatRating(action, seat, player, "SIM-DEALER", "dealer"))
 
     def _finish(self, placed: dict[int, dict[str, int]], hands: dict[int, Sequence[str]],
                 cross: Sequence[str]) -> bool:
