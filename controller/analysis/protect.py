@@ -223,8 +223,9 @@ class EvidenceReport:
         who = f"player {self.player}" if self.player else "unrated"
         where = f"seat {self.seat}" if len(set(self.seats)) <= 1 else f"seats {'-'.join(map(str, self.seats))}"
         sessions = f", {self.sessions} sessions" if self.sessions > 1 else ""
-        head = (f"{where} ({who}): rounds {self.first}-{self.last} ({self.rounds} played{sessions}): "
-                f"evidence 10^{self.log10_evidence:.1f}")
+        rounds = f"round {self.first}" if self.first == self.last else f"rounds {self.first}-{self.last}"
+        head = (f"{where} ({who}): {rounds} ({self.rounds} played{sessions}): "
+                f"evidence 10^{self.log10_evidence + 0.0:.1f}".replace("10^-0.0", "10^0.0"))
         if not self.flagged:
             return f"{head}, not flagged"
         return (f"{head}, FLAGGED at round {self.flagged_at}: plays as if it saw the {_CARD_NAMES[self.card]} "
@@ -264,7 +265,8 @@ class Detector:
     session (``controller.game.sessions``: counted in ``EvidenceReport.sessions``); ``break_rounds``: the longest break an
     unrated seat's evidence survives; ``memory_s``: how long a rated player's evidence is kept after their last
     round; ``keep``: finished reports kept (None: all, for a scan of a journal). ``add`` returns the reports that
-    became flagged with that round (each player's evidence once)."""
+    became flagged with that round (each player's evidence once), and those of flagged players back after more
+    than ``break_rounds`` rounds without play (a new visit: surveillance is told again)."""
 
     def __init__(self, tables: ProtectTables, gap: int = GAP, *, break_rounds: int = BREAK,
                  memory_s: float = MEMORY_S, keep: int | None = None) -> None:
@@ -339,6 +341,7 @@ class Detector:
             wealth.add(e[i:i + 1])
             if session_ended(report.last, number, self.gap) and report.rounds:
                 report.sessions += 1
+            back = report.flagged and number - report.last > self.break_rounds  # a flagged player's new visit
             if not report.seats or report.seats[-1] != r.seat:
                 report.seats.append(r.seat)
             report.seat, report.last, report.rounds, report.last_time = r.seat, number, report.rounds + 1, time
@@ -346,6 +349,8 @@ class Detector:
             self._read(holder)
             if report.flagged_at is None and wealth.flagged[0]:
                 report.flagged_at = number
+                flagged.append(report)
+            elif back:
                 flagged.append(report)
         return flagged
 
