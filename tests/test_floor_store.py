@@ -261,3 +261,18 @@ def test_a_database_restart_mid_run_loses_nothing_and_stores_nothing_twice(mosqu
             runner.join(300)
         assert_stored_as_journaled(dsn, journal)
         assert store.batches > 0
+
+
+def test_a_store_that_never_reached_the_broker_nor_the_database_says_so_and_exits_1(tmp_path):
+    """controller/floor/backoffice_tools.py: a job that runs the store for a while must not read success when
+    nothing could be stored (a port nobody listens on for both)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again: nobody listens there
+    run = subprocess.run([sys.executable, "-m", "controller", "floor", "store", "--broker", "127.0.0.1", "--port",
+                          str(port), "--dsn", f"postgresql://nobody@127.0.0.1:{port}/x", "--for", "2"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert "never reached the broker nor the database" in run.stderr and "Traceback" not in run.stderr

@@ -5,8 +5,9 @@
 stored. ``floor report --dsn DSN --table ID --period P``: ``controller.floor.report``.
 
 Both need psycopg 3 (the ``backoffice`` extra: ``pip install 'crisscross-controller[backoffice]'``). Exit status:
-0 done; 1 the report flags its figures (outside the 95% interval, or hold more than 4 points from the lifetime);
-2 refused options or configuration, psycopg missing, a database or broker that cannot be used.
+0 done; 1 the report flags its figures (outside the 95% interval, or hold more than 4 points from the lifetime),
+or the store (with ``--for``, or stopped) never reached the broker or the database; 2 refused options or
+configuration, psycopg missing, a database or broker that cannot be used.
 """
 
 from __future__ import annotations
@@ -119,4 +120,9 @@ def _store(args: argparse.Namespace, config: Any) -> int:
     total = store.total
     print(f"{len(total.tables)} table(s): {total.stored} records stored, {total.repeats} repeats dropped, "
           f"{total.held} held past a gap, {total.gaps} gap(s), {total.foreign} message(s) not in the floor's format")
+    never = [part for part, reached in store.ever.items() if not reached]
+    if never:
+        print(f"crisscross floor store: never reached the {' nor the '.join(never)}: nothing could be stored",
+              file=sys.stderr)
+        return 1
     return 0

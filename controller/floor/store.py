@@ -98,6 +98,8 @@ class FloorStore:
         self._db: Any = None
         self._migrated = False
         self.connected = False
+        #: whether the broker accepted a connection and the database opened, at least once since the start
+        self.ever = {"broker": False, "database": False}
         #: the broker acknowledged the subscriptions of the current connection (SUBACK)
         self.subscribed = False
         #: messages received, in order, not acknowledged yet: ``(mid, qos, table, kind, payload)``
@@ -188,6 +190,7 @@ class FloorStore:
                                "in %.1f s", _where(self.dsn), str(exc).strip(), wait)
             return
         self._db = db
+        self.ever["database"] = True
         self._db_retry.succeeded()
         log.info("floor store: database %s connected", _where(self.dsn))
 
@@ -248,6 +251,7 @@ class FloorStore:
             self._lost = True
             return
         self.connected = True
+        self.ever["broker"] = True
         self._subacks = 0
         self._broker_retry.succeeded()
         for kind in KINDS:  # again on a session kept: harmless, and a new kind is subscribed
