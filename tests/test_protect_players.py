@@ -177,7 +177,10 @@ def test_the_hole_carder_option_takes_breaks_moves_and_unrated(text, spec):
 @pytest.mark.parametrize("text, message", [("2:middle:moves", "moves needs breaks=N"),
                                            ("2:middle:breaks=0", "at least 1"),
                                            ("2:middle:breaks=x", "whole number"),
-                                           ("2:never_fold:breaks=3", "not a probability")])
+                                           ("2:never_fold:breaks=3", "not a probability"),
+                                           ("2:middle:breaks=5:breaks=6", "at most once"),
+                                           ("2:middle:unrated:unrated", "at most once"),
+                                           ("2:middle:breaks=5:moves:extra", "nor one of best, pairs, rule")])
 def test_a_bad_break_option_is_named(text, message):
     with pytest.raises(ValueError, match=message):
         player_spec.parse_spec(text, text.split(":")[1] in player_spec.HOLE_CARDS)
@@ -260,3 +263,50 @@ def test_the_live_detector_keeps_evidence_as_it_is_told(tables):
     assert live.ready.wait(600)
     live.stop()
     assert (live.detector.break_rounds, live.detector.memory_s) == (7, 3600.0)
+
+
+def test_a_flagged_player_back_for_a_new_visit_is_flagged_again_and_not_at_every_break(tables):
+    rounds = middle_carder_rounds(tables, 60, seed=12)
+    detector = Detector(tables, break_rounds=20)
+    detector.rate("rate_seat", 3, "P-5")
+    flags = []
+    number = 0
+    for i, row in enumerate(rounds[:40]):
+        number += 1 if i % 8 else 4  # a 3-round break every 8 rounds: the same visit
+        flags += [number for _ in detector.add([seen(number, 3, row)])]
+    assert len(flags) == 1  # once, at the crossing
+    number += 30  # away 30 rounds: a new visit
+    again = [number + i for i, row in enumerate(rounds[40:42]) for _ in detector.add([seen(number + i, 3, row)])]
+    assert again == [number]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--shared-cards", "--per-class", "1"], "at least 2 sets"),
+    (["--measure", "--shared-cards"], "one at a time"),
+    (["--measure", "--journal", "x.db"], "not by --measure"),
+])
+def test_protects_measurements_are_refused_before_they_start(capsys, argv, message):
+    from controller.cli import main as cli
+
+    assert cli.main(["protect", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_long_gap_alone_takes_a_break_as_long(tmp_path, capsys):
+    from controller.cli import main as cli
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("")
+    assert cli.main(["protect", "--journal", str(journal), "--gap", "200"]) == 0
+    assert "0 players' evidence" in capsys.readouterr().err
+
+
+def test_a_short_measure_says_within_what_it_played_and_no_ratio_of_never():
+    from controller.simulated.protect_bound import Bound
+    from controller.simulated.protect_measure import Outcome, Setting, cheat_report
+
+    never = Outcome("across:rule:1", 10, 50, np.full(10, np.inf), {})
+    some = Outcome("across:rule:1 (breaks every 10)", 10, 50, np.array([45.0] * 5 + [np.inf] * 5), {})
+    table = cheat_report({("across", "rule"): Bound("across", "rule", 500, 0.2, 0.01)},
+                         {("across", "rule", Setting()): never, ("across", "rule", Setting(10)): some})
+    assert "flagged within 50 |" in table and "nan" not in table and "0.00" not in table

@@ -31,8 +31,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
     journal_arguments(protect, config_help)
     protect.add_argument("--gap", type=count, default=3,
                          help="rounds in a row without wagers at a seat that end its session (default 3)")
-    protect.add_argument("--break", dest="break_rounds", type=count, default=20,
-                         help="rounds in a row an unrated seat may sit out and keep its evidence (default 20)")
+    protect.add_argument("--break", dest="break_rounds", type=count, default=None,
+                         help="rounds in a row an unrated seat may sit out and keep its evidence (default 20, or "
+                              "--gap when longer)")
     protect.add_argument("--memory-hours", type=count, default=168,
                          help="hours a rated player's evidence is kept after their last round (default 168)")
     protect.add_argument("--all", action="store_true", help="print every player's evidence, not only the flagged")
@@ -64,6 +65,7 @@ def journal_arguments(parser: argparse.ArgumentParser, config_help: str) -> None
 
 def main(args: argparse.Namespace) -> int:
     """Run ``crisscross protect``; the exit status."""
+    from controller.analysis.protect_names import BREAK
     from controller.analysis.protect_tables import ProtectTables
     from controller.settings.files import ConfigError, find_table_config
     from controller.journal.record import JournalError
@@ -76,9 +78,18 @@ def main(args: argparse.Namespace) -> int:
         path = Path(args.journal or config.journal)
         if not (args.measure or args.shared_cards) and not path.exists():
             raise JournalError(f"{path}: no such file")
+        if args.break_rounds is None:
+            args.break_rounds = max(BREAK, args.gap)
         if args.break_rounds < args.gap:
             raise ConfigError(f"--break {args.break_rounds}: an unrated seat's break must be at least the --gap "
                               f"that ends its session ({args.gap} rounds)")
+        if args.measure and args.shared_cards:
+            raise ConfigError("--measure and --shared-cards are two measurements: one at a time")
+        if args.shared_cards and args.per_class < 2:
+            raise ConfigError(f"--per-class {args.per_class}: at least 2 sets of known cards per class are needed "
+                              "for a standard error")
+        if (args.measure or args.shared_cards) and args.journal is not None:
+            raise ConfigError("--journal is read by the report, not by --measure or --shared-cards")
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross protect: {exc}", file=sys.stderr)
         return 2

@@ -56,6 +56,9 @@ def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
     parts = text.split(":")
     extras = [part for part in parts[2:] if part in ("moves", "unrated", *STYLES) or part.startswith("breaks=")] \
         if hole_carder else []
+    named = [extra.partition("=")[0] for extra in extras]
+    if len(set(named)) != len(named):
+        raise ValueError(f"{option} {text!r}: each of {', '.join(sorted(set(named)))} at most once")
     parts = [part for part in parts if part not in extras]
     if len(parts) not in (2, 3) or not parts[0].isdigit():
         raise ValueError(f"{option} {text!r}: expected {usage}")
@@ -64,7 +67,8 @@ def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
     try:
         probability = float(parts[2]) if len(parts) == 3 else (1.0 if hole_carder else 0.2)
     except ValueError:
-        raise ValueError(f"{option} {text!r}: {parts[2]!r} is not a probability") from None
+        known = f" nor one of {', '.join(STYLES)}, breaks=N, moves, unrated" if hole_carder else ""
+        raise ValueError(f"{option} {text!r}: {parts[2]!r} is not a probability{known}") from None
     if not 0.0 <= probability <= 1.0:
         raise ValueError(f"{option} {text!r}: probability {probability} is not from 0 to 1")
     breaks = 0

@@ -170,17 +170,23 @@ def cheat_report(bounds: dict[tuple[str, str], Bound], outcomes: dict[tuple[str,
     """The hole-carders' rounds to flag, per card, style and setting, beside the bound, as a Markdown table:
     the median and 90th percentile of rounds played to flag, the share flagged within ``CURVE`` rounds, the
     median against the bound and, for a break setting, against continuous play."""
+    longest = max(o.rounds for o in outcomes.values())
+    curve = sorted({min(n, longest) for n in CURVE})  # a shorter --max-rounds: "within" what was played
     lines = ["| card | style | bound (rounds) | play | median | 90th percentile | "
-             f"flagged within {' / '.join(map(str, CURVE))} | median / bound | median / continuous |",
+             f"flagged within {' / '.join(map(str, curve))} | median / bound | median / continuous |",
              "|---|---|---|---|---|---|---|---|---|"]
+
+    def ratio(a: float, b: float) -> str:
+        return "-" if math.isinf(a) or math.isinf(b) else f"{a / b:.2f}"
+
     for (card, style, setting), o in outcomes.items():
         b = bounds[(card, style)]
         median = o.percentile(50)
         continuous = outcomes[(card, style, Setting())].percentile(50)
         lines.append(f"| {card} | {style} | {b.rounds:.1f} (I = {b.information:.3f} +- {b.error:.3f}) | "
                      f"{setting.label} | {shown(median)} | {shown(o.percentile(90))} | "
-                     f"{' / '.join(f'{(o.flagged_at <= n).mean():.0%}' for n in CURVE)} | "
-                     f"{median / b.rounds:.2f} | {'-' if not setting.breaks else f'{median / continuous:.2f}'} |")
+                     f"{' / '.join(f'{(o.flagged_at <= n).mean():.0%}' for n in curve)} | "
+                     f"{ratio(median, b.rounds)} | {'-' if not setting.breaks else ratio(median, continuous)} |")
     return "\n".join(lines)
 
 
@@ -225,5 +231,5 @@ def main(tables: ProtectTables, args: argparse.Namespace) -> int:
     print(cheat_report(bounds, cheats))  # type: ignore[arg-type]
     print()
     print(honest_report([out for kind, _, out in results if kind == "honest"]))  # type: ignore[misc]
-    print(f"\nseed {args.seed}; {time.monotonic() - started:.0f} s with {workers} processes")
+    print(f"\nseed {args.seed}; {time.monotonic() - started:.0f} s with {workers} process{'es' if workers > 1 else ''}")
     return 0

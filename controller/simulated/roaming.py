@@ -63,8 +63,8 @@ def roamers(specs: Sequence[PlayerSpec], seats: Sequence[int]) -> list[Roamer]:
         free = None
         if spec.moves:
             if not spare:
-                raise ValueError(f"--hole-carder {spec.seat}:{spec.kind}:moves: no seat left to move to (every seat "
-                                 "is taken by another simulated player)")
+                raise ValueError(f"--hole-carder of seat {spec.seat} with moves: no seat left to move to (every other "
+                                 "seat is named by another --player-strategy/--hole-carder or kept for another mover)")
             free = spare.pop(0)
         out.append(Roamer(spec, free))
     return out

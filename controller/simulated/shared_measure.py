@@ -61,5 +61,5 @@ def main(jurisdiction: Jurisdiction, optimal: float, args: argparse.Namespace) -
             by_k[k] += rows
     print(report([worth(k, by_k[k]) for k in NEIGHBOURS], optimal))
     print(f"\nseed {args.seed}; {args.per_class} sets of known cards per class of hand; "
-          f"{time.monotonic() - started:.0f} s with {workers} processes")
+          f"{time.monotonic() - started:.0f} s with {workers} process{'es' if workers > 1 else ''}")
     return 0
