@@ -16,10 +16,11 @@ where ``L_h(c)`` is the probability of the decisions taken by a player who knows
 the styles of ``protect_models`` (``best``: the best decisions knowing it, from ``protect_tables``; ``pairs``:
 the optimal honest play but the largest bet when the card pairs one of the player's own; ``rule``: the
 ``pair_3x`` rule counting the card as shown), erring with probability ``ERROR`` (the decision then uniform): one
-``e_h`` per style and card. For an outside card ``L`` is averaged over the line's two cards. Under honest play ``e_h`` has expectation exactly
-1 whatever the strategy (the ratio's numerator is one uniform draw of its denominator's average), so over a
-player's rounds the products ``prod (1 - pi + pi e_h)`` for each style and ``h`` and each ``pi`` of
-``FRACTIONS`` (the share of rounds in which the card is seen) are nonnegative martingales of mean 1, and so is their average, the
+``e_h`` per style and card. For an outside card ``L`` is averaged over the line's two cards. Under honest play
+``e_h`` has expectation exactly 1 whatever the strategy (the ratio's numerator is one uniform draw of its
+denominator's average), so over a player's rounds the products ``prod (1 - pi + pi e_h)`` for each style and
+``h`` and each ``pi`` of ``FRACTIONS`` (the share of rounds in which the card is seen) are nonnegative
+martingales of mean 1, and so is their average, the
 player's evidence ``E``. By Ville's inequality an honest player's evidence ever reaches ``E >= 1 / alpha`` with
 probability at most ``alpha``: the detector flags a seat at ``E >= 1 / ALPHA`` (``ALPHA`` = 10**-4), an exact
 bound for evidence of any length. The card it points at is the ``h`` of the largest martingale, and the money
@@ -262,8 +263,8 @@ class Detector:
     in journal order, flagging as evidence comes in (module docstring, "Whose evidence").
 
     ``tables``: ``ProtectTables`` of the table's jurisdiction; ``gap``: rounds without wagers that end a seat's
-    session (``controller.game.sessions``: counted in ``EvidenceReport.sessions``); ``break_rounds``: the longest break an
-    unrated seat's evidence survives; ``memory_s``: how long a rated player's evidence is kept after their last
+    session (``controller.game.sessions``: counted in ``EvidenceReport.sessions``); ``break_rounds``: the longest
+    break an unrated seat's evidence survives; ``memory_s``: how long a rated player's evidence is kept after their last
     round; ``keep``: finished reports kept (None: all, for a scan of a journal). ``add`` returns the reports that
     became flagged with that round (each player's evidence once), and those of flagged players back after more
     than ``break_rounds`` rounds without play (a new visit: surveillance is told again)."""

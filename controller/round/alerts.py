@@ -57,8 +57,8 @@ FIGURES: tuple[str, ...] = ("round_no", "evidence_log10_hundredths", "first_roun
 
 @dataclass(frozen=True)
 class Alert:
-    """A player's play (at a seat, across breaks, moves and sessions) looks as if the player saw a hole card (``controller.analysis.protect``): an input of the
-    round machine, journaled (kind ``event``) before it is applied and replayed after a restart.
+    """A player's play (at a seat, across breaks, moves and sessions) looks as if the player saw a hole card
+    (``controller.analysis.protect``): an input of the round machine, journaled (kind ``event``) before it is applied and replayed after a restart.
 
     ``round_no``: the round whose close flagged it; ``seat``; ``card``: ``middle``, ``across`` or ``down`` (a
     kind of card, never a card); ``evidence_log10_hundredths``: log10 of the evidence x 100 (the journal keeps

@@ -71,8 +71,8 @@ class LiveProtection(RoundWorker):
 
     def setup(self) -> None:
         """Load the detector and its tables (NumPy), on the worker thread; read the journal's rounds of the last
-        ``keeping.memory_s`` (at most ``REPLAY_ROUNDS`` of them) into it (no alert raised for what it read: those were raised when it
-        was played)."""
+        ``keeping.memory_s`` (at most ``REPLAY_ROUNDS`` of them) into it (no alert raised for what it read: those
+        were raised when it was played)."""
         from controller.analysis.protect import Detector
         from controller.analysis.protect_tables import ProtectTables
         from controller.service.protect_journal import replay

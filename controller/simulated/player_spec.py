@@ -52,7 +52,8 @@ def parse_spec(text: str, hole_carder: bool) -> PlayerSpec:
     ``:unrated``, the player the dealer does not rate). Raises ``ValueError`` naming what is wrong."""
     option = "--hole-carder" if hole_carder else "--player-strategy"
     names = HOLE_CARDS if hole_carder else STRATEGIES
-    usage = f"SEAT:{'|'.join(names)}[:P]" + (f"[:{'|'.join(STYLES)}][:breaks=N][:moves][:unrated]" if hole_carder else "")
+    optional = f"[:{'|'.join(STYLES)}][:breaks=N][:moves][:unrated]" if hole_carder else ""
+    usage = f"SEAT:{'|'.join(names)}[:P]{optional}"
     parts = text.split(":")
     extras = [part for part in parts[2:] if part in ("moves", "unrated", *STYLES) or part.startswith("breaks=")] \
         if hole_carder else []

@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,8 +30,9 @@ from controller.analysis.protect import HYPOTHESES, Detector, RoundSeen, Wealth,
 from controller.analysis.protect_names import HOLE_CARDS, STYLES
 from controller.analysis.protect_tables import ProtectTables
 from controller.simulated import players
-from controller.simulated.player_spec import BREAK_ROUNDS
+from controller.simulated.player_spec import PlayerSpec
 from controller.simulated.protect_bound import Bound, bound
+from controller.simulated.roaming import Roamer
 
 HONEST = ("optimal", "never_fold", "always_1x", "pair_3x", "across_fold_rule", "card", "erring:0.1", "erring:0.2")
 CURVE = (100, 400)  # the share of hole-carders flagged within these rounds played
@@ -80,7 +81,7 @@ def play(tables: ProtectTables, player: str, sessions: int, rounds: int, rng: np
 
 @dataclass(frozen=True)
 class Setting:
-    """How hole-carders come and go: a 3-round break (``BREAK_ROUNDS``) after every ``breaks`` rounds played
+    """How hole-carders come and go: a 3-round break (``player_spec.BREAK_ROUNDS``) after every ``breaks`` rounds played
     (0: continuous play), coming back at another seat when ``moves``; ``rated``: the dealer has the player's id."""
 
     breaks: int = 0
@@ -103,51 +104,47 @@ def play_through_detector(tables: ProtectTables, card: str, style: str, probabil
                           max_rounds: int, rng: np.random.Generator, setting: Setting = Setting()) -> Outcome:
     """``sessions`` hole-carders seeing ``card`` (with ``probability`` a round) and using it in ``style``, played
     side by side through one ``Detector`` (each at seats of its own: ``2i + 1``, and ``2i + 2`` for its moves),
-    taking the breaks and moves of ``setting``, the dealer's rating actions handed to the detector as a
-    dealer gives them; until flagged or ``max_rounds`` rounds played. ``flagged_at``: rounds played (breaks
-    left out) when flagged."""
+    taking the breaks and moves of ``setting`` as the simulated table's hole-carders take them
+    (``controller.simulated.roaming.Roamer``), the dealer's rating actions handed to the detector as a dealer
+    gives them; until flagged or ``max_rounds`` rounds played. ``flagged_at``: rounds played (breaks left out)
+    when flagged."""
     detector = Detector(tables, keep=0)
-    seat = np.arange(sessions) * 2 + 1
-    played = np.zeros(sessions, dtype=np.int64)
-    away = np.zeros(sessions, dtype=np.int64)
+    specs = [PlayerSpec(2 * i + 1, card, probability, max(setting.breaks, 1), setting.moves, setting.rated, style)
+             for i in range(sessions)]
+    # continuous play: a roamer that never takes its break (it would come after max_rounds)
+    movers = [Roamer(spec if setting.breaks else replace(spec, breaks=max_rounds + 1),
+                     spec.seat + 1 if setting.moves else None) for spec in specs]
+    index = {spec.player: i for i, spec in enumerate(specs)}
     flagged_at = np.full(sessions, np.inf)
     pointed = np.zeros(sessions, dtype=np.int64)
-    live = np.ones(sessions, dtype=bool)
-    if setting.rated:
-        for i in range(sessions):
-            detector.rate("rate_seat", int(seat[i]), f"P{i}")
+    live = set(range(sessions))
     number = 0
-    while live.any():
+    while live:
         number += 1
-        playing = live & (away == 0)
-        away[live & (away > 0)] -= 1
-        back = playing & (played > 0) & (played % max(setting.breaks, 1) == 0) if setting.breaks else playing & False
-        if setting.moves:
-            for i in np.flatnonzero(back):
-                seat[i] = seat[i] + 1 if seat[i] % 2 else seat[i] - 1
-                if setting.rated:
-                    detector.rate("rate_seat", int(seat[i]), f"P{i}")
-        who = np.flatnonzero(playing)
+        who = []
+        for i in sorted(live):
+            actions, plays, _ = movers[i].next_round()
+            for action, seat, player in actions:
+                detector.rate(action, seat, player)
+            if plays:
+                who.append(i)
         n = len(who)
         hole, across, down, middle = players.deal(rng, n)
         seen = players.seen_cards(card, across, down, middle, probability, rng)
         bets = players.play_decisions(lambda step, x, y: players.hole_carder(
             card, tables, step, hole, across, down, middle, seen, x, y, style), n)
         cross = np.concatenate([across, down, middle[:, None]], 1)
-        seen_rounds = [RoundSeen(number, int(seat[w]), 100, (int(hole[j, 0]), int(hole[j, 1])),
+        seen_rounds = [RoundSeen(number, movers[w].seat, 100, (int(hole[j, 0]), int(hole[j, 1])),
                                  tuple(int(c) for c in cross[j]), tuple(int(b) for b in bets[j]))
                        for j, w in enumerate(who)]
-        played[who] += 1
-        by_seat = {int(seat[w]): w for w in who}
+        by_seat = {movers[w].seat: w for w in who}
         for report in detector.add(seen_rounds, number):
-            i = int(report.player[1:]) if report.player else by_seat[report.seat]
+            i = index[report.player] if report.player else by_seat[report.seat]
             if np.isfinite(flagged_at[i]):
                 continue  # an unrated mover's earlier evidence, flagged late: its first flag counts
-            flagged_at[i], pointed[i] = played[i], HYPOTHESES.index(report.card)
-            live[i] = False
-        live &= played < max_rounds
-        if setting.breaks:
-            away[who[played[who] % setting.breaks == 0]] = BREAK_ROUNDS
+            flagged_at[i], pointed[i] = movers[i].played, HYPOTHESES.index(report.card)
+            live.discard(i)
+        live -= {i for i in who if movers[i].played >= max_rounds}
     name = f"{card}:{style}:{probability:g}" + ("" if not setting.breaks else f" ({setting.label})")
     counts = {h: int(((pointed == i) & np.isfinite(flagged_at)).sum()) for i, h in enumerate(HYPOTHESES)}
     return Outcome(name, sessions, max_rounds, flagged_at, counts)

@@ -3,8 +3,8 @@ SEAT:CARD[:P]:breaks=N[:moves]``), so that the detector's evidence is tried agai
 room sees (docs/analysis.md, "Game protection").
 
 Such a player hands the dealer a card at the start (the dealer rates the seat: ``rate_seat`` with
-``PlayerSpec.player``; not with ``:unrated``), plays N rounds, sits out ``BREAK_ROUNDS`` rounds (more than the sessions' gap: the seat's
-session ends), and plays N more, and so on. With ``moves`` it comes back from each break at the other of two
+``PlayerSpec.player``; not with ``:unrated``), plays N rounds, sits out ``BREAK_ROUNDS`` rounds (more than the
+sessions' gap: the seat's session ends), and plays N more, and so on. With ``moves`` it comes back from each break at the other of two
 seats: its own and a seat the table keeps free for it (no other player sits there); the dealer moves its card
 (``rate_seat`` at the new seat), as a dealer does for a rated player who changes seats.
 """
@@ -70,7 +70,8 @@ def roamers(specs: Sequence[PlayerSpec], seats: Sequence[int]) -> list[Roamer]:
     return out
 
 
-def roam(movers: Sequence[Roamer], players: dict[int, Any], rate: Callable[[list[tuple[str, int, str]]], None]) -> set[int]:
+def roam(movers: Sequence[Roamer], players: dict[int, Any],
+         rate: Callable[[list[tuple[str, int, str]]], None]) -> set[int]:
     """The next round of ``movers`` at the simulated table: each one's move (its player in ``players``, seat ->
     player, goes with it) and the dealer's rating actions handed to ``rate``; returns the seats nobody plays this
     round (a break, and the seat kept free for a move)."""

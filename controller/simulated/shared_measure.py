@@ -36,7 +36,8 @@ def report(rows: list[Worth], optimal: float) -> str:
     lines = [f"| neighbours' cards known | hands | gain per ante | informed value | standard value (the par sheet's: "
              f"{optimal:.6f}) | player's edge with it, per round's two antes |", "|---|---|---|---|---|---|"]
     for w in rows:
-        lines.append(f"| {w.neighbours} ({2 * w.neighbours} cards) | {w.hands:,} | {w.gain:+.5f} +- {w.gain_error:.5f} | "
+        lines.append(f"| {w.neighbours} ({2 * w.neighbours} cards) | {w.hands:,} | "
+                     f"{w.gain:+.5f} +- {w.gain_error:.5f} | "
                      f"{w.informed:+.5f} | {w.standard:+.5f} +- {w.standard_error:.5f} | "
                      f"{(optimal + w.gain) / 2:+.3%} |")
     return "\n".join(lines)
