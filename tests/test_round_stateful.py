@@ -459,6 +459,11 @@ class RoundMachineTest(RuleBasedStateMachine):
         assert ("void_round" in self.machine.allowed_actions()) == self.machine.unsettled()
 
     @invariant()
+    def the_view_shows_what_the_graph_allows_now(self) -> None:
+        """The view's actions (kept from the end of the last input) are the graph's answer asked afresh."""
+        assert self.machine.view()["allowed_actions"] == list(self.machine.round_actions() + self.machine._table_actions())
+
+    @invariant()
     def lamps_are_allowed_actions(self) -> None:
         assert set(self.machine.allowed_buttons()) <= set(self.machine.allowed_actions())
 

@@ -101,6 +101,7 @@ class Checkpoint:
         Raises ``KeyError``/``TypeError``/``ValueError`` for data that is not a checkpoint."""
         if state["state"] not in STATES:
             raise ValueError(f"checkpoint: unknown state {state['state']!r}")
+        self._allowed_after_input = None  # type: ignore[attr-defined]
         self.machine.set_state(state["state"], model=self)
         self.last_round_no = state["last_round_no"]
         self.last_txn = state["last_txn"]

@@ -70,6 +70,7 @@ class Faults:
         resumable); return the outputs (``FaultRaised`` and a panel message) so the round stops in a defined
         state."""
         self._outbox = []
+        self._allowed_after_input = None
         self._fail(None, "internal", f"{type(error).__name__}: {error}"[:200], resumable=False)
         return self._outputs()
     def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True,

@@ -70,6 +70,9 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self.supervisor_key: str | None = None  # id of the supervisor key while it is turned on
         self._outbox: list[Any] = []
         self._lamps: tuple[str, ...] | None = None
+        #: ``allowed_actions()`` as the end of the last input (``_outputs``) left them, for the view after it;
+        #: None from the start of the next input (``handle``, ``defect``, ``restore``) until its end
+        self._allowed_after_input: tuple[str, ...] | None = None
         self._display: str | None = None  # the panel's current text (a refusal, for a few seconds, or the prompt)
         self._prompt: str | None = None  # the prompt of the current state, shown again after a refusal
         self._reader: Actor | None = None  # who asked for the reading of the spots in progress (lock, decision)
@@ -113,6 +116,7 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self-check (every device answered its handshake).
         """
         self._outbox = []
+        self._allowed_after_input = None
         self.meters.observe(event)  # before the handler: as the journal has it, the input before its outputs
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is None:
@@ -186,8 +190,9 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         self._outbox.extend(outputs)
     def _outputs(self) -> list[Any]:
         """The outbox with the lamps brought up to date; device commands only to devices whose link is up, and
-        none before the start-up self-check."""
-        self._update_lamps()
+        none before the start-up self-check. The actions allowed as the lamps were lit are kept for the view
+        (``_allowed_after_input``): nothing after the lamps changes what is allowed."""
+        allowed = self._update_lamps()
         if self.test_mode is not None:  # TEST on the panel at all times (NY 9 NYCRR 5319.58)
             self._outbox = [cmd.Display(self.on_panel(o.text)) if isinstance(o, cmd.Display) else o
                             for o in self._outbox]
@@ -202,6 +207,7 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             else:  # a record the service journals: the one place the meters count the round's records
                 self.meters.observe(output)
             out.append(output)
+        self._allowed_after_input = allowed
         return out
     def _refuse(self, action: str, reason: str, actor: Actor, text: str) -> None:
         """Record a refused action (who, in which role, why) and show ``text`` on the panel until the next

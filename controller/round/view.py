@@ -40,10 +40,11 @@ class PanelView:
         """The panel's text for the current state (the last state prompt shown): what the panel shows again a
         few seconds after a refusal (``PromptDue``) and when it comes back after a link loss."""
         return self._prompt
-    def allowed_buttons(self) -> tuple[str, ...]:
+    def allowed_buttons(self, allowed: tuple[str, ...] | None = None) -> tuple[str, ...]:
         """Panel buttons whose press is allowed now (the lit lamps): supervisor actions only while the key is on;
-        actions the panel has no key for (``TABLE_ACTIONS``) never."""
-        return tuple(a for a in self.allowed_actions()
+        actions the panel has no key for (``TABLE_ACTIONS``) never. ``allowed``: ``allowed_actions()`` when the
+        caller has it."""
+        return tuple(a for a in (self.allowed_actions() if allowed is None else allowed)
                      if a in BUTTONS and (a not in SUPERVISOR_ACTIONS or self.supervisor_key))
     def view(self) -> dict[str, Any]:
         """The table as anyone may see it (control interface, displays): plain JSON-ready data, no face-down card.
@@ -62,7 +63,11 @@ class PanelView:
         ``locks``: every lock standing now, highest priority first (``controller.round.table_locks.TableLock``
         fields), and ``test_mode`` (bool).
         """
-        data, allowed = self.round, self.allowed_actions()
+        # the actions the lamps were lit from at the end of the last input, when nothing changed since (``_outputs``)
+        allowed = self._allowed_after_input
+        if allowed is None:
+            allowed = self.allowed_actions()
+        data = self.round
         return {
             "state": self.state,
             "phase": self.phase,
@@ -121,8 +126,14 @@ class PanelView:
         journal store is damaged, the table disabled): the dealer sees why ``open_betting`` stays dark."""
         lock = self._lock_text()
         self._show(text if lock is None else f"{text}. {lock}")
-    def _update_lamps(self) -> None:
-        lamps = self.allowed_buttons() if "panel" in self.devices_ready and self.self_checked else None
-        if lamps is not None and lamps != self._lamps:
+    def _update_lamps(self) -> tuple[str, ...] | None:
+        """Light the lamps of the buttons allowed now (``SetLamps`` when they changed) once the panel is ready;
+        returns ``allowed_actions()`` as computed for them (None when the panel is not ready)."""
+        if "panel" not in self.devices_ready or not self.self_checked:
+            return None
+        allowed = self.allowed_actions()
+        lamps = self.allowed_buttons(allowed)
+        if lamps != self._lamps:
             self._lamps = lamps
             self._emit(cmd.SetLamps(lamps))
+        return allowed
