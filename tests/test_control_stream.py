@@ -108,7 +108,7 @@ def test_a_client_whose_queue_is_full_is_dropped_and_the_others_keep_theirs():
         slow, fast = hub.subscribe(None), hub.subscribe(None)
         assert hub.subscribe(None) is None  # beyond max_subscribers
         for seq in range(1, 6):
-            hub.publish_record({"seq": seq, "type": "RoundOpened", "data": {}}, seq)
+            hub.publish_record(b'{"seq": %d, "type": "RoundOpened", "data": {}}' % seq, seq)
             if seq <= 3:
                 await fast.queue.get()  # the fast client reads as records come
         return hub, slow, fast
@@ -163,7 +163,7 @@ def test_a_dropped_stream_counts_until_it_is_released():
         hub = Hub(ring_size=10, client_queue=1, max_subscribers=2)
         first, second = hub.subscribe(None), hub.subscribe(None)
         for seq in range(1, 4):  # nobody reads: both queues overflow and both are dropped
-            hub.publish_record({"seq": seq, "type": "RoundOpened", "data": {}}, seq)
+            hub.publish_record(b'{"seq": %d, "type": "RoundOpened", "data": {}}' % seq, seq)
         assert first.dropped and second.dropped and not hub.subscribers
         refused_while_draining = hub.subscribe(None)
         hub.release(first)  # its stream ended
@@ -217,11 +217,35 @@ def test_the_outbox_wakes_the_loop_once_a_busy_spell_and_its_bound_drops_the_old
 
     async def run():
         hub = Hub(ring_size=10)
-        hub.publish_record({"seq": 1, "type": "RoundOpened", "data": {}}, 1)
+        hub.publish_record(b'{"seq": 1, "type": "RoundOpened", "data": {}}', 1)
         hub.lost(3)
-        hub.publish_record({"seq": 4, "type": "RoundOpened", "data": {}}, 4)
-        return hub.after(1), hub.after(3)
+        hub.publish_record(b'{"seq": 4, "type": "RoundOpened", "data": {}}', 4)
+        return json.loads(hub.after_json(1)), json.loads(hub.after_json(3))
 
     after_one, after_three = asyncio.run(run())
     assert after_one["missed"] and [r["seq"] for r in after_one["records"]] == [4]
     assert not after_three["missed"] and after_three["next"] == 4
+
+
+def test_a_take_sends_every_record_and_only_the_latest_of_its_views(operators_file):
+    """Views handed over between two takes of the loop: only the last reaches the streams and ``GET /state``,
+    after every record of the take, in order (docs/control.md, "GET /events/stream")."""
+    server = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue())  # not started
+    try:
+        subscriber = server.hub.subscribe(None)
+        server.publish_view({"state": "idle", "round_no": None})
+        server.publish_record(_record(1))
+        server.publish_view({"state": "betting", "round_no": 1})
+        server.publish_record(_record(2, "StackDealt"))  # private: never sent
+        server.publish_record(_record(3, "CardsRevealed"))
+        server.publish_view({"state": "dealing", "round_no": 1})
+        server._loop.run_until_complete(asyncio.sleep(0))  # the one take the first view asked for
+        frames = []
+        while not subscriber.queue.empty():
+            frames.append(subscriber.queue.get_nowait())
+    finally:
+        server.stop()
+    assert [frame.split(b"\n")[:2] for frame in frames] == [[b"id: 1", b"event: record"],
+                                                           [b"id: 3", b"event: record"], [b"event: view", b'data: '
+                                                           b'{"state":"dealing","round_no":1,"seq":3}']]
+    assert json.loads(server.hub.view_body) == {"state": "dealing", "round_no": 1, "seq": 3}

@@ -175,7 +175,7 @@ def build_app(server: ControlServer) -> _Guard:
             raise HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
                                                     f"(25, 0.5); got {json_text(wait_text[:20])}")
         await hub.wait_after(after, float(wait_text))
-        return JSONResponse(hub.after(after), 200, JSON_HEADERS)
+        return Response(hub.after_json(after), 200, JSON_HEADERS, media_type="application/json")
 
     async def stream(request: Request) -> Response:
         query = _query(request, ("after",))

@@ -2,8 +2,10 @@
 
 The controller thread calls ``Hub.publish_record`` and ``Hub.publish_view`` (through
 ``loop.call_soon_threadsafe``, never directly: the hub belongs to the loop's thread, docs/architecture.md
-"Threads"). The hub keeps the latest view, a ring of the latest public records (``GET /events`` long polls) and
-one bounded queue per Server-Sent Events subscriber. Each record is encoded once as an SSE frame and offered to
+"Threads"), each with its record's or view's JSON, encoded once on the controller thread (bytes: nothing can
+change them, so the loop owns them as they are). The hub keeps the latest view, a ring of the latest public
+records (``GET /events`` long polls) and one bounded queue per Server-Sent Events subscriber. Each record is
+framed once as an SSE frame and offered to
 every subscriber's queue with ``put_nowait``; a subscriber whose queue is full is dropped (its stream ends with
 an ``event: dropped`` frame and the browser reconnects from its last ``id``), so a slow reader costs memory up to
 its bound and never delays the controller or the other readers. Long polls all wait on one future, resolved
@@ -136,11 +138,12 @@ class Hub:
 
     def __init__(self, ring_size: int = RING_SIZE, client_queue: int = CLIENT_QUEUE,
                  max_subscribers: int = 1024, max_waiting: int = MAX_WAITING) -> None:
-        self.ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=ring_size)
+        #: the latest public records, each ``(seq, its JSON)``
+        self.ring: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=ring_size)
         self.last_seq = 0  # the highest journal seq seen (public or not)
         self.horizon: int | None = None  # records with seq <= horizon may be missing from the ring
-        self.view: dict[str, Any] | None = None
-        self.view_body: bytes | None = None
+        self.view_body: bytes | None = None  # the latest view's JSON with its ``seq``
+        self._view: dict[str, Any] | None = None  # ``view_body`` read, when first asked for
         self.client_queue = client_queue
         self.max_subscribers = max_subscribers
         self.subscribers: set[Subscriber] = set()  # those that get the broadcast frames
@@ -152,17 +155,18 @@ class Hub:
         self._arrived: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ from the controller (via the loop)
-    def publish_record(self, public: dict[str, Any] | None, seq: int) -> None:
-        """Take the journal record ``seq`` (``public`` is its public part, None when it stays private)."""
+    def publish_record(self, public: bytes | None, seq: int) -> None:
+        """Take the journal record ``seq``: ``public`` is the JSON of its public part (a JSON object), None when
+        it stays private."""
         if self.horizon is None:
             self.horizon = seq - 1  # records before this run are in the journal only
         self.last_seq = max(self.last_seq, seq)
         if public is None:
             return
         if len(self.ring) == self.ring.maxlen:
-            self.horizon = max(self.horizon, self.ring[0]["seq"])
-        self.ring.append(public)
-        self._broadcast(sse_frame("record", public, public["seq"]))
+            self.horizon = max(self.horizon, self.ring[0][0])
+        self.ring.append((seq, public))
+        self._broadcast(_frame("record", public, seq))
         self._wake()
 
     def lost(self, seq: int) -> None:
@@ -171,12 +175,22 @@ class Hub:
         self.horizon = seq if self.horizon is None else max(self.horizon, seq)
         self.last_seq = max(self.last_seq, seq)
 
-    def publish_view(self, view: dict[str, Any]) -> None:
-        """Take the round's latest view (``Round.view()``); ``seq`` is added here. The view is encoded once, for
-        ``GET /state`` and the streams alike."""
-        self.view = {**view, "seq": self.last_seq}
-        self.view_body = orjson.dumps(self.view)
+    def publish_view(self, view: bytes) -> None:
+        """Take the JSON of the round's latest view (``Round.view()``, a JSON object without ``seq``); ``seq`` is
+        added here as its last key, once for ``GET /state`` and the streams alike."""
+        if not (view.startswith(b"{") and view.endswith(b"}")):
+            raise ValueError(f"a view is a JSON object, got {view[:20]!r}")
+        self.view_body = view[:-1] + (b"," if view != b"{}" else b"") + b'"seq":%d}' % self.last_seq
+        self._view = None
         self._broadcast(_frame("view", self.view_body))
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        """The latest view with its ``seq`` (None before the first), read from its JSON when first asked for:
+        only an action's round guard and a new stream ask (``current``, ``answers``)."""
+        if self._view is None and self.view_body is not None:
+            self._view = orjson.loads(self.view_body)
+        return self._view
 
     def stop(self) -> None:
         """End every stream and long poll."""
@@ -197,16 +211,23 @@ class Hub:
         return dict((self.view or {}).get("answers") or {})
 
     def after(self, after: int) -> dict[str, Any]:
-        """``{"records", "next", "missed"}``: the public records above ``after`` (at most ``MAX_BATCH``)."""
-        records = [r for r in self.ring if r["seq"] > after][:MAX_BATCH]
+        """``{"records", "next", "missed"}``: the public records above ``after`` (at most ``MAX_BATCH``), each
+        ``(seq, its JSON)``."""
+        records = [r for r in self.ring if r[0] > after][:MAX_BATCH]
         full = len(records) == MAX_BATCH
-        nxt = records[-1]["seq"] if full else max(after, self.last_seq)
+        nxt = records[-1][0] if full else max(after, self.last_seq)
         missed = self.horizon is not None and after < self.horizon
         return {"records": records, "next": nxt, "missed": missed}
 
+    def after_json(self, after: int) -> bytes:
+        """``after(after)`` as the JSON answer of ``GET /events``: its records as JSON objects."""
+        batch = self.after(after)
+        batch["records"] = [orjson.Fragment(body) for _, body in batch["records"]]
+        return orjson.dumps(batch)
+
     async def wait_after(self, after: int, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for a public record above ``after`` (or the stop)."""
-        if (self.stopping or (self.ring and self.ring[-1]["seq"] > after) or timeout <= 0
+        if (self.stopping or (self.ring and self.ring[-1][0] > after) or timeout <= 0
                 or self.waiting >= self.max_waiting):
             return
         if self._arrived is None or self._arrived.done():
@@ -231,12 +252,12 @@ class Hub:
             backlog = self.after(after)
             if backlog["missed"]:
                 frames.append(sse_frame("missed", {"after": after}))
-            frames += [sse_frame("record", record, record["seq"]) for record in backlog["records"]]
+            frames += [_frame("record", body, seq) for seq, body in backlog["records"]]
         subscriber = Subscriber(self.client_queue + len(frames) + 1)  # room for the backlog and the view
         for frame in frames:
             subscriber.offer(frame)
-        if self.view is not None:
-            subscriber.offer(sse_frame("view", self.view))
+        if self.view_body is not None:
+            subscriber.offer(_frame("view", self.view_body))
         self.subscribers.add(subscriber)
         self.streams.add(subscriber)
         return subscriber

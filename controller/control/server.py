@@ -146,7 +146,13 @@ RECORD_KEYS: tuple[str, ...] = ("seq", "time", "kind", "round", "type", "data")
 def _copy(value: Any) -> Any:
     """A deep copy of ``value`` through JSON (keys as JSON writes them: an integer key becomes text); raises
     ``TypeError`` for what JSON cannot hold."""
-    return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    return orjson.loads(_encode(value))
+
+
+def _encode(value: Any) -> bytes:
+    """``value`` as compact JSON (UTF-8; an integer key as text): bytes, which the loop may own as they are
+    (nothing can change them); raises ``TypeError`` for what JSON cannot hold."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
 def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -402,11 +408,11 @@ class ControlServer:
         record published), and every event stream gets it. Never raises and never waits: a view that is not
         JSON is logged and the previous one stays."""
         try:
-            view = _copy(view)  # a copy the loop owns, checked to be JSON here
+            body = _encode(view)  # encoded once, here: bytes the loop owns, checked to be JSON
         except TypeError:
             log.exception("control interface: the round's view is not JSON; /state keeps the previous one")
             return
-        self._post(("view", view))
+        self._post(("view", body))
 
     def publish_record(self, record: dict[str, Any]) -> None:
         """Offer one journal record to ``GET /events`` and the event streams through ``public_record``. The loop
@@ -415,13 +421,12 @@ class ControlServer:
         cannot be filtered is logged (type and seq, never its data) and left out."""
         try:
             public = public_record(record)
-            if public is not None:
-                public = _copy(public)  # a copy the loop owns
+            body = None if public is None else _encode(public)  # encoded once, here: bytes the loop owns
             seq = int(record["seq"])
         except Exception:  # fail closed: a record the filter cannot read is not shown
             log.exception("control interface: record %s of type %s left out", record.get("seq"), record.get("type"))
             return
-        self._post(("record", public, seq), wake=False)
+        self._post(("record", body, seq), wake=False)
         if record.get("type") in ("Alert", "AlertAcknowledged"):  # hole-card alerts: supervisors only (GET /alerts)
             kept = {key: record.get(key) for key in ("seq", "time", "round", "type", "data")}  # never prev, hash
             self._post(("alert", _copy(kept)), wake=False)
@@ -454,14 +459,19 @@ class ControlServer:
             pass
 
     def _take(self) -> None:
-        """On the loop: everything the controller thread handed over since the last take, in order; when there
-        was something, the next take in ``PACE`` seconds (``Outbox``: it is due without a wake-up)."""
+        """On the loop: everything the controller thread handed over since the last take, in order, but a view
+        that a later view of the same take supersedes (the streams get the latest: docs/control.md, "GET
+        /events/stream"); when there was something, the next take in ``PACE`` seconds (``Outbox``: it is due
+        without a wake-up)."""
         items, lost = self._outbox.take()
         if items or lost is not None:
             self._loop.call_later(PACE, self._take)
         if lost is not None:
             self.hub.lost(lost)
-        for item in items:
+        last_view = max((index for index, item in enumerate(items) if item[0] == "view"), default=-1)
+        for index, item in enumerate(items):
+            if item[0] == "view" and index != last_view:
+                continue
             if item[0] == "record":
                 self.hub.publish_record(item[1], item[2])
             elif item[0] == "view":
