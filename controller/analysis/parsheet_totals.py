@@ -6,10 +6,9 @@ average wager, the decisions, the return table and the five-card bonus (NY 9 NYC
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -20,6 +19,7 @@ from controller.analysis.classes import CLASS_NAMES, N_CLASSES, class_table
 from controller.analysis.parsheet import (SCALE1, STEPS, HoleAnalysis, ParSheetEngine, check_middle_rule,
                                           hole_classes, hole_name, payoffs)
 from controller.game.paytable import MAX_ODDS, Jurisdiction
+from controller.analysis.workers import worker_pool
 
 
 @dataclass
@@ -110,11 +110,9 @@ def compute_par_sheet(jurisdiction: Jurisdiction, progress: Callable[[int, int],
                 if progress:
                     progress(done, len(classes))
         else:
-            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             _ENGINE = engine
             try:
-                with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                         initargs=(jurisdiction,)) as pool:
+                with worker_pool(workers, initializer=_init_worker, initargs=(jurisdiction,)) as pool:
                     futures = {pool.submit(_analyse_in_worker, hole): hole for hole in rest}
                     for done, future in enumerate(as_completed(futures), 2):
                         results[futures[future]] = future.result()

@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
@@ -43,6 +42,7 @@ from controller.analysis.classes import BINOMIAL, N_CLASSES, class_table
 from controller.analysis.parsheet import SCALE1, SCALE2, SCALE3, ParSheetEngine, hole_classes, payoffs
 from controller.analysis.strategy import canonical, fingerprint
 from controller.game.paytable import Jurisdiction
+from controller.analysis.workers import worker_pool
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +287,7 @@ def build_all(jurisdiction: Jurisdiction, workers: int | None = None) -> dict[st
         builder = ClassBuilder(jurisdiction)
         parts = [builder.build(rep) for rep in CLASSES]
     else:
-        with ProcessPoolExecutor(workers) as pool:
+        with worker_pool(workers) as pool:
             parts = list(pool.map(_build_in_worker, [jurisdiction] * len(CLASSES), CLASSES))
     return {name: np.stack([np.asarray(part[name]) for part in parts]) for name in FIELDS}
 

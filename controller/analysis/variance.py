@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -40,6 +38,7 @@ from controller.analysis.parsheet import N_MIDDLE, N_PAIRS, ParSheetEngine, best
 from controller.analysis.parsheet_totals import bonus_return
 from controller.analysis.strategy import fingerprint as strategy_fingerprint
 from controller.game.paytable import Jurisdiction, load_jurisdiction
+from controller.analysis.workers import worker_pool
 
 VARIANCE_DIR = Path(__file__).resolve().parent / "variances"
 #: Boards of one two-card hand: across pairs x down pairs x middle cards.
@@ -130,10 +129,9 @@ def compute_variance(jurisdiction: Jurisdiction, workers: int | None = None) -> 
     if workers == 1:
         moments = [hole_moments(engine, hole) for hole, _ in classes]
     else:
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         _ENGINE = engine  # inherited by the forked workers
         try:
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            with worker_pool(workers) as pool:
                 moments = list(pool.map(_moments_in_worker, [hole for hole, _ in classes]))
         finally:
             _ENGINE = None

@@ -317,12 +317,17 @@ def probability(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``crisscross``; returns the exit status. A reader that went away (``| head``) ends the
-    output quietly."""
+    output quietly; Ctrl-C (``KeyboardInterrupt``) ends a command with one line on standard error and status 130
+    (128 + SIGINT, as a shell reports it; its worker processes end with it: ``controller.analysis.workers``). ``run``
+    handles SIGINT itself: it stops the table after the event in hand (docs/commands.md)."""
     try:
         return _main(argv)
     except BrokenPipeError:
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
         return 0
+    except KeyboardInterrupt:
+        print("crisscross: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None) -> int:

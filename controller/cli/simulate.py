@@ -16,7 +16,6 @@ import math
 import os
 import random
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from controller.game.table import Limits, load_table_config
 from controller.round import commands as cmd
 from controller.round.machine import Round
 from controller.settings.files import ConfigError
+from controller.analysis.workers import worker_pool
 from drivers import events as ev
 
 ANTE = 100  # minor units per ante; nets are reported per ante
@@ -167,7 +167,7 @@ def simulate_parallel(jurisdiction_name: str, rounds: int, seed: int, workers: i
     """``simulate`` split over ``workers`` processes with seeds ``seed``, ``seed + 1``, ..."""
     shares = [rounds // workers + (1 if i < rounds % workers else 0) for i in range(workers)]
     tally = Tally()
-    with ProcessPoolExecutor(workers) as pool:
+    with worker_pool(workers) as pool:
         for part in pool.map(simulate, [jurisdiction_name] * workers, shares, [seed + i for i in range(workers)]):
             tally.add(part)
     return tally

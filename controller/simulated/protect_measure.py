@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,6 +31,7 @@ from controller.simulated import players
 from controller.simulated.player_spec import PlayerSpec
 from controller.simulated.protect_bound import Bound, bound
 from controller.simulated.roaming import Roamer
+from controller.analysis.workers import START_METHOD, worker_pool
 
 HONEST = ("optimal", "never_fold", "always_1x", "pair_3x", "across_fold_rule", "card", "erring:0.1", "erring:0.2")
 CURVE = (100, 400)  # the share of hole-carders flagged within these rounds played
@@ -217,10 +216,10 @@ def main(tables: ProtectTables, args: argparse.Namespace) -> int:
             jobs += [("cheat", (card, style, setting, args.cheat_sessions, args.max_rounds)) for setting in SETTINGS]
     jobs += [("honest", (player, args.honest_sessions, args.rounds)) for player in HONEST]
     workers = args.workers or os.cpu_count() or 1
-    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers == 1 or START_METHOD != "fork":  # the workers inherit the tables built here
         results = [_job(kind, job, args.seed + i) for i, (kind, job) in enumerate(jobs)]
     else:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        with worker_pool(workers) as pool:
             futures = [pool.submit(_job, kind, job, args.seed + i) for i, (kind, job) in enumerate(jobs)]
             results = [future.result() for future in futures]
     bounds = {job[:2]: out for kind, job, out in results if kind == "bound"}

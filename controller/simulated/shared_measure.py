@@ -9,16 +9,15 @@ number of workers.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from controller.analysis.parsheet import ParSheetEngine, hole_classes
 from controller.analysis.shared_cards import Worth, sample, worth
 from controller.game.paytable import Jurisdiction
+from controller.analysis.workers import START_METHOD, worker_pool
 
 NEIGHBOURS = (1, 2, 5)
 
@@ -51,10 +50,10 @@ def main(jurisdiction: Jurisdiction, optimal: float, args: argparse.Namespace) -
     started = time.monotonic()
     classes = range(len(hole_classes()))
     workers = args.workers or os.cpu_count() or 1
-    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers == 1 or START_METHOD != "fork":  # the workers inherit the tables built here
         parts = [_class(i, args.per_class, args.seed) for i in classes]
     else:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        with worker_pool(workers) as pool:
             parts = list(pool.map(_class, classes, [args.per_class] * len(classes), [args.seed] * len(classes)))
     by_k: dict[int, list] = {k: [] for k in NEIGHBOURS}
     for part in parts:

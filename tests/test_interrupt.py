@@ -1,0 +1,56 @@
+"""Ctrl-C at a terminal (SIGINT to the command's whole process group) ends a long command with its worker
+processes at once: one line on standard error, status 130, no traceback, no worker left
+(controller/analysis/workers.py, controller/cli/main.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: Seconds a step may take on a loaded two-core machine (a deadline, not a wait).
+PATIENCE = 120.0
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux ``/proc``)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        found += [int(child) for child in children]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_ctrl_c_ends_a_measure_and_its_workers_at_once(tmp_path):
+    command = [sys.executable, "-m", "controller", "protect", "--measure", "--seed", "1", "--workers", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                               start_new_session=True,  # its own group, as a terminal's foreground job
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + PATIENCE
+        workers: list[int] = []
+        while len(workers) < 2:  # both workers started (and so busy with their first job)
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the measure's workers did not start"
+            workers = _children(process.pid)
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=PATIENCE)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 130
+    assert err.decode() == "crisscross: interrupted\n"
+    assert not [pid for pid in workers if _alive(pid)]
