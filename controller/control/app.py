@@ -163,6 +163,22 @@ def _after(text: str, name: str = "after") -> int:
     return after
 
 
+def error_handlers(what: str, defect: str) -> dict[Any, Any]:
+    """Starlette's exception handlers of the interface named ``what``: an ``HTTPError`` answered as itself
+    (``error_response``); any other exception, a defect, logged with its request and answered 500 saying
+    ``defect``."""
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPError)
+        return error_response(exc.status, exc.message, exc.headers, exc.body)
+
+    async def on_defect(request: Request, exc: Exception) -> Response:
+        log.error("%s: %s %s failed", what, request.method, request.url.path, exc_info=exc)
+        return error_response(500, defect)
+
+    return {HTTPError: on_error, Exception: on_defect}
+
+
 def build_app(server: ControlServer) -> Guard:
     """The Starlette application of ``server`` behind ``Guard`` (module docstring)."""
     hub = server.hub
@@ -287,21 +303,13 @@ def build_app(server: ControlServer) -> Guard:
     async def page(request: Request) -> Response:
         return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
 
-    async def on_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPError)
-        return error_response(exc.status, exc.message, exc.headers, exc.body)
-
-    async def on_defect(request: Request, exc: Exception) -> Response:
-        log.error("control interface: %s %s failed", request.method, request.url.path, exc_info=exc)
-        return error_response(500, "internal error; nothing was changed")
-
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
                             Route("/alerts", alerts), Route("/meters", meters), Route("/labels", labels),
                             Route("/sessions", sessions, methods=["GET", "POST"]), Route("/recall", recall),
                             Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
-                    exception_handlers={HTTPError: on_error, Exception: on_defect})
+                    exception_handlers=error_handlers("control interface", "internal error; nothing was changed"))
     return Guard(app, server)
 
 

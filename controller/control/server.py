@@ -175,6 +175,23 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     return public
 
 
+def bind(host: str, port: int, what: str) -> socket.socket:
+    """A TCP socket listening on ``host`` and ``port`` (``BACKLOG`` waiting), non-blocking, for an interface
+    named ``what``; ``OSError`` naming ``what`` and the address (a port in use). IPPROTO_TCP, not 0: asyncio sets
+    TCP_NODELAY only on sockets that name their protocol, and without it every keep-alive answer after the first
+    waits for the client's delayed ACK (about 40 ms)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f"{what} {host}:{port}: {exc.strerror}") from None
+    sock.setblocking(False)
+    return sock
+
+
 class PromptServer(uvicorn.Server):
     """uvicorn's server, stopped as soon as it is told (``stop``), not at its next tick: uvicorn looks at
     ``should_exit`` every 0.1 s, then gives the connections it asked to close another 0.1 s, even when none was
@@ -261,18 +278,7 @@ class ControlServer(SignIn):
         self.sessions: tuple[dict[str, Any], ...] | None = None
         #: game recall of the journal (``GET /recall``, supervisors only), read-only on its own thread
         self.recall = Recall(journal, config.recall, public_record)
-        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name their protocol, and without it
-        # every keep-alive answer after the first waits for the client's delayed ACK (about 40 ms)
-        self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        try:
-            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._socket.bind((config.host, config.port))
-            self._socket.listen(BACKLOG)
-        except OSError as exc:
-            self._socket.close()
-            raise OSError(exc.errno, f"control interface {config.host}:{config.port}: {exc.strerror}") from None
-        self._socket.setblocking(False)
+        self._socket = bind(config.host, config.port, "control interface")
         self.port: int = self._socket.getsockname()[1]
         self._address = ipaddress.ip_address(self._socket.getsockname()[0])
         self._loop = asyncio.new_event_loop()
