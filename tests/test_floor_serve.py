@@ -31,6 +31,7 @@ from tests.cli_helpers import crisscross
 from tests.pit_helpers import (day_start_for, get_json, meters_at, operators_file, pit_served, public, request,
                                simulated_journal, store)
 from tests.test_floor import _turned
+from tests.postgres import wait_until
 from tests.test_floor_store import postgres  # noqa: F401 - the fixture
 
 RATED, FOLDING = "CC-07", "CC-09"  # the tables' ids in the store
@@ -153,6 +154,21 @@ def test_a_new_gaming_day_starts_every_count_again(tables):
         row = _row(data.poll(conn), RATED)
     assert (row["rounds"], row["drop"], row["win"], row["sessions"], row["mispays"]["caught"]) == (0, 0, 0, 0, [0, 0])
     assert (row["round"], row["state"], row["status"], row["why"]) == (12, "closed", "offline", "stopped")
+
+
+def test_a_store_that_goes_away_is_said_on_the_page_with_the_last_figures_and_read_again_when_back(
+        postgres, tables, served):  # noqa: F811 - the fixture
+    shown = _row(get_json(served, "/api/pit"), RATED)
+    postgres.stop()
+    try:
+        pit = wait_until(lambda: (p := get_json(served, "/api/pit")) and not p["store"]["ok"] and p, 60,
+                         "the page saying the store cannot be read")
+        assert pit["store"]["error"] and pit["store"]["since"]
+        assert {k: v for k, v in _row(pit, RATED).items() if k not in ("age_seconds", "status", "why")} == \
+            {k: v for k, v in shown.items() if k not in ("age_seconds", "status", "why")}
+    finally:
+        postgres.start()
+    wait_until(lambda: get_json(served, "/api/pit")["store"]["ok"], 60, "the page reading the store again")
 
 
 # ---------------------------------------------------------------------------------------------- the report

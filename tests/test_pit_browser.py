@@ -88,7 +88,8 @@ def test_a_supervisor_sees_every_table_live_and_a_tables_report_and_plot(postgre
         page.click("#periods button[data-period=lifetime]")
         page.wait_for_selector(f"#report-title:has-text('{RATED}: Lifetime')")
         page.wait_for_selector("#periods button[data-period=lifetime][aria-pressed=true]")
-        page.wait_for_function("() => (document.querySelector('#plot svg title') || {}).textContent?.includes('lifetime')")
+        page.wait_for_function("() => (document.querySelector('#plot svg title') || {}).textContent"
+                               "?.includes('lifetime')")
         page.screenshot(path=shots / "4-lifetime.png")
 
         page.click("#sign-out")

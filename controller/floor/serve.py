@@ -80,9 +80,10 @@ HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-
 @dataclass(frozen=True)
 class ServeConfig:
     """Where and how the pit page is served: ``operators`` (the operators file), ``host`` (a literal address)
-    and ``port`` (0: any free one; ``floor serve``'s default is 8741, the control interface's 8740), ``allow_network`` (a host that is not loopback is refused without it),
-    ``tls_cert`` and ``tls_key`` (PEM files: HTTPS), ``names`` (host names a request's ``Host`` may give besides
-    the address: the certificate's)."""
+    and ``port`` (0: any free one; ``floor serve``'s default is 8741, the control interface's 8740),
+    ``allow_network`` (a host that is not loopback is refused without it), ``tls_cert`` and ``tls_key`` (PEM
+    files: HTTPS), ``names`` (host names a request's ``Host`` may give besides the address: the
+    certificate's)."""
 
     operators: Path
     host: str
@@ -170,6 +171,8 @@ class Reports:
             self._places.release()
 
     def _read(self, what: str, table: str, period: str, day: dt.date) -> Any:
+        import psycopg
+
         from controller.floor import report_tool
 
         try:
@@ -182,7 +185,7 @@ class Reports:
             return report_tool.build(self._conn, table, period, day, self.start, self.variance, self.tz)
         except ConfigError as exc:
             raise HTTPError(HTTPStatus.NOT_FOUND, str(exc).replace("--table ", "table ")) from None
-        except Exception as exc:  # noqa: BLE001 - psycopg's errors: the page says so, the next reading reconnects
+        except psycopg.Error as exc:  # the page says so; the next reading connects again
             log.error("pit page: a report of %s could not be read: %s: %s", table, type(exc).__name__, exc)
             self.close_connection()
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"the store cannot be read: {type(exc).__name__}",

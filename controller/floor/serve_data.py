@@ -222,6 +222,10 @@ class PitData:
     def _read(self, conn: Any, name: str, table: _Table, last_seq: int, begin: dt.datetime,
               end: dt.datetime) -> None:
         """Read the figures of table ``name`` whose ``last_seq`` moved (module docstring)."""
+        if table.fed == 0:  # the gaming day's first reading: from the day's first record on (index by time)
+            (first,) = conn.execute("SELECT min(seq) FROM records WHERE table_id = %s AND time >= %s",
+                                    (name, begin)).fetchone()
+            table.fed = last_seq if first is None else first - 1
         for seq, moment, type_, data in conn.execute(
                 "SELECT seq, time, type, data FROM records WHERE table_id = %s AND seq > %s AND seq <= %s AND "
                 "type = ANY(%s) AND time >= %s AND time < %s ORDER BY seq",
@@ -230,9 +234,9 @@ class PitData:
         table.fed = max(table.fed, last_seq)
         table.latest = conn.execute("SELECT seq, time, type FROM records WHERE table_id = %s ORDER BY seq DESC "
                                     "LIMIT 1", (name,)).fetchone()
-        service = conn.execute("SELECT type FROM records WHERE table_id = %s AND type IN ('ServiceStarted', "
-                               "'ServiceStopped') ORDER BY seq DESC LIMIT 1", (name,)).fetchone()
-        table.stopped = service is not None and service[0] == "ServiceStopped"
+        started, stopped = (conn.execute("SELECT max(seq) FROM records WHERE table_id = %s AND type = %s", (name, kind))
+                            .fetchone()[0] or 0 for kind in ("ServiceStarted", "ServiceStopped"))
+        table.stopped = stopped > started
         columns = report.sums(conn, name, begin, end).columns
         opened = conn.execute("SELECT seq, round_no FROM records WHERE table_id = %s AND type = 'RoundOpened' "
                               "ORDER BY seq DESC LIMIT 1", (name,)).fetchone()
@@ -267,8 +271,9 @@ class Poller:
     """``PitData.poll`` on a thread of its own (``pit-poll``) every ``every`` seconds, on a connection of its own
     (``connect_db(dsn)``, default ``connect``): ``latest`` is the last answer as JSON bytes with ``store``
     (``{"ok": true}``, or ``{"ok": false, "error", "since"}`` while the store cannot be read: the figures are
-    then those of ``as_of``). A lost connection is opened again at the next turn; errors are logged at most once
-    a minute. ``first()`` reads once on the caller's thread, raising what psycopg raises."""
+    then those of ``as_of``). A lost connection is opened again at the next turn; the store's errors are logged at
+    most once a minute, any other with its traceback. ``first()`` reads once on the caller's thread, raising what
+    it raises."""
 
     def __init__(self, dsn: str, data: PitData, every: float = EVERY,
                  connect_db: Callable[[str], Any] | None = None) -> None:
@@ -305,19 +310,24 @@ class Poller:
             self._turn()
 
     def _turn(self, raise_errors: bool = False) -> None:
+        import psycopg
+
         try:
             if self._conn is None:
                 self._conn = self._connect(self.dsn)
             self._last = self.data.poll(self._conn)
             self._failed_since = None
             store: dict[str, Any] = {"ok": True}
-        except Exception as exc:  # noqa: BLE001 - psycopg's errors, a connection lost: said on the page, tried again
+        except Exception as exc:  # psycopg's errors (a connection lost) and defects: said on the page, tried again
             if raise_errors:
                 self._close()
                 raise
             self._failed_since = self._failed_since or dt.datetime.now(dt.timezone.utc).isoformat()
-            self._lines.log(logging.ERROR, "pit poll", "pit page: the store cannot be read: %s: %s",
-                            type(exc).__name__, str(exc).strip())
+            if isinstance(exc, psycopg.Error):
+                self._lines.log(logging.ERROR, "pit poll", "pit page: the store cannot be read: %s: %s",
+                                type(exc).__name__, str(exc).strip())
+            else:
+                log.exception("pit page: reading the store failed")
             self._close()
             store = {"ok": False, "error": f"{type(exc).__name__}: {str(exc).strip()[:200]}",
                      "since": self._failed_since}

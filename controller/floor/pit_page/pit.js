@@ -169,7 +169,8 @@ function signOut(why) {
 async function signIn(event) {
   event.preventDefault();
   const form = event.target;
-  const attempt = "Basic " + btoa(unescape(encodeURIComponent(`${form.elements.user.value}:${form.elements.password.value}`)));
+  const pair = `${form.elements.user.value}:${form.elements.password.value}`;
+  const attempt = "Basic " + btoa(unescape(encodeURIComponent(pair)));
   form.elements.password.value = "";
   const response = await fetch("/api/operator", {cache: "no-store", headers: {"Authorization": attempt}});
   const answer = await response.json();
