@@ -15,7 +15,10 @@ import datetime as dt
 import http.client
 import json
 import re
+import signal
 import ssl
+import subprocess
+import sys
 import threading
 from fractions import Fraction
 
@@ -274,8 +277,9 @@ def test_only_a_supervisor_of_the_operators_file_sees_the_pit(served, tmp_path):
     assert request(served, "/api/labels", None)[0] == request(served, "/", None)[0] == 200  # nothing secret
     path = operators_file(tmp_path)
     path.chmod(0o640)  # made readable by the group: the file is refused, nobody gets in
-    found, _, body = request(served, "/api/pit")
-    assert found == 401 and b"the operators file is refused" in body
+    for user in ("sue", "dan"):
+        found, _, body = request(served, "/api/pit", user)
+        assert found == 401 and b"the operators file is refused" in body, user
     path.chmod(0o600)  # mended: the supervisor is back
     assert request(served, "/api/pit")[0] == 200
     assert get_json(served, "/api/operator") == {"user": "sue", "role": "supervisor"}
@@ -327,6 +331,26 @@ def test_with_tls_the_page_answers_https_only_and_a_key_others_may_read_is_refus
         assert request(server, "/api/pit", context=context, host=f"pit.casino.internal:{server.port}")[0] == 200
         with pytest.raises((OSError, http.client.HTTPException)):  # plain HTTP on the TLS port: no answer
             request(server, "/api/pit")
+
+
+def test_floor_serve_as_a_process_prints_its_url_serves_and_stops_at_sigterm(tables, tmp_path):
+    dsn, _, start = tables
+    process = subprocess.Popen([sys.executable, "-m", "controller", "floor", "serve", "--dsn", dsn, "--operators",
+                                str(operators_file(tmp_path)), "--port", "0", "--jurisdiction", "ny",
+                                "--day-start", start.strftime("%H:%M"), "--every", "0.5"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("pit page on http://127.0.0.1:"), (line, process.stderr.read() if not line else "")
+        port = int(line.split()[3].rsplit(":", 1)[1])
+        answer = request(type("Served", (), {"port": port})(), "/api/pit")
+        assert answer[0] == 200 and [r["table"] for r in json.loads(answer[2])["tables"]] == [RATED, FOLDING]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
 
 
 def test_the_page_files_are_package_data():
