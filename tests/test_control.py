@@ -816,7 +816,7 @@ def test_the_server_on_ipv6_takes_its_own_host_only(ipv6_server):
 def _hold_checks(monkeypatch) -> tuple[threading.Semaphore, threading.Event]:
     """Password checks held inside ``authenticate`` until the returned event is set; the semaphore is released
     once by each check as it enters."""
-    import controller.control.server as control
+    import controller.control.signin as control  # where the checks run
 
     entered, release = threading.Semaphore(0), threading.Event()
     real = control.authenticate
@@ -972,7 +972,7 @@ def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_serv
     failures, a user's and a client's next attempts are 429 with ``Retry-After`` and reach no password check;
     a credential verified before is served without one; the checks run one at a time on a thread of lower
     priority than the service's."""
-    import controller.control.server as control
+    import controller.control.signin as control  # where the checks run
     from controller.control.server import MAX_CHECKS
     from controller.control.operators import FailureThrottle
 

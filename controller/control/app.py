@@ -3,7 +3,7 @@
 ``build_app(server)`` answers the endpoints of docs/control.md for one ``controller.control.server.ControlServer``:
 ``GET /state``, ``GET /labels``, ``GET /events`` (long poll), ``GET /events/stream`` (Server-Sent Events from the one broadcaster,
 ``controller.control.broadcast``), ``POST /actions``, ``GET /openapi.json``, and the dealer's screen (``GET /`` and
-``/screen/...``, the files of ``controller/control/screen``). Every request first passes ``_Guard``: one value of each
+``/screen/...``, the files of ``controller/control/screen``). Every request first passes ``Guard``: one value of each
 ``SINGLE_HEADERS``, a ``Host`` naming this server (421, DNS rebinding), a known path and method. Every answer
 but the page's files is JSON, ``{"error": ...}`` for an error.
 
@@ -17,7 +17,6 @@ h11 finds itself (a malformed request line, a bad ``Content-Length``, a repeated
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
 import sys
@@ -37,6 +36,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from controller.control.broadcast import END, Subscriber, sse_frame
 from controller.control.checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
                                        check_action, check_rating, decimal, json_text, unique_keys, RepeatedKey)
+from controller.control.signin import authenticate_request as _authenticate
+from controller.control.signin import require_supervisor as _require_supervisor
 from controller.round.inputs import SUPERVISOR_ACTIONS, OperatorAction, SeatRating, stale_answer, stale_reason
 from drivers.events import SEATS
 
@@ -69,19 +70,24 @@ METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS
 JSON_HEADERS = {"Cache-Control": "no-store"}
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None,
-           body: dict[str, Any] | None = None) -> JSONResponse:
+def error_response(status: int, message: str, headers: dict[str, str] | None = None,
+                   body: dict[str, Any] | None = None) -> JSONResponse:
     """An error answer; the connection is closed after it (a body left unread is not taken for a request)."""
     return JSONResponse({"error": message, **(body or {})}, status,
                         {**JSON_HEADERS, "Connection": "close", **(headers or {})})
 
 
-class _Guard:
-    """ASGI middleware: the header, Host, path and method rules of every request (module docstring)."""
+class Guard:
+    """ASGI middleware: the header, Host, path and method rules of every request (module docstring). ``server``
+    has ``accepts_host(value)`` and ``url``; ``routes``: the paths and the methods each answers; ``files``: the
+    path prefix of the page's static files (GET only). The pit page (``controller.floor.serve``) passes its own."""
 
-    def __init__(self, app: Any, server: ControlServer) -> None:
+    def __init__(self, app: Any, server: Any, routes: dict[str, tuple[str, ...]] | None = None,
+                 files: str = "/screen/") -> None:
         self.app = app
         self.server = server
+        self.routes = ROUTES if routes is None else routes
+        self.files = files
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -90,7 +96,7 @@ class _Guard:
         try:
             self.check(scope)
         except HTTPError as exc:
-            await _error(exc.status, exc.message, exc.headers, exc.body)(scope, receive, send)
+            await error_response(exc.status, exc.message, exc.headers, exc.body)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -110,11 +116,11 @@ class _Guard:
         if scope["http_version"] not in ("1.0", "1.1"):
             raise HTTPError(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/1.0 or HTTP/1.1 only")
         method, path = scope["method"], scope["path"]
-        allowed = ("GET",) if path.startswith("/screen/") else ROUTES.get(path)
+        allowed = ("GET",) if path.startswith(self.files) else self.routes.get(path)
         if method not in METHODS and allowed is None:
             raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
-            raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: {', '.join(ROUTES)}")
+            raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: {', '.join(self.routes)}")
         if method not in allowed and not (method == "HEAD" and "GET" in allowed):
             raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {' and '.join(allowed)} only",
                             {"Allow": ", ".join(allowed)})
@@ -133,7 +139,7 @@ def _json_body(request: Request, raw: bytes) -> Any:
         raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
 
 
-def _query(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
+def query_params(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
     """The query parameters, each at most once and each one of ``allowed`` (else 400)."""
     items = request.query_params.multi_items()
     unknown = {name for name, _ in items} - set(allowed)
@@ -157,18 +163,34 @@ def _after(text: str, name: str = "after") -> int:
     return after
 
 
-def build_app(server: ControlServer) -> _Guard:
-    """The Starlette application of ``server`` behind ``_Guard`` (module docstring)."""
+def error_handlers(what: str, defect: str) -> dict[Any, Any]:
+    """Starlette's exception handlers of the interface named ``what``: an ``HTTPError`` answered as itself
+    (``error_response``); any other exception, a defect, logged with its request and answered 500 saying
+    ``defect``."""
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPError)
+        return error_response(exc.status, exc.message, exc.headers, exc.body)
+
+    async def on_defect(request: Request, exc: Exception) -> Response:
+        log.error("%s: %s %s failed", what, request.method, request.url.path, exc_info=exc)
+        return error_response(500, defect)
+
+    return {HTTPError: on_error, Exception: on_defect}
+
+
+def build_app(server: ControlServer) -> Guard:
+    """The Starlette application of ``server`` behind ``Guard`` (module docstring)."""
     hub = server.hub
 
     async def state(request: Request) -> Response:
-        _query(request, ())
+        query_params(request, ())
         if hub.view_body is None:
             raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, "no state yet: the controller has not started")
         return Response(hub.view_body, 200, JSON_HEADERS, media_type="application/json")
 
     async def events(request: Request) -> Response:
-        query = _query(request, ("after", "timeout"))
+        query = query_params(request, ("after", "timeout"))
         after = _after(query.get("after", "0"))
         wait_text = query.get("timeout", "0")
         if not SECONDS.fullmatch(wait_text) or len(wait_text) > MAX_SECONDS_TEXT or float(wait_text) > MAX_WAIT:
@@ -178,7 +200,7 @@ def build_app(server: ControlServer) -> _Guard:
         return Response(hub.after_json(after), 200, JSON_HEADERS, media_type="application/json")
 
     async def stream(request: Request) -> Response:
-        query = _query(request, ("after",))
+        query = query_params(request, ("after",))
         # an empty Last-Event-ID is no cursor (WHATWG HTML, "Server-sent events": an empty id resets the last one)
         last_id = request.headers.get("last-event-id", "").strip()
         if last_id:
@@ -212,13 +234,13 @@ def build_app(server: ControlServer) -> _Guard:
 
     async def operator(request: Request) -> Response:
         """The user and role of the request's credentials (the screen's sign-in), else 401; nothing is queued."""
-        _query(request, ())
+        query_params(request, ())
         who = await _authenticate(request, server)
         return JSONResponse({"user": who.name, "role": who.role}, 200, JSON_HEADERS)
 
     async def alerts(request: Request) -> Response:
         """The last hole-card alerts (controller/service/protection.py) for a supervisor; 403 for a dealer."""
-        _query(request, ())
+        query_params(request, ())
         who = await _authenticate(request, server)
         _require_supervisor(who, "reading hole-card alerts")
         return JSONResponse({"alerts": list(server.alerts)}, 200, JSON_HEADERS)
@@ -226,7 +248,7 @@ def build_app(server: ControlServer) -> _Guard:
     async def meters(request: Request) -> Response:
         """The lifetime meters (``Meters.to_json()``, controller/round/meters.py) as of the last round's end or
         the start, for a supervisor; 403 for a dealer, 503 before the controller published them."""
-        _query(request, ())
+        query_params(request, ())
         who = await _authenticate(request, server)
         _require_supervisor(who, "reading the meters")
         if server.meters is None:
@@ -240,7 +262,7 @@ def build_app(server: ControlServer) -> _Guard:
         supervisor, queued as a ``SeatRating`` input (202)."""
         if request.method == "POST":
             return await _rate(request)
-        _query(request, ())
+        query_params(request, ())
         who = await _authenticate(request, server)
         _require_supervisor(who, "reading the sessions' ratings")
         if server.sessions is None:
@@ -260,34 +282,26 @@ def build_app(server: ControlServer) -> _Guard:
     async def recall(request: Request) -> Response:
         """Game recall (``controller.control.recall``): the last rounds, or round ``?round=N`` step by step, for a
         supervisor; 403 for a dealer, 404 for a round not among the last ones, 503 (``Recall.answer``)."""
-        query = _query(request, ("round",))
+        query = query_params(request, ("round",))
         who = await _authenticate(request, server)
         _require_supervisor(who, "game recall")
         number = None if "round" not in query else _after(query["round"], "round")
         return JSONResponse(await server.recall.answer(number), 200, JSON_HEADERS)
 
     async def openapi(request: Request) -> Response:
-        _query(request, ())
+        query_params(request, ())
         from controller.control.openapi import openapi_document
         return JSONResponse(openapi_document(), 200, JSON_HEADERS)
 
     async def labels(request: Request) -> Response:
         """The words of a screen (``controller.round.actions.WORDS``): each action's label and role, the names of
         states, spots and hands, the currency; the same for everyone, nothing secret."""
-        _query(request, ())
+        query_params(request, ())
         from controller.round.actions import WORDS  # here, as openapi's: the round's graph imports the table's
         return JSONResponse(WORDS, 200, JSON_HEADERS)
 
     async def page(request: Request) -> Response:
         return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
-
-    async def on_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPError)
-        return _error(exc.status, exc.message, exc.headers, exc.body)
-
-    async def on_defect(request: Request, exc: Exception) -> Response:
-        log.error("control interface: %s %s failed", request.method, request.url.path, exc_info=exc)
-        return _error(500, "internal error; nothing was changed")
 
     app = Starlette(routes=[Route("/state", state), Route("/events", events), Route("/events/stream", stream),
                             Route("/actions", actions, methods=["POST"]), Route("/operator", operator),
@@ -295,8 +309,8 @@ def build_app(server: ControlServer) -> _Guard:
                             Route("/sessions", sessions, methods=["GET", "POST"]), Route("/recall", recall),
                             Route("/openapi.json", openapi),
                             Route("/", page), Mount("/screen", StaticFiles(directory=SCREEN_DIR))],
-                    exception_handlers={HTTPError: on_error, Exception: on_defect})
-    return _Guard(app, server)
+                    exception_handlers=error_handlers("control interface", "internal error; nothing was changed"))
+    return Guard(app, server)
 
 
 async def _read_body(request: Request, timeout: float) -> bytes:
@@ -320,72 +334,6 @@ async def _read_body(request: Request, timeout: float) -> bytes:
     if len(raw) < length:
         raise HTTPError(HTTPStatus.REQUEST_TIMEOUT, "the body did not arrive in time; nothing was queued")
     return raw
-
-
-async def _authenticate(request: Request, server: ControlServer) -> Any:
-    """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
-    credentials, no operators, or an operators file refused and why); 429 while failed sign-ins of that user or
-    that client wait out their delay (``operators.FailureThrottle``); 503 when ``server.max_checks`` password
-    checks already run. A credential verified before is served without a check (``ControlServer.known``);
-    otherwise the check runs on the server's password-check thread, off the loop, and the operators file is read
-    again after it: a user removed (or changed) while their check ran is refused."""
-    challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    user, operator, sep, password = "", None, "", ""
-    if scheme.lower() == "basic":
-        try:
-            user, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
-        except ValueError:  # not base64 (non-ASCII bytes too), or not UTF-8
-            sep = ""
-    client = request.client.host if request.client else "?"
-    keys = (f"user {user}", f"client {client}")
-    if sep:
-        operator = server.known(user, password)
-    if sep and operator is None:
-        wait = server.throttle.wait(*keys)
-        if wait > 0:
-            log.warning("control interface: sign-in of user %r from %s refused: failed sign-ins wait %.0f s more",
-                        user[:40], client, wait)
-            raise HTTPError(HTTPStatus.TOO_MANY_REQUESTS, f"too many failed sign-ins; try again in {wait:.0f} s",
-                            {"Retry-After": str(max(1, round(wait)))})
-        if not server.checks.acquire(blocking=False):
-            log.warning("control interface: %d password checks already running; refused a check for user %r from "
-                        "%s", server.max_checks, user[:40], client)
-            raise HTTPError(HTTPStatus.SERVICE_UNAVAILABLE, f"{server.max_checks} password checks already running; "
-                                                            f"try again in a second", {"Retry-After": "1"})
-        try:
-            checked = await asyncio.get_running_loop().run_in_executor(server.checker, server.check_password, user,
-                                                                       password)
-        finally:
-            server.checks.release()
-        if checked is not None and server.operators().get(checked.name) == checked:
-            operator = checked
-            server.remember(checked, password)
-            server.throttle.succeeded(keys[0])
-        else:
-            server.throttle.failed(*keys)
-    if operator is None:
-        if server.operators_refused:
-            log.warning("control interface: sign-in of user %r from %s refused: the operators file is refused: %s",
-                        user[:40], client, server.operators_refused)
-            raise HTTPError(HTTPStatus.UNAUTHORIZED, f"the operators file is refused: {server.operators_refused}; "
-                                                     f"every sign-in is refused until it is mended", challenge)
-        if not server.operators():
-            log.warning("control interface: sign-in of user %r from %s refused: no operators in %s", user[:40],
-                        client, server.config.operators)
-            raise HTTPError(HTTPStatus.UNAUTHORIZED, f"no operators in {server.config.operators}: add one with "
-                                                     f"`crisscross operator add` (or mend the file)", challenge)
-        log.warning("control interface: refused credentials for user %r from %s", user[:40], client)
-        raise HTTPError(HTTPStatus.UNAUTHORIZED, "valid operator credentials required (HTTP Basic)", challenge)
-    return operator
-
-
-def _require_supervisor(operator: Any, what: str) -> None:
-    """403 unless ``operator`` has the role supervisor (domain.md, "Roles"; ``inputs.SUPERVISOR_ACTIONS``):
-    the one answer of the interface to a role that may not do ``what``."""
-    if operator.role != "supervisor":
-        raise HTTPError(HTTPStatus.FORBIDDEN, f"{what} needs a supervisor; user {operator.name} has the role "
-                                              f"{operator.role}")
 
 
 class _EventStream(Response):

@@ -48,15 +48,10 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-import os
 import queue
-import hashlib
-import hmac
-import secrets
 import socket
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +60,12 @@ import uvicorn
 
 from controller.control.app import build_app, protocol_class
 from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, PACE, RING_SIZE, Hub, Outbox
-from controller.control.checks import DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
+from controller.control.checks import MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.control.recall import Recall
+from controller.control.signin import CHECK_NICENESS, MAX_CHECKS, SignIn, accepts_host  # noqa: F401 (documented)
 from controller.round.alerts import alert_record
 from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
-from controller.settings.files import ConfigError
-from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
-                                  rehash_operator)
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +74,6 @@ log = logging.getLogger(__name__)
 MAX_ALERTS = 50
 #: Seconds a client may take to send its request line and headers, or its body, before the connection is closed.
 REQUEST_TIMEOUT = 5.0
-#: Most password checks (PBKDF2, ``controller.control.operators``) running at once, each on the interface's own
-#: password-check thread at a lower priority (nice ``CHECK_NICENESS``); one more is answered 503 at once.
-#: Each check takes a core for about 0.15 s: two at once on two cores took both from the controller thread
-#: (rounds per minute fell to 0.045x under ten guessing clients). Failed sign-ins are throttled
-#: (``operators.FailureThrottle``), and a credential verified before is served without a check.
-MAX_CHECKS = 1
-#: Niceness added to the password-check threads (Linux: a thread's own priority, setpriority on its id).
-CHECK_NICENESS = 10
 #: Most connections open at once (``controller.service.limits``: far below the service's open-file limit, so the
 #: journal and the device links can always open their files). One more sheds the oldest connection that has not
 #: sent a complete request's headers (a slow or idle one), or is closed as soon as it is accepted when every
@@ -196,14 +181,21 @@ def public_record(record: dict[str, Any]) -> dict[str, Any] | None:
     return public
 
 
-def _lower_priority() -> None:
-    """Lower the calling thread's priority by ``CHECK_NICENESS`` (Linux: setpriority on the thread's id); where
-    that is not possible the thread keeps the process's priority, and a check is still one at a time."""
+def bind(host: str, port: int, what: str) -> socket.socket:
+    """A TCP socket listening on ``host`` and ``port`` (``BACKLOG`` waiting), non-blocking, for an interface
+    named ``what``; ``OSError`` naming ``what`` and the address (a port in use). IPPROTO_TCP, not 0: asyncio sets
+    TCP_NODELAY only on sockets that name their protocol, and without it every keep-alive answer after the first
+    waits for the client's delayed ACK (about 40 ms)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        thread = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + CHECK_NICENESS))
-    except (AttributeError, OSError) as exc:
-        log.info("control interface: password checks keep the service's priority: %s", exc)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f"{what} {host}:{port}: {exc.strerror}") from None
+    sock.setblocking(False)
+    return sock
 
 
 class PromptServer(uvicorn.Server):
@@ -249,7 +241,7 @@ class PromptServer(uvicorn.Server):
             await server.wait_closed()
 
 
-class ControlServer:
+class ControlServer(SignIn):
     """The control interface (module docstring): a Starlette application served by uvicorn on its own thread,
     with its own event loop.
 
@@ -265,7 +257,8 @@ class ControlServer:
 
     Threads: the hub (``controller.control.broadcast.Hub``), the view and the ring belong to the loop's thread;
     ``publish_view`` and ``publish_record`` hand their data over with ``loop.call_soon_threadsafe`` and return
-    at once, so the controller thread never waits for a client.
+    at once, so the controller thread never waits for a client. Who may sign in: ``SignIn``
+    (``controller.control.signin``), on ``config.operators``.
     """
 
     def __init__(self, config: ControlConfig, events: queue.Queue, journal: Path | None = None, *,
@@ -276,23 +269,8 @@ class ControlServer:
         self.config = config
         self.events = events
         self.request_timeout = request_timeout
-        self.max_checks = max_checks
         self.max_connections = max_connections
-        self.checks = threading.BoundedSemaphore(max_checks)
-        #: the password checks' own threads, at a lower priority than the controller's
-        self.checker = ThreadPoolExecutor(max_checks, "password-check", initializer=_lower_priority)
-        #: failed sign-ins per user and per client (the loop's thread owns it)
-        self.throttle = FailureThrottle()
-        #: user -> (keyed digest of a password verified, the stored hash it was verified against); the loop's
-        #: thread owns it. The key is this process's own: the digests say nothing outside it.
-        self._known: dict[str, tuple[bytes, str]] = {}
-        self._known_key = secrets.token_bytes(32)
-        self._operators_path = config.operators
-        self._operators: dict[str, Operator] = load_operators(config.operators) if config.operators else {}
-        self._operators_stamp = self._stamp()
-        self._operators_lock = threading.Lock()
-        #: why the operators file is refused now (None: it is not), said in each refusal and in the log
-        self.operators_refused: str | None = None
+        super().__init__(config.operators, "control interface", max_checks)
         self.hub = Hub(ring_size, client_queue, max_streams)
         #: the controller thread's hand-overs to the loop (``broadcast.Outbox``: the one object both use)
         self._outbox = Outbox(ring_size)
@@ -306,18 +284,7 @@ class ControlServer:
         self.sessions: tuple[dict[str, Any], ...] | None = None
         #: game recall of the journal (``GET /recall``, supervisors only), read-only on its own thread
         self.recall = Recall(journal, config.recall, public_record)
-        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name their protocol, and without it
-        # every keep-alive answer after the first waits for the client's delayed ACK (about 40 ms)
-        self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        try:
-            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._socket.bind((config.host, config.port))
-            self._socket.listen(BACKLOG)
-        except OSError as exc:
-            self._socket.close()
-            raise OSError(exc.errno, f"control interface {config.host}:{config.port}: {exc.strerror}") from None
-        self._socket.setblocking(False)
+        self._socket = bind(config.host, config.port, "control interface")
         self.port: int = self._socket.getsockname()[1]
         self._address = ipaddress.ip_address(self._socket.getsockname()[0])
         self._loop = asyncio.new_event_loop()
@@ -340,32 +307,9 @@ class ControlServer:
 
     def accepts_host(self, value: str) -> bool:
         """True when ``value``, a request's ``Host`` header, names this server: its address (``127.0.0.1``,
-        ``[::1]``) or, on 127.0.0.1 and ::1, ``localhost``, with its port. A ``Host`` without a port means port
-        80 (RFC 9110, 4.2.1 and 7.2). Any other name is refused: a web page whose own name was made to resolve to
-        127.0.0.1 (DNS rebinding) sends that name."""
-        value = value.strip()
-        if value.startswith("["):
-            host, bracket, rest = value[1:].partition("]")
-            if not bracket:
-                return False
-        else:
-            host, colon, port = value.partition(":")
-            rest = colon + port
-        if rest == "":
-            port_no = 80
-        elif rest.startswith(":") and DIGITS.fullmatch(rest[1:]) and len(rest) <= 6:
-            port_no = int(rest[1:])
-        else:
-            return False
-        if port_no != self.port:
-            return False
-        if host.lower() == "localhost":
-            return self._address in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
-        try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            return False
-        return address == self._address and (address.version == 6) == value.startswith("[")
+        ``[::1]``) or, on 127.0.0.1 and ::1, ``localhost``, with its port (``controller.control.signin
+        .accepts_host``: a web page whose own name was made to resolve to 127.0.0.1, DNS rebinding, is refused)."""
+        return accepts_host(value, self._address, self.port)
 
     def start(self) -> None:
         """Serve on a new (non-daemon) thread named ``control-http``; logs the URL at info level."""
@@ -383,7 +327,7 @@ class ControlServer:
             for connection in list(self._uvicorn.server_state.connections):
                 connection.transport.abort()  # a client that never read its answer
             self._loop.run_until_complete(self._loop.shutdown_default_executor())
-            self.checker.shutdown(wait=True)  # the password checks' threads
+            self.close_checks()  # the password checks' threads
             self.recall.close()  # the recall's thread
 
     def stop(self) -> None:
@@ -478,72 +422,3 @@ class ControlServer:
                 self.hub.publish_view(item[1])
             else:
                 self.alerts.append(item[1])
-
-    # ------------------------------------------------------------------ for the application
-    def check_password(self, user: str, password: str) -> Operator | None:
-        """``authenticate`` against the operators file as it is now (on a password-check thread; the caller holds
-        one of ``checks``' places), then the file is read again: a user removed or changed while the hash ran is
-        refused (None). A user whose hash has fewer than ``operators.ITERATIONS`` iterations has it rewritten at
-        the current count (a failure to write is logged, the sign-in stands); the operator returned is the
-        file's entry after it."""
-        operator = authenticate(self.operators(), user, password)
-        if operator is None or self.operators().get(user) != operator:  # removed or changed during the hash
-            return None
-        if needs_rehash(operator) and self._operators_path is not None:
-            try:
-                if rehash_operator(self._operators_path, operator, password):
-                    log.info("control interface: the password hash of %s rewritten at the current iteration count",
-                             operator.name)
-            except (ConfigError, OSError) as exc:
-                log.warning("control interface: the password hash of %s could not be rewritten: %s", operator.name,
-                            exc)
-            operator = self.operators().get(user)
-        return operator
-
-    def known(self, user: str, password: str) -> Operator | None:
-        """The operator ``user`` when ``password`` is one verified for them before and the operators file still
-        holds the hash it was verified against (no PBKDF2: a known good credential is served during a flood of
-        wrong ones); else None. On the loop's thread."""
-        kept = self._known.get(user)
-        operator = self.operators().get(user)
-        if kept is None or operator is None or operator.password != kept[1]:
-            return None
-        return operator if hmac.compare_digest(kept[0], self._digest(user, password)) else None
-
-    def remember(self, operator: Operator, password: str) -> None:
-        """``password`` was just verified for ``operator`` (on the loop's thread)."""
-        self._known[operator.name] = (self._digest(operator.name, password), operator.password)
-
-    def _digest(self, user: str, password: str) -> bytes:
-        return hmac.new(self._known_key, f"{user}:{password}".encode("utf-8"), hashlib.sha256).digest()
-
-    def operators(self) -> dict[str, Operator]:
-        """The operators as the file says now: read again whenever its content or mode changed (compared in
-        full, not by modification time). It grants rights, so a reload fails closed: a file that is refused
-        (malformed, or readable by others) or unreadable gives no operators at all until it is mended, and a
-        user removed from the file loses access at the next request."""
-        with self._operators_lock:
-            stamp = self._stamp()
-            if stamp != self._operators_stamp and self._operators_path is not None:
-                try:
-                    self._operators = load_operators(self._operators_path)
-                    self.operators_refused = None
-                    log.info("control interface: operators read again from %s", self._operators_path)
-                except (ConfigError, OSError) as exc:
-                    log.error("control interface: %s; every action is refused until the file is mended", exc)
-                    self._operators = {}
-                    self.operators_refused = str(exc)
-                self._operators_stamp = stamp
-            return self._operators
-
-    def _stamp(self) -> tuple[int, bytes] | str | None:
-        """The operators file's mode and content (None when absent, the error's text when unreadable)."""
-        if self._operators_path is None:
-            return None
-        try:
-            with self._operators_path.open("rb") as handle:
-                return os.fstat(handle.fileno()).st_mode, handle.read(1 << 20)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            return str(exc)

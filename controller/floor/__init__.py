@@ -8,6 +8,7 @@
   watch``, fed by a subscription to every table.
 - The back office (docs/backoffice.md): ``controller.floor.store`` (``crisscross floor store``: every table's
   records into PostgreSQL exactly once), ``store_write`` (what it writes), ``migrate`` and ``schema/`` (the
-  schema); ``report``, ``periods``, ``report_tool`` and ``plot_svg`` (``crisscross floor report``);
-  ``backoffice_tools`` (their options).
+  schema); ``report``, ``periods``, ``report_tool`` and ``plot_svg`` (``crisscross floor report``); ``serve``,
+  ``serve_data`` and ``pit_page/`` (``crisscross floor serve``: the pit page); ``backoffice_tools`` (their
+  options).
 """

@@ -1,13 +1,16 @@
-"""``crisscross floor store`` and ``crisscross floor report`` (docs/backoffice.md): their options and what they do.
+"""``crisscross floor store``, ``floor report`` and ``floor serve`` (docs/backoffice.md): their options and what
+they do.
 
 ``floor store --dsn DSN`` with the broker's options of ``floor watch`` (``--broker HOST``, ``--port``, ``--tls``,
 ...; else ``floor:`` of ``--config``): runs until SIGTERM or SIGINT (or ``--for`` seconds), then prints what it
-stored. ``floor report --dsn DSN --table ID --period P``: ``controller.floor.report``.
+stored. ``floor report --dsn DSN --table ID --period P``: ``controller.floor.report``. ``floor serve --dsn DSN
+--operators FILE``: the pit page (``controller.floor.serve``) until SIGTERM or SIGINT (or ``--for`` seconds).
 
-Both need psycopg 3 (the ``backoffice`` extra: ``pip install 'crisscross-controller[backoffice]'``). Exit status:
+They need psycopg 3 (the ``backoffice`` extra: ``pip install 'crisscross-controller[backoffice]'``). Exit status:
 0 done; 1 the report flags its figures (outside the 95% interval, or hold more than 4 points from the lifetime),
 or the store (with ``--for``, or stopped) never reached the broker or the database; 2 refused options or
-configuration, psycopg missing, a database or broker that cannot be used.
+configuration, psycopg missing, a database or broker that cannot be used (serve: a store that cannot be read
+at the start, a port in use, TLS files that do not load).
 """
 
 from __future__ import annotations
@@ -17,17 +20,22 @@ import datetime as dt
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from controller.floor.periods import PERIODS
 from controller.settings.files import ConfigError
 
+#: ``floor serve``'s port unless ``--port`` says (the control interface's is 8740).
+DEFAULT_SERVE_PORT = 8741
 
 
 def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                 broker: argparse.ArgumentParser) -> None:
-    """Add ``store`` and ``report`` to ``crisscross floor``'s subcommands (``broker``: the broker's options)."""
+    """Add ``store``, ``report`` and ``serve`` to ``crisscross floor``'s subcommands (``broker``: the broker's
+    options)."""
     store = floor_sub.add_parser("store", parents=[common, broker],
                                  help="keep every table's records in PostgreSQL, exactly once, in order")
     store.add_argument("--dsn", required=True, help="the database: postgresql://USER@HOST:PORT/NAME or libpq "
@@ -39,7 +47,14 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                             "after the table); default: a gap until the records before it arrive")
     store.add_argument("--for", dest="duration", type=float, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
-    report = floor_sub.add_parser("report", parents=[common],
+    day = argparse.ArgumentParser(add_help=False)  # the gaming day and the pay tables: report and serve
+    day.add_argument("--day-start", type=_time, default=None, metavar="HH:MM",
+                     help="when the gaming day begins, local time (default: gaming_day_start of --config, "
+                          "else 06:00)")
+    day.add_argument("--jurisdiction", default=None,
+                     help="the pay tables whose variance the interval uses (default: the jurisdiction of --config)")
+    day.add_argument("--config", default=None, help="the table configuration (table.yaml) for the defaults")
+    report = floor_sub.add_parser("report", parents=[common, day],
                                   help="a table's drop, win, hold and theoretical win from the store, with the "
                                        "95%% check")
     report.add_argument("--dsn", required=True, help="the store's database (as floor store's --dsn)")
@@ -49,16 +64,32 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                              "each ending with --day (default day)")
     report.add_argument("--day", type=_date, default=None, metavar="YYYY-MM-DD",
                         help="the gaming day the period ends with (default: the current one)")
-    report.add_argument("--day-start", type=_time, default=None, metavar="HH:MM",
-                        help="when the gaming day begins, local time (default: gaming_day_start of --config, "
-                             "else 06:00)")
-    report.add_argument("--jurisdiction", default=None,
-                        help="the pay tables whose variance the interval uses (default: the jurisdiction of "
-                             "--config)")
-    report.add_argument("--config", default=None, help="the table configuration (table.yaml) for the defaults")
     report.add_argument("--format", choices=("text", "json", "csv"), default="text")
     report.add_argument("--plot", default=None, metavar="FILE.svg",
                         help="also write the actual and theoretical hold by gaming day with the 95%% band (SVG)")
+    serve = floor_sub.add_parser("serve", parents=[common, day],
+                                 help="the pit page: every table live from the store, in the browser")
+    serve.add_argument("--dsn", required=True, help="the store's database (as floor store's --dsn; the page "
+                                                    "only reads it)")
+    serve.add_argument("--operators", required=True, type=Path, metavar="FILE",
+                       help="the operators file (crisscross operator add): its supervisors may sign in")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address to listen on (default 127.0.0.1); one that is not loopback needs "
+                            "--allow-network and TLS")
+    serve.add_argument("--port", type=int, default=DEFAULT_SERVE_PORT,
+                       help=f"the port (default {DEFAULT_SERVE_PORT}; 0: any free one)")
+    serve.add_argument("--allow-network", action="store_true",
+                       help="serve on an address that is not loopback (with --tls-cert and --tls-key)")
+    serve.add_argument("--tls-cert", type=Path, default=None, metavar="PEM", help="HTTPS: the certificate chain")
+    serve.add_argument("--tls-key", type=Path, default=None, metavar="PEM", help="HTTPS: its private key (0600)")
+    serve.add_argument("--name", action="append", default=[], metavar="HOST",
+                       help="a host name the browsers use for this server (the certificate's; repeatable)")
+    serve.add_argument("--every", type=float, default=2.0,
+                       help="seconds between two readings of the store (0.5 to 60; default 2)")
+    serve.add_argument("--online-within", type=float, default=300.0, metavar="SECONDS",
+                       help="a table whose latest record is older is offline (default 300)")
+    serve.add_argument("--for", dest="duration", type=float, default=None,
+                       help="stop after this many seconds (default: until SIGTERM or SIGINT)")
 
 
 def _date(text: str) -> dt.date:
@@ -86,12 +117,14 @@ def _psycopg() -> Any:
 
 
 def run(args: argparse.Namespace, broker_config: Callable[[argparse.Namespace], Any]) -> int:
-    """``crisscross floor store|report``; the exit status (module docstring). ``broker_config``: the broker of
+    """``crisscross floor store|report|serve``; the exit status (module docstring). ``broker_config``: the broker of
     the options (``controller.floor.tools.broker_config``, which raises ``ConfigError``)."""
     try:
         _psycopg()
         if args.floor_command == "store":
             return _store(args, broker_config(args))
+        if args.floor_command == "serve":
+            return _serve(args)
         from controller.floor.report_tool import main as report
 
         return report(args)
@@ -100,23 +133,73 @@ def run(args: argparse.Namespace, broker_config: Callable[[argparse.Namespace], 
         return 2
 
 
-def _store(args: argparse.Namespace, config: Any) -> int:
-    from controller.floor.store import FloorStore
-
-    store = FloorStore(config, args.dsn, name=args.session, join_late=args.join_late)
+@contextmanager
+def _stopping(duration: float | None) -> Iterator[threading.Event]:
+    """An event set by SIGTERM or SIGINT, or after ``duration`` seconds, for the block; the signals' handlers
+    are given back after it."""
     stop = threading.Event()
     previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGTERM, signal.SIGINT)}
-    timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None
+    timer = threading.Timer(duration, stop.set) if duration is not None else None
     if timer is not None:
         timer.daemon = True
         timer.start()
     try:
-        store.run(stop)
+        yield stop
     finally:
         if timer is not None:
             timer.cancel()
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """``floor serve`` (``controller.floor.serve``): the options checked, the store read once, then served until
+    stopped. Raises ``ConfigError`` for what cannot be used."""
+    import psycopg
+
+    from controller.analysis.variance import round_variance
+    from controller.floor.report_tool import settings
+    from controller.floor.serve import PitServer, Reports, ServeConfig, check_config
+    from controller.floor.serve_data import PitData, Poller
+
+    if not 0.5 <= args.every <= 60:
+        raise ConfigError(f"--every {args.every:g}: expected 0.5 to 60 seconds")
+    if not args.online_within > 0:
+        raise ConfigError(f"--online-within {args.online_within:g}: expected a number of seconds above 0")
+    config = ServeConfig(args.operators, args.host, args.port, args.allow_network, args.tls_cert, args.tls_key,
+                         tuple(name.lower() for name in args.name))
+    check_config(config)
+    start, jurisdiction = settings(args)
+    poller = Poller(args.dsn, PitData(start, online_within=args.online_within), args.every)
+    try:
+        poller.first()
+    except psycopg.Error as exc:
+        raise ConfigError(f"--dsn: the store cannot be read: {type(exc).__name__}: {str(exc).strip()}") from None
+    reports = Reports(args.dsn, start, round_variance(jurisdiction))
+    try:
+        server = PitServer(config, poller, reports)
+    except OSError as exc:
+        reports.close()
+        raise ConfigError(str(exc)) from None
+    server.start()
+    poller.start()
+    print(f"pit page on {server.url} (gaming day begins {start.strftime('%H:%M')})", flush=True)
+    try:
+        with _stopping(args.duration) as stop:
+            stop.wait()
+    finally:
+        server.stop()
+        poller.stop()
+        reports.close()
+    return 0
+
+
+def _store(args: argparse.Namespace, config: Any) -> int:
+    from controller.floor.store import FloorStore
+
+    store = FloorStore(config, args.dsn, name=args.session, join_late=args.join_late)
+    with _stopping(args.duration) as stop:
+        store.run(stop)
     total = store.total
     print(f"{len(total.tables)} table(s): {total.stored} records stored, {total.repeats} repeats dropped, "
           f"{total.held} held past a gap, {total.gaps} gap(s), {total.foreign} message(s) not in the floor's format")

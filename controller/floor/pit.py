@@ -19,6 +19,11 @@ from typing import Any
 
 from controller.floor import topics
 
+#: The record types ``count_record`` reads: a reader of the floor's store (``controller.floor.serve_data``) asks
+#: for these only.
+COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregularity", "PayoutChecked",
+                           "MispayAccepted"})
+
 
 @dataclass
 class TableSummary:
@@ -90,7 +95,7 @@ class Pit:
             if value.get("oversized") or not isinstance(record.get("data"), dict):
                 summary.oversized += 1
                 return
-            self._event(summary, record)
+            count_record(summary, record)
         elif kind == "alerts" and isinstance(value.get("record"), dict):
             record = value["record"]
             seq = record.get("seq")
@@ -104,36 +109,6 @@ class Pit:
                 return
             summary.alerts_heard += 1
             summary.alerts = (summary.alerts + [record])[-self.keep_alerts:]
-
-    @staticmethod
-    def _event(summary: TableSummary, record: dict[str, Any]) -> None:
-        kind, data = record.get("type"), record.get("data") or {}
-        if kind in ("RoundClosed", "RoundVoided"):
-            summary.rounds += 1
-            try:
-                when = datetime.fromisoformat(str(record.get("time")))
-            except ValueError:
-                when = None
-            summary.first_end = summary.first_end or when
-            summary.last_end = when or summary.last_end
-            totals = data.get("totals") or {}
-            if kind == "RoundClosed" and isinstance(totals.get("wagered"), int):
-                summary.drop += totals["wagered"]
-                summary.win -= int(totals.get("player_net") or 0)
-        elif kind == "FaultRaised":
-            summary.faults += 1
-        elif kind == "Irregularity" and data.get("kind") == "past_posting":
-            summary.past_posting += 1
-        elif (kind == "PayoutChecked" and data.get("differences")) or kind == "MispayAccepted":
-            day = _day(record.get("time"))
-            if day is None:
-                return
-            amount = sum(abs(int(d.get("difference") or 0)) for d in data.get("differences") or ()
-                         if isinstance(d, dict))
-            count = summary.mispays.setdefault(day, {"caught": [0, 0], "accepted": [0, 0]})[
-                "caught" if kind == "PayoutChecked" else "accepted"]
-            count[0] += 1
-            count[1] += amount
 
     def render(self, today: date | None = None) -> str:
         """The summary as a text table, one line per table in name order: mispays of ``today`` (UTC; default
@@ -160,6 +135,40 @@ class Pit:
                              f"at {alert.get('time')}; "
                              + (f"acknowledged by {by}" if by is not None else "not acknowledged"))
         return "\n".join(lines)
+
+
+def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
+    """Count one public record (``seq``, ``time``, ``type``, ``data``; a type of ``COUNTED_TYPES``, any other is
+    left alone) in ``summary`` (module docstring): a round's end (its time, drop and win), a fault raised, a
+    past-posting irregularity, a mispay caught or accepted on its UTC day. The one rule of these counts for
+    ``floor watch`` and the pit page (``controller.floor.serve_data``)."""
+    kind, data = record.get("type"), record.get("data") or {}
+    if kind in ("RoundClosed", "RoundVoided"):
+        summary.rounds += 1
+        try:
+            when = datetime.fromisoformat(str(record.get("time")))
+        except ValueError:
+            when = None
+        summary.first_end = summary.first_end or when
+        summary.last_end = when or summary.last_end
+        totals = data.get("totals") or {}
+        if kind == "RoundClosed" and isinstance(totals.get("wagered"), int):
+            summary.drop += totals["wagered"]
+            summary.win -= int(totals.get("player_net") or 0)
+    elif kind == "FaultRaised":
+        summary.faults += 1
+    elif kind == "Irregularity" and data.get("kind") == "past_posting":
+        summary.past_posting += 1
+    elif (kind == "PayoutChecked" and data.get("differences")) or kind == "MispayAccepted":
+        day = _day(record.get("time"))
+        if day is None:
+            return
+        amount = sum(abs(int(d.get("difference") or 0)) for d in data.get("differences") or ()
+                     if isinstance(d, dict))
+        count = summary.mispays.setdefault(day, {"caught": [0, 0], "accepted": [0, 0]})[
+            "caught" if kind == "PayoutChecked" else "accepted"]
+        count[0] += 1
+        count[1] += amount
 
 
 def _day(text: Any) -> date | None:

@@ -25,8 +25,9 @@ from typing import Any
 from controller.settings.files import ConfigError
 
 
-def _settings(args: argparse.Namespace) -> tuple[dt.time, Any]:
-    """The gaming day's start and the jurisdiction (module docstring). Raises ``ConfigError``."""
+def settings(args: argparse.Namespace) -> tuple[dt.time, Any]:
+    """The gaming day's start and the jurisdiction (module docstring) of the options ``day_start``,
+    ``jurisdiction`` and ``config`` (``floor report``'s and ``floor serve``'s). Raises ``ConfigError``."""
     from controller.game.paytable import load_jurisdiction
 
     config = None
@@ -46,6 +47,19 @@ def _settings(args: argparse.Namespace) -> tuple[dt.time, Any]:
     return start, jurisdiction_for(config)
 
 
+def store_states(conn: Any, table: str | None = None, limit: int | None = None) -> dict[str, dict[str, int]]:
+    """The store's state of ``table`` (None: of every table, in name order, at most ``limit``): ``{table:
+    {"last_seq", "held" (records held past a gap), "unread" (records whose figures could not be read),
+    "open_gaps"}}``."""
+    where = "" if table is None else " WHERE table_id = %s"
+    rows = conn.execute("SELECT table_id, last_seq, held, unread, (SELECT count(*) FROM gaps g WHERE g.table_id = "
+                        f"t.table_id AND filled_at IS NULL) FROM tables t{where} ORDER BY table_id"
+                        + ("" if limit is None else " LIMIT %s"),
+                        ([] if table is None else [table]) + ([] if limit is None else [limit])).fetchall()
+    return {name: {"last_seq": int(last), "held": int(held), "unread": int(unread), "open_gaps": int(gaps)}
+            for name, last, held, unread, gaps in rows}
+
+
 def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, variance: Any,
           tz: dt.tzinfo | None = None) -> dict[str, Any]:
     """The report of ``table`` (module docstring) as a JSON-ready dict. Raises ``ConfigError`` when the store
@@ -53,8 +67,7 @@ def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, vari
     from controller.floor import report
     from controller.floor.periods import period_bounds
 
-    state = conn.execute("SELECT last_seq, held, unread, (SELECT count(*) FROM gaps g WHERE g.table_id = t.table_id "
-                         "AND filled_at IS NULL) FROM tables t WHERE table_id = %s", (table,)).fetchone()
+    state = store_states(conn, table).get(table)
     if state is None:
         known = [name for (name,) in conn.execute("SELECT table_id FROM tables ORDER BY table_id LIMIT 20")]
         raise ConfigError(f"--table {table}: not in the store (tables: {', '.join(known) or 'none'})")
@@ -63,8 +76,20 @@ def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, vari
     figures = report.statistics(found, found if begin is None else report.sums(conn, table, None, end), variance)
     return {"table": table, "period": period, "gaming_day": day.isoformat(), "day_start": start.strftime("%H:%M"),
             "begin": None if begin is None else begin.isoformat(), "end": end.isoformat(),
-            "store": {"last_seq": state[0], "held": state[1], "unread": state[2], "open_gaps": state[3]},
+            "store": state,
             **figures}
+
+
+def plot(conn: Any, table: str, period: str, day: dt.date, start: dt.time, variance: Any,
+         tz: dt.tzinfo | None = None) -> str:
+    """The SVG text of ``--plot`` (``controller.floor.plot_svg``) for ``table`` over ``period`` ending with gaming
+    day ``day`` (begun at ``start``, local time or ``tz``), with the pay tables' ``variance``."""
+    from controller.floor import plot_svg, report
+    from controller.floor.periods import period_bounds
+
+    begin, end = period_bounds(period, day, start, tz)
+    days = report.daily(conn, table, begin, end, start, tz)
+    return plot_svg.svg(table, period, plot_svg.hold_points(plot_svg.cumulative(days, variance)))
 
 
 def render(result: dict[str, Any], form: str) -> str:
@@ -98,12 +123,10 @@ def main(args: argparse.Namespace) -> int:
     import psycopg
 
     from controller.analysis.variance import round_variance
-    from controller.floor import plot_svg, report
-    from controller.floor.periods import period_bounds
     from controller.service.meters_snapshot import gaming_day
 
     try:
-        start, jurisdiction = _settings(args)
+        start, jurisdiction = settings(args)
         day = args.day or gaming_day(dt.datetime.now(), start)
         try:
             conn = psycopg.connect(args.dsn, autocommit=True)
@@ -113,11 +136,9 @@ def main(args: argparse.Namespace) -> int:
             variance = round_variance(jurisdiction)
             result = build(conn, args.table, args.period, day, start, variance)
             if args.plot:
-                begin, end = period_bounds(args.period, day, start)
-                points = plot_svg.hold_points(plot_svg.cumulative(report.daily(conn, args.table, begin, end, start),
-                                                                  variance))
+                text = plot(conn, args.table, args.period, day, start, variance)
                 try:
-                    Path(args.plot).write_text(plot_svg.svg(args.table, args.period, points), encoding="utf-8")
+                    Path(args.plot).write_text(text, encoding="utf-8")
                 except OSError as exc:
                     raise ConfigError(f"--plot {args.plot}: {exc.strerror or exc}") from None
     except ConfigError as exc:

@@ -1,5 +1,6 @@
 """``crisscross floor watch`` and ``crisscross floor audit`` (docs/floor.md): their options and what they do;
-``floor store`` and ``floor report`` (docs/backoffice.md) are added from ``controller.floor.backoffice_tools``.
+``floor store``, ``floor report`` and ``floor serve`` (docs/backoffice.md) are added from
+``controller.floor.backoffice_tools``.
 
 The broker: ``--broker HOST`` (with ``--port``, ``--tls``, ``--ca-file``, ``--username``, ``--password-file``,
 ``--prefix``), else ``floor:`` of the table configuration (``--config``). Exit status: 0 done (audit: nothing
@@ -19,7 +20,8 @@ from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, Floo
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str) -> None:
-    """Add ``floor watch``, ``audit``, ``store`` and ``report`` to the ``crisscross`` parser's subcommands ``sub``."""
+    """Add ``floor watch``, ``audit``, ``store``, ``report`` and ``serve`` to the ``crisscross`` parser's
+    subcommands ``sub``."""
     floor = sub.add_parser("floor", help="the floor's view of every table over MQTT", parents=[common])
     floor_sub = floor.add_subparsers(dest="floor_command", required=True)
     broker = argparse.ArgumentParser(add_help=False)
@@ -87,8 +89,8 @@ def _pairs(items: list[str], option: str) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``crisscross floor watch|audit|store|report``; the exit status (module docstring)."""
-    if args.floor_command in ("store", "report"):
+    """``crisscross floor watch|audit|store|report|serve``; the exit status (module docstring)."""
+    if args.floor_command in ("store", "report", "serve"):
         from controller.floor.backoffice_tools import run as backoffice
 
         return backoffice(args, broker_config)

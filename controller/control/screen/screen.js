@@ -18,24 +18,10 @@ let stream = null;
 
 const $ = (id) => document.getElementById(id);
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value; else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
+const el = element;  // page.js
 
-// Integer minor units in the table's currency: "$1,234.50"; "+$5.00" when signed and positive, "-$5.00" below 0.
-function money(minor, signed = false) {
-  const currency = words.currency;
-  const scale = 10 ** currency.minor_units;
-  const whole = Math.floor(Math.abs(minor) / scale).toLocaleString("en-US");
-  const part = currency.minor_units ? "." + String(Math.abs(minor) % scale).padStart(currency.minor_units, "0") : "";
-  const sign = minor < 0 ? "-" : signed && minor > 0 ? "+" : "";
-  return `${sign}${currency.symbol}${whole}${part}`;
-}
+// Every amount in the table's currency (page.js): "$1,234.50", "+$5.00" when signed and positive.
+const money = (minor, signed = false) => formatMoney(minor, words.currency, signed);
 
 const spotName = (spot) => words.spots[spot] || spot;
 // [spot, value] pairs in the order of the layout seen from the dealer (GET /labels lists the spots in it).

@@ -1,0 +1,23 @@
+// What every page of ours writes the same way: the dealer's screen (docs/control.md, "The dealer's screen") and
+// the pit page (docs/backoffice.md, "The pit page", served from here as /pit/page.js).
+"use strict";
+
+// A new element with attributes (`class` as its class name) and children (nodes or text).
+function element(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value; else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+// Integer minor units in the table's currency (`currency` of the labels: its symbol and minor units) as
+// "$1,234.50"; "+$5.00" when signed and positive, "-$5.00" below 0.
+function formatMoney(minor, currency, signed = false) {
+  const scale = 10 ** currency.minor_units;
+  const whole = Math.floor(Math.abs(minor) / scale).toLocaleString("en-US");
+  const part = currency.minor_units ? "." + String(Math.abs(minor) % scale).padStart(currency.minor_units, "0") : "";
+  const sign = minor < 0 ? "-" : signed && minor > 0 ? "+" : "";
+  return `${sign}${currency.symbol}${whole}${part}`;
+}

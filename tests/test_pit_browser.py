@@ -1,0 +1,97 @@
+"""The pit page (controller/floor/pit_page, docs/backoffice.md "The pit page") in a real browser: Debian's Chromium
+driven by Playwright (tests/browser.py) against ``crisscross floor serve``'s server in this process, its store in a
+real PostgreSQL (tests/postgres.py) filled with two simulated tables' public records as the floor's store writes
+them.
+
+A dealer is refused and a supervisor signs in; every table has its row; records stored while the page is open
+show without a reload; a click on a table opens its report and the plot's SVG. Oracles: ``crisscross meters`` on
+the table's own journal as of the last record stored. Screenshots go to the folder the test prints.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import PASSWORDS, artifacts
+from tests.pit_helpers import day_start_for, meters_at, pit_served, public, simulated_journal, store
+from tests.test_floor_store import postgres  # noqa: F401 - the fixture
+from tests.test_screen_browser import browser  # noqa: F401 - the fixture (Debian's Chromium, or skipped)
+
+pytestmark = pytest.mark.slow  # a browser: the long tier (docs/testing.md)
+
+#: Longest wait for the page to show something (milliseconds; a bound, not a measured time).
+PATIENCE_MS = 30_000
+RATED, SECOND = "CC-07", "CC-08"
+
+
+def _value(page, table: str, key: str) -> str:
+    return page.get_attribute(f"#rows tr[data-table='{table}'] td[data-key='{key}']", "data-value")
+
+
+def _sign_in(page, user: str) -> None:
+    page.fill("#sign-in input[name=user]", user)
+    page.fill("#sign-in input[name=password]", PASSWORDS[user])
+    page.click("#sign-in button[type=submit]")
+
+
+def test_a_supervisor_sees_every_table_live_and_a_tables_report_and_plot(postgres, browser, tmp_path):  # noqa: F811
+    shots = artifacts("pit")
+    print(f"\nscreenshots of the pit page: {shots}")
+    rated = simulated_journal(tmp_path / "rated.db", seed=7, rounds=12, rating=True, payout_errors=0.4)
+    second = simulated_journal(tmp_path / "second.db", seed=21, rounds=4, mistakes=0.5)
+    dsn = postgres.create("pit_browser")
+    published = public(rated)
+    half = next(i for i, r in enumerate(published) if r["type"] == "RoundClosed" and r["round"] == 6)
+    store(dsn, RATED, published[:half + 1])
+    store(dsn, SECOND, public(second))
+    with pit_served(dsn, tmp_path, day_start_for(rated + second), every=0.5) as server:
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.set_default_timeout(PATIENCE_MS)
+        page.goto(server.url + "/")
+        page.wait_for_selector("#columns th", state="attached")  # the labels are read
+        _sign_in(page, "dan")
+        page.wait_for_selector("#sign-in-answer:has-text('needs a supervisor; user dan has the role dealer')")
+        assert page.is_hidden("#pit")
+        _sign_in(page, "sue")
+        page.wait_for_selector("#who:has-text('signed in: sue')")
+        page.wait_for_selector("#sign-in", state="hidden")
+        for table in (RATED, SECOND):
+            page.wait_for_selector(f"#rows tr[data-table='{table}']")
+        page.wait_for_selector("#link:has-text('live')")
+        before = meters_at(tmp_path / "rated.db", published[half]["seq"])
+        assert int(_value(page, RATED, "drop")) == before["drop"] and int(_value(page, RATED, "rounds")) == 6
+        drop_text = page.inner_text(f"#rows tr[data-table='{RATED}'] td[data-key='drop']")
+        assert drop_text == f"${before['drop'] // 100:,}.{before['drop'] % 100:02d}"  # the screen's money format
+        page.screenshot(path=shots / "1-signed-in.png")
+
+        store(dsn, RATED, published[half + 1:])  # the rest of the table's play reaches the store
+        after = meters_at(tmp_path / "rated.db", published[-1]["seq"])
+        assert after["drop"] > before["drop"]
+        page.wait_for_function("([table, drop]) => { const cell = document.querySelector("
+                               "`#rows tr[data-table='${table}'] td[data-key=drop]`); "
+                               "return cell && cell.dataset.value === String(drop); }", arg=[RATED, after["drop"]])
+        assert int(_value(page, RATED, "rounds")) == after["rounds"] == 12
+        assert int(_value(page, RATED, "win")) == after["win"]
+        assert _value(page, RATED, "state") == '"closed"'
+        page.screenshot(path=shots / "2-live.png")
+
+        page.click(f"#rows tr[data-table='{RATED}'] td[data-key='state']")
+        page.wait_for_selector(f"#report-title:has-text('{RATED}: Gaming day')")
+        page.wait_for_selector(f"#figures dd[data-key=drop][data-value='{after['drop']}']")
+        assert page.get_attribute("#figures dd[data-key=rounds]", "data-value") == "12"
+        page.wait_for_selector("#plot svg")  # shown; its lines hold one point a gaming day (one here: no length)
+        assert page.locator("#plot svg polyline.actual").count() == page.locator("#plot svg polyline.theoretical"
+                                                                                 ).count() == 1
+        assert RATED in page.text_content("#plot svg title")
+        page.screenshot(path=shots / "3-report.png")
+
+        page.click("#periods button[data-period=lifetime]")
+        page.wait_for_selector(f"#report-title:has-text('{RATED}: Lifetime')")
+        page.wait_for_selector("#periods button[data-period=lifetime][aria-pressed=true]")
+        page.wait_for_function("() => (document.querySelector('#plot svg title') || {}).textContent"
+                               "?.includes('lifetime')")
+        page.screenshot(path=shots / "4-lifetime.png")
+
+        page.click("#sign-out")
+        page.wait_for_selector("#sign-in:not([hidden])")
+        assert page.locator("#rows tr").count() == 0 and page.is_hidden("#report")
