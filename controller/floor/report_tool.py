@@ -67,6 +67,18 @@ def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, vari
             **figures}
 
 
+def plot(conn: Any, table: str, period: str, day: dt.date, start: dt.time, variance: Any,
+         tz: dt.tzinfo | None = None) -> str:
+    """The SVG of ``--plot`` (``controller.floor.plot_svg``): the period's actual and theoretical hold by gaming
+    day, cumulative, with the 95% band."""
+    from controller.floor import plot_svg, report
+    from controller.floor.periods import period_bounds
+
+    begin, end = period_bounds(period, day, start, tz)
+    points = plot_svg.hold_points(plot_svg.cumulative(report.daily(conn, table, begin, end, start, tz), variance))
+    return plot_svg.svg(table, period, points)
+
+
 def render(result: dict[str, Any], form: str) -> str:
     """``result`` (``build``) as ``text`` (one ``name  value`` line each, the flags named), ``json`` or ``csv`` (a
     header row and one row)."""
@@ -98,8 +110,6 @@ def main(args: argparse.Namespace) -> int:
     import psycopg
 
     from controller.analysis.variance import round_variance
-    from controller.floor import plot_svg, report
-    from controller.floor.periods import period_bounds
     from controller.service.meters_snapshot import gaming_day
 
     try:
@@ -113,11 +123,9 @@ def main(args: argparse.Namespace) -> int:
             variance = round_variance(jurisdiction)
             result = build(conn, args.table, args.period, day, start, variance)
             if args.plot:
-                begin, end = period_bounds(args.period, day, start)
-                points = plot_svg.hold_points(plot_svg.cumulative(report.daily(conn, args.table, begin, end, start),
-                                                                  variance))
+                drawn = plot(conn, args.table, args.period, day, start, variance)
                 try:
-                    Path(args.plot).write_text(plot_svg.svg(args.table, args.period, points), encoding="utf-8")
+                    Path(args.plot).write_text(drawn, encoding="utf-8")
                 except OSError as exc:
                     raise ConfigError(f"--plot {args.plot}: {exc.strerror or exc}") from None
     except ConfigError as exc:
