@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import io
 import json
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -109,7 +110,8 @@ class Feed:
     """How a process of tables feeds them: the broker's ``port`` and ``prefix``; ``rate`` records per second per
     table (0: as fast as it can); ``seconds``: stop committing after that many seconds (None: after the last
     group); ``timeout``: the longest the publishers are waited for at the end; ``offsets``: seconds from the
-    start to each table's first commit (missing: 0)."""
+    start to each table's first commit (missing: 0); ``log``: a folder for each process's log
+    (``tables-FIRST.log``: the publishers' lines), else standard error."""
 
     port: int
     rate: float
@@ -117,6 +119,7 @@ class Feed:
     timeout: float = 600.0
     prefix: str = "crisscross"
     offsets: dict[str, float] = field(default_factory=dict)
+    log: Path | None = None
 
 
 def tables_process(feed: Feed, folder: Path, names: list[str], commits: Template | list[list[Entry]], go: Any,
@@ -130,6 +133,9 @@ def tables_process(feed: Feed, folder: Path, names: list[str], commits: Template
     most seconds a commit came after its schedule) and ``acknowledged`` (whether every publisher caught up)."""
     groups = commits.groups if isinstance(commits, Template) else commits
     states = commits.states if isinstance(commits, Template) else [None] * len(groups)
+    if feed.log is not None:
+        logging.basicConfig(filename=feed.log / f"tables-{names[0]}.log", level=logging.INFO,
+                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = FloorConfig(True, "127.0.0.1", feed.port, prefix=feed.prefix)
     keys = table_keys(folder, names)
     journals = {n: Journal(folder / f"{n}.db", fsync=False, key=keys[n]) for n in names}
