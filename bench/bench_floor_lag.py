@@ -13,9 +13,10 @@ swapped at each repeat), each run a fresh set of journals under a topic prefix o
   ``after``, ``significant``, ``alerts``, the anchor at a round's close, the view retained on ``state``), QoS 1.
   No journal is read back, no window, no progress file: the least any publisher must do.
 
-Both share everything else (``bench.floor_scale``'s template, tables and processes): ``--tables`` tables, each
-a journal store of its own (no fsync) shared among ``--processes`` processes, one feeder thread per process
-committing the template's inputs to every table in turn, and one subscriber in this process (``Receiver``).
+Both share everything else (the template of ``bench.floor_tables``, the tables and processes): ``--tables``
+tables, each a journal store of its own (no fsync) shared among ``--processes`` processes, one feeder thread per
+process committing the template's inputs to every table in turn, and one subscriber in this process
+(``Receiver``).
 Lag: a record's journal time (its commit) to its receipt, over every public record received the first time.
 Each repeat runs both paced (``--rate`` records per second per table) and unpaced (``--rate 0``: as fast as
 the feeder commits).
@@ -45,7 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.floor_scale import ROUND_ENDS, _pct, template
+from bench.floor_tables import ROUND_ENDS, pct, template
 from controller.control.server import public_record
 from controller.floor.audit import Auditor
 from controller.floor.topics import decode, every_table, split
@@ -272,8 +273,8 @@ def _show(run: dict[str, Any]) -> None:
     lags = run["lags"]
     pace = f"{run['rate']:g}/s per table" if run["rate"] else "unpaced"
     print(f"  {run['mode']:5} {pace:16} committed {run['committed_per_s']:6.0f} records/s, received "
-          f"{run['received_per_s']:6.0f} public records/s; lag p50 {_pct(lags, 50)} p99 {_pct(lags, 99)} "
-          f"max {_pct(lags, 100)}; messages {run['kinds']}; audit problems {len(run['problems'])}")
+          f"{run['received_per_s']:6.0f} public records/s; lag p50 {pct(lags, 50)} p99 {pct(lags, 99)} "
+          f"max {pct(lags, 100)}; messages {run['kinds']}; audit problems {len(run['problems'])}")
     for problem in run["problems"][:10]:
         print(f"    {problem}")
 
@@ -340,7 +341,7 @@ def _public_count(path: Path) -> int:
 
 
 def _seconds(values: list[float], pct: float) -> float:
-    """The ``pct`` percentile of the sorted ``values`` (as ``_pct`` prints it), at least 1 µs."""
+    """The ``pct`` percentile of the sorted ``values`` (as ``pct`` prints it), at least 1 µs."""
     index = min(len(values) - 1, max(0, round(pct / 100 * len(values)) - 1))
     return max(values[index], 1e-6)
 

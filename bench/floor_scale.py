@@ -4,11 +4,11 @@
                                 [--folder DIR]
 
 1. A template: one simulated table (``Service`` with ``--simulate``) plays ``--rounds`` rounds into a journal.
-2. ``--tables`` tables, each a journal store of its own (without fsync: the floor is measured, not the disk)
-   and the real ``controller.floor.publisher.Publisher``, shared among ``--processes`` processes (a table's
-   service is a process of its own): in each, one feeder thread commits the template's inputs, each with the
-   records it produced, to every table in turn, as a table's controller does (a checkpoint at each round's
-   close), at ``--rate`` records per second per table (0: as fast as it can).
+2. ``--tables`` tables (``bench.floor_tables``), each a journal store of its own (without fsync: the floor is
+   measured, not the disk) and the real ``controller.floor.publisher.Publisher``, shared among ``--processes``
+   processes (a table's service is a process of its own): in each, one feeder thread commits the template's
+   inputs, each with the records it produced, to every table in turn, as a table's controller does (a
+   checkpoint at each round's close), at ``--rate`` records per second per table (0: as fast as it can).
 3. One durable subscriber (``controller.floor.listen.Listener``) takes every table's messages into the audit
    (``controller.floor.audit.Auditor``). When half the records are committed, Mosquitto is stopped (SIGTERM: it
    saves its sessions), kept down ``--down`` seconds, and started again; the tables play on.
@@ -39,73 +39,16 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+from bench.floor_tables import Feed, last_public, pct, table_keys, table_names, tables_process, template
 from controller.cli.parts import SERVICE_PARTS
-from controller.control.server import public_record
 from controller.floor.audit import Auditor
 from controller.floor.listen import Listener
-from controller.floor.publisher import Publisher
 from controller.floor.topics import decode
 from controller.game.table import load_table_config
-from controller.journal.key import init_key, load_key
-from controller.journal.reader import iter_store, read_records
-from controller.journal.store import Journal
 from controller.service.assembly import Service
 from controller.settings.floor import FloorConfig
 from hil.broker import Broker
-
-ROUND_ENDS = ("RoundClosed", "RoundVoided")
-
-
-def template(folder: Path, rounds: int, seed: int) -> list[list[tuple[str, str, dict, int | None]]]:
-    """The commits of a simulated table's ``rounds`` rounds: each input with the records it produced."""
-    path = folder / "template.db"
-    service = Service(load_table_config(), simulate=True, rounds=rounds, seed=seed, journal_path=path,
-                      out=io.StringIO(), parts=SERVICE_PARTS)
-    try:
-        service.run()
-    finally:
-        service.close()
-    groups: list[list[tuple[str, str, dict, int | None]]] = []
-    for record in read_records(path):
-        if record["kind"] == "event" or not groups:
-            groups.append([])
-        groups[-1].append((record["kind"], record["type"], record["data"], record["round"]))
-    return groups
-
-
-def tables_process(args: argparse.Namespace, folder: Path, port: int, names: list[str], groups: list,
-                   go: Any, committed: Any, results: Any) -> None:
-    """One process of tables (a table PC's service is a process of its own): a journal store and a publisher
-    per table in ``names``, and a feeder thread committing the template's ``groups`` to each in turn at
-    ``--rate``; ``committed`` counts the records committed (all processes), ``results`` gets the messages
-    published once every publisher has its journal acknowledged."""
-    config = FloorConfig(True, "127.0.0.1", port)
-    journals = {n: Journal(folder / f"{n}.db", fsync=False, key=load_key(folder / f"{n}.key")) for n in names}
-    publishers = {n: Publisher(config, n, folder / f"{n}.db", key=load_key(folder / f"{n}.key")) for n in names}
-    for publisher in publishers.values():
-        publisher.start()
-    go.wait()
-    due = time.monotonic()
-    for group in groups:
-        ends = any(entry[1] in ROUND_ENDS for entry in group)
-        for name in names:
-            journals[name].commit(group, state={"round": group[-1][3]} if ends else None)
-            publishers[name].publish_view({"round_no": group[-1][3]}, journals[name].head[0])
-        with committed.get_lock():
-            committed.value += len(group) * len(names)
-        if args.rate:
-            due += len(group) / args.rate
-            time.sleep(max(0.0, due - time.monotonic()))
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline and any(p.acked < journals[n].head[0] for n, p in publishers.items()):
-        time.sleep(0.1)
-    for publisher in publishers.values():
-        publisher.stop(drain=1.0)
-    results.put(sum(p.published for p in publishers.values()))
-    for journal in journals.values():
-        journal.close()
 
 
 def scale(args: argparse.Namespace, folder: Path) -> int:
@@ -114,11 +57,8 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
     broker = Broker(folder / "broker")
     broker.start()
     config = FloorConfig(True, "127.0.0.1", broker.port)
-    names = [f"T{n:02d}" for n in range(args.tables)]
-    keys = {}
-    for name in names:
-        init_key(folder / f"{name}.key")
-        keys[name] = load_key(folder / f"{name}.key")
+    names = table_names(args.tables)
+    keys = table_keys(folder, names)
     audit = Auditor()
     lags: list[tuple[float, float]] = []  # (commit time, lag) of each record received the first time
 
@@ -131,15 +71,17 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
             lags.append((stamp, received - stamp))
 
     context = multiprocessing.get_context("spawn")
-    go, committed, results = context.Event(), context.Value("q", 0), context.Queue()
+    go, ready, committed, results = context.Event(), context.Value("q", 0), context.Value("q", 0), context.Queue()
+    feed = Feed(broker.port, args.rate, timeout=args.timeout)
     workers = [context.Process(target=tables_process, name=f"tables-{i}", args=(
-        args, folder, broker.port, names[i::args.processes], groups, go, committed, results))
+        feed, folder, names[i::args.processes], groups, go, ready, committed, results))
         for i in range(args.processes)]
     for worker in workers:
         worker.start()
     listener = Listener(config, take, client_id="floor-scale-audit", durable=True)
     listener.open()
-    time.sleep(3.0)  # the workers' imports and their publishers' connections
+    while ready.value < args.processes:  # the workers' imports and their publishers' connections
+        listener.pump(0.1)
     began = time.time()
     go.set()
     outage: list[float] = []
@@ -153,12 +95,12 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
             outage.append(time.time())
         if committed.value == per_table * args.tables:
             if not expected:
-                expected = {n: _last_public(folder / f"{n}.db") for n in names}
+                expected = {n: last_public(folder / f"{n}.db") for n in names}
             if all(audit.tables.get(n) and audit.tables[n].seqs and audit.tables[n].seqs[-1] >= expected[n]
                    for n in names):
                 break
     ended = max((at + lag for at, lag in lags), default=time.time())  # the last record received
-    published = sum(results.get(timeout=args.timeout) for _ in workers)
+    published = sum(results.get(timeout=args.timeout)["published"] for _ in workers)
     for worker in workers:
         worker.join()
     listener.pump(0.5)
@@ -181,23 +123,11 @@ def scale(args: argparse.Namespace, folder: Path) -> int:
     for problem in problems[:20]:
         print(f"  {problem}")
     print(f"end to end: {kept} public records in {seconds:.1f} s = {kept / seconds:.0f} records/s")
-    print(f"lag commit -> received, all records: p50 {_pct(all_lags, 50)} p99 {_pct(all_lags, 99)} "
-          f"max {_pct(all_lags, 100)}")
-    print(f"lag before the outage ({len(calm)} records): p50 {_pct(calm, 50)} p99 {_pct(calm, 99)} "
-          f"max {_pct(calm, 100)}")
+    print(f"lag commit -> received, all records: p50 {pct(all_lags, 50)} p99 {pct(all_lags, 99)} "
+          f"max {pct(all_lags, 100)}")
+    print(f"lag before the outage ({len(calm)} records): p50 {pct(calm, 50)} p99 {pct(calm, 99)} "
+          f"max {pct(calm, 100)}")
     return 1 if problems else 0
-
-
-def _last_public(path: Path) -> int:
-    """The seq of the last public record of the journal store at ``path``."""
-    return max((r["seq"] for r in iter_store(path) if public_record(r) is not None), default=0)
-
-
-def _pct(values: list[float], pct: float) -> str:
-    if not values:
-        return "-"
-    index = min(len(values) - 1, max(0, round(pct / 100 * len(values)) - 1))
-    return f"{values[index] * 1000:.0f} ms"
 
 
 def unreachable(args: argparse.Namespace, folder: Path) -> None:

@@ -65,8 +65,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 #: The quick tier's longest test files, longest first (seconds of one worker each, measured on two cores in a
 #: fresh clone): handed out first, so that none of them starts last and runs alone while the other workers are
 #: idle. The order only schedules; a file not listed runs after these, as collected.
-LONGEST_FILES = ("tests/test_floor.py", "tests/test_floor_store.py", "tests/test_robustness.py", "tests/test_service.py",
-                 "tests/test_control.py", "tests/test_parsheet.py", "tests/test_floor_report.py",
+LONGEST_FILES = ("tests/test_bench_floor_store.py", "tests/test_floor.py", "tests/test_floor_store.py",
+                 "tests/test_robustness.py", "tests/test_service.py", "tests/test_control.py", "tests/test_parsheet.py", "tests/test_floor_report.py",
                  "tests/test_protect_players.py", "tests/test_device_events_pty.py", "tests/test_table_pc.py",
                  "tests/test_irregularities_pty.py", "tests/contract/test_contract_link.py", "tests/test_links_pty.py",
                  "tests/test_hil_scenario_run.py", "tests/test_journal_check.py", "tests/contract/test_contract_panel.py",

@@ -214,3 +214,41 @@ def test_a_table_not_in_the_store_and_a_bad_day_start_are_named(rated):
     assert shown.returncode == 2 and f"--table CC-99: not in the store (tables: {TABLE})" in shown.stderr
     shown = crisscross("floor", "report", "--dsn", dsn, "--table", TABLE, "--day-start", "6:00")
     assert shown.returncode == 2 and "expected a time of day HH:MM (24-hour), got '6:00'" in shown.stderr
+
+
+def test_the_plot_adds_up_each_ratings_exact_win_and_each_quarter_in_its_own_gaming_day(postgres):  # noqa: F811
+    """Hand-written rows around New York's spring-forward (8 March 2026, 2:00): the gaming day begins at 06:00
+    local; the sums by day are done in the database (numerators by denominator, days by their beginnings), so
+    whole numbers, negative numerators and several denominators must each land exactly in their day."""
+    from controller.floor.migrate import migrate
+
+    york = ZoneInfo("America/New_York")
+    at = lambda *a: dt.datetime(*a, tzinfo=york)  # noqa: E731
+    ratings = [(at(2026, 3, 7, 5, 59), "1/3"), (at(2026, 3, 7, 6, 0), "-5/7"), (at(2026, 3, 8, 5, 30), "2"),
+               (at(2026, 3, 8, 6, 0), "1/3")]
+    quarters = [(at(2026, 3, 7, 5, 45), 100), (at(2026, 3, 7, 6, 0), 10), (at(2026, 3, 8, 5, 45), 1),
+                (at(2026, 3, 8, 6, 0), 1000)]
+    with psycopg.connect(postgres.create("daily"), autocommit=True) as conn:
+        migrate(conn)
+        conn.execute("INSERT INTO tables (table_id) VALUES ('T-D')")
+        for seq, (moment, theo) in enumerate(ratings, 1):
+            conn.execute("INSERT INTO records (table_id, seq, after_seq, time, type) VALUES ('T-D', %s, %s, %s, "
+                         "'SessionRated')", (seq, seq - 1, moment))
+            conn.execute("INSERT INTO sessions (table_id, seq, time, session_key, seat, player, first_round, "
+                         "last_round, rounds, actual_win, theoretical_win, ended, data, added_rounds, added_actual, "
+                         "added_handle, added_theo, ante_squares, bonus_squares, seat_rounds) VALUES ('T-D', %s, %s, "
+                         "%s, 1, '', 1, 1, 1, 0, %s, false, '{}', 1, 0, 0, %s, 0, 0, 1)",
+                         (seq, moment, f"seat 1 from round {seq}", theo, theo))
+        for moment, drop in quarters:
+            conn.execute("INSERT INTO totals (table_id, quarter, drop) VALUES ('T-D', %s, %s)", (moment, drop))
+        end = at(2026, 3, 9, 6, 0)
+        days = {day: (sums.columns["drop"], sums.theoretical)
+                for day, sums in report.daily(conn, "T-D", None, end, START, york)}
+        later = [day for day, _ in report.daily(conn, "T-D", at(2026, 3, 7, 6, 0), end, START, york)]
+        total = report.sums(conn, "T-D", None, end).theoretical
+    # 7 March 05:59 and 05:45 are still the gaming day of 6 March; 8 March 05:30 and 05:45 (after the clock
+    # sprang forward) that of 7 March
+    assert days == {dt.date(2026, 3, 6): (100, Fraction(1, 3)), dt.date(2026, 3, 7): (11, Fraction(9, 7)),
+                    dt.date(2026, 3, 8): (1000, Fraction(1, 3))}
+    assert later == [dt.date(2026, 3, 7), dt.date(2026, 3, 8)]
+    assert total == Fraction(41, 21)  # 1/3 - 5/7 + 2 + 1/3 = (7 - 15 + 42 + 7) / 21

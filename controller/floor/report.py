@@ -45,6 +45,11 @@ DEVIATION = 4
 #: ``sessions`` columns summed for the rating columns of ``RATING_COLUMNS``, in that order.
 SESSION_SUMS = ("count(*)", "sum(added_rounds)", "sum(added_actual)", "sum(added_handle)", "sum(ante_squares)",
                 "sum(bonus_squares)", "sum(seat_rounds)")
+#: The exact theoretical win of ``sessions`` rows (``added_theo``, ``"p/q"`` or a whole ``"p"``) summed in the
+#: database: the numerators of each denominator added up (``numeric``: exact), as ``(denominator, sum)`` texts, a
+#: row per denominator (the ratings' denominators are few: those of the par sheet's probabilities), for the caller
+#: to add as fractions. Used with ``GROUP BY`` of its first column (and any grouping put before it).
+THEO_BY_DENOMINATOR = ("split_part(added_theo, '/', 2), sum(split_part(added_theo, '/', 1)::numeric)::text")
 
 
 def _quarter(moment: dt.datetime, up: bool) -> dt.datetime:
@@ -88,11 +93,16 @@ def sums(conn: Any, table: str, begin: dt.datetime | None, end: dt.datetime) -> 
                             "table_id = %s AND time >= %s AND time < %s", (table, start, stop)).fetchone()
         for name, value in zip(columns, row):
             found[name] += int(value)
-    theoretical = sum((Fraction(text) for (text,) in conn.execute(
-        "SELECT added_theo FROM sessions WHERE table_id = %s AND time < %s" + ("" if begin is None else
-                                                                              " AND time >= %s"),
+    theoretical = sum((_fraction(numerator, denominator) for denominator, numerator in conn.execute(
+        f"SELECT {THEO_BY_DENOMINATOR} FROM sessions WHERE table_id = %s AND time < %s"
+        + ("" if begin is None else " AND time >= %s") + " GROUP BY 1",
         (table, end, *([] if begin is None else [begin])))), Fraction(0))
     return Sums(found, theoretical)
+
+
+def _fraction(numerator: str, denominator: str) -> Fraction:
+    """A ``THEO_BY_DENOMINATOR`` row's sum as a fraction (an empty denominator: the sessions' whole numbers)."""
+    return Fraction(int(numerator), int(denominator or 1))
 
 
 def hold_percent(win: int | Fraction, drop: int) -> Fraction | None:
@@ -134,26 +144,42 @@ def _float(value: Fraction | None) -> float | None:
 
 def daily(conn: Any, table: str, begin: dt.datetime | None, end: dt.datetime, start: dt.time,
           tz: dt.tzinfo | None = None) -> list[tuple[dt.date, Sums]]:
-    """The period's sums by gaming day (``start``: when a day begins, local time or ``tz``), for the plot: whole
-    quarter hours from ``totals`` (exact when the day begins at a quarter hour, as every time zone's offset is
-    whole quarters) and the theoretical win from ``sessions``; only days with a record."""
+    """The period's sums by gaming day (``start``: when a day begins, local time or ``tz``; the days' bounds
+    ``controller.floor.periods.day_begins``, as the periods'), for the plot: whole quarter hours from ``totals``
+    (exact when the day begins at a quarter hour, as every time zone's offset is whole quarters), each in the day
+    its quarter begins in, and the theoretical win from ``sessions`` by each rating's own time; only days with a
+    record. Both are added up by day in the database (``width_bucket`` over the days' beginnings), so the work
+    here is a few rows a day, however many records and ratings a day has."""
+    from controller.floor.periods import day_begins
     from controller.service.meters_snapshot import gaming_day  # the service's rule of the gaming day
 
     columns = FIGURE_COLUMNS + RATING_COLUMNS
-    lower = "" if begin is None else " AND quarter >= %s"
-    days: dict[dt.date, Sums] = defaultdict(lambda: Sums(dict.fromkeys(columns, 0), Fraction(0)))
-
-    def local(moment: dt.datetime) -> dt.datetime:
-        return moment.astimezone(tz) if tz is not None else moment.astimezone()
-
-    for quarter, *values in conn.execute(f"SELECT quarter, {', '.join(columns)} FROM totals WHERE table_id = %s "
-                                         f"AND quarter < %s{lower} ORDER BY quarter",
-                                         (table, end, *([] if begin is None else [begin]))):
-        found = days[gaming_day(local(quarter).replace(tzinfo=None), start)].columns
+    lower = "" if begin is None else " AND {0} >= %s"
+    first = begin
+    if first is None:
+        first = conn.execute("SELECT least((SELECT min(quarter) FROM totals WHERE table_id = %s), (SELECT min(time) "
+                             "FROM sessions WHERE table_id = %s))", (table, table)).fetchone()[0]
+        if first is None:
+            return []
+    local = first.astimezone(tz) if tz is not None else first.astimezone()
+    day = gaming_day(local.replace(tzinfo=None), start)
+    days, bounds = [], []
+    while (moment := day_begins(day, start, tz)) < end:
+        days.append(day)
+        bounds.append(moment)
+        day += dt.timedelta(days=1)
+    if not days:
+        return []
+    found: dict[dt.date, Sums] = defaultdict(lambda: Sums(dict.fromkeys(columns, 0), Fraction(0)))
+    bounded = (table, end, *([] if begin is None else [begin]))
+    for bucket, *values in conn.execute(
+            f"SELECT width_bucket(quarter, %s::timestamptz[]), {', '.join(f'sum({c})' for c in columns)} FROM "
+            f"totals WHERE table_id = %s AND quarter < %s{lower.format('quarter')} GROUP BY 1", (bounds, *bounded)):
+        sums_of = found[days[max(bucket, 1) - 1]].columns  # bucket 0, before the first day: only at a clock's step
         for name, value in zip(columns, values):
-            found[name] += int(value)
-    for moment, text in conn.execute("SELECT time, added_theo FROM sessions WHERE table_id = %s AND time < %s"
-                                     + ("" if begin is None else " AND time >= %s"),
-                                     (table, end, *([] if begin is None else [begin]))):
-        days[gaming_day(local(moment).replace(tzinfo=None), start)].theoretical += Fraction(text)
-    return sorted(days.items())
+            sums_of[name] += int(value)
+    for bucket, denominator, numerator in conn.execute(
+            f"SELECT width_bucket(time, %s::timestamptz[]), {THEO_BY_DENOMINATOR} FROM sessions WHERE table_id = %s "
+            f"AND time < %s{lower.format('time')} GROUP BY 1, 2", (bounds, *bounded)):
+        found[days[max(bucket, 1) - 1]].theoretical += _fraction(numerator, denominator)
+    return sorted(found.items())
