@@ -23,6 +23,18 @@ import sys
 from pathlib import Path
 
 
+def seed(text: str) -> int:
+    """argparse type: a random generator's seed, an integer from 0, else an ``ArgumentTypeError`` naming the
+    text (NumPy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0, got {text}")
+    return value
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str,
                count: type) -> None:
     """The ``protect`` subcommand's arguments (``count``: the type of a positive integer option)."""
@@ -43,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                          help="measure what knowing 1, 2 or 5 other seats' hole cards is worth instead")
     protect.add_argument("--per-class", type=count, default=3,
                          help="--shared-cards: sets of known cards per class of two-card hand (default 3)")
-    protect.add_argument("--seed", type=int, default=1, help="--measure, --shared-cards: seed (default 1)")
+    protect.add_argument("--seed", type=seed, default=1, help="--measure, --shared-cards: seed (default 1)")
     protect.add_argument("--honest-sessions", type=count, default=10_000,
                          help="--measure: sessions of each honest strategy (default 10000)")
     protect.add_argument("--cheat-sessions", type=count, default=1_000,

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from controller.floor.periods import PERIODS
+from controller.floor.periods import PERIODS, check_day
 from controller.settings.files import ConfigError
 
 #: ``floor serve``'s port unless ``--port`` says (the control interface's is 8740).
@@ -45,7 +45,7 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
     store.add_argument("--join-late", action="store_true",
                        help="store a new table's first record heard whatever came before it (the store began "
                             "after the table); default: a gap until the records before it arrive")
-    store.add_argument("--for", dest="duration", type=float, default=None,
+    store.add_argument("--for", dest="duration", type=_duration, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
     day = argparse.ArgumentParser(add_help=False)  # the gaming day and the pay tables: report and serve
     day.add_argument("--day-start", type=_time, default=None, metavar="HH:MM",
@@ -88,15 +88,30 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                        help="seconds between two readings of the store (0.5 to 60; default 2)")
     serve.add_argument("--online-within", type=float, default=300.0, metavar="SECONDS",
                        help="a table whose latest record is older is offline (default 300)")
-    serve.add_argument("--for", dest="duration", type=float, default=None,
+    serve.add_argument("--for", dest="duration", type=_duration, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
+
+
+def _duration(text: str) -> float:
+    """argparse type of ``--for``: seconds, a finite number above 0, else an ``ArgumentTypeError`` naming the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds, a number above 0, got {text}")
+    return value
 
 
 def _date(text: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+    try:
+        return check_day(day)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _time(text: str) -> dt.time:

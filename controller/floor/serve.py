@@ -51,7 +51,7 @@ from controller.control.app import JSON_HEADERS, SCREEN_DIR, Guard, error_handle
 from controller.control.checks import HTTPError
 from controller.control.server import BACKLOG, KEEP_ALIVE, MAX_HEAD, REQUEST_TIMEOUT, PromptServer, bind
 from controller.control.signin import MAX_CHECKS, SignIn, accepts_host, authenticate_request, require_supervisor
-from controller.floor.periods import PERIODS
+from controller.floor.periods import PERIODS, check_day
 from controller.floor.serve_data import LABELS, Poller, close_quietly, connect
 from controller.settings.files import ConfigError
 
@@ -237,9 +237,13 @@ def _day(query: dict[str, str], today: dt.date) -> dt.date:
     try:
         if len(text) != 10:
             raise ValueError(text)
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise HTTPError(HTTPStatus.BAD_REQUEST, "day must be a date YYYY-MM-DD") from None
+    try:
+        return check_day(day)
+    except ValueError as exc:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"day {exc}") from None
 
 
 def build_app(server: PitServer) -> Any:

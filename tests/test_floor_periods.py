@@ -1,0 +1,43 @@
+"""The report's periods at the calendar's ends, and the options a new user gave that ended in a traceback:
+refused with status 2 and a line naming the value (controller/floor/periods.py, docs/commands.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from controller.cli.main import main
+from controller.floor.periods import FIRST_DAY, LAST_DAY, PERIODS, check_day, period_bounds
+
+UTC = dt.timezone.utc
+
+
+@pytest.mark.parametrize("period", PERIODS)
+def test_every_period_has_its_bounds_from_the_first_to_the_last_day(period):
+    for day in (FIRST_DAY, LAST_DAY):
+        begin, end = period_bounds(period, day, dt.time(6), UTC)
+        assert end == dt.datetime.combine(day + dt.timedelta(days=1), dt.time(6), UTC)
+        assert begin is None or begin <= end - dt.timedelta(days=1)
+
+
+@pytest.mark.parametrize("day", [dt.date.min, FIRST_DAY - dt.timedelta(days=1), LAST_DAY + dt.timedelta(days=1)])
+def test_a_day_past_the_ends_is_refused_by_name(day):
+    with pytest.raises(ValueError, match=day.isoformat()):
+        check_day(day)
+    with pytest.raises(ValueError, match="outside the gaming days"):
+        period_bounds("day", day, dt.time(6), UTC)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["floor", "report", "--dsn", "x", "--table", "t", "--day", "9999-12-31"], "9999-12-31 is outside"),
+    (["floor", "report", "--dsn", "x", "--table", "t", "--day", "0001-01-01", "--period", "30d"], "0001-01-01"),
+    (["floor", "serve", "--dsn", "x", "--operators", "y", "--for", "-1"], "--for: expected seconds"),
+    (["floor", "store", "--dsn", "x", "--broker", "h", "--for", "0"], "--for: expected seconds"),
+    (["protect", "--measure", "--seed", "-1"], "--seed: expected an integer from 0, got -1"),
+])
+def test_options_out_of_range_are_refused_before_any_work(argv, named, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert named in capsys.readouterr().err
