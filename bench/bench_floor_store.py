@@ -351,12 +351,14 @@ def report_floor(args: argparse.Namespace, dsn: str, databases: Databases, names
     print(f"  all records (the restart, the kill and the catch-ups included): p50 {pct(lags, 50)} p99 {pct(lags, 99)} "
           f"max {pct(lags, 100)}")
     print("  by minute of the run (records committed in it: count, stored per second in it, lag p50 / p99 / max):")
-    for minute in range(math.ceil((end - began) / 60)):
+    for minute in range(math.ceil((last - began) / 60)):
         low, high = began + 60 * minute, began + 60 * (minute + 1)
         mine = sorted(at - t for t, at in times if low <= t < high)
-        rate = sum(1 for _, at in times if low <= at < high) / (min(high, end) - low)
+        rate = sum(1 for _, at in times if low <= at < min(high, last)) / (min(high, last) - low)
         print(f"    {minute + 1:3d}: {len(mine):7d}, {rate:6.0f}/s, {pct(mine, 50)} / {pct(mine, 99)} / "
               f"{pct(mine, 100)}")
+    print(f"  after the last commit: {sum(1 for _, at in times if at >= last)} records stored in "
+          f"{max(end - last, 0):.1f} s")
     if problems:
         print(f"FAILED: {problems} record(s) lost, stored twice, out of order, different, held or in an open gap")
     if committed < KEEP_UP * scheduled:
