@@ -23,8 +23,15 @@ the ratio compares like with like.
 With ``--rating`` the repetitions alternate without and with ``run --rating`` (docs/rating.md: the session
 rating's worker thread in the service's process) and compare the two press to DISPENSE instead.
 
+``--reaction-ms N``: the scripted dealer presses ``no_more_bets`` N ms after the chips were reported (the
+sensors' simulator has every chip change acknowledged), as a person does, instead of at once: at 0 the press
+reaches the service while it still commits the last chip, and waits for that commit. The floor is then measured
+after the same pause each time, so that both start from the same idleness.
+
 Printed: p50/p99 of press to DISPENSE and of each hop (press to READ_SPOTS at the sensors, READ_SPOTS to
-DISPENSE at the shoe), of the floor, and the ratios press / floor (goal: p50 and p99 within 2x).
+DISPENSE at the shoe), the sensors' simulator's own time (READ_SPOTS received to its answer written: a device's
+processor on a table, not the controller's), the chain without it, the floor, and the ratios press / floor,
+with and without the simulator's own time (goal: p50 and p99 within 2x).
 """
 
 from __future__ import annotations
@@ -51,6 +58,14 @@ from drivers.shoe import protocol as shoe_protocol
 from drivers.shoe import simulator as shoe_sim
 
 
+def non_negative(text: str) -> float:
+    """An argparse type: a number of milliseconds, 0 or more."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds >= 0")
+    return value
+
+
 def percentile(values: list[float], p: float) -> float:
     """The ``p``-th percentile (0-100) of ``values``, nearest rank."""
     ordered = sorted(values)
@@ -58,12 +73,15 @@ def percentile(values: list[float], p: float) -> float:
 
 
 class Stamps:
-    """The monotonic times of each round's press, READ_SPOTS at the sensors and first DISPENSE at the shoe,
-    taken by the simulators' threads (each list appended by one thread only)."""
+    """The monotonic times of each round's press, READ_SPOTS at the sensors, the sensors' answer written and the
+    first DISPENSE at the shoe, taken by the simulators' threads (each list appended by one thread only);
+    ``reaction``: seconds the dealer waits before pressing ``no_more_bets``."""
 
-    def __init__(self) -> None:
+    def __init__(self, reaction: float = 0.0) -> None:
+        self.reaction = reaction
         self.pressed: list[float] = []
         self.read_spots: list[float] = []
+        self.answered: list[float] = []
         self.dispensed: list[float] = []
         self._waiting_read = False
         self._waiting_dispense = False
@@ -77,6 +95,8 @@ class Stamps:
 
         def pressed(sim, button: str) -> None:
             if button == "no_more_bets":
+                if stamps.reaction:
+                    time.sleep(stamps.reaction)  # the dealer's reaction after the chips came to rest
                 stamps.pressed.append(time.monotonic())
                 stamps._waiting_read = stamps._waiting_dispense = True
             press(sim, button)
@@ -85,6 +105,9 @@ class Stamps:
             if frame.msg_type == sensors_protocol.READ_SPOTS and stamps._waiting_read:
                 stamps.read_spots.append(time.monotonic())
                 stamps._waiting_read = False
+                read(sim, frame)  # writes the answer, unless it waits behind an unacknowledged chip change
+                stamps.answered.append(time.monotonic())
+                return
             read(sim, frame)
 
         def shoe_handle(sim, frame) -> None:
@@ -102,16 +125,18 @@ class Stamps:
         panel_sim.PanelSimulator.press, sensors_sim.SensorSimulator.handle, shoe_sim.ShoeSimulator.handle = \
             self._saved
 
-    def chains(self) -> tuple[list[float], list[float], list[float]]:
-        """Milliseconds, per round with all three stamps: press to DISPENSE, press to READ_SPOTS, READ_SPOTS
-        to DISPENSE."""
-        rows = [(p, r, d) for p, r, d in zip(self.pressed, self.read_spots, self.dispensed) if p <= r <= d]
-        return ([(d - p) * 1000 for p, _, d in rows], [(r - p) * 1000 for p, r, _ in rows],
-                [(d - r) * 1000 for _, r, d in rows])
+    def chains(self) -> tuple[list[float], list[float], list[float], list[float]]:
+        """Milliseconds, per round with all four stamps: press to DISPENSE, press to READ_SPOTS, READ_SPOTS to
+        DISPENSE, and the sensors' simulator's own time (READ_SPOTS received to its answer written)."""
+        rows = [(p, r, a, d) for p, r, a, d in zip(self.pressed, self.read_spots, self.answered, self.dispensed)
+                if p <= r <= a <= d]
+        return ([(d - p) * 1000 for p, _, _, d in rows], [(r - p) * 1000 for p, r, _, _ in rows],
+                [(d - r) * 1000 for _, r, _, d in rows], [(a - r) * 1000 for _, r, a, _ in rows])
 
 
-def floor_samples(folder: Path, count: int) -> list[float]:
-    """Milliseconds of ``count`` floors: two 1 KiB commits (WAL, synchronous=FULL) and one pty round trip."""
+def floor_samples(folder: Path, count: int, pause: float = 0.0) -> list[float]:
+    """Milliseconds of ``count`` floors: two 1 KiB commits (WAL, synchronous=FULL) and one pty round trip, each
+    after ``pause`` seconds of idleness (the dealer's reaction before a press: caches and processors cool alike)."""
     db = sqlite3.connect(folder / "floor.db", isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
@@ -123,6 +148,8 @@ def floor_samples(folder: Path, count: int) -> list[float]:
     samples = []
     try:
         for _ in range(count):
+            if pause:
+                time.sleep(pause)
             began = time.monotonic()
             for _ in range(2):
                 db.execute("BEGIN")
@@ -173,6 +200,9 @@ def main() -> None:
     parser.add_argument("--rating", action="store_true",
                         help="alternate repetitions without and with run --rating (the session rating's worker "
                              "thread) and compare their press to DISPENSE instead of measuring the floor")
+    parser.add_argument("--reaction-ms", type=non_negative, default=0.0,
+                        help="the dealer presses no_more_bets this many ms after the chips were reported (default 0: "
+                             "at once)")
     parser.add_argument("--nice", type=int, default=None,
                         help="niceness of this process and its children (the unit's is -10; negative needs root)")
     args = parser.parse_args()
@@ -187,15 +217,16 @@ def main() -> None:
     chain: list[float] = []
     first: list[float] = []
     second: list[float] = []
+    device: list[float] = []
     floor: list[float] = []
     print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
           f"{'in this process' if args.in_process else 'in a process of its own'}, "
-          f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}")
+          f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}; the dealer's reaction {args.reaction_ms:g} ms")
     by_rating: dict[bool, list[float]] = {False: [], True: []}
     try:
         for repeat in range(args.repeat * (2 if args.rating else 1)):
             rating = args.rating and repeat % 2 == 1
-            stamps = Stamps()
+            stamps = Stamps(args.reaction_ms / 1000)
             stamps.install()
             try:
                 _run_table(config, args.rounds, repeat // 2 + 1 if args.rating else repeat + 1,
@@ -208,11 +239,12 @@ def main() -> None:
                 print(f"repeat {repeat + 1} ({'with' if rating else 'without'} --rating): {len(total)} rounds, "
                       f"press to DISPENSE p50 {percentile(total, 50):.2f} ms")
                 continue
-            total, press_to_read, read_to_dispense = stamps.chains()
+            total, press_to_read, read_to_dispense, answering = stamps.chains()
             chain += total
             first += press_to_read
             second += read_to_dispense
-            floor += floor_samples(folder, len(total))
+            device += answering
+            floor += floor_samples(folder, len(total), args.reaction_ms / 1000)
             print(f"repeat {repeat + 1}: {len(total)} rounds, press to DISPENSE p50 {percentile(total, 50):.2f} ms; "
                   f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms")
     finally:
@@ -225,13 +257,17 @@ def main() -> None:
               f"without: p50 {percentile(on, 50) / percentile(off, 50):.2f}x, p99 "
               f"{percentile(on, 99) / percentile(off, 99):.2f}x")
         return
+    own = [total - answering for total, answering in zip(chain, device)]
     for name, values in (("press to DISPENSE at the shoe", chain), ("  press to READ_SPOTS at the sensors", first),
-                         ("  READ_SPOTS to DISPENSE at the shoe", second), ("floor (2 commits + pty round trip)",
-                                                                             floor)):
+                         ("  READ_SPOTS to DISPENSE at the shoe", second),
+                         ("    of which the sensors' simulator's own time", device),
+                         ("press to DISPENSE without the simulator's own time", own),
+                         ("floor (2 commits + pty round trip)", floor)):
         print(f"{name}: p50 {percentile(values, 50):.2f} ms, p99 {percentile(values, 99):.2f} ms "
               f"({len(values)} samples)")
-    print(f"press / floor: p50 {percentile(chain, 50) / percentile(floor, 50):.2f}x, "
-          f"p99 {percentile(chain, 99) / percentile(floor, 99):.2f}x (goal: both <= 2)")
+    for name, values in (("press / floor", chain), ("without the simulator's own time / floor", own)):
+        print(f"{name}: p50 {percentile(values, 50) / percentile(floor, 50):.2f}x, "
+              f"p99 {percentile(values, 99) / percentile(floor, 99):.2f}x (goal: both <= 2)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
