@@ -420,13 +420,53 @@ def test_the_pit_summary_counts_rounds_drop_win_and_faults_from_the_events(mosqu
     closed = [r["data"]["totals"] for r in records if r["type"] == "RoundClosed"]
     table = pit.tables[TABLE]
     assert table.rounds == len(closed) == 4
-    assert table.drop == sum(t["wagered"] for t in closed)
+    assert table.drop == sum(t["wagered"] for t in closed) > 0  # no test round here: the round totals agree
     assert table.win == -sum(t["player_net"] for t in closed)
+    assert table.malformed == 0
     assert table.faults == sum(r["type"] == "FaultRaised" for r in records) >= 1
     assert (table.status, table.state, table.round_no) == ("offline", "closed", 4)
     assert table.per_hour() is not None and table.per_hour() > 0
     text = pit.render()
     assert TABLE in text and str(table.drop) in text
+
+
+def _heard(pit: Pit, seq: int, type_: str, data: dict) -> None:
+    """Feed ``pit`` the table's public record ``seq`` as its ``events`` topic carries it."""
+    record = {"seq": seq, "time": f"2026-03-01T10:00:{seq:02d}+00:00", "kind": "record", "round": data.get("round_no"),
+              "type": type_, "data": data}
+    pit.take("T", "events", topics.encode({"table": "T", "after": seq - 1, "record": record}))
+
+
+def _settled(round_no: int, seat: int, wagers: dict) -> dict:
+    return {"round_no": round_no, "seat": seat, "settlement": {"wagers": wagers, "net": 0}}
+
+
+def test_the_pit_summary_counts_drop_and_win_by_the_meters_rule_test_rounds_left_out(caplog):
+    """Drop is every stake settled and win the house's (domain: the drop; NY 9 NYCRR 5319.58: a test round moves
+    no meter): a test round's wagers count in neither, and a record whose data the meters cannot read is logged
+    and left out, the watch going on."""
+    pit = Pit()
+    _heard(pit, 1, "RoundOpened", {"round_no": 1, "test": False})
+    # seat 1: ante_across 500 lost, five_card_bonus 100 won 3,000 net; seat 2: ante_down 200 pushed
+    _heard(pit, 2, "SeatSettled", _settled(1, 1, {
+        "ante_across": {"amount": 500, "outcome": "lose", "net": -500},
+        "five_card_bonus": {"amount": 100, "outcome": "win", "net": 3000}}))
+    _heard(pit, 3, "SeatSettled", _settled(1, 2, {"ante_down": {"amount": 200, "outcome": "push", "net": 0}}))
+    _heard(pit, 4, "RoundClosed", {"round_no": 1, "totals": {"wagered": 800, "player_net": 2500}})
+    _heard(pit, 5, "RoundOpened", {"round_no": 2, "test": True})
+    _heard(pit, 6, "SeatSettled", _settled(2, 1, {"ante_across": {"amount": 9000, "outcome": "lose", "net": -9000}}))
+    _heard(pit, 7, "RoundClosed", {"round_no": 2, "totals": {"wagered": 9000, "player_net": -9000}})
+    _heard(pit, 8, "RoundOpened", {"round_no": 3, "test": False})
+    with caplog.at_level("WARNING", logger="controller.floor.pit"):
+        _heard(pit, 9, "SeatSettled", _settled(3, 1, {"ante_across": {"amount": "lots", "outcome": "lose"}}))
+    _heard(pit, 10, "SeatSettled", _settled(3, 1, {"across": {"amount": 1000, "outcome": "lose", "net": -1000}}))
+    _heard(pit, 11, "RoundClosed", {"round_no": 3, "totals": {"wagered": 1000, "player_net": -1000}})
+    table = pit.tables["T"]
+    assert table.drop == 500 + 100 + 200 + 1000
+    assert table.win == 500 - 3000 + 1000
+    assert table.malformed == 1 and "table T, record 9" in caplog.text
+    assert table.rounds == 3 and table.last_seq == 11
+    assert str(table.drop) in pit.render()
 
 
 def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):

@@ -2,9 +2,9 @@
 
 Per table: ``status`` (online/offline), the round and its state (from ``state``), rounds per hour (rounds
 closed or voided over the time between the first and the last round end heard, by the records' own times),
-drop (every wager of the closed rounds, ``RoundClosed`` totals ``wagered``) and win (the house's: the players'
-net with its sign turned), faults raised and past-posting irregularities, in minor units as the journal keeps
-them; today's mispays (``PayoutChecked`` readings that differed: caught; ``MispayAccepted``: accepted by a
+drop and win of the records heard by the meters' rule (``controller.round.meters.Meters`` fed every record heard,
+as ``crisscross meters`` reads a journal: stakes settled and the house's ``taken - paid``, test rounds left out),
+faults raised and past-posting irregularities, in minor units as the journal keeps them; today's mispays (``PayoutChecked`` readings that differed: caught; ``MispayAccepted``: accepted by a
 supervisor), each as a count and an amount (the sum of the spots' differences, short and over alike, as the
 metrics count them); and the hole-card alerts heard on ``alerts`` (when the broker lets the watcher read them),
 listed under the table with the supervisor who acknowledged each (``AlertAcknowledged``, on ``alerts`` too).
@@ -13,11 +13,15 @@ Events and alerts are deduplicated by table and seq as ``controller.floor.audit`
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
 from controller.floor import topics
+from controller.round.meters import Meters
+
+log = logging.getLogger(__name__)
 
 #: The record types ``count_record`` reads: a reader of the floor's store (``controller.floor.serve_data``) asks
 #: for these only.
@@ -35,8 +39,8 @@ class TableSummary:
     rounds: int = 0
     first_end: datetime | None = None
     last_end: datetime | None = None
-    drop: int = 0
-    win: int = 0
+    #: the meters' rule over the records heard (``Pit.take``): ``drop`` and ``win``
+    meters: Meters = field(default_factory=Meters)
     faults: int = 0
     past_posting: int = 0
     last_seq: int = 0
@@ -44,6 +48,8 @@ class TableSummary:
     gaps: int = 0
     #: events heard as marked stubs (``oversized``): their data is in the journal only
     oversized: int = 0
+    #: events whose data the meters could not read (``Meters.feed``'s ``ValueError``): logged, left out
+    malformed: int = 0
     #: per day (UTC, by the records' own times): ``{"caught": [count, amount], "accepted": [count, amount]}``
     mispays: dict[date, dict[str, list[int]]] = field(default_factory=dict)
     alerts: list[dict[str, Any]] = field(default_factory=list)  # the latest (``Pit.keep_alerts``)
@@ -51,6 +57,16 @@ class TableSummary:
     last_alert: int = 0
     #: who acknowledged each alert heard acknowledged: ``(seat, card, round_no)`` -> supervisor's name
     acknowledged: dict[tuple[Any, Any, Any], str] = field(default_factory=dict)
+
+    @property
+    def drop(self) -> int:
+        """Stakes settled in the records heard, minor units (the meters' ``drop``)."""
+        return int(self.meters.lifetime()["drop"])
+
+    @property
+    def win(self) -> int:
+        """The house's win in the records heard, minor units (the meters' ``win``: negative when players won)."""
+        return int(self.meters.lifetime()["win"])
 
     def mispays_on(self, day: date) -> dict[str, list[int]]:
         """``{"caught": [count, amount], "accepted": [count, amount]}`` of ``day`` (minor units)."""
@@ -95,6 +111,11 @@ class Pit:
             if value.get("oversized") or not isinstance(record.get("data"), dict):
                 summary.oversized += 1
                 return
+            try:
+                summary.meters.feed(str(record.get("type")), record["data"])
+            except ValueError as exc:  # a table's record the meters cannot read: said, and left out of drop and win
+                summary.malformed += 1
+                log.warning("floor watch: table %s, record %s: %s", table, seq, exc)
             count_record(summary, record)
         elif kind == "alerts" and isinstance(value.get("record"), dict):
             record = value["record"]
@@ -139,7 +160,7 @@ class Pit:
 
 def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
     """Count one public record (``seq``, ``time``, ``type``, ``data``; a type of ``COUNTED_TYPES``, any other is
-    left alone) in ``summary`` (module docstring): a round's end (its time, drop and win), a fault raised, a
+    left alone) in ``summary`` (module docstring): a round's end (its time), a fault raised, a
     past-posting irregularity, a mispay caught or accepted on its UTC day. The one rule of these counts for
     ``floor watch`` and the pit page (``controller.floor.serve_data``)."""
     kind, data = record.get("type"), record.get("data") or {}
@@ -151,10 +172,6 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
             when = None
         summary.first_end = summary.first_end or when
         summary.last_end = when or summary.last_end
-        totals = data.get("totals") or {}
-        if kind == "RoundClosed" and isinstance(totals.get("wagered"), int):
-            summary.drop += totals["wagered"]
-            summary.win -= int(totals.get("player_net") or 0)
     elif kind == "FaultRaised":
         summary.faults += 1
     elif kind == "Irregularity" and data.get("kind") == "past_posting":
