@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.cli.main import positive_float, positive_int, probability
+from controller.settings.argtypes import positive_float, positive_int, probability
 from controller.game.table import load_table_config
 from controller.journal.reader import iter_records, rounds_ended
 from controller.journal.record import JournalError

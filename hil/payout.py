@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.cli.main import positive_int
+from controller.settings.argtypes import positive_int
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from controller.journal.recall import RoundRecord

@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from controller.cli.main import positive_int
+from controller.settings.argtypes import positive_int
 from controller.game.table import load_table_config
 from controller.journal.reader import iter_records
 from controller.service.opening import jurisdiction_for

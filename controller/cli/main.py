@@ -55,6 +55,7 @@ from controller.cli import identity, meters, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
+from controller.settings.argtypes import positive_float, positive_int, probability
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
@@ -280,39 +281,6 @@ def pace_seconds(text: str) -> float:
         return parse_pace(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a positive integer, else an ``ArgumentTypeError`` naming the text (not a number
-    included: argparse would otherwise name this function)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
-
-
-def _number(text: str, accept: Callable[[float], bool], expected: str) -> float:
-    """``text`` as a float that ``accept`` takes, else an ``ArgumentTypeError`` saying ``expected`` and the text."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not accept(value):
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number above 0 (seconds, for one), else an ``ArgumentTypeError`` naming the text."""
-    return _number(text, lambda v: 0.0 < v < float("inf"), "a number above 0")
-
-
-def probability(text: str) -> float:
-    """argparse type: a probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
-    return _number(text, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.analysis.strategy import OptimalStrategy
-from controller.cli.main import positive_int
+from controller.settings.argtypes import positive_int
 from controller.game.cards import DECK
 from controller.game.payout import PayoutConfig
 from controller.game.paytable import Jurisdiction, load_jurisdiction

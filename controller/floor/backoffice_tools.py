@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.floor.periods import PERIODS, check_day
+from controller.settings.argtypes import seconds
 from controller.settings.files import ConfigError
 
 #: ``floor serve``'s port unless ``--port`` says (the control interface's is 8740).
@@ -45,7 +46,7 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
     store.add_argument("--join-late", action="store_true",
                        help="store a new table's first record heard whatever came before it (the store began "
                             "after the table); default: a gap until the records before it arrive")
-    store.add_argument("--for", dest="duration", type=_duration, default=None,
+    store.add_argument("--for", dest="duration", type=seconds, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
     day = argparse.ArgumentParser(add_help=False)  # the gaming day and the pay tables: report and serve
     day.add_argument("--day-start", type=_time, default=None, metavar="HH:MM",
@@ -64,7 +65,9 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                              "each ending with --day (default day)")
     report.add_argument("--day", type=_date, default=None, metavar="YYYY-MM-DD",
                         help="the gaming day the period ends with (default: the current one)")
-    report.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    report.add_argument("--format", choices=("text", "json", "csv"), default="text",
+                        help="text (one name and value a line; default), json (as the pit page shows it) or csv (a "
+                             "header row and one row)")
     report.add_argument("--plot", default=None, metavar="FILE.svg",
                         help="also write the actual and theoretical hold by gaming day with the 95%% band (SVG)")
     serve = floor_sub.add_parser("serve", parents=[common, day],
@@ -86,21 +89,10 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                        help="a host name the browsers use for this server (the certificate's; repeatable)")
     serve.add_argument("--every", type=float, default=2.0,
                        help="seconds between two readings of the store (0.5 to 60; default 2)")
-    serve.add_argument("--online-within", type=float, default=300.0, metavar="SECONDS",
+    serve.add_argument("--online-within", type=seconds, default=300.0, metavar="SECONDS",
                        help="a table whose latest record is older is offline (default 300)")
-    serve.add_argument("--for", dest="duration", type=_duration, default=None,
+    serve.add_argument("--for", dest="duration", type=seconds, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
-
-
-def _duration(text: str) -> float:
-    """argparse type of ``--for``: seconds, a finite number above 0, else an ``ArgumentTypeError`` naming the text."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds, a number above 0, got {text}")
-    return value
 
 
 def _date(text: str) -> dt.date:

@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from controller.settings.argtypes import seconds
 from controller.settings.files import ConfigError, find_table_config
 from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig
 
@@ -29,17 +30,17 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     broker.add_argument("--port", type=int, default=None, help="broker port (default 1883, 8883 with --tls)")
     broker.add_argument("--tls", action="store_true", help="connect with TLS")
     broker.add_argument("--ca-file", type=Path, default=None, help="certificate authorities (PEM) for --tls")
-    broker.add_argument("--username", default=None)
+    broker.add_argument("--username", default=None, help="the broker's user name (with --password-file)")
     broker.add_argument("--password-file", type=Path, default=None, help="the password on its first line (0600)")
     broker.add_argument("--prefix", default=None, help=f"topic prefix (default {DEFAULT_PREFIX})")
     broker.add_argument("--config", type=Path, default=None, help=config_help)
     watch = floor_sub.add_parser("watch", help="a live pit summary of every table", parents=[common, broker])
-    watch.add_argument("--every", type=float, default=2.0, help="seconds between two summaries (default 2)")
-    watch.add_argument("--for", dest="duration", type=float, default=None,
+    watch.add_argument("--every", type=seconds, default=2.0, help="seconds between two summaries (default 2)")
+    watch.add_argument("--for", dest="duration", type=seconds, default=None,
                        help="stop after this many seconds (default: until interrupted)")
     audit = floor_sub.add_parser("audit", help="check every table's events for gaps and order; compare anchors "
                                                "with journals", parents=[common, broker])
-    audit.add_argument("--for", dest="duration", type=float, default=10.0,
+    audit.add_argument("--for", dest="duration", type=seconds, default=10.0,
                        help="seconds to listen (default 10)")
     audit.add_argument("--journal", action="append", default=[], metavar="TABLE=PATH",
                        help="compare TABLE's events and anchors with its journal store (repeatable)")

@@ -1,0 +1,50 @@
+"""The command line's argument types (``argparse`` ``type=``): each takes the option's text and returns its value,
+or raises ``argparse.ArgumentTypeError`` naming the text, which argparse prints as ``argument --X: ...`` with exit
+status 2 (docs/commands.md, "Exit statuses"). Here, below every command, so that the commands of every layer
+(``controller.cli``, ``controller.floor``) check a kind of value by one rule."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+
+def positive_int(text: str) -> int:
+    """A positive integer, else an ``ArgumentTypeError`` naming the text (not a number included: argparse would
+    otherwise name this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def number(text: str, accept: Callable[[float], bool], expected: str) -> float:
+    """``text`` as a float that ``accept`` takes, else an ``ArgumentTypeError`` saying ``expected`` and the text
+    (not a number and NaN refused alike)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if math.isnan(value) or not accept(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0 (seconds, for one), else an ``ArgumentTypeError`` naming the text."""
+    return number(text, lambda v: 0.0 < v < math.inf, "a number above 0")
+
+
+def seconds(text: str) -> float:
+    """A number of seconds above 0 and finite (``--for``, ``--every``), else an ``ArgumentTypeError`` naming the
+    text."""
+    return number(text, lambda v: 0.0 < v < math.inf, "seconds, a number above 0")
+
+
+def probability(text: str) -> float:
+    """A probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
+    return number(text, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
