@@ -35,7 +35,7 @@ def test_a_day_past_the_ends_is_refused_by_name(day):
     (["floor", "serve", "--dsn", "x", "--operators", "y", "--for", "-1"], "--for: expected seconds"),
     (["floor", "store", "--dsn", "x", "--broker", "h", "--for", "0"], "--for: expected seconds"),
     (["floor", "serve", "--dsn", "x", "--operators", "y", "--online-within", "0"], "--online-within: expected"),
-    (["floor", "watch", "--broker", "h", "--for", "-1"], "--for: expected seconds, a number above 0, got -1"),
+    (["floor", "watch", "--broker", "h", "--for", "-1"], "--for: expected seconds, a number from 0, got -1"),
     (["floor", "watch", "--broker", "h", "--every", "nan"], "--every: expected seconds"),
     (["floor", "audit", "--broker", "h", "--for", "inf"], "--for: expected seconds"),
     (["protect", "--measure", "--seed", "-1"], "--seed: expected an integer from 0, got -1"),

@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from controller.settings.argtypes import seconds
+from controller.settings.argtypes import seconds, seconds_or_none
 from controller.settings.files import ConfigError, find_table_config
 from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig
 
@@ -36,11 +36,11 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     broker.add_argument("--config", type=Path, default=None, help=config_help)
     watch = floor_sub.add_parser("watch", help="a live pit summary of every table", parents=[common, broker])
     watch.add_argument("--every", type=seconds, default=2.0, help="seconds between two summaries (default 2)")
-    watch.add_argument("--for", dest="duration", type=seconds, default=None,
-                       help="stop after this many seconds (default: until interrupted)")
+    watch.add_argument("--for", dest="duration", type=seconds_or_none, default=None,
+                       help="stop after this many seconds (0: one summary; default: until interrupted)")
     audit = floor_sub.add_parser("audit", help="check every table's events for gaps and order; compare anchors "
                                                "with journals", parents=[common, broker])
-    audit.add_argument("--for", dest="duration", type=seconds, default=10.0,
+    audit.add_argument("--for", dest="duration", type=seconds_or_none, default=10.0,
                        help="seconds to listen (default 10)")
     audit.add_argument("--journal", action="append", default=[], metavar="TABLE=PATH",
                        help="compare TABLE's events and anchors with its journal store (repeatable)")

@@ -45,6 +45,12 @@ def seconds(text: str) -> float:
     return number(text, lambda v: 0.0 < v < math.inf, "seconds, a number above 0")
 
 
+def seconds_or_none(text: str) -> float:
+    """A number of seconds from 0 and finite (a ``--for`` of 0: one look, no waiting), else an
+    ``ArgumentTypeError`` naming the text."""
+    return number(text, lambda v: 0.0 <= v < math.inf, "seconds, a number from 0")
+
+
 def probability(text: str) -> float:
     """A probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
     return number(text, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
