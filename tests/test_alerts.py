@@ -26,8 +26,8 @@ from tests.test_recovery import Recorder, play_until
 
 #: A middle-card alert raised at the close of round 7 for seat 3: evidence 10^4.12 over 30 rounds.
 MIDDLE = Alert(7, 3, "middle", 412, 1, 30, 100, 4170)
-#: A down-card alert for seat 5, raised later.
-DOWN = Alert(9, 5, "down", 455, 2, 40, 50, 1200)
+#: A down-card alert for seat 5, raised later, of a rated player.
+DOWN = Alert(9, 5, "down", 455, 2, 40, 50, 1200, "P-5")
 
 KEY_ON = ev.SupervisorKey(True, "SUP-7")
 KEY_OFF = ev.SupervisorKey(False, "SUP-7")
@@ -54,6 +54,42 @@ def test_an_alert_line_names_a_seat_a_kind_of_card_and_the_evidence_never_a_card
     assert line.startswith("ALERT 1/2 ") and "seat 3" in line and "middle card" in line and "30 rounds" in line
     assert "10^4.12" in line and evidence_text(412) == "10^4.12" and evidence_text(5) == "10^0.05"
     assert len(line) <= 64 and not CARD.search(line)
+
+
+def test_an_alert_line_names_the_rated_player_while_it_fits_the_panel_the_rounds_going_first():
+    """The panel's display holds 64 bytes (docs/protocol.md): the line names the player's id when the player is
+    rated, leaving out the rounds, then the id, when the line would not fit."""
+    alert = {"seat": 3, "card": "middle", "evidence_log10_hundredths": 412, "rounds": 30}
+    assert alert_text({**alert, "player": "SIM-0009"}, 2) == "ALERT 1/2 seat 3 SIM-0009 may see middle card: 10^4.12"
+    assert alert_text({**alert, "player": "P7"}, 2) == "ALERT 1/2 seat 3 P7 may see middle card: 10^4.12 in 30 rounds"
+    longest = "A" * 32  # a player's id is at most 32 characters (controller.game.sessions.PLAYER_ID)
+    assert alert_text({**alert, "player": longest}, 2) == "ALERT 1/2 seat 3 may see middle card: 10^4.12 in 30 rounds"
+    assert alert_text({**alert, "player": ""}, 2) == alert_text(alert, 2)
+
+
+def test_an_alert_whose_player_is_not_a_players_id_is_never_shown():
+    driver = TableDriver()
+    driver.start()
+    for player in ("P 1\nseat 2", "x" * 33, 7):
+        out = driver.send(Alert(7, 3, "middle", 412, 1, 30, 100, 4170, player))
+        [refused] = of_type(out, cmd.AlertNotShown)
+        assert refused.reason == "the player is not a player's id"
+    assert driver.machine.alerts_waiting == []
+    driver.send(Alert(7, 3, "middle", 412, 1, 30, 100, 4170, "SIM-0009"))
+    assert driver.machine.alerts_waiting[0]["player"] == "SIM-0009"
+
+
+def test_an_alert_journaled_before_the_player_was_kept_replays_as_followed_by_the_seat(tmp_path):
+    """An ``Alert`` input journaled without ``player`` (before the field was added) replays, naming no player."""
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    journal.append("event", "ServiceStarted", {"config": "", "devices": {}, "mode": "", "version": ""}, None)
+    old = {k: v for k, v in MIDDLE.__dict__.items() if k != "player"}
+    journal.append("event", "Alert", old, None)
+    journal.close()
+    journal = Journal(tmp_path / "j.db", fsync=False)
+    machine = recover(journal, CONFIG, NY).machine
+    journal.close()
+    assert machine.alerts_waiting == [{**old, "player": ""}]
 
 
 def test_the_rule_shows_nothing_with_the_key_off_and_the_oldest_alert_with_it_on():
@@ -268,7 +304,7 @@ def test_recall_lists_every_alert_with_whether_and_by_whom_it_was_acknowledged_n
     assert "seat 3 plays as if it sees the middle card: evidence 10^4.12 over 30 rounds" in middle
     assert "flagged at the close of round 7" in middle and "acknowledged by SUP-7 (supervisor, panel) at 20" in middle
     assert "house loss 41.70;" in middle  # 4,170 minor units, written as money as the rest of recall
-    assert "seat 5 plays as if it sees the down card: evidence 10^4.55 over 40 rounds" in down
+    assert "seat 5 (player P-5) plays as if it sees the down card: evidence 10^4.55 over 40 rounds" in down
     assert "flagged at the close of round 9" in down and down.endswith("| NOT ACKNOWLEDGED")
     assert "seat 4 plays as if it sees the ? card" in bad and "set aside: the card is not one of" in bad
     assert not CARD.search("\n".join(lines))

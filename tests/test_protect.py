@@ -227,6 +227,33 @@ def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_pa
     assert shown and shown[0]["text"] == alert_text(alerts[0]["data"], 1) and "acknowledge_alert" in shown[0]["buttons"]
 
 
+def test_an_alert_on_a_rated_hole_carder_names_the_player_seated_there(tmp_path):
+    """With rated players (``--sessions``: the dealer attaches a player's id to the seat, ``SeatRating``), the
+    live alert names the player whose session is open at the flagged seat when the round that flagged it
+    closed: whom surveillance looks for, whatever seat the player sits at next."""
+    journal = tmp_path / "journal.db"
+    run = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "45", "--seed", "3",
+                          "--quiet", "--protect", "--sessions", "20", "--journal", str(journal),
+                          "--hole-carder", "2:middle"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    seated: dict[int, str] = {}  # seat -> the player rated there, by the dealer's rating actions in journal order
+    alerts = []
+    for record in read_records(journal):
+        data = record["data"]
+        if record["type"] == "SeatRating":
+            if data["action"] == "rate_seat":
+                seated = {seat: player for seat, player in seated.items() if player != data["player"]}
+                seated[data["seat"]] = data["player"]
+            else:
+                seated.pop(data["seat"], None)
+        elif record["type"] == "Alert":
+            alerts.append((data, seated.get(data["seat"], "")))
+    assert [(a["seat"], a["card"]) for a, _ in alerts] == [(2, "middle")]
+    [(alert, player)] = alerts
+    assert player and alert["player"] == player
+    assert f"seat 2 {player} may see middle card" in alert_text(alert, 1)
+
+
 def test_an_alert_is_journaled_by_the_controller_and_never_public(tmp_path):
     from controller.service.protection import Alert
     from controller.service.loop import Controller

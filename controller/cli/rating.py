@@ -45,7 +45,7 @@ def player_id(text: str) -> str:
     ``ArgumentTypeError`` naming the text."""
     import re
 
-    from controller.round.inputs import PLAYER_ID
+    from controller.game.sessions import PLAYER_ID
 
     if not re.fullmatch(PLAYER_ID, text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a player's id (1 to 32 letters, digits or dashes)")

@@ -11,7 +11,8 @@ import re
 from http import HTTPStatus
 from typing import Any
 
-from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS
+from controller.game.sessions import PLAYER_ID
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, RATING_ACTIONS
 
 #: Largest request body accepted (bytes); a larger one is answered 413 without being read.
 MAX_BODY = 4096

@@ -9,7 +9,8 @@ from typing import Any
 from controller.control.checks import MAX_BODY, MAX_REASON, MAX_SEQ
 from controller.control.recall import RECALL_STATUSES
 from controller.settings.control import MIN_RECALL
-from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, PLAYER_ID, RATING_ACTIONS, ROLES
+from controller.game.sessions import PLAYER_ID
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, RATING_ACTIONS, ROLES
 from drivers.events import SEATS
 
 _ERROR = {"description": "refused; the body says why",

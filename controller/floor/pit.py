@@ -19,6 +19,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from controller.floor import topics
+from controller.game.sessions import player_shown
 from controller.round.meters import Meters
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,8 @@ class Pit:
             for alert in t.alerts:
                 d = alert["data"]
                 by = t.acknowledged.get(_alert_key(d))
-                lines.append(f"ALERT {name}: seat {d.get('seat')} plays as if it saw the {d.get('card')} card "
+                who = f" (player {player_shown(d['player'])})" if d.get("player") else ""
+                lines.append(f"ALERT {name}: seat {d.get('seat')}{who} plays as if it saw the {d.get('card')} card "
                              f"(round {d.get('round_no', alert.get('round'))}, {d.get('rounds')} rounds, evidence 10^"
                              f"{int(d.get('evidence_log10_hundredths') or 0) / 100:.1f}, loss {d.get('loss')}) "
                              f"at {alert.get('time')}; "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.game.money import money
+from controller.game.sessions import player_shown
 from controller.round.alerts import CARD_KINDS, evidence_text
 
 
@@ -67,14 +68,15 @@ def _figure(alert: dict[str, Any], name: str) -> Any:
 
 
 def alert_line(alert: dict[str, Any]) -> str:
-    """An alert in words: the seat, the kind of card, the evidence, the session and the house's loss (in money,
-    as the rest of ``recall``). A field an alert may not carry (an alert refused on arrival,
-    ``controller.round.alerts.alert_problem``) reads ``?``: a line never names a card."""
+    """An alert in words: the seat (and the player's id when rated), the kind of card, the evidence, the session
+    and the house's loss (in money, as the rest of ``recall``). A field an alert may not carry (an alert refused
+    on arrival, ``controller.round.alerts.alert_problem``) reads ``?``: a line never names a card."""
 
     card = alert.get("card") if alert.get("card") in CARD_KINDS else "?"
     evidence = _figure(alert, "evidence_log10_hundredths")
     loss = _figure(alert, "loss")
-    return (f"seat {_figure(alert, 'seat')} plays as if it sees the {card} card: evidence "
+    who = f" (player {player_shown(alert['player'])})" if alert.get("player") else ""
+    return (f"seat {_figure(alert, 'seat')}{who} plays as if it sees the {card} card: evidence "
             f"{evidence_text(evidence) if evidence != '?' else '?'} over {_figure(alert, 'rounds')} rounds from "
             f"round {_figure(alert, 'first_round')} (seen in about {_figure(alert, 'share_percent')}% of them), "
             f"house loss {money(loss) if loss != '?' else '?'}; flagged at the close of round "

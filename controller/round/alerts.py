@@ -6,8 +6,9 @@ machine each ``Alert`` as an input, journaled and replayed like any other; the h
 ``Round`` (``AlertDesk``) and their state is in ``Round.checkpoint``/``Round.restore``.
 
 The rules (one place each):
-- what an alert may say: a seat, a kind of card (``middle``, ``across``, ``down``: never a card) and figures
-  (``alert_problem`` refuses anything else; ``alert_text`` is its panel line). It is raised after the round
+- what an alert may say: a seat, the player's id when the player is rated, a kind of card (``middle``,
+  ``across``, ``down``: never a card) and figures (``alert_problem`` refuses anything else; ``alert_text`` is its
+  panel line). It is raised after the round
   closed, when every card of it is face up or in the discard rack (game protection: domain.md).
 - who sees it on the panel (``panel_for_supervisor``): only while the supervisor key is turned. With the key
   turned and alerts waiting, the panel shows the oldest alert and lights ``acknowledge_alert`` until a supervisor
@@ -28,9 +29,11 @@ The rules (one place each):
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from controller.game.sessions import PLAYER_ID
 from controller.round import commands as cmd
 from drivers.panel.protocol import MAX_DISPLAY_BYTES
 
@@ -65,7 +68,9 @@ class Alert:
     integers only); ``first_round`` and ``rounds``: the evidence so far (the player's
     rounds since ``first_round``); ``share_percent``: the estimated share
     of rounds in which the card is seen; ``loss``: the house's estimated loss in minor units by the par sheet's
-    exposed-card values."""
+    exposed-card values; ``player``: the player's id when the player is rated (``SeatRating``: whom surveillance
+    looks for, whichever seat the player sits at now), ``""`` when followed by the seat only (and in alerts
+    journaled before the id was kept)."""
 
     round_no: int
     seat: int
@@ -75,6 +80,7 @@ class Alert:
     rounds: int
     share_percent: int
     loss: int
+    player: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,8 @@ def alert_problem(alert: Alert) -> str:
         return "the seat is not a seat of the table"
     if alert.card not in CARD_KINDS:
         return f"the card is not one of {', '.join(CARD_KINDS)}"
+    if not isinstance(alert.player, str) or (alert.player and not re.fullmatch(PLAYER_ID, alert.player)):
+        return "the player is not a player's id"
     for name in FIGURES:
         value = getattr(alert, name)
         if not isinstance(value, int) or isinstance(value, bool):
@@ -115,13 +123,18 @@ def evidence_text(hundredths: int) -> str:
 
 
 def alert_text(alert: dict[str, Any], waiting: int) -> str:
-    """The panel's line for ``alert`` (``alert_data``), the first of ``waiting``: the seat, the kind of card, the
-    evidence and the session's rounds, e.g. ``ALERT 1/2 seat 3 may see middle card: 10^4.12 in 30 rounds``; the
-    rounds are left out when the line would not fit the panel's display (``MAX_DISPLAY_BYTES``; the line is ASCII)."""
-    head = (f"ALERT 1/{waiting} seat {alert['seat']} may see {alert['card']} card: "
-            f"{evidence_text(alert['evidence_log10_hundredths'])}")
-    line = f"{head} in {alert['rounds']} rounds"
-    return line if len(line) <= MAX_DISPLAY_BYTES else head
+    """The panel's line for ``alert`` (``alert_data``), the first of ``waiting``: the seat, the player's id when
+    rated, the kind of card, the evidence and the session's rounds, e.g. ``ALERT 1/2 seat 3 P-1 may see middle
+    card: 10^4.12 in 30 rounds``. What would not fit the panel's display (``MAX_DISPLAY_BYTES``; the line is
+    ASCII) is left out: the rounds first, then the player's id (the control interface shows the whole alert)."""
+    seats = [f"seat {alert['seat']} {alert['player']}"] if alert.get("player") else []
+    seats.append(f"seat {alert['seat']}")
+    lines = []
+    for seat in seats:
+        head = (f"ALERT 1/{waiting} {seat} may see {alert['card']} card: "
+                f"{evidence_text(alert['evidence_log10_hundredths'])}")
+        lines += [f"{head} in {alert['rounds']} rounds", head]
+    return next((line for line in lines if len(line) <= MAX_DISPLAY_BYTES), lines[-1])
 
 
 def panel_for_supervisor(key: str | None, waiting: list[dict[str, Any]], text: str,

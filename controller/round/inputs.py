@@ -150,8 +150,6 @@ class JournalWhole:
 #: whose session is open at another seat moves there with it), take it off, end the session now. A dealer's or a
 #: supervisor's, on the control interface (``POST /sessions``); the panel has no keys for them.
 RATING_ACTIONS: tuple[str, ...] = ("rate_seat", "unrate_seat", "end_session")
-#: A player's id (a loyalty card's number): 1 to 32 letters, digits or dashes.
-PLAYER_ID = r"[A-Za-z0-9-]{1,32}"
 
 
 @dataclass(frozen=True)

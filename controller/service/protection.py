@@ -100,7 +100,7 @@ class LiveProtection(RoundWorker):
             return
         for report in read_into(self.detector, record):
             alert = Alert(record.round_no, report.seat, report.card, round(100 * report.log10_evidence),
-                          report.first, report.rounds, round(100 * report.share), report.loss)
+                          report.first, report.rounds, round(100 * report.share), report.loss, report.player)
             log.warning("hole-card alert: seat %d plays as if it saw the %s card (evidence 10^%.2f over %d "
                         "rounds)", alert.seat, alert.card, alert.evidence_log10_hundredths / 100, alert.rounds)
             if len(self.pending) == self.pending.maxlen:
