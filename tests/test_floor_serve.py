@@ -149,6 +149,20 @@ def test_a_table_whose_last_record_is_older_than_the_window_is_offline_and_says_
     assert status(None, False, now, 300) == ("offline", "no records")
 
 
+def test_a_kept_status_decides_whatever_the_age_of_the_latest_record():
+    """docs/backoffice.md, "The pit page": the table's own status first; the journal's ServiceStopped tells a
+    clean stop from the broker's last will (both publish ``offline``)."""
+    now = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.timezone.utc)
+    old, fresh = (7, now - dt.timedelta(hours=3), "SpotChanged"), (7, now, "SpotChanged")
+    assert status(old, False, now, 300, "online") == ("online", None)  # idle: nothing journaled for hours
+    assert status(None, False, now, 300, "online") == ("online", None)
+    assert status(old, True, now, 300, "offline") == ("offline", "stopped")
+    assert status(fresh, False, now, 300, "offline") == ("offline", "lost")  # the will, however fresh the record
+    assert status(old, False, now, 300, None) == ("offline", "silent")  # none kept: the records' rule
+    with pytest.raises(ValueError, match="'maybe': expected online or offline"):
+        status(fresh, False, now, 300, "maybe")
+
+
 def test_a_new_gaming_day_starts_every_count_again(tables):
     dsn, _, start = tables
     tomorrow = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)

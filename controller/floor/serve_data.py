@@ -4,11 +4,18 @@
 dict; ``Poller`` does it on a thread of its own every ``every`` seconds, whatever the number of browsers, and
 keeps the latest as bytes for the page. Per table, every amount in integer minor units:
 
-- ``status``: ``online`` when the table's service has not said it stopped (its last ``ServiceStopped`` is not
-  after its last ``ServiceStarted``) and its latest record's own time is at most ``online_within`` seconds before
-  now; else ``offline``, ``why``: ``stopped`` (the service said it stopped),
-  ``silent`` (no record for longer: the table is off, cut from the floor, or idle: a table publishes only what
-  it journals) or ``no records``. The store does not keep the table's ``status`` topic (``floor watch`` reads it).
+- ``status`` (``status``, the rule in one place): from the table's ``status`` topic as the store keeps it
+  (``table_status``, ``controller.floor.store_write.Writer.status``) when it holds one: ``online`` when it says
+  ``online``, whatever the age of the latest record (an idle table journals nothing); when it says ``offline``,
+  ``offline`` with ``why`` ``stopped`` when the service said it stopped (its last ``ServiceStopped`` after its last
+  ``ServiceStarted``), else ``lost`` (the broker's last will: the service, its PC or its network went away
+  without a clean stop). The payload is the same ``offline`` for a clean stop and for the will
+  (``controller.floor.publisher``), so the journal's ``ServiceStopped`` tells them apart. Without a kept status
+  (a store of schema 001 only, a table that never published one), from the records: ``online`` when the
+  service has not said it stopped and its latest record's own time is at most ``online_within`` seconds before
+  now; else ``offline``, ``why`` ``stopped``, ``silent`` (no record for longer: the table is off, cut from the
+  floor, or idle) or ``no records``. ``status_at``: when the store took the kept status from the broker (None
+  without one).
 - ``round`` and ``state``: the table's latest round (its last ``RoundOpened``) and the last step its records
   show (``phase``, read from ``controller.journal.recall.rounds_from_records``, the rounds of game recall): the
   table's own state is on its ``state`` topic, which the store does not keep.
@@ -144,10 +151,17 @@ def _after_reveal(rnd: RoundRecord) -> bool:
 
 
 def status(latest: tuple[int, dt.datetime | None, str] | None, stopped: bool, now: dt.datetime,
-           within: float) -> tuple[str, str | None]:
-    """``(status, why)`` of a table (module docstring) from its latest record ``(seq, time, type)`` (None: no
-    record), whether its service said it stopped (its last ``ServiceStopped`` after its last ``ServiceStarted``)
-    and ``now`` (aware)."""
+           within: float, kept: str | None = None) -> tuple[str, str | None]:
+    """``(status, why)`` of a table (module docstring) from the ``status`` the store keeps of it (``online``,
+    ``offline``; None: none kept), its latest record ``(seq, time, type)`` (None: no record), whether its service
+    said it stopped (its last ``ServiceStopped`` after its last ``ServiceStarted``), ``now`` (aware) and
+    ``within`` (seconds). Raises ``ValueError`` for a kept status that is neither."""
+    if kept == "online":
+        return "online", None
+    if kept == "offline":
+        return "offline", "stopped" if stopped else "lost"
+    if kept is not None:
+        raise ValueError(f"table_status.status {kept!r}: expected online or offline")
     if latest is None:
         return "offline", "no records"
     if stopped:
@@ -155,6 +169,16 @@ def status(latest: tuple[int, dt.datetime | None, str] | None, stopped: bool, no
     if latest[1] is None or (now - latest[1]).total_seconds() > within:
         return "offline", "silent"
     return "online", None
+
+
+def kept_status(conn: Any, tables: list[str]) -> dict[str, tuple[str, dt.datetime]]:
+    """``{table: (status, received_at)}`` of the ``tables`` whose status the store keeps (``table_status``,
+    schema ``002_status.sql``); empty for a store whose schema does not have it yet (migrated by an older
+    store). Read at every poll: a status changes without a record."""
+    if conn.execute("SELECT to_regclass('table_status')").fetchone()[0] is None:
+        return {}
+    return {name: (said, at) for name, said, at in conn.execute(
+        "SELECT table_id, status, received_at FROM table_status WHERE table_id = ANY(%s)", (tables,))}
 
 
 @dataclass
@@ -197,16 +221,19 @@ class PitData:
         assert begin is not None
         states = store_states(conn, limit=self.max_tables + 1)
         shown = list(states)[:self.max_tables]
+        kept = kept_status(conn, shown)
         rows = []
         for name in shown:
             table = self.tables.setdefault(name, _Table())
             state = states[name]
             if table.seen != state["last_seq"]:
                 self._read(conn, name, table, state["last_seq"], begin, end)
-            found, why = status(table.latest, table.stopped, now, self.online_within)
+            said, said_at = kept.get(name, (None, None))
+            found, why = status(table.latest, table.stopped, now, self.online_within, said)
             age = None if table.latest is None or table.latest[1] is None else \
                 round((now - table.latest[1]).total_seconds())
-            rows.append({"table": name, "status": found, "why": why, "last_seq": state["last_seq"],
+            rows.append({"table": name, "status": found, "why": why,
+                         "status_at": None if said_at is None else said_at.isoformat(), "last_seq": state["last_seq"],
                          "last_time": None if table.latest is None or table.latest[1] is None
                          else table.latest[1].isoformat(), "age_seconds": age,
                          **table.figures, "store": state})

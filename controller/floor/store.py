@@ -7,8 +7,11 @@ One thread (the caller's, ``FloorStore.run``) owns the MQTT client and the datab
   the broker keeps the subscriptions and queues every QoS 1 message published while the store is away, across
   its own restart when it keeps persistence. The store subscribes to ``{prefix}/+/events`` (every public
   record, ``SessionRated`` and ``SignificantEvent`` included: the ``sessions`` and ``significant`` topics carry
-  the same records again, so they are stored from ``events``, in the chain's order, in their own tables) and
-  ``{prefix}/+/meters`` (QoS 1).
+  the same records again, so they are stored from ``events``, in the chain's order, in their own tables),
+  ``{prefix}/+/meters`` and ``{prefix}/+/status`` (QoS 1). A ``status`` (the retained one of each table at every
+  subscription, then each change) is kept as its table's latest, with when the store took it and whether it was
+  the retained one (``Writer.status``), in the transaction of its batch and acknowledged the same way; it never
+  touches the records' rule.
 - Acknowledged after the commit: the client acknowledges by hand (paho's ``manual_ack``), each message's PUBACK
   sent only once the transaction that wrote it (or found it a repeat) has committed, in the order received
   (MQTT 5.0, 4.6). A crash, a lost connection or a database error before the commit leaves the message
@@ -30,11 +33,12 @@ One thread (the caller's, ``FloorStore.run``) owns the MQTT client and the datab
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.floor import topics
 from controller.floor.migrate import migrate
@@ -56,7 +60,21 @@ IDLE = 0.05
 #: Seconds the broker keeps the store's session (and queues its messages) while it is away.
 SESSION_EXPIRY = 7 * 24 * 3600
 #: The kinds of topic the store subscribes to.
-KINDS = ("events", "meters")
+KINDS = ("events", "meters", "status")
+
+
+class Received(NamedTuple):
+    """A message taken from the broker and not acknowledged yet: its packet id and QoS (for the PUBACK), its
+    table and kind of topic (``KINDS``), its payload, when the store took it (aware, the store's clock) and
+    whether it was a retained message sent at the subscription."""
+
+    mid: int
+    qos: int
+    table: str
+    kind: str
+    payload: bytes
+    at: dt.datetime
+    retained: bool
 
 
 class Backoff:
@@ -102,8 +120,8 @@ class FloorStore:
         self.ever = {"broker": False, "database": False}
         #: the broker acknowledged the subscriptions of the current connection (SUBACK)
         self.subscribed = False
-        #: messages received, in order, not acknowledged yet: ``(mid, qos, table, kind, payload)``
-        self.pending: list[tuple[int, int, str, str, bytes]] = []
+        #: messages received, in order, not acknowledged yet (at most ``window``)
+        self.pending: list[Received] = []
         self._broker_retry, self._db_retry = Backoff(), Backoff()
         self._connected_at = 0.0
         self._lost = False
@@ -207,8 +225,12 @@ class FloorStore:
         batch = self.pending[:self.batch]
         try:
             with self._db.transaction():
-                outcome = self.writer.write(self._db, [(table, kind, payload)
-                                                       for _, _, table, kind, payload in batch])
+                outcome = self.writer.write(self._db, [(m.table, m.kind, m.payload) for m in batch
+                                                       if m.kind != "status"])
+                for m in batch:  # in the order received: a table's latest status is the last one written
+                    if m.kind == "status":
+                        self.writer.status(self._db, m.table, topics.topic(self.config.prefix, m.table, m.kind),
+                                           m.payload, m.at, m.retained, outcome)
         except Exception as exc:  # noqa: BLE001 - rolled back; its messages kept and written again
             wait = self._db_retry.failed()
             self._refusals.log(logging.ERROR, "floor store batch", "floor store: a batch of %d message(s) was not "
@@ -216,11 +238,11 @@ class FloorStore:
                                type(exc).__name__, str(exc).strip(), wait)
             self._close_db()
             return
-        for mid, qos, *_ in batch:
-            self._client.ack(mid, qos)
+        for m in batch:
+            self._client.ack(m.mid, m.qos)
         del self.pending[:len(batch)]
         self.batches += 1
-        for name in ("stored", "repeats", "held", "gaps", "foreign"):
+        for name in ("stored", "repeats", "held", "gaps", "foreign", "statuses"):
             setattr(self.total, name, getattr(self.total, name) + getattr(outcome, name))
         self.total.tables |= outcome.tables
 
@@ -275,7 +297,8 @@ class FloorStore:
         if where is None or where[1] not in KINDS:
             client.ack(message.mid, message.qos)  # not ours to keep (a subscription of an older store)
             return
-        self.pending.append((message.mid, message.qos, where[0], where[1], message.payload))
+        self.pending.append(Received(message.mid, message.qos, where[0], where[1], message.payload,
+                                     dt.datetime.now(dt.timezone.utc), bool(message.retain)))
 
     def _drop_broker(self) -> None:
         """Forget the connection and every message not acknowledged: the broker sends them again."""

@@ -17,6 +17,12 @@ rule (``controller.round.meters.Meters.feed``, the rule of ``crisscross meters``
 adds to its session's previous rating; a ``SignificantEvent`` in ``significant``; and the quarter hour's
 ``totals``. ``meters`` messages (retained snapshots at each round's close) are written once by (table, seq).
 
+``status`` messages (``Writer.status``) are kept apart from the records, one row per table in ``table_status``
+(schema ``002_status.sql``), replaced by each one received: the payload (``online`` or ``offline``,
+``controller.floor.topics``), when the store took it from the broker and whether it was the broker's retained
+message. An empty payload (the retained status cleared on the broker, a table taken off the floor) removes the
+row. The records' rule above never reads it.
+
 A message that is not the floor's format is logged and counted (``Writer.foreign``), never stored and never a
 reason to stop. Amounts are integer minor units.
 """
@@ -66,13 +72,14 @@ class TableState:
 @dataclass
 class Outcome:
     """What one batch did: records ``stored``, ``repeats`` dropped, records ``held`` past a gap, ``gaps`` found,
-    ``foreign`` messages."""
+    ``foreign`` messages, ``statuses`` kept (or cleared)."""
 
     stored: int = 0
     repeats: int = 0
     held: int = 0
     gaps: int = 0
     foreign: int = 0
+    statuses: int = 0
     tables: set[str] = field(default_factory=set)
 
 
@@ -129,6 +136,29 @@ class Writer:
                                "not in the floor's format: %r", kind, table, payload[:120])
         batch.finish()
         return batch.outcome
+
+    def status(self, conn: Any, table: str, topic: str, payload: bytes, received: datetime, retained: bool,
+               outcome: Outcome) -> None:
+        """Keep ``payload`` of ``table``'s ``status`` topic (``topic``, for the log), taken from the broker at
+        ``received`` (aware) and ``retained`` or not, in the caller's transaction on ``conn`` (module docstring),
+        counted in ``outcome``. A payload other than ``online``, ``offline`` or empty is logged with the table and
+        the topic, counted as ``foreign`` and skipped; psycopg's errors propagate (the caller rolls back)."""
+        if payload == b"":
+            conn.execute("DELETE FROM table_status WHERE table_id = %s", (table,))
+            log.info("floor store: table %s: its status was cleared on the broker (%s)", table, topic)
+        elif payload in (topics.ONLINE, topics.OFFLINE):
+            conn.execute("INSERT INTO table_status (table_id, status, received_at, retained) VALUES (%s, %s, %s, %s) "
+                         "ON CONFLICT (table_id) DO UPDATE SET status = EXCLUDED.status, received_at = "
+                         "EXCLUDED.received_at, retained = EXCLUDED.retained",
+                         (table, payload.decode(), received, retained))
+        else:
+            self.foreign += 1
+            outcome.foreign += 1
+            self.lines.log(logging.WARNING, "floor store status", "floor store: table %s: a status message on %s is "
+                           "not %s or %s: %r; skipped", table, topic, topics.ONLINE.decode(),
+                           topics.OFFLINE.decode(), payload[:120])
+            return
+        outcome.statuses += 1
 
 
 def _well_formed(value: dict[str, Any]) -> bool:
