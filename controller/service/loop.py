@@ -294,7 +294,7 @@ class Controller:
         # the panel's commands go after the shoe's and the sensors' of the same commit (in their own order): a
         # person reads the panel, while the round waits on the shoe's and the sensors' answers (docs/performance.md)
         for_panel: list[Any] = []
-        handed = yield_after = False
+        handed = False
         try:
             for index, output in enumerate(outputs):
                 if isinstance(output, PANEL_COMMANDS):
@@ -305,12 +305,6 @@ class Controller:
                     handed = True
                     self._hand_on(records, seconds)
                 self._carry_out(output)
-                yield_after = yield_after or isinstance(output, cmd.DEVICE_COMMANDS)
-            if yield_after:
-                # the shoe's or the sensors' command waits on its driver's thread, which needs the interpreter to
-                # write it: let it go now rather than after the panel's commands, the records and the view
-                # (docs/performance.md, "Where one press's time goes")
-                time.sleep(0)
             for output in for_panel:
                 self._carry_out(output)
         finally:
