@@ -433,11 +433,12 @@ def test_the_pit_summary_counts_rounds_drop_win_and_faults_from_the_events(mosqu
     assert TABLE in text and str(table.drop) in text
 
 
-def _heard(pit: Pit, seq: int, type_: str, data: dict) -> None:
-    """Feed ``pit`` the table's public record ``seq`` as its ``events`` topic carries it."""
+def _heard(pit: Pit, seq: int, type_: str, data: dict, **mark) -> None:
+    """Feed ``pit`` the table's public record ``seq`` as its ``events`` topic carries it (``mark``: ``test=True``
+    as in test mode)."""
     record = {"seq": seq, "time": f"2026-03-01T10:00:{seq:02d}+00:00", "kind": "record", "round": data.get("round_no"),
               "type": type_, "data": data}
-    pit.take("T", "events", topics.encode({"table": "T", "after": seq - 1, "record": record}))
+    pit.take("T", "events", topics.encode({"table": "T", "after": seq - 1, "record": record, **mark}))
 
 
 def _settled(round_no: int, seat: int, wagers: dict) -> dict:
@@ -464,11 +465,15 @@ def test_the_pit_summary_counts_drop_and_win_by_the_meters_rule_test_rounds_left
         _heard(pit, 9, "SeatSettled", _settled(3, 1, {"ante_across": {"amount": "lots", "outcome": "lose"}}))
     _heard(pit, 10, "SeatSettled", _settled(3, 1, {"across": {"amount": 1000, "outcome": "lose", "net": -1000}}))
     _heard(pit, 11, "RoundClosed", {"round_no": 3, "totals": {"wagered": 1000, "player_net": -1000}})
+    # a test round whose opening was not heard (the watch began after it): its messages carry the test mark
+    _heard(pit, 12, "SeatSettled", _settled(4, 1, {"ante_across": {"amount": 700, "outcome": "lose", "net": -700}}),
+           test=True)
+    _heard(pit, 13, "RoundClosed", {"round_no": 4, "totals": {"wagered": 700, "player_net": -700}}, test=True)
     table = pit.tables["T"]
     assert table.drop == 500 + 100 + 200 + 1000
     assert table.win == 500 - 3000 + 1000
     assert table.malformed == 1 and "table T, record 9" in caplog.text
-    assert table.rounds == 3 and table.last_seq == 11
+    assert table.rounds == 4 and table.last_seq == 13
     assert str(table.drop) in pit.render()
 
 
