@@ -85,6 +85,16 @@ def test_a_count_of_zero_or_below_is_refused(text):
         cli.positive_int(text)
 
 
+@pytest.mark.parametrize("command", [("run", "--simulate", "--rounds", "1"), ("recall",), ("meters",), ("protect",)])
+@pytest.mark.parametrize("text", ["", "  ", ".", "/tmp/"])
+def test_a_journal_option_that_names_no_file_is_refused_naming_it(command, text, capsys):
+    """``--journal ''`` (or a folder by its trailing ``/``) ended in a traceback of ``pathlib``: refused, status 2."""
+    with pytest.raises(SystemExit) as stop:
+        cli.main([*command, "--journal", text])
+    assert stop.value.code == 2
+    assert f"argument --journal: expected a file's path, got {text!r}" in capsys.readouterr().err
+
+
 def test_a_count_that_is_not_a_number_is_refused_naming_the_text_not_the_function():
     with pytest.raises(argparse.ArgumentTypeError, match=re.escape("expected a positive integer, got abc")):
         cli.positive_int("abc")

@@ -55,7 +55,7 @@ from controller.cli import identity, meters, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
-from controller.settings.argtypes import positive_float, positive_int, probability
+from controller.settings.argtypes import file_path, positive_float, positive_int, probability
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
@@ -100,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="simulate the shoe, bet sensors and panel on pseudo-terminals, with scripted players and dealer")
     run.add_argument("--rounds", type=positive_int, default=None, help="stop after N rounds (default: run until signalled)")
     run.add_argument("--seed", type=int, default=None, help="seed the simulated shoe and players (reproducible runs)")
-    run.add_argument("--journal", type=Path, default=None,
+    run.add_argument("--journal", type=file_path, default=None,
                      help="journal file (overrides table.yaml; --simulate without it keeps its own journal)")
     run.add_argument("--port", action="append", default=[], metavar="DEVICE=PORT",
                      help="override a device's port (shoe, sensors, panel), e.g. shoe=/dev/ttyUSB0; repeatable")
@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     for tool in (export, imported, init_key, add_key, reanchor):
         tool.add_argument("--config", type=Path, default=None, help=config_help)
     for tool in (export, imported, add_key, reanchor):
-        tool.add_argument("--journal", type=Path, default=None, help="journal store (default: the one of --config)")
+        tool.add_argument("--journal", type=file_path, default=None, help="journal store (default: the one of --config)")
 
     operator = sub.add_parser("operator", help="manage the users of the control interface", parents=[common])
     operator_sub = operator.add_subparsers(dest="operator_command", required=True)
@@ -222,7 +222,7 @@ def _parser() -> argparse.ArgumentParser:
     recall = sub.add_parser("recall", help="the last rounds of the journal, step by step (a supervisor's view: "
                                            "it shows face-down cards)", parents=[common])
     recall.add_argument("--last", type=positive_int, default=10, help="how many rounds (default 10)")
-    recall.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
+    recall.add_argument("--journal", type=file_path, default=None, help="journal file (default: the one of --config)")
     recall.add_argument("--config", type=Path, default=None, help=config_help)
     recall.add_argument("--alerts", action="store_true",
                         help="every hole-card alert of the journal instead: seat, kind of card, evidence, round, "

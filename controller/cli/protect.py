@@ -22,6 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from controller.settings.argtypes import file_path
+
 
 def seed(text: str) -> int:
     """argparse type: a random generator's seed, an integer from 0, else an ``ArgumentTypeError`` naming the
@@ -71,7 +73,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
 
 def journal_arguments(parser: argparse.ArgumentParser, config_help: str) -> None:
     """``--journal PATH`` and ``--config PATH``, the options of a command that reads the table's journal."""
-    parser.add_argument("--journal", type=Path, default=None, help="journal file (default: the one of --config)")
+    parser.add_argument("--journal", type=file_path, default=None, help="journal file (default: the one of --config)")
     parser.add_argument("--config", type=Path, default=None, help=config_help)
 
 

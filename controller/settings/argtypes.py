@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 
 def positive_int(text: str) -> int:
@@ -49,6 +50,14 @@ def seconds_or_none(text: str) -> float:
     """A number of seconds from 0 and finite (a ``--for`` of 0: one look, no waiting), else an
     ``ArgumentTypeError`` naming the text."""
     return number(text, lambda v: 0.0 <= v < math.inf, "seconds, a number from 0")
+
+
+def file_path(text: str) -> Path:
+    """A file's path: not empty and not naming a folder by its trailing ``/`` (``--journal``), else an
+    ``ArgumentTypeError`` naming the text."""
+    if not text.strip() or text.endswith(("/", "/.", "/..")) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"expected a file's path, got {text!r}")
+    return Path(text)
 
 
 def probability(text: str) -> float:
