@@ -216,3 +216,19 @@ def test_alerts_reach_the_alerts_topic_only_and_the_acl_keeps_them_from_the_pit(
     # the simulated supervisor, paged, acknowledges it (when the run lasts long enough after the alert)
     assert line.endswith(f"; acknowledged by {acknowledged[0]['data']['by']}" if acknowledged else
                          "; not acknowledged")
+
+
+def test_a_wrong_password_is_named_as_the_brokers_refusal(acl_broker, tmp_path):
+    """``floor watch`` with a user the broker does not let in: one line naming the broker and its refusal (its
+    CONNACK's reason), exit 2, not a wait for a subscription that never comes."""
+    from tests.cli_helpers import crisscross
+
+    secret = tmp_path / "pit.pass"
+    secret.write_text("not-the-password\n")
+    secret.chmod(0o600)
+    proc = crisscross("floor", "watch", "--broker", "127.0.0.1", "--port", str(acl_broker.port), "--username", "pit",
+                      "--password-file", str(secret), "--for", "0")
+    assert proc.returncode == 2 and proc.stdout == ""
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"crisscross: broker 127.0.0.1:{acl_broker.port}: refused the connection: ")
+    assert line.count("127.0.0.1") == 1 and ("authori" in line.lower() or "password" in line.lower())

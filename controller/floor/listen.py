@@ -43,18 +43,22 @@ class Listener:
         self.client.on_subscribe = self._subscribed
         self.connected = False
         self.subscribed = False
+        self.refused: str | None = None  # the broker's reason when it refused the last connection (its CONNACK)
         self._retry_at = 0.0
 
     def open(self, timeout: float = 10.0) -> None:
-        """Connect and subscribe; raises ``OSError`` when the broker cannot be reached or does not answer within
-        ``timeout`` seconds."""
+        """Connect and subscribe; raises ``OSError`` when the broker cannot be reached, refuses the connection
+        (its reason, e.g. ``Not authorized`` for a wrong user or password), or does not answer within ``timeout``
+        seconds. The message does not repeat the broker's address: the caller names it."""
         connect(self.client, self.config, clean_start=not self.durable,
                 session_expiry=SESSION_EXPIRY if self.durable else None)
         deadline = time.monotonic() + timeout
-        while not self.subscribed and time.monotonic() < deadline:
+        while not self.subscribed and self.refused is None and time.monotonic() < deadline:
             self.client.loop(timeout=0.05)
+        if self.refused is not None:
+            raise OSError(f"refused the connection: {self.refused}")
         if not self.subscribed:
-            raise OSError(f"broker {self.config.broker}:{self.config.port} did not accept the subscription")
+            raise OSError(f"no subscription acknowledged within {timeout:g} s")
 
     def pump(self, seconds: float) -> None:
         """Receive for ``seconds``, connecting again when the connection was lost (an attempt is given
@@ -82,7 +86,9 @@ class Listener:
 
     def _connected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:
+            self.refused = str(reason)
             return
+        self.refused = None
         self.connected = True
         if not (self.durable and flags.session_present):
             client.subscribe(topics.every_table(self.config.prefix), qos=1)
