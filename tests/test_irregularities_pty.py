@@ -102,20 +102,23 @@ def test_the_shoe_door_shut_again_is_journaled_as_event_3011_and_the_supervisor_
 
 
 def _corrupt_stack(monkeypatch, how):
-    """Make the shoe simulator answer its second stack of the run wrongly (``how``: ``short`` or ``repeat``)."""
+    """Make the shoe simulator answer its second stack of the run wrongly (``how``: ``short`` or ``repeat``), each
+    time it answers that dispense: a DISPENSE sent again (a loaded machine's retransmission) is answered with the
+    same stack, so the stacks are told apart by their transaction, not by the calls."""
     from drivers.shoe import simulator
 
     original = simulator.protocol.encode_stack
-    calls = []
+    transactions: list[int] = []  # in the order first answered
 
     def encode(txn_id, cards, **options):
         if options:  # LAST, the answer to "what did you last do": as the shoe recorded it
             return original(txn_id, cards, **options)
-        calls.append(txn_id)
-        if len(calls) == 2:
-            cards = tuple(cards)[:-1] if how == "short" else (simulator_first[0], *tuple(cards)[1:])
-        if len(calls) == 1:
+        if txn_id not in transactions:
+            transactions.append(txn_id)
+        if len(transactions) == 1:
             simulator_first[:] = list(cards)
+        elif txn_id == transactions[1]:
+            cards = tuple(cards)[:-1] if how == "short" else (simulator_first[0], *tuple(cards)[1:])
         return original(txn_id, cards)
 
     simulator_first: list[str] = []
