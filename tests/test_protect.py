@@ -228,13 +228,13 @@ def test_a_hole_carder_at_the_simulated_table_is_flagged_live_and_offline(tmp_pa
 
 
 def test_an_alert_on_a_rated_hole_carder_names_the_player_seated_there(tmp_path):
-    """With rated players (``--sessions``: the dealer attaches a player's id to the seat, ``SeatRating``), the
-    live alert names the player whose session is open at the flagged seat when the round that flagged it
-    closed: whom surveillance looks for, whatever seat the player sits at next."""
+    """A rated hole-carder (with breaks the simulated dealer attaches its id to the seat at each return,
+    ``SeatRating``; docs/commands.md: ``SIM-HC-SEAT``): the live alert names the player whose session is open at the flagged seat when the round
+    that flagged it closed: whom surveillance looks for, whatever seat the player sits at next."""
     journal = tmp_path / "journal.db"
     run = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "45", "--seed", "3",
-                          "--quiet", "--protect", "--sessions", "20", "--journal", str(journal),
-                          "--hole-carder", "2:middle"], capture_output=True, text=True, timeout=600)
+                          "--quiet", "--protect", "--journal", str(journal), "--hole-carder", "2:middle:breaks=15"],
+                         capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     seated: dict[int, str] = {}  # seat -> the player rated there, by the dealer's rating actions in journal order
     alerts = []
@@ -250,7 +250,7 @@ def test_an_alert_on_a_rated_hole_carder_names_the_player_seated_there(tmp_path)
             alerts.append((data, seated.get(data["seat"], "")))
     assert [(a["seat"], a["card"]) for a, _ in alerts] == [(2, "middle")]
     [(alert, player)] = alerts
-    assert player and alert["player"] == player
+    assert player == "SIM-HC-2" and alert["player"] == player
     assert f"seat 2 {player} may see middle card" in alert_text(alert, 1)
 
 

@@ -243,6 +243,7 @@ def test_a_hole_carder_who_breaks_and_moves_is_one_player_live_offline_and_after
     (["--simulate", "--protect", "--protect-break", "2"], "at least the 3 rounds"),
     (["--simulate", "--protect-memory-hours", "5"], "only applies to the hole-card detector"),
     (["--simulate", "--hole-carder", "2:middle:breaks=5", "--sessions", "10"], "not with --sessions"),
+    (["--simulate", "--hole-carder", "2:middle", "--sessions", "20"], "not with --sessions"),
 ])
 def test_the_detectors_run_options_are_checked_before_anything_starts(tmp_path, capsys, argv, message):
     from controller.cli import main as cli

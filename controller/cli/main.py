@@ -480,8 +480,9 @@ def _players(args: argparse.Namespace, config) -> list:
         if seat not in config.seats or seats.count(seat) > 1:
             raise ConfigError(f"seat {seat}: {'given twice' if seat in config.seats else 'not a seat of the table'} "
                               f"in --player-strategy/--hole-carder (seats: {', '.join(map(str, config.seats))})")
-    if any(spec.breaks for spec in specs) and args.sessions:
-        raise ConfigError("--hole-carder ...:breaks=N takes its own breaks: not with --sessions")
+    if args.hole_carder and args.sessions:  # a seat's hole-carder would pass to whoever sits there next
+        raise ConfigError("--hole-carder is a player of its own (rated SIM-HC-SEAT, or :unrated), with its own breaks "
+                          "and moves: not with --sessions, whose players come and go at every seat")
     try:
         roamers(specs, config.seats)
     except ValueError as exc:
