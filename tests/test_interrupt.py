@@ -54,3 +54,33 @@ def test_ctrl_c_ends_a_measure_and_its_workers_at_once(tmp_path):
     assert process.returncode == 130
     assert err.decode() == "crisscross: interrupted\n"
     assert not [pid for pid in workers if _alive(pid)]
+
+
+def test_ctrl_c_inside_compiled_code_ends_with_the_same_line(monkeypatch, capsys):
+    """SIGINT while numba's compiled code runs (``crisscross rating`` reading its tables) surfaces as a
+    ``SystemError`` raised from the ``KeyboardInterrupt``: the same line and status 130; any other
+    ``SystemError`` is a defect and goes on up."""
+    import pytest
+
+    from controller.cli import main as cli
+
+    def interrupted_in_compiled_code(argv):  # as numba raises it: a SystemError over a SystemError over the interrupt
+        try:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as exc:
+                raise SystemError("<function _numba_unpickle> returned a result with an exception set") from exc
+        except SystemError as exc:
+            raise SystemError("CPUDispatcher(<function decision_values>) returned a result with an exception set") \
+                from exc
+
+    monkeypatch.setattr(cli, "_main", interrupted_in_compiled_code)
+    assert cli.main(["rating"]) == 130
+    assert capsys.readouterr().err == "crisscross: interrupted\n"
+
+    def broken(argv):
+        raise SystemError("a defect")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(SystemError, match="a defect"):
+        cli.main(["rating"])

@@ -286,16 +286,28 @@ def pace_seconds(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``crisscross``; returns the exit status. A reader that went away (``| head``) ends the
     output quietly; Ctrl-C (``KeyboardInterrupt``) ends a command with one line on standard error and status 130
-    (128 + SIGINT, as a shell reports it; its worker processes end with it: ``controller.analysis.workers``). ``run``
-    handles SIGINT itself: it stops the table after the event in hand (docs/commands.md)."""
+    (128 + SIGINT, as a shell reports it; its worker processes end with it: ``controller.analysis.workers``), also
+    when it lands inside compiled code (numba's, which then raises ``SystemError`` from it). ``run`` handles SIGINT
+    itself: it stops the table after the event in hand (docs/commands.md)."""
     try:
         return _main(argv)
     except BrokenPipeError:
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
         return 0
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not _interrupted(exc):
+            raise
         print("crisscross: interrupted", file=sys.stderr)
         return 130
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """True for a ``KeyboardInterrupt``, or a ``SystemError`` that compiled code raised from one, however many
+    ``SystemError`` it went through (numba's: ``... returned a result with an exception set``)."""
+    seen = 0
+    while isinstance(exc, SystemError) and seen < 20:
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def _main(argv: list[str] | None) -> int:
