@@ -472,9 +472,31 @@ def test_the_pit_summary_counts_drop_and_win_by_the_meters_rule_test_rounds_left
     table = pit.tables["T"]
     assert table.drop == 500 + 100 + 200 + 1000
     assert table.win == 500 - 3000 + 1000
-    assert table.malformed == 1 and "table T, record 9" in caplog.text
+    assert table.malformed == 1 and "table 'T', record 9" in caplog.text
     assert table.rounds == 4 and table.last_seq == 13
     assert str(table.drop) in pit.render()
+
+
+def test_a_mispay_whose_difference_is_not_a_number_is_counted_malformed_and_the_watch_goes_on(caplog):
+    """A table's ``PayoutChecked`` whose difference is text (``count_record``'s ``ValueError``): logged with the
+    table and seq, counted in ``malformed``, left out of the mispays; the records after it and the other table
+    are counted as before (docs/floor.md, "Watch")."""
+    pit = Pit()
+    check = {"round_no": 1, "seat": 1, "expected": {}, "seen": {}}
+    with caplog.at_level("WARNING", logger="controller.floor.pit"):
+        _heard(pit, 1, "PayoutChecked", {**check, "differences": [{"difference": "abc"}]})
+    _heard(pit, 2, "PayoutChecked", {**check, "differences": [{"spot": "ante_across", "difference": -300},
+                                                               {"spot": "five_card_bonus", "difference": 200}]})
+    _heard(pit, 3, "FaultRaised", {"round_no": 1, "device": "shoe", "cause": "jam", "detail": "", "resumable": True})
+    _heard(pit, 4, "RoundClosed", {"round_no": 1, "totals": {"wagered": 0, "player_net": 0}})
+    pit.take("U", "events", topics.encode({"table": "U", "after": 0, "record": {
+        "seq": 1, "time": "2026-03-01T10:00:01+00:00", "kind": "record", "round": 1, "type": "FaultRaised",
+        "data": {"round_no": 1, "cause": "jam"}}}))
+    table = pit.tables["T"]
+    assert table.malformed == 1 and "table 'T', record 1: data.differences[0].difference" in caplog.text
+    assert list(table.mispays.values()) == [{"caught": [1, 300 + 200], "accepted": [0, 0]}]  # the good reading
+    assert (table.faults, table.rounds, table.last_seq, pit.tables["U"].faults) == (1, 1, 4, 1)
+    assert len(pit.render().splitlines()) == 3  # the heading and both tables
 
 
 def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):

@@ -140,6 +140,37 @@ def test_the_page_follows_new_records_as_the_store_takes_them(tables, tmp_path):
         assert (row["rounds"], row["drop"], row["win"]) == (meters["rounds"], meters["drop"], meters["win"]), kind
 
 
+def test_a_record_the_counts_cannot_read_is_logged_once_and_every_table_and_figure_goes_on(tables, caplog):
+    """A table's ``PayoutChecked`` whose difference is text: the poll goes on (no store error, a new server's
+    first reading too), the record is logged once and left out of that table's mispays, and its other figures and
+    the other table's are the records' own, counted here."""
+    dsn, journals, start = tables
+    own = dsn.rsplit("/", 1)[0] + "/pit_malformed"
+    with psycopg.connect(dsn.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        conn.execute("CREATE DATABASE pit_malformed")
+    rated = list(journals[RATED][2])
+    at = next(i for i, r in enumerate(rated) if r["type"] == "PayoutChecked" and r["data"]["differences"])
+    rated[at] = {**rated[at], "data": {**rated[at]["data"], "differences": [{"difference": "abc"}]}}
+    store(own, RATED, rated)
+    store(own, FOLDING, journals[FOLDING][2])
+    poller = serve_data.Poller(own, PitData(start), 60)
+    with caplog.at_level("WARNING", logger="controller.floor.serve_data"):
+        poller.first()  # what ``floor serve`` does at its start
+        poller.first()  # read again: the record is not said twice
+    try:
+        pit = json.loads(poller.latest)
+    finally:
+        poller.stop()
+    assert pit["store"] == {"ok": True} and [r["table"] for r in pit["tables"]] == [RATED, FOLDING]
+    assert caplog.text.count("data.differences[0].difference") == 1
+    assert f"table '{RATED}', record {rated[at]['seq']}" in caplog.text
+    assert poller.data.tables[RATED].summary.malformed == 1
+    for name, records in ((RATED, rated[:at] + rated[at + 1:]), (FOLDING, journals[FOLDING][2])):
+        row = _row(pit, name)
+        assert {k: row[k] for k in ("rounds_per_hour", "faults", "mispays", "sessions")} == _counted(records), name
+    assert _row(pit, RATED)["mispays"]["caught"][0] >= 2 and _row(pit, RATED)["state"] == "closed"
+
+
 def test_a_table_whose_last_record_is_older_than_the_window_is_offline_and_says_why():
     now = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.timezone.utc)
     at = lambda minutes: now - dt.timedelta(minutes=minutes)  # noqa: E731

@@ -113,13 +113,19 @@ class Pit:
             if value.get("oversized") or not isinstance(record.get("data"), dict):
                 summary.oversized += 1
                 return
+            unread = []  # a table's record the meters or the counts cannot read: said, counted once, left out
             try:
                 if not value.get("test"):  # test mode's records (docs/floor.md): a round opened unheard is left out too
                     summary.meters.feed(str(record.get("type")), record["data"])
-            except ValueError as exc:  # a table's record the meters cannot read: said, and left out of drop and win
+            except ValueError as exc:
+                unread.append(str(exc))
+            try:
+                count_record(summary, record)
+            except ValueError as exc:
+                unread.append(str(exc))
+            if unread:
                 summary.malformed += 1
-                log.warning("floor watch: table %s, record %s: %s", table, seq, exc)
-            count_record(summary, record)
+                log.warning("floor watch: table %r, record %s: %s", table[:64], seq, "; ".join(unread))
         elif kind == "alerts" and isinstance(value.get("record"), dict):
             record = value["record"]
             seq = record.get("seq")
@@ -166,14 +172,27 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
     """Count one public record (``seq``, ``time``, ``type``, ``data``; a type of ``COUNTED_TYPES``, any other is
     left alone) in ``summary`` (module docstring): a round's end (its time), a fault raised, a
     past-posting irregularity, a mispay caught or accepted on its UTC day. The one rule of these counts for
-    ``floor watch`` and the pit page (``controller.floor.serve_data``)."""
-    kind, data = record.get("type"), record.get("data") or {}
+    ``floor watch`` and the pit page (``controller.floor.serve_data``).
+
+    The record comes from a table over the broker: a counted record whose ``data`` is not an object, or a mispay
+    whose ``differences`` is not a list of objects each with a whole-number ``difference`` (minor units), raises
+    ``ValueError`` naming the field, and ``summary`` is left unchanged; each caller counts it as malformed
+    (``TableSummary.malformed``), says so and goes on with the next record."""
+    kind, data = record.get("type"), record.get("data")
+    if not isinstance(kind, str) or kind not in COUNTED_TYPES:
+        return
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError(f"a {kind} record whose data is not an object: {data!r:.60}")
     if kind in ("RoundClosed", "RoundVoided"):
         summary.rounds += 1
         try:
             when = datetime.fromisoformat(str(record.get("time")))
         except ValueError:
             when = None
+        if when is not None and when.tzinfo is None:  # a time without its offset: read as UTC, as ``_day`` does
+            when = when.replace(tzinfo=timezone.utc)
         summary.first_end = summary.first_end or when
         summary.last_end = when or summary.last_end
     elif kind == "FaultRaised":
@@ -184,12 +203,28 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
         day = _day(record.get("time"))
         if day is None:
             return
-        amount = sum(abs(int(d.get("difference") or 0)) for d in data.get("differences") or ()
-                     if isinstance(d, dict))
+        amount = _mispay_amount(data)
         count = summary.mispays.setdefault(day, {"caught": [0, 0], "accepted": [0, 0]})[
             "caught" if kind == "PayoutChecked" else "accepted"]
         count[0] += 1
         count[1] += amount
+
+
+def _mispay_amount(data: dict[str, Any]) -> int:
+    """The sum of a mispay record's spots' differences, short and over alike (minor units): ``data["differences"]``
+    (absent: none), a list of objects each with a whole-number ``difference``; else ``ValueError`` naming the
+    field."""
+    differences = data.get("differences") or []
+    if not isinstance(differences, list):
+        raise ValueError(f"data.differences is not a list: {differences!r:.60}")
+    amount = 0
+    for index, entry in enumerate(differences):
+        value = entry.get("difference") if isinstance(entry, dict) else entry
+        if not isinstance(entry, dict) or not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"data.differences[{index}].difference is not a whole number of minor units: "
+                             f"{value!r:.60}")
+        amount += abs(value)
+    return amount
 
 
 def _day(text: Any) -> date | None:

@@ -23,7 +23,9 @@ keeps the latest as bytes for the page. Per table, every amount in integer minor
   figures of ``crisscross floor report --period day`` (the meters' rule, ``crisscross meters``).
 - ``rounds_per_hour``, ``faults``, ``past_posting``, ``mispays``: ``controller.floor.pit.count_record`` over the
   gaming day's records of ``pit.COUNTED_TYPES``, the rule of ``crisscross floor watch``, fed once each: a table
-  is read again only when its ``last_seq`` moved.
+  is read again only when its ``last_seq`` moved. A record the counts cannot read (``count_record``'s
+  ``ValueError``) is logged once (``MALFORMED_LINES`` a minute at most), counted in the summary's ``malformed``
+  and left out; every other record and table goes on.
 - ``sessions``: rated seat sessions open: those whose latest ``SessionRated`` of the gaming day is not their end
   (a session shows from its first rating, ``run --rating``: its 10th round).
 - ``store``: ``controller.floor.report_tool.store_states`` (records held past a gap, gaps open, unread).
@@ -60,6 +62,8 @@ MAX_TABLES = 500
 ONLINE_WITHIN = 300.0
 #: Seconds between two readings of the store (the page asks as often).
 EVERY = 2.0
+#: Records whose figures ``count_record`` cannot read said in the log a minute at most (the rest counted).
+MALFORMED_LINES = 20
 #: What the connection to the store says to PostgreSQL: nothing is ever written, and no query runs over 10 s.
 SESSION_OPTIONS = "-c default_transaction_read_only=on -c statement_timeout=10s"
 
@@ -204,6 +208,8 @@ class PitData:
         self.clock = clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self.day: dt.date | None = None
         self.tables: dict[str, _Table] = {}
+        #: the records the counts cannot read, each said once as it is fed, at most ``MALFORMED_LINES`` a minute
+        self._lines = LogLimiter(log, burst=MALFORMED_LINES, interval=60.0)
 
     def today(self, now: dt.datetime | None = None) -> dt.date:
         """The gaming day ``now`` (default: the clock's) falls in."""
@@ -257,7 +263,12 @@ class PitData:
                 "SELECT seq, time, type, data FROM records WHERE table_id = %s AND seq > %s AND seq <= %s AND "
                 "type = ANY(%s) AND time >= %s AND time < %s ORDER BY seq",
                 (name, table.fed, last_seq, sorted(COUNTED_TYPES), begin, end)):
-            count_record(table.summary, {"seq": seq, "time": moment.isoformat(), "type": type_, "data": data})
+            try:
+                count_record(table.summary, {"seq": seq, "time": moment.isoformat(), "type": type_, "data": data})
+            except ValueError as exc:  # one table's record the counts cannot read: said, counted, left out
+                table.summary.malformed += 1
+                self._lines.log(logging.WARNING, "pit page: malformed record", "pit page: table %r, record %s: %s",
+                                name[:64], seq, exc)
         table.fed = max(table.fed, last_seq)
         table.latest = conn.execute("SELECT seq, time, type FROM records WHERE table_id = %s ORDER BY seq DESC "
                                     "LIMIT 1", (name,)).fetchone()
