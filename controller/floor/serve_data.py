@@ -122,9 +122,27 @@ def close_quietly(conn: Any, whose: str) -> None:
             log.debug("pit page: closing %s connection to the store: %s", whose, exc)
 
 
-def phase(rnd: RoundRecord) -> str:
-    """The last step of a round its records show, in words: ``voided``, ``closed``, ``fault`` (a fault raised
-    and not cleared), ``settlement`` (a seat settled or paid), ``<step> turned`` (the last community cards
+def round_state(records: list[dict[str, Any]], round_no: int) -> str:
+    """``phase`` of round ``round_no`` from its records (journal order: ``seq``, ``time``, ``kind``, ``round``,
+    ``type``, ``data``), read as game recall reads them (``rounds_from_records``)."""
+    return phase(rounds_from_records(records).get(round_no, RoundRecord(round_no)), fault_stands(records))
+
+
+def fault_stands(records: list[dict[str, Any]]) -> bool:
+    """True when a fault raised in these records (one round's, in journal order) is not cleared: the last
+    ``FaultRaised`` comes after the last ``FaultCleared``. The round core's rule (``controller.round.faults``,
+    ``_clear_fault``): one ``FaultCleared`` clears every fault of the episode at once (its ``causes``), so after
+    a clear no fault stands unless raised after it."""
+    last = None
+    for record in records:
+        if record.get("type") in ("FaultRaised", "FaultCleared"):
+            last = record["type"]
+    return last == "FaultRaised"
+
+
+def phase(rnd: RoundRecord, faulted: bool) -> str:
+    """The last step of a round its records show, in words: ``voided``, ``closed``, ``fault`` (``faulted``: a
+    fault raised and not cleared, ``fault_stands``), ``settlement`` (a seat settled or paid), ``<step> turned`` (the last community cards
     turned: across, down, middle), ``<decision> decided`` (the decisions recorded at the dealer's confirm, their
     cards not yet turned), ``wagers locked``, else ``betting``; `` (test)`` after it for a round of test mode
     (NY 9 NYCRR 5319.58). The order of a round: NY 9 NYCRR 5324.39(e)."""
@@ -132,7 +150,7 @@ def phase(rnd: RoundRecord) -> str:
         words = "voided"
     elif rnd.closed:
         words = "closed"
-    elif len(rnd.faults) > len(rnd.faults_cleared):
+    elif faulted:
         words = "fault"
     elif rnd.settlements or rnd.payout_checks:
         words = "settlement"
@@ -286,7 +304,7 @@ class PitData:
                            "SELECT seq, time, kind, round_no, type, data FROM records WHERE table_id = %s AND "
                            "seq >= %s AND seq <= %s AND round_no = %s AND type = ANY(%s) AND data IS NOT NULL "
                            "ORDER BY seq", (name, seq, last_seq, round_no, sorted(ROUND_TYPES)))]
-            state = phase(rounds_from_records(records).get(round_no, RoundRecord(round_no)))
+            state = round_state(records, round_no)
         (sessions,) = conn.execute(
             "SELECT count(*) FROM (SELECT DISTINCT ON (session_key) ended FROM sessions WHERE table_id = %s AND "
             "time >= %s AND time < %s ORDER BY session_key, seq DESC) latest WHERE NOT ended",
