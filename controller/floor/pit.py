@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 #: for these only.
 COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregularity", "PayoutChecked",
                            "MispayAccepted"})
+#: Longest text from a table shown as itself (``shown``; a table id, a state, a time, a supervisor's name).
+SHOWN_TEXT = 40
+#: Whole numbers from a table shown as themselves lie strictly within this bound (``shown``).
+SHOWN_NUMBER = 10**15
 
 
 @dataclass
@@ -142,7 +146,9 @@ class Pit:
 
     def render(self, today: date | None = None) -> str:
         """The summary as a text table, one line per table in name order: mispays of ``today`` (UTC; default
-        the current day) as ``count/amount``; then each table's alerts kept, one line each."""
+        the current day) as ``count/amount``; then each table's alerts kept, one line each. Every value taken
+        from a table's message goes through ``shown`` (a player's id through ``player_shown``): nothing a table
+        publishes can move the terminal's cursor, colour it or add a line."""
         today = today or datetime.now(timezone.utc).date()
         lines = [f"{'table':<16} {'status':<8} {'round':>6} {'state':<16} {'rounds/h':>8} {'drop':>12} "
                  f"{'win':>12} {'faults':>6} {'past-posting':>12} {'mispays caught':>16} {'accepted':>12} "
@@ -151,8 +157,9 @@ class Pit:
             rate = t.per_hour()
             mispays = t.mispays_on(today)
             caught, accepted = ("/".join(map(str, mispays[k])) for k in ("caught", "accepted"))
-            lines.append(f"{name[:16]:<16} {t.status:<8} {t.round_no if t.round_no is not None else '-':>6} "
-                         f"{t.state[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
+            lines.append(f"{shown(name)[:16]:<16} {shown(t.status):<8} "
+                         f"{shown(t.round_no) if t.round_no is not None else '-':>6} "
+                         f"{shown(t.state)[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
                          f"{t.win:>12} {t.faults:>6} {t.past_posting:>12} {caught:>16} {accepted:>12} "
                          f"{t.alerts_heard:>6} {len(t.acknowledged):>5}")
         for name, t in sorted(self.tables.items()):
@@ -160,12 +167,30 @@ class Pit:
                 d = alert["data"]
                 by = t.acknowledged.get(_alert_key(d))
                 who = f" (player {player_shown(d['player'])})" if d.get("player") else ""
-                lines.append(f"ALERT {name}: seat {d.get('seat')}{who} plays as if it saw the {d.get('card')} card "
-                             f"(round {d.get('round_no', alert.get('round'))}, {d.get('rounds')} rounds, evidence 10^"
-                             f"{int(d.get('evidence_log10_hundredths') or 0) / 100:.1f}, loss {d.get('loss')}) "
-                             f"at {alert.get('time')}; "
-                             + (f"acknowledged by {by}" if by is not None else "not acknowledged"))
+                evidence = d.get("evidence_log10_hundredths")
+                lines.append(f"ALERT {shown(name)}: seat {shown(d.get('seat'))}{who} plays as if it saw the "
+                             f"{shown(d.get('card'))} card (round {shown(d.get('round_no', alert.get('round')))}, "
+                             f"{shown(d.get('rounds'))} rounds, evidence 10^"
+                             f"{f'{evidence / 100:.1f}' if _whole(evidence) else '?'}, "
+                             f"loss {shown(d.get('loss'))}) at {shown(alert.get('time'))}; "
+                             + (f"acknowledged by {shown(by)}" if by is not None else "not acknowledged"))
         return "\n".join(lines)
+
+
+def shown(value: Any) -> str:
+    """A value from a table's message (untrusted) as the watch's terminal may show it: a whole number (within
+    ``SHOWN_NUMBER``) as itself, text of plain printable ASCII (space to ``~``: no escape sequence, carriage return
+    or second line) of 1 to ``SHOWN_TEXT`` characters as itself, anything else ``?``."""
+    if _whole(value):
+        return str(value)
+    if isinstance(value, str) and 0 < len(value) <= SHOWN_TEXT and all(" " <= c <= "~" for c in value):
+        return value
+    return "?"
+
+
+def _whole(value: Any) -> bool:
+    """True for a whole number (not a boolean) strictly within ``SHOWN_NUMBER``."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < SHOWN_NUMBER
 
 
 def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
