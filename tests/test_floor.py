@@ -553,6 +553,9 @@ def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
     assert watch.returncode == 0, watch.stderr
     line = next(x for x in watch.stdout.splitlines() if x.startswith(TABLE))
     assert line.split()[1:4] == ["offline", "1", "closed"]
+    once = crisscross("floor", "watch", *broker, "--for", "0")  # its help: "0: one summary"
+    assert once.returncode == 0 and once.stdout.count("table ") == 1 and once.stdout.startswith("table "), \
+        once.stdout + once.stderr
 
 
 @pytest.fixture
