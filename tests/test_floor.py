@@ -656,6 +656,28 @@ def test_floor_tools_refuse_bad_options_in_one_line_before_connecting(args, star
     assert proc.stderr.startswith(start.format(table=CONFIG_DIR / "table.yaml")) and proc.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("value", ["a/#", "+", "", "/a", "a//b", "a/", "x\0y"])
+@pytest.mark.parametrize("command", [("watch",), ("audit",), ("store", "--dsn", "postgresql://x/y")])
+def test_a_prefix_that_is_not_topic_levels_is_refused_by_the_tools_as_by_table_yaml(value, command, capsys):
+    """``--prefix`` of ``floor watch``, ``audit`` and ``store`` is checked by ``floor.prefix``'s rule (MQTT 5
+    section 4.7: no ``+``, ``#``, empty level, leading or trailing ``/``): exit status 2 and a line naming the
+    option, before any broker or database is used; table.yaml refuses the same text."""
+    from controller.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["floor", *command, "--broker", "127.0.0.1", "--port", str(_closed_port()), "--prefix", value])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"error: argument --prefix: {value!r} is not MQTT topic levels" in err, err
+    with pytest.raises(ConfigError, match="floor.prefix"):
+        parse_floor_config(Path("table.yaml"), {"prefix": value}, "CC-01")
+
+
+def test_a_prefix_of_topic_levels_is_taken_by_the_tools():
+    from controller.floor.tools import prefix
+
+    assert prefix("casino/floor-2") == "casino/floor-2"
+
+
 def test_floor_tools_name_a_broker_that_cannot_be_reached():
     """A broker that refuses the connection: exit status 2 naming the broker and port (docs/floor.md)."""
     with socket.socket() as bound:  # a port nobody listens on while the test runs
