@@ -412,6 +412,36 @@ def test_the_pit_lists_each_alert_with_who_acknowledged_it_and_counts_a_repeat_o
     assert lines[4].startswith("ALERT T: seat 6 (player ?) plays as if") and len(lines) == 5
 
 
+def test_the_watch_shows_nothing_from_the_wire_that_could_steer_the_terminal():
+    """``floor watch`` (docs/floor.md, "Watch"): escape sequences, a carriage return, a second line or a figure that
+    is not a number, in a table's id, status, state or alert, are shown as ``?``; the whole numbers and plain
+    text as themselves; the summary keeps one line per table and per alert."""
+    esc = "\x1b[2J\x1b[31m"
+    alert = {"seat": 2, "card": f"middle{esc}", "round_no": 30, "rounds": "14\rALERT", "loss": 4200,
+             "evidence_log10_hundredths": "lots", "player": "P-1"}
+    pit = Pit()
+    for table in ("T", f"X{esc}"):
+        pit.take(table, "status", f"online{esc}".encode())
+        pit.take(table, "state", topics.encode({"table": table, "seq": 1, "view": {"state": "betting\nALERT T",
+                                                                                   "round_no": "7\r"}}))
+        pit.take(table, "alerts", topics.encode({"table": table, "record": {
+            "seq": 1, "time": f"2026-12-01T05:00:00+00:00{esc}", "kind": "event", "round": 30, "type": "Alert",
+            "data": alert}}))
+    text = pit.render()
+    lines = text.splitlines()
+    assert not any(c in text for c in "\x1b\r") and len(lines) == 5
+    assert lines[1].split()[:4] == ["T", "?", "?", "?"] and lines[2].split()[:4] == ["?", "?", "?", "?"]
+    assert lines[3].startswith("ALERT T: seat 2 (player P-1) plays as if it saw the ? card")
+    assert lines[4] == ("ALERT ?: seat 2 (player P-1) plays as if it saw the ? card (round 30, ? rounds, "
+                        "evidence 10^?, loss 4200) at ?; not acknowledged")
+    alert.update(evidence_log10_hundredths=412, card="middle", rounds=14)
+    pit.take("T", "alerts", topics.encode({"table": "T", "record": {
+        "seq": 2, "time": "2026-12-01T05:00:00+00:00", "kind": "event", "round": 30, "type": "Alert", "data": alert}}))
+    latest = [line for line in pit.render().splitlines() if line.startswith("ALERT T:")][-1]
+    assert latest == ("ALERT T: seat 2 (player P-1) plays as if it saw the middle card (round 30, 14 rounds, "
+                      "evidence 10^4.1, loss 4200) at 2026-12-01T05:00:00+00:00; not acknowledged")
+
+
 def test_the_pit_summary_counts_rounds_drop_win_and_faults_from_the_events(mosquitto, tmp_path):
     journal = tmp_path / "journal.db"
     pit, listener = pit_listening(mosquitto.port)
@@ -472,9 +502,31 @@ def test_the_pit_summary_counts_drop_and_win_by_the_meters_rule_test_rounds_left
     table = pit.tables["T"]
     assert table.drop == 500 + 100 + 200 + 1000
     assert table.win == 500 - 3000 + 1000
-    assert table.malformed == 1 and "table T, record 9" in caplog.text
+    assert table.malformed == 1 and "table 'T', record 9" in caplog.text
     assert table.rounds == 4 and table.last_seq == 13
     assert str(table.drop) in pit.render()
+
+
+def test_a_mispay_whose_difference_is_not_a_number_is_counted_malformed_and_the_watch_goes_on(caplog):
+    """A table's ``PayoutChecked`` whose difference is text (``count_record``'s ``ValueError``): logged with the
+    table and seq, counted in ``malformed``, left out of the mispays; the records after it and the other table
+    are counted as before (docs/floor.md, "Watch")."""
+    pit = Pit()
+    check = {"round_no": 1, "seat": 1, "expected": {}, "seen": {}}
+    with caplog.at_level("WARNING", logger="controller.floor.pit"):
+        _heard(pit, 1, "PayoutChecked", {**check, "differences": [{"difference": "abc"}]})
+    _heard(pit, 2, "PayoutChecked", {**check, "differences": [{"spot": "ante_across", "difference": -300},
+                                                               {"spot": "five_card_bonus", "difference": 200}]})
+    _heard(pit, 3, "FaultRaised", {"round_no": 1, "device": "shoe", "cause": "jam", "detail": "", "resumable": True})
+    _heard(pit, 4, "RoundClosed", {"round_no": 1, "totals": {"wagered": 0, "player_net": 0}})
+    pit.take("U", "events", topics.encode({"table": "U", "after": 0, "record": {
+        "seq": 1, "time": "2026-03-01T10:00:01+00:00", "kind": "record", "round": 1, "type": "FaultRaised",
+        "data": {"round_no": 1, "cause": "jam"}}}))
+    table = pit.tables["T"]
+    assert table.malformed == 1 and "table 'T', record 1: data.differences[0].difference" in caplog.text
+    assert list(table.mispays.values()) == [{"caught": [1, 300 + 200], "accepted": [0, 0]}]  # the good reading
+    assert (table.faults, table.rounds, table.last_seq, pit.tables["U"].faults) == (1, 1, 4, 1)
+    assert len(pit.render().splitlines()) == 3  # the heading and both tables
 
 
 def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
@@ -501,6 +553,9 @@ def test_floor_audit_and_watch_from_the_command_line(mosquitto, tmp_path):
     assert watch.returncode == 0, watch.stderr
     line = next(x for x in watch.stdout.splitlines() if x.startswith(TABLE))
     assert line.split()[1:4] == ["offline", "1", "closed"]
+    once = crisscross("floor", "watch", *broker, "--for", "0")  # its help: "0: one summary"
+    assert once.returncode == 0 and once.stdout.count("table ") == 1 and once.stdout.startswith("table "), \
+        once.stdout + once.stderr
 
 
 @pytest.fixture
@@ -599,6 +654,28 @@ def test_floor_tools_refuse_bad_options_in_one_line_before_connecting(args, star
     proc = crisscross("floor", *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith(start.format(table=CONFIG_DIR / "table.yaml")) and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["a/#", "+", "", "/a", "a//b", "a/", "x\0y"])
+@pytest.mark.parametrize("command", [("watch",), ("audit",), ("store", "--dsn", "postgresql://x/y")])
+def test_a_prefix_that_is_not_topic_levels_is_refused_by_the_tools_as_by_table_yaml(value, command, capsys):
+    """``--prefix`` of ``floor watch``, ``audit`` and ``store`` is checked by ``floor.prefix``'s rule (MQTT 5
+    section 4.7: no ``+``, ``#``, empty level, leading or trailing ``/``): exit status 2 and a line naming the
+    option, before any broker or database is used; table.yaml refuses the same text."""
+    from controller.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["floor", *command, "--broker", "127.0.0.1", "--port", str(_closed_port()), "--prefix", value])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"error: argument --prefix: {value!r} is not MQTT topic levels" in err, err
+    with pytest.raises(ConfigError, match="floor.prefix"):
+        parse_floor_config(Path("table.yaml"), {"prefix": value}, "CC-01")
+
+
+def test_a_prefix_of_topic_levels_is_taken_by_the_tools():
+    from controller.floor.tools import prefix
+
+    assert prefix("casino/floor-2") == "casino/floor-2"
 
 
 def test_floor_tools_name_a_broker_that_cannot_be_reached():

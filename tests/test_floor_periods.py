@@ -37,6 +37,8 @@ def test_a_day_past_the_ends_is_refused_by_name(day):
     (["floor", "serve", "--dsn", "x", "--operators", "y", "--online-within", "0"], "--online-within: expected"),
     (["floor", "watch", "--broker", "h", "--for", "-1"], "--for: expected seconds, a number from 0, got -1"),
     (["floor", "watch", "--broker", "h", "--every", "nan"], "--every: expected seconds"),
+    (["floor", "watch", "--broker", "h", "--every", "1e-300"], "--every: expected seconds, a number from 0.1, got"),
+    (["floor", "watch", "--broker", "h", "--every", "0.09"], "--every: expected seconds, a number from 0.1, got 0.09"),
     (["floor", "audit", "--broker", "h", "--for", "inf"], "--for: expected seconds"),
     (["protect", "--measure", "--seed", "-1"], "--seed: expected an integer from 0, got -1"),
 ])

@@ -11,6 +11,7 @@ journal dealt (``StackDealt``) for the secrecy: no card the table had not turned
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import http.client
 import json
@@ -138,6 +139,77 @@ def test_the_page_follows_new_records_as_the_store_takes_them(tables, tmp_path):
         meters = meters_at(journal, published[at]["seq"])
         assert (row["round"], row["state"]) == (2, state), kind
         assert (row["rounds"], row["drop"], row["win"]) == (meters["rounds"], meters["drop"], meters["win"]), kind
+
+
+def test_a_record_the_counts_cannot_read_is_logged_once_and_every_table_and_figure_goes_on(tables, caplog):
+    """A table's ``PayoutChecked`` whose difference is text: the poll goes on (no store error, a new server's
+    first reading too), the record is logged once and left out of that table's mispays, and its other figures and
+    the other table's are the records' own, counted here."""
+    dsn, journals, start = tables
+    own = dsn.rsplit("/", 1)[0] + "/pit_malformed"
+    with psycopg.connect(dsn.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        conn.execute("CREATE DATABASE pit_malformed")
+    rated = list(journals[RATED][2])
+    at = next(i for i, r in enumerate(rated) if r["type"] == "PayoutChecked" and r["data"]["differences"])
+    rated[at] = {**rated[at], "data": {**rated[at]["data"], "differences": [{"difference": "abc"}]}}
+    store(own, RATED, rated)
+    store(own, FOLDING, journals[FOLDING][2])
+    poller = serve_data.Poller(own, PitData(start), 60)
+    with caplog.at_level("WARNING", logger="controller.floor.serve_data"):
+        poller.first()  # what ``floor serve`` does at its start
+        poller.first()  # read again: the record is not said twice
+    try:
+        pit = json.loads(poller.latest)
+    finally:
+        poller.stop()
+    assert pit["store"] == {"ok": True} and [r["table"] for r in pit["tables"]] == [RATED, FOLDING]
+    assert caplog.text.count("data.differences[0].difference") == 1
+    assert f"table '{RATED}', record {rated[at]['seq']}" in caplog.text
+    assert poller.data.tables[RATED].summary.malformed == 1
+    for name, records in ((RATED, rated[:at] + rated[at + 1:]), (FOLDING, journals[FOLDING][2])):
+        row = _row(pit, name)
+        assert {k: row[k] for k in ("rounds_per_hour", "faults", "mispays", "sessions")} == _counted(records), name
+    assert _row(pit, RATED)["mispays"]["caught"][0] >= 2 and _row(pit, RATED)["state"] == "closed"
+
+
+def test_one_clear_clears_every_fault_raised_before_it_as_the_round_core_journals_it():
+    """Three ``link_lost`` faults of the shoe while dealing, cleared by one supervisor action (one
+    ``FaultCleared`` naming the three causes, ``controller.round.faults``), then the dealing goes on: the state
+    is no longer ``fault``; a fault raised after the clear stands again. The round's records are the round
+    core's own outputs, as the table publishes them."""
+    from controller.round import commands as cmd
+    from drivers import events as ev
+    from tests.round_helpers import TableDriver, antes, of_type, ready
+
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.lock({1: antes(500)})
+    marks = {"locked": len(driver.outputs)}
+    for lost in range(3):
+        driver.send(ev.DeviceFault("shoe", "link_lost", f"link lost ({lost})"))
+    driver.send(ready("shoe"))
+    driver.send(ev.ShoeLastDispense(0, ()))  # the shoe answers what it last did: nothing
+    marks["faults"] = len(driver.outputs)
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    (cleared,) = of_type(driver.press("clear_fault"), cmd.FaultCleared)
+    assert cleared.causes == ("link_lost",) * 3 and len(of_type(driver.outputs, cmd.FaultRaised)) == 3
+    marks["cleared"] = len(driver.outputs)
+    driver.deal(("As", "Ks", "Qs", "Js", "Ts"), {1: ("2c", "3d")})
+    assert of_type(driver.outputs[marks["cleared"]:], cmd.StackDealt)
+    marks["dealt"] = len(driver.outputs)
+    driver.send(ev.DeviceFault("shoe", "jam", "a card stuck"))
+    marks["again"] = len(driver.outputs)
+
+    def state(upto: int) -> str:
+        outputs = [o for o in driver.outputs[:upto] if dataclasses.is_dataclass(o)]
+        records = public([{"seq": n, "time": "2026-03-01T10:00:00+00:00",
+                           "kind": "command" if isinstance(o, cmd.Dispense) else "record", "round": 1,
+                           "type": type(o).__name__, "data": dataclasses.asdict(o)} for n, o in enumerate(outputs, 1)])
+        return serve_data.round_state(records, 1)
+
+    assert [state(marks[k]) for k in ("locked", "faults", "cleared", "dealt", "again")] == [
+        "wagers locked", "fault", "wagers locked", "wagers locked", "fault"]
 
 
 def test_a_table_whose_last_record_is_older_than_the_window_is_offline_and_says_why():

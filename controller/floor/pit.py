@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 #: for these only.
 COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregularity", "PayoutChecked",
                            "MispayAccepted"})
+#: Longest text from a table shown as itself (``shown``; a table id, a state, a time, a supervisor's name).
+SHOWN_TEXT = 40
+#: Whole numbers from a table shown as themselves lie strictly within this bound (``shown``).
+SHOWN_NUMBER = 10**15
 
 
 @dataclass
@@ -113,13 +117,19 @@ class Pit:
             if value.get("oversized") or not isinstance(record.get("data"), dict):
                 summary.oversized += 1
                 return
+            unread = []  # a table's record the meters or the counts cannot read: said, counted once, left out
             try:
                 if not value.get("test"):  # test mode's records (docs/floor.md): a round opened unheard is left out too
                     summary.meters.feed(str(record.get("type")), record["data"])
-            except ValueError as exc:  # a table's record the meters cannot read: said, and left out of drop and win
+            except ValueError as exc:
+                unread.append(str(exc))
+            try:
+                count_record(summary, record)
+            except ValueError as exc:
+                unread.append(str(exc))
+            if unread:
                 summary.malformed += 1
-                log.warning("floor watch: table %s, record %s: %s", table, seq, exc)
-            count_record(summary, record)
+                log.warning("floor watch: table %r, record %s: %s", table[:64], seq, "; ".join(unread))
         elif kind == "alerts" and isinstance(value.get("record"), dict):
             record = value["record"]
             seq = record.get("seq")
@@ -136,7 +146,9 @@ class Pit:
 
     def render(self, today: date | None = None) -> str:
         """The summary as a text table, one line per table in name order: mispays of ``today`` (UTC; default
-        the current day) as ``count/amount``; then each table's alerts kept, one line each."""
+        the current day) as ``count/amount``; then each table's alerts kept, one line each. Every value taken
+        from a table's message goes through ``shown`` (a player's id through ``player_shown``): nothing a table
+        publishes can move the terminal's cursor, colour it or add a line."""
         today = today or datetime.now(timezone.utc).date()
         lines = [f"{'table':<16} {'status':<8} {'round':>6} {'state':<16} {'rounds/h':>8} {'drop':>12} "
                  f"{'win':>12} {'faults':>6} {'past-posting':>12} {'mispays caught':>16} {'accepted':>12} "
@@ -145,8 +157,9 @@ class Pit:
             rate = t.per_hour()
             mispays = t.mispays_on(today)
             caught, accepted = ("/".join(map(str, mispays[k])) for k in ("caught", "accepted"))
-            lines.append(f"{name[:16]:<16} {t.status:<8} {t.round_no if t.round_no is not None else '-':>6} "
-                         f"{t.state[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
+            lines.append(f"{shown(name)[:16]:<16} {shown(t.status):<8} "
+                         f"{shown(t.round_no) if t.round_no is not None else '-':>6} "
+                         f"{shown(t.state)[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
                          f"{t.win:>12} {t.faults:>6} {t.past_posting:>12} {caught:>16} {accepted:>12} "
                          f"{t.alerts_heard:>6} {len(t.acknowledged):>5}")
         for name, t in sorted(self.tables.items()):
@@ -154,26 +167,57 @@ class Pit:
                 d = alert["data"]
                 by = t.acknowledged.get(_alert_key(d))
                 who = f" (player {player_shown(d['player'])})" if d.get("player") else ""
-                lines.append(f"ALERT {name}: seat {d.get('seat')}{who} plays as if it saw the {d.get('card')} card "
-                             f"(round {d.get('round_no', alert.get('round'))}, {d.get('rounds')} rounds, evidence 10^"
-                             f"{int(d.get('evidence_log10_hundredths') or 0) / 100:.1f}, loss {d.get('loss')}) "
-                             f"at {alert.get('time')}; "
-                             + (f"acknowledged by {by}" if by is not None else "not acknowledged"))
+                evidence = d.get("evidence_log10_hundredths")
+                lines.append(f"ALERT {shown(name)}: seat {shown(d.get('seat'))}{who} plays as if it saw the "
+                             f"{shown(d.get('card'))} card (round {shown(d.get('round_no', alert.get('round')))}, "
+                             f"{shown(d.get('rounds'))} rounds, evidence 10^"
+                             f"{f'{evidence / 100:.1f}' if _whole(evidence) else '?'}, "
+                             f"loss {shown(d.get('loss'))}) at {shown(alert.get('time'))}; "
+                             + (f"acknowledged by {shown(by)}" if by is not None else "not acknowledged"))
         return "\n".join(lines)
+
+
+def shown(value: Any) -> str:
+    """A value from a table's message (untrusted) as the watch's terminal may show it: a whole number (within
+    ``SHOWN_NUMBER``) as itself, text of plain printable ASCII (space to ``~``: no escape sequence, carriage return
+    or second line) of 1 to ``SHOWN_TEXT`` characters as itself, anything else ``?``."""
+    if _whole(value):
+        return str(value)
+    if isinstance(value, str) and 0 < len(value) <= SHOWN_TEXT and all(" " <= c <= "~" for c in value):
+        return value
+    return "?"
+
+
+def _whole(value: Any) -> bool:
+    """True for a whole number (not a boolean) strictly within ``SHOWN_NUMBER``."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < SHOWN_NUMBER
 
 
 def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
     """Count one public record (``seq``, ``time``, ``type``, ``data``; a type of ``COUNTED_TYPES``, any other is
     left alone) in ``summary`` (module docstring): a round's end (its time), a fault raised, a
     past-posting irregularity, a mispay caught or accepted on its UTC day. The one rule of these counts for
-    ``floor watch`` and the pit page (``controller.floor.serve_data``)."""
-    kind, data = record.get("type"), record.get("data") or {}
+    ``floor watch`` and the pit page (``controller.floor.serve_data``).
+
+    The record comes from a table over the broker: a counted record whose ``data`` is not an object, or a mispay
+    whose ``differences`` is not a list of objects each with a whole-number ``difference`` (minor units), raises
+    ``ValueError`` naming the field, and ``summary`` is left unchanged; each caller counts it as malformed
+    (``TableSummary.malformed``), says so and goes on with the next record."""
+    kind, data = record.get("type"), record.get("data")
+    if not isinstance(kind, str) or kind not in COUNTED_TYPES:
+        return
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError(f"a {kind} record whose data is not an object: {data!r:.60}")
     if kind in ("RoundClosed", "RoundVoided"):
         summary.rounds += 1
         try:
             when = datetime.fromisoformat(str(record.get("time")))
         except ValueError:
             when = None
+        if when is not None and when.tzinfo is None:  # a time without its offset: read as UTC, as ``_day`` does
+            when = when.replace(tzinfo=timezone.utc)
         summary.first_end = summary.first_end or when
         summary.last_end = when or summary.last_end
     elif kind == "FaultRaised":
@@ -184,12 +228,28 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
         day = _day(record.get("time"))
         if day is None:
             return
-        amount = sum(abs(int(d.get("difference") or 0)) for d in data.get("differences") or ()
-                     if isinstance(d, dict))
+        amount = _mispay_amount(data)
         count = summary.mispays.setdefault(day, {"caught": [0, 0], "accepted": [0, 0]})[
             "caught" if kind == "PayoutChecked" else "accepted"]
         count[0] += 1
         count[1] += amount
+
+
+def _mispay_amount(data: dict[str, Any]) -> int:
+    """The sum of a mispay record's spots' differences, short and over alike (minor units): ``data["differences"]``
+    (absent: none), a list of objects each with a whole-number ``difference``; else ``ValueError`` naming the
+    field."""
+    differences = data.get("differences") or []
+    if not isinstance(differences, list):
+        raise ValueError(f"data.differences is not a list: {differences!r:.60}")
+    amount = 0
+    for index, entry in enumerate(differences):
+        value = entry.get("difference") if isinstance(entry, dict) else entry
+        if not isinstance(entry, dict) or not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"data.differences[{index}].difference is not a whole number of minor units: "
+                             f"{value!r:.60}")
+        amount += abs(value)
+    return amount
 
 
 def _day(text: Any) -> date | None:

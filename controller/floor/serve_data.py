@@ -23,7 +23,9 @@ keeps the latest as bytes for the page. Per table, every amount in integer minor
   figures of ``crisscross floor report --period day`` (the meters' rule, ``crisscross meters``).
 - ``rounds_per_hour``, ``faults``, ``past_posting``, ``mispays``: ``controller.floor.pit.count_record`` over the
   gaming day's records of ``pit.COUNTED_TYPES``, the rule of ``crisscross floor watch``, fed once each: a table
-  is read again only when its ``last_seq`` moved.
+  is read again only when its ``last_seq`` moved. A record the counts cannot read (``count_record``'s
+  ``ValueError``) is logged once (``MALFORMED_LINES`` a minute at most), counted in the summary's ``malformed``
+  and left out; every other record and table goes on.
 - ``sessions``: rated seat sessions open: those whose latest ``SessionRated`` of the gaming day is not their end
   (a session shows from its first rating, ``run --rating``: its 10th round).
 - ``store``: ``controller.floor.report_tool.store_states`` (records held past a gap, gaps open, unread).
@@ -60,6 +62,8 @@ MAX_TABLES = 500
 ONLINE_WITHIN = 300.0
 #: Seconds between two readings of the store (the page asks as often).
 EVERY = 2.0
+#: Records whose figures ``count_record`` cannot read said in the log a minute at most (the rest counted).
+MALFORMED_LINES = 20
 #: What the connection to the store says to PostgreSQL: nothing is ever written, and no query runs over 10 s.
 SESSION_OPTIONS = "-c default_transaction_read_only=on -c statement_timeout=10s"
 
@@ -118,9 +122,27 @@ def close_quietly(conn: Any, whose: str) -> None:
             log.debug("pit page: closing %s connection to the store: %s", whose, exc)
 
 
-def phase(rnd: RoundRecord) -> str:
-    """The last step of a round its records show, in words: ``voided``, ``closed``, ``fault`` (a fault raised
-    and not cleared), ``settlement`` (a seat settled or paid), ``<step> turned`` (the last community cards
+def round_state(records: list[dict[str, Any]], round_no: int) -> str:
+    """``phase`` of round ``round_no`` from its records (journal order: ``seq``, ``time``, ``kind``, ``round``,
+    ``type``, ``data``), read as game recall reads them (``rounds_from_records``)."""
+    return phase(rounds_from_records(records).get(round_no, RoundRecord(round_no)), fault_stands(records))
+
+
+def fault_stands(records: list[dict[str, Any]]) -> bool:
+    """True when a fault raised in these records (one round's, in journal order) is not cleared: the last
+    ``FaultRaised`` comes after the last ``FaultCleared``. The round core's rule (``controller.round.faults``,
+    ``_clear_fault``): one ``FaultCleared`` clears every fault of the episode at once (its ``causes``), so after
+    a clear no fault stands unless raised after it."""
+    last = None
+    for record in records:
+        if record.get("type") in ("FaultRaised", "FaultCleared"):
+            last = record["type"]
+    return last == "FaultRaised"
+
+
+def phase(rnd: RoundRecord, faulted: bool) -> str:
+    """The last step of a round its records show, in words: ``voided``, ``closed``, ``fault`` (``faulted``: a
+    fault raised and not cleared, ``fault_stands``), ``settlement`` (a seat settled or paid), ``<step> turned`` (the last community cards
     turned: across, down, middle), ``<decision> decided`` (the decisions recorded at the dealer's confirm, their
     cards not yet turned), ``wagers locked``, else ``betting``; `` (test)`` after it for a round of test mode
     (NY 9 NYCRR 5319.58). The order of a round: NY 9 NYCRR 5324.39(e)."""
@@ -128,7 +150,7 @@ def phase(rnd: RoundRecord) -> str:
         words = "voided"
     elif rnd.closed:
         words = "closed"
-    elif len(rnd.faults) > len(rnd.faults_cleared):
+    elif faulted:
         words = "fault"
     elif rnd.settlements or rnd.payout_checks:
         words = "settlement"
@@ -204,6 +226,8 @@ class PitData:
         self.clock = clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self.day: dt.date | None = None
         self.tables: dict[str, _Table] = {}
+        #: the records the counts cannot read, each said once as it is fed, at most ``MALFORMED_LINES`` a minute
+        self._lines = LogLimiter(log, burst=MALFORMED_LINES, interval=60.0)
 
     def today(self, now: dt.datetime | None = None) -> dt.date:
         """The gaming day ``now`` (default: the clock's) falls in."""
@@ -257,7 +281,12 @@ class PitData:
                 "SELECT seq, time, type, data FROM records WHERE table_id = %s AND seq > %s AND seq <= %s AND "
                 "type = ANY(%s) AND time >= %s AND time < %s ORDER BY seq",
                 (name, table.fed, last_seq, sorted(COUNTED_TYPES), begin, end)):
-            count_record(table.summary, {"seq": seq, "time": moment.isoformat(), "type": type_, "data": data})
+            try:
+                count_record(table.summary, {"seq": seq, "time": moment.isoformat(), "type": type_, "data": data})
+            except ValueError as exc:  # one table's record the counts cannot read: said, counted, left out
+                table.summary.malformed += 1
+                self._lines.log(logging.WARNING, "pit page: malformed record", "pit page: table %r, record %s: %s",
+                                name[:64], seq, exc)
         table.fed = max(table.fed, last_seq)
         table.latest = conn.execute("SELECT seq, time, type FROM records WHERE table_id = %s ORDER BY seq DESC "
                                     "LIMIT 1", (name,)).fetchone()
@@ -275,7 +304,7 @@ class PitData:
                            "SELECT seq, time, kind, round_no, type, data FROM records WHERE table_id = %s AND "
                            "seq >= %s AND seq <= %s AND round_no = %s AND type = ANY(%s) AND data IS NOT NULL "
                            "ORDER BY seq", (name, seq, last_seq, round_no, sorted(ROUND_TYPES)))]
-            state = phase(rounds_from_records(records).get(round_no, RoundRecord(round_no)))
+            state = round_state(records, round_no)
         (sessions,) = conn.execute(
             "SELECT count(*) FROM (SELECT DISTINCT ON (session_key) ended FROM sessions WHERE table_id = %s AND "
             "time >= %s AND time < %s ORDER BY session_key, seq DESC) latest WHERE NOT ended",

@@ -10,14 +10,34 @@ wrong), 1 the audit found a problem, 2 refused options or configuration, or a br
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from controller.settings.argtypes import seconds, seconds_or_none
+from controller.settings.argtypes import number, seconds_or_none
 from controller.settings.files import ConfigError, find_table_config
-from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig
+from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig, check_prefix
+
+#: The shortest ``floor watch --every`` (seconds): a summary is a screenful, and a shorter period only floods the
+#: terminal.
+MIN_EVERY = 0.1
+
+
+def every(text: str) -> float:
+    """``floor watch --every``: seconds from ``MIN_EVERY``, finite, else an ``ArgumentTypeError`` naming the text
+    (exit status 2)."""
+    return number(text, lambda v: MIN_EVERY <= v < math.inf, f"seconds, a number from {MIN_EVERY}")
+
+
+def prefix(text: str) -> str:
+    """``--prefix``: topic levels by ``floor.prefix``'s rule (``controller.settings.floor.check_prefix``), else an
+    ``ArgumentTypeError`` naming the text (exit status 2)."""
+    try:
+        return check_prefix(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str) -> None:
@@ -32,10 +52,12 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     broker.add_argument("--ca-file", type=Path, default=None, help="certificate authorities (PEM) for --tls")
     broker.add_argument("--username", default=None, help="the broker's user name (with --password-file)")
     broker.add_argument("--password-file", type=Path, default=None, help="the password on its first line (0600)")
-    broker.add_argument("--prefix", default=None, help=f"topic prefix (default {DEFAULT_PREFIX})")
+    broker.add_argument("--prefix", type=prefix, default=None,
+                        help=f"topic prefix, as floor.prefix of table.yaml (default {DEFAULT_PREFIX})")
     broker.add_argument("--config", type=Path, default=None, help=config_help)
     watch = floor_sub.add_parser("watch", help="a live pit summary of every table", parents=[common, broker])
-    watch.add_argument("--every", type=seconds, default=2.0, help="seconds between two summaries (default 2)")
+    watch.add_argument("--every", type=every, default=2.0,
+                       help=f"seconds between two summaries (from {MIN_EVERY}; default 2)")
     watch.add_argument("--for", dest="duration", type=seconds_or_none, default=None,
                        help="stop after this many seconds (0: one summary; default: until interrupted)")
     audit = floor_sub.add_parser("audit", help="check every table's events for gaps and order; compare anchors "
@@ -72,7 +94,7 @@ def broker_config(args: argparse.Namespace) -> FloorConfig:
     return replace(config, port=port, tls=args.tls or config.tls, ca_file=args.ca_file or config.ca_file,
                    username=args.username or config.username,
                    password_file=args.password_file or config.password_file,
-                   prefix=args.prefix or config.prefix)
+                   prefix=config.prefix if args.prefix is None else args.prefix)
 
 
 def config_source(args: argparse.Namespace) -> Path:
@@ -124,10 +146,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.floor_command == "watch":
             end = None if args.duration is None else time.monotonic() + args.duration
-            while end is None or time.monotonic() < end:
+            while True:  # at least one summary: --for 0 is one look
                 listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)))
                 print(taker.render() + "\n", flush=True)
-            return 0
+                if end is not None and time.monotonic() >= end:
+                    return 0
         listener.pump(args.duration)
         try:
             problems = taker.problems({t: (p, keys.get(t)) for t, p in journals.items()},

@@ -83,15 +83,24 @@ def parse_floor_config(path: Path, entry: Any, table_id: str) -> FloorConfig:
         raise error(path, "floor.password_file", "given without a username", line_of(entry, "password_file"))
     prefix = require_text(path, "floor.prefix", entry.get("prefix", DEFAULT_PREFIX), "topic levels",
                           line_of(entry, "prefix"))
-    levels = prefix.split("/")
-    if any(not level or set(level) & TOPIC_FORBIDDEN for level in levels):
-        raise error(path, "floor.prefix", f"{prefix!r} is not MQTT topic levels (no +, #, empty level, or leading "
-                    f"or trailing /)", line_of(entry, "prefix"))
+    try:
+        check_prefix(prefix)
+    except ValueError as exc:
+        raise error(path, "floor.prefix", str(exc), line_of(entry, "prefix")) from None
     if flags["enabled"] and set(table_id) & TOPIC_FORBIDDEN:
         raise error(path, "floor", f"table_id {table_id!r} holds +, # or /, which a topic level cannot: rename the "
                     f"table to publish it to the floor", line_of(entry, "enabled"))
     return FloorConfig(flags["enabled"], broker, port, flags["tls"], files.get("ca_file"), username,
                        files.get("password_file"), prefix)
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` when it can be the first levels of every topic (``floor.prefix``, the tools' ``--prefix``):
+    one or more levels, none empty, none holding ``+``, ``#``, ``/`` or NUL (MQTT 5 section 4.7); else
+    ``ValueError`` saying so with the text."""
+    if any(not level or set(level) & TOPIC_FORBIDDEN for level in prefix.split("/")):
+        raise ValueError(f"{prefix!r} is not MQTT topic levels (no +, #, empty level, or leading or trailing /)")
+    return prefix
 
 
 def read_password(config: FloorConfig) -> str | None:
