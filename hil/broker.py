@@ -61,10 +61,13 @@ def free_port() -> int:
 
 
 class Broker:
-    """One Mosquitto on 127.0.0.1 (module docstring); ``folder`` holds its configuration, persistence and log."""
+    """One Mosquitto on 127.0.0.1 (module docstring); ``folder`` holds its configuration, persistence and log.
+    ``max_queued``: Mosquitto's ``max_queued_messages``, the messages it queues for a client beyond those in
+    flight before it drops the rest (0: no bound, the default here; Mosquitto's own default is 1000)."""
 
     def __init__(self, folder: Path, port: int | None = None, *, tls: tuple[Path, Path] | None = None,
-                 users: dict[str, str] | None = None, acl: str | None = None, extra: str = "") -> None:
+                 users: dict[str, str] | None = None, acl: str | None = None, extra: str = "",
+                 max_queued: int = 0) -> None:
         self.executable = find_mosquitto()
         if self.executable is None:
             raise BrokerMissing("mosquitto is not installed (apt-get install mosquitto)")
@@ -90,7 +93,8 @@ class Broker:
             f"listener {self.port} 127.0.0.1\n{security}persistence true\n"
             f"user {getpass.getuser()}\n"  # as root it would run as mosquitto, who cannot write this folder
             f"persistence_location {self.folder}/\nlog_dest file {self.folder}/mosquitto.log\n"
-            "max_queued_messages 0\nmax_inflight_messages 0\nset_tcp_nodelay true\n" + extra)  # extra: more lines
+            f"max_queued_messages {max_queued}\nmax_inflight_messages 0\nset_tcp_nodelay true\n"
+            + extra)  # extra: more lines
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 10.0) -> None:

@@ -106,7 +106,7 @@ def test_every_tables_row_is_the_meters_and_the_reports_figures_of_the_gaming_da
         assert json.loads(shown.stdout) == report  # the page's report is the command's, figure for figure
         kept = [r for r in records if r["seq"] <= stored[-1]["seq"]]
         assert {k: row[k] for k in ("rounds_per_hour", "faults", "mispays", "sessions")} == _counted(kept)
-        assert row["store"] == {"last_seq": stored[-1]["seq"], "held": 0, "unread": 0, "open_gaps": 0}
+        assert row["store"] == {"last_seq": stored[-1]["seq"], "held": 0, "unread": 0, "open_gaps": 0, "behind": 0}
     rated = _row(pit, RATED)
     assert rated["mispays"]["caught"][0] >= 3 and rated["sessions"] > 0 and rated["drop"] > 0  # not a weak run
     assert (rated["round"], rated["state"]) == (12, "closed")

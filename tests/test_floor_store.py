@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -27,9 +29,11 @@ from controller.control.server import public_record
 from controller.floor import topics
 from controller.floor.migrate import migrate, migrations
 from controller.floor.publisher import progress_path
+from controller.floor.report_tool import store_states
 from controller.floor.store import FloorStore
 from controller.journal.reader import read_records
 from controller.settings.floor import FloorConfig
+from tests.cli_helpers import crisscross
 from tests.postgres import own_postgres, wait_until
 from tests.test_floor import TABLE, _config, _run
 
@@ -96,6 +100,24 @@ def assert_stored_as_journaled(dsn: str, journal, table: str = TABLE) -> None:
     assert _query(dsn, "SELECT stored, held FROM tables WHERE table_id = %s", table) == [(len(public), 0)]
     assert _query(dsn, "SELECT count(*) FROM gaps WHERE table_id = %s AND filled_at IS NULL", table) == [(0,)]
     assert _query(dsn, "SELECT count(*) FROM held") == [(0,)]
+    assert _state(dsn, table)["behind"] == 0
+
+
+def _state(dsn: str, table: str = TABLE) -> dict:
+    """``floor report``'s and the pit page's ``store`` of ``table`` (``report_tool.store_states``)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return store_states(conn, table)[table]
+
+
+def _closing_meters_kept(dsn: str, journal) -> int:
+    """Wait until the store keeps the table's ``meters`` of its last round's close; its seq: that of the checkpoint
+    the journal wrote with the close (docs/floor.md, "Topics"), read from the journal itself."""
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        closing = db.execute("SELECT min(seq) FROM checkpoints WHERE seq >= (SELECT max(seq) FROM records WHERE "
+                             "type IN ('RoundClosed', 'RoundVoided'))").fetchone()[0]
+    wait_until(lambda: _query(dsn, "SELECT max(seq) FROM meters WHERE table_id = %s", TABLE) == [(closing,)], 60,
+               f"the meters of the last round's close (record {closing}) kept")
+    return closing
 
 
 # ---------------------------------------------------------------------------------------------- the schema
@@ -206,6 +228,8 @@ def test_a_simulated_tables_records_are_stored_exactly_once_through_a_broker_res
         _run(config, journal, rounds=1, seed=6)
         assert_stored_as_journaled(dsn, journal)
         assert store.total.stored == _query(dsn, "SELECT stored FROM tables")[0][0]
+        _closing_meters_kept(dsn, journal)
+        assert _state(dsn)["behind"] == 0  # complete: the table said nothing exists past what is stored
 
 
 def _probed(probe: Publisher, dsn: str) -> bool:
@@ -261,6 +285,42 @@ def test_a_database_restart_mid_run_loses_nothing_and_stores_nothing_twice(mosqu
             runner.join(300)
         assert_stored_as_journaled(dsn, journal)
         assert store.batches > 0
+
+
+def test_a_store_whose_broker_dropped_its_queued_messages_shows_the_table_behind_by_the_records_missed(
+        tmp_path_factory, dsn, tmp_path):
+    """Mosquitto's ``max_queued_messages`` (1000 by default; 20 here) drops what a store away missed beyond it. The
+    table then idle, no later record shows a gap; its retained ``meters`` says which record its last round closed
+    at: the store shows itself behind by the journal's records after its last stored up to that one, and ``floor
+    report`` says so (docs/backoffice.md, "Exactly once")."""
+    from tests.conftest import own_broker
+
+    broker = own_broker(tmp_path_factory.mktemp("mosquitto"), max_queued=20)
+    journal = tmp_path / "journal.db"
+    try:
+        with store_running(broker.port, dsn):
+            pass  # the store's session made: the broker queues for it from now on
+        _run(_config(broker.port), journal, rounds=2, seed=11)  # hundreds of messages while the store is away
+        with store_running(broker.port, dsn):
+            probe = Publisher(broker.port)
+            try:  # the probe's message follows every message the broker kept for the store
+                wait_until(lambda: _probed(probe, dsn), 120, "the store subscribed and its queue taken", every=0.5)
+            finally:
+                probe.close()
+            closing = _closing_meters_kept(dsn, journal)  # the retained one, sent at the subscription
+        state = _state(dsn)
+    finally:
+        broker.stop()
+    records = list(read_records(journal))
+    missed = [r for r in records if state["last_seq"] < r["seq"] <= closing]
+    assert 0 < state["last_seq"] < closing  # a part stored, the rest dropped by the broker
+    assert any(public_record(r) is not None for r in missed)  # public records the store lacks
+    assert (state["open_gaps"], state["held"], state["behind"]) == (0, 0, len(missed))
+    shown = crisscross("floor", "report", "--dsn", dsn, "--table", TABLE, "--day-start", "06:00", "--jurisdiction",
+                       "ny", "--period", "lifetime")
+    assert shown.returncode in (0, 1), shown.stderr
+    assert f"NOTE: the store is behind the table by {len(missed)} records" in shown.stdout
+    assert re.search(rf"^store_behind +{len(missed)}$", shown.stdout, re.MULTILINE), shown.stdout
 
 
 def test_a_store_that_never_reached_the_broker_nor_the_database_says_so_and_exits_1(tmp_path):

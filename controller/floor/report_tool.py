@@ -5,10 +5,11 @@ figures from the floor's store (``controller.floor.report``; docs/backoffice.md,
 Defaults: the gaming day is the current one; it begins at ``gaming_day_start`` of the table configuration
 (``--config``, else the one ``crisscross run`` finds), else 06:00, local time; the pay tables whose variance
 the interval uses are that configuration's jurisdiction's. The output names the period's bounds, the store's
-state for the table (records held past a gap and gaps still open: the figures may then miss records) and every
-figure of ``controller.floor.report.statistics``. Exit status: 0; 1 when the actual is outside the 95% interval
-or the hold deviates more than 4 points from the lifetime's; 2 an option, a configuration, a database or a
-table that cannot be used (one line on standard error).
+state for the table (records held past a gap, gaps still open, and how many records the store is behind what the
+table said exists: the figures may then miss records) and every figure of ``controller.floor.report.statistics``.
+Exit status: 0; 1 when the actual is outside the 95% interval or the hold deviates more than 4 points from the
+lifetime's; 2 an option, a configuration, a database or a table that cannot be used (one line on standard
+error).
 """
 
 from __future__ import annotations
@@ -50,14 +51,23 @@ def settings(args: argparse.Namespace) -> tuple[dt.time, Any]:
 def store_states(conn: Any, table: str | None = None, limit: int | None = None) -> dict[str, dict[str, int]]:
     """The store's state of ``table`` (None: of every table, in name order, at most ``limit``): ``{table:
     {"last_seq", "held" (records held past a gap), "unread" (records whose figures could not be read),
-    "open_gaps"}}``."""
+    "open_gaps", "behind"}}``.
+
+    ``behind`` (journal records): the highest seq the table has said exists, minus ``last_seq``, 0 when not
+    above it. The table says a seq exists with each ``meters`` message (the seq of the record its round's close
+    was checkpointed with, published after the ``events`` of every record up to it) and each record held past a
+    gap. Above 0 the store misses records even when no gap is open: a broker that dropped the store's queued
+    messages (Mosquitto's ``max_queued_messages``) and a table idle since, whose next record would have shown the
+    gap (docs/backoffice.md, "Exactly once"). It counts the journal's seqs, private records among them."""
     where = "" if table is None else " WHERE table_id = %s"
     rows = conn.execute("SELECT table_id, last_seq, held, unread, (SELECT count(*) FROM gaps g WHERE g.table_id = "
-                        f"t.table_id AND filled_at IS NULL) FROM tables t{where} ORDER BY table_id"
-                        + ("" if limit is None else " LIMIT %s"),
+                        "t.table_id AND filled_at IS NULL), greatest((SELECT max(seq) FROM meters m WHERE "
+                        "m.table_id = t.table_id), (SELECT max(seq) FROM held h WHERE h.table_id = t.table_id)) "
+                        f"FROM tables t{where} ORDER BY table_id" + ("" if limit is None else " LIMIT %s"),
                         ([] if table is None else [table]) + ([] if limit is None else [limit])).fetchall()
-    return {name: {"last_seq": int(last), "held": int(held), "unread": int(unread), "open_gaps": int(gaps)}
-            for name, last, held, unread, gaps in rows}
+    return {name: {"last_seq": int(last), "held": int(held), "unread": int(unread), "open_gaps": int(gaps),
+                   "behind": max(0, int(known or 0) - int(last))}
+            for name, last, held, unread, gaps, known in rows}
 
 
 def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, variance: Any,
@@ -115,6 +125,10 @@ def render(result: dict[str, Any], form: str) -> str:
     if result["store"]["held"] or result["store"]["open_gaps"] or result["store"]["unread"]:
         lines.append("NOTE: the store misses records of this table (held past a gap, a gap open, or figures "
                      "unread): the figures may be short")
+    if result["store"]["behind"]:
+        lines.append(f"NOTE: the store is behind the table by {result['store']['behind']} records (the table said "
+                     f"record {result['store']['last_seq'] + result['store']['behind']} exists, the last stored is "
+                     f"{result['store']['last_seq']}): the figures may be short; docs/backoffice.md, \"Exactly once\"")
     return "\n".join(lines)
 
 

@@ -28,7 +28,8 @@ keeps the latest as bytes for the page. Per table, every amount in integer minor
   and left out; every other record and table goes on.
 - ``sessions``: rated seat sessions open: those whose latest ``SessionRated`` of the gaming day is not their end
   (a session shows from its first rating, ``run --rating``: its 10th round).
-- ``store``: ``controller.floor.report_tool.store_states`` (records held past a gap, gaps open, unread).
+- ``store``: ``controller.floor.report_tool.store_states`` (records held past a gap, gaps open, unread, records
+  the store is behind the table).
 
 The gaming day begins at ``start`` (local time, or ``tz``) and is named by the date it begins on
 (``controller.service.meters_snapshot.gaming_day``, as ``floor report`` names it). The store holds public
@@ -69,7 +70,7 @@ SESSION_OPTIONS = "-c default_transaction_read_only=on -c statement_timeout=10s"
 
 #: The pit's columns: ``(key of a table's row, a dotted path for one inside an object; heading; unit)``. Units,
 #: as the page writes them: ``text``, ``count``, ``rate`` (one decimal), ``money`` (minor units), ``mispays``
-#: (``[count, amount]``), ``status`` (with ``why``), ``store`` (records held, gaps open, unread).
+#: (``[count, amount]``), ``status`` (with ``why``), ``store`` (records held, gaps open, unread, behind).
 PIT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("table", "Table", "text"), ("status", "Status", "status"), ("round", "Round", "count"),
     ("state", "State", "text"), ("rounds_per_hour", "Rounds/h", "rate"), ("rounds", "Rounds", "count"),

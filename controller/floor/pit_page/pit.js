@@ -21,6 +21,7 @@ function storeText(store) {
   if (store.held) parts.push(`${store.held} held past a gap`);
   if (store.open_gaps) parts.push(`${store.open_gaps} gap(s) open`);
   if (store.unread) parts.push(`${store.unread} unread`);
+  if (store.behind) parts.push(`behind the table by ${store.behind} records`);
   return parts.length ? parts.join(", ") : "complete";
 }
 
