@@ -519,8 +519,10 @@ class Publisher:
         state = json.loads(row[0]) if row else {}
         if "meters" in state:
             meters = Meters.from_checkpoint(state["meters"]).to_json()
-            self._send("meters", {"table": self.table_id, "seq": seq, "round": round_no, "meters": meters}, seq,
-                       None, retain=True)
+            # ``public``: the last public record published up to here (``seq``'s own record may be private): a
+            # reader that has not stored it misses records (controller.floor.report_tool.store_states)
+            self._send("meters", {"table": self.table_id, "seq": seq, "round": round_no, "public": self._after,
+                                  "meters": meters}, seq, None, retain=True)
 
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
         if self.simulated:

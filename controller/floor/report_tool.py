@@ -53,15 +53,20 @@ def store_states(conn: Any, table: str | None = None, limit: int | None = None) 
     {"last_seq", "held" (records held past a gap), "unread" (records whose figures could not be read),
     "open_gaps", "behind"}}``.
 
-    ``behind`` (journal records): the highest seq the table has said exists, minus ``last_seq``, 0 when not
-    above it. The table says a seq exists with each ``meters`` message (the seq of the record its round's close
-    was checkpointed with, published after the ``events`` of every record up to it) and each record held past a
-    gap. Above 0 the store misses records even when no gap is open: a broker that dropped the store's queued
-    messages (Mosquitto's ``max_queued_messages``) and a table idle since, whose next record would have shown the
-    gap (docs/backoffice.md, "Exactly once"). It counts the journal's seqs, private records among them."""
+    ``behind`` (journal seqs): the highest seq of a public record the table has said it published, minus
+    ``last_seq``, 0 when not above it. The table says so with each ``meters`` message (its ``public``: the last
+    public record published before it; a table that does not send it yet: the message's ``seq``, the record its
+    round's close was checkpointed with, which may be a private one) and each record held past a gap. Above 0
+    the store misses records even when no gap is open: a broker that dropped the store's queued messages
+    (Mosquitto's ``max_queued_messages``) and a table idle since, whose next record would have shown the gap
+    (docs/backoffice.md, "Exactly once"). It counts the journal's seqs, private records among them."""
     where = "" if table is None else " WHERE table_id = %s"
+    # a store migrated by an older ``floor store`` (schema before 003_meters_public.sql) has no ``public_seq``
+    said = "coalesce(public_seq, seq)" if conn.execute(
+        "SELECT 1 FROM information_schema.columns WHERE table_name = 'meters' AND column_name = 'public_seq' AND "
+        "table_schema = current_schema()").fetchone() else "seq"
     rows = conn.execute("SELECT table_id, last_seq, held, unread, (SELECT count(*) FROM gaps g WHERE g.table_id = "
-                        "t.table_id AND filled_at IS NULL), greatest((SELECT max(seq) FROM meters m WHERE "
+                        f"t.table_id AND filled_at IS NULL), greatest((SELECT max({said}) FROM meters m WHERE "
                         "m.table_id = t.table_id), (SELECT max(seq) FROM held h WHERE h.table_id = t.table_id)) "
                         f"FROM tables t{where} ORDER BY table_id" + ("" if limit is None else " LIMIT %s"),
                         ([] if table is None else [table]) + ([] if limit is None else [limit])).fetchall()
@@ -126,9 +131,10 @@ def render(result: dict[str, Any], form: str) -> str:
         lines.append("NOTE: the store misses records of this table (held past a gap, a gap open, or figures "
                      "unread): the figures may be short")
     if result["store"]["behind"]:
-        lines.append(f"NOTE: the store is behind the table by {result['store']['behind']} records (the table said "
-                     f"record {result['store']['last_seq'] + result['store']['behind']} exists, the last stored is "
-                     f"{result['store']['last_seq']}): the figures may be short; docs/backoffice.md, \"Exactly once\"")
+        lines.append(f"NOTE: the store is behind the table by {result['store']['behind']} journal records (the table "
+                     f"said it published record {result['store']['last_seq'] + result['store']['behind']}, the last "
+                     f"stored is {result['store']['last_seq']}): the figures may be short; docs/backoffice.md, "
+                     f"\"Exactly once\"")
     return "\n".join(lines)
 
 

@@ -126,9 +126,11 @@ class Writer:
                 batch.event(table, value)
             elif kind == "meters" and value is not None and isinstance(value.get("seq"), int) \
                     and isinstance(value.get("meters"), dict):
-                conn.execute("INSERT INTO meters (table_id, seq, round_no, meters) VALUES (%s, %s, %s, %s) "
-                             "ON CONFLICT DO NOTHING", (table, value["seq"], value.get("round"),
-                                                        json.dumps(value["meters"])))
+                public = value.get("public")
+                conn.execute("INSERT INTO meters (table_id, seq, round_no, meters, public_seq) VALUES (%s, %s, %s, "
+                             "%s, %s) ON CONFLICT DO NOTHING",
+                             (table, value["seq"], value.get("round"), json.dumps(value["meters"]),
+                              public if isinstance(public, int) and not isinstance(public, bool) else None))
             else:
                 self.foreign += 1
                 batch.outcome.foreign += 1
