@@ -30,20 +30,28 @@ def test_a_day_past_the_ends_is_refused_by_name(day):
 
 
 @pytest.mark.parametrize("argv, named", [
-    (["floor", "report", "--dsn", "x", "--table", "t", "--day", "9999-12-31"], "9999-12-31 is outside"),
-    (["floor", "report", "--dsn", "x", "--table", "t", "--day", "0001-01-01", "--period", "30d"], "0001-01-01"),
-    (["floor", "serve", "--dsn", "x", "--operators", "y", "--for", "-1"], "--for: expected seconds"),
-    (["floor", "store", "--dsn", "x", "--broker", "h", "--for", "0"], "--for: expected seconds"),
-    (["floor", "serve", "--dsn", "x", "--operators", "y", "--online-within", "0"], "--online-within: expected"),
+    (["floor", "report", "--dsn", "dbname=x", "--table", "t", "--day", "9999-12-31"], "9999-12-31 is outside"),
+    (["floor", "report", "--dsn", "dbname=x", "--table", "t", "--day", "0001-01-01", "--period", "30d"], "0001-01-01"),
+    (["floor", "serve", "--dsn", "dbname=x", "--operators", "y", "--for", "-1"], "--for: expected seconds"),
+    (["floor", "store", "--dsn", "dbname=x", "--broker", "h", "--for", "0"], "--for: expected seconds"),
+    (["floor", "serve", "--dsn", "dbname=x", "--operators", "y", "--online-within", "0"], "--online-within: expected"),
     (["floor", "watch", "--broker", "h", "--for", "-1"], "--for: expected seconds, a number from 0, got -1"),
     (["floor", "watch", "--broker", "h", "--every", "nan"], "--every: expected seconds"),
     (["floor", "watch", "--broker", "h", "--every", "1e-300"], "--every: expected seconds, a number from 0.1, got"),
     (["floor", "watch", "--broker", "h", "--every", "0.09"], "--every: expected seconds, a number from 0.1, got 0.09"),
     (["floor", "audit", "--broker", "h", "--for", "inf"], "--for: expected seconds"),
     (["protect", "--measure", "--seed", "-1"], "--seed: expected an integer from 0, got -1"),
+    (["floor", "store", "--dsn", "garbage", "--broker", "h"], "--dsn: not a database connection string: missing"),
+    (["floor", "report", "--dsn", "x", "--table", "t"], "--dsn: not a database connection string"),
 ])
 def test_options_out_of_range_are_refused_before_any_work(argv, named, capsys):
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2
     assert named in capsys.readouterr().err
+
+
+def test_a_table_given_twice_to_audit_is_refused_naming_it(capsys):
+    """``floor audit --journal T=a --journal T=b`` used the last silently: refused, status 2, before the broker."""
+    assert main(["floor", "audit", "--broker", "h", "--journal", "T=a", "--journal", "T=b"]) == 2
+    assert "--journal 'T=b': table T is given twice" in capsys.readouterr().err

@@ -451,3 +451,16 @@ def test_the_page_files_are_package_data():
     files = sorted(f"pit_page/{p.name}" for p in PAGE_DIR.iterdir())
     assert files == ["pit_page/index.html", "pit_page/pit.css", "pit_page/pit.js"]
     assert all(any(fnmatch(f, g) for g in globs["controller.floor"]) for f in files)
+
+
+def test_a_database_that_holds_no_store_is_named_in_one_line(postgres, tmp_path):  # noqa: F811 - the fixture
+    """``floor report`` and ``floor serve`` on a database no ``floor store`` has migrated: status 2 and one line
+    saying so (libpq's hint lines left out), not a two-line SQL error."""
+    empty = postgres.create("not_a_store")
+    operators = operators_file(tmp_path)
+    for argv in (("floor", "report", "--dsn", empty, "--table", "T", "--day-start", "06:00", "--jurisdiction", "ny"),
+                 ("floor", "serve", "--dsn", empty, "--operators", str(operators), "--port", "0", "--for", "1")):
+        proc = crisscross(*argv)
+        assert proc.returncode == 2 and proc.stdout == ""
+        [line] = proc.stderr.splitlines()
+        assert "not a floor store" in line and "run crisscross floor store on it first" in line

@@ -39,7 +39,7 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
     options)."""
     store = floor_sub.add_parser("store", parents=[common, broker],
                                  help="keep every table's records in PostgreSQL, exactly once, in order")
-    store.add_argument("--dsn", required=True, help="the database: postgresql://USER@HOST:PORT/NAME or libpq "
+    store.add_argument("--dsn", required=True, type=dsn, help="the database: postgresql://USER@HOST:PORT/NAME or libpq "
                                                     "key=value text (a password from ~/.pgpass or PGPASSWORD)")
     store.add_argument("--session", default="store", metavar="NAME",
                        help="the store's durable session on the broker (default store): one store per name")
@@ -58,7 +58,7 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
     report = floor_sub.add_parser("report", parents=[common, day],
                                   help="a table's drop, win, hold and theoretical win from the store, with the "
                                        "95%% check")
-    report.add_argument("--dsn", required=True, help="the store's database (as floor store's --dsn)")
+    report.add_argument("--dsn", required=True, type=dsn, help="the store's database (as floor store's --dsn)")
     report.add_argument("--table", required=True, metavar="ID", help="the table's id as it publishes")
     report.add_argument("--period", choices=PERIODS, default="day",
                         help="the gaming day, month to date, year to date, the last 30 gaming days or lifetime, "
@@ -72,7 +72,7 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                         help="also write the actual and theoretical hold by gaming day with the 95%% band (SVG)")
     serve = floor_sub.add_parser("serve", parents=[common, day],
                                  help="the pit page: every table live from the store, in the browser")
-    serve.add_argument("--dsn", required=True, help="the store's database (as floor store's --dsn; the page "
+    serve.add_argument("--dsn", required=True, type=dsn, help="the store's database (as floor store's --dsn; the page "
                                                     "only reads it)")
     serve.add_argument("--operators", required=True, type=Path, metavar="FILE",
                        help="the operators file (crisscross operator add): its supervisors may sign in")
@@ -106,6 +106,20 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+
+def dsn(text: str) -> str:
+    """argparse type of ``--dsn``: a PostgreSQL connection string libpq can read (a URI or ``key=value`` text),
+    checked before anything starts (a store would otherwise try it again and again), else an
+    ``ArgumentTypeError`` with libpq's reason. Without psycopg (the backoffice extra) it is left to the command."""
+    try:
+        from psycopg import ProgrammingError, conninfo
+    except ImportError:
+        return text
+    try:
+        conninfo.conninfo_to_dict(text)
+    except ProgrammingError as exc:
+        raise argparse.ArgumentTypeError(f"not a database connection string: {exc}") from None
+    return text
 def _time(text: str) -> dt.time:
     hours, _, minutes = text.partition(":")
     if len(hours) == len(minutes) == 2 and hours.isdigit() and minutes.isdigit() and int(hours) < 24 \
@@ -165,7 +179,7 @@ def _serve(args: argparse.Namespace) -> int:
     import psycopg
 
     from controller.analysis.variance import round_variance
-    from controller.floor.report_tool import settings
+    from controller.floor.report_tool import database_error, settings
     from controller.floor.serve import PitServer, Reports, ServeConfig, check_config
     from controller.floor.serve_data import PitData, Poller
 
@@ -181,7 +195,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         poller.first()
     except psycopg.Error as exc:
-        raise ConfigError(f"--dsn: the store cannot be read: {type(exc).__name__}: {str(exc).strip()}") from None
+        raise ConfigError(f"--dsn: the store cannot be read: {database_error(exc)}") from None
     reports = Reports(args.dsn, start, round_variance(jurisdiction))
     try:
         server = PitServer(config, poller, reports)

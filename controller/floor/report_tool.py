@@ -48,6 +48,15 @@ def settings(args: argparse.Namespace) -> tuple[dt.time, Any]:
     return start, jurisdiction_for(config)
 
 
+def database_error(exc: Exception) -> str:
+    """One line for a psycopg error ``exc``: its kind and libpq's first line (its hint lines left out); a
+    database without the store's tables is named as such."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if type(exc).__name__ == "UndefinedTable":
+        return f"not a floor store, or one of an older schema ({first}): run crisscross floor store on it first"
+    return f"{type(exc).__name__}: {first}"
+
+
 def store_states(conn: Any, table: str | None = None, limit: int | None = None) -> dict[str, dict[str, int]]:
     """The store's state of ``table`` (None: of every table, in name order, at most ``limit``): ``{table:
     {"last_seq", "held" (records held past a gap), "unread" (records whose figures could not be read),
@@ -151,7 +160,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             conn = psycopg.connect(args.dsn, autocommit=True)
         except psycopg.Error as exc:
-            raise ConfigError(f"--dsn: {str(exc).strip()}") from None
+            raise ConfigError(f"--dsn: {database_error(exc)}") from None
         with conn:
             variance = round_variance(jurisdiction)
             result = build(conn, args.table, args.period, day, start, variance)
@@ -165,7 +174,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"crisscross floor report: {exc}", file=sys.stderr)
         return 2
     except psycopg.Error as exc:  # the database went away, or a store of another schema
-        print(f"crisscross floor report: the store: {type(exc).__name__}: {str(exc).strip()}", file=sys.stderr)
+        print(f"crisscross floor report: the store: {database_error(exc)}", file=sys.stderr)
         return 2
     print(render(result, args.format))
     return 1 if result["outside_interval"] or result["deviates"] else 0

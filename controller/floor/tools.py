@@ -102,11 +102,14 @@ def config_source(args: argparse.Namespace) -> Path:
 
 
 def _pairs(items: list[str], option: str) -> dict[str, Path]:
+    """``TABLE=PATH`` items of ``option`` by table; ``ConfigError`` for one that is not, or a table given twice."""
     pairs: dict[str, Path] = {}
     for item in items:
         table, sep, path = item.partition("=")
         if not sep or not table or not path:
             raise ConfigError(f"{option} {item!r}: expected TABLE=PATH")
+        if table in pairs:
+            raise ConfigError(f"{option} {item!r}: table {table} is given twice")
         pairs[table] = Path(path)
     return pairs
 
