@@ -464,3 +464,49 @@ def test_a_database_that_holds_no_store_is_named_in_one_line(postgres, tmp_path)
         assert proc.returncode == 2 and proc.stdout == ""
         [line] = proc.stderr.splitlines()
         assert "not a floor store" in line and "run crisscross floor store on it first" in line
+
+
+def test_a_store_lost_while_the_counted_records_are_read_counts_none_of_them_twice():
+    """The counted records are read whole before any is counted: a store lost in the middle of the reading
+    (psycopg raising from the cursor) counts none, so the next poll counts each record once."""
+    fault = {"seq": 7, "time": dt.datetime(2026, 12, 4, 10, 0, tzinfo=dt.timezone.utc), "type": "FaultRaised",
+             "data": {"round_no": 1, "device": "shoe", "cause": "jam"}}
+
+    class Rows:
+        def __init__(self, rows, lost):
+            self.rows, self.lost = rows, lost
+
+        def fetchone(self):
+            return self.rows[0]
+
+        def fetchall(self):
+            if self.lost:
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return self.rows
+
+        def __iter__(self):  # a reader that counts as it iterates meets the loss after the first record
+            yield self.rows[0]
+            if self.lost:
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            yield from self.rows[1:]
+
+    class Store:
+        lost = True
+
+        def execute(self, sql, params=()):
+            if sql.startswith("SELECT min(seq)"):
+                return Rows([(7,)], False)
+            if "type = ANY" in sql and "seq > %s" in sql:
+                row = (fault["seq"], fault["time"], fault["type"], fault["data"])
+                return Rows([row, (8, fault["time"], "FaultRaised", fault["data"])], self.lost)
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    data, table, store = PitData(dt.time(6)), serve_data._Table(), Store()
+    begin, end = dt.datetime(2026, 12, 4, 6, tzinfo=dt.timezone.utc), dt.datetime(2026, 12, 5, 6, tzinfo=dt.timezone.utc)
+    with pytest.raises(psycopg.OperationalError):
+        data._read(store, "T", table, 8, begin, end)
+    assert table.summary.faults == 0 and table.fed == 6
+    store.lost = False
+    with pytest.raises(psycopg.OperationalError):  # the figures after the counts: the store still goes away
+        data._read(store, "T", table, 8, begin, end)
+    assert table.summary.faults == 2 and table.fed == 8  # each of the two faults counted once

@@ -278,10 +278,11 @@ class PitData:
             (first,) = conn.execute("SELECT min(seq) FROM records WHERE table_id = %s AND time >= %s",
                                     (name, begin)).fetchone()
             table.fed = last_seq if first is None else first - 1
-        for seq, moment, type_, data in conn.execute(
-                "SELECT seq, time, type, data FROM records WHERE table_id = %s AND seq > %s AND seq <= %s AND "
-                "type = ANY(%s) AND time >= %s AND time < %s ORDER BY seq",
-                (name, table.fed, last_seq, sorted(COUNTED_TYPES), begin, end)):
+        # read whole before any is counted: a store lost in the middle feeds none, so the next poll counts each once
+        rows = conn.execute("SELECT seq, time, type, data FROM records WHERE table_id = %s AND seq > %s AND seq <= %s "
+                            "AND type = ANY(%s) AND time >= %s AND time < %s ORDER BY seq",
+                            (name, table.fed, last_seq, sorted(COUNTED_TYPES), begin, end)).fetchall()
+        for seq, moment, type_, data in rows:
             try:
                 count_record(table.summary, {"seq": seq, "time": moment.isoformat(), "type": type_, "data": data})
             except ValueError as exc:  # one table's record the counts cannot read: said, counted, left out
