@@ -351,3 +351,45 @@ def test_a_store_that_never_reached_the_broker_nor_the_database_says_so_and_exit
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     assert "never reached the broker nor the database" in run.stderr and "Traceback" not in run.stderr
+
+
+# ---------------------------------------------------------------------------------------------- hostile numbers
+def test_numbers_beyond_the_columns_from_one_table_never_stop_the_store_for_the_others(dsn):
+    """A table's record with an amount of 10^30, a round beyond an ``integer`` and ``meters`` messages with seqs
+    beyond a ``bigint`` (a defect or a hostile table): the batch is written, the record stored with its figures
+    unread, the message not in the floor's format skipped; the other table's records and figures go on."""
+    from controller.floor.store_write import MAX_AMOUNT, Writer
+
+    def record(table, seq, type_, data, round_no=1):
+        return (table, "events", topics.encode({"table": table, "after": seq - 1, "record": {
+            "seq": seq, "time": "2026-12-04T14:10:06+00:00", "kind": "record", "round": round_no, "type": type_,
+            "data": data}}))
+
+    def settled(amount, net):
+        return {"round_no": 1, "seat": 1, "settlement": {"net": net, "wagers": {
+            "ante_across": {"amount": amount, "outcome": "lose", "net": -amount}}}}
+
+    huge = 10**30
+    messages = [
+        record("BAD", 1, "RoundOpened", {"round_no": 1, "test": False}),
+        record("BAD", 2, "SeatSettled", settled(huge, -huge)),
+        record("BAD", 3, "SeatSettled", settled(MAX_AMOUNT + 1, 0)),
+        record("BAD", 4, "CardsRevealed", {"n": 4}, round_no=2**40),
+        ("BAD", "meters", topics.encode({"table": "BAD", "seq": huge, "round": 1, "meters": {}})),
+        ("BAD", "meters", topics.encode({"table": "BAD", "seq": 4, "round": 2**40, "public": huge, "meters": {}})),
+        record("GOOD", 1, "RoundOpened", {"round_no": 1, "test": False}),
+        record("GOOD", 2, "SeatSettled", settled(500, -500)),
+    ]
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            outcome = writer.write(conn, messages)
+        states = store_states(conn)
+        drop = dict(conn.execute("SELECT table_id, sum(drop) FROM figures GROUP BY table_id").fetchall())
+        kept = conn.execute("SELECT seq, round_no, public_seq FROM meters WHERE table_id = 'BAD'").fetchall()
+        rounds = dict(conn.execute("SELECT seq, round_no FROM records WHERE table_id = 'BAD'").fetchall())
+    assert (outcome.stored, outcome.foreign) == (6, 1)
+    assert states["BAD"]["last_seq"] == 4 and states["BAD"]["unread"] == 2  # 10^30 and MAX_AMOUNT + 1
+    assert states["GOOD"]["last_seq"] == 2 and drop == {"GOOD": 500}
+    assert kept == [(4, None, None)] and rounds[4] is None  # beyond the columns: kept as unknown

@@ -41,6 +41,11 @@ from controller.floor import topics
 from controller.round.meters import Meters
 from drivers.ratelog import LogLimiter
 
+try:  # the store's writer runs with psycopg (the backoffice extra); its constants are read without it
+    from psycopg.errors import DataError
+except ImportError:  # pragma: no cover - nothing is written without psycopg
+    DataError = ()  # type: ignore[assignment,misc]
+
 log = logging.getLogger(__name__)
 
 #: Seconds of a ``totals`` row: a quarter hour, so any gaming day starting at a quarter hour in any time zone of
@@ -50,6 +55,15 @@ QUARTER = 900
 FIGURE_TYPES = frozenset({"SeatSettled", "RoundClosed", "RoundVoided"})
 #: ``figures`` and ``totals`` columns from a record's meters (``Meters.lifetime()`` keys).
 FIGURE_COLUMNS = ("rounds_closed", "rounds_no_play", "rounds_voided", "rounds_test", "drop", "win")
+#: The largest amount (minor units, absolute) one record's figures may carry: a hundred billion in major units,
+#: beyond any wager; with it a quarter hour's totals stay far inside PostgreSQL's bigint however many records
+#: it holds. A record beyond it is stored, its figures unread (``_Batch.store``), as a record of bad data is.
+MAX_AMOUNT = 10**13
+#: The largest value of an ``integer`` column (round numbers, seats, counts, codes).
+MAX_INTEGER = 2**31 - 1
+#: The largest value of a ``bigint`` column (seqs).
+MAX_BIGINT = 2**63 - 1
+
 #: ``totals`` columns from a ``SessionRated``'s row.
 RATING_COLUMNS = ("ratings", "rated_rounds", "rated_actual", "rated_drop", "ante_squares", "bonus_squares",
                   "seat_rounds")
@@ -124,13 +138,9 @@ class Writer:
             value = topics.decode(payload)
             if kind == "events" and value is not None and _well_formed(value):
                 batch.event(table, value)
-            elif kind == "meters" and value is not None and isinstance(value.get("seq"), int) \
-                    and isinstance(value.get("meters"), dict):
-                public = value.get("public")
+            elif kind == "meters" and (row := _meters_row(value)) is not None:
                 conn.execute("INSERT INTO meters (table_id, seq, round_no, meters, public_seq) VALUES (%s, %s, %s, "
-                             "%s, %s) ON CONFLICT DO NOTHING",
-                             (table, value["seq"], value.get("round"), json.dumps(value["meters"]),
-                              public if isinstance(public, int) and not isinstance(public, bool) else None))
+                             "%s, %s) ON CONFLICT DO NOTHING", (table, *row))
             else:
                 self.foreign += 1
                 batch.outcome.foreign += 1
@@ -166,7 +176,31 @@ class Writer:
 def _well_formed(value: dict[str, Any]) -> bool:
     record, after = value.get("record"), value.get("after")
     return (isinstance(record, dict) and isinstance(record.get("seq"), int) and isinstance(after, int)
-            and 0 <= after < record["seq"] and isinstance(record.get("type"), str))
+            and 0 <= after < record["seq"] <= MAX_BIGINT and isinstance(record.get("type"), str))
+
+
+def _meters_row(value: dict[str, Any] | None) -> tuple[int, int | None, str, int | None] | None:
+    """``(seq, round_no, meters JSON, public_seq)`` of a ``meters`` message, or None when it is not one: a seq
+    from 1 that a ``bigint`` holds, and ``meters`` an object. A round beyond an ``integer`` is kept as None; a
+    ``public`` that is not a seq from 0 up to the message's own is not the table's (it would show the store
+    behind for good) and is kept as None, the message's ``seq`` standing in."""
+    if value is None or not isinstance(value.get("meters"), dict):
+        return None
+    seq, public = _integer(value.get("seq"), MAX_BIGINT), _integer(value.get("public"), MAX_BIGINT)
+    if seq is None or seq < 1:
+        return None
+    return seq, _integer(value.get("round")), json.dumps(value["meters"]), \
+        public if public is not None and 0 <= public <= seq else None
+
+
+def _bounded(value: Any, limit: int, name: str) -> int:
+    """``value`` as an integer of at most ``limit`` either way; ``ValueError`` naming ``name`` otherwise (the
+    record's figures are then unread, never a batch the database refuses: one table's record must not stop the
+    store for every table)."""
+    number = int(value)
+    if abs(number) > limit:
+        raise ValueError(f"{name} {str(number)[:24]}... is beyond {limit}")
+    return number
 
 
 class _Batch:
@@ -259,75 +293,86 @@ class _Batch:
             return
         try:
             self.figures(table, state, seq, record["type"], data, moment)
-        except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+        except (ValueError, KeyError, TypeError, ZeroDivisionError, DataError) as exc:
             state.unread += 1
             log.error("floor store: table %s record %d (%s): its figures cannot be read (%s): not counted", table,
                       seq, record["type"], exc)
 
     def figures(self, table: str, state: TableState, seq: int, type_: str, data: dict[str, Any],
                 moment: datetime) -> None:
+        """Add record ``seq``'s figures: every value read and checked first (``ValueError``, ``KeyError``,
+        ``TypeError``: the caller counts the record unread, nothing added), then its rows written in a savepoint
+        (a row the database refuses all the same is rolled back alone, the record unread) and only then added to
+        the quarter's totals."""
         meters = Meters()
         meters.in_test = state.in_test
         testing = state.in_test or (type_ == "RoundOpened" and bool(data.get("test")))
         meters.feed(type_, data)
-        state.in_test = meters.in_test
-        quarter = self.totals[(table, quarter_of(moment))]
+        rows: list[tuple[str, tuple[Any, ...]]] = []
+        added: dict[str, Any] = {}
         if type_ in FIGURE_TYPES:
             lifetime = meters.lifetime()
-            added = {name: int(lifetime[name]) for name in FIGURE_COLUMNS}
-            if any(added.values()):
-                self.conn.execute(f"INSERT INTO figures (table_id, seq, time, {', '.join(FIGURE_COLUMNS)}) VALUES "
-                                  f"(%s, %s, %s{', %s' * len(FIGURE_COLUMNS)})", (table, seq, moment,
-                                                                                  *added.values()))
-                for name, amount in added.items():
-                    quarter[name] += amount
+            figures = {name: _bounded(lifetime[name], MAX_AMOUNT, name) for name in FIGURE_COLUMNS}
+            if any(figures.values()):
+                rows.append((f"INSERT INTO figures (table_id, seq, time, {', '.join(FIGURE_COLUMNS)}) VALUES "
+                             f"(%s, %s, %s{', %s' * len(FIGURE_COLUMNS)})", (table, seq, moment, *figures.values())))
+                added = figures
         if type_ == "SeatSettled" and not testing:
             wagers = data["settlement"]["wagers"]
-            amount = lambda name: int(wagers[name]["amount"]) if name in wagers else 0  # noqa: E731
-            self.conn.execute("INSERT INTO seat_rounds (table_id, seq, round_no, seat, time, ante, bonus, wagered, "
-                              "player_net) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                              (table, seq, int(data["round_no"]), int(data["seat"]), moment, amount("ante_across"),
-                               amount("five_card_bonus"), sum(int(w["amount"]) for w in wagers.values()),
-                               int(data["settlement"]["net"])))
-        elif type_ == "SessionRated" and not testing:
-            self.session(table, seq, data, moment, quarter)
+            amounts = {name: _bounded(wager["amount"], MAX_AMOUNT, f"{name}.amount") for name, wager in wagers.items()}
+            rows.append(("INSERT INTO seat_rounds (table_id, seq, round_no, seat, time, ante, bonus, wagered, "
+                         "player_net) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                         (table, seq, _bounded(data["round_no"], MAX_INTEGER, "round_no"),
+                          _bounded(data["seat"], MAX_INTEGER, "seat"), moment, amounts.get("ante_across", 0),
+                          amounts.get("five_card_bonus", 0), sum(amounts.values()),
+                          _bounded(data["settlement"]["net"], MAX_AMOUNT, "net"))))
         elif type_ == "SignificantEvent":
-            self.conn.execute("INSERT INTO significant (table_id, seq, time, code, name, severity) VALUES "
-                              "(%s, %s, %s, %s, %s, %s)", (table, seq, moment, int(data["code"]), str(data["name"]),
-                                                           str(data["severity"])))
+            rows.append(("INSERT INTO significant (table_id, seq, time, code, name, severity) VALUES "
+                         "(%s, %s, %s, %s, %s, %s)", (table, seq, moment, _bounded(data["code"], MAX_INTEGER, "code"),
+                                                      str(data["name"]), str(data["severity"]))))
+        rating = type_ == "SessionRated" and not testing
+        with self.conn.transaction():  # a savepoint: a row refused rolls back this record's rows only
+            for sql, params in rows:
+                self.conn.execute(sql, params)
+            if rating:
+                added = self.session(table, seq, data, moment)
+        state.in_test = meters.in_test
+        quarter = self.totals[(table, quarter_of(moment))]
+        for name, amount in added.items():
+            quarter[name] += amount
 
-    def session(self, table: str, seq: int, data: dict[str, Any], moment: datetime,
-                quarter: dict[str, Any]) -> None:
-        """A ``SessionRated`` and what it adds to its session's previous rating (the seat's rounds after the
-        previous rating's last round, up to its own)."""
+    def session(self, table: str, seq: int, data: dict[str, Any], moment: datetime) -> dict[str, Any]:
+        """Write a ``SessionRated`` and return what it adds to its session's previous rating (the seat's rounds
+        after the previous rating's last round, up to its own), for the quarter's totals. Raises ``ValueError``
+        for a value beyond its column (``_bounded``)."""
         key = session_key(data)
+        seat = _bounded(data["seat"], MAX_INTEGER, "seat")
+        first, last_round = (_bounded(data[name], MAX_INTEGER, name) for name in ("first_round", "last_round"))
+        rounds_now, actual_now = _bounded(data["rounds"], MAX_INTEGER, "rounds"), \
+            _bounded(data["actual_win"], MAX_AMOUNT, "actual_win")
+        handle_now = sum(_bounded(v, MAX_AMOUNT, "handle") for v in data["handle"].values())
         before = self.conn.execute("SELECT rounds, actual_win, theoretical_win, last_round, data->'handle' FROM "
                                    "sessions WHERE table_id = %s AND session_key = %s ORDER BY seq DESC LIMIT 1",
                                    (table, key)).fetchone()
-        rounds, actual, theo, last, handle = before or (0, 0, "0", int(data["first_round"]) - 1, {})
+        rounds, actual, theo, last, handle = before or (0, 0, "0", first - 1, {})
         handle = handle or {}
         theoretical = Fraction(str(data["theoretical_win"]))
         squares = self.conn.execute("SELECT coalesce(sum(ante * ante), 0), coalesce(sum(bonus * bonus), 0), "
                                     "count(*) FROM seat_rounds WHERE table_id = %s AND seat = %s AND round_no > %s "
-                                    "AND round_no <= %s", (table, int(data["seat"]), last,
-                                                           int(data["last_round"]))).fetchone()
-        added = {"ratings": 1, "rated_rounds": int(data["rounds"]) - rounds,
-                 "rated_actual": int(data["actual_win"]) - actual,
-                 "rated_drop": sum(int(v) for v in data["handle"].values()) - sum(int(v) for v in handle.values()),
-                 "ante_squares": int(squares[0]),
+                                    "AND round_no <= %s", (table, seat, last, last_round)).fetchone()
+        added = {"ratings": 1, "rated_rounds": rounds_now - rounds, "rated_actual": actual_now - actual,
+                 "rated_drop": handle_now - sum(int(v) for v in handle.values()), "ante_squares": int(squares[0]),
                  "bonus_squares": int(squares[1]), "seat_rounds": int(squares[2])}
         self.conn.execute(
             "INSERT INTO sessions (table_id, seq, time, session_key, seat, player, first_round, last_round, rounds, "
             "actual_win, theoretical_win, ended, data, added_rounds, added_actual, added_handle, added_theo, "
             "ante_squares, bonus_squares, seat_rounds) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
             "%s, %s, %s, %s, %s, %s, %s)",
-            (table, seq, moment, key, int(data["seat"]), str(data.get("player") or ""), int(data["first_round"]),
-             int(data["last_round"]), int(data["rounds"]), int(data["actual_win"]), str(theoretical),
-             bool(data["ended"]), json.dumps(data), added["rated_rounds"], added["rated_actual"],
+            (table, seq, moment, key, seat, str(data.get("player") or ""), first, last_round, rounds_now, actual_now,
+             str(theoretical), bool(data["ended"]), json.dumps(data), added["rated_rounds"], added["rated_actual"],
              added["rated_drop"], str(theoretical - Fraction(theo)), added["ante_squares"], added["bonus_squares"],
              added["seat_rounds"]))
-        for name, amount in added.items():
-            quarter[name] += amount
+        return added
 
     def finish(self) -> None:
         """Write the totals added up and every table's row."""
@@ -347,5 +392,6 @@ class _Batch:
                               (s.last_seq, s.joined, s.stored, s.repeats, s.held, s.unread, s.in_test, table))
 
 
-def _integer(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _integer(value: Any, limit: int = MAX_INTEGER) -> int | None:
+    """``value`` when it is an integer within ``limit`` either way (an ``integer`` column's by default), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= limit else None
