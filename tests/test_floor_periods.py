@@ -55,3 +55,24 @@ def test_a_table_given_twice_to_audit_is_refused_naming_it(capsys):
     """``floor audit --journal T=a --journal T=b`` used the last silently: refused, status 2, before the broker."""
     assert main(["floor", "audit", "--broker", "h", "--journal", "T=a", "--journal", "T=b"]) == 2
     assert "--journal 'T=b': table T is given twice" in capsys.readouterr().err
+
+
+def test_a_store_that_stops_with_messages_never_written_says_so_and_ends_with_status_1(monkeypatch, capsys):
+    """``floor store`` stopping with received messages its database never took (a batch refused, or the database
+    gone): the summary, then one line saying how many and that the broker keeps them; status 1, not 0."""
+    from controller.floor import store as store_module
+    from controller.floor.store_write import Outcome
+
+    class Stopped:
+        def __init__(self, *args, **kwargs):
+            self.total, self.ever, self.pending, self.refused = Outcome(), {"broker": True, "database": True}, [1, 2], 3
+
+        def run(self, stop):
+            pass
+
+    monkeypatch.setattr(store_module, "FloorStore", Stopped)
+    assert main(["floor", "store", "--dsn", "dbname=x", "--broker", "h", "--for", "1"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("0 table(s): 0 records stored")
+    assert "2 message(s) received were never written (the database refused 3 batch write(s), or went away)" \
+        in captured.err

@@ -127,9 +127,11 @@ class FloorStore:
         self._lost = False
         self._subacks = 0
         self._refusals = LogLimiter(log, interval=60.0)
-        #: what the store did since it started (``Outcome`` summed), and batches written
+        #: what the store did since it started (``Outcome`` summed), batches written, and batch writes the database
+        #: refused (each rolled back, its messages kept to be written again)
         self.total = Outcome()
         self.batches = 0
+        self.refused = 0
 
     # ------------------------------------------------------------------ running
     def run(self, stop: threading.Event) -> None:
@@ -232,6 +234,7 @@ class FloorStore:
                         self.writer.status(self._db, m.table, topics.topic(self.config.prefix, m.table, m.kind),
                                            m.payload, m.at, m.retained, outcome)
         except Exception as exc:  # noqa: BLE001 - rolled back; its messages kept and written again
+            self.refused += 1
             wait = self._db_retry.failed()
             self._refusals.log(logging.ERROR, "floor store batch", "floor store: a batch of %d message(s) was not "
                                "written (%s: %s); nothing of it acknowledged, trying again in %.1f s", len(batch),
