@@ -40,16 +40,21 @@ def positive_float(text: str) -> float:
     return number(text, lambda v: 0.0 < v < math.inf, "a number above 0")
 
 
+#: The most seconds a duration option takes (``--for``, ``--every``): about three years, within what a timer's
+#: wait can hold (a wait of 1e10 s overflows the platform's time).
+MAX_SECONDS = 1e8
+
+
 def seconds(text: str) -> float:
-    """A number of seconds above 0 and finite (``--for``, ``--every``), else an ``ArgumentTypeError`` naming the
-    text."""
-    return number(text, lambda v: 0.0 < v < math.inf, "seconds, a number above 0")
+    """A number of seconds above 0, at most ``MAX_SECONDS`` (``--for``, ``--every``), else an
+    ``ArgumentTypeError`` naming the text."""
+    return number(text, lambda v: 0.0 < v <= MAX_SECONDS, f"seconds, a number above 0 and at most {MAX_SECONDS:g}")
 
 
 def seconds_or_none(text: str) -> float:
-    """A number of seconds from 0 and finite (a ``--for`` of 0: one look, no waiting), else an
+    """A number of seconds from 0 to ``MAX_SECONDS`` (a ``--for`` of 0: one look, no waiting), else an
     ``ArgumentTypeError`` naming the text."""
-    return number(text, lambda v: 0.0 <= v < math.inf, "seconds, a number from 0")
+    return number(text, lambda v: 0.0 <= v <= MAX_SECONDS, f"seconds, a number from 0 to {MAX_SECONDS:g}")
 
 
 def file_path(text: str) -> Path:
