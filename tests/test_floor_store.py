@@ -393,3 +393,32 @@ def test_numbers_beyond_the_columns_from_one_table_never_stop_the_store_for_the_
     assert states["BAD"]["last_seq"] == 4 and states["BAD"]["unread"] == 2  # 10^30 and MAX_AMOUNT + 1
     assert states["GOOD"]["last_seq"] == 2 and drop == {"GOOD": 500}
     assert kept == [(4, None, None)] and rounds[4] is None  # beyond the columns: kept as unknown
+
+
+def test_a_record_under_a_stored_seq_that_is_not_the_one_stored_is_a_conflict_not_a_repeat(dsn):
+    """A journal replaced under the same table id publishes its records from seq 1 again: they are not repeats
+    of the records stored (another time, type or data), so each is dropped and the first written to ``gaps`` as a
+    ``conflict`` (one open conflict a table), which the store's state shows; the same record again is a
+    repeat."""
+    from controller.floor.store_write import Writer
+
+    def record(seq, n, time="2026-12-04T14:10:06.942+00:00"):
+        return ("T-1", "events", topics.encode({"table": "T-1", "after": seq - 1, "record": {
+            "seq": seq, "time": time, "kind": "record", "round": 1, "type": "CardsRevealed", "data": {"n": n}}}))
+
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            writer.write(conn, [record(1, 1), record(2, 2), record(3, 3)])
+        with conn.transaction():
+            again = writer.write(conn, [record(2, 2)])  # the same record: a repeat after a reconnection
+        with conn.transaction():
+            other = writer.write(conn, [record(1, 1, time="2026-12-05T09:00:00+00:00"), record(2, 99)])
+        gaps = conn.execute("SELECT seq, kind FROM gaps WHERE table_id = 'T-1' ORDER BY seq").fetchall()
+        state = store_states(conn)["T-1"]
+        kept = conn.execute("SELECT data FROM records WHERE table_id = 'T-1' AND seq = 2").fetchone()[0]
+    assert (again.repeats, again.gaps) == (1, 0)
+    assert (other.repeats, other.gaps) == (0, 1)
+    assert gaps == [(1, "conflict")] and state["open_gaps"] == 1 and state["last_seq"] == 3
+    assert kept == {"n": 2}  # what was stored stays

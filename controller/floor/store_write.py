@@ -226,8 +226,22 @@ class _Batch:
         seq = record["seq"]
         self.outcome.tables.add(table)
         if seq <= state.last_seq:
-            state.repeats += 1
-            self.outcome.repeats += 1
+            if self._same_as_stored(table, record):
+                state.repeats += 1
+                self.outcome.repeats += 1
+                return
+            # not the record stored under that seq: another journal under the same table id (one replaced); one
+            # open conflict a table, however many of its records come
+            if self.conn.execute("SELECT 1 FROM gaps WHERE table_id = %s AND kind = 'conflict' AND filled_at IS "
+                                 "NULL", (table,)).fetchone():
+                return
+            found = self.conn.execute("INSERT INTO gaps (table_id, last_seq, after_seq, seq, kind) VALUES "
+                                      "(%s, %s, %s, %s, 'conflict') ON CONFLICT DO NOTHING",
+                                      (table, state.last_seq, after, seq)).rowcount
+            self.outcome.gaps += found
+            self.lines.log(logging.ERROR, "floor store conflict", "floor store: table %s: record %d is not the record "
+                           "%d stored: another journal under the same table id; dropped, written to gaps as a "
+                           "conflict", table, seq, seq)
             return
         first = state.last_seq == 0 and state.stored == 0
         if after == state.last_seq or (first and self.join_late):
@@ -254,6 +268,17 @@ class _Batch:
                            "the last stored is %d: %s; held until the records before it arrive", table, seq, after,
                            state.last_seq, "records missing" if kind == "missing" else
                            "it cannot follow any record stored")
+
+    def _same_as_stored(self, table: str, record: dict[str, Any]) -> bool:
+        """True when ``record`` is the one stored under its seq (a repeat): the same type, time and data (a stub's
+        data, or one stored as a stub, left out), or none is stored there (a gap filled meanwhile)."""
+        stored = self.conn.execute("SELECT type, time, data FROM records WHERE table_id = %s AND seq = %s",
+                                   (table, record["seq"])).fetchone()
+        if stored is None:
+            return True
+        type_, moment, data = stored
+        return type_ == record["type"] and moment == parse_time(record.get("time")) and (
+            data is None or record.get("data") is None or data == record["data"])
 
     def release(self, table: str, state: TableState) -> None:
         """Store the held records that now follow the last stored, in order; close the gaps filled."""
