@@ -29,7 +29,7 @@ from controller.control.server import public_record
 from controller.floor import topics
 from controller.floor.audit import Auditor
 from controller.floor.listen import Listener
-from controller.floor.pit import Pit
+from controller.floor.pit import Pit, TableSummary, count_record
 from controller.floor.publisher import SIMULATED_SUFFIX, Progress, progress_path
 from controller.game.table import load_table_config
 from controller.journal.key import init_key, load_key
@@ -859,3 +859,20 @@ def test_every_message_of_test_mode_is_marked_test_also_after_a_restart_within_i
     marks = {e["record"]["seq"]: e.get("test", False) for e in events}
     assert marks == {1: False, 2: True, 3: True, 4: True, 5: True, 6: False}
     assert all("test" not in e or e["test"] is True for e in events)
+
+
+def test_an_amount_beyond_what_a_table_can_record_is_left_out_of_the_watch_and_the_counts():
+    """A wager is at most what a bet sensor reports and a payout stays below 2**53 (controller/game/table.py): a
+    record carrying 10^30, or a mispay of 2**53 + 1, is not a table's; ``floor watch`` counts it malformed and
+    its drop, win and mispays stay as the other records make them."""
+    pit = Pit()
+    _heard(pit, 1, "RoundOpened", {"round_no": 1, "test": False})
+    _heard(pit, 2, "SeatSettled", _settled(1, 1, {"ante_across": {"amount": 10**30, "outcome": "lose", "net": -1}}))
+    _heard(pit, 3, "SeatSettled", _settled(1, 2, {"ante_down": {"amount": 200, "outcome": "lose", "net": -200}}))
+    _heard(pit, 4, "MispayAccepted", {"round_no": 1, "differences": [{"spot": "ante_down", "difference": 2**53 + 1}]})
+    table = pit.tables["T"]
+    assert (table.drop, table.win, table.malformed) == (200, 200, 2)
+    assert table.mispays == {}
+    with pytest.raises(ValueError, match=r"data.differences\[0\].difference is beyond"):
+        count_record(TableSummary(), {"seq": 4, "time": "2026-03-01T10:00:04+00:00", "type": "MispayAccepted",
+                                      "data": {"differences": [{"difference": -(2**53 + 1)}]}})

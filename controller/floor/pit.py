@@ -118,6 +118,12 @@ class Pit:
                 summary.oversized += 1
                 return
             unread = []  # a table's record the meters or the counts cannot read: said, counted once, left out
+            beyond = topics.amount_beyond(record["data"])
+            if beyond is not None:
+                summary.malformed += 1
+                log.warning("floor watch: table %r, record %s: %s is beyond %d minor units", table[:64], seq, beyond,
+                            topics.MAX_AMOUNT)
+                return
             try:
                 if not value.get("test"):  # test mode's records (docs/floor.md): a round opened unheard is left out too
                     summary.meters.feed(str(record.get("type")), record["data"])
@@ -199,7 +205,8 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
     past-posting irregularity, a mispay caught or accepted on its UTC day. The one rule of these counts for
     ``floor watch`` and the pit page (``controller.floor.serve_data``).
 
-    The record comes from a table over the broker: a counted record whose ``data`` is not an object, or a mispay
+    The record comes from a table over the broker: a counted record whose ``data`` is not an object or holds a
+    whole number beyond ``topics.MAX_AMOUNT``, or a mispay
     whose ``differences`` is not a list of objects each with a whole-number ``difference`` (minor units), raises
     ``ValueError`` naming the field, and ``summary`` is left unchanged; each caller counts it as malformed
     (``TableSummary.malformed``), says so and goes on with the next record."""
@@ -210,6 +217,9 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
         data = {}
     if not isinstance(data, dict):
         raise ValueError(f"a {kind} record whose data is not an object: {data!r:.60}")
+    beyond = topics.amount_beyond(data)
+    if beyond is not None:
+        raise ValueError(f"{beyond} is beyond {topics.MAX_AMOUNT} minor units")
     if kind in ("RoundClosed", "RoundVoided"):
         summary.rounds += 1
         try:

@@ -55,10 +55,10 @@ QUARTER = 900
 FIGURE_TYPES = frozenset({"SeatSettled", "RoundClosed", "RoundVoided"})
 #: ``figures`` and ``totals`` columns from a record's meters (``Meters.lifetime()`` keys).
 FIGURE_COLUMNS = ("rounds_closed", "rounds_no_play", "rounds_voided", "rounds_test", "drop", "win")
-#: The largest amount (minor units, absolute) one record's figures may carry: a hundred billion in major units,
-#: beyond any wager; with it a quarter hour's totals stay far inside PostgreSQL's bigint however many records
-#: it holds. A record beyond it is stored, its figures unread (``_Batch.store``), as a record of bad data is.
-MAX_AMOUNT = 10**13
+#: The largest amount (minor units, either way) one record's figures may carry (``topics.MAX_AMOUNT``, below
+#: PostgreSQL's bigint a thousand times over): a record beyond it is stored, its figures unread
+#: (``_Batch.store``), as a record of bad data is.
+MAX_AMOUNT = topics.MAX_AMOUNT
 #: The largest value of an ``integer`` column (round numbers, seats, counts, codes).
 MAX_INTEGER = 2**31 - 1
 #: The largest value of a ``bigint`` column (seqs).

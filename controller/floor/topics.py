@@ -34,7 +34,27 @@ import json
 from typing import Any
 
 KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters", "sessions")
+#: The largest amount (minor units, either way) a table's record carries: a wager is at most what a bet sensor
+#: reports and a payout stays below 2**53 (``controller.game.table.check_amount``). A whole number in a record's
+#: data beyond it is not a table's: readers leave the record's figures out (``amount_beyond``).
+MAX_AMOUNT = 2**53
 ONLINE, OFFLINE = b"online", b"offline"
+
+
+def amount_beyond(value: Any, where: str = "data", depth: int = 0) -> str | None:
+    """Where in ``value`` (a record's data: objects, lists, numbers, text) the first whole number beyond
+    ``MAX_AMOUNT`` either way is, as a path (``data.settlement.net``); None when there is none. Nesting deeper than
+    16 levels counts as beyond (no table nests so deep)."""
+    if depth > 16:
+        return where
+    if isinstance(value, int) and not isinstance(value, bool):
+        return where if abs(value) > MAX_AMOUNT else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = amount_beyond(item, f"{where}.{key}" if isinstance(value, dict) else f"{where}[{key}]", depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def topic(prefix: str, table_id: str, kind: str) -> str:
