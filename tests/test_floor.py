@@ -672,6 +672,20 @@ def test_a_prefix_that_is_not_topic_levels_is_refused_by_the_tools_as_by_table_y
         parse_floor_config(Path("table.yaml"), {"prefix": value}, "CC-01")
 
 
+@pytest.mark.parametrize("value", ["a\x1b[2J", "tab\there", "a" * 129])
+def test_a_prefix_too_long_or_with_a_control_character_is_refused_by_the_tools_as_by_table_yaml(value, capsys):
+    """A prefix of 70,000 characters ended in paho's traceback, one holding ESC was taken (and shown raw in the
+    logs): at most 128 printable characters, by the same rule for ``--prefix`` and ``floor.prefix``."""
+    from controller.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["floor", "watch", "--broker", "127.0.0.1", "--port", str(_closed_port()), "--prefix", value])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "is not a topic prefix of at most 128 printable characters" in err, err
+    with pytest.raises(ConfigError, match="floor.prefix"):
+        parse_floor_config(Path("table.yaml"), {"prefix": value}, "CC-01")
+
+
 def test_a_prefix_of_topic_levels_is_taken_by_the_tools():
     from controller.floor.tools import prefix
 

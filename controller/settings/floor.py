@@ -94,12 +94,21 @@ def parse_floor_config(path: Path, entry: Any, table_id: str) -> FloorConfig:
                        files.get("password_file"), prefix)
 
 
+#: The longest topic prefix (characters): room left in MQTT's 65,535-byte topic for the table's id and the kind.
+MAX_PREFIX = 128
+
+
 def check_prefix(prefix: str) -> str:
     """``prefix`` when it can be the first levels of every topic (``floor.prefix``, the tools' ``--prefix``):
-    one or more levels, none empty, none holding ``+``, ``#``, ``/`` or NUL (MQTT 5 section 4.7); else
-    ``ValueError`` saying so with the text."""
+    one or more levels, none empty, none holding ``+``, ``#``, ``/`` or NUL (MQTT 5 section 4.7), no control
+    character (a topic is shown in logs and terminals), at most ``MAX_PREFIX`` characters; else ``ValueError``
+    saying so with the text (cut)."""
     if any(not level or set(level) & TOPIC_FORBIDDEN for level in prefix.split("/")):
-        raise ValueError(f"{prefix!r} is not MQTT topic levels (no +, #, empty level, or leading or trailing /)")
+        raise ValueError(f"{prefix[:MAX_PREFIX]!r} is not MQTT topic levels (no +, #, empty level, or leading or "
+                         "trailing /)")
+    if len(prefix) > MAX_PREFIX or not prefix.isprintable():
+        raise ValueError(f"{prefix[:MAX_PREFIX]!r} is not a topic prefix of at most {MAX_PREFIX} printable "
+                         "characters")
     return prefix
 
 
