@@ -442,3 +442,11 @@ def test_a_journal_of_table_yaml_in_a_folder_that_does_not_exist_is_refused_like
     _refused_in_one_line(proc, f"crisscross: {table}: journal: {site / 'typo' / 'journal.db'}: no folder "
                                f"{site / 'typo'} ")
     assert not (site / "typo").exists()
+
+
+def test_a_journal_where_files_cannot_be_made_durable_is_named(capsys):
+    """``--journal /proc/self/status``: its folder cannot be fsynced (EINVAL); the line names the folder, not a
+    bare ``Invalid argument``."""
+    assert cli.main(["run", "--simulate", "--rounds", "1", "--journal", "/proc/self/status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("crisscross: /proc/self: ") and err.count("\n") == 1, err

@@ -33,10 +33,14 @@ class JournalKeyError(ValueError):
 
 
 def fsync_folder(folder: Path) -> None:
-    """fsync the folder ``folder``, so that a file just created or renamed in it keeps its name after a power cut."""
+    """fsync the folder ``folder``, so that a file just created or renamed in it keeps its name after a power cut.
+    Raises ``OSError`` naming the folder (one whose file system cannot sync, as /proc, too)."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror} (a folder whose files cannot be made durable)", str(folder)) \
+            from None
     finally:
         os.close(fd)
 

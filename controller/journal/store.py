@@ -123,6 +123,9 @@ def lock_store(store: Path) -> int:
         os.close(fd)
         raise JournalError(f"{store}: in use by another process (a service already running on this journal?): "
                            f"not opened") from None
+    except OSError as exc:  # a file that cannot be locked (one of /proc): named, as an open's error is
+        os.close(fd)
+        raise OSError(exc.errno, exc.strerror, str(store)) from None
     except BaseException:
         os.close(fd)
         raise
