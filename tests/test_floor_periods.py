@@ -67,7 +67,7 @@ def test_a_store_that_stops_with_messages_never_written_says_so_and_ends_with_st
 
     class Stopped:
         def __init__(self, *args, **kwargs):
-            self.total, self.ever, self.pending, self.refused = Outcome(), {"broker": True, "database": True}, [1, 2], 3
+            self.total, self.ever, self.unwritten, self.refused = Outcome(), {"broker": True, "database": True}, 2, 3
 
         def run(self, stop):
             pass

@@ -10,6 +10,7 @@ store holds every public record exactly once.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -422,3 +423,57 @@ def test_a_record_under_a_stored_seq_that_is_not_the_one_stored_is_a_conflict_no
     assert (other.repeats, other.gaps) == (0, 1)
     assert gaps == [(1, "conflict")] and state["open_gaps"] == 1 and state["last_seq"] == 3
     assert kept == {"n": 2}  # what was stored stays
+
+
+def test_no_message_a_table_can_publish_has_the_database_refuse_a_batch(dsn):
+    """What PostgreSQL's ``jsonb`` or a column refuses (``NaN``, ``Infinity``, ``1e400``, a NUL or a lone
+    surrogate in text, nesting 100,000 deep, a ``true`` for a seq) is not in the floor's format: skipped and
+    counted, never a batch refused again and again with every table's records in it. A time whose UTC is beyond
+    year 9999 stores the record, its figures unread, and the pit page still reads every table; a theoretical win
+    written with an exponent is unread at once, not minutes of the store's thread."""
+    from controller.floor.serve_data import PitData
+    from controller.floor.store_write import Writer
+
+    def raw(table, text):
+        return (table, "events", text.encode())
+
+    good = [(("GOOD", "events", topics.encode({"table": "GOOD", "after": seq - 1, "record": {
+        "seq": seq, "time": "2026-12-04T14:10:06+00:00", "kind": "record", "round": 1, "type": "CardsRevealed",
+        "data": {"n": seq}}}))) for seq in (1, 2)]
+    head = '{"table":"EVIL","after":0,"record":{"seq":1,"time":"2026-12-04T14:10:06+00:00","kind":"event","round":1,'
+    hostile = [raw("EVIL", head + '"type":"ButtonPressed","data":{"button":' + value + '}}}')
+               for value in ("NaN", "Infinity", "1e400", '"pa\\u0000id"', '"\\ud800"', "[" * 100000 + "]" * 100000)]
+    hostile.append(raw("EVIL", '{"table":"EVIL","after":false,"record":{"seq":true,"time":"2026-12-04T14:10:06+00:00",'
+                               '"kind":"event","round":1,"type":"ButtonPressed","data":{}}}'))
+    far = ("FAR", "events", topics.encode({"table": "FAR", "after": 0, "record": {
+        "seq": 1, "time": "9999-12-31T23:59:00-14:00", "kind": "record", "round": 1, "type": "RoundClosed",
+        "data": {"round_no": 1, "totals": {"wagered": 0, "player_net": 0}}}}))
+    rated = ("RATED", "events", topics.encode({"table": "RATED", "after": 0, "record": {
+        "seq": 1, "time": "2026-12-04T14:10:06+00:00", "kind": "record", "round": 1, "type": "SessionRated",
+        "data": {"seat": 1, "player": "", "first_round": 1, "last_round": 1, "rounds": 1, "actual_win": 0,
+                 "theoretical_win": "1e30000000", "ended": False, "handle": {}}}}))
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            outcome = writer.write(conn, [good[0], *hostile, far, rated, good[1]])
+        states = store_states(conn)
+        pit = PitData(dt.time(6), tz=dt.timezone.utc).poll(conn)
+    assert (outcome.stored, outcome.foreign) == (4, len(hostile))
+    assert "EVIL" not in states and states["GOOD"]["last_seq"] == 2
+    assert (states["FAR"]["unread"], states["RATED"]["unread"]) == (1, 1)
+    assert {row["table"] for row in pit["tables"]} == {"GOOD", "FAR", "RATED"}
+
+
+def test_a_store_stopped_with_messages_it_never_wrote_counts_them(dsn):
+    """``FloorStore.close`` gives unacknowledged messages back to the broker and counts them (``unwritten``), which
+    ``floor store`` reports with status 1 (docs/backoffice.md)."""
+    from controller.floor.store import Received
+
+    from tests.test_floor import _closed_port
+
+    store = FloorStore(FloorConfig(True, "127.0.0.1", _closed_port()), dsn)
+    now = dt.datetime.now(dt.timezone.utc)
+    store.pending += [Received(1, 1, "T", "events", b"{}", now, False), Received(2, 1, "T", "events", b"{}", now, False)]
+    store.close()
+    assert (store.unwritten, store.pending) == (2, [])

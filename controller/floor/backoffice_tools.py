@@ -229,8 +229,8 @@ def _store(args: argparse.Namespace, config: Any) -> int:
         print(f"crisscross floor store: never reached the {' nor the '.join(never)}: nothing could be stored",
               file=sys.stderr)
         return 1
-    if store.pending:  # unacknowledged: the broker keeps them in the store's session for its next start
-        print(f"crisscross floor store: {len(store.pending)} message(s) received were never written (the database "
+    if store.unwritten:  # unacknowledged: the broker keeps them in the store's session for its next start
+        print(f"crisscross floor store: {store.unwritten} message(s) received were never written (the database "
               f"refused {store.refused} batch write(s), or went away); the broker keeps them for the next start",
               file=sys.stderr)
         return 1

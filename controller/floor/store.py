@@ -132,6 +132,8 @@ class FloorStore:
         self.total = Outcome()
         self.batches = 0
         self.refused = 0
+        #: messages received and never written, given back to the broker at a close (``close``)
+        self.unwritten = 0
 
     # ------------------------------------------------------------------ running
     def run(self, stop: threading.Event) -> None:
@@ -189,6 +191,7 @@ class FloorStore:
             if client.socket():
                 client.socket().close()
         self.connected = False
+        self.unwritten += len(self.pending)  # unacknowledged: the broker sends them again to the next start
         self.pending.clear()
         self._close_db()
 

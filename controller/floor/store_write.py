@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -107,9 +108,12 @@ def parse_time(text: Any) -> datetime | None:
     """A record's ``time`` (ISO 8601 with its offset) as an aware datetime; None when it is not one."""
     try:
         moment = datetime.fromisoformat(str(text))
-    except ValueError:
+        if moment.tzinfo is None:
+            return None
+        moment.astimezone(timezone.utc)  # a time whose UTC is outside years 1 to 9999 is not a table's
+    except (ValueError, OverflowError):
         return None
-    return moment if moment.tzinfo is not None else None
+    return moment
 
 
 def session_key(data: dict[str, Any]) -> str:
@@ -175,8 +179,9 @@ class Writer:
 
 def _well_formed(value: dict[str, Any]) -> bool:
     record, after = value.get("record"), value.get("after")
-    return (isinstance(record, dict) and isinstance(record.get("seq"), int) and isinstance(after, int)
-            and 0 <= after < record["seq"] <= MAX_BIGINT and isinstance(record.get("type"), str))
+    return (isinstance(record, dict) and _integer(record.get("seq"), MAX_BIGINT) is not None
+            and _integer(after, MAX_BIGINT) is not None and 0 <= after < record["seq"]
+            and isinstance(record.get("type"), str))
 
 
 def _meters_row(value: dict[str, Any] | None) -> tuple[int, int | None, str, int | None] | None:
@@ -191,6 +196,16 @@ def _meters_row(value: dict[str, Any] | None) -> tuple[int, int | None, str, int
         return None
     return seq, _integer(value.get("round")), json.dumps(value["meters"]), \
         public if public is not None and 0 <= public <= seq else None
+
+
+def _fraction(value: Any) -> Fraction:
+    """A ``SessionRated``'s exact theoretical win, written ``p/q`` or ``p`` (whole numbers of at most 200 digits
+    each), as a Fraction; ``ValueError`` for anything else (``1e30000000`` would take the store's thread for
+    minutes)."""
+    text = str(value)
+    if not re.fullmatch(r"-?\d{1,200}(/\d{1,200})?", text):
+        raise ValueError(f"theoretical_win {text[:40]!r} is not p/q")
+    return Fraction(text)
 
 
 def _bounded(value: Any, limit: int, name: str) -> int:
@@ -381,7 +396,7 @@ class _Batch:
                                    (table, key)).fetchone()
         rounds, actual, theo, last, handle = before or (0, 0, "0", first - 1, {})
         handle = handle or {}
-        theoretical = Fraction(str(data["theoretical_win"]))
+        theoretical = _fraction(data["theoretical_win"])
         squares = self.conn.execute("SELECT coalesce(sum(ante * ante), 0), coalesce(sum(bonus * bonus), 0), "
                                     "count(*) FROM seat_rounds WHERE table_id = %s AND seat = %s AND round_no > %s "
                                     "AND round_no <= %s", (table, seat, last, last_round)).fetchone()

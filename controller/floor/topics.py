@@ -81,10 +81,50 @@ def encode(value: dict[str, Any]) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def decode(payload: bytes) -> dict[str, Any] | None:
-    """A JSON object payload, or None for one that is not (a consumer never stops on a foreign message)."""
+#: The deepest a message's JSON may nest (a table's records nest a few levels).
+MAX_DEPTH = 32
+
+
+def _refuse(text: str) -> Any:
+    raise ValueError(f"{text} is not a JSON number every reader takes")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        _refuse(text)
+    return value
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` nests at most ``MAX_DEPTH`` levels and holds no text PostgreSQL's ``jsonb`` refuses (a
+    NUL, a lone surrogate)."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, str):
+        return "\x00" not in value and value.isascii() or _utf8(value)
+    if isinstance(value, dict):
+        return all(_plain(key, depth + 1) and _plain(item, depth + 1) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_plain(item, depth + 1) for item in value)
+    return True
+
+
+def _utf8(text: str) -> bool:
     try:
-        value = json.loads(payload)
-    except (UnicodeDecodeError, ValueError):
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (``\ud800``)
+        return False
+    return "\x00" not in text
+
+
+def decode(payload: bytes) -> dict[str, Any] | None:
+    """A JSON object payload, or None for one that is not, or that not every reader can take: ``NaN``,
+    ``Infinity`` or a number beyond a float (``1e400``), a NUL or a lone surrogate in any text, nesting deeper
+    than ``MAX_DEPTH`` (a consumer never stops on a foreign message, and the store never has its database refuse
+    one)."""
+    try:
+        value = json.loads(payload, parse_constant=_refuse, parse_float=_finite)
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) else None
+    return value if isinstance(value, dict) and _plain(value) else None
