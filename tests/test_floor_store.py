@@ -477,3 +477,34 @@ def test_a_store_stopped_with_messages_it_never_wrote_counts_them(dsn):
     store.pending += [Received(1, 1, "T", "events", b"{}", now, False), Received(2, 1, "T", "events", b"{}", now, False)]
     store.close()
     assert (store.unwritten, store.pending) == (2, [])
+
+
+def test_a_message_the_database_refuses_alone_is_skipped_and_the_other_tables_go_on(mosquitto, dsn, monkeypatch,
+                                                                                       caplog):
+    """Whatever the checks miss: a batch the database refuses for its data is written again one message a
+    transaction, and the one message it refuses alone (here a table's record made to fail as a ``DataError``
+    would) is skipped, acknowledged and counted; every other message of the batch, and of the other tables, is
+    stored."""
+    from controller.floor.store_write import Writer
+
+    write = Writer.write
+
+    def refusing(self, conn, messages):
+        if any(b'"n": 13' in payload or b'"n":13' in payload for _, _, payload in messages):
+            raise psycopg.errors.DataError("a value the database refuses")
+        return write(self, conn, messages)
+
+    monkeypatch.setattr(Writer, "write", refusing)
+    publisher = Publisher(mosquitto.port)
+    try:
+        with store_running(mosquitto.port, dsn) as store:
+            publisher.send("T-1", (1, 0), (2, 1))
+            publisher.send("T-13", (13, 12))  # the record the database refuses
+            publisher.send("T-1", (3, 2), (4, 3))
+            wait_until(lambda: _last_seq(dsn, "T-1") == 4 and store.skipped == 1, 60, "T-1 stored past the refusal")
+            assert store.total.foreign == 1
+    finally:
+        publisher.close()
+    assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-1' ORDER BY seq") == [(1,), (2,), (3,), (4,)]
+    assert _query(dsn, "SELECT count(*) FROM records WHERE table_id = 'T-13'") == [(0,)]
+    assert "table T-13: a events message the database refuses (DataError: a value the database refuses)" in caplog.text

@@ -134,6 +134,10 @@ class FloorStore:
         self.refused = 0
         #: messages received and never written, given back to the broker at a close (``close``)
         self.unwritten = 0
+        #: messages still to write one a transaction after a batch the database refused for its data, and those
+        #: it refused alone (``_flush``)
+        self._isolating = 0
+        self.skipped = 0
 
     # ------------------------------------------------------------------ running
     def run(self, stop: threading.Event) -> None:
@@ -226,8 +230,15 @@ class FloorStore:
                 log.debug("floor store: database close: %s", exc)
 
     def _flush(self) -> None:
-        """Write the oldest batch in one transaction; acknowledge its messages once committed."""
-        batch = self.pending[:self.batch]
+        """Write the oldest batch in one transaction; acknowledge its messages once committed.
+
+        A batch the database refuses for its data, not for a lost connection, is written again one message a
+        transaction (``_isolating`` messages): a message the database refuses alone is a table's defect, not the
+        floor's: logged with its table and topic, acknowledged and counted as not in the floor's format
+        (``skipped``), so that one table's message never stops the store for every table."""
+        import psycopg
+
+        batch = self.pending[:1 if self._isolating else self.batch]
         try:
             with self._db.transaction():
                 outcome = self.writer.write(self._db, [(m.table, m.kind, m.payload) for m in batch
@@ -238,6 +249,15 @@ class FloorStore:
                                            m.payload, m.at, m.retained, outcome)
         except Exception as exc:  # noqa: BLE001 - rolled back; its messages kept and written again
             self.refused += 1
+            if isinstance(exc, psycopg.DatabaseError) and not isinstance(exc, psycopg.OperationalError):
+                if len(batch) > 1:  # which message: each alone from now, as many as the batch held
+                    self._isolating = len(batch)
+                    log.warning("floor store: the database refused a batch of %d message(s) for its data (%s): "
+                                "writing them one at a time", len(batch), type(exc).__name__)
+                else:
+                    self._skip(batch[0], exc)
+                self._close_db()
+                return
             wait = self._db_retry.failed()
             self._refusals.log(logging.ERROR, "floor store batch", "floor store: a batch of %d message(s) was not "
                                "written (%s: %s); nothing of it acknowledged, trying again in %.1f s", len(batch),
@@ -247,10 +267,22 @@ class FloorStore:
         for m in batch:
             self._client.ack(m.mid, m.qos)
         del self.pending[:len(batch)]
+        self._isolating = max(0, self._isolating - len(batch))
         self.batches += 1
         for name in ("stored", "repeats", "held", "gaps", "foreign", "statuses"):
             setattr(self.total, name, getattr(self.total, name) + getattr(outcome, name))
         self.total.tables |= outcome.tables
+
+    def _skip(self, message: Received, exc: Exception) -> None:
+        """Acknowledge ``message`` unwritten: the database refused it alone (``_flush``)."""
+        self._client.ack(message.mid, message.qos)
+        self.pending.remove(message)
+        self._isolating = max(0, self._isolating - 1)
+        self.total.foreign += 1
+        self.skipped += 1
+        log.error("floor store: table %s: a %s message the database refuses (%s: %s) is skipped, acknowledged and "
+                  "counted as not in the floor's format", message.table, message.kind, type(exc).__name__,
+                  str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "")
 
     # ------------------------------------------------------------------ the broker
     def _open_broker(self) -> None:
