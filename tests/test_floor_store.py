@@ -359,7 +359,8 @@ def test_numbers_beyond_the_columns_from_one_table_never_stop_the_store_for_the_
     """A table's record with an amount of 10^30, a round beyond an ``integer`` and ``meters`` messages with seqs
     beyond a ``bigint`` (a defect or a hostile table): the batch is written, the record stored with its figures
     unread, the message not in the floor's format skipped; the other table's records and figures go on."""
-    from controller.floor.store_write import MAX_AMOUNT, Writer
+    from controller.floor.store_write import Writer
+    from controller.floor.topics import MAX_AMOUNT
 
     def record(table, seq, type_, data, round_no=1):
         return (table, "events", topics.encode({"table": table, "after": seq - 1, "record": {

@@ -4,11 +4,12 @@ Per table: ``status`` (online/offline), the round and its state (from ``state``)
 closed or voided over the time between the first and the last round end heard, by the records' own times),
 drop and win of the records heard by the meters' rule (``controller.round.meters.Meters`` fed every record heard,
 as ``crisscross meters`` reads a journal: stakes settled and the house's ``taken - paid``; test rounds left out,
-by their ``RoundOpened`` and by the ``test`` mark of every message sent in test mode),
-faults raised and past-posting irregularities, in minor units as the journal keeps them; today's mispays (``PayoutChecked`` readings that differed: caught; ``MispayAccepted``: accepted by a
-supervisor), each as a count and an amount (the sum of the spots' differences, short and over alike, as the
-metrics count them); and the hole-card alerts heard on ``alerts`` (when the broker lets the watcher read them),
-listed under the table with the supervisor who acknowledged each (``AlertAcknowledged``, on ``alerts`` too).
+by their ``RoundOpened`` and by the ``test`` mark of every message sent in test mode), faults raised and
+past-posting irregularities, in minor units as the journal keeps them; today's mispays (``PayoutChecked``
+readings that differed: caught; ``MispayAccepted``: accepted by a supervisor), each as a count and an amount
+(the sum of the spots' differences, short and over alike, as the metrics count them); and the hole-card alerts
+heard on ``alerts`` (when the broker lets the watcher read them), listed under the table with the supervisor who
+acknowledged each (``AlertAcknowledged``, on ``alerts`` too).
 Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
 """
 
@@ -54,7 +55,8 @@ class TableSummary:
     gaps: int = 0
     #: events heard as marked stubs (``oversized``): their data is in the journal only
     oversized: int = 0
-    #: events whose data the meters could not read (``Meters.feed``'s ``ValueError``): logged, left out
+    #: events the meters or the counts could not read, or carrying an amount beyond ``topics.MAX_AMOUNT``:
+    #: logged, left out
     malformed: int = 0
     #: per day (UTC, by the records' own times): ``{"caught": [count, amount], "accepted": [count, amount]}``
     mispays: dict[date, dict[str, list[int]]] = field(default_factory=dict)
@@ -206,8 +208,8 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
     ``floor watch`` and the pit page (``controller.floor.serve_data``).
 
     The record comes from a table over the broker: a counted record whose ``data`` is not an object or holds a
-    whole number beyond ``topics.MAX_AMOUNT``, or a mispay
-    whose ``differences`` is not a list of objects each with a whole-number ``difference`` (minor units), raises
+    whole number beyond ``topics.MAX_AMOUNT``, or a mispay whose ``differences`` is not a list of objects each
+    with a whole-number ``difference`` (minor units), raises
     ``ValueError`` naming the field, and ``summary`` is left unchanged; each caller counts it as malformed
     (``TableSummary.malformed``), says so and goes on with the next record."""
     kind, data = record.get("type"), record.get("data")

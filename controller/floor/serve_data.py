@@ -143,8 +143,8 @@ def fault_stands(records: list[dict[str, Any]]) -> bool:
 
 def phase(rnd: RoundRecord, faulted: bool) -> str:
     """The last step of a round its records show, in words: ``voided``, ``closed``, ``fault`` (``faulted``: a
-    fault raised and not cleared, ``fault_stands``), ``settlement`` (a seat settled or paid), ``<step> turned`` (the last community cards
-    turned: across, down, middle), ``<decision> decided`` (the decisions recorded at the dealer's confirm, their
+    fault raised and not cleared, ``fault_stands``), ``settlement`` (a seat settled or paid), ``<step> turned``
+    (the last community cards turned: across, down, middle), ``<decision> decided`` (the decisions recorded at the dealer's confirm, their
     cards not yet turned), ``wagers locked``, else ``betting``; `` (test)`` after it for a round of test mode
     (NY 9 NYCRR 5319.58). The order of a round: NY 9 NYCRR 5324.39(e)."""
     if rnd.voided is not None:

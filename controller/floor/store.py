@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 from controller.floor import topics
 from controller.floor.migrate import migrate
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
+from controller.floor.report_tool import database_error
 from controller.floor.store_write import Outcome, Writer
 from controller.settings.floor import FloorConfig
 from drivers.ratelog import LogLimiter
@@ -280,9 +281,8 @@ class FloorStore:
         self._isolating = max(0, self._isolating - 1)
         self.total.foreign += 1
         self.skipped += 1
-        log.error("floor store: table %s: a %s message the database refuses (%s: %s) is skipped, acknowledged and "
-                  "counted as not in the floor's format", message.table, message.kind, type(exc).__name__,
-                  str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "")
+        log.error("floor store: table %s: a %s message the database refuses (%s) is skipped, acknowledged and "
+                  "counted as not in the floor's format", message.table, message.kind, database_error(exc))
 
     # ------------------------------------------------------------------ the broker
     def _open_broker(self) -> None:

@@ -56,10 +56,6 @@ QUARTER = 900
 FIGURE_TYPES = frozenset({"SeatSettled", "RoundClosed", "RoundVoided"})
 #: ``figures`` and ``totals`` columns from a record's meters (``Meters.lifetime()`` keys).
 FIGURE_COLUMNS = ("rounds_closed", "rounds_no_play", "rounds_voided", "rounds_test", "drop", "win")
-#: The largest amount (minor units, either way) one record's figures may carry (``topics.MAX_AMOUNT``, below
-#: PostgreSQL's bigint a thousand times over): a record beyond it is stored, its figures unread
-#: (``_Batch.store``), as a record of bad data is.
-MAX_AMOUNT = topics.MAX_AMOUNT
 #: The largest value of an ``integer`` column (round numbers, seats, counts, codes).
 MAX_INTEGER = 2**31 - 1
 #: The largest value of a ``bigint`` column (seqs).
@@ -352,20 +348,21 @@ class _Batch:
         added: dict[str, Any] = {}
         if type_ in FIGURE_TYPES:
             lifetime = meters.lifetime()
-            figures = {name: _bounded(lifetime[name], MAX_AMOUNT, name) for name in FIGURE_COLUMNS}
+            figures = {name: _bounded(lifetime[name], topics.MAX_AMOUNT, name) for name in FIGURE_COLUMNS}
             if any(figures.values()):
                 rows.append((f"INSERT INTO figures (table_id, seq, time, {', '.join(FIGURE_COLUMNS)}) VALUES "
                              f"(%s, %s, %s{', %s' * len(FIGURE_COLUMNS)})", (table, seq, moment, *figures.values())))
                 added = figures
         if type_ == "SeatSettled" and not testing:
             wagers = data["settlement"]["wagers"]
-            amounts = {name: _bounded(wager["amount"], MAX_AMOUNT, f"{name}.amount") for name, wager in wagers.items()}
+            amounts = {name: _bounded(wager["amount"], topics.MAX_AMOUNT, f"{name}.amount")
+                       for name, wager in wagers.items()}
             rows.append(("INSERT INTO seat_rounds (table_id, seq, round_no, seat, time, ante, bonus, wagered, "
                          "player_net) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                          (table, seq, _bounded(data["round_no"], MAX_INTEGER, "round_no"),
                           _bounded(data["seat"], MAX_INTEGER, "seat"), moment, amounts.get("ante_across", 0),
                           amounts.get("five_card_bonus", 0), sum(amounts.values()),
-                          _bounded(data["settlement"]["net"], MAX_AMOUNT, "net"))))
+                          _bounded(data["settlement"]["net"], topics.MAX_AMOUNT, "net"))))
         elif type_ == "SignificantEvent":
             rows.append(("INSERT INTO significant (table_id, seq, time, code, name, severity) VALUES "
                          "(%s, %s, %s, %s, %s, %s)", (table, seq, moment, _bounded(data["code"], MAX_INTEGER, "code"),
@@ -389,8 +386,8 @@ class _Batch:
         seat = _bounded(data["seat"], MAX_INTEGER, "seat")
         first, last_round = (_bounded(data[name], MAX_INTEGER, name) for name in ("first_round", "last_round"))
         rounds_now, actual_now = _bounded(data["rounds"], MAX_INTEGER, "rounds"), \
-            _bounded(data["actual_win"], MAX_AMOUNT, "actual_win")
-        handle_now = sum(_bounded(v, MAX_AMOUNT, "handle") for v in data["handle"].values())
+            _bounded(data["actual_win"], topics.MAX_AMOUNT, "actual_win")
+        handle_now = sum(_bounded(v, topics.MAX_AMOUNT, "handle") for v in data["handle"].values())
         before = self.conn.execute("SELECT rounds, actual_win, theoretical_win, last_round, data->'handle' FROM "
                                    "sessions WHERE table_id = %s AND session_key = %s ORDER BY seq DESC LIMIT 1",
                                    (table, key)).fetchone()

@@ -31,6 +31,7 @@ Under ``{prefix}/{table_id}/``:
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters", "sessions")
@@ -38,14 +39,16 @@ KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meter
 #: reports and a payout stays below 2**53 (``controller.game.table.check_amount``). A whole number in a record's
 #: data beyond it is not a table's: readers leave the record's figures out (``amount_beyond``).
 MAX_AMOUNT = 2**53
+#: The deepest a message's JSON may nest (a table's records nest a few levels): ``decode`` refuses deeper.
+MAX_DEPTH = 32
 ONLINE, OFFLINE = b"online", b"offline"
 
 
 def amount_beyond(value: Any, where: str = "data", depth: int = 0) -> str | None:
     """Where in ``value`` (a record's data: objects, lists, numbers, text) the first whole number beyond
     ``MAX_AMOUNT`` either way is, as a path (``data.settlement.net``); None when there is none. Nesting deeper than
-    16 levels counts as beyond (no table nests so deep)."""
-    if depth > 16:
+    ``MAX_DEPTH`` (which ``decode`` refuses) counts as beyond."""
+    if depth > MAX_DEPTH:
         return where
     if isinstance(value, int) and not isinstance(value, bool):
         return where if abs(value) > MAX_AMOUNT else None
@@ -81,17 +84,13 @@ def encode(value: dict[str, Any]) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-#: The deepest a message's JSON may nest (a table's records nest a few levels).
-MAX_DEPTH = 32
-
-
 def _refuse(text: str) -> Any:
     raise ValueError(f"{text} is not a JSON number every reader takes")
 
 
 def _finite(text: str) -> float:
     value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):  # 1e400 reads as infinity
         _refuse(text)
     return value
 
@@ -102,7 +101,7 @@ def _plain(value: Any, depth: int = 0) -> bool:
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, str):
-        return "\x00" not in value and value.isascii() or _utf8(value)
+        return _utf8(value)
     if isinstance(value, dict):
         return all(_plain(key, depth + 1) and _plain(item, depth + 1) for key, item in value.items())
     if isinstance(value, list):
@@ -111,11 +110,14 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (``\ud800``)
+    """True when ``text`` holds no NUL and encodes to UTF-8 (no lone surrogate, ``\ud800``)."""
+    if "\x00" in text:
         return False
-    return "\x00" not in text
+    try:
+        text.isascii() or text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def decode(payload: bytes) -> dict[str, Any] | None:
