@@ -1,5 +1,5 @@
-"""``python -m controller`` runs the ``crisscross`` command line (see ``controller.cli.main``)."""
+"""``python -m controller`` runs the ``crisscross`` command line (see ``controller.cli.entry``)."""
 
-from controller.cli.main import main
+from controller.cli.entry import main
 
 raise SystemExit(main())

@@ -84,3 +84,39 @@ def test_ctrl_c_inside_compiled_code_ends_with_the_same_line(monkeypatch, capsys
     monkeypatch.setattr(cli, "_main", broken)
     with pytest.raises(SystemError, match="a defect"):
         cli.main(["rating"])
+
+
+#: A process that sends itself SIGINT while orjson's compiled module initialises (it imports ``uuid`` from its
+#: init, inside the command line's loading), then runs ``crisscross --version`` through the program's entry, and
+#: prints the SIGINT handler left in place.
+_INTERRUPTED_WHILE_LOADING = """
+import os, signal, sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "uuid":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Interrupt())
+from controller.cli.entry import main
+status = main(["--version"])
+print("handler restored:", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+raise SystemExit(status)
+"""
+
+
+def test_ctrl_c_while_the_command_line_loads_ends_with_the_same_line():
+    """SIGINT inside orjson's initialisation (a ``KeyboardInterrupt`` raised there crashes the interpreter with a
+    segmentation fault) is held until the command line is loaded, then ends the program as any interrupt does:
+    one line, status 130, the command not run; the usual SIGINT handler is back afterwards
+    (controller/cli/entry.py)."""
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_WHILE_LOADING], capture_output=True, text=True,
+                          timeout=PATIENCE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert (done.returncode, done.stderr) == (130, "crisscross: interrupted\n")
+    assert done.stdout == "handler restored: True\n"  # and no version printed: the command did not run
+
+
+def test_the_program_runs_its_command_when_not_interrupted():
+    """The entry with no interrupt runs the command (``--version``: the version on standard output, status 0)."""
+    done = subprocess.run([sys.executable, "-m", "controller", "--version"], capture_output=True, text=True,
+                          timeout=PATIENCE)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr

@@ -1,0 +1,30 @@
+"""The ``crisscross`` program's entry (``[project.scripts]``, ``python -m controller``): the command line loaded
+with Ctrl-C held back, then run.
+
+A SIGINT that lands while a compiled extension initialises (orjson 3's, imported by the command line: a
+``KeyboardInterrupt`` raised inside its import ends the interpreter with a segmentation fault, status -11) is
+held until the command line is loaded, and then ends the program as an interrupt anywhere else does
+(``controller.cli.main.main``): one line on standard error, status 130. Only the loading is covered: a
+command that imports more later (``run``, the analysis) handles its own interrupts.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Load ``controller.cli.main`` with SIGINT held back, then run ``main(argv)`` and return its exit status;
+    130 with ``crisscross: interrupted`` on standard error, the command not run, when SIGINT came during the
+    loading. Called from the main thread (a signal's handler can be set only there)."""
+    held: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        from controller.cli.main import main as command_line
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if held:
+        print("crisscross: interrupted", file=sys.stderr)
+        return 130
+    return command_line(argv)
