@@ -26,8 +26,10 @@ One thread (the caller's, ``FloorStore.run``) owns the MQTT client and the datab
 - Batches of at most ``BATCH`` messages, one transaction each (``controller.floor.store_write.Writer``).
 - Reconnection: a lost broker or database is tried again after ``RETRY_MIN`` seconds, doubling to ``RETRY_MAX``;
   a broker connection lost forgets the messages not acknowledged (they come again); a database error rolls the
-  batch back and keeps its messages, written again once connected (never skipped: a batch refused for another
-  reason than the connection is logged and tried again, as the publisher never skips a record).
+  batch back and keeps its messages, written again once connected (never skipped: a batch refused for the
+  database's own reasons, a privilege revoked or a database gone read-only, is logged and tried again, as the
+  publisher never skips a record; only a message whose own data the database refuses alone is skipped,
+  ``refused_for_data``).
 - The schema is migrated at the first connection (``controller.floor.migrate``).
 """
 
@@ -233,12 +235,12 @@ class FloorStore:
     def _flush(self) -> None:
         """Write the oldest batch in one transaction; acknowledge its messages once committed.
 
-        A batch the database refuses for its data, not for a lost connection, is written again one message a
+        A batch the database refuses for its data (``refused_for_data``) is written again one message a
         transaction (``_isolating`` messages): a message the database refuses alone is a table's defect, not the
         floor's: logged with its table and topic, acknowledged and counted as not in the floor's format
-        (``skipped``), so that one table's message never stops the store for every table."""
-        import psycopg
-
+        (``skipped``), so that one table's message never stops the store for every table. A batch refused for any
+        other reason (a lost connection, a privilege revoked, a database gone read-only) is the database's: nothing
+        of it is skipped, and it is written again after ``Backoff``'s wait."""
         batch = self.pending[:1 if self._isolating else self.batch]
         try:
             with self._db.transaction():
@@ -250,7 +252,7 @@ class FloorStore:
                                            m.payload, m.at, m.retained, outcome)
         except Exception as exc:  # noqa: BLE001 - rolled back; its messages kept and written again
             self.refused += 1
-            if isinstance(exc, psycopg.DatabaseError) and not isinstance(exc, psycopg.OperationalError):
+            if refused_for_data(exc):
                 if len(batch) > 1:  # which message: each alone from now, as many as the batch held
                     self._isolating = len(batch)
                     log.warning("floor store: the database refused a batch of %d message(s) for its data (%s): "
@@ -349,6 +351,19 @@ class FloorStore:
         self.connected = self.subscribed = False
         self.pending.clear()
         self._broker_retry.failed()
+
+
+def refused_for_data(exc: BaseException) -> bool:
+    """True when the database refused a write for the data it was given, which a message's own content can cause:
+    SQLSTATE class 22 (data exception: ``psycopg.DataError``), 23 (integrity constraint violation:
+    ``psycopg.IntegrityError``) or 54 (program limit exceeded: a value too large for an index, such as a table id
+    of thousands of characters); PostgreSQL's Appendix A, "Error Codes". False for every other refusal: the
+    connection lost (class 08, 57), a privilege revoked (42501), a database read-only (25006), a lock or a deadlock
+    (55, 40), which no message causes and none may be skipped for."""
+    import psycopg
+
+    return isinstance(exc, (psycopg.DataError, psycopg.IntegrityError)) or (
+        isinstance(exc, psycopg.Error) and str(exc.sqlstate or "").startswith("54"))
 
 
 def _psycopg_connect(dsn: str) -> Any:
