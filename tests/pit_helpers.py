@@ -28,6 +28,7 @@ from controller.floor import topics
 from controller.floor.migrate import migrate
 from controller.floor.serve import PitServer, Reports, ServeConfig, check_config
 from controller.floor.serve_data import PitData, Poller
+from controller.floor.store_health import SILENT_AFTER
 from controller.floor.store_write import Writer
 from controller.game.paytable import load_jurisdiction
 from controller.game.table import load_table_config
@@ -89,13 +90,14 @@ def meters_at(journal: Path, seq: int) -> dict[str, int]:
 
 
 @contextmanager
-def pit_served(dsn: str, folder: Path, start: dt.time, *, every: float = 0.5, **config: Any):
+def pit_served(dsn: str, folder: Path, start: dt.time, *, every: float = 0.5,
+               silent_after: float = SILENT_AFTER, **config: Any):
     """The pit page on 127.0.0.1 (any free port) in this process for the block, its figures read every
-    ``every`` seconds, sue (supervisor) and dan (dealer) in its operators file; ``config``: fields of
-    ``ServeConfig`` to change. Yields the ``PitServer``."""
+    ``every`` seconds, a store silent after ``silent_after`` seconds without a write, sue (supervisor) and dan
+    (dealer) in its operators file; ``config``: fields of ``ServeConfig`` to change. Yields the ``PitServer``."""
     settings = ServeConfig(operators_file(folder), "127.0.0.1", 0, **config)
     check_config(settings)
-    poller = Poller(dsn, PitData(start), every)
+    poller = Poller(dsn, PitData(start, store_silent_after=silent_after), every)
     poller.first()
     reports = Reports(dsn, start, round_variance(load_jurisdiction("ny")))
     server = PitServer(settings, poller, reports)

@@ -59,6 +59,12 @@ def _query(dsn: str, sql: str, *params):
         return conn.execute(sql, params).fetchall()
 
 
+def _execute(dsn: str, sql: str) -> None:
+    """Run ``sql`` (no rows) as the server's superuser."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql)
+
+
 @contextmanager
 def store_running(port: int, dsn: str, **options):
     """A ``FloorStore`` on a thread of its own for the block, stopped after it."""
@@ -509,3 +515,57 @@ def test_a_message_the_database_refuses_alone_is_skipped_and_the_other_tables_go
     assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-1' ORDER BY seq") == [(1,), (2,), (3,), (4,)]
     assert _query(dsn, "SELECT count(*) FROM records WHERE table_id = 'T-13'") == [(0,)]
     assert "table T-13: a events message the database refuses (DataError: a value the database refuses)" in caplog.text
+
+
+def writer_role(dsn: str, role: str = "store_writer") -> str:
+    """A login role ``role`` that may do in ``dsn``'s database (migrated here) what the store does there: its
+    connection string. Roles are the server's: made once, granted in each database."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        conn.execute(f"DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN "
+                     f"CREATE ROLE {role} LOGIN; END IF; END$$")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+        conn.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    return dsn.replace("postgresql://postgres@", f"postgresql://{role}@", 1)
+
+
+def test_a_database_that_refuses_the_stores_writes_for_its_own_reasons_has_nothing_skipped(mosquitto, dsn):
+    """A privilege revoked (or a database gone read-only) is no message's defect: the batch is kept, nothing of it
+    acknowledged or skipped, and written once the database takes it again (docs/backoffice.md, "Exactly once")."""
+    writer = writer_role(dsn)
+    publisher = Publisher(mosquitto.port)
+    try:
+        with store_running(mosquitto.port, writer) as store:
+            publisher.send("T-1", (1, 0))
+            wait_until(lambda: _last_seq(dsn, "T-1") == 1, 60, "the first record stored")
+            _execute(dsn, "REVOKE INSERT, UPDATE ON ALL TABLES IN SCHEMA public FROM store_writer")
+            publisher.send("T-1", (2, 1), (3, 2))
+            wait_until(lambda: store.refused >= 2, 60, "the database refusing the batch again")
+            assert (store.skipped, store.total.foreign, _last_seq(dsn, "T-1")) == (0, 0, 1)
+            assert len(store.pending) == 2  # kept, unacknowledged
+            _execute(dsn, "GRANT INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO store_writer")
+            wait_until(lambda: _last_seq(dsn, "T-1") == 3, 60, "the batch written once the privilege is back")
+            assert store.skipped == 0
+    finally:
+        publisher.close()
+    assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-1' ORDER BY seq") == [(1,), (2,), (3,)]
+
+
+def test_a_table_id_too_long_for_the_index_is_skipped_and_the_other_tables_go_on(mosquitto, dsn):
+    """A topic level of 8,000 characters no compression shortens is beyond a btree's index row (PostgreSQL's
+    program limit, SQLSTATE 54000): that message alone is skipped and counted; the others are stored."""
+    import random
+    import string
+
+    far = "".join(random.Random(7).choices(string.ascii_letters, k=8000))
+    publisher = Publisher(mosquitto.port)
+    try:
+        with store_running(mosquitto.port, dsn) as store:
+            publisher.send("T-1", (1, 0))
+            publisher.send(far, (1, 0))
+            publisher.send("T-1", (2, 1))
+            wait_until(lambda: _last_seq(dsn, "T-1") == 2 and store.skipped == 1, 60, "T-1 stored past the long id")
+    finally:
+        publisher.close()
+    assert _query(dsn, "SELECT table_id FROM tables") == [("T-1",)]

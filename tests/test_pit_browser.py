@@ -5,16 +5,21 @@ them.
 
 A dealer is refused and a supervisor signs in; every table has its row; records stored while the page is open
 show without a reload; a click on a table opens its report and the plot's SVG. Oracles: ``crisscross meters`` on
-the table's own journal as of the last record stored. Screenshots go to the folder the test prints.
+the table's own journal as of the last record stored. A real ``crisscross floor store`` shows as writing, and once
+killed (SIGKILL) as silent, with every row's Store saying so. Screenshots go to the folder the test prints.
 """
 
 from __future__ import annotations
+
+import signal
 
 import pytest
 
 from tests.browser import PASSWORDS, artifacts
 from tests.pit_helpers import day_start_for, meters_at, pit_served, public, simulated_journal, store
-from tests.test_floor_store import postgres  # noqa: F401 - the fixture
+from tests.postgres import wait_until
+from tests.test_floor_store import Publisher, _last_seq, _store_process, postgres  # noqa: F401 - the fixture
+from tests.test_floor_store_health import SHORT, day_start, health, health_row_written
 from tests.test_screen_browser import browser  # noqa: F401 - the fixture (Debian's Chromium, or skipped)
 
 pytestmark = pytest.mark.slow  # a browser: the long tier (docs/testing.md)
@@ -95,3 +100,41 @@ def test_a_supervisor_sees_every_table_live_and_a_tables_report_and_plot(postgre
         page.click("#sign-out")
         page.wait_for_selector("#sign-in:not([hidden])")
         assert page.locator("#rows tr").count() == 0 and page.is_hidden("#report")
+
+
+def test_a_killed_store_shows_silent_and_every_rows_figures_stale(postgres, mosquitto, browser, tmp_path):  # noqa: F811
+    shots = artifacts("pit-store")
+    print(f"\nscreenshots of the pit page: {shots}")
+    dsn = postgres.create("pit_browser_health")
+    process = _store_process(mosquitto.port, dsn)
+    publisher = Publisher(mosquitto.port)
+    try:
+        wait_until(lambda: health_row_written(dsn) and health(dsn)["state"] == "writing", 60, "the store writing")
+        publisher.send("T-1", (1, 0), (2, 1))
+        wait_until(lambda: _last_seq(dsn, "T-1") == 2, 60, "the table's records stored")
+        with pit_served(dsn, tmp_path, day_start(), silent_after=SHORT) as server:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.set_default_timeout(PATIENCE_MS)
+            page.goto(server.url + "/")
+            page.wait_for_selector("#columns th", state="attached")
+            _sign_in(page, "sue")
+            page.wait_for_selector("#health.writing:has-text('store writing')")
+            page.wait_for_selector("#rows tr[data-table='T-1'] td[data-key='store']:text-is('complete')")
+            assert "crisscross-store-store" in page.inner_text("#health-state")
+            assert not page.locator("#tables.stale").count()
+            page.screenshot(path=shots / "1-writing.png")
+
+            process.send_signal(signal.SIGKILL)
+            process.wait(30)
+            page.wait_for_selector("#health.down:has-text('store silent')")
+            page.wait_for_selector("#health-state[role=alert]:has-text('The figures may be stale')")
+            assert page.inner_text("#health-state").startswith("store silent for ")
+            page.wait_for_selector("#rows tr[data-table='T-1'] td[data-key='store']:text-is('store silent; complete')")
+            assert page.locator("#tables.stale").count() == 1
+            page.wait_for_selector("#link:has-text('live')")  # the database itself is read: only the store is gone
+            page.screenshot(path=shots / "2-silent.png")
+    finally:
+        publisher.close()
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.floor.periods import PERIODS, check_day
-from controller.settings.argtypes import seconds
+from controller.floor.store_health import BEAT, MIN_SILENT_AFTER, SILENT_AFTER
+from controller.settings.argtypes import MAX_SECONDS, number, seconds
 from controller.settings.files import ConfigError
 
 #: ``floor serve``'s port unless ``--port`` says (the control interface's is 8740).
@@ -91,8 +92,20 @@ def add_parsers(floor_sub: argparse._SubParsersAction, common: argparse.Argument
                        help="seconds between two readings of the store (0.5 to 60; default 2)")
     serve.add_argument("--online-within", type=seconds, default=300.0, metavar="SECONDS",
                        help="a table whose latest record is older is offline (default 300)")
+    serve.add_argument("--store-silent-after", type=silent_after, default=SILENT_AFTER, metavar="SECONDS",
+                       help=f"a store whose latest write is older is silent: the page's figures may be stale "
+                            f"(default {SILENT_AFTER:g}; at least {MIN_SILENT_AFTER:g})")
     serve.add_argument("--for", dest="duration", type=seconds, default=None,
                        help="stop after this many seconds (default: until SIGTERM or SIGINT)")
+
+
+def silent_after(text: str) -> float:
+    """``floor serve --store-silent-after``: seconds from ``store_health.MIN_SILENT_AFTER`` (three of the store's
+    beats: a store writing on time is never silent) to ``MAX_SECONDS``, else an ``ArgumentTypeError`` naming the
+    text (exit status 2)."""
+    return number(text, lambda v: MIN_SILENT_AFTER <= v <= MAX_SECONDS,
+                  f"seconds, a number from {MIN_SILENT_AFTER:g} (the store writes its health every {BEAT:g} s) to "
+                  f"{MAX_SECONDS:g}")
 
 
 def _date(text: str) -> dt.date:
@@ -191,7 +204,8 @@ def _serve(args: argparse.Namespace) -> int:
                          tuple(name.lower() for name in args.name))
     check_config(config)
     start, jurisdiction = settings(args)
-    poller = Poller(args.dsn, PitData(start, online_within=args.online_within), args.every)
+    poller = Poller(args.dsn, PitData(start, online_within=args.online_within,
+                                      store_silent_after=args.store_silent_after), args.every)
     try:
         poller.first()
     except psycopg.Error as exc:

@@ -31,6 +31,11 @@ keeps the latest as bytes for the page. Per table, every amount in integer minor
 - ``store``: ``controller.floor.report_tool.store_states`` (records held past a gap, gaps open, unread, records
   the store is behind the table).
 
+Beside the tables, ``store_health``: whether the store keeps the database current
+(``controller.floor.store_health``, the rule in one place: ``writing``, ``no broker``, ``stopped``, ``silent``
+after ``store_silent_after`` seconds without a write, or ``unknown``), read at every poll before the figures;
+``unknown`` while the database cannot be read (``Poller``).
+
 The gaming day begins at ``start`` (local time, or ``tz``) and is named by the date it begins on
 (``controller.service.meters_snapshot.gaming_day``, as ``floor report`` names it). The store holds public
 records only (``controller.control.server.public_record``), and nothing here shows a card.
@@ -46,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.floor import report
+from controller.floor import report, store_health
 from controller.floor.periods import period_bounds
 from controller.floor.pit import COUNTED_TYPES, TableSummary, count_record
 from controller.floor.report_tool import store_states
@@ -103,6 +108,7 @@ LABELS: dict[str, Any] = {
     "report": [{"key": k, "label": label, "unit": unit} for k, label, unit in REPORT_FIELDS],
     "periods": {"day": "Gaming day", "mtd": "Month to date", "ytd": "Year to date", "30d": "Last 30 gaming days",
                 "lifetime": "Lifetime"},
+    "store_health": store_health.WORDS,
     "currency": CURRENCY}
 
 
@@ -219,11 +225,14 @@ class _Table:
 
 class PitData:
     """Every table's figures (module docstring). ``start``: when the gaming day begins (local time, or ``tz``);
-    ``online_within``: seconds; ``clock``: the time now (aware; default the system's). Owned by one thread."""
+    ``online_within``, ``store_silent_after``: seconds; ``clock``: the time now (aware; default the system's).
+    Owned by one thread."""
 
     def __init__(self, start: dt.time, *, online_within: float = ONLINE_WITHIN, tz: dt.tzinfo | None = None,
-                 clock: Callable[[], dt.datetime] | None = None, max_tables: int = MAX_TABLES) -> None:
+                 clock: Callable[[], dt.datetime] | None = None, max_tables: int = MAX_TABLES,
+                 store_silent_after: float = store_health.SILENT_AFTER) -> None:
         self.start, self.online_within, self.tz, self.max_tables = start, online_within, tz, max_tables
+        self.store_silent_after = store_silent_after
         self.clock = clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self.day: dt.date | None = None
         self.tables: dict[str, _Table] = {}
@@ -237,13 +246,16 @@ class PitData:
 
     def poll(self, conn: Any) -> dict[str, Any]:
         """Read the store on ``conn`` (psycopg 3): ``{"gaming_day", "day_start", "begin", "end", "as_of",
-        "online_within", "currency", "tables": [...], "more_tables"}``; psycopg's errors propagate."""
+        "online_within", "currency", "tables": [...], "more_tables", "store_health"}``; psycopg's errors
+        propagate."""
         now = self.clock()
         day = self.today(now)
         if day != self.day:  # a new gaming day: every count starts again
             self.day, self.tables = day, {}
         begin, end = period_bounds("day", day, self.start, self.tz)
         assert begin is not None
+        # read before the figures: they are at least as recent as the store's health says
+        health = store_health.reading(conn, self.store_silent_after)
         states = store_states(conn, limit=self.max_tables + 1)
         shown = list(states)[:self.max_tables]
         kept = kept_status(conn, shown)
@@ -269,7 +281,8 @@ class PitData:
             del self.tables[gone]
         return {"gaming_day": day.isoformat(), "day_start": self.start.strftime("%H:%M"), "begin": begin.isoformat(),
                 "end": end.isoformat(), "as_of": now.isoformat(), "online_within": self.online_within,
-                "currency": CURRENCY, "tables": rows, "more_tables": more}
+                "currency": CURRENCY, "tables": rows, "more_tables": more,
+                "store_health": health}
 
     def _read(self, conn: Any, name: str, table: _Table, last_seq: int, begin: dt.datetime,
               end: dt.datetime) -> None:
@@ -329,8 +342,9 @@ class Poller:
     """``PitData.poll`` on a thread of its own (``pit-poll``) every ``every`` seconds, on a connection of its own
     (``connect_db(dsn)``, default ``connect``): ``latest`` is the last answer as JSON bytes with ``store``
     (``{"ok": true}``, or ``{"ok": false, "error", "since"}`` while the store cannot be read: the figures are
-    then those of ``as_of``). A lost connection is opened again at the next turn; the store's errors are logged at
-    most once a minute, any other with its traceback. ``first()`` reads once on the caller's thread, raising what
+    then those of ``as_of``, and ``store_health`` is ``unknown``: ``store_health.unreadable``). A lost connection
+    is opened again at the next turn; the store's errors are logged at most once a minute, any other with its
+    traceback. ``first()`` reads once on the caller's thread, raising what
     it raises."""
 
     def __init__(self, dsn: str, data: PitData, every: float = EVERY,
@@ -389,8 +403,10 @@ class Poller:
             self._close()
             store = {"ok": False, "error": f"{type(exc).__name__}: {str(exc).strip()[:200]}",
                      "since": self._failed_since}
-        self.latest = json.dumps({**(self._last or {"tables": []}), "every": self.every, "store": store},
-                                 separators=(",", ":")).encode()
+        answer = {**(self._last or {"tables": []}), "every": self.every, "store": store}
+        if not store["ok"]:  # the last reading's health is no longer known
+            answer["store_health"] = store_health.unreadable(self.data.store_silent_after, store["error"])
+        self.latest = json.dumps(answer, separators=(",", ":")).encode()
         self.polls += 1
 
     def _close(self) -> None:

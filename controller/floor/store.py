@@ -26,21 +26,28 @@ One thread (the caller's, ``FloorStore.run``) owns the MQTT client and the datab
 - Batches of at most ``BATCH`` messages, one transaction each (``controller.floor.store_write.Writer``).
 - Reconnection: a lost broker or database is tried again after ``RETRY_MIN`` seconds, doubling to ``RETRY_MAX``;
   a broker connection lost forgets the messages not acknowledged (they come again); a database error rolls the
-  batch back and keeps its messages, written again once connected (never skipped: a batch refused for another
-  reason than the connection is logged and tried again, as the publisher never skips a record).
+  batch back and keeps its messages, written again once connected (never skipped: a batch refused for the
+  database's own reasons, a privilege revoked or a database gone read-only, is logged and tried again, as the
+  publisher never skips a record; only a message whose own data the database refuses alone is skipped,
+  ``refused_for_data``).
 - The schema is migrated at the first connection (``controller.floor.migrate``).
+- Its own health (``controller.floor.store_health``): its row of ``store_health`` written at most every
+  ``store_health.BEAT`` seconds, in the transaction of a batch or, holding nothing unwritten, in one of its own,
+  and once more at a clean stop; a write that fails leaves the row as it was, which the pit page shows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from controller.floor import topics
+from controller.floor import store_health, topics
 from controller.floor.migrate import migrate
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.floor.report_tool import database_error
@@ -102,10 +109,11 @@ class Backoff:
 class FloorStore:
     """The consumer (module docstring) for the broker of ``config`` and the database of ``dsn`` (a libpq
     connection string or ``postgresql://`` URL). ``name``: the session's name (one store per name). ``join_late``:
-    ``Writer``. ``connect_db``: how to open a database connection (default ``psycopg.connect``; tests)."""
+    ``Writer``. ``connect_db``: how to open a database connection (default ``psycopg.connect``; tests).
+    ``beat``: seconds between two writes of its health (``store_health.BEAT``)."""
 
     def __init__(self, config: FloorConfig, dsn: str, *, name: str = "store", join_late: bool = False,
-                 window: int = WINDOW, batch: int = BATCH,
+                 window: int = WINDOW, batch: int = BATCH, beat: float = store_health.BEAT,
                  connect_db: Callable[[str], Any] | None = None) -> None:
         if not 1 <= batch <= window <= 65535:
             raise ValueError(f"expected 1 <= batch ({batch}) <= window ({window}) <= 65535")
@@ -139,6 +147,11 @@ class FloorStore:
         #: it refused alone (``_flush``)
         self._isolating = 0
         self.skipped = 0
+        #: its health (``store_health.Beat``): when it started, where it runs, and when its row was last written
+        #: (``time.monotonic()``; None before the first)
+        self.started_at = dt.datetime.now(dt.timezone.utc)
+        self.host, self.pid, self.beat = socket.gethostname(), os.getpid(), beat
+        self.beat_at: float | None = None
 
     # ------------------------------------------------------------------ running
     def run(self, stop: threading.Event) -> None:
@@ -156,6 +169,8 @@ class FloorStore:
         """One turn: connect what is due, exchange with the broker, write a batch and acknowledge it."""
         if self._db is None and self._db_retry.due():
             self._open_db()
+        if self._db is not None and not self.pending and self._beat_due():
+            self._write_health()  # idle: a transaction of its own (with messages, their batch's carries it)
         if self._client is None and self._broker_retry.due():
             self._open_broker()
         if self._client is None:
@@ -185,7 +200,10 @@ class FloorStore:
             self._flush()
 
     def close(self) -> None:
-        """Disconnect from the broker (the session stays) and close the database connection."""
+        """Say the store stopped in its health row (when the database is there), disconnect from the broker (the
+        session stays) and close the database connection."""
+        if self._db is not None:
+            self._write_health(stopped=True)
         client, self._client = self._client, None
         if client is not None:
             try:
@@ -233,13 +251,14 @@ class FloorStore:
     def _flush(self) -> None:
         """Write the oldest batch in one transaction; acknowledge its messages once committed.
 
-        A batch the database refuses for its data, not for a lost connection, is written again one message a
+        A batch the database refuses for its data (``refused_for_data``) is written again one message a
         transaction (``_isolating`` messages): a message the database refuses alone is a table's defect, not the
         floor's: logged with its table and topic, acknowledged and counted as not in the floor's format
-        (``skipped``), so that one table's message never stops the store for every table."""
-        import psycopg
-
+        (``skipped``), so that one table's message never stops the store for every table. A batch refused for any
+        other reason (a lost connection, a privilege revoked, a database gone read-only) is the database's: nothing
+        of it is skipped, and it is written again after ``Backoff``'s wait."""
         batch = self.pending[:1 if self._isolating else self.batch]
+        beat = self._beat_due()
         try:
             with self._db.transaction():
                 outcome = self.writer.write(self._db, [(m.table, m.kind, m.payload) for m in batch
@@ -248,9 +267,11 @@ class FloorStore:
                     if m.kind == "status":
                         self.writer.status(self._db, m.table, topics.topic(self.config.prefix, m.table, m.kind),
                                            m.payload, m.at, m.retained, outcome)
+                if beat:  # the health row commits with the batch, or not at all
+                    store_health.write(self._db, self._health(len(self.pending) - len(batch), outcome))
         except Exception as exc:  # noqa: BLE001 - rolled back; its messages kept and written again
             self.refused += 1
-            if isinstance(exc, psycopg.DatabaseError) and not isinstance(exc, psycopg.OperationalError):
+            if refused_for_data(exc):
                 if len(batch) > 1:  # which message: each alone from now, as many as the batch held
                     self._isolating = len(batch)
                     log.warning("floor store: the database refused a batch of %d message(s) for its data (%s): "
@@ -265,6 +286,8 @@ class FloorStore:
                                type(exc).__name__, str(exc).strip(), wait)
             self._close_db()
             return
+        if beat:
+            self.beat_at = time.monotonic()
         for m in batch:
             self._client.ack(m.mid, m.qos)
         del self.pending[:len(batch)]
@@ -273,6 +296,31 @@ class FloorStore:
         for name in ("stored", "repeats", "held", "gaps", "foreign", "statuses"):
             setattr(self.total, name, getattr(self.total, name) + getattr(outcome, name))
         self.total.tables |= outcome.tables
+
+    def _beat_due(self) -> bool:
+        return self.beat_at is None or time.monotonic() - self.beat_at >= self.beat
+
+    def _health(self, pending: int, outcome: Outcome | None = None, stopped: bool = False) -> store_health.Beat:
+        """The store's ``store_health.Beat`` with ``pending`` messages unwritten, ``outcome`` (the batch of the
+        write's transaction) counted in."""
+        batch = outcome or Outcome()
+        return store_health.Beat(self.client_id, self.host, self.pid, self.started_at, pending,
+                                 self.total.stored + batch.stored, self.total.foreign + batch.foreign, self.refused,
+                                 self.subscribed, stopped)
+
+    def _write_health(self, stopped: bool = False) -> None:
+        """Write the store's health row in a transaction of its own (``stopped``: at a clean stop). A database that
+        refuses it is logged and tried again after ``Backoff``'s wait; the row keeps its last write."""
+        try:
+            with self._db.transaction():
+                store_health.write(self._db, self._health(len(self.pending), stopped=stopped))
+        except Exception as exc:  # noqa: BLE001 - psycopg's errors: the row not written is the signal; logged
+            wait = self._db_retry.failed()
+            self._refusals.log(logging.ERROR, "floor store health", "floor store: its health row was not written "
+                               "(%s); trying again in %.1f s", database_error(exc), wait)
+            self._close_db()
+            return
+        self.beat_at = time.monotonic()
 
     def _skip(self, message: Received, exc: Exception) -> None:
         """Acknowledge ``message`` unwritten: the database refused it alone (``_flush``)."""
@@ -349,6 +397,19 @@ class FloorStore:
         self.connected = self.subscribed = False
         self.pending.clear()
         self._broker_retry.failed()
+
+
+def refused_for_data(exc: BaseException) -> bool:
+    """True when the database refused a write for the data it was given, which a message's own content can cause:
+    SQLSTATE class 22 (data exception: ``psycopg.DataError``), 23 (integrity constraint violation:
+    ``psycopg.IntegrityError``) or 54 (program limit exceeded: a value too large for an index, such as a table id
+    of thousands of characters); PostgreSQL's Appendix A, "Error Codes". False for every other refusal: the
+    connection lost (class 08, 57), a privilege revoked (42501), a database read-only (25006), a lock or a deadlock
+    (55, 40), which no message causes and none may be skipped for."""
+    import psycopg
+
+    return isinstance(exc, (psycopg.DataError, psycopg.IntegrityError)) or (
+        isinstance(exc, psycopg.Error) and str(exc.sqlstate or "").startswith("54"))
 
 
 def _psycopg_connect(dsn: str) -> Any:

@@ -10,6 +10,7 @@ let labels = null;   // GET /api/labels
 let token = null;    // the supervisor's "Basic ..." credential, in memory only
 let timer = null;    // the next GET /api/pit
 let chosen = null;   // {table, period} of the report shown
+let health = null;   // the store's health of the last GET /api/pit (judged by the server)
 const $ = (id) => document.getElementById(id);
 const el = element;  // page.js
 
@@ -23,6 +24,36 @@ function storeText(store) {
   if (store.unread) parts.push(`${store.unread} unread`);
   if (store.behind) parts.push(`behind the table by ${store.behind} records`);
   return parts.length ? parts.join(", ") : "complete";
+}
+
+// The store's health in words: the server judged each store's state (controller/floor/store_health.py); the page
+// only writes it, with the figures the server gave (whole seconds, the database's times).
+function healthText(found) {
+  const words = labels.store_health;
+  if (found.state === "unknown") {
+    return `${words.unknown}: ${found.why}. The figures may be stale without this page knowing.`;
+  }
+  const stores = found.stores.map((s) => {
+    const at = (time) => new Date(time).toLocaleTimeString();
+    let head = words[s.state];
+    if (s.state === "silent") head += ` for ${s.age_seconds} s (last write at ${at(s.written_at)})`;
+    else if (s.state === "stopped") head += ` at ${at(s.stopped_at)}`;
+    else head += ` (last write ${s.age_seconds} s ago)`;
+    return `${head}: ${s.store} on ${s.host} (process ${s.pid}, started ${new Date(s.started_at).toLocaleString()}), ` +
+      `${s.pending} message(s) unwritten, ${s.skipped} skipped, ${s.refused} write(s) refused`;
+  });
+  return stores.join("; ") + (found.state === "writing" ? "." : ". The figures may be stale.");
+}
+
+function renderHealth(found) {
+  health = found || {state: "unknown", why: "the server said nothing of it", stores: []};
+  $("health").hidden = false;
+  $("health").textContent = labels.store_health[health.state];
+  $("health").className = health.state === "writing" || health.state === "unknown" ? health.state : "down";
+  $("health-state").textContent = healthText(health);
+  $("health-state").className = health.state === "writing" || health.state === "unknown" ? health.state : "down";
+  $("health-state").setAttribute("role", health.state === "writing" ? "status" : "alert");
+  $("tables").classList.toggle("stale", health.state !== "writing");
 }
 
 // A value as the page writes its unit (GET /api/labels).
@@ -66,6 +97,9 @@ function cell(column, row) {
   const td = el("td", {"data-key": column.key, "data-value": JSON.stringify(value ?? null)});
   if (column.key === "table") td.append(el("button", {type: "button", class: "open"}, row.table));
   else td.textContent = written(column.unit, value, row);
+  if (column.unit === "store" && health && health.state !== "writing") {
+    td.textContent = `${labels.store_health[health.state]}; ${td.textContent}`;
+  }
   return td;
 }
 
@@ -77,6 +111,7 @@ function renderPit(pit) {
   $("store-state").textContent = store.ok ? "" : `The store cannot be read since ${store.since}: ${store.error}. ` +
     "The figures are those of the last reading.";
   setLink(store.ok ? "live" : "store unreachable", store.ok);
+  renderHealth(pit.store_health);
   const seen = new Set();
   for (const row of pit.tables) {
     seen.add(row.table);
@@ -162,6 +197,7 @@ function signOut(why) {
   $("rows").replaceChildren();
   $("sign-in").hidden = false;
   $("sign-out").hidden = true;
+  $("health").hidden = true;
   $("who").textContent = "";
   $("sign-in-answer").textContent = why || "";
   setLink("signed out", false);
