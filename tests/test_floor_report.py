@@ -208,6 +208,41 @@ def test_the_csv_is_the_json_and_the_plot_has_a_point_per_gaming_day(rated, tmp_
     assert TABLE in svg.find("s:title", ns).text
 
 
+def _text_report(dsn, day: dt.date) -> str:
+    shown = crisscross("floor", "report", "--dsn", dsn, "--table", TABLE, "--day-start", "06:00", "--jurisdiction",
+                       "ny", "--period", "day", "--day", day.isoformat())
+    assert shown.returncode in (0, 1), shown.stderr
+    return shown.stdout
+
+
+def test_a_store_that_stopped_or_fell_silent_before_the_periods_end_is_noted(rated):
+    """The report says the store's health as the pit page does (docs/backoffice.md, "The store's health"): the
+    fixture's store stopped cleanly after the last round, so a report of that gaming day (ending at 06:00 the next
+    morning) notes that nothing was stored from the stop on, and a report of the day before (ending before the
+    first record) does not. A second store whose last write is an hour old is silent: the earliest lapse counts."""
+    dsn, _, records = rated
+    day = _gaming_day(records[-1]["time"])
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        (stopped_at,) = conn.execute("SELECT stopped_at FROM store_health").fetchone()
+    assert stopped_at is not None
+    _, shown = _report(dsn, "--period", "day", "--day", day.isoformat())
+    assert (shown["store_health"], dt.datetime.fromisoformat(shown["store_lapsed_at"])) == ("stopped", stopped_at)
+    assert f"NOTE: a store has stored nothing since {shown['store_lapsed_at']} (stopped)" in _text_report(dsn, day)
+    assert "NOTE: a store" not in _text_report(dsn, day - dt.timedelta(days=1))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        (silent_at,) = conn.execute(
+            "INSERT INTO store_health (store, host, pid, started_at, written_at, pending, stored, skipped, refused, "
+            "subscribed) VALUES ('crisscross-store-old', 'pit', 1, now() - interval '2 hours', now() - interval "
+            "'1 hour', 0, 0, 0, 0, true) RETURNING written_at").fetchone()
+        try:
+            _, shown = _report(dsn, "--period", "day", "--day", day.isoformat())
+            assert (shown["store_health"], dt.datetime.fromisoformat(shown["store_lapsed_at"])) == ("silent",
+                                                                                                     silent_at)
+            assert f"stored nothing since {shown['store_lapsed_at']} (silent)" in _text_report(dsn, day)
+        finally:
+            conn.execute("DELETE FROM store_health WHERE store = 'crisscross-store-old'")
+
+
 def test_a_table_not_in_the_store_and_a_bad_day_start_are_named(rated):
     dsn, _, _ = rated
     shown = crisscross("floor", "report", "--dsn", dsn, "--table", "CC-99", "--jurisdiction", "ny")

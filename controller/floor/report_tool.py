@@ -6,7 +6,9 @@ Defaults: the gaming day is the current one; it begins at ``gaming_day_start`` o
 (``--config``, else the one ``crisscross run`` finds), else 06:00, local time; the pay tables whose variance
 the interval uses are that configuration's jurisdiction's. The output names the period's bounds, the store's
 state for the table (records held past a gap, gaps still open, and how many records the store is behind what the
-table said exists: the figures may then miss records) and every figure of ``controller.floor.report.statistics``.
+table said exists: the figures may then miss records), the store's health (``controller.floor.store_health``: a
+store stopped, silent or deaf to the broker before the period's end has not stored what came after) and every
+figure of ``controller.floor.report.statistics``.
 Exit status: 0; 1 when the actual is outside the 95% interval or the hold deviates more than 4 points from the
 lifetime's; 2 an option, a configuration, a database or a table that cannot be used (one line on standard
 error).
@@ -91,6 +93,8 @@ def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, vari
     from controller.floor import report
     from controller.floor.periods import period_bounds
 
+    from controller.floor import store_health
+
     state = store_states(conn, table).get(table)
     if state is None:
         known = [name for (name,) in conn.execute("SELECT table_id FROM tables ORDER BY table_id LIMIT 20")]
@@ -100,8 +104,17 @@ def build(conn: Any, table: str, period: str, day: dt.date, start: dt.time, vari
     figures = report.statistics(found, found if begin is None else report.sums(conn, table, None, end), variance)
     return {"table": table, "period": period, "gaming_day": day.isoformat(), "day_start": start.strftime("%H:%M"),
             "begin": None if begin is None else begin.isoformat(), "end": end.isoformat(),
-            "store": state,
-            **figures}
+            "store": state, **lapse(store_health.reading(conn, store_health.SILENT_AFTER)), **figures}
+
+
+def lapse(health: dict[str, Any]) -> dict[str, Any]:
+    """The report's view of the store's health (``store_health.reading``): ``store_health``, the pit page's state
+    (``writing``, ``no broker``, ``stopped``, ``silent`` or ``unknown``), and ``store_lapsed_at``: the earliest
+    time (ISO 8601) from which some store has stored nothing, its clean stop or its last write, for a store not
+    ``writing`` (None for a store that writes but hears no table, and when every store writes or none is known)."""
+    lapsed = [s for s in health["stores"] if s["state"] in ("stopped", "silent")]
+    since = min((dt.datetime.fromisoformat(s["stopped_at"] or s["written_at"]) for s in lapsed), default=None)
+    return {"store_health": health["state"], "store_lapsed_at": None if since is None else since.isoformat()}
 
 
 def plot(conn: Any, table: str, period: str, day: dt.date, start: dt.time, variance: Any,
@@ -144,6 +157,12 @@ def render(result: dict[str, Any], form: str) -> str:
                      f"said it published record {result['store']['last_seq'] + result['store']['behind']}, the last "
                      f"stored is {result['store']['last_seq']}): the figures may be short; docs/backoffice.md, "
                      f"\"Exactly once\"")
+    lapsed = result["store_lapsed_at"]
+    if lapsed is not None and dt.datetime.fromisoformat(lapsed) < dt.datetime.fromisoformat(result["end"]):
+        lines.append(f"NOTE: a store has stored nothing since {lapsed} ({result['store_health']}), before the "
+                     f"period's end: the figures may be short; docs/backoffice.md, \"The store's health\"")
+    elif result["store_health"] == "no broker":
+        lines.append("NOTE: the store is not connected to the broker: the tables' latest records may be missing")
     return "\n".join(lines)
 
 
