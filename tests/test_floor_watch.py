@@ -9,6 +9,7 @@ terminal's cursor or break a line (Unicode's general categories, as ``unicodedat
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import subprocess
 import sys
@@ -18,7 +19,14 @@ import time
 import paho.mqtt.client as paho
 import pytest
 
+from controller.floor import pit as floor_pit
 from controller.floor import topics
+from controller.floor.pit import Pit
+from controller.round import commands as cmd
+from controller.round.alerts import ACKNOWLEDGE_ALERT, MAX_WAITING, Alert
+from controller.round.inputs import OperatorAction
+from drivers import events as ev
+from tests.round_helpers import TableDriver, of_type
 
 HEADING = "table "
 
@@ -102,3 +110,105 @@ def test_a_watch_stopped_by_a_signal_prints_its_last_summary_and_exits_0(mosquit
     summaries = _summaries(output.lines)
     assert len(summaries) == len(_summaries(before)) + 1, output.lines  # the last one, at the signal
     assert [line.split()[:2] for line in summaries[-1][1:]] == [["T-1", "online"]]
+
+
+def test_the_pit_lists_each_alert_with_who_acknowledged_it_and_counts_a_repeat_once():
+    """``floor watch``: an ``Alert`` heard on ``alerts`` is listed; the ``AlertAcknowledged`` naming its seat, kind
+    of card and round marks it acknowledged by the supervisor it names; a repeat (same seq) counts once."""
+    alert = {"seat": 2, "card": "middle", "round_no": 30, "rounds": 14, "evidence_log10_hundredths": 412,
+             "loss": 4200, "first_round": 17, "share_percent": 100}
+    other = {**alert, "seat": 5, "card": "down", "round_no": 31, "player": "P-5"}
+    forged = {**alert, "seat": 6, "round_no": 32, "player": "x\nALERT T: seat 1"}  # not a player's id: shown as ?
+
+    def message(seq: int, type_: str, data: dict) -> bytes:
+        return topics.encode({"table": "T", "record": {"seq": seq, "time": "2026-12-01T05:00:00+00:00",
+                                                       "kind": "event", "round": 31, "type": type_, "data": data}})
+
+    pit = Pit()
+    pit.take("T", "alerts", message(10, "Alert", alert))
+    pit.take("T", "alerts", message(12, "Alert", other))
+    acknowledgement = message(15, "AlertAcknowledged", {"round_no": 31, "alert": alert, "by": "sue",
+                                                        "role": "supervisor", "source": "panel", "waiting": 1})
+    pit.take("T", "alerts", acknowledgement)
+    pit.take("T", "alerts", acknowledgement)  # a repeat after a reconnection
+    pit.take("T", "alerts", message(16, "Alert", forged))
+    table = pit.tables["T"]
+    assert (table.alerts_heard, len(table.acknowledged)) == (3, 1)
+    lines = pit.render().splitlines()
+    assert lines[0].split()[-2:] == ["alerts", "acked"] and lines[1].split()[-2:] == ["3", "1"]
+    assert lines[2].startswith("ALERT T: seat 2 plays as if it saw the middle card (round 30")
+    assert lines[2].endswith("; acknowledged by sue")
+    assert lines[3].startswith("ALERT T: seat 5 (player P-5) plays as if") and lines[3].endswith("; not acknowledged")
+    assert lines[4].startswith("ALERT T: seat 6 (player ?) plays as if") and len(lines) == 5
+
+
+def _alert_message(seq: int, type_: str, data) -> bytes:
+    """A table's ``alerts`` message carrying its journal record ``seq`` of ``type_`` with ``data``."""
+    return topics.encode({"table": "T", "record": {"seq": seq, "time": "2026-12-01T05:00:00+00:00", "kind": "event",
+                                                   "round": 9, "type": type_, "data": data}})
+
+
+def test_an_acknowledgement_not_as_the_table_writes_it_is_malformed_and_acknowledges_nothing(caplog):
+    """The round machine writes an ``AlertAcknowledged`` with exactly its fields: the alert shown (a seat 1-6, a
+    kind of card, whole figures), a supervisor's name, the role ``supervisor``, the source ``panel`` or
+    ``control``, the alerts still waiting (controller/round/alerts.py). One that is not (a seat that is a list or
+    text, a field missing or added, a dealer, a source or a count it never writes, data that is not an object),
+    or a record on ``alerts`` of another type, is counted malformed, said in the log (a bounded number of lines),
+    and acknowledges nothing: the ``acked`` count and the alerts' lines agree (docs/floor.md, "Watch")."""
+    middle, down = Alert(7, 3, "middle", 412, 1, 30, 100, 4170), Alert(9, 5, "down", 455, 2, 40, 50, 1200, "P-5")
+    table = TableDriver()
+    table.start()
+    table.open_betting()
+    table.send(middle)
+    table.send(down)
+    table.send(ev.SupervisorKey(True, "SUP-7"))
+    [by_key] = of_type(table.press(ACKNOWLEDGE_ALERT), cmd.AlertAcknowledged)  # middle: at the panel
+    [on_screen] = of_type(table.send(OperatorAction(ACKNOWLEDGE_ALERT, "sue", "supervisor")), cmd.AlertAcknowledged)
+    written = dataclasses.asdict(on_screen)  # the down alert, on the control interface: as the journal keeps it
+    pit = Pit()
+    pit.take("T", "alerts", _alert_message(10, "Alert", dataclasses.asdict(middle)))
+    pit.take("T", "alerts", _alert_message(11, "Alert", dataclasses.asdict(down)))
+    pit.take("T", "alerts", _alert_message(12, "AlertAcknowledged", dataclasses.asdict(by_key)))
+    alert = written["alert"]
+    malformed = [
+        {**written, "alert": {**alert, "seat": []}},
+        {**written, "alert": {**alert, "seat": "5"}},
+        {**written, "alert": {**alert, "seat": 7}},
+        {**written, "alert": {**alert, "card": "Ah"}},
+        {**written, "alert": {**alert, "loss": 12.5}},
+        {**written, "alert": {**alert, "hole": "Ah"}},
+        {**written, "alert": {k: v for k, v in alert.items() if k != "round_no"}},
+        {**written, "alert": [alert]},
+        {k: v for k, v in written.items() if k != "by"},
+        {k: v for k, v in written.items() if k != "alert"},
+        {**written, "by": ""},
+        {**written, "by": ["sue"]},
+        {**written, "role": "dealer"},
+        {**written, "source": "radio"},
+        {**written, "waiting": -1},
+        {**written, "waiting": MAX_WAITING},
+        {**written, "waiting": True},
+        {**written, "round_no": "9"},
+        {**written, "note": "x"},
+        [written],
+        "acknowledged",
+    ]
+    with caplog.at_level("WARNING", logger="controller.floor.pit"):
+        for seq, data in enumerate(malformed, start=20):
+            pit.take("T", "alerts", _alert_message(seq, "AlertAcknowledged", data))
+        pit.take("T", "alerts", _alert_message(50, "AlertNotShown", {"round_no": 9, "alert": alert, "reason": "x"}))
+        pit.take("T", "alerts", _alert_message(51, ["Alert"], dataclasses.asdict(down)))
+        lines = pit.render().splitlines()
+    summary = pit.tables["T"]
+    assert (summary.alerts_heard, len(summary.acknowledged), summary.malformed) == (2, 1, len(malformed) + 2)
+    assert lines[1].split()[-2:] == ["2", "1"]
+    assert lines[2].startswith("ALERT T: seat 3 plays as if it saw the middle card") and \
+        lines[2].endswith("; acknowledged by SUP-7")
+    assert lines[3].startswith("ALERT T: seat 5 (player P-5) plays as if it saw the down card") and \
+        lines[3].endswith("; not acknowledged") and len(lines) == 4
+    said = [r.getMessage() for r in caplog.records if r.name == "controller.floor.pit"]
+    assert len(said) == floor_pit.MALFORMED_LINES < len(malformed) + 2  # the rest counted, not said
+    assert said[0] == "floor watch: table 'T', record 20: an AlertAcknowledged: the seat is not a seat of the table"
+    assert said[6] == "floor watch: table 'T', record 26: an AlertAcknowledged: the alert has no round_no"
+    pit.take("T", "alerts", _alert_message(60, "AlertAcknowledged", written))  # as written: acknowledges it
+    assert pit.render().splitlines()[3].endswith("; acknowledged by sue") and len(summary.acknowledged) == 2
