@@ -10,6 +10,7 @@ terminal's cursor or break a line (Unicode's general categories, as ``unicodedat
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import subprocess
 import sys
@@ -82,22 +83,20 @@ def _summaries(lines: list[str]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_watch_stopped_by_a_signal_prints_its_last_summary_and_exits_0(mosquitto, signum):
-    """``floor watch`` without ``--for`` runs until stopped: a service manager's SIGTERM or a Ctrl-C's SIGINT
-    ends it as the end of ``--for`` does (docs/floor.md, "Watch"), with one last summary at once (not the next
-    one of ``--every``: 5 s later) and status 0, as ``floor store`` and ``floor serve`` stop; never status 143
-    with nothing said."""
-    _retained(mosquitto.port, "T-1", "status", b"online")
+def _watch_until(port: int, first: list[str], signum: int, **env: str) -> tuple[list[str], list[str]]:
+    """Run ``crisscross floor watch`` (``--every 5``, no ``--for``; ``env``: more of its environment) against
+    the broker at ``port`` until a summary holds a line whose first two words are ``first``, then send it
+    ``signum``; it must exit with status 0 and write nothing on standard error. Returns the lines written
+    before the signal (at least) and all of them."""
     process = subprocess.Popen([sys.executable, "-m", "controller", "floor", "watch", "--broker", "127.0.0.1",
-                                "--port", str(mosquitto.port), "--every", "5"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--port", str(port), "--every", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, encoding="utf-8", env={**os.environ, **env})
     try:
         output = Output(process.stdout)
-        before = output.wait_for(lambda lines: any(line.split()[:2] == ["T-1", "online"] for line in lines), 90,
-                                 "a first summary with the retained status")
+        before = output.wait_for(lambda lines: any(line.split()[:2] == first for line in lines), 90,
+                                 f"a summary with {first}")
         process.send_signal(signum)
-        assert process.wait(60) == 0, process.stderr.read()
+        status = process.wait(60)
         output.thread.join(30)
     finally:
         if process.poll() is None:
@@ -106,9 +105,20 @@ def test_a_watch_stopped_by_a_signal_prints_its_last_summary_and_exits_0(mosquit
     stderr = process.stderr.read()
     process.stdout.close()
     process.stderr.close()
-    assert stderr == ""
-    summaries = _summaries(output.lines)
-    assert len(summaries) == len(_summaries(before)) + 1, output.lines  # the last one, at the signal
+    assert status == 0 and stderr == "", (status, stderr)
+    return before, output.lines
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_watch_stopped_by_a_signal_prints_its_last_summary_and_exits_0(mosquitto, signum):
+    """``floor watch`` without ``--for`` runs until stopped: a service manager's SIGTERM or a Ctrl-C's SIGINT
+    ends it as the end of ``--for`` does (docs/floor.md, "Watch"), with one last summary at once (not the next
+    one of ``--every``: 5 s later) and status 0, as ``floor store`` and ``floor serve`` stop; never status 143
+    with nothing said."""
+    _retained(mosquitto.port, "T-1", "status", b"online")
+    before, lines = _watch_until(mosquitto.port, ["T-1", "online"], signum)
+    summaries = _summaries(lines)
+    assert len(summaries) == len(_summaries(before)) + 1, lines  # the last one, at the signal
     assert [line.split()[:2] for line in summaries[-1][1:]] == [["T-1", "online"]]
 
 
@@ -212,3 +222,4 @@ def test_an_acknowledgement_not_as_the_table_writes_it_is_malformed_and_acknowle
     assert said[6] == "floor watch: table 'T', record 26: an AlertAcknowledged: the alert has no round_no"
     pit.take("T", "alerts", _alert_message(60, "AlertAcknowledged", written))  # as written: acknowledges it
     assert pit.render().splitlines()[3].endswith("; acknowledged by sue") and len(summary.acknowledged) == 2
+

@@ -164,8 +164,9 @@ def _listen(args: argparse.Namespace, stop: threading.Event | None) -> int:
             end = None if args.duration is None else time.monotonic() + args.duration
             while True:  # at least one summary: --for 0 is one look, SIGTERM or SIGINT a last one
                 listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)), stop)
+                stopped = stop is not None and stop.is_set()  # read first: the last summary comes after the signal
                 print(taker.render() + "\n", flush=True)
-                if (stop is not None and stop.is_set()) or (end is not None and time.monotonic() >= end):
+                if stopped or (end is not None and time.monotonic() >= end):
                     return 0
         listener.pump(args.duration)
         try:
