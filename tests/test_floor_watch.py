@@ -10,6 +10,7 @@ terminal's cursor or break a line (Unicode's general categories, as ``unicodedat
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -22,10 +23,12 @@ import pytest
 
 from controller.floor import pit as floor_pit
 from controller.floor import topics
-from controller.floor.pit import Pit
+from controller.floor.pit import Pit, shown
+from controller.game.table import load_table_config
 from controller.round import commands as cmd
 from controller.round.alerts import ACKNOWLEDGE_ALERT, MAX_WAITING, Alert
 from controller.round.inputs import OperatorAction
+from controller.settings.files import CONFIG_DIR
 from drivers import events as ev
 from tests.round_helpers import TableDriver, of_type
 
@@ -93,8 +96,9 @@ def _watch_until(port: int, first: list[str], signum: int, **env: str) -> tuple[
                                text=True, encoding="utf-8", env={**os.environ, **env})
     try:
         output = Output(process.stdout)
-        before = output.wait_for(lambda lines: any(line.split()[:2] == first for line in lines), 90,
-                                 f"a summary with {first}")
+        before = output.wait_for(lambda lines: process.poll() is not None or
+                                 any(line.split()[:2] == first for line in lines), 90, f"a summary with {first}")
+        assert process.poll() is None, f"the watch ended ({process.returncode}): {process.stderr.read()[-2000:]}"
         process.send_signal(signum)
         status = process.wait(60)
         output.thread.join(30)
@@ -223,3 +227,62 @@ def test_an_acknowledgement_not_as_the_table_writes_it_is_malformed_and_acknowle
     pit.take("T", "alerts", _alert_message(60, "AlertAcknowledged", written))  # as written: acknowledges it
     assert pit.render().splitlines()[3].endswith("; acknowledged by sue") and len(summary.acknowledged) == 2
 
+
+#: Table ids of other scripts that table.yaml takes (controller/game/table.py refuses only controls, format
+#: characters, surrogates and line or paragraph separators), each with what it holds beyond ASCII (Unicode
+#: general categories): a letter with a diaeresis (Lu), CJK (Lo), Cyrillic and Greek letters (Lu, Ll), a no-break
+#: space (Zs), a combining diaeresis (Mn), a currency sign (Sc).
+OTHER_SCRIPTS = ["Tisch-Ü1", "桌-7", "Стол 3", "Τραπέζι-2", "Mesa\u00a0ñ", "Ta\u0308fel", "€-1"]
+#: Text never shown as itself, by the category of one of its characters: controls (Cc: the escape, a C1 CSI that
+#: is an escape of its own, next line, a tab), format characters (Cf: a right-to-left override, a zero-width
+#: space), the line and paragraph separators (Zl, Zp), private use (Co, in the BMP and in plane 15) and an
+#: unassigned code point (Cn: U+0378).
+NEVER_SHOWN = ["T\x1b[2J", "T\x9b2J", "T\x85X", "T\tX", "T\u202eX", "T\u200bX", "T\u2028X", "T\u2029X", "T\ue000X",
+               "T\U000F0001X", "T\u0378X"]
+
+
+def test_a_table_id_of_any_script_is_shown_as_itself_and_a_control_or_format_character_never(tmp_path):
+    """A table id table.yaml takes is the table's name on the floor: ``floor watch`` shows it as itself in its
+    line and its alerts' lines (docs/floor.md, "Watch"), as it shows a supervisor's name of another script; text
+    holding a character that can move the terminal's cursor, end a line or reorder it is ``?``, and never reaches
+    the terminal, in the table's line or its alert's."""
+    template = (CONFIG_DIR / "table.yaml").read_text()
+    path = tmp_path / "table.yaml"
+    alert = dataclasses.asdict(Alert(7, 3, "middle", 412, 1, 30, 100, 4170))
+    pit = Pit()
+    for table in OTHER_SCRIPTS + NEVER_SHOWN:
+        if table in OTHER_SCRIPTS:  # the project's own rule takes it
+            path.write_text(template.replace("table_id: CC-01\n", f"table_id: {json.dumps(table)}\n"))
+            assert load_table_config(path).table_id == table
+        pit.take(table, "status", b"online")
+        pit.take(table, "alerts", topics.encode({"table": table, "record": {
+            "seq": 1, "time": "2026-12-01T05:00:00+00:00", "kind": "event", "round": 8, "type": "Alert",
+            "data": alert}}))
+        pit.take(table, "alerts", topics.encode({"table": table, "record": {
+            "seq": 2, "time": "2026-12-01T05:01:00+00:00", "kind": "event", "round": 8, "type": "AlertAcknowledged",
+            "data": {"round_no": 8, "alert": alert, "by": "José", "role": "supervisor", "source": "control",
+                     "waiting": 0}}}))
+    text = pit.render()
+    lines = text.splitlines()
+    assert len(lines) == 1 + 2 * len(OTHER_SCRIPTS + NEVER_SHOWN)  # the heading, a line per table, one per alert
+    rows = {line[:16].rstrip(): line[16:].split()[0] for line in lines[1:1 + len(pit.tables)]}
+    assert {table: rows.get(table) for table in OTHER_SCRIPTS} == {table: "online" for table in OTHER_SCRIPTS}
+    assert rows["?"] == "online" and len(rows) == len(OTHER_SCRIPTS) + 1  # every other table: one line each
+    alerts = lines[1 + len(pit.tables):]
+    for table in OTHER_SCRIPTS:
+        assert f"ALERT {table}: seat 3 plays as if it saw the middle card (round 7, 30 rounds, evidence 10^4.1, loss " \
+               f"4170) at 2026-12-01T05:00:00+00:00; acknowledged by José" in alerts
+    assert sum(line.startswith("ALERT ?: seat 3 ") for line in alerts) == len(NEVER_SHOWN)
+    assert not [c for c in "".join(NEVER_SHOWN) if c not in "TXJ2[" and c in text]
+    assert shown("T\ud800") == "?"  # a lone surrogate (Cs): no message of the floor's format holds one
+    assert shown("x" * 40) == "x" * 40 and shown("x" * 41) == "?" and shown("") == "?"
+
+
+@pytest.mark.parametrize("encoding, first", [("utf-8", ["桌-7", "online"]), ("ascii", ["?-7", "online"])])
+def test_the_watch_prints_a_table_id_of_another_script_as_its_terminal_can(mosquitto, encoding, first):
+    """From the broker to the terminal: a table publishing under ``桌-7`` is ``桌-7`` on a UTF-8 terminal; on one
+    whose locale cannot write the character (standard output in ASCII here) the character is ``?`` and the watch
+    goes on, never stopped by an encoding error."""
+    _retained(mosquitto.port, "桌-7", "status", b"online")
+    _, lines = _watch_until(mosquitto.port, first, signal.SIGTERM, PYTHONIOENCODING=encoding)
+    assert any(line.split()[:2] == first for line in _summaries(lines)[-1])

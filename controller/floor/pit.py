@@ -17,12 +17,14 @@ Events and alerts are deduplicated by table and seq as ``controller.floor.audit`
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
 from controller.floor import topics
 from controller.game.sessions import player_shown
+from controller.game.table import CONTROL_CATEGORIES
 from controller.round.alerts import acknowledgement_problem, alert_fields_problem
 from controller.round.meters import Meters
 from drivers.ratelog import LogLimiter
@@ -35,6 +37,11 @@ COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregul
                            "MispayAccepted"})
 #: Longest text from a table shown as itself (``shown``; a table id, a state, a time, a supervisor's name).
 SHOWN_TEXT = 40
+#: Unicode general categories whose characters ``shown`` never shows: those a table id may not hold
+#: (``controller.game.table.CONTROL_CATEGORIES``: controls such as an escape or a carriage return, format
+#: characters such as a direction override, surrogates, line and paragraph separators), and private-use and
+#: unassigned code points (what a terminal draws for them is its font's or a later standard's).
+NOT_SHOWN = CONTROL_CATEGORIES | {"Co", "Cn"}
 #: Whole numbers from a table shown as themselves lie strictly within this bound (``shown``).
 SHOWN_NUMBER = 10**15
 #: A table's records that a reader of the floor (``floor watch``, the pit page's ``serve_data``) leaves out are
@@ -203,11 +210,14 @@ class Pit:
 
 def shown(value: Any) -> str:
     """A value from a table's message (untrusted) as the watch's terminal may show it: a whole number (within
-    ``SHOWN_NUMBER``) as itself, text of plain printable ASCII (space to ``~``: no escape sequence, carriage return
-    or second line) of 1 to ``SHOWN_TEXT`` characters as itself, anything else ``?``."""
+    ``SHOWN_NUMBER``) as itself; text of 1 to ``SHOWN_TEXT`` characters of any script (letters, marks, digits,
+    punctuation, symbols, spaces: a table id may be ``Tisch-Ü1``, table.yaml's rule) as itself when none of its
+    characters is of ``NOT_SHOWN`` (no escape sequence, carriage return, second line or direction override);
+    anything else ``?``."""
     if _whole(value):
         return str(value)
-    if isinstance(value, str) and 0 < len(value) <= SHOWN_TEXT and all(" " <= c <= "~" for c in value):
+    if isinstance(value, str) and 0 < len(value) <= SHOWN_TEXT and \
+            not any(unicodedata.category(c) in NOT_SHOWN for c in value):
         return value
     return "?"
 

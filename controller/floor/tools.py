@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 from controller.floor.stopping import stopping
 from controller.settings.argtypes import number, seconds_or_none
@@ -102,6 +103,14 @@ def broker_config(args: argparse.Namespace) -> FloorConfig:
                    prefix=config.prefix if args.prefix is None else args.prefix)
 
 
+def _writable(text: str, stream: TextIO) -> str:
+    """``text`` with every character the encoding of ``stream`` has not as ``?`` (a table id in another script
+    on a terminal whose locale cannot show it): the watch never stops on an ``UnicodeEncodeError``. A stream
+    without an encoding (a ``StringIO``) takes any text."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    return text.encode(encoding, "replace").decode(encoding)
+
+
 def config_source(args: argparse.Namespace) -> Path:
     return find_table_config(args.config)
 
@@ -165,7 +174,7 @@ def _listen(args: argparse.Namespace, stop: threading.Event | None) -> int:
             while True:  # at least one summary: --for 0 is one look, SIGTERM or SIGINT a last one
                 listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)), stop)
                 stopped = stop is not None and stop.is_set()  # read first: the last summary comes after the signal
-                print(taker.render() + "\n", flush=True)
+                print(_writable(taker.render(), sys.stdout) + "\n", flush=True)
                 if stopped or (end is not None and time.monotonic() >= end):
                     return 0
         listener.pump(args.duration)
