@@ -382,36 +382,6 @@ def test_the_audit_finds_an_anchor_that_is_not_the_journals(mosquitto, tmp_path)
         f"rewritten or another journal"]
 
 
-def test_the_pit_lists_each_alert_with_who_acknowledged_it_and_counts_a_repeat_once():
-    """``floor watch``: an ``Alert`` heard on ``alerts`` is listed; the ``AlertAcknowledged`` naming its seat, kind
-    of card and round marks it acknowledged by the supervisor it names; a repeat (same seq) counts once."""
-    alert = {"seat": 2, "card": "middle", "round_no": 30, "rounds": 14, "evidence_log10_hundredths": 412,
-             "loss": 4200, "first_round": 17, "share_percent": 100}
-    other = {**alert, "seat": 5, "card": "down", "round_no": 31, "player": "P-5"}
-    forged = {**alert, "seat": 6, "round_no": 32, "player": "x\nALERT T: seat 1"}  # not a player's id: shown as ?
-
-    def message(seq: int, type_: str, data: dict) -> bytes:
-        return topics.encode({"table": "T", "record": {"seq": seq, "time": "2026-12-01T05:00:00+00:00",
-                                                       "kind": "event", "round": 31, "type": type_, "data": data}})
-
-    pit = Pit()
-    pit.take("T", "alerts", message(10, "Alert", alert))
-    pit.take("T", "alerts", message(12, "Alert", other))
-    acknowledgement = message(15, "AlertAcknowledged", {"round_no": 31, "alert": alert, "by": "sue",
-                                                        "role": "supervisor", "source": "panel", "waiting": 1})
-    pit.take("T", "alerts", acknowledgement)
-    pit.take("T", "alerts", acknowledgement)  # a repeat after a reconnection
-    pit.take("T", "alerts", message(16, "Alert", forged))
-    table = pit.tables["T"]
-    assert (table.alerts_heard, len(table.acknowledged)) == (3, 1)
-    lines = pit.render().splitlines()
-    assert lines[0].split()[-2:] == ["alerts", "acked"] and lines[1].split()[-2:] == ["3", "1"]
-    assert lines[2].startswith("ALERT T: seat 2 plays as if it saw the middle card (round 30")
-    assert lines[2].endswith("; acknowledged by sue")
-    assert lines[3].startswith("ALERT T: seat 5 (player P-5) plays as if") and lines[3].endswith("; not acknowledged")
-    assert lines[4].startswith("ALERT T: seat 6 (player ?) plays as if") and len(lines) == 5
-
-
 def test_the_watch_shows_nothing_from_the_wire_that_could_steer_the_terminal():
     """``floor watch`` (docs/floor.md, "Watch"): escape sequences, a carriage return, a second line or a figure that
     is not a number, in a table's id, status, state or alert, are shown as ``?``; the whole numbers and plain

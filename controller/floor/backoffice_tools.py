@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from controller.floor.periods import PERIODS, check_day
+from controller.floor.stopping import stopping
 from controller.floor.store_health import BEAT, MIN_SILENT_AFTER, SILENT_AFTER
 from controller.settings.argtypes import MAX_SECONDS, number, seconds
 from controller.settings.files import ConfigError
@@ -167,25 +165,6 @@ def run(args: argparse.Namespace, broker_config: Callable[[argparse.Namespace], 
         return 2
 
 
-@contextmanager
-def _stopping(duration: float | None) -> Iterator[threading.Event]:
-    """An event set by SIGTERM or SIGINT, or after ``duration`` seconds, for the block; the signals' handlers
-    are given back after it."""
-    stop = threading.Event()
-    previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGTERM, signal.SIGINT)}
-    timer = threading.Timer(duration, stop.set) if duration is not None else None
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
-    try:
-        yield stop
-    finally:
-        if timer is not None:
-            timer.cancel()
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
 def _serve(args: argparse.Namespace) -> int:
     """``floor serve`` (``controller.floor.serve``): the options checked, the store read once, then served until
     stopped. Raises ``ConfigError`` for what cannot be used."""
@@ -220,7 +199,7 @@ def _serve(args: argparse.Namespace) -> int:
     poller.start()
     print(f"pit page on {server.url} (gaming day begins {start.strftime('%H:%M')})", flush=True)
     try:
-        with _stopping(args.duration) as stop:
+        with stopping(args.duration) as stop:
             stop.wait()
     finally:
         server.stop()
@@ -233,7 +212,7 @@ def _store(args: argparse.Namespace, config: Any) -> int:
     from controller.floor.store import FloorStore
 
     store = FloorStore(config, args.dsn, name=args.session, join_late=args.join_late)
-    with _stopping(args.duration) as stop:
+    with stopping(args.duration) as stop:
         store.run(stop)
     total = store.total
     print(f"{len(total.tables)} table(s): {total.stored} records stored, {total.repeats} repeats dropped, "

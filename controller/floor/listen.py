@@ -4,7 +4,7 @@ test): one paho-mqtt client whose messages go to a callback on the caller's thre
 from __future__ import annotations
 
 import logging
-
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,11 +60,12 @@ class Listener:
         if not self.subscribed:
             raise OSError(f"no subscription acknowledged within {timeout:g} s")
 
-    def pump(self, seconds: float) -> None:
-        """Receive for ``seconds``, connecting again when the connection was lost (an attempt is given
+    def pump(self, seconds: float, stop: threading.Event | None = None) -> None:
+        """Receive for ``seconds``, or until ``stop`` is set (checked every 0.05 s at most: SIGTERM or SIGINT,
+        ``controller.floor.stopping``), connecting again when the connection was lost (an attempt is given
         ``CONNACK_WAIT`` seconds to be answered before the next one)."""
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
             left = max(deadline - time.monotonic(), 0.0)
             if self.connected or time.monotonic() < self._retry_at:
                 if self.client.loop(timeout=min(0.05, left)) != paho.MQTT_ERR_SUCCESS:

@@ -9,20 +9,25 @@ past-posting irregularities, in minor units as the journal keeps them; today's m
 readings that differed: caught; ``MispayAccepted``: accepted by a supervisor), each as a count and an amount
 (the sum of the spots' differences, short and over alike, as the metrics count them); and the hole-card alerts
 heard on ``alerts`` (when the broker lets the watcher read them), listed under the table with the supervisor who
-acknowledged each (``AlertAcknowledged``, on ``alerts`` too).
+acknowledged each (``AlertAcknowledged``, on ``alerts`` too; one whose data is not as the table writes it,
+``controller.round.alerts.acknowledgement_problem``, is counted malformed and acknowledges nothing).
 Events and alerts are deduplicated by table and seq as ``controller.floor.audit`` does.
 """
 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
 from controller.floor import topics
 from controller.game.sessions import player_shown
+from controller.game.table import CONTROL_CATEGORIES
+from controller.round.alerts import acknowledgement_problem, alert_fields_problem
 from controller.round.meters import Meters
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +37,17 @@ COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregul
                            "MispayAccepted"})
 #: Longest text from a table shown as itself (``shown``; a table id, a state, a time, a supervisor's name).
 SHOWN_TEXT = 40
+#: Unicode general categories whose characters ``shown`` never shows: those a table id may not hold
+#: (``controller.game.table.CONTROL_CATEGORIES``: controls such as an escape or a carriage return, format
+#: characters such as a direction override, surrogates, line and paragraph separators), and private-use and
+#: unassigned code points (what a terminal draws for them is its font's or a later standard's).
+NOT_SHOWN = CONTROL_CATEGORIES | {"Co", "Cn"}
 #: Whole numbers from a table shown as themselves lie strictly within this bound (``shown``).
 SHOWN_NUMBER = 10**15
+#: A table's records that a reader of the floor (``floor watch``, the pit page's ``serve_data``) leaves out are
+#: said in the log this many times a minute at most (the rest counted in ``TableSummary.malformed``): a broken
+#: publisher can send many.
+MALFORMED_LINES = 20
 
 
 @dataclass
@@ -55,8 +69,8 @@ class TableSummary:
     gaps: int = 0
     #: events heard as marked stubs (``oversized``): their data is in the journal only
     oversized: int = 0
-    #: events the meters or the counts could not read, or carrying an amount beyond ``topics.MAX_AMOUNT``:
-    #: logged, left out
+    #: events the meters or the counts could not read, or carrying an amount beyond ``topics.MAX_AMOUNT``, and
+    #: messages on ``alerts`` that are not the table's (``alert_message_problem``): logged, left out
     malformed: int = 0
     #: per day (UTC, by the records' own times): ``{"caught": [count, amount], "accepted": [count, amount]}``
     mispays: dict[date, dict[str, list[int]]] = field(default_factory=dict)
@@ -95,6 +109,8 @@ class Pit:
     def __init__(self, keep_alerts: int = 5) -> None:
         self.tables: dict[str, TableSummary] = {}
         self.keep_alerts = keep_alerts
+        #: the messages left out, each said once as it comes, at most ``MALFORMED_LINES`` a minute
+        self._lines = LogLimiter(log, burst=MALFORMED_LINES, interval=60.0)
 
     def take(self, table: str, kind: str, payload: bytes, received: float = 0.0) -> None:
         """One message of ``table`` on its ``kind`` topic."""
@@ -122,9 +138,7 @@ class Pit:
             unread = []  # a table's record the meters or the counts cannot read: said, counted once, left out
             beyond = topics.amount_beyond(record["data"])
             if beyond is not None:
-                summary.malformed += 1
-                log.warning("floor watch: table %r, record %s: %s is beyond %d minor units", table[:64], seq, beyond,
-                            topics.MAX_AMOUNT)
+                self._malformed(summary, table, seq, f"{beyond} is beyond {topics.MAX_AMOUNT} minor units")
                 return
             try:
                 if not value.get("test"):  # test mode's records (docs/floor.md): a round opened unheard is left out too
@@ -136,21 +150,30 @@ class Pit:
             except ValueError as exc:
                 unread.append(str(exc))
             if unread:
-                summary.malformed += 1
-                log.warning("floor watch: table %r, record %s: %s", table[:64], seq, "; ".join(unread))
+                self._malformed(summary, table, seq, "; ".join(unread))
         elif kind == "alerts" and isinstance(value.get("record"), dict):
             record = value["record"]
             seq = record.get("seq")
-            if not isinstance(seq, int) or seq <= summary.last_alert or not isinstance(record.get("data"), dict):
-                return  # a repeat, or not an alert
+            if not isinstance(seq, int) or seq <= summary.last_alert:
+                return  # a repeat, or not a record
             summary.last_alert = seq
-            data = record["data"]
-            if record.get("type") == "AlertAcknowledged":
-                alert = data.get("alert") if isinstance(data.get("alert"), dict) else {}
-                summary.acknowledged[_alert_key(alert)] = str(data.get("by"))
-                return
-            summary.alerts_heard += 1
-            summary.alerts = (summary.alerts + [record])[-self.keep_alerts:]
+            data, problem = record.get("data"), alert_message_problem(value)
+            if problem:
+                self._malformed(summary, table, seq, problem)
+            elif data is None:
+                return  # a marked stub (``oversized``, docs/floor.md): the record is in the journal only
+            elif record["type"] == "AlertAcknowledged":
+                summary.acknowledged[_alert_key(data["alert"])] = data["by"]
+            else:
+                summary.alerts_heard += 1
+                summary.alerts = (summary.alerts + [record])[-self.keep_alerts:]
+
+    def _malformed(self, summary: TableSummary, table: str, seq: int, reason: str) -> None:
+        """Count a message of ``table`` the watch leaves out (its record ``seq``) in ``summary.malformed`` and say
+        why in the log (``reason``: names a field, its value cut), ``MALFORMED_LINES`` a minute at most."""
+        summary.malformed += 1
+        self._lines.log(logging.WARNING, "floor watch: malformed", "floor watch: table %r, record %s: %s", table[:64],
+                        seq, reason)
 
     def render(self, today: date | None = None) -> str:
         """The summary as a text table, one line per table in name order: mispays of ``today`` (UTC; default
@@ -172,8 +195,8 @@ class Pit:
                          f"{t.alerts_heard:>6} {len(t.acknowledged):>5}")
         for name, t in sorted(self.tables.items()):
             for alert in t.alerts:
-                d = alert["data"]
-                by = t.acknowledged.get(_alert_key(d))
+                d = alert["data"]  # an alert refused on arrival is listed too: never acknowledged
+                by = None if alert_fields_problem(d) else t.acknowledged.get(_alert_key(d))
                 who = f" (player {player_shown(d['player'])})" if d.get("player") else ""
                 evidence = d.get("evidence_log10_hundredths")
                 lines.append(f"ALERT {shown(name)}: seat {shown(d.get('seat'))}{who} plays as if it saw the "
@@ -187,11 +210,14 @@ class Pit:
 
 def shown(value: Any) -> str:
     """A value from a table's message (untrusted) as the watch's terminal may show it: a whole number (within
-    ``SHOWN_NUMBER``) as itself, text of plain printable ASCII (space to ``~``: no escape sequence, carriage return
-    or second line) of 1 to ``SHOWN_TEXT`` characters as itself, anything else ``?``."""
+    ``SHOWN_NUMBER``) as itself; text of 1 to ``SHOWN_TEXT`` characters of any script (letters, marks, digits,
+    punctuation, symbols, spaces: a table id may be ``Tisch-Ü1``, table.yaml's rule) as itself when none of its
+    characters is of ``NOT_SHOWN`` (no escape sequence, carriage return, second line or direction override);
+    anything else ``?``."""
     if _whole(value):
         return str(value)
-    if isinstance(value, str) and 0 < len(value) <= SHOWN_TEXT and all(" " <= c <= "~" for c in value):
+    if isinstance(value, str) and 0 < len(value) <= SHOWN_TEXT and \
+            not any(unicodedata.category(c) in NOT_SHOWN for c in value):
         return value
     return "?"
 
@@ -273,6 +299,26 @@ def _day(text: Any) -> date | None:
     return (when.astimezone(timezone.utc) if when.tzinfo else when).date()
 
 
-def _alert_key(alert: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """An alert's seat, kind of card and round: how an acknowledgement names the alert it acknowledges."""
-    return alert.get("seat"), alert.get("card"), alert.get("round_no")
+def alert_message_problem(message: dict[str, Any]) -> str:
+    """Why ``message`` (a decoded payload of a table's ``alerts`` topic, ``{"table", "record"}``) is not one the
+    table publishes there (``""`` when it is): its record's ``type`` one of ``topics.ALERT_TYPES``, its ``data``
+    an object (null in a marked stub, ``oversized``), an acknowledgement's data as the table writes it
+    (``controller.round.alerts.acknowledgement_problem``). An ``Alert`` whose fields the table refused on arrival
+    (``AlertNotShown``) is the table's too. The reason names the field (another type by its name, escaped and
+    cut to 40 characters), never a field's value."""
+    record = message["record"]
+    kind, data = record.get("type"), record.get("data")
+    if not isinstance(kind, str) or kind not in topics.ALERT_TYPES:
+        return f"a record of a type not published on alerts: {kind!r:.40}"
+    if message.get("oversized") and data is None:
+        return ""
+    if not isinstance(data, dict):
+        return f"an {kind} whose data is not an object"
+    problem = acknowledgement_problem(data) if kind == "AlertAcknowledged" else ""
+    return f"an AlertAcknowledged: {problem}" if problem else ""
+
+
+def _alert_key(alert: dict[str, Any]) -> tuple[int, str, int]:
+    """A well-formed alert's (``alert_fields_problem``) seat, kind of card and round: how an acknowledgement names
+    the alert it acknowledges."""
+    return alert["seat"], alert["card"], alert["round_no"]

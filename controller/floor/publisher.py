@@ -91,9 +91,6 @@ ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
 #: The records that enter and leave test mode (NY 9 NYCRR 5319.58, ``controller.round.table_locks``): every message
 #: of a record from the first to the second, both included, carries ``"test": true``.
 TEST_MODE = ("TestModeEntered", "TestModeLeft")
-#: The hole-card detector's alerts (``controller.round.alerts``) and a supervisor's acknowledgement of one, published on
-#: ``alerts`` alone.
-ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
 
 
 @contextlib.contextmanager
@@ -478,7 +475,7 @@ class Publisher:
                 self._after = seq
                 if record["type"] in OWN_TOPICS:  # its own topic too (topics.py)
                     self._send(OWN_TOPICS[record["type"]], {"table": self.table_id, "record": public}, seq, None)
-            elif record["type"] in ALERT_TYPES:  # supervisors' eyes only: its own topic, the broker's ACL guards it
+            elif record["type"] in topics.ALERT_TYPES:  # supervisors' eyes only: its own topic, the broker's ACL guards it
                 self._send("alerts", {"table": self.table_id, "record": {k: record[k] for k in RECORD_KEYS}}, seq,
                            None)
             if record["type"] == TEST_MODE[1]:  # the record that leaves test mode is the last marked

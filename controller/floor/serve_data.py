@@ -24,7 +24,7 @@ keeps the latest as bytes for the page. Per table, every amount in integer minor
 - ``rounds_per_hour``, ``faults``, ``past_posting``, ``mispays``: ``controller.floor.pit.count_record`` over the
   gaming day's records of ``pit.COUNTED_TYPES``, the rule of ``crisscross floor watch``, fed once each: a table
   is read again only when its ``last_seq`` moved. A record the counts cannot read (``count_record``'s
-  ``ValueError``) is logged once (``MALFORMED_LINES`` a minute at most), counted in the summary's ``malformed``
+  ``ValueError``) is logged once (``pit.MALFORMED_LINES`` a minute at most), counted in the summary's ``malformed``
   and left out; every other record and table goes on.
 - ``sessions``: rated seat sessions open: those whose latest ``SessionRated`` of the gaming day is not their end
   (a session shows from its first rating, ``run --rating``: its 10th round).
@@ -53,7 +53,7 @@ from typing import Any
 
 from controller.floor import report, store_health
 from controller.floor.periods import period_bounds
-from controller.floor.pit import COUNTED_TYPES, TableSummary, count_record
+from controller.floor.pit import COUNTED_TYPES, MALFORMED_LINES, TableSummary, count_record
 from controller.floor.report_tool import store_states
 from controller.journal.recall import ROUND_TYPES, RoundRecord, rounds_from_records
 from controller.round.actions import CURRENCY
@@ -68,8 +68,6 @@ MAX_TABLES = 500
 ONLINE_WITHIN = 300.0
 #: Seconds between two readings of the store (the page asks as often).
 EVERY = 2.0
-#: Records whose figures ``count_record`` cannot read said in the log a minute at most (the rest counted).
-MALFORMED_LINES = 20
 #: What the connection to the store says to PostgreSQL: nothing is ever written, and no query runs over 10 s.
 SESSION_OPTIONS = "-c default_transaction_read_only=on -c statement_timeout=10s"
 

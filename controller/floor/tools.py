@@ -5,6 +5,8 @@
 The broker: ``--broker HOST`` (with ``--port``, ``--tls``, ``--ca-file``, ``--username``, ``--password-file``,
 ``--prefix``), else ``floor:`` of the table configuration (``--config``). Exit status: 0 done (audit: nothing
 wrong), 1 the audit found a problem, 2 refused options or configuration, or a broker that cannot be reached.
+The watch runs until ``--for`` ends or SIGTERM or SIGINT (``controller.floor.stopping``) and prints a last
+summary either way, status 0.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
+from controller.floor.stopping import stopping
 from controller.settings.argtypes import number, seconds_or_none
 from controller.settings.files import ConfigError, find_table_config
 from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig, check_prefix
@@ -59,7 +64,8 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     watch.add_argument("--every", type=every, default=2.0,
                        help=f"seconds between two summaries (from {MIN_EVERY}; default 2)")
     watch.add_argument("--for", dest="duration", type=seconds_or_none, default=None,
-                       help="stop after this many seconds (0: one summary; default: until interrupted)")
+                       help="stop after this many seconds (0: one summary; default: until SIGTERM or SIGINT, "
+                            "then a last summary)")
     audit = floor_sub.add_parser("audit", help="check every table's events for gaps and order; compare anchors "
                                                "with journals", parents=[common, broker])
     audit.add_argument("--for", dest="duration", type=seconds_or_none, default=10.0,
@@ -97,6 +103,14 @@ def broker_config(args: argparse.Namespace) -> FloorConfig:
                    prefix=config.prefix if args.prefix is None else args.prefix)
 
 
+def _writable(text: str, stream: TextIO) -> str:
+    """``text`` with every character the encoding of ``stream`` has not as ``?`` (a table id in another script
+    on a terminal whose locale cannot show it): the watch never stops on an ``UnicodeEncodeError``. A stream
+    without an encoding (a ``StringIO``) takes any text."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    return text.encode(encoding, "replace").decode(encoding)
+
+
 def config_source(args: argparse.Namespace) -> Path:
     return find_table_config(args.config)
 
@@ -120,6 +134,14 @@ def run(args: argparse.Namespace) -> int:
         from controller.floor.backoffice_tools import run as backoffice
 
         return backoffice(args, broker_config)
+    if args.floor_command == "watch":
+        with stopping() as stop:  # from the start: a SIGTERM while connecting ends with the summary too
+            return _listen(args, stop)
+    return _listen(args, None)
+
+
+def _listen(args: argparse.Namespace, stop: threading.Event | None) -> int:
+    """``floor watch`` (until ``--for`` or ``stop``: then its last summary, status 0) or ``floor audit``."""
     from controller.floor.listen import Listener
     from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key
@@ -149,10 +171,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.floor_command == "watch":
             end = None if args.duration is None else time.monotonic() + args.duration
-            while True:  # at least one summary: --for 0 is one look
-                listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)))
-                print(taker.render() + "\n", flush=True)
-                if end is not None and time.monotonic() >= end:
+            while True:  # at least one summary: --for 0 is one look, SIGTERM or SIGINT a last one
+                listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)), stop)
+                stopped = stop is not None and stop.is_set()  # read first: the last summary comes after the signal
+                print(_writable(taker.render(), sys.stdout) + "\n", flush=True)
+                if stopped or (end is not None and time.monotonic() >= end):
                     return 0
         listener.pump(args.duration)
         try:

@@ -35,6 +35,9 @@ import math
 from typing import Any
 
 KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters", "sessions")
+#: The records published on ``alerts`` alone: the hole-card detector's alerts (``controller.round.alerts``) and a
+#: supervisor's acknowledgement of one.
+ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
 #: The largest amount (minor units, either way) a table's record carries: a wager is at most what a bet sensor
 #: reports and a payout stays below 2**53 (``controller.game.table.check_amount``). A whole number in a record's
 #: data beyond it is not a table's: readers leave the record's figures out (``amount_beyond``).

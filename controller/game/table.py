@@ -90,6 +90,10 @@ SIMULATED = "simulated"
 
 #: Longest ``table_id``: it is shown on the panel and written into every journal record.
 MAX_TABLE_ID = 64
+#: Unicode general categories a ``table_id`` may not hold: controls (a newline, a NUL, an escape), format
+#: characters (a direction override, a zero-width joiner), surrogates, line and paragraph separators; every
+#: other character, of any script, may be in one.
+CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 #: Most ``timing.retries`` (sends after the first). With the default waits 20 retries already keep a request
 #: unanswered for over a minute; beyond that a device is not coming back by being asked again.
 MAX_RETRIES = 20
@@ -288,8 +292,8 @@ def _timing(path: Path, timing: Any) -> LinkTiming:
 
 
 def _table_id(path: Path, data: dict) -> str:
-    """``table_id``: text of 1 to ``MAX_TABLE_ID`` characters, none of them a control character (a newline, a
-    NUL, a direction override would garble the panel and the journal)."""
+    """``table_id``: text of 1 to ``MAX_TABLE_ID`` characters, none of them of ``CONTROL_CATEGORIES`` (a newline,
+    a NUL, a direction override would garble the panel and the journal)."""
     table_id = data["table_id"]
     line = line_of(data, "table_id")
     if not isinstance(table_id, str) or not table_id.strip():
@@ -297,7 +301,7 @@ def _table_id(path: Path, data: dict) -> str:
     if len(table_id) > MAX_TABLE_ID:
         raise error(path, "table_id", f"{len(table_id)} characters, above the maximum {MAX_TABLE_ID} "
                     f"({table_id[:20]!r}...)", line)
-    bad = next((c for c in table_id if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")), None)
+    bad = next((c for c in table_id if unicodedata.category(c) in CONTROL_CATEGORIES), None)
     if bad is not None:
         raise error(path, "table_id", f"{table_id!r} holds the control character U+{ord(bad):04X}", line)
     return table_id

@@ -17,7 +17,8 @@ The rules (one place each):
 - who acknowledges: a supervisor (``acknowledge_alert`` with the key turned, or a supervisor on the control
   interface), one alert at a time, oldest first; journaled as ``AlertAcknowledged`` with who and through what
   (the journal record's ``time`` says when). A dealer's press is refused as any supervisor button is, whether an
-  alert waits or not, so that pressing it tells the dealer nothing.
+  alert waits or not, so that pressing it tells the dealer nothing. What such a record's data is, for a reader
+  of the floor: ``acknowledgement_problem``.
 - secrecy of the public record (``alert_record``): nothing of an alert reaches a public record or the round's
   view. While the key is turned the panel is driven, after every change of its text or lamps, by the private
   ``PrivatePanel`` command as well, alert or not, so that turning the key and an alert's arrival leave the same
@@ -35,6 +36,7 @@ from typing import Any
 
 from controller.game.sessions import PLAYER_ID
 from controller.round import commands as cmd
+from controller.round.data import SOURCES
 from drivers.panel.protocol import MAX_DISPLAY_BYTES
 
 #: The panel button and control-interface action that acknowledges the alert shown (a supervisor action).
@@ -98,17 +100,70 @@ def alert_problem(alert: Alert) -> str:
     """Why ``alert`` may not be shown (``""`` when it may): a seat outside 1-6, a card that is not one of
     ``CARD_KINDS`` (an alert never names a card), a figure that is not a whole number. The reason names the
     field, never its value."""
-    if not isinstance(alert.seat, int) or isinstance(alert.seat, bool) or alert.seat not in SEATS:
+    if not _whole(alert.seat) or alert.seat not in SEATS:
         return "the seat is not a seat of the table"
     if alert.card not in CARD_KINDS:
         return f"the card is not one of {', '.join(CARD_KINDS)}"
     if not isinstance(alert.player, str) or (alert.player and not re.fullmatch(PLAYER_ID, alert.player)):
         return "the player is not a player's id"
     for name in FIGURES:
-        value = getattr(alert, name)
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not _whole(getattr(alert, name)):
             return f"{name} is not a whole number"
     return ""
+
+
+def alert_fields_problem(fields: Any) -> str:
+    """Why ``fields`` (an alert as plain data, ``alert_data``: from a journal or from the floor) is not an alert
+    the table may show (``""`` when it is): not an object, a field ``Alert`` has not (its name, cut), a field
+    missing that has no default (``player`` may be missing: alerts journaled before the id was kept), else
+    ``alert_problem``'s reason. Never the value of a field."""
+    return _shape_problem(fields, Alert, "the alert") or alert_problem(Alert(**fields))
+
+
+def acknowledgement_problem(data: Any) -> str:
+    """Why ``data`` is not an ``AlertAcknowledged``'s data as the table writes it (``AlertDesk._acknowledge_alert``,
+    ``cmd.AlertAcknowledged``; ``""`` when it is): an object with exactly its fields, ``round_no`` a whole number
+    or null (no round yet), ``alert`` an alert the table may show (``alert_fields_problem``: only an alert shown
+    waits to be acknowledged), ``by`` the supervisor's name (``Actor.name``: non-empty text), ``role``
+    ``supervisor`` (only a supervisor acknowledges, whatever the source: ``Round._act``), ``source`` one of
+    ``controller.round.data.SOURCES`` and ``waiting`` the alerts still waiting, a whole number from 0 below
+    ``MAX_WAITING``. The reason names the field, never its value (a reader of the floor logs it)."""
+    problem = _shape_problem(data, cmd.AlertAcknowledged, "the data")
+    if problem:
+        return problem
+    if data["round_no"] is not None and not _whole(data["round_no"]):
+        return "round_no is not a whole number"
+    problem = alert_fields_problem(data["alert"])
+    if problem:
+        return problem
+    if not isinstance(data["by"], str) or not data["by"]:
+        return "by is not a supervisor's name"
+    if data["role"] != "supervisor":
+        return "role is not supervisor"
+    if data["source"] not in SOURCES:
+        return f"source is not one of {', '.join(SOURCES)}"
+    if not _whole(data["waiting"]) or not 0 <= data["waiting"] < MAX_WAITING:
+        return f"waiting is not a whole number from 0 below {MAX_WAITING}"
+    return ""
+
+
+def _shape_problem(data: Any, shape: type, what: str) -> str:
+    """Why ``data`` (plain data: from a journal or the floor) is not an object with the fields of the dataclass
+    ``shape`` (``""`` when it is): not an object, a field ``shape`` has not (its name, cut), a field missing that
+    has no default. ``what`` names ``data`` in the reason."""
+    if not isinstance(data, dict):
+        return f"{what} is not an object"
+    fields = dataclasses.fields(shape)
+    unknown = next((key for key in data if key not in {f.name for f in fields}), None)
+    if unknown is not None:
+        return f"{what} has a field {unknown!r:.40} that {shape.__name__} has not"
+    missing = next((f.name for f in fields if f.name not in data and f.default is dataclasses.MISSING), None)
+    return f"{what} has no {missing}" if missing is not None else ""
+
+
+def _whole(value: Any) -> bool:
+    """True for a whole number (an ``int``, not a ``bool``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def alert_data(alert: Alert) -> dict[str, Any]:

@@ -9,10 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+#: Where an ``Actor`` acts from: the dealer's panel (a button, the supervisor key) or the control interface.
+SOURCES: tuple[str, ...] = ("panel", "control")
+
+
 @dataclass(frozen=True)
 class Actor:
     """Who acted: ``role`` (one of ``ROLES``), ``user`` (supervisor key id or control-interface user; ``""`` for
-    the dealer at the panel) and ``source`` (``panel`` or ``control``)."""
+    the dealer at the panel) and ``source`` (one of ``SOURCES``)."""
 
     role: str
     user: str
