@@ -98,7 +98,8 @@ REPORT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("variance", "Variance (minor units squared)", "count"), ("standard_deviation", "Standard deviation", "money"),
     ("interval_low", "95% interval, low", "money"), ("interval_high", "95% interval, high", "money"),
     ("outside_interval", "Actual outside the 95% interval (MD COMAR 36.05.03.25)", "flag"),
-    ("seat_rounds_in_variance", "Seat rounds in the variance", "count"), ("store", "Store", "store"))
+    ("seat_rounds_in_variance", "Seat rounds in the variance", "count"), ("store", "Store", "store"),
+    ("store_health", "Store's health", "text"), ("store_lapsed_at", "A store has stored nothing since", "text"))
 #: ``GET /api/labels``: the words and units of the page, the periods of a report, the currency (the page keeps
 #: no list of its own).
 LABELS: dict[str, Any] = {
