@@ -286,3 +286,41 @@ def test_the_watch_prints_a_table_id_of_another_script_as_its_terminal_can(mosqu
     _retained(mosquitto.port, "桌-7", "status", b"online")
     _, lines = _watch_until(mosquitto.port, first, signal.SIGTERM, PYTHONIOENCODING=encoding)
     assert any(line.split()[:2] == first for line in _summaries(lines)[-1])
+
+
+# ---------------------------------------------------------------------------------------------- the audit
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_audit_stopped_while_it_listens_checks_what_it_heard(mosquitto, signum):
+    """``floor audit --for`` a long time, stopped by a service manager's SIGTERM or a Ctrl-C once it listens (its
+    ``-v`` line says so): it ends its listening there and checks what it heard, as at the end of ``--for``
+    (docs/floor.md), printing its count of tables and problems, status 0 (nothing published: nothing wrong);
+    never killed with status 143 and nothing said."""
+    process = subprocess.Popen([sys.executable, "-m", "controller", "floor", "audit", "-v", "--broker", "127.0.0.1",
+                                "--port", str(mosquitto.port), "--for", "600"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        errors = Output(process.stderr)
+        errors.wait_for(lambda lines: process.poll() is not None or any("listening to every table" in line
+                                                                         for line in lines), 90, "the audit listening")
+        assert process.poll() is None, (process.returncode, errors.lines)
+        process.send_signal(signum)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+    assert (process.returncode, out) == (0, "0 table(s), 0 problem(s)\n"), errors.lines
+
+
+def test_an_audit_interrupted_while_it_checks_is_an_interrupt_never_nothing_wrong(mosquitto, monkeypatch):
+    """A Ctrl-C while the audit checks what it heard (``KeyboardInterrupt`` inside the check) ends the command as
+    an interrupt: ``crisscross: interrupted``, status 130 (128 + SIGINT), nothing printed as a result; it used to
+    end with status 0, the audit's "nothing wrong"."""
+    from controller.floor.audit import Auditor
+    from tests.cli_helpers import crisscross
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Auditor, "problems", interrupted)
+    shown = crisscross("floor", "audit", "--broker", "127.0.0.1", "--port", mosquitto.port, "--for", "0")
+    assert (shown.returncode, shown.stdout, shown.stderr) == (130, "", "crisscross: interrupted\n")

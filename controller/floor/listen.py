@@ -94,10 +94,14 @@ class Listener:
         if not (self.durable and flags.session_present):
             client.subscribe(topics.every_table(self.config.prefix), qos=1)
         else:
-            self.subscribed = True
+            self._now_subscribed("the broker kept the session")
 
     def _subscribed(self, client: Any, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
+        self._now_subscribed("subscription acknowledged")
+
+    def _now_subscribed(self, how: str) -> None:
         self.subscribed = True
+        log.info("floor listener: listening to every table on %s:%d (%s)", self.config.broker, self.config.port, how)
 
     def _disconnected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         self.connected = False

@@ -1,4 +1,4 @@
-"""How the floor's long-running tools stop: ``floor watch`` (docs/floor.md, "Watch"), ``floor store`` and
+"""How the floor's long-running tools stop: ``floor watch`` and ``floor audit`` (docs/floor.md), ``floor store`` and
 ``floor serve`` (docs/backoffice.md).
 
 SIGTERM (what a service manager sends: ``systemctl stop``, ``docker stop``) and SIGINT (Ctrl-C) set an event
@@ -31,5 +31,20 @@ def stopping(duration: float | None = None) -> Iterator[threading.Event]:
     finally:
         if timer is not None:
             timer.cancel()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Python's own handling of SIGINT (``KeyboardInterrupt``: ``crisscross: interrupted``, 130) and SIGTERM (the
+    process ends) for the block, whatever ``stopping`` set: for work after a tool's listening whose end must not
+    pass for a finished one (``floor audit``'s check: never "nothing wrong" for a check not done). The handlers
+    before it are given back after it. Call it from the main thread."""
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, signal.SIG_DFL)}
+    try:
+        yield
+    finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

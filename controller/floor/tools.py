@@ -6,7 +6,9 @@ The broker: ``--broker HOST`` (with ``--port``, ``--tls``, ``--ca-file``, ``--us
 ``--prefix``), else ``floor:`` of the table configuration (``--config``). Exit status: 0 done (audit: nothing
 wrong), 1 the audit found a problem, 2 refused options or configuration, or a broker that cannot be reached.
 The watch runs until ``--for`` ends or SIGTERM or SIGINT (``controller.floor.stopping``) and prints a last
-summary either way, status 0.
+summary either way, status 0. The audit listens until ``--for`` ends or SIGTERM or SIGINT, then checks what it
+heard (status 0 or 1 as above); a Ctrl-C while it checks ends it as an interrupt (``crisscross: interrupted``,
+130), never as "nothing wrong".
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from controller.floor.stopping import stopping
+from controller.floor.stopping import interruptible, stopping
 from controller.settings.argtypes import number, seconds_or_none
 from controller.settings.files import ConfigError, find_table_config
 from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig, check_prefix
@@ -134,16 +136,14 @@ def run(args: argparse.Namespace) -> int:
         from controller.floor.backoffice_tools import run as backoffice
 
         return backoffice(args, broker_config)
-    if args.floor_command == "watch":
-        with stopping() as stop:  # from the start: a SIGTERM while connecting ends with the summary too
-            return _listen(args, stop)
-    return _listen(args, None)
+    with stopping() as stop:  # from the start: a SIGTERM while connecting ends with the summary too
+        return _listen(args, stop)
 
 
-def _listen(args: argparse.Namespace, stop: threading.Event | None) -> int:
-    """``floor watch`` (until ``--for`` or ``stop``: then its last summary, status 0) or ``floor audit``."""
+def _listen(args: argparse.Namespace, stop: threading.Event) -> int:
+    """``floor watch`` (until ``--for`` or ``stop``: then its last summary, status 0) or ``floor audit`` (it
+    listens until ``--for`` or ``stop``, then checks what it heard with SIGINT's usual handler back)."""
     from controller.floor.listen import Listener
-    from controller.journal.record import JournalError
     from controller.journal.key import JournalKeyError, load_key
 
     try:
@@ -173,25 +173,32 @@ def _listen(args: argparse.Namespace, stop: threading.Event | None) -> int:
             end = None if args.duration is None else time.monotonic() + args.duration
             while True:  # at least one summary: --for 0 is one look, SIGTERM or SIGINT a last one
                 listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)), stop)
-                stopped = stop is not None and stop.is_set()  # read first: the last summary comes after the signal
+                stopped = stop.is_set()  # read first: the last summary comes after the signal
                 print(_writable(taker.render(), sys.stdout) + "\n", flush=True)
                 if stopped or (end is not None and time.monotonic() >= end):
                     return 0
-        listener.pump(args.duration)
-        try:
-            problems = taker.problems({t: (p, keys.get(t)) for t, p in journals.items()},
-                                      from_start=args.from_start)
-        except JournalError as exc:
-            print(f"crisscross: {exc}", file=sys.stderr)
-            return 2
-        for table, seen in sorted(taker.tables.items()):
-            print(f"{table}: {len(seen.seqs)} records (first {seen.seqs[0] if seen.seqs else '-'}, last "
-                  f"{seen.seqs[-1] if seen.seqs else '-'}), {seen.repeats} repeats, {len(seen.anchors)} anchors")
-        for problem in problems:
-            print(problem)
-        print(f"{len(taker.tables)} table(s), {len(problems)} problem(s)")
-        return 1 if problems else 0
-    except KeyboardInterrupt:
-        return 0
+        listener.pump(args.duration, stop)
+        with interruptible():
+            return _audited(taker, journals, keys, args.from_start)
     finally:
         listener.close()
+
+
+def _audited(taker: Any, journals: dict[str, Path], keys: dict[str, bytes | None], from_start: bool) -> int:
+    """The audit's check of what ``taker`` (``controller.floor.audit.Auditor``) heard, against ``journals``
+    (with their ``keys``) by table, printed; 0 nothing wrong, 1 a problem found, 2 a journal that cannot be read."""
+    from controller.journal.record import JournalError
+
+    try:
+        problems = taker.problems({t: (p, keys.get(t)) for t, p in journals.items()},
+                                  from_start=from_start)
+    except JournalError as exc:
+        print(f"crisscross: {exc}", file=sys.stderr)
+        return 2
+    for table, seen in sorted(taker.tables.items()):
+        print(f"{table}: {len(seen.seqs)} records (first {seen.seqs[0] if seen.seqs else '-'}, last "
+              f"{seen.seqs[-1] if seen.seqs else '-'}), {seen.repeats} repeats, {len(seen.anchors)} anchors")
+    for problem in problems:
+        print(problem)
+    print(f"{len(taker.tables)} table(s), {len(problems)} problem(s)")
+    return 1 if problems else 0
