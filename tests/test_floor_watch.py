@@ -28,7 +28,7 @@ from controller.game.table import load_table_config
 from controller.round import commands as cmd
 from controller.round.alerts import ACKNOWLEDGE_ALERT, MAX_WAITING, Alert
 from controller.round.inputs import OperatorAction
-from controller.settings.files import CONFIG_DIR
+from controller.settings.files import CONFIG_DIR, ConfigError
 from drivers import events as ev
 from tests.round_helpers import TableDriver, of_type
 
@@ -275,7 +275,14 @@ def test_a_table_id_of_any_script_is_shown_as_itself_and_a_control_or_format_cha
     assert sum(line.startswith("ALERT ?: seat 3 ") for line in alerts) == len(NEVER_SHOWN)
     assert not [c for c in "".join(NEVER_SHOWN) if c not in "TXJ2[" and c in text]
     assert shown("T\ud800") == "?"  # a lone surrogate (Cs): no message of the floor's format holds one
-    assert shown("x" * 40) == "x" * 40 and shown("x" * 41) == "?" and shown("") == "?"
+    longest = "x" * 64  # the longest table.yaml takes: a 65th character is refused
+    path.write_text(template.replace("table_id: CC-01\n", f"table_id: {longest}\n"))
+    assert load_table_config(path).table_id == longest
+    path.write_text(template.replace("table_id: CC-01\n", f"table_id: {longest}x\n"))
+    with pytest.raises(ConfigError, match="65 characters"):
+        load_table_config(path)
+    simulated = longest + "-simulated"  # its simulated play's id on the floor (docs/floor.md)
+    assert shown(simulated) == simulated and shown(simulated + "x") == "?" and shown("") == "?"
 
 
 @pytest.mark.parametrize("encoding, first", [("utf-8", ["桌-7", "online"]), ("ascii", ["?-7", "online"])])

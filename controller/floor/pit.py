@@ -24,7 +24,7 @@ from typing import Any
 
 from controller.floor import topics
 from controller.game.sessions import player_shown
-from controller.game.table import CONTROL_CATEGORIES
+from controller.game.table import CONTROL_CATEGORIES, MAX_TABLE_ID
 from controller.round.alerts import acknowledgement_problem, alert_fields_problem
 from controller.round.meters import Meters
 from drivers.ratelog import LogLimiter
@@ -35,8 +35,9 @@ log = logging.getLogger(__name__)
 #: for these only.
 COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregularity", "PayoutChecked",
                            "MispayAccepted"})
-#: Longest text from a table shown as itself (``shown``; a table id, a state, a time, a supervisor's name).
-SHOWN_TEXT = 40
+#: Longest text from a table shown as itself (``shown``; a table id, a state, a time, a supervisor's name): the
+#: longest table id, table.yaml's ``MAX_TABLE_ID`` with the suffix of simulated play.
+SHOWN_TEXT = MAX_TABLE_ID + len(topics.SIMULATED_SUFFIX)
 #: Unicode general categories whose characters ``shown`` never shows: those a table id may not hold
 #: (``controller.game.table.CONTROL_CATEGORIES``: controls such as an escape or a carriage return, format
 #: characters such as a direction override, surrogates, line and paragraph separators), and private-use and

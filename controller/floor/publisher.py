@@ -48,6 +48,7 @@ from typing import Any
 
 from controller.control.server import RECORD_KEYS, public_record
 from controller.floor import topics
+from controller.floor.topics import SIMULATED_SUFFIX
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.journal import key as jkey
 from controller.round.meters import Meters
@@ -83,9 +84,6 @@ MAX_MESSAGE = 65536
 PACKET_OVERHEAD = 64
 #: The MQTT 5 reason code of a PUBACK for a packet the broker takes as too large (MQTT 5.0, 2.4).
 PACKET_TOO_LARGE = 0x95
-#: Added to the table's id in every topic and ``table`` field of simulated play (``run --simulate``, a simulator
-#: port): it never publishes under a table's id, as it never writes the table's journal.
-SIMULATED_SUFFIX = "-simulated"
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
 ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
 #: The records that enter and leave test mode (NY 9 NYCRR 5319.58, ``controller.round.table_locks``): every message

@@ -38,6 +38,10 @@ KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meter
 #: The records published on ``alerts`` alone: the hole-card detector's alerts (``controller.round.alerts``) and a
 #: supervisor's acknowledgement of one.
 ALERT_TYPES = frozenset({"Alert", "AlertAcknowledged"})
+#: Added to the table's id in every topic and ``table`` field of simulated play (``run --simulate``, a simulator
+#: port; ``controller.floor.publisher``): it never publishes under a table's id, as it never writes the table's
+#: journal.
+SIMULATED_SUFFIX = "-simulated"
 #: The largest amount (minor units, either way) a table's record carries: a wager is at most what a bet sensor
 #: reports and a payout stays below 2**53 (``controller.game.table.check_amount``). A whole number in a record's
 #: data beyond it is not a table's: readers leave the record's figures out (``amount_beyond``).
