@@ -70,12 +70,17 @@ def rewrite_anchor(path: Path, **changes: Any) -> dict[str, Any]:
     """Rewrite the anchor of the store at ``path`` with ``changes`` (``seq``, ``head``, ``mac``, ``key_id``), its
     entries' check sums made to match (no key needed), as a forger with the file could; return the new entry."""
     anchor = path.with_name(path.name + ".anchor")
-    entry = {k: v for k, v in jkey.read_anchor(anchor).items() if k != "sum"}
+    entry = {k: v for k, v in jkey.read_anchor(anchor).items() if k not in ("sum", "entries")}
     entry.setdefault("key_id", None)
     entry.update(changes)
+    texts = []
+    for slot in (0, 1):  # each entry names its own place, as the writer's do
+        placed = {k: v for k, v in entry.items() if k != "sum"} | ({"slot": slot} if "slot" in entry else {})
+        placed["sum"] = jkey._entry_sum(placed)
+        texts.append(json.dumps(placed, sort_keys=True, separators=(",", ":")).encode().ljust(jkey.ANCHOR_ENTRY - 1)
+                     + b"\n")
+    anchor.write_bytes(texts[0].ljust(jkey.ANCHOR_SLOT, b"\x00") + texts[1])
     entry["sum"] = jkey._entry_sum(entry)
-    text = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode().ljust(jkey.ANCHOR_ENTRY - 1) + b"\n"
-    anchor.write_bytes(text.ljust(jkey.ANCHOR_SLOT, b"\x00") + text)
     return entry
 
 

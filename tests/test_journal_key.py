@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from controller.journal.key import JournalKeyError, init_key, load_key
-from controller.journal.key import read_anchor
+from controller.journal.key import ANCHOR_ENTRY, ANCHOR_SLOT, _entry_sum, read_anchor
 from controller.journal.reader import read_records
 from controller.journal.record import JournalError, canonical_line, record_hash
 from controller.journal.store import Journal
@@ -405,3 +405,40 @@ def test_a_device_given_as_the_key_file_is_not_a_regular_file():
     with pytest.raises(JournalKeyError) as refused:
         load_key("/dev/null")
     assert str(refused.value) == "/dev/null: the journal key is not a regular file"
+
+
+def _entries(path) -> tuple[bytearray, list[dict]]:
+    """The anchor file's bytes and its two entries, in their places."""
+    raw = bytearray(_anchor(path).read_bytes())
+    return raw, [json.loads(raw[place:place + ANCHOR_ENTRY]) for place in (0, ANCHOR_SLOT)]
+
+
+def test_the_older_anchor_entry_copied_over_the_newer_does_not_hide_the_last_commit_cut(keyed):
+    """The anchor keeps the last commit's head and the one before (a write cut short leaves the other entry). With
+    the older entry copied over the newer, both name the commit before the last, and that last commit cut from the
+    store (its records, seal and checkpoint) would leave a shorter journal its anchor agrees with: each entry is
+    sealed for its place (controller/journal/key.py), so the copy is not an anchor, and the journal is not intact,
+    whether the copy is left as it is or its place rewritten (the seal then does not match)."""
+    path, key_file, key = keyed
+    raw, entries = _entries(path)
+    older, newer = sorted((0, 1), key=lambda i: entries[i]["seq"])
+    assert (entries[older]["seq"], entries[newer]["seq"]) == (14, 16)  # the fixture's last two commits
+    places = (0, ANCHOR_SLOT)
+    copy = raw[places[older]:places[older] + ANCHOR_ENTRY]
+    raw[places[newer]:places[newer] + ANCHOR_ENTRY] = copy
+    _anchor(path).write_bytes(raw)
+    forge(path, ("DELETE FROM records WHERE seq > 14", ()), ("DELETE FROM seals WHERE seq > 14", ()),
+          ("DELETE FROM checkpoints WHERE seq > 14", ()))
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1 and f"entry {newer + 1} is the other entry's (copied over it)" in proc.stdout
+    with pytest.raises(JournalError, match="is the other entry's"):
+        Journal(path, key=key)
+    moved = dict(entries[older], slot=newer)  # its place rewritten, its check sum made to match (no key needed)
+    moved["sum"] = _entry_sum({k: v for k, v in moved.items() if k != "sum"})
+    raw[places[newer]:places[newer] + ANCHOR_ENTRY] = json.dumps(
+        moved, sort_keys=True, separators=(",", ":")).encode().ljust(ANCHOR_ENTRY - 1) + b"\n"
+    _anchor(path).write_bytes(raw)
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1 and "the anchor (seq 14) does not carry the key's seal" in proc.stdout
+    with pytest.raises(JournalError, match="does not carry the key's seal"):
+        Journal(path, key=key)

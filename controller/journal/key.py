@@ -5,11 +5,13 @@
   that group or others may read or write is refused, as is any other content.
 - A seal: HMAC-SHA256 (RFC 2104, ``hmac``) with the key over a label and the fields it vouches for, joined
   by ``\\n``: ``seal`` + seq + chain head at the end of every commit; ``checkpoint`` + seq + head + the
-  canonical text of the machine's state; ``anchor`` + seq + head. Without the key nobody can make one, so an
+  canonical text of the machine's state; ``anchor`` + seq + head + the entry's place in the anchor file (0 or 1;
+  an entry written before it had its place: ``anchor`` + seq + head). Without the key nobody can make one, so an
   edit re-chained to the end, a record appended or a forged checkpoint shows.
-- The anchor: the chain head of the last checkpoint (``{"seq", "head", "mac"}``) in ``<store>.anchor``,
-  replaced atomically (write, fsync, rename, fsync of the folder) at each checkpoint. A store shorter than its
-  anchor, or with another record at the anchor's seq, was cut from the end or rewritten.
+- The anchor: the chain head of the last commit in ``<store>.anchor``, two entries (``anchor_entry``) each
+  sealed for its own place, so that the older entry copied over the newer (both then naming the commit before
+  the last, which could then be cut) is not an anchor. A store shorter than its anchor, or with another record
+  at the anchor's seq, was cut from the end or rewritten.
 """
 
 from __future__ import annotations
@@ -146,15 +148,23 @@ ANCHOR_ENTRY = 256
 ANCHOR_SIZE = ANCHOR_SLOT + ANCHOR_ENTRY
 
 
-def anchor_entry(seq: int, head: str, key: bytes | None) -> bytes:
-    """One entry of the anchor file: ``{"head", "key_id", "mac", "seq", "sum"}`` as JSON, padded with spaces to
-    ``ANCHOR_ENTRY - 1`` bytes and a newline. ``key_id``/``mac`` are None without a key (the entry then says the
-    store is not keyed); ``sum`` (16 hex digits of SHA-256 over the entry without it) shows a torn write."""
-    body = {"head": head, "key_id": key_id(key) if key else None, "mac": mac(key, "anchor", seq, head) if key else None,
-            "seq": seq}
+def anchor_entry(seq: int, head: str, key: bytes | None, slot: int) -> bytes:
+    """One entry of the anchor file, for its place ``slot`` (0: at offset 0, 1: at ``ANCHOR_SLOT``): ``{"head",
+    "key_id", "mac", "seq", "slot", "sum"}`` as JSON, padded with spaces to ``ANCHOR_ENTRY - 1`` bytes and a
+    newline. ``key_id``/``mac`` are None without a key (the entry then says the store is not keyed); ``mac`` seals
+    the place too (``anchor_mac``): an entry copied to the other place is not one there; ``sum`` (16 hex digits of
+    SHA-256 over the entry without it) shows a torn write."""
+    body = {"head": head, "key_id": key_id(key) if key else None,
+            "mac": anchor_mac(key, seq, head, slot) if key else None, "seq": seq, "slot": slot}
     body["sum"] = _entry_sum(body)
     text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
     return text.ljust(ANCHOR_ENTRY - 1) + b"\n"
+
+
+def anchor_mac(key: bytes, seq: int, head: str, slot: int | None) -> str:
+    """The seal of an anchor entry naming ``seq``/``head`` at its place ``slot`` in the anchor file; ``slot`` None
+    for an entry written before the place was sealed (and for the one-line anchor before the two entries)."""
+    return mac(key, "anchor", seq, head) if slot is None else mac(key, "anchor", seq, head, slot)
 
 
 def _entry_sum(body: dict[str, Any]) -> str:
@@ -167,11 +177,10 @@ def write_anchor(path: Path, seq: int, head: str, key: bytes | None, *, fsync: b
     naming ``seq``/``head`` in both of its entries (``anchor_entry``: sealed when there is a ``key``). Raises
     ``OSError`` when it cannot be written."""
     path = Path(path)
-    entry = anchor_entry(seq, head, key)
     temporary = path.with_name(path.name + ".new")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(entry.ljust(ANCHOR_SLOT, b"\x00") + entry)
+        handle.write(anchor_entry(seq, head, key, 0).ljust(ANCHOR_SLOT, b"\x00") + anchor_entry(seq, head, key, 1))
         handle.flush()
         if fsync:
             os.fsync(handle.fileno())
@@ -202,7 +211,7 @@ class AnchorWriter:
     def advance(self, seq: int, head: str, *, durable: bool = False) -> None:
         """Name ``seq``/``head`` (the last record of the commit just made) in the anchor; fsynced when
         ``durable``."""
-        os.pwrite(self._fd, anchor_entry(seq, head, self._key), self._slot * ANCHOR_SLOT)
+        os.pwrite(self._fd, anchor_entry(seq, head, self._key, self._slot), self._slot * ANCHOR_SLOT)
         if durable and self._fsync:
             os.fdatasync(self._fd)
         self._slot, self.seq = 1 - self._slot, seq
@@ -215,10 +224,12 @@ class AnchorWriter:
 
 
 def read_anchor(path: Path) -> dict[str, Any] | None:
-    """The anchor at ``path`` (``{"seq", "head", "mac", "key_id"}``, its newer entry), or None when there is
-    none. An anchor written before it had two entries (one line, ``{"seq", "head", "mac"}``) is read as it is.
-    An unreadable anchor, or one with an entry that is not one (torn or altered), is returned as
-    ``{"problem": ...}`` (``check_anchor`` reports it)."""
+    """The anchor at ``path`` (``{"seq", "head", "mac", "key_id", "slot"}`` of its newer entry, no ``slot`` in an
+    entry written before it was kept, and ``entries``: both, each sealed for its place, ``check_anchor``), or None
+    when there is none. An anchor written before it had two entries
+    (one line, ``{"seq", "head", "mac"}``) is read as it is. An unreadable anchor, or one with an entry that is
+    not one (torn or altered) or that names the other place (copied over it), is returned as ``{"problem":
+    ...}`` (``check_anchor`` reports it; the seal of the place is checked there, with the key)."""
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -232,8 +243,10 @@ def read_anchor(path: Path) -> dict[str, Any] | None:
         entry = _entry(raw[start:start + ANCHOR_ENTRY])
         if entry is None:
             return {"problem": f"anchor {path}: entry {number} is not an anchor entry (torn or altered)"}
+        if entry.get("slot", number - 1) != number - 1:
+            return {"problem": f"anchor {path}: entry {number} is the other entry's (copied over it)"}
         entries.append(entry)
-    return max(entries, key=lambda e: e["seq"])
+    return {**max(entries, key=lambda e: e["seq"]), "entries": entries}
 
 
 def _entry(raw: bytes) -> dict[str, Any] | None:
@@ -241,8 +254,10 @@ def _entry(raw: bytes) -> dict[str, Any] | None:
         entry = json.loads(raw.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         return None
-    if not (isinstance(entry, dict) and set(entry) == {"head", "key_id", "mac", "seq", "sum"}
-            and type(entry["seq"]) is int and isinstance(entry["head"], str) and entry["sum"] == _entry_sum(entry)):
+    fields = {"head", "key_id", "mac", "seq", "sum"}  # and ``slot``, but in an entry written before it was kept
+    if not (isinstance(entry, dict) and set(entry) in (fields, fields | {"slot"}) and entry.get("slot", 0) in (0, 1)
+            and type(entry.get("slot", 0)) is int and type(entry["seq"]) is int and isinstance(entry["head"], str)
+            and entry["sum"] == _entry_sum(entry)):
         return None
     return entry
 
@@ -278,8 +293,9 @@ def check_anchor(anchor: dict[str, Any], hash_at: Callable[[int], str | None], l
     if key is not None and not anchor_keyed(anchor):
         return (f"the anchor (seq {seq}) says the journal is not sealed with a key, but it is (the key stripped or "
                 f"the anchor forged)")
-    if key is not None and anchor.get("mac") != mac(key, "anchor", seq, head):
-        return f"the anchor (seq {seq}) does not carry the key's seal (altered or forged)"
+    for entry in anchor.get("entries", [anchor]) if key is not None else ():  # the older one too: either may be read
+        if entry.get("mac") != anchor_mac(key, entry["seq"], entry["head"], entry.get("slot")):
+            return f"the anchor (seq {entry['seq']}) does not carry the key's seal (altered or forged)"
     if last_seq < seq:
         return (f"truncated: the journal ends at record {last_seq}, its anchor was written at record {seq} "
                 f"(records cut from the end)")
