@@ -50,6 +50,21 @@ def rechain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
+def rechain_store(path: Path, records: list[dict[str, Any]]) -> dict[int, str]:
+    """Put ``records`` re-chained in place of the store's at ``path``, the seals' and checkpoints' heads and the
+    anchor rewritten to match (what a forger with the file and without the key can do: the seals' HMACs left as
+    they are); return the new hashes by seq."""
+    records = rechain(records)
+    heads = {r["seq"]: r["hash"] for r in records}
+    replace_records(path, records)
+    forge(path, *((f"UPDATE {table} SET head = ? WHERE seq = ?", (heads[seq], seq))
+                  for table in ("seals", "checkpoints") for seq in heads))
+    saved = jkey.read_anchor(path.with_name(path.name + ".anchor"))
+    if saved is not None:
+        rewrite_anchor(path, head=heads[saved["seq"]])
+    return heads
+
+
 def replace_records(path: Path, records: list[dict[str, Any]], *, drop: tuple[str, ...] = ()) -> None:
     """Put ``records`` in place of every record of the store at ``path``; empty the tables in ``drop`` too."""
     rows = [(r["seq"], r["time"], r["kind"], r["round"], r["type"], canonical_line(r["data"]), r["prev"], r["hash"],

@@ -20,7 +20,7 @@ from controller.journal.reader import read_records
 from controller.journal.record import JournalError, canonical_line, record_hash
 from controller.journal.store import Journal
 from tests.cli_helpers import crisscross
-from tests.journal_helpers import forge, rechain, replace_records, rewrite_anchor
+from tests.journal_helpers import forge, rechain, rechain_store, replace_records, rewrite_anchor
 
 CLOCK = "2026-11-30T00:00:00.000+00:00"
 
@@ -101,14 +101,8 @@ def _rechained_forgery(path):
     anchor rewritten to match, seals made up (the forger has no key)."""
     records = read_records(path)
     records[7]["data"]["totals"]["paid"] = 35000
-    records = rechain(records)
-    heads = {r["seq"]: r["hash"] for r in records}
-    replace_records(path, records)
-    forge(path, *((f"UPDATE {table} SET head = ? WHERE seq = ?", (heads[seq], seq))
-                  for table in ("seals", "checkpoints") for seq in heads))
+    rechain_store(path, records)
     forge(path, ("UPDATE seals SET mac = ?", ("0" * 64,)))
-    saved = read_anchor(path.with_name(path.name + ".anchor"))
-    rewrite_anchor(path, head=heads[saved["seq"]])
 
 
 #: (name, tampering, exit status of verify without the key, refused at start). A start checks in bounded time

@@ -22,7 +22,7 @@ from controller.journal.store import Journal
 from controller.round.meters import SNAPSHOT, WAGER_TYPES, Meters
 from controller.service.meters_snapshot import MeterSnapshots, gaming_day
 from tests.cli_helpers import crisscross
-from tests.journal_helpers import forge, rechain, replace_records
+from tests.journal_helpers import forge, rechain_store, replace_records
 from controller.game.table import load_table_config
 from tests.round_helpers import NY
 
@@ -140,7 +140,7 @@ def test_the_audit_passes_a_real_run_and_names_the_meter_of_an_altered_snapshot(
     records = read_records(path)
     snapshot = [r for r in records if r["type"] == SNAPSHOT][-1]
     snapshot["data"]["meters"]["lifetime"]["wagers"]["middle"]["paid"] += 500
-    replace_records(path, rechain(records))
+    rechain_store(path, records)
     assert verify_chain(read_records(path)) is None  # the chain hides the edit: only the meters show it
     failed = crisscross("meters", "--journal", path, "--audit")
     assert failed.returncode == 1
@@ -207,7 +207,7 @@ def test_an_audit_up_to_a_record_checks_the_snapshots_and_the_checkpoint_up_to_i
         last = _checkpoint_before(path, records[-1]["seq"] + 1)
         snapshot = [r for r in records if r["type"] == SNAPSHOT and r["seq"] < last][-1]  # a checkpoint after it
         snapshot["data"]["meters"]["lifetime"]["rounds_closed"] += 1
-        replace_records(path, rechain(records))
+        rechain_store(path, records)  # the journal still verifies: the audit's own comparison must find it
         seq, where, meter = snapshot["seq"], "MetersSnapshot", "lifetime.rounds_closed"
     else:
         seq = _forge_checkpoint(path, lambda meters: meters["counts"]["mispays"].update(caught=10**6))
@@ -375,3 +375,24 @@ def test_meters_at_a_record_past_the_last_is_refused(played):
     refused = crisscross("meters", "--journal", path, "--at", last + 1)
     assert refused.returncode == 2 and f"record {last + 1} is past the journal's last record, {last}" in refused.stderr
     assert crisscross("meters", "--journal", path, "--at", last).returncode == 0
+
+
+def test_a_journal_cut_short_of_its_anchor_is_not_shown_as_clean_by_meters_recall_or_the_audit(played, tmp_path):
+    """Its last round cut from the store, records, seals and checkpoints alike (the hash chain of what is left is
+    whole): the anchor still names the last record, so ``crisscross journal verify`` says truncated, and so must
+    every command that reads the journal (docs/commands.md: shown under a warning, exit 1); they checked the
+    chain alone and showed the shorter journal as clean."""
+    path = tmp_path / "journal.db"
+    shutil.copy(played[0], path)
+    for suffix in (".anchor",):
+        shutil.copy(f"{played[0]}{suffix}", f"{path}{suffix}")
+    records = read_records(path)
+    last_round = records[-1]["round"]
+    cut = min(r["seq"] for r in records if r["round"] == last_round) - 1
+    forge(path, *((f"DELETE FROM {table} WHERE seq > ?", (cut,)) for table in ("records", "seals", "checkpoints")))
+    verified = crisscross("journal", "verify", path)
+    assert verified.returncode == 1 and f"the journal ends at record {cut}" in verified.stdout, verified.stdout
+    for command in (["meters"], ["meters", "--audit"], ["recall", "--last", "1"], ["recall", "--alerts"]):
+        shown = crisscross(*command, "--journal", path)
+        assert shown.returncode == 1, (command, shown.stdout, shown.stderr)
+        assert f"does not verify: line {cut}" in shown.stderr and "truncated" in shown.stdout, (command, shown.stdout)

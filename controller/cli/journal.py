@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 from pathlib import Path
 
 from controller.settings.files import ConfigError, find_table_config
@@ -19,7 +20,6 @@ def recall(args: argparse.Namespace) -> int:
     """``crisscross recall [--last N] [--alerts]``: 0 shown, 1 shown under a warning (the journal does not
     verify), 2 a journal or configuration that cannot be read (one line on standard error)."""
     from controller.journal.alert_recall import alerts_of, format_alerts
-    from controller.journal.chain import verify_journal
     from controller.journal.reader import (
         existing_journal,
         iter_records,
@@ -42,7 +42,7 @@ def recall(args: argparse.Namespace) -> int:
             with path.open("rb") as handle:
                 handle.seek(-1, os.SEEK_END)
                 torn = handle.read(1) != b"\n"
-        _, problem = verify_journal(path) if not torn else (0, None)
+        problem = journal_problem(path, config) if not torn else None
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
@@ -54,8 +54,21 @@ def recall(args: argparse.Namespace) -> int:
     return 1 if problem else 0
 
 
+def journal_problem(path: Path, config: Any = None) -> Any:
+    """What ``crisscross journal verify`` finds wrong with the journal at ``path`` (``controller.journal.tools.verify``:
+    the records' spelling and hash chain, the anchor, records appended unsealed, a key stripped; with the journal
+    key of ``config``, the table's ``TableConfig`` when the command read it, every seal and checkpoint too), as the
+    first tampering found (``Tamper``), or None when none is found. What cannot be checked (without the key, a
+    JSON-lines copy) is ``verify``'s to say, not a tampering. Raises ``JournalError`` for a journal that cannot be
+    read, a key file that cannot be used (a key given is never left out) or a journal sealed with another key."""
+    from controller.journal.tools import verify
+    from controller.service.opening import key_for
+
+    return verify(path, key_for(config) if config is not None else None).tamper
+
+
 def warn_unverified(command: str, path: Path, problem: str, consequence: str) -> None:
-    """Say that the journal at ``path`` does not verify (``problem``, from ``verify_journal``) on standard error and
+    """Say that the journal at ``path`` does not verify (``problem``, from ``journal_problem``) on standard error and
     on standard output, before what ``crisscross COMMAND`` still shows of it: every copy of the output is marked."""
     warning = f"WARNING: {path} does not verify: {problem}; {consequence}"
     print(f"crisscross {command}: {warning} (run crisscross journal verify)", file=sys.stderr)

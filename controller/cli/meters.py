@@ -6,8 +6,10 @@ last checkpoint at or before it. Every meter is named as the output names it (``
 ``since.shoe_service``), in the audit's findings too; the text output says ``lifetime.faults  none`` when no
 fault was ever raised.
 
-The meters are only as good as the records they are counted from: the journal's chain is verified first
-(``controller.journal.chain.verify_journal``); one that does not verify is still shown (a dispute may need it)
+The meters are only as good as the records they are counted from: the journal is verified first as ``crisscross
+journal verify`` does (``controller.cli.journal.journal_problem``: the chain, the anchor, unsealed records; the
+seals too with the table's journal key, when the table's configuration is read: without ``--journal``, or with
+``--config``); one that does not verify is still shown (a dispute may need it)
 under a warning, as ``crisscross recall`` does, and ``--audit`` fails on it before it compares any meter.
 
 Exit status: 0 shown, or the audit found nothing; 1 the journal does not verify (shown under a warning), or the
@@ -61,19 +63,20 @@ def main(args: argparse.Namespace) -> int:
     """Run ``crisscross meters``; the exit status (module docstring)."""
     from controller.game.table import load_table_config
     from controller.journal.meters_audit import audit, last_checkpoint, meters_of
-    from controller.cli.journal import _simulated_hint, warn_unverified
-    from controller.journal.chain import verify_journal
+    from controller.cli.journal import _simulated_hint, journal_problem, warn_unverified
     from controller.journal.reader import existing_journal, iter_records
     from controller.journal.record import JournalError
     from controller.settings.files import ConfigError, find_table_config
 
     try:
-        if args.journal is None:
+        config = None
+        if args.journal is None or args.config is not None:  # the table's journal, or a journal with its table's key
             config = load_table_config(find_table_config(args.config))
+        if args.journal is None:
             path = existing_journal(Path(config.journal), _simulated_hint(config))
         else:
             path = existing_journal(Path(args.journal))
-        _, problem = verify_journal(path)
+        problem = journal_problem(path, config)
         last = max((record["seq"] for record in iter_records(path)), default=0)
         if args.at is not None and args.at > last:
             raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")

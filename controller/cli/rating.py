@@ -4,7 +4,8 @@ text|json]``: every seat session of a journal (``--player``: of that player only
 error, the theoretical win of the play made (``controller.analysis.rating``) and the conventional rating beside it.
 Imports no NumPy until it runs.
 
-The journal's chain is verified first (``controller.journal.chain.verify_journal``): a journal that does not
+The journal is verified first as ``crisscross journal verify`` does, with table.yaml's journal key
+(``controller.cli.journal.journal_problem``): a journal that does not
 verify is still rated, under a warning (as ``crisscross meters`` does), exit status 1. Exit status 0: rated;
 2: a journal or configuration that cannot be read, or a round that cannot be valued (named).
 
@@ -55,9 +56,8 @@ def player_id(text: str) -> str:
 def main(args: argparse.Namespace) -> int:
     """Run ``crisscross rating``; the exit status (module docstring)."""
     from controller.analysis.rating import DecisionValues, RatingError
-    from controller.cli.journal import _simulated_hint, warn_unverified
+    from controller.cli.journal import _simulated_hint, journal_problem, warn_unverified
     from controller.game.table import load_table_config
-    from controller.journal.chain import verify_journal
     from controller.journal.reader import existing_journal, iter_records
     from controller.journal.record import JournalError
     from controller.journal.sessions import sessions_of
@@ -70,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
         jurisdiction = jurisdiction_for(config)
         path = existing_journal(Path(args.journal)) if args.journal is not None else \
             existing_journal(Path(config.journal), _simulated_hint(config))
-        _, problem = verify_journal(path)
+        problem = journal_problem(path, config)
         sessions = [s for s in sessions_of(iter_records(path, skip_torn_tail=True), args.gap)
                     if args.player is None or s.player == args.player]
         edge, ratings = rate_all(sessions, DecisionValues(jurisdiction), args.decisions_per_hour)
