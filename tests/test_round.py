@@ -1507,3 +1507,22 @@ def test_a_past_posting_repeated_after_the_chips_went_back_is_past_posting_again
             driver.press("acknowledge")
             driver.send(key(False, ""))
             driver.move_chips(seat, spot, locked)
+
+
+def test_a_fault_raised_with_no_round_open_is_cleared_never_held_for_a_void():
+    """A shoe's refusal (``protocol``: a round in progress can only be voided) reported between rounds: there
+    is no round to void, so a supervisor clears it and the table opens its next round (which shuffles and
+    counts the deck before any wager locks, domain.md "Interlocks"); it used to hold the table in ``fault``
+    for good, a restart included (void_round refused: no round)."""
+    driver = TableDriver()
+    driver.start()
+    driver.send(ev.DeviceFault("shoe", "protocol", "shoe fault code 0"))
+    (fault,) = of_type(driver.outputs, cmd.FaultRaised)
+    assert (fault.round_no, fault.cause, fault.resumable) == (None, "protocol", True)
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    assert driver.machine.round_actions() == ("clear_fault",)
+    driver.press("clear_fault")
+    driver.send(ev.SupervisorKey(False, "SUP-2"))
+    assert driver.machine.state != "fault"
+    out = driver.open_betting()
+    assert of_type(out, cmd.RoundOpened)

@@ -76,8 +76,10 @@ class Faults:
     def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True,
               device_detail: str = "") -> None:
         """Raise a fault: ``detail`` is public (never a card), ``device_detail`` a device's own text (private)."""
-        # a settled round cannot be voided: what is left (the check of the chips) resumes once the devices answer
-        resumable = resumable or self.phase in PAYOUT_STATES
+        # a settled round cannot be voided: what is left (the check of the chips) resumes once the devices answer;
+        # with no round open there is nothing to void: a fault a void would end is cleared (the next round shuffles
+        # and counts the deck before any wager locks), never a table held in fault for good
+        resumable = resumable or self.phase in PAYOUT_STATES or not self.round_open()
         fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable, self._notice(), device_detail)
         if self.state != "fault":
             self.faults = []
