@@ -134,6 +134,21 @@ def test_a_forged_input_appended_without_the_key_is_refused_at_start(keyed):
         Journal(path, key=key)
 
 
+def test_records_cut_from_the_end_with_their_seals_left_are_refused_at_start_as_truncated(keyed):
+    """The last round's records and checkpoint cut, its seals left: the start names the cut as verify does
+    ("truncated"), not as records "without a seal" (the old message named records 17-12)."""
+    path, key_file, key = keyed
+    forge(path, ("DELETE FROM records WHERE seq > 12", ()), ("DELETE FROM checkpoints WHERE seq > 12", ()))
+    with pytest.raises(JournalError, match="truncated: the journal ends at record 12, its anchor was written at "
+                                           "record 16") as raised:
+        Journal(path, key=key)
+    assert "carry no seal" not in str(raised.value)
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1 and ": tampered: " in proc.stdout and ": truncated: " in proc.stdout, proc
+    forge(path, ("DELETE FROM seals WHERE seq > 12", ()))  # the anchor alone then says where the journal ended
+    assert ": truncated: the journal ends at record 12, its anchor" in _verify(path, key_file).stdout
+
+
 def test_a_sealed_journal_is_refused_without_its_key_or_with_another(keyed, tmp_path):
     path, _, _ = keyed
     with pytest.raises(JournalError, match="sealed with a key and no key was given"):

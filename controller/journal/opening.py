@@ -124,6 +124,10 @@ class OpeningChecks:
         sealed = None
         if key_id is not None and self._seq > jkey.key_from(self.meta("key_from"), self._key):  # records to vouch for
             sealed = db.execute("SELECT seq, head, mac FROM seals ORDER BY seq DESC LIMIT 1").fetchone()
+            if sealed is not None and sealed[0] > self._seq:  # records cut from the end, their seals left behind
+                self._check_anchor(anchor, True)  # the anchor names the cut when it can
+                raise JournalError(f"{where}: truncated: the journal ends at record {self._seq}, its last seal "
+                                   f"vouches for record {sealed[0]} (records cut from the end): not started")
             if sealed is None or sealed[0] != self._seq:
                 first = (sealed[0] if sealed else 0) + 1
                 raise JournalError(f"{where}: record(s) {first}-{self._seq} carry no seal: appended without the "

@@ -115,7 +115,11 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
             raise JournalError(f"{path}: sealed with another key than the one given")
         keyed = key is not None and key_row is not None
         sealed_to = 0
+        past_end = 0  # the last seal or checkpoint beyond the last record: records cut from the end
         for seq, seal_head, mac in db.execute("SELECT seq, head, mac FROM seals ORDER BY seq"):
+            if seq > last:
+                past_end = max(past_end, seq)
+                continue
             if hash_at(seq) != seal_head:
                 verdict.tamper = Tamper("forged", seq, seq, "the record is not the one its seal vouches for "
                                                             "(rewritten and re-chained)")
@@ -128,6 +132,9 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
         before_key = jkey.key_from(from_row[0] if from_row else None, key) if keyed else -1
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
             parse_canonical(state, f"{path}: checkpoint", seq)
+            if seq > last:
+                past_end = max(past_end, seq)
+                continue
             if hash_at(seq) != ckpt_head:
                 verdict.tamper = Tamper("forged", seq, seq, "a checkpoint names another record (rewritten)")
                 return
@@ -164,6 +171,10 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
                 kind = "truncated" if problem.startswith("truncated: ") else "forged"
                 verdict.tamper = Tamper(kind, last, last, problem.removeprefix("truncated: "))
                 return
+        if past_end:
+            verdict.tamper = Tamper("truncated", last, last, f"the journal ends at record {last}, a seal or checkpoint "
+                                                            f"vouches for record {past_end} (records cut from the end)")
+            return
         if key_row is not None and sealed_to < last:
             verdict.tamper = Tamper("appended", sealed_to + 1, sealed_to + 1,
                                     f"record(s) {sealed_to + 1}-{last} carry no seal: written without the journal key")
