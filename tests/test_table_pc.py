@@ -262,7 +262,8 @@ def test_simulated_play_keeps_its_own_journal_and_says_so(tmp_path, monkeypatch)
     hashes = {key: started.pop(key) for key in ("config_sha256", "software")}  # docs/events.md
     assert all(len(value) == 64 for value in hashes.values())
     assert started == {"mode": "simulated", "version": __version__, "config": str(config.source),
-                       "devices": {"shoe": "simulator", "sensors": "simulator", "panel": "simulator"}}
+                       "devices": {"shoe": "simulator", "sensors": "simulator", "panel": "simulator"},
+                       "table": config.table_id}
 
 
 def test_the_configuration_is_found_by_flag_then_environment_then_site_then_package(tmp_path):
@@ -451,6 +452,44 @@ def test_a_journal_never_mixes_simulated_and_table_play(tmp_path, capsys):
     with pytest.raises(JournalError, match="holds simulated play and this run is table play"):
         Service(config, ports={n: f"/dev/null-{os.getpid()}" for n in config.devices}, journal_path=simulated,
                 parts=SERVICE_PARTS)
+
+
+def test_a_journal_holds_one_tables_rounds(tmp_path):
+    """A journal that a table's start records name (``ServiceStarted.table``) is refused to a configuration of
+    another ``table_id``, before anything is written; the same table starts on it again, and a journal whose start
+    records were written before the id was kept is not judged."""
+    import dataclasses
+
+    from controller.journal.record import JournalError
+    from controller.journal.store import Journal
+
+    config = load_table_config()
+    other = dataclasses.replace(config, table_id=f"{config.table_id}-B")
+    path = tmp_path / "history.db"
+
+    def play(cfg):
+        service = Service(cfg, simulate=True, rounds=1, seed=3, journal_path=path, quiet=True, parts=SERVICE_PARTS)
+        try:
+            assert service.run() == 0
+        finally:
+            service.close()
+
+    play(config)
+    starts = [r for r in read_records(path) if r["type"] == "ServiceStarted"]
+    assert [r["data"]["table"] for r in starts] == [config.table_id]
+    before = read_records(path)
+    with pytest.raises(JournalError, match=f"holds the rounds of table '{config.table_id}' and this "
+                                           f"configuration is table '{other.table_id}': not started"):
+        Service(other, simulate=True, rounds=1, journal_path=path, quiet=True, parts=SERVICE_PARTS)
+    assert read_records(path) == before
+    play(config)  # its own table starts again
+    older = tmp_path / "older.db"  # a start record written before the table's id was kept
+    journal = Journal(older)
+    journal.commit([("event", "ServiceStarted", {"mode": "simulated", "version": __version__, "config": "x",
+                                                 "devices": {}}, None)])
+    journal.close()
+    path = older
+    play(other)
 
 
 def test_a_keyed_table_file_never_seals_the_shared_simulated_journal(tmp_path, monkeypatch):

@@ -56,7 +56,9 @@ class ServiceStarted:
     ``--simulate``), the software ``version``, the ``config`` file in use and ``devices``, each device's port as
     configured (``simulator`` for a simulated one; the identity each answered is in its ``DeviceReady``),
     ``config_sha256`` the configuration's hash and ``software`` the software identity's digest
-    (``controller.service.significance``; ``""`` in records written before they were kept)."""
+    (``controller.service.significance``; ``""`` in records written before they were kept); ``table`` the table's id
+    (table.yaml ``table_id``): a table's journal holds one table's rounds, and a start under another id is
+    refused (``controller.service.opening.check_kept_for``; ``""`` in records written before it was kept)."""
 
     mode: str = ""
     version: str = ""
@@ -64,6 +66,7 @@ class ServiceStarted:
     devices: dict[str, str] = field(default_factory=dict)
     config_sha256: str = ""
     software: str = ""
+    table: str = ""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from controller.service.loop import STOP, STOP_AFTER_ROUND, Controller
 from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
-from controller.service.opening import journal_for, jurisdiction_for, key_for, open_journal
+from controller.service.opening import check_kept_for, journal_for, jurisdiction_for, key_for, open_journal
 from controller.analysis.protect_names import EvidenceKeeping
 from controller.service.protection import REPLAYED, LiveProtection
 from controller.service.rating_live import LiveRating
@@ -162,15 +162,15 @@ class Service:
         self.simulated = [n for n, dev in config.devices.items() if simulate or is_simulated(ports.get(n, dev.port))]
         # the shared journal of simulated play is never sealed with a table's key: a keyed table file used once
         # with --simulate would otherwise lock every other simulated run out of it
+        table_history = not (self.simulated and journal_path is None)
         self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path),
-                                    history=not (self.simulated and journal_path is None))
+                                    history=table_history)
         mode = "simulated" if self.simulated else "table"
-        played = (self.journal.last_start or {}).get("data", {}).get("mode")
-        if played and played != mode:
+        try:
+            check_kept_for(self.journal, mode, config.table_id, table_history)
+        except JournalError:
             self.journal.close()
-            raise JournalError(f"{self.journal.path}: this journal holds {played} play and this run is {mode} play; "
-                               f"simulated play never goes into a table's history (leave --journal out: a run with "
-                               f"simulated devices keeps its own journal)")
+            raise
         try:
             log.info("journal %s: replaying the records after %s", self.journal.path,
                      f"the checkpoint at record {self.journal.checkpoint.seq}" if self.journal.checkpoint else "none")
@@ -196,7 +196,8 @@ class Service:
         try:
             started = identified(ServiceStarted(mode, __version__, str(config.source),
                                                 {n: "simulator" if n in simulated else ports.get(n, dev.port)
-                                                 for n, dev in config.devices.items()}), config, jurisdiction)
+                                                 for n, dev in config.devices.items()}, table=config.table_id),
+                                 config, jurisdiction)
             start_entries = start_records(self.journal, started)  # before this run journals anything
             self.journal.derive = Significance.from_journal(config.table_id, self.journal, config.devices)
         except BaseException:

@@ -56,3 +56,24 @@ def jurisdiction_for(config: TableConfig) -> Jurisdiction:
     """Load the table's jurisdiction: a code from ``jurisdictions/`` beside ``table.yaml``, else from ``config/``;
     a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder)."""
     return load_jurisdiction(config.jurisdiction, jurisdictions_home(config.source))
+
+
+def check_kept_for(journal: Journal, mode: str, table_id: str, history: bool) -> None:
+    """Refuse (``JournalError``, the journal named) a journal whose last start (``ServiceStarted``) says it holds
+    another kind of play than ``mode`` (``table`` or ``simulated``: simulated play never goes into a table's
+    history), or, when the journal is a table's history (``history``), another table's rounds than ``table_id``'s:
+    a journal's meters, rounds and significant events are one table's (NY 9 NYCRR 5317.26: the events of a
+    table), and continuing another table's journal under a new id would add its meters to this one's. A start
+    record written before the id was kept (``table`` absent or ``""``) is not judged."""
+    data = (journal.last_start or {}).get("data") or {}
+    played = data.get("mode")
+    if played and played != mode:
+        raise JournalError(f"{journal.path}: this journal holds {played} play and this run is {mode} play; "
+                           f"simulated play never goes into a table's history (leave --journal out: a run with "
+                           f"simulated devices keeps its own journal)")
+    kept_for = data.get("table")
+    if history and isinstance(kept_for, str) and kept_for and kept_for != table_id:
+        raise JournalError(f"{journal.path}: this journal holds the rounds of table {kept_for!r} and this "
+                           f"configuration is table {table_id!r}: not started; each table keeps a journal of its own "
+                           f"(journal of table.yaml, or --journal); a table given a new id starts a new journal, the "
+                           f"old one kept as its history")
