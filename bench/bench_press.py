@@ -28,10 +28,15 @@ sensors' simulator has every chip change acknowledged), as a person does, instea
 reaches the service while it still commits the last chip, and waits for that commit. The floor is then measured
 after the same pause each time, so that both start from the same idleness.
 
+After the floor, as many chains through the skeleton of the service (``bench.press_skeleton``: the same processes,
+owner threads, queues, pseudo-terminals and two commits, no game), after the same pause: what the chain costs
+before the controller does any work.
+
 Printed: p50/p99 of press to DISPENSE and of each hop (press to READ_SPOTS at the sensors, READ_SPOTS to
 DISPENSE at the shoe), the sensors' simulator's own time (READ_SPOTS received to its answer written: a device's
 processor on a table, not the controller's), the chain without it, the floor, and the ratios press / floor,
-with and without the simulator's own time (goal: p50 and p99 within 2x).
+with and without the simulator's own time (goal: p50 and p99 within 2x), the skeleton against the floor and the
+press against the skeleton.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from pathlib import Path
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from controller.service.assembly import run_service
+from bench.press_skeleton import skeleton_samples
 from hil.rig import run_rig
 from drivers.panel import simulator as panel_sim
 from drivers.sensors import protocol as sensors_protocol
@@ -219,6 +225,7 @@ def main() -> None:
     second: list[float] = []
     device: list[float] = []
     floor: list[float] = []
+    skeleton: list[float] = []
     print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
           f"{'in this process' if args.in_process else 'in a process of its own'}, "
           f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}; the dealer's reaction {args.reaction_ms:g} ms")
@@ -245,8 +252,10 @@ def main() -> None:
             second += read_to_dispense
             device += answering
             floor += floor_samples(folder, len(total), args.reaction_ms / 1000)
+            skeleton += skeleton_samples(folder, len(total), args.reaction_ms / 1000)
             print(f"repeat {repeat + 1}: {len(total)} rounds, press to DISPENSE p50 {percentile(total, 50):.2f} ms; "
-                  f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms")
+                  f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms; skeleton p50 "
+                  f"{percentile(skeleton[-len(total):], 50):.2f} ms")
     finally:
         if args.folder is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -262,12 +271,17 @@ def main() -> None:
                          ("  READ_SPOTS to DISPENSE at the shoe", second),
                          ("    of which the sensors' simulator's own time", device),
                          ("press to DISPENSE without the simulator's own time", own),
-                         ("floor (2 commits + pty round trip)", floor)):
+                         ("floor (2 commits + pty round trip)", floor),
+                         ("skeleton (the service's processes, threads and ptys, no game)", skeleton)):
         print(f"{name}: p50 {percentile(values, 50):.2f} ms, p99 {percentile(values, 99):.2f} ms "
               f"({len(values)} samples)")
     for name, values in (("press / floor", chain), ("without the simulator's own time / floor", own)):
         print(f"{name}: p50 {percentile(values, 50) / percentile(floor, 50):.2f}x, "
               f"p99 {percentile(values, 99) / percentile(floor, 99):.2f}x (goal: both <= 2)")
+    print(f"skeleton / floor: p50 {percentile(skeleton, 50) / percentile(floor, 50):.2f}x, "
+          f"p99 {percentile(skeleton, 99) / percentile(floor, 99):.2f}x; press / skeleton: p50 "
+          f"{percentile(chain, 50) / percentile(skeleton, 50):.2f}x, p99 "
+          f"{percentile(chain, 99) / percentile(skeleton, 99):.2f}x")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
