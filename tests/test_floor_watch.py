@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 
 import paho.mqtt.client as paho
 import pytest
@@ -265,7 +266,8 @@ def test_a_table_id_of_any_script_is_shown_as_itself_and_a_control_or_format_cha
     text = pit.render()
     lines = text.splitlines()
     assert len(lines) == 1 + 2 * len(OTHER_SCRIPTS + NEVER_SHOWN)  # the heading, a line per table, one per alert
-    rows = {line[:16].rstrip(): line[16:].split()[0] for line in lines[1:1 + len(pit.tables)]}
+    rows = dict(_split_at_column(line, 17) for line in lines[1:1 + len(pit.tables)])
+    assert {_columns(line) for line in lines[:1 + len(pit.tables)]} == {_columns(lines[0])}  # columns in line
     assert {table: rows.get(table) for table in OTHER_SCRIPTS} == {table: "online" for table in OTHER_SCRIPTS}
     assert rows["?"] == "online" and len(rows) == len(OTHER_SCRIPTS) + 1  # every other table: one line each
     alerts = lines[1 + len(pit.tables):]
@@ -283,6 +285,22 @@ def test_a_table_id_of_any_script_is_shown_as_itself_and_a_control_or_format_cha
         load_table_config(path)
     simulated = longest + "-simulated"  # its simulated play's id on the floor (docs/floor.md)
     assert shown(simulated) == simulated and shown(simulated + "x") == "?" and shown("") == "?"
+
+
+def _columns(text):
+    """The terminal columns ``text`` takes, counted independently of the watch's own code, by Unicode's tables:
+    East Asian wide and fullwidth characters 2, combining marks 0, any other 1."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+               for c in text)
+
+
+def _split_at_column(line, column):
+    """A table's line of the watch split where the terminal's ``column`` begins (``_columns``): ``(the table id,
+    the status that starts there)``."""
+    for index in range(len(line)):
+        if _columns(line[:index]) == column - 1:
+            return line[:index].rstrip(), line[index:].split()[0]
+    raise AssertionError(f"no column {column} in {line!r}")
 
 
 @pytest.mark.parametrize("encoding, first", [("utf-8", ["桌-7", "online"]), ("ascii", ["?-7", "online"])])

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
+from wcwidth import wcwidth as char_width
+
 from controller.floor import topics
 from controller.game.sessions import player_shown
 from controller.game.table import CONTROL_CATEGORIES, MAX_TABLE_ID
@@ -189,9 +191,9 @@ class Pit:
             rate = t.per_hour()
             mispays = t.mispays_on(today)
             caught, accepted = ("/".join(map(str, mispays[k])) for k in ("caught", "accepted"))
-            lines.append(f"{shown(name)[:16]:<16} {shown(t.status):<8} "
+            lines.append(f"{fitted(shown(name), 16)} {fitted(shown(t.status), 8)} "
                          f"{shown(t.round_no) if t.round_no is not None else '-':>6} "
-                         f"{shown(t.state)[:16]:<16} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
+                         f"{fitted(shown(t.state), 16)} {f'{rate:.0f}' if rate is not None else '-':>8} {t.drop:>12} "
                          f"{t.win:>12} {t.faults:>6} {t.past_posting:>12} {caught:>16} {accepted:>12} "
                          f"{t.alerts_heard:>6} {len(t.acknowledged):>5}")
         for name, t in sorted(self.tables.items()):
@@ -207,6 +209,22 @@ class Pit:
                              f"loss {shown(d.get('loss'))}) at {shown(alert.get('time'))}; "
                              + (f"acknowledged by {shown(by)}" if by is not None else "not acknowledged"))
         return "\n".join(lines)
+
+
+def fitted(text: str, columns: int, *, right: bool = False) -> str:
+    """``text`` cut to at most ``columns`` terminal columns and padded with spaces to exactly ``columns`` (on the
+    right, or on the left when ``right``), by the columns each character takes (``wcwidth``: a CJK character 2, a
+    combining mark 0), so that a table id of any script keeps the watch's columns in line. ``text`` is already
+    ``shown``: no character in it moves the cursor."""
+    kept, used = [], 0
+    for char in text:
+        width = max(char_width(char), 0)
+        if used + width > columns:
+            break
+        kept.append(char)
+        used += width
+    pad = " " * (columns - used)
+    return pad + "".join(kept) if right else "".join(kept) + pad
 
 
 def shown(value: Any) -> str:
