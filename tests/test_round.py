@@ -1526,3 +1526,57 @@ def test_a_fault_raised_with_no_round_open_is_cleared_never_held_for_a_void():
     assert driver.machine.state != "fault"
     out = driver.open_betting()
     assert of_type(out, cmd.RoundOpened)
+
+
+@pytest.mark.parametrize("code, detail", [("protocol", "device rejected QUERY_LAST: not allowed now"),
+                                          ("timeout", "no answer to QUERY_LAST")])
+def test_a_shoe_that_refuses_or_never_answers_query_last_at_the_start_holds_the_table_in_a_fault_shown(code, detail):
+    """docs/architecture.md "Crash recovery": the shoe is asked what it last dispensed before anything else, and
+    the table opens only on its answer. A shoe that NAKs QUERY_LAST or does not answer it (after the driver's
+    repeats) used to leave the table in ``starting`` for good: no fault in the machine's faults (none on the panel
+    or in /state), no button lit, never asked again. Now: a resumable fault; a supervisor's clearance has the
+    shoe asked again (the fault stands until it answers); the next clearance, after the answer, opens the table."""
+    driver = TableDriver()
+    for device in ("panel", "sensors", "shoe"):
+        driver.send(ready(device))
+    assert of_type(driver.last, cmd.QueryLast)
+    driver.send(ev.DeviceFault("shoe", code, detail))
+    (fault,) = of_type(driver.last, cmd.FaultRaised)
+    assert (driver.state, fault.device, fault.cause, fault.resumable) == ("fault", "shoe", code, True)
+    assert detail in fault.detail and driver.machine.faults == [fault]  # what the panel and /state show
+    assert driver.machine.allowed_buttons() == ()  # nothing for the dealer, nothing dealt
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    assert driver.machine.round_actions() == ("clear_fault",)
+    driver.press("clear_fault")
+    assert [type(o) for o in driver.last if isinstance(o, (cmd.QueryLast, cmd.Shuffle, cmd.Dispense, cmd.ReadSpots))
+            ] == [cmd.QueryLast]
+    assert driver.state == "fault" and not of_type(driver.last, cmd.FaultCleared)
+    assert driver.machine.round_actions() == ()  # waiting for the answer: a second press asks nothing more
+    driver.send(ev.ShoeLastDispense(0, ()))
+    assert of_type(driver.last, cmd.ShoeReconciled)[0].outcome == "in_step"
+    assert driver.machine.round_actions() == ("clear_fault",)
+    driver.press("clear_fault")
+    assert of_type(driver.last, cmd.FaultCleared) and driver.state == "idle"
+    driver.send(ev.SupervisorKey(False, "SUP-2"))
+    assert driver.machine.allowed_buttons() == ("open_betting",)
+    assert of_type(driver.open_betting(), cmd.RoundOpened)
+
+
+def test_a_refused_query_last_after_a_restart_mid_round_asks_again_then_resumes_the_round():
+    """A restart during betting holds the round in ``fault`` (cause ``restart``); the shoe's NAK of the query that
+    follows adds its fault, and the table is not stuck waiting for an answer that never comes: a supervisor has
+    the shoe asked again, then clears, and the round resumes where it stopped."""
+    driver = TableDriver()
+    driver.start()
+    driver.open_betting()
+    driver.send(ServiceStarted())
+    for device in ("panel", "sensors", "shoe"):
+        driver.send(ready(device))
+    driver.send(ev.DeviceFault("shoe", "protocol", "device rejected QUERY_LAST: not allowed now"))
+    assert [f.cause for f in driver.machine.faults] == ["restart", "protocol"]
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    driver.press("clear_fault")
+    assert of_type(driver.last, cmd.QueryLast) and driver.state == "fault"
+    driver.send(ev.ShoeLastDispense(0, ()))
+    driver.press("clear_fault")
+    assert driver.state == "betting" and of_type(driver.last, cmd.FaultCleared)[0].resumed == "betting"

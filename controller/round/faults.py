@@ -29,6 +29,10 @@ LINK_CODES: frozenset[str] = frozenset({"link_lost", "handshake", "internal", "f
 #: and may name a card: journal only (``FaultRaised.device_detail``).
 DRIVER_CODES: frozenset[str] = LINK_CODES | {"timeout", "protocol"}
 
+#: Shoe fault codes that end its answer to QUERY_LAST (docs/protocol.md, "What did you last do"): the shoe refused
+#: it (a NAK: ``protocol``) or did not answer it after every repeat (``timeout``).
+QUERY_FAILED: frozenset[str] = frozenset({"protocol", "timeout"})
+
 #: Device fault codes after which the round's cards cannot be trusted (a stack of the wrong size reported by the
 #: shoe driver, a card count that does not add up) or the device will not come back (its driver stopped on a
 #: defect): the round can only be voided.
@@ -54,6 +58,14 @@ class Faults:
         # a device's text may name a card (a jam "card 4d stuck in gate"): the journal keeps it with the input
         # and in ``device_detail``; what the public sees names the device and the cause (docs/control.md)
         public = event.detail if event.code in DRIVER_CODES else f"{event.device} reported {event.code}"
+        if event.device == "shoe" and self._querying and event.code in QUERY_FAILED:
+            # the shoe refused QUERY_LAST or never answered it: what it last dispensed cannot be compared with the
+            # journal, so nothing is dealt. Held in fault (from ``starting`` too, so that the panel and /state show
+            # it) until a supervisor has the shoe asked again (``_clear_fault``); never asked again unbidden
+            self._querying = False
+            self._fail("shoe", event.code, f"the shoe did not say what it last dispensed: {public}",
+                       device_detail=event.detail)
+            return
         if self.state == "starting":
             self._emit(cmd.FaultRaised(None, event.device, event.code, public, device_detail=event.detail))
             return
@@ -124,12 +136,24 @@ class Faults:
         if self.state in ("dealing_cross", "dealing_players"):
             self._dispense(data.next_stack)  # dealing was held at the acknowledgement
     def _clear_fault(self, actor: Actor, reason: str) -> None:
+        """A supervisor's ``clear_fault``: the round resumes where it stopped, once the shoe's last dispense was
+        compared with the journal (``reconciled``). While it was not (the shoe refused QUERY_LAST or did not
+        answer it), the clearance has the shoe asked again and the fault stands: the next clearance, after its
+        answer, resumes. A fault raised in ``starting`` resumes to the table ready between rounds."""
+        if not (self.reconciled or self.dealing_by_hand()):
+            self._query_shoe()
+            self._show(f"Shoe asked again by {actor.name}: clear once it answers")
+            return
         target = self.resume_state or "idle"
         self._emit(cmd.FaultCleared(self.round_no, tuple(f.cause for f in self.faults), actor.name, actor.role,
                                     target))
         self.faults = []
         self.resume_state = None
         getattr(self, f"resume_{target}")()
+        if target == "starting":  # the self-check passed (every handshake, the shoe's answer): the table is ready
+            self.self_check_passed()
+            self._show_between_rounds(f"Fault cleared by {actor.name}: table ready")
+            return
         self._show(f"Fault cleared by {actor.name}")
         self._resume_in_flight()
     def _void(self, actor: Actor, reason: str, code: str) -> None:

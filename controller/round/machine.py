@@ -166,7 +166,8 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
             return void
         if state == "fault":
             clear = self.faults and all(f.resumable for f in self.faults) \
-                and self.devices_ready >= self._needed_devices() and (self.reconciled or self.dealing_by_hand())
+                and self.devices_ready >= self._needed_devices() \
+                and (self.reconciled or self.dealing_by_hand() or "shoe" in self.devices_ready)
             return ("clear_fault",) * bool(clear) + void + self._mode_actions()
         if self._held_for_acknowledgement():
             return ("acknowledge", *void)
