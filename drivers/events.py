@@ -35,6 +35,15 @@ BUTTONS: tuple[str, ...] = ("open_betting", "no_more_bets", "confirm", "reveal",
 #: Shoe fault causes; the index + 1 is the fault code on the shoe wire protocol (docs/protocol.md).
 SHOE_FAULTS: tuple[str, ...] = ("jam", "misfeed", "unreadable_card", "empty", "door_open")
 
+#: The cause given to a FAULT code the device's protocol does not define: this prefix and the code
+#: (``undefined_fault``). Nothing says what such a device did: the round fails closed (controller/round/faults.py).
+UNDEFINED_FAULT = "fault_"
+
+
+def undefined_fault(code: int) -> str:
+    """The ``DeviceFault.code`` of a FAULT ``code`` the protocol does not define: ``"fault_<code>"``."""
+    return f"{UNDEFINED_FAULT}{code}"
+
 #: Seats on a Criss-Cross Poker table (NY 5324.39(a)(1): no more than six player positions).
 SEATS: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
 
@@ -52,7 +61,8 @@ class DeviceReady:
 @dataclass(frozen=True)
 class DeviceFault:
     """A device or its link failed. ``code`` is a short cause (``link_lost``, ``timeout``, ``handshake``,
-    ``protocol``, or a shoe fault from ``SHOE_FAULTS``); ``detail`` is human-readable context."""
+    ``protocol``, a shoe fault from ``SHOE_FAULTS``, or ``undefined_fault(code)`` for a FAULT code the protocol
+    does not define); ``detail`` is human-readable context."""
 
     device: str
     code: str

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import serial
 
 from drivers import framing
-from drivers.events import DeviceFault, DeviceReady
+from drivers.events import DeviceFault, DeviceReady, undefined_fault
 from drivers.framing import Frame, FrameDecoder
 from drivers.handshake import Connecting
 from drivers.ratelog import LogLimiter
@@ -215,8 +215,8 @@ class Device(Connecting, Serving, abc.ABC):
         """
 
     def fault_name(self, code: int) -> str:
-        """Map a FAULT code to a ``DeviceFault.code``; the default is ``"fault_<code>"``."""
-        return f"fault_{code}"
+        """Map a FAULT code to a ``DeviceFault.code``; the default is ``undefined_fault(code)``."""
+        return undefined_fault(code)
 
     def on_pong(self, payload: bytes) -> list[Any]:
         """Read a PONG payload (owner thread); return events to post. The default wants it empty; the panel

@@ -1580,3 +1580,23 @@ def test_a_refused_query_last_after_a_restart_mid_round_asks_again_then_resumes_
     driver.send(ev.ShoeLastDispense(0, ()))
     driver.press("clear_fault")
     assert driver.state == "betting" and of_type(driver.last, cmd.FaultCleared)[0].resumed == "betting"
+
+
+def test_an_undefined_fault_code_holds_an_open_round_for_a_void_and_is_cleared_between_rounds():
+    """A FAULT code docs/protocol.md does not define (``fault_200``) says nothing of what the shoe did with the
+    deck: in a round it fails closed, a void only (it was a resumable ``fault_200``); with no round open there is
+    nothing to void, and a supervisor clears it (the next round shuffles and counts the deck)."""
+    driver = TableDriver()
+    driver.start()
+    driver.send(ev.DeviceFault("shoe", ev.undefined_fault(200), "code 200"))
+    (fault,) = of_type(driver.last, cmd.FaultRaised)
+    assert (fault.cause, fault.resumable) == ("fault_200", True)
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    driver.press("clear_fault")
+    driver.send(ev.SupervisorKey(False, "SUP-2"))
+    driver.open_betting()
+    driver.send(ev.DeviceFault("shoe", ev.undefined_fault(200), "code 200"))
+    (fault,) = of_type(driver.last, cmd.FaultRaised)
+    assert (fault.cause, fault.resumable, driver.state) == ("fault_200", False, "fault")
+    driver.send(ev.SupervisorKey(True, "SUP-2"))
+    assert driver.machine.round_actions() == ("void_round",)

@@ -167,7 +167,7 @@ def _round_with_every_fault(table: JournaledTable, clock: SteppingClock) -> None
     table.place({})
     table.open_betting(shuffle_count=51)  # card count mismatch at the shuffle
     table.supervisor("void_round", code="device")
-    for fault in ("protocol", "internal", "size", "shoe_restarted", "restart", "mismatch"):
+    for fault in ("protocol", "internal", "size", "stack_malformed", "shoe_restarted", "restart", "mismatch"):
         table.place({})
         table.open_betting()
         table.lock(WAGERS)

@@ -33,10 +33,10 @@ DRIVER_CODES: frozenset[str] = LINK_CODES | {"timeout", "protocol"}
 #: it (a NAK: ``protocol``) or did not answer it after every repeat (``timeout``).
 QUERY_FAILED: frozenset[str] = frozenset({"protocol", "timeout"})
 
-#: Device fault codes after which the round's cards cannot be trusted (a stack of the wrong size reported by the
-#: shoe driver, a card count that does not add up) or the device will not come back (its driver stopped on a
-#: defect): the round can only be voided.
-UNTRUSTED_CODES: frozenset[str] = frozenset({"stack_size", "card_count", "internal"})
+#: Device fault codes after which the round's cards cannot be trusted (a stack of the wrong size or one that does
+#: not parse reported by the shoe driver, a card count that does not add up) or the device will not come back
+#: (its driver stopped on a defect): the round can only be voided.
+UNTRUSTED_CODES: frozenset[str] = frozenset({"stack_size", "stack_malformed", "card_count", "internal"})
 
 
 class Faults:
@@ -75,8 +75,10 @@ class Faults:
             self._emit(cmd.Irregularity(self.round_no, "shoe_fault_dealing_by_hand", {"code": event.code}))
             return
         refused_by_shoe = event.device == "shoe" and event.code == "protocol"
+        # a FAULT code the protocol does not define says nothing of what the device did: fail closed
+        undefined = event.code.startswith(ev.UNDEFINED_FAULT)
         self._fail(event.device, event.code, public, device_detail=event.detail,
-                   resumable=event.code not in UNTRUSTED_CODES and not refused_by_shoe)
+                   resumable=event.code not in UNTRUSTED_CODES and not refused_by_shoe and not undefined)
     def defect(self, error: Exception) -> list[Any]:
         """Move to ``fault`` after an unexpected exception in ``handle`` (a defect, cause ``internal``, not
         resumable); return the outputs (``FaultRaised`` and a panel message) so the round stops in a defined

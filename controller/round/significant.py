@@ -76,6 +76,8 @@ CATALOGUE: tuple[Code, ...] = (
     Code(3006, "card count mismatch", "tilt", "count the deck; a supervisor voids the round",
          "FaultRaised cause card_count"),
     Code(3007, "stack of the wrong size", "tilt", "a supervisor voids the round", "FaultRaised cause stack_size"),
+    Code(3012, "stack that does not parse", "tilt", "a supervisor voids the round and has the shoe inspected",
+         "FaultRaised cause stack_malformed"),
     Code(3008, "shoe and journal disagree", "tilt", "a supervisor voids the round and has the shoe inspected",
          "FaultRaised cause shoe_mismatch"),
     Code(3009, "shoe restarted during a round", "tilt", "a supervisor voids the round: its deck is not trusted",

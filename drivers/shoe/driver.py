@@ -97,10 +97,24 @@ class ShoeDriver(Device):
         """FAULT code -> ``SHOE_FAULTS`` name (``"fault_<code>"`` for codes the protocol does not define)."""
         return protocol.fault_name(code)
 
+    def _malformed(self, key: Any, code: str, what: str, exc: ProtocolError) -> None:
+        """An answer to the outstanding request ``key`` that does not parse (``exc``; the frame is NAKed by the
+        link): the request is settled, not sent again (the shoe answers a repeated transaction with the same
+        record), and ``DeviceFault("shoe", code, detail)`` posted, ``detail`` naming what was wrong by position,
+        never by value (hole-card secrecy). Without the request outstanding nothing is posted (a stray frame)."""
+        if not self.answered(key):
+            return
+        detail = f"{what} is malformed: {exc.problem}"
+        log.warning("%s: %s", self.name, detail)
+        self.post(DeviceFault(self.kind, code, detail))
+
     def handle_frame(self, frame: Frame) -> list[Any]:
         """SHUFFLE_DONE -> ``ShuffleComplete``; LAST -> ``ShoeLastDispense``; STACK -> ``StackDispensed`` (cards validated as distinct
         two-character cards, as many as the DISPENSE asked for; a different number is posted as
-        ``DeviceFault("shoe", "stack_size")`` instead: the stack cannot be trusted, the round is voided). Answers to no outstanding request are logged at DEBUG and not posted again.
+        ``DeviceFault("shoe", "stack_size")`` instead: the stack cannot be trusted, the round is voided; a STACK
+        that does not parse (a card that is not one, a card twice, a length that does not match) answering an
+        outstanding DISPENSE is NAKed and posted as ``DeviceFault("shoe", "stack_malformed")``, a LAST that does
+        not parse as ``DeviceFault("shoe", "protocol")``: neither is asked for again, ``_malformed``). Answers to no outstanding request are logged at DEBUG and not posted again.
         DOOR_CLOSED -> ``ShoeDoorClosed`` (device-initiated: the link acknowledged it and posts a repeat once;
         ``ProtocolError`` NAK reason 2 for a payload that is not empty).
         Other types raise ``ProtocolError`` (NAK reason 1)."""
@@ -116,7 +130,13 @@ class ShoeDriver(Device):
             log.info("%s: shuffle complete, %d cards", self.name, done.card_count)
             return [ShuffleComplete(done.card_count)]
         if frame.msg_type == protocol.STACK:
-            stack = protocol.decode_stack(frame.payload)
+            try:
+                stack = protocol.decode_stack(frame.payload)
+            except ProtocolError as exc:
+                txn_id = protocol.stack_txn(frame.payload)
+                if txn_id is not None:
+                    self._malformed(("dispense", txn_id), "stack_malformed", f"STACK for txn {txn_id}", exc)
+                raise
             key = ("dispense", stack.txn_id)
             request = self.outstanding_payload(key)
             if request is None:
@@ -131,7 +151,11 @@ class ShoeDriver(Device):
             log.info("%s: stack dispensed, txn %d, %d cards", self.name, stack.txn_id, len(stack.cards))
             return [StackDispensed(stack.txn_id, stack.cards)]
         if frame.msg_type == protocol.LAST:
-            last = protocol.decode_last(frame.payload)
+            try:
+                last = protocol.decode_last(frame.payload)
+            except ProtocolError as exc:
+                self._malformed("query_last", "protocol", "LAST", exc)
+                raise
             if not self.answered("query_last"):
                 log.debug("%s: LAST without an outstanding QUERY_LAST, not posted", self.name)
                 return []

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from drivers.events import SHOE_FAULTS
+from drivers.events import SHOE_FAULTS, undefined_fault
 from drivers.framing import (
     BOOTS_SIZE,
     PONG,
@@ -95,7 +95,7 @@ def fault_name(code: int) -> str:
     """Fault name for a wire code, or ``"fault_<code>"`` when the code is not in ``SHOE_FAULTS``."""
     if 1 <= code <= len(SHOE_FAULTS):
         return SHOE_FAULTS[code - 1]
-    return f"fault_{code}"
+    return undefined_fault(code)
 
 
 def encode_shuffle_done(card_count: int) -> bytes:
@@ -164,6 +164,12 @@ def encode_stack(txn_id: int, cards: tuple[str, ...] | list[str], *, msg_type: i
         if not isinstance(card, str) or not is_card(card):
             raise ProtocolError(msg_type, f"card {index + 1} is not a two-character card")
     return struct.pack(">IB", txn_id, len(cards)) + "".join(cards).encode("ascii")
+
+
+def stack_txn(payload: bytes) -> int | None:
+    """The transaction id a STACK (or LAST) payload begins with (its first 4 bytes, big-endian), whatever follows;
+    None for a payload shorter than that."""
+    return struct.unpack(">I", payload[:4])[0] if len(payload) >= 4 else None
 
 
 def decode_stack(payload: bytes, *, msg_type: int = STACK) -> Stack:

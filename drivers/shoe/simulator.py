@@ -13,7 +13,8 @@ For scenarios (hil/scenarios, docs/rig.md): ``stack_deck(cards)`` puts chosen ca
 shuffle; ``remove_cards(cards)`` keeps cards out of the following shuffles (SHUFFLE_DONE counts fewer than 52)
 until ``remove_cards(())``; the faults ``short_stack`` (the next new stack lacks its last card) and
 ``repeated_card`` (the next new stack's first card is the first card of the stack before it) make a stack that
-cannot be trusted; ``power_cycle()`` loses the transaction record and the shuffle, as a shoe without
+cannot be trusted, and ``garbled_card`` one that does not parse (its second card sent as ``Zz``, every time the
+transaction is asked again); ``power_cycle()`` loses the transaction record and the shuffle, as a shoe without
 non-volatile memory for them does when it loses power, and counts one more power-on: the shoe's power-on
 counter (``boots``, docs/protocol.md, "Power-on counter"), kept as in non-volatile memory, ends its IDENT and
 is its PONG's payload, so the host learns of the restart at the next heartbeat even when the link stayed up.
@@ -45,7 +46,9 @@ log = logging.getLogger(__name__)
 
 
 #: Faults of the shoe simulator that answer one DISPENSE with a stack that cannot be trusted (the round is voided).
-BAD_STACKS: tuple[str, ...] = ("short_stack", "repeated_card")
+BAD_STACKS: tuple[str, ...] = ("short_stack", "repeated_card", "garbled_card")
+#: What ``garbled_card`` sends in the place of a stack's second card: two bytes that are no card.
+GARBLED = b"Zz"
 
 
 class ShoeSimulator(PtySimulator):
@@ -68,6 +71,7 @@ class ShoeSimulator(PtySimulator):
         self._deck: list[str] = []
         self._shuffled = False
         self._records: OrderedDict[int, tuple[str, ...]] = OrderedDict()  # the last HISTORY transactions
+        self._garbled: set[int] = set()  # transactions whose STACK is sent with its second card garbled
         self._dispensed: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=HISTORY)
         self._dealt = 0
         self._faults: deque[str] = deque()
@@ -156,6 +160,7 @@ class ShoeSimulator(PtySimulator):
             self._boots = (self._boots + 1) % 0x1_0000_0000
             self._last_answer = None  # the frame answered last is forgotten too: a HELLO like it is new
             self._records.clear()
+            self._garbled.clear()
             self._deck = []
             self._shuffled = False
             self._forgot = True
@@ -217,7 +222,7 @@ class ShoeSimulator(PtySimulator):
         recorded = self._records.get(request.txn_id)
         if recorded is not None:
             log.info("shoe-sim: txn %d repeated, answering the recorded stack", request.txn_id)
-            self.send(protocol.STACK, protocol.encode_stack(request.txn_id, recorded))
+            self._send_stack(request.txn_id, recorded)
             return
         if request.count not in protocol.STACK_SIZES:
             raise ProtocolError(protocol.DISPENSE, f"count {request.count} is not one of {protocol.STACK_SIZES}")
@@ -243,7 +248,10 @@ class ShoeSimulator(PtySimulator):
             name = self._faults.popleft()
             self.fault_counts[name] += 1
             previous = self._dispensed[-1][1] if self._dispensed else cards
-            cards = cards[:-1] if name == "short_stack" else (previous[0], *cards[1:])
+            if name == "garbled_card":  # dealt as usual, its record too; what the line carries is spoilt
+                self._garbled.add(request.txn_id)
+            else:
+                cards = cards[:-1] if name == "short_stack" else (previous[0], *cards[1:])
         self._forgot = False
         self._records[request.txn_id] = cards
         if len(self._records) > HISTORY:
@@ -251,4 +259,12 @@ class ShoeSimulator(PtySimulator):
         self._dispensed.append((request.txn_id, cards))
         self._dealt += 1
         log.info("shoe-sim: txn %d dealt %d cards, %d left", request.txn_id, len(cards), len(self._deck))
-        self.send(protocol.STACK, protocol.encode_stack(request.txn_id, cards))
+        self._send_stack(request.txn_id, cards)
+
+    def _send_stack(self, txn_id: int, cards: tuple[str, ...]) -> None:
+        """STACK for ``txn_id`` (a new one or the record of a repeated one): with its second card replaced by
+        ``GARBLED`` for a transaction ``garbled_card`` spoilt, every time it is asked again."""
+        payload = protocol.encode_stack(txn_id, cards)
+        if txn_id in self._garbled:
+            payload = payload[:7] + GARBLED + payload[9:]
+        self.send(protocol.STACK, payload)
