@@ -256,6 +256,30 @@ def test_rounds_dealt_by_hand_with_payout_mistakes_pass_every_journal_check(tmp_
     _check(tmp_path / "journal.db", service)
 
 
+def test_a_table_dealing_by_hand_plays_on_after_a_restart(tmp_path):
+    """``run --simulate --manual`` twice on one journal: the second run's table already deals by hand (the mode
+    a supervisor switched to is kept over a restart), and its simulated supervisor, who waited for the lamp of
+    ``deal_by_hand``, used to turn the key on and off about six times a second without end, no round opened
+    (SupervisorKey, SetLamps and PrivatePanel journaled about 12 times a second). Now it sees the other mode's
+    lamp and the round is played by hand; the key is turned a handful of times, not in a loop."""
+    config = dataclasses.replace(load_table_config(), manual_dealing=True)
+    journal = tmp_path / "journal.db"
+    for seed in (4, 5):
+        service = Service(config, simulate=True, rounds=1, seed=seed, journal_path=journal, out=io.StringIO(),
+                          manual=True, parts=SERVICE_PARTS)
+        try:
+            assert service.run() == 0
+        finally:
+            service.close()
+    records = read_records(journal)
+    second = max(r["seq"] for r in records if r["type"] == "ServiceStarted")
+    after = [r for r in records if r["seq"] > second]
+    rounds = rounds_from_records(after)
+    assert max(rounds) == 2 and rounds[2].manual and rounds[2].closed
+    assert sum(r["type"] == "SupervisorKey" for r in after) <= 4
+    assert not any(r["type"] in ("Dispense", "StackDispensed") for r in after)
+
+
 #: The service run by a script of its own, in its main thread as ``crisscross run`` does, with every device on a
 #: port that does not exist; once the three link faults are logged and the controller thread waits for an input,
 #: SIGTERM is sent to the shoe driver's thread alone (``pthread_kill``): the kernel may hand a process's signal

@@ -12,11 +12,19 @@ from controller.game.cards import DECK
 from controller.round.table_locks import TEST_MARK
 
 
-
 def unmarked(text: str) -> str:
     """A panel text without the mark of test mode (``TEST_MARK``, NY 9 NYCRR 5319.58): what the simulated people
     read is the same in a test round."""
     return text.removeprefix(TEST_MARK)
+
+
+#: Each mode's button and the other mode's (``_supervisor_presses``).
+OTHER_MODE = {"deal_by_hand": "deal_by_shoe", "deal_by_shoe": "deal_by_hand"}
+#: Seconds the simulated supervisor waits before trying again when the button to press did not light; doubled
+#: after each try, up to ``SUPERVISOR_PAUSE_MAX``.
+SUPERVISOR_PAUSE = 0.5
+SUPERVISOR_PAUSE_MAX = 5.0
+
 
 class RoundOver(Exception):
     """The round ended before the dealer finished it (a supervisor voided it)."""
@@ -49,13 +57,22 @@ class ManualDealing:
         return True
 
     def _supervisor_presses(self, button: str, then_clear: bool = False) -> bool:
-        """The supervisor turns the key and presses ``button`` once it lights (and ``clear_fault`` after it when
-        that lights: the fault the shoe left no longer needs the shoe); False when stopped."""
+        """The supervisor turns the key and presses ``button`` (``deal_by_hand`` or ``deal_by_shoe``) once it
+        lights (and ``clear_fault`` after it when that lights: the fault the shoe left no longer needs the shoe).
+        The other mode's button lit instead says the table deals that way already (a restart keeps the mode it
+        was switched to): nothing to press. Neither lit, the supervisor turns the key back and tries again after
+        a pause that doubles up to ``SUPERVISOR_PAUSE_MAX`` seconds, as a person would, never a key turned
+        several times a second. False when stopped."""
+        pause = SUPERVISOR_PAUSE
         while not self._stop.is_set():
             self._act(self.panel.turn_key, True, self.supervisor_id)  # again: the other supervisor may have left
             try:
-                if not self.panel.wait_for(lambda: button in self.panel.lamps, 0.5):
+                if not self.panel.wait_for(lambda: bool({button, OTHER_MODE[button]} & self.panel.lamps), 0.5):
+                    self._stop.wait(pause)
+                    pause = min(2 * pause, SUPERVISOR_PAUSE_MAX)
                     continue
+                if button not in self.panel.lamps:  # the other mode's button: switched already
+                    return True
                 self._act(self.panel.press, button)
                 if not self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
                     continue
