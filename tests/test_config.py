@@ -553,3 +553,24 @@ def test_timing_values_not_written_take_the_protocols_defaults(tmp_path):
                   "heartbeat_interval": 1.0, "link_silence": 3.5, "reconnect_min": 0.5, "reconnect_max": 8.0,
                   "write_timeout": 1.0}
     assert {name: getattr(timing, name) for name in documented} == documented
+
+
+def test_an_empty_file_or_section_says_so_naming_what_is_wanted(tmp_path):
+    """An empty table.yaml or operators file (nothing, or comments alone) and a section left without a value say
+    so: the message was ``expected a mapping ..., got NoneType``."""
+    from controller.control.operators import load_operators
+
+    for name, load in (("table.yaml", load_table_config), ("operators.yaml", load_operators)):
+        path = tmp_path / name
+        path.write_text("# nothing yet\n")
+        path.chmod(0o600)
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: the file is empty: expected a mapping at the top "
+                                                        f"level")):
+            load(path)
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    start = text.index("limits:")
+    body = text[start:text.index("\n\n", start)]
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace(body, "limits:"))
+    with pytest.raises(ConfigError, match="limits: nothing given: expected a mapping with "):
+        load_table_config(path)

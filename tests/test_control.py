@@ -380,7 +380,7 @@ JSON = {"Content-Type": "application/json"}
 
 @pytest.mark.parametrize(("method", "path", "body", "headers", "status", "says"), [
     ("POST", "/actions", b"{not json", JSON, 400, "not JSON"),
-    ("POST", "/actions", b"\xff\xfe", JSON, 400, "not JSON"),
+    ("POST", "/actions", b"\xff\xfe", JSON, 400, "not UTF-8"),
     ("POST", "/actions", b"[1, 2]", JSON, 400, "JSON object"),
     ("POST", "/actions", b'{"action": "deal_me_aces"}', JSON, 400, "allowed: open_betting, no_more_bets"),
     ("POST", "/actions", b'{"action": "confirm", "reason": 5}', JSON, 400, "reason must be one line of printable text"),
@@ -408,6 +408,10 @@ JSON = {"Content-Type": "application/json"}
     ("POST", "/state", b"{}", JSON, 405, "GET only"),
     ("DELETE", "/events", None, {}, 405, "GET only"),
     ("GET", "/journal", None, {}, 404, "no such path"),
+    ("GET", "/screen/no-such-file.js", None, {}, 404, 'no such path "/screen/no-such-file.js"'),  # JSON too
+    # JSON is UTF-8 (RFC 8259 8.1): the same body in UTF-16 (json.loads of bytes takes it) is refused
+    ("POST", "/actions", '{"action": "confirm"}'.encode("utf-16"), JSON, 400, "not UTF-8"),
+    ("POST", "/actions", '{"action": "confirm"}'.encode("utf-16-le"), JSON, 400, "the body is not JSON"),
     ("GET", "/events?after=x", None, {}, 400, "integer"),
     ("GET", "/events?timeout=31", None, {}, 400, "timeout must be 0 to 30"),
     ("GET", "/events?after=-1", None, {}, 400, "after must be 0 to"),

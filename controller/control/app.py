@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import h11
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -127,15 +128,20 @@ class Guard:
 
 
 def _json_body(request: Request, raw: bytes) -> Any:
-    """The request's JSON body (Content-Type application/json, no key twice), else ``HTTPError`` 415 or 400."""
+    """The request's JSON body (Content-Type application/json, UTF-8, no key twice), else ``HTTPError`` 415 or
+    400."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
     try:
-        return json.loads(raw, object_pairs_hook=unique_keys)
+        text = raw.decode("utf-8")  # RFC 8259 8.1: UTF-8 (json.loads of bytes would take UTF-16 and UTF-32 too)
+    except UnicodeDecodeError:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not UTF-8: JSON is sent in UTF-8 (RFC 8259)") from None
+    try:
+        return json.loads(text, object_pairs_hook=unique_keys)
     except RepeatedKey as exc:
         raise HTTPError(HTTPStatus.BAD_REQUEST, str(exc)) from None
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not JSON") from None
 
 
@@ -165,7 +171,8 @@ def _after(text: str, name: str = "after") -> int:
 
 def error_handlers(what: str, defect: str) -> dict[Any, Any]:
     """Starlette's exception handlers of the interface named ``what``: an ``HTTPError`` answered as itself
-    (``error_response``); any other exception, a defect, logged with its request and answered 500 saying
+    (``error_response``), as is one of Starlette's own (a static file that is not there: 404, in the same JSON
+    shape as every other error); any other exception, a defect, logged with its request and answered 500 saying
     ``defect``."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
@@ -176,7 +183,14 @@ def error_handlers(what: str, defect: str) -> dict[Any, Any]:
         log.error("%s: %s %s failed", what, request.method, request.url.path, exc_info=exc)
         return error_response(500, defect)
 
-    return {HTTPError: on_error, Exception: on_defect}
+    async def on_starlette(request: Request, exc: Exception) -> Response:
+        # Starlette's own (the page's static files: a file that is not there), in the interface's one shape
+        assert isinstance(exc, StarletteHTTPException)
+        message = (f"no such path {json_text(request.url.path[:60])}" if exc.status_code == HTTPStatus.NOT_FOUND
+                   else str(exc.detail))
+        return error_response(exc.status_code, message, dict(exc.headers or {}))
+
+    return {HTTPError: on_error, StarletteHTTPException: on_starlette, Exception: on_defect}
 
 
 def build_app(server: ControlServer) -> Guard:

@@ -258,6 +258,8 @@ def load_yaml(path: Path) -> dict[str, Any]:
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', exc)}") from None
     if not isinstance(data, dict):
+        if data is None:  # an empty file, or one of comments alone
+            raise ConfigError(f"{path}: the file is empty: expected a mapping at the top level")
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
 
@@ -266,8 +268,11 @@ def check_keys(path: Path, where: str, mapping: Any, required: set[str], optiona
     """Check that ``mapping`` (found at key path ``where`` in ``path``) is a dict with exactly the allowed keys.
 
     Raises ``ConfigError`` naming the file, the line (of the first unknown key, else of the mapping), the key
-    path and the missing or unknown keys.
+    path and the missing or unknown keys; for a key left without a value, the keys wanted.
     """
+    if mapping is None:  # a key left without a value
+        keys = f" with {', '.join(sorted(required))}" if required else ""
+        raise error(path, where, f"nothing given: expected a mapping{keys}")
     if not isinstance(mapping, dict):
         raise error(path, where, f"expected a mapping, got {type(mapping).__name__}", _line_hint(mapping))
     missing = required - mapping.keys()
