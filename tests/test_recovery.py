@@ -485,25 +485,3 @@ def test_inputs_that_arrived_together_share_one_commit_in_order(tmp_path, mocker
     assert amounts == list(range(1, 101))
     assert commits.call_count == 1 + 2 + 1  # ServiceStarted, 64 + 36 chip changes, ServiceStopped
 
-
-def test_a_clean_stop_leaves_nothing_to_replay(tmp_path, mocker):
-    """The stop's commit (``ServiceStopped``) carries a checkpoint of the machine: the next start restores it and
-    replays no input of the run before, so a start after a clean stop never depends on the next version's rules
-    producing the outputs this version journaled (docs/architecture.md, "Crash recovery"). A run stopped
-    mid-round (the betting left open) is the case: its inputs would be replayed otherwise."""
-    journal = Journal(tmp_path / "j.db", fsync=False)
-    events: queue.Queue = queue.Queue()
-    controller = Controller(Round(CONFIG, NY), journal, {}, events)
-    controller._send = lambda command: None
-    for event in (*(ready(device) for device in ("shoe", "sensors", "panel")), ev.ShoeLastDispense(0, ()),
-                  ev.ButtonPressed("open_betting"), ev.ShuffleComplete(52), STOP):
-        events.put(event)
-    assert controller.run() == 1  # a round left open
-    journal.close()
-    journal = Journal(tmp_path / "j.db", fsync=False)
-    stopped = read_records(tmp_path / "j.db")[-1]
-    assert stopped["type"] == "ServiceStopped" and journal.checkpoint.seq == stopped["seq"]
-    handled = mocker.spy(Round, "handle")
-    recovered = recover(journal, CONFIG, NY)
-    journal.close()
-    assert handled.call_count == 0 and recovered.machine.state == "betting"

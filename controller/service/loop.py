@@ -159,12 +159,10 @@ class Controller:
                     break
             self._finish()
             stopped = ("record", "ServiceStopped", {"state": self.machine.state}, self.machine.round_no)
-            # the meters as the service stops, in the same commit, before it: ``ServiceStopped`` stays the last record;
-            # with a checkpoint of the machine, so that the next start replays nothing of this run: a start after a
-            # clean stop never depends on these rules being the next version's
+            # the meters as the service stops, in the same commit, before it: ``ServiceStopped`` stays the last record
             began = time.monotonic()
             records = self.journal.commit([*self.snapshots.after([stopped], self.machine.meters, self.machine.round_no),
-                                           stopped], state=self.machine.checkpoint())
+                                           stopped])
             self._hand_on(records, time.monotonic() - began)  # a display sees the stop, not a dropped link
             if self.on_view is not None:
                 self.on_view(self.machine.view())
