@@ -19,6 +19,15 @@ import pytest
 WAIT = 3.0
 
 
+def until(condition, what: str, timeout: float = 15.0) -> None:
+    """Poll ``condition`` until it is true; ``pytest.fail`` naming ``what`` when ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout} s: {what}")
+        time.sleep(0.01)
+
+
 def expect(events: queue.Queue, kind: type, timeout: float = WAIT):
     """The next event, which must be of type ``kind``. A ``ShoeBootCount`` (the shoe's power-on counter, posted
     after each handshake that brings a new one) is passed over unless it is the ``kind`` asked for."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import queue
 import threading
-import time
 
 import pytest
 
@@ -26,17 +25,9 @@ from drivers.events import DeviceFault, DeviceReady, ShuffleComplete
 from drivers.shoe.driver import ShoeDriver
 from drivers.shoe.simulator import ShoeSimulator
 from drivers.timing import LinkTiming
-from tests.pty_helpers import WAIT, expect, expect_quiet
+from tests.pty_helpers import WAIT, expect, expect_quiet, until
 
 pytestmark = pytest.mark.timeout(90)
-
-
-def _until(condition, what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout} s: {what}")
-        time.sleep(0.01)
 
 
 def test_a_shoe_that_naks_query_last_at_the_start_holds_the_table_in_a_fault_a_supervisor_clears(tmp_path):
@@ -49,7 +40,7 @@ def test_a_shoe_that_naks_query_last_at_the_start_holds_the_table_in_a_fault_a_s
     runner = threading.Thread(target=service.run, name="controller")
     try:
         runner.start()
-        _until(lambda: views and views[-1]["state"] == "fault", "the table in fault")
+        until(lambda: views and views[-1]["state"] == "fault", "the table in fault")
         (fault,) = views[-1]["faults"]
         assert (fault["device"], fault["cause"]) == ("shoe", "protocol")
         assert "did not say what it last dispensed" in fault["detail"] and "QUERY_LAST" in fault["detail"]
@@ -57,7 +48,7 @@ def test_a_shoe_that_naks_query_last_at_the_start_holds_the_table_in_a_fault_a_s
         panel.turn_key(True)
         assert panel.wait_for_lamp("clear_fault", WAIT)
         panel.press("clear_fault")  # the shoe is asked again, and answers this time
-        _until(lambda: any(r["type"] == "ShoeReconciled" for r in read_records(tmp_path / "journal.db")),
+        until(lambda: any(r["type"] == "ShoeReconciled" for r in read_records(tmp_path / "journal.db")),
                "the shoe's answer compared with the journal")
         assert service.machine.state == "fault"
         assert panel.wait_for_lamp("clear_fault", WAIT)

@@ -211,11 +211,11 @@ class Pit:
         return "\n".join(lines)
 
 
-def fitted(text: str, columns: int, *, right: bool = False) -> str:
-    """``text`` cut to at most ``columns`` terminal columns and padded with spaces to exactly ``columns`` (on the
-    right, or on the left when ``right``), by the columns each character takes (``wcwidth``: a CJK character 2, a
-    combining mark 0), so that a table id of any script keeps the watch's columns in line. ``text`` is already
-    ``shown``: no character in it moves the cursor."""
+def fitted(text: str, columns: int) -> str:
+    """``text`` cut to at most ``columns`` terminal columns and padded on the right with spaces to exactly
+    ``columns``, by the columns each character takes (``wcwidth``: a CJK character 2, a combining mark 0), so that
+    a table id of any script keeps the watch's columns in line. ``text`` is already ``shown``: no character in it
+    moves the cursor."""
     kept, used = [], 0
     for char in text:
         width = max(char_width(char), 0)
@@ -223,8 +223,7 @@ def fitted(text: str, columns: int, *, right: bool = False) -> str:
             break
         kept.append(char)
         used += width
-    pad = " " * (columns - used)
-    return pad + "".join(kept) if right else "".join(kept) + pad
+    return "".join(kept) + " " * (columns - used)
 
 
 def shown(value: Any) -> str:

@@ -134,6 +134,4 @@ class ActionReasons:
         if not all(f.resumable for f in self.faults):  # type: ignore[attr-defined]
             return "this fault cannot be cleared: only a void ends the round"
         missing = self._needed_devices() - self.devices_ready  # type: ignore[attr-defined]
-        if missing:
-            return f"waiting for the devices: {', '.join(sorted(missing))}"
-        return "waiting for the shoe's last dispense to be compared with the journal"
+        return f"waiting for the devices: {', '.join(sorted(missing))}"

@@ -165,9 +165,9 @@ class Round(WagerLock, ShoeDealing, Decisions, PayoutCheck, Faults, PanelView, C
         if self._verifying or self._querying:
             return void
         if state == "fault":
+            # not yet compared with the shoe's last dispense (``reconciled``), a clearance has the shoe asked again
             clear = self.faults and all(f.resumable for f in self.faults) \
-                and self.devices_ready >= self._needed_devices() \
-                and (self.reconciled or self.dealing_by_hand() or "shoe" in self.devices_ready)
+                and self.devices_ready >= self._needed_devices()
             return ("clear_fault",) * bool(clear) + void + self._mode_actions()
         if self._held_for_acknowledgement():
             return ("acknowledge", *void)
