@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import h11
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -165,18 +166,26 @@ def _after(text: str, name: str = "after") -> int:
 
 def error_handlers(what: str, defect: str) -> dict[Any, Any]:
     """Starlette's exception handlers of the interface named ``what``: an ``HTTPError`` answered as itself
-    (``error_response``); any other exception, a defect, logged with its request and answered 500 saying
-    ``defect``."""
+    (``error_response``); Starlette's own ``HTTPException`` (a file of the page's that does not exist, raised by
+    ``StaticFiles``) in the same JSON shape, never Starlette's plain text; any other exception, a defect, logged
+    with its request and answered 500 saying ``defect``."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPError)
         return error_response(exc.status, exc.message, exc.headers, exc.body)
 
+    async def on_starlette_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        path = json_text(request.url.path[:60])
+        message = (f"no such file {path}" if exc.status_code == HTTPStatus.NOT_FOUND
+                   else f"{HTTPStatus(exc.status_code).phrase}: {path}")
+        return error_response(exc.status_code, message, dict(exc.headers or {}))
+
     async def on_defect(request: Request, exc: Exception) -> Response:
         log.error("%s: %s %s failed", what, request.method, request.url.path, exc_info=exc)
         return error_response(500, defect)
 
-    return {HTTPError: on_error, Exception: on_defect}
+    return {HTTPError: on_error, StarletteHTTPException: on_starlette_error, Exception: on_defect}
 
 
 def build_app(server: ControlServer) -> Guard:
