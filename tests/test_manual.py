@@ -14,7 +14,7 @@ from controller.round.inputs import OperatorAction
 from controller.round.machine import Round
 from controller.round.manual import check_entry, manual_plan
 from drivers import events as ev
-from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, play_round
+from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, play_round, ready
 
 MANUAL_CONFIG = dataclasses.replace(CONFIG, manual_dealing=True)
 
@@ -241,6 +241,44 @@ def test_every_seat_folds_the_cards_never_turned_are_entered_before_settling():
     assert not of_type(driver.outputs, cmd.CardsRevealed)  # never turned on the table
     totals = of_type(driver.outputs, cmd.RoundClosed)[0].totals
     assert totals["collected"] == 2000 and totals["paid"] == 0  # every ante forfeited (NY (e)(3))
+
+
+def test_a_fault_at_settlement_is_cleared_and_the_cards_awaited_are_asked_again():
+    """A round dealt by hand waits at settlement for its seats' cards; a fault there (a restart, a device lost)
+    cannot void it (its reveals are done: NY (e)(9) settles it) and must be cleared: the settlement resumes and
+    the panel asks again for the seat awaited, its text the dealer's only cue. Clearing it used to be a defect
+    of the controller (no way back to settlement), holding the table in fault for good."""
+    driver = dealt_by_hand()
+    turn_community(driver)
+    enter(driver, 5, *HANDS[5])
+    out = driver.send(ev.DeviceFault("sensors", "link_lost", "cable pulled"))
+    assert driver.state == "fault" and of_type(out, cmd.FaultRaised)[0].resumable
+    driver.send(ready("sensors"))
+    assert "void_round" not in driver.machine.allowed_actions()
+    out = as_supervisor(driver, "clear_fault")
+    assert driver.state == "settlement" and of_type(out, cmd.FaultCleared)[0].resumed == "settlement"
+    assert driver.machine.prompt() == "Seat 3 folded: enter its 2 cards face down"  # it folded at the across
+    driver.answer_read()  # the spots read again after the fault: nothing moved
+    enter(driver, 3, *HANDS[3])
+    enter(driver, 1, *HANDS[1])
+    assert driver.state == "closed"
+    assert [s.seat for s in of_type(driver.outputs, cmd.SeatSettled)] == [5, 3, 1]
+
+
+@pytest.mark.parametrize("entered", [False, True])
+def test_a_fault_cleared_at_a_reveal_asks_again_for_its_cards(entered):
+    """A fault cleared while a reveal of a round dealt by hand waits: the panel asks again for the step's cards,
+    or for ``reveal`` when they were entered before the fault (no lamp asks for cards)."""
+    driver = dealt_by_hand()
+    turn_community(driver, 1)
+    driver.decide("down", DECISIONS["down"])
+    if entered:
+        enter(driver, 0, *CROSS[2:4])
+    driver.send(ev.DeviceFault("sensors", "link_lost", "cable pulled"))
+    driver.send(ready("sensors"))
+    as_supervisor(driver, "clear_fault")
+    assert driver.state == "down_reveal"
+    assert driver.machine.prompt() == ("down: 2 card(s) entered; press reveal" if entered else "Turn the down cards")
 
 
 def test_cards_entered_in_an_automated_round_are_refused():

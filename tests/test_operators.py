@@ -1,11 +1,16 @@
-"""The operators' passwords (``controller.control.operators``): an unknown name is checked like a wrong password."""
+"""The operators' passwords (``controller.control.operators``): an unknown name is checked like a wrong password;
+the operators file refused when it is empty, saying so."""
 
 from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from controller.control import operators
-from controller.control.operators import ITERATIONS, Operator, authenticate, hash_password
+from controller.control.operators import ITERATIONS, Operator, authenticate, hash_password, load_operators
+from controller.settings.files import ConfigError
+from tests.cli_helpers import crisscross
 
 
 def _rounds_spent(monkeypatch, user: str, password: str, known: dict[str, Operator]) -> list[int]:
@@ -55,3 +60,32 @@ def test_failed_sign_ins_wait_a_delay_that_doubles_and_a_success_forgets_them():
     assert throttle.wait("user dan", "client 127.0.0.1") == 1.0 and throttle.wait("user sue") == 0.0
     throttle.succeeded("user dan")
     assert throttle.wait("user dan") == 0.0 and throttle.wait("client 127.0.0.1") == 1.0
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# operators of table 3\n"])
+def test_an_empty_operators_file_is_refused_saying_so_with_its_path(tmp_path, text):
+    """A file with no YAML document in it (no bytes, blanks, comments) is named and said to be empty, with what
+    it must hold and how to write the first user, by ``load_operators`` and by ``crisscross operator`` (exit 2,
+    one line); it used to say ``expected a mapping at the top level, got NoneType``."""
+    path = tmp_path / "operators.yaml"
+    path.write_text(text)
+    path.chmod(0o600)
+    with pytest.raises(ConfigError) as refused:
+        load_operators(path)
+    assert str(refused.value).startswith(f"{path}: the file is empty (nothing but blanks or comments): ")
+    assert "`operators:` with each user under it" in str(refused.value) and "NoneType" not in str(refused.value)
+    for command in (("list",), ("add", "sue", "--role", "supervisor")):
+        proc = crisscross("operator", *command, "--file", str(path), stdin="a-long-password\n")
+        assert proc.returncode == 2 and proc.stderr == f"crisscross: {refused.value}\n", proc
+    assert path.read_text() == text  # nothing written over it
+
+
+def test_an_empty_table_file_is_refused_saying_so_with_its_path(tmp_path):
+    """The same reading of every configuration file (``controller.settings.files.load_yaml``)."""
+    from controller.game.table import load_table_config
+
+    path = tmp_path / "table.yaml"
+    path.write_text("# nothing yet\n")
+    with pytest.raises(ConfigError, match=r"the file is empty \(nothing but blanks or comments\)") as refused:
+        load_table_config(path)
+    assert str(refused.value).startswith(f"{path}: ")

@@ -36,7 +36,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from controller.control.broadcast import END, Subscriber, sse_frame
 from controller.control.checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
-                                       check_action, check_rating, decimal, json_text, unique_keys, RepeatedKey)
+                                       RepeatedKey, body_text, check_action, check_rating, content_type_of, decimal,
+                                       json_text, unique_keys)
 from controller.control.signin import authenticate_request as _authenticate
 from controller.control.signin import require_supervisor as _require_supervisor
 from controller.round.inputs import SUPERVISOR_ACTIONS, OperatorAction, SeatRating, stale_answer, stale_reason
@@ -128,15 +129,10 @@ class Guard:
 
 
 def _json_body(request: Request, raw: bytes) -> Any:
-    """The request's JSON body (Content-Type application/json, UTF-8, no key twice), else ``HTTPError`` 415 or
-    400."""
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
-    try:
-        text = raw.decode("utf-8")  # RFC 8259 8.1: UTF-8 (json.loads of bytes would take UTF-16 and UTF-32 too)
-    except UnicodeDecodeError:
-        raise HTTPError(HTTPStatus.BAD_REQUEST, "the body is not UTF-8: JSON is sent in UTF-8 (RFC 8259)") from None
+    """The request's JSON body (Content-Type application/json, in UTF-8: ``content_type_of``, ``body_text``; no key
+    twice), else ``HTTPError`` 415 or 400."""
+    content_type_of(request.headers.get("content-type", ""))
+    text = body_text(raw)
     try:
         return json.loads(text, object_pairs_hook=unique_keys)
     except RepeatedKey as exc:
@@ -171,26 +167,26 @@ def _after(text: str, name: str = "after") -> int:
 
 def error_handlers(what: str, defect: str) -> dict[Any, Any]:
     """Starlette's exception handlers of the interface named ``what``: an ``HTTPError`` answered as itself
-    (``error_response``), as is one of Starlette's own (a static file that is not there: 404, in the same JSON
-    shape as every other error); any other exception, a defect, logged with its request and answered 500 saying
-    ``defect``."""
+    (``error_response``); Starlette's own ``HTTPException`` (a file of the page's that does not exist, raised by
+    ``StaticFiles``) in the same JSON shape, never Starlette's plain text; any other exception, a defect, logged
+    with its request and answered 500 saying ``defect``."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPError)
         return error_response(exc.status, exc.message, exc.headers, exc.body)
 
+    async def on_starlette_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        path = json_text(request.url.path[:60])
+        message = (f"no such file {path}" if exc.status_code == HTTPStatus.NOT_FOUND
+                   else f"{HTTPStatus(exc.status_code).phrase}: {path}")
+        return error_response(exc.status_code, message, dict(exc.headers or {}))
+
     async def on_defect(request: Request, exc: Exception) -> Response:
         log.error("%s: %s %s failed", what, request.method, request.url.path, exc_info=exc)
         return error_response(500, defect)
 
-    async def on_starlette(request: Request, exc: Exception) -> Response:
-        # Starlette's own (the page's static files: a file that is not there), in the interface's one shape
-        assert isinstance(exc, StarletteHTTPException)
-        message = (f"no such path {json_text(request.url.path[:60])}" if exc.status_code == HTTPStatus.NOT_FOUND
-                   else str(exc.detail))
-        return error_response(exc.status_code, message, dict(exc.headers or {}))
-
-    return {HTTPError: on_error, StarletteHTTPException: on_starlette, Exception: on_defect}
+    return {HTTPError: on_error, StarletteHTTPException: on_starlette_error, Exception: on_defect}
 
 
 def build_app(server: ControlServer) -> Guard:

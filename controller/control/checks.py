@@ -54,6 +54,41 @@ class HTTPError(Exception):
 
 
 
+#: The one character set of a request body (RFC 8259, 8.1: JSON exchanged between systems is UTF-8).
+CHARSET = "utf-8"
+
+
+def content_type_of(header: str) -> str:
+    """The media type of a ``Content-Type`` header value (lowercase, without parameters), else ``HTTPError`` 415:
+    not ``application/json``, or a ``charset`` parameter other than UTF-8 (named)."""
+    media_type, *parameters = (part.strip() for part in header.split(";"))
+    if media_type.lower() != "application/json":
+        raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        charset = value.strip().strip('"')
+        if name.strip().lower() == "charset" and charset.lower() != CHARSET:
+            raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"charset {json_text(charset[:20])}: the body must be "
+                                                               f"JSON in UTF-8 (RFC 8259, 8.1)")
+    return media_type.lower()
+
+
+def body_text(raw: bytes) -> str:
+    """The request body ``raw`` as text: UTF-8 without a byte order mark (RFC 8259, 8.1), else ``HTTPError`` 415
+    naming the encoding it is in (UTF-16 or UTF-32, as ``json.detect_encoding`` tells them from the first bytes
+    of a JSON text, or UTF-8 with a byte order mark), or 400 naming the first byte that is not UTF-8."""
+    encoding = json.detect_encoding(raw)
+    if encoding != CHARSET:
+        name = {"utf-8-sig": "UTF-8 with a byte order mark"}.get(encoding, encoding.upper())
+        raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"the body is {name}: the control interface takes JSON "
+                                                           f"in UTF-8 only, without a byte order mark (RFC 8259, 8.1)")
+    try:
+        return raw.decode(CHARSET)
+    except UnicodeDecodeError as exc:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"the body is not UTF-8: byte {exc.start} (0x{raw[exc.start]:02x}) "
+                                                f"{exc.reason}; send JSON in UTF-8") from None
+
+
 class RepeatedKey(ValueError):
     """A JSON object of the body repeats a key."""
 
@@ -65,6 +100,17 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if repeated is not None:
         raise RepeatedKey(f"key {json_text(repeated[:40])} repeated in the body")
     return dict(pairs)
+
+
+#: How a number of the body is written (``whole_number``), for the messages that refuse one.
+INTEGER_SPELLING = "written as an integer (3, not 3.0, 3e0 or true)"
+
+
+def whole_number(value: Any) -> bool:
+    """True for a JSON integer of 0 to ``MAX_SEQ`` written as one: ``3``, not ``3.0`` or ``3e0`` (a fraction or an
+    exponent reads as a float: a client that sends one has computed the number as one and may send ``3.5`` next),
+    nor ``true`` (a bool is an int in Python)."""
+    return type(value) is int and 0 <= value <= MAX_SEQ
 
 
 #: Keys of an action's body (docs/control.md, "POST /actions").
@@ -118,12 +164,9 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} needs a code: {', '.join(codes)} (the free text "
                                                  f"of reason stays in the journal)")
     round_no = body.get("round")
-    if isinstance(round_no, float) and round_no.is_integer() and abs(round_no) <= MAX_SEQ:
-        round_no = int(round_no)  # 3.0 is the integer 3 (JSON Schema 2020-12, "integer"; RFC 8259 has one number)
-    if round_no is not None and (not isinstance(round_no, int) or isinstance(round_no, bool)
-                                 or not 0 <= round_no <= MAX_SEQ):
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) or null; got "
-                                                 f"{json_text(round_no)}")
+    if round_no is not None and not whole_number(round_no):
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"round must be a round number (0 to {MAX_SEQ}) {INTEGER_SPELLING}, "
+                                                 f"or null; got {json_text(round_no)}")
     from controller.round.graph import STATES  # here: controller.game.table imports the control interface, round it
 
     state = body.get("state")
@@ -131,12 +174,10 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"state must be a state of the round as /state shows it "
                                                  f"(docs/round-states.md), or null; got {json_text(state)}")
     answers = body.get("answers")
-    if isinstance(answers, float) and answers.is_integer() and abs(answers) <= MAX_SEQ:
-        answers = int(answers)  # as round: 3.0 is the integer 3 (JSON Schema 2020-12, "integer")
-    if action in ANSWERING and (not isinstance(answers, int) or isinstance(answers, bool)
-                                or not 0 <= answers <= MAX_SEQ):
+    if action in ANSWERING and not whole_number(answers):
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"{action} answers something: give answers, the number /state "
-                                                 f"shows in answers.{action}; got {json_text(answers)}")
+                                                 f"shows in answers.{action} (0 to {MAX_SEQ}) {INTEGER_SPELLING}; "
+                                                 f"got {json_text(answers)}")
     if action not in ANSWERING and answers is not None:
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"answers goes only with {', '.join(ANSWERING)}")
     return action, reason, code, round_no, state, answers

@@ -16,6 +16,12 @@ from drivers.events import SEATS
 _ERROR = {"description": "refused; the body says why",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 _JSON_OBJECT = {"type": "object"}
+#: A request body (``controller.control.checks.content_type_of``, ``body_text``): JSON Schema says nothing of bytes.
+_BODY = (f"JSON in UTF-8 without a byte order mark (RFC 8259, 8.1; another encoding or charset: 415), at most "
+         f"{MAX_BODY} bytes, with Content-Length")
+#: An integer of the body (``controller.control.checks.whole_number``): JSON Schema counts 3.0 an integer (2020-12,
+#: "integer"), the interface does not.
+_INTEGER = "an integer written as one: 3, not 3.0 or 3e0 (400)"
 #: Names in words by their name in code (``GET /labels``).
 _WORDS = {"type": "object", "additionalProperties": {"type": "string"}}
 
@@ -94,11 +100,12 @@ def openapi_document() -> dict[str, Any]:
                                           # one line of printable text (str.isprintable); printable ASCII here
                                           "reason": {"type": "string", "maxLength": MAX_REASON,
                                                      "pattern": "^[ -~]*$"},
-                                          "round": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEQ},
+                                          "round": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEQ,
+                                                    "description": _INTEGER},
                                           "state": {"enum": [*STATES, None]},
                                           # what clear_fault, acknowledge and accept_mispay answer: /state answers
                                           "answers": {"type": ["integer", "null"], "minimum": 0,
-                                                      "maximum": MAX_SEQ}}},
+                                                      "maximum": MAX_SEQ, "description": _INTEGER}}},
             },
         },
         "paths": {
@@ -140,7 +147,7 @@ def openapi_document() -> dict[str, Any]:
             "/actions": {"post": {
                 "summary": "Queue a dealer or supervisor action; round and state are the round guard",
                 "security": [{"operator": []}],
-                "requestBody": {"required": True, "description": f"at most {MAX_BODY} bytes, with Content-Length",
+                "requestBody": {"required": True, "description": _BODY,
                                 "content": {"application/json": {
                                     "schema": {"$ref": "#/components/schemas/Action"}}}},
                 "responses": {"202": {"description": "queued; the outcome shows in /state and the events",
@@ -181,7 +188,7 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "A rating action on a seat: attach a player's id, take it off, end the seat's session "
                            "(dealers and supervisors; docs/rating.md)",
                 "security": [{"operator": []}],
-                "requestBody": {"required": True, "description": f"at most {MAX_BODY} bytes, with Content-Length",
+                "requestBody": {"required": True, "description": _BODY,
                                 "content": {"application/json": {"schema": {"oneOf": [
                                     {"type": "object", "required": ["action", "seat", "player"],
                                      "additionalProperties": False,

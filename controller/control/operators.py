@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from controller.round.inputs import ROLES
-from controller.settings.files import ConfigError, check_keys, error, line_of, load_yaml
+from controller.settings.files import ConfigError, EmptyFile, check_keys, error, line_of, load_yaml
 
 #: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
 ITERATIONS = 600_000
@@ -185,8 +185,8 @@ class FailureThrottle:
 def load_operators(path: Path) -> dict[str, Operator]:
     """Read an operators file (module docstring); an absent file has no operators.
 
-    Raises ``ConfigError`` naming the file, the line and the user for malformed YAML, ``operators`` that is not
-    a mapping, an unknown key, a bad name, an unknown role or a password entry that is not a ``pbkdf2_sha256``
+    Raises ``ConfigError`` naming the file, the line and the user for an empty file (no document: it says so, and
+    how to write the first user), malformed YAML, ``operators`` that is not a mapping, an unknown key, a bad name, an unknown role or a password entry that is not a ``pbkdf2_sha256``
     hash of at least ``MIN_ITERATIONS`` iterations; and for a file that others may read or write (the hashes
     are the owner's only, as ``save_operators`` writes them: mode 0600).
     """
@@ -197,7 +197,12 @@ def load_operators(path: Path) -> dict[str, Operator]:
     if path.is_file() and mode & 0o077:
         raise ConfigError(f"{path}: mode {mode:04o} lets others read or change the password hashes; "
                           f"chmod 600 {path}")
-    data = load_yaml(path)
+    try:
+        data = load_yaml(path)
+    except EmptyFile as exc:  # what the file must hold, and that ``operator add`` writes it once it is gone
+        raise ConfigError(f"{exc}; an operators file holds `operators:` with each user under it: remove the empty "
+                          f"file and add the first user with `crisscross operator add NAME --role ROLE --file "
+                          f"{path}`") from None
     check_keys(path, "top level", data, {"operators"})
     entries = {} if data["operators"] is None else data["operators"]  # ``operators:`` left empty: no one yet
     if not isinstance(entries, dict):

@@ -145,6 +145,7 @@ class ShoeDealing:
         data, state = self.round, self.state
         if data is None or state in BETWEEN_ROUNDS:
             return
+        self._show_entry_awaited()  # dealt by hand: the cards awaited, asked again
         if state in PAYOUT_STATES:  # chips move while the dealer pays: nothing locked to verify
             self._show_payout()
             if state == "payout_reading":

@@ -89,6 +89,10 @@ class Decisions:
             self._settle()
             return
         self.decisions_taken()
+        self._show_turn(step)
+    def _show_turn(self, step: str) -> None:
+        """Ask the dealer to turn the ``step`` cards of the cross: the two outside cards of the across or the down
+        line, or the middle card (NY 5324.39(e)(2)-(8))."""
         self._show(f"Turn the {step} card" + ("" if step == "middle" else "s"))
     def _no_play(self) -> None:
         """No wager on the layout at "no more bets": the round closes with nothing dealt (NY (d)(1),(2): cards

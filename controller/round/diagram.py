@@ -49,7 +49,9 @@ of the rule areas of `controller/round/` and in docs/architecture.md.
   (a difference, shown with its spot and amount: correct it and press `paid` again, or a supervisor accepts
   it), `next_seat`, or `all_paid` -> `closed`. Chips may move meanwhile; a settled round is never voided.
 - `fault`: from any state on a device fault, a link loss, a card-accounting mismatch or a restart of the
-  service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped.
+  service. `resume_<state>` is the supervisor's `clear_fault` returning the round to where it stopped; a fault
+  from `settlement` or after it can only be cleared (a round dealt by hand waits at `settlement` for its cards,
+  asked for again on the panel once the fault is cleared).
 - `void_round` (a supervisor) ends the round with every wager of record returned, from every state of an open
   round before its settlement, whatever is pending; its condition `unsettled` is the one rule of voiding.
 - A hole-card alert (`controller/round/alerts.py`) does not change the state: shown on the panel only while the

@@ -15,7 +15,7 @@ from typing import Any
 
 from controller.round import commands as cmd
 from controller.round.data import Actor
-from controller.round.graph import OPTIONAL_DEVICES, PAYOUT_STATES
+from controller.round.graph import OPTIONAL_DEVICES, PAYOUT_STATES, SETTLED
 from drivers import events as ev
 
 #: Device fault codes that mean the device is out of reach until it answers a handshake again (``DeviceReady``):
@@ -90,10 +90,11 @@ class Faults:
     def _fail(self, device: str | None, cause: str, detail: str, *, resumable: bool = True,
               device_detail: str = "") -> None:
         """Raise a fault: ``detail`` is public (never a card), ``device_detail`` a device's own text (private)."""
-        # a settled round cannot be voided: what is left (the check of the chips) resumes once the devices answer;
-        # with no round open there is nothing to void: a fault a void would end is cleared (the next round shuffles
-        # and counts the deck before any wager locks), never a table held in fault for good
-        resumable = resumable or self.phase in PAYOUT_STATES or not self.round_open()
+        # a settled round cannot be voided: what is left (the cards a round dealt by hand still waits for, the check
+        # of the chips) resumes once the devices answer; with no round open there is nothing to void: a fault a void
+        # would end is cleared (the next round shuffles and counts the deck before any wager locks), never a table
+        # held in fault for good
+        resumable = resumable or self.phase in SETTLED or not self.round_open()
         fault = cmd.FaultRaised(self.round_no, device, cause, detail, resumable, self._notice(), device_detail)
         if self.state != "fault":
             self.faults = []

@@ -148,6 +148,8 @@ def _transitions() -> list[dict[str, Any]]:
         dict(trigger="enter_test_mode", source=list(BETWEEN_ROUNDS), dest=None, unless="in_test_mode"),
         dict(trigger="leave_test_mode", source=list(BETWEEN_ROUNDS), dest=None, conditions="in_test_mode"),
     ]
+    # a fault resumes the state it came from; settlement too: a round dealt by hand waits there for its cards to be
+    # entered (controller.round.manual), and settled, it can only be cleared, never voided
     table += [dict(trigger=f"resume_{state}", source="fault", dest=state)
-              for state in ("starting", *BETWEEN_ROUNDS, *ROUND_STATES) if state != "settlement"]
+              for state in ("starting", *BETWEEN_ROUNDS, *ROUND_STATES)]
     return table

@@ -227,7 +227,7 @@ class ManualDealing:
                                      event.device))
         if isinstance(awaited, str) and awaited != "community":
             data.entry_pending = list(cards)  # turned by ``reveal``; a new entry replaces it
-            self._show(f"{awaited}: {len(cards)} card(s) entered; press reveal")  # type: ignore[attr-defined]
+            self._show_entered(awaited)
             return
         data.dealt.update(cards)
         if awaited == "community":
@@ -235,6 +235,28 @@ class ManualDealing:
         else:
             data.seats[awaited].cards = cards
         self._settle()  # type: ignore[attr-defined]
+
+    def _show_entered(self, step: str) -> None:
+        """The cards of reveal ``step`` are entered, not yet turned: the dealer is to press ``reveal``."""
+        count = len(self.round.entry_pending)  # type: ignore[attr-defined]
+        self._show(f"{step}: {count} card(s) entered; press reveal")  # type: ignore[attr-defined]
+
+    def _show_entry_awaited(self) -> None:
+        """After a fault cleared in a round dealt by hand: the entry the round waits for is shown again, in a reveal
+        (the step's cards to turn, or ``reveal`` to press once they are entered) or at settlement (the seat or the
+        community cards to enter). The clearance's text replaced it, and no lamp asks for cards: the panel's text
+        is the dealer's only cue. Nothing in other states or rounds."""
+        if not self.round_by_hand():
+            return
+        state = self.state  # type: ignore[attr-defined]
+        if state.endswith("_reveal"):
+            step = state.removesuffix("_reveal")
+            if self.round.entry_pending:  # type: ignore[attr-defined]
+                self._show_entered(step)
+            else:
+                self._show_turn(step)  # type: ignore[attr-defined]
+        elif state == "settlement":
+            self._cards_missing()
 
     def _reveal_entered(self) -> None:
         """``reveal`` in a round dealt by hand: the community cards entered for this step are turned."""

@@ -86,6 +86,10 @@ class ConfigError(ValueError):
     """
 
 
+class EmptyFile(ConfigError):
+    """A YAML file with no document in it: no bytes, or blanks and comments only (``load_yaml``)."""
+
+
 class YamlMapping(dict):
     """A YAML mapping as a ``dict`` that remembers where it was written.
 
@@ -239,7 +243,7 @@ def load_yaml(path: Path) -> dict[str, Any]:
     Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column), a number
     that is not plain decimal (with line and text, ``"{file}: line 12: '01000' is not a plain decimal integer
     (...)"``), a tag that changes a value or a merge key (with line; see ``_UniqueKeyLoader``) or a document
-    that is not a mapping.
+    that is not a mapping (``EmptyFile`` when there is no document at all: the file is empty).
     """
     if Path(path).exists() and not Path(path).is_file():
         raise ConfigError(f"{path}: not a regular file")
@@ -257,9 +261,10 @@ def load_yaml(path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:  # no bytes, or blanks and comments only: YAML reads no document
+        raise EmptyFile(f"{path}: the file is empty (nothing but blanks or comments): expected a mapping at the "
+                        f"top level")
     if not isinstance(data, dict):
-        if data is None:  # an empty file, or one of comments alone
-            raise ConfigError(f"{path}: the file is empty: expected a mapping at the top level")
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
 

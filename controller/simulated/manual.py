@@ -11,19 +11,15 @@ from collections.abc import Callable, Sequence
 from controller.game.cards import DECK
 from controller.round.table_locks import TEST_MARK
 
+#: Each dealing-mode switch and the other one, lit instead while the table already deals that way
+#: (``controller.round.graph``: ``deal_by_hand`` only while dealing by shoe, ``deal_by_shoe`` only by hand).
+OTHER_SWITCH: dict[str, str] = {"deal_by_hand": "deal_by_shoe", "deal_by_shoe": "deal_by_hand"}
+
 
 def unmarked(text: str) -> str:
     """A panel text without the mark of test mode (``TEST_MARK``, NY 9 NYCRR 5319.58): what the simulated people
     read is the same in a test round."""
     return text.removeprefix(TEST_MARK)
-
-
-#: Each mode's button and the other mode's (``_supervisor_presses``).
-OTHER_MODE = {"deal_by_hand": "deal_by_shoe", "deal_by_shoe": "deal_by_hand"}
-#: Seconds the simulated supervisor waits before trying again when the button to press did not light; doubled
-#: after each try, up to ``SUPERVISOR_PAUSE_MAX``.
-SUPERVISOR_PAUSE = 0.5
-SUPERVISOR_PAUSE_MAX = 5.0
 
 
 class RoundOver(Exception):
@@ -38,7 +34,8 @@ class ManualDealing:
     def _switch_when_due(self) -> bool:
         """Between rounds: the shoe goes down and the supervisor switches to dealing by hand when the round to
         play is the first of ``manual_rounds``; the shoe comes back and the supervisor switches back after its
-        last. False when stopped."""
+        last (``_supervisor_presses``: nothing to press when the table deals that way already). False when
+        stopped."""
         if self.manual_rounds is None:
             return True
         first, end = self.manual_rounds
@@ -57,31 +54,37 @@ class ManualDealing:
         return True
 
     def _supervisor_presses(self, button: str, then_clear: bool = False) -> bool:
-        """The supervisor turns the key and presses ``button`` (``deal_by_hand`` or ``deal_by_shoe``) once it
-        lights (and ``clear_fault`` after it when that lights: the fault the shoe left no longer needs the shoe).
-        The other mode's button lit instead says the table deals that way already (a restart keeps the mode it
-        was switched to): nothing to press. Neither lit, the supervisor turns the key back and tries again after
-        a pause that doubles up to ``SUPERVISOR_PAUSE_MAX`` seconds, as a person would, never a key turned
-        several times a second. False when stopped."""
-        pause = SUPERVISOR_PAUSE
-        while not self._stop.is_set():
-            self._act(self.panel.turn_key, True, self.supervisor_id)  # again: the other supervisor may have left
-            try:
-                if not self.panel.wait_for(lambda: bool({button, OTHER_MODE[button]} & self.panel.lamps), 0.5):
-                    self._stop.wait(pause)
-                    pause = min(2 * pause, SUPERVISOR_PAUSE_MAX)
-                    continue
-                if button not in self.panel.lamps:  # the other mode's button: switched already
+        """The supervisor turns the key and looks at the mode switches. ``button`` lit is pressed (and
+        ``clear_fault`` after it when ``then_clear`` and that lights: the fault the shoe left no longer needs the
+        shoe); the other switch lit means the table deals that way already (a table started again on its
+        journal): nothing to press. Neither lit (the shoe not back yet, say), the supervisor waits with the key
+        turned until the panel changes, turning the key again only when someone else turned it off, and presses
+        again only a press that changed nothing (lost): never on a timer alone, so nothing is journaled while
+        nothing happens. True when done, False when stopped."""
+        other = OTHER_SWITCH[button]
+        self._act(self.panel.turn_key, True, self.supervisor_id)
+        try:
+            answered: tuple[frozenset[str], str] | None = None  # the panel when a press changed it, lamp still lit
+            while not self._stop.is_set():
+                if self.panel.key is None:  # the other supervisor left and turned the key off
+                    self._act(self.panel.turn_key, True, self.supervisor_id)
+                seen = (self.panel.lamps, self.panel.display)
+                if other in seen[0]:
                     return True
-                self._act(self.panel.press, button)
-                if not self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                if button in seen[0] and seen != answered:
+                    self._act(self.panel.press, button)
+                    if self.panel.wait_for(lambda: button not in self.panel.lamps, 1.0):
+                        if then_clear and self.panel.wait_for(lambda: "clear_fault" in self.panel.lamps, 1.0):
+                            self._act(self.panel.press, "clear_fault")
+                            self.panel.wait_for(lambda: "clear_fault" not in self.panel.lamps, 1.0)
+                        return True
+                    now = (self.panel.lamps, self.panel.display)
+                    answered = now if now != seen else None  # unchanged: the press was lost, pressed again
                     continue
-                if then_clear and self.panel.wait_for(lambda: "clear_fault" in self.panel.lamps, 1.0):
-                    self._act(self.panel.press, "clear_fault")
-                    self.panel.wait_for(lambda: "clear_fault" not in self.panel.lamps, 1.0)
-                return True
-            finally:
-                self._act(self.panel.turn_key, False, self.supervisor_id)
+                self.panel.wait_for(lambda: (self.panel.lamps, self.panel.display) != seen
+                                    or self.panel.key is None, 0.5)
+        finally:
+            self._act(self.panel.turn_key, False, self.supervisor_id)
         return False
 
     def _until_display(self, ready: Callable[[str], bool]) -> str | None:

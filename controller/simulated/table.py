@@ -29,9 +29,14 @@ recorded in ``payout_errors_made``, and when the panel shows the mispay ("Seat N
 seat right and presses ``paid`` again.
 
 With ``manual`` the supervisor first switches the table to dealing by hand (``deal_by_hand``, NY 9 NYCRR
-5324.39(d)(1)); the dealer then shuffles a deck of its own, deals the cross and one card at a time as the panel
-asks (confirming each step), and types each card on the panel's keypad as it is turned (``enter_cards``): the
-community cards at each reveal, each seat's two cards at settlement as the panel names the seat.
+5324.39(d)(1)), unless the key shows the table dealing by hand already (``deal_by_shoe`` lit: a table started again
+on its journal); the dealer deals by hand whenever the shoe dealt nothing after "no more bets" (with or without
+``manual``): it shuffles a deck of its own, deals the cross and one card at a time as the panel asks (confirming
+each step), and types each card on the panel's keypad as it is turned (``enter_cards``): the community cards at
+each reveal, each seat's two cards at settlement as the panel names the seat.
+
+A round found in progress at the start (left open by an earlier run) is ended by the supervisor
+(``controller.simulated.unknown_round``).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from controller.round.inputs import SUPERVISOR_ACTIONS, SeatRating
 from controller.simulated.manual import ManualDealing, RoundOver, unmarked
 from controller.simulated.roaming import Roamer, roam, roamers
 from controller.simulated.seating import Seating, move_players
+from controller.simulated.unknown_round import UnknownRound
 from drivers.panel.simulator import PanelSimulator
 from drivers.reader.simulator import ReaderSimulator
 from drivers.sensors.simulator import SensorSimulator
@@ -82,7 +88,7 @@ CHIPS_REPORTED_S = 5.0
 DOOR_REPORT_WAIT = 5.0
 
 
-class SimulatedTable(ManualDealing):
+class SimulatedTable(ManualDealing, UnknownRound):
     """Players at ``seats`` and a dealer, driving the simulators until ``stop()`` or ``rounds`` rounds.
 
     Runs two threads (``start``/``stop``): the dealer and players, and the supervisor. The dealer waits for
@@ -389,38 +395,6 @@ class SimulatedTable(ManualDealing):
                 self.rounds_voided += 1
             self.rounds_played += 1
 
-    def _void_unknown_round(self) -> None:
-        """At the first round: a round this dealer did not start is in progress (the service kept it from an
-        earlier run; this table knows neither its players nor its cards): the supervisor voids it."""
-        seen_since: float | None = None
-        while not self._stop.is_set() and "open_betting" not in self.panel.lamps:
-            if self.panel.lamps and seen_since is None:
-                seen_since = time.monotonic()
-            if seen_since is not None and time.monotonic() - seen_since > 1.5:
-                self._act(self.panel.turn_key, True, self.supervisor_id)
-                try:
-                    self._finish_unknown_payout()
-                    if self.panel.wait_for(lambda: "void_round" in self.panel.lamps, 2.0):
-                        self._act(self.panel.press, "void_round")
-                        self.supervisor_actions["void_round"] += 1
-                        self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 2.0)
-                finally:
-                    self._act(self.panel.turn_key, False, self.supervisor_id)
-                seen_since = None
-            self.panel.wait_for(lambda: "open_betting" in self.panel.lamps, 0.2)
-
-    def _finish_unknown_payout(self) -> None:
-        """The unknown round is settled and waits for its payouts (it cannot be voided): this dealer cannot pay
-        it by its own reckoning, so each seat is marked paid and the supervisor accepts what the sensors read
-        (each a mispay on record, with the amounts)."""
-        while not self._stop.is_set() and self.panel.wait_for(
-                lambda: bool(self.panel.lamps & {"paid", "accept_mispay"}), 0.5):
-            action = "accept_mispay" if "accept_mispay" in self.panel.lamps else "paid"
-            before = self.panel.messages
-            self._act(self.panel.press, action)
-            self.supervisor_actions[action] = self.supervisor_actions.get(action, 0) + 1
-            self.panel.wait_for(lambda: self.panel.messages != before, 1.0)
-
     def _play_round(self) -> bool:
         if self.rounds_played == 0:
             self._void_unknown_round()
@@ -463,13 +437,14 @@ class SimulatedTable(ManualDealing):
             return False
         if not self._wait("confirm"):
             return False
+        stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
+        self.manual = not stacks  # the shoe dealt nothing: the table deals by hand, as the panel asks
         if self.manual:
             dealt = self._deal_by_hand(sorted(antes))
             if dealt is None:
                 return False
             cross, hands = dealt
         else:
-            stacks = [cards for _, cards in self.shoe.dispensed_since(dealt_before)]
             cross, hands = stacks[0], dict(zip(sorted(antes), stacks[1:]))
         active = set(antes)
         bets: dict[int, list[int]] = {seat: [] for seat in antes}

@@ -48,6 +48,12 @@ class PanelSimulator(PtySimulator):
             return self._messages[-1] if self._messages else ""
 
     @property
+    def key(self) -> str | None:
+        """The id of the supervisor key while it is turned, else None."""
+        with self.lock:
+            return self._key
+
+    @property
     def messages(self) -> list[str]:
         """The DISPLAY texts received, in order (a copy; the last ``HISTORY``)."""
         with self.lock:
