@@ -262,7 +262,8 @@ def test_the_control_interface_requires_the_number_an_answering_action_answers_a
     with pytest.raises(HTTPError, match="answers goes only with"):
         check_action({"action": "confirm", "answers": 3})
     assert check_action({"action": "clear_fault", "answers": 7})[-1] == 7
-    assert check_action({"action": "clear_fault", "answers": 7.0})[-1] == 7  # one JSON number, as round
+    with pytest.raises(HTTPError, match="written as an integer"):  # as round: 7, not 7.0 (docs/control.md)
+        check_action({"action": "clear_fault", "answers": 7.0})
     with pytest.raises(HTTPError, match="answers"):
         check_action({"action": "clear_fault", "answers": 7.5})
     assert stale_answer("clear_fault", 7, {"clear_fault": 7}) == ""
