@@ -9,8 +9,8 @@ by hand when the shoe is down"):
   ``controller.round.manual``), each seat named for its payout is marked paid and what the sensors read is accepted
   (``accept_mispay``: a mispay on record with the amounts; this dealer cannot pay by its own reckoning).
 
-The supervisor acts only on what the panel shows, and comes back only when the panel changed since it left:
-never on a timer alone, so the journal gets no record while nothing happens at the table.
+The supervisor acts only on what the panel shows, and comes back when the panel changed since it left, or after
+``UNKNOWN_ROUND_AGAIN_S`` of a panel unchanged: a visit every few seconds at most, never a storm of records.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ ENDING_ACTIONS: tuple[str, ...] = ("void_round", "accept_mispay", "hold_seat", "
 #: clearing the fault the restart raised (``SimulatedTable._supervise``).
 UNKNOWN_ROUND_QUIET_S = 1.5
 
+#: How long a panel left unchanged keeps the supervisor away (seconds): then it comes again all the same, so that a
+#: round is never left open for good on a press lost or a lamp read too early; a visit every so long, no storm.
+UNKNOWN_ROUND_AGAIN_S = 5.0
+
 #: How long the supervisor looks for the lamps of a commit whose text came (seconds): the controller sends both
 #: back to back (``controller.service.loop``), so the lamps follow within milliseconds if they change at all.
 LAMPS_AFTER_TEXT_S = 0.2
@@ -38,11 +42,15 @@ class UnknownRound:
     def _void_unknown_round(self) -> None:
         """At the first round: until ``open_betting`` lights, a panel showing something for
         ``UNKNOWN_ROUND_QUIET_S`` brings the supervisor, who turns the key and ends the round in progress
-        (``_end_unknown_round``), then leaves; it comes again only once the panel changed from how it left it."""
+        (``_end_unknown_round``), then leaves; it comes again once the panel changed from how it left it, or after
+        ``UNKNOWN_ROUND_AGAIN_S`` of a panel unchanged."""
         seen_since: float | None = None
         left: tuple[frozenset[str], str] | None = None  # the panel as the supervisor left it
+        left_at = 0.0
         while not self._stop.is_set() and "open_betting" not in self.panel.lamps:
             panel = (self.panel.lamps, self.panel.display)
+            if panel == left and time.monotonic() - left_at > UNKNOWN_ROUND_AGAIN_S:
+                left = None  # nothing changed for long: the supervisor looks again (a press lost, a lamp missed)
             if panel == left or not (panel[0] or panel[1]):  # nothing new, or nothing shown yet
                 seen_since = None
             else:
@@ -55,7 +63,7 @@ class UnknownRound:
                         self._act(self.panel.turn_key, False, self.supervisor_id)
                     # what the key showed goes out once the controller saw it off: the panel as left is after that
                     self.panel.wait_for(lambda: not self.panel.lamps & SUPERVISOR_ACTIONS, 1.0)
-                    left, seen_since = (self.panel.lamps, self.panel.display), None
+                    left, seen_since, left_at = (self.panel.lamps, self.panel.display), None, time.monotonic()
             self.panel.wait_for(lambda: "open_betting" in self.panel.lamps
                                 or (self.panel.lamps, self.panel.display) != panel, 0.2)
 
