@@ -30,6 +30,10 @@ UNKNOWN_ROUND_QUIET_S = 1.5
 #: round is never left open for good on a press lost or a lamp read too early; a visit every so long, no storm.
 UNKNOWN_ROUND_AGAIN_S = 5.0
 
+#: How long the supervisor, the key just turned, waits for a lamp only a key holder may press (seconds): the
+#: controller lights them once it took the key, within milliseconds; a round with nothing for the key lights none.
+KEY_LAMPS_S = 1.0
+
 #: How long the supervisor looks for the lamps of a commit whose text came (seconds): the controller sends both
 #: back to back (``controller.service.loop``), so the lamps follow within milliseconds if they change at all.
 LAMPS_AFTER_TEXT_S = 0.2
@@ -56,7 +60,7 @@ class UnknownRound:
             else:
                 seen_since = seen_since or time.monotonic()
                 if time.monotonic() - seen_since > UNKNOWN_ROUND_QUIET_S:
-                    self._act(self.panel.turn_key, True, self.supervisor_id)
+                    self._turn_key_on()
                     try:
                         self._end_unknown_round()
                     finally:
@@ -67,6 +71,14 @@ class UnknownRound:
             self.panel.wait_for(lambda: "open_betting" in self.panel.lamps
                                 or (self.panel.lamps, self.panel.display) != panel, 0.2)
 
+    def _turn_key_on(self) -> None:
+        """Turn the key and read the panel once the controller lit what a key holder may press (at most
+        ``KEY_LAMPS_S``): the lamps read before are the dealer's, and the dealer's ``paid`` pressed where
+        ``accept_mispay`` was about to light has the seat read again, which shows the same mispay again, round
+        after round of the supervisor's visits."""
+        self._act(self.panel.turn_key, True, self.supervisor_id)
+        self.panel.wait_for(lambda: bool(self.panel.lamps & SUPERVISOR_ACTIONS), KEY_LAMPS_S)
+
     def _end_unknown_round(self) -> None:
         """With the key turned: press the first of ``ENDING_ACTIONS`` lit, again as the round goes on (the next
         seat held or paid), until none lights within 2 s or betting opens. A press that changed the panel is not
@@ -75,7 +87,7 @@ class UnknownRound:
         answered: tuple[str, frozenset[str], str] | None = None
         while not self._stop.is_set() and "open_betting" not in self.panel.lamps:
             if self.panel.key is None:
-                self._act(self.panel.turn_key, True, self.supervisor_id)
+                self._turn_key_on()
             lamps, text = self.panel.lamps, self.panel.display
             action = next((a for a in ENDING_ACTIONS if a in lamps), None)
             if action is None or (action, lamps, text) == answered:
