@@ -301,9 +301,10 @@ class FrameDecoder:
         log.debug("%s: dropped %s", self.name, error)
 
     def _accept(self, frame: Frame) -> bool:
-        if not self.track_sequence or frame.msg_type in DEVICE_EVENTS:
+        if not self.track_sequence or frame.msg_type in DEVICE_EVENTS or frame.msg_type not in MESSAGE_NAMES:
             # Device-initiated frames have a counter of their own and are deduplicated by the link, which
-            # must acknowledge a repeat again (drivers.link).
+            # must acknowledge a repeat again (drivers.link); so is a frame of a type nobody registered, taken
+            # for an event the host does not know (drivers.serving, ``_dispatch``).
             self.frames += 1
             return True
         last = self._last

@@ -492,6 +492,41 @@ def test_unknown_button_code_is_logged_and_nakked(panel, events, caplog):
     assert expect(events, ButtonPressed) == ButtonPressed("reveal")
 
 
+def test_an_event_of_a_type_the_host_does_not_know_is_acknowledged_and_nakked_and_the_panel_goes_on(panel, events,
+                                                                                                   caplog):
+    """A device-initiated frame of a type the host does not know (a panel of a newer firmware, say) is sent again
+    until acknowledged, and the device's next events and answers wait behind it (docs/protocol.md,
+    "Device-initiated frames"): NAKed only, it held every later press for good. The host acknowledges it, NAKs it
+    (reason 1), delivers nothing for it, and the next press arrives."""
+    sim, driver = panel
+    with caplog.at_level(logging.WARNING):
+        sim.send_event(0x7E, b"\x01")  # the panel's first device-initiated frame: event counter 0
+        sim.press("reveal")
+        assert expect(events, ButtonPressed) == ButtonPressed("reveal")
+    assert sim.wait_for(lambda: sum(f.msg_type == framing.ACK for f in sim.received) >= 2, WAIT)
+    naks = [framing.decode_nak(f.payload) for f in sim.received if f.msg_type == framing.NAK]
+    acks = [framing.decode_ack(f.payload) for f in sim.received if f.msg_type == framing.ACK]
+    assert naks == [framing.Nak(seq=0, reason=framing.NAK_UNKNOWN_TYPE)]
+    assert acks == [0, 1]  # the unknown frame's, then the press's
+    assert driver.protocol_errors == 1
+    assert "unknown (0x7E)" in caplog.text
+    assert "sequence gap" not in caplog.text  # the event counter is not the answers' SEQ
+
+
+def test_an_unknown_event_sent_again_after_a_lost_ack_is_acknowledged_again_and_not_nakked_twice(panel, events):
+    """The device sends the same frame (same SEQ, bytes) again when the host's ACK was lost: the host acknowledges
+    it again (a repeat is not dropped unanswered, which would hold the device for good) and rejects it once."""
+    sim, driver = panel
+    frame = framing.encode_frame(0, 0x7E, b"\x01")
+    sim.send_raw(frame)
+    sim.send_raw(frame)  # as after a lost ACK
+    assert sim.wait_for(lambda: sum(f.msg_type == framing.ACK for f in sim.received) >= 2, WAIT)
+    assert [framing.decode_ack(f.payload) for f in sim.received if f.msg_type == framing.ACK] == [0, 0]
+    assert [framing.decode_nak(f.payload) for f in sim.received if f.msg_type == framing.NAK] == [
+        framing.Nak(seq=0, reason=framing.NAK_UNKNOWN_TYPE)]
+    assert driver.protocol_errors == 1
+
+
 def test_simulators_remember_a_bounded_history_and_count_everything(monkeypatch):
     """A simulator left running for days keeps constant memory: it remembers the last HISTORY stacks and
     frames, while ``dealt`` still counts every stack and ``dispensed_since`` refuses what it forgot."""
