@@ -11,9 +11,8 @@ add command methods that enqueue frames and a ``handle_frame`` hook that turns t
 Threading model: ``start()`` starts one non-daemon owner thread named after the device. Only that thread
 touches the port (opens, reads, writes, closes it) and the table of outstanding requests. Command methods may be
 called from any thread: they validate their arguments, put the frame on a queue and wake the owner thread
-with ``cancel_read()``; ``written`` waits until the owner thread wrote what was queued. Events go to the
-``events`` queue given to the constructor. The owner thread runs until ``stop()`` (or a defect in a driver,
-posted as ``DeviceFault(kind, "internal")``); a lost link does not end it.
+with ``cancel_read()``. Events go to the ``events`` queue given to the constructor. The owner thread runs until
+``stop()`` (or a defect in a driver, posted as ``DeviceFault(kind, "internal")``); a lost link does not end it.
 """
 
 from __future__ import annotations
@@ -135,9 +134,6 @@ class Device(Connecting, Serving, abc.ABC):
         self._early: list[Frame] = []  # frames that came in the same read as IDENT
         self._limited = LogLimiter(logging.getLogger(type(self).__module__))
         self._outbox: queue.SimpleQueue[_Outgoing] = queue.SimpleQueue()
-        #: frames queued by command methods and frames of them written or dropped (``written``)
-        self._queued = self._done = 0
-        self._written = threading.Condition(threading.Lock())
         self._stop = threading.Event()
         self._up = False  # guarded by _state_lock: commands are accepted only while True
         self._state_lock = threading.Lock()
@@ -303,7 +299,6 @@ class Device(Connecting, Serving, abc.ABC):
             if not self._up:
                 raise LinkDown(f"{self.name}: link is down (waiting for the device)")
             self._outbox.put(item)
-            self._queued += 1
         self._wake()
 
     def _set_up(self, up: bool) -> list[str]:
@@ -317,25 +312,7 @@ class Device(Connecting, Serving, abc.ABC):
                 except queue.Empty:
                     break
                 dropped.append(item.what or framing.message_name(item.msg_type))
-        if dropped:
-            self._count_done(len(dropped))
         return dropped
-
-    def _count_done(self, count: int) -> None:
-        """``count`` queued frames were written or dropped (owner thread): wake ``written``."""
-        with self._written:
-            self._done += count
-            self._written.notify_all()
-
-    def written(self, timeout: float) -> bool:
-        """Wait until every frame queued so far by the command methods was written to the port (or dropped
-        with the link), at most ``timeout`` seconds; True if it was. The caller lets the owner thread have the
-        interpreter at once instead of going on with work of its own (``Controller._commit``: a command on the
-        path of a press is on the wire before the panel's lamps and the view are worked out)."""
-        with self._state_lock:
-            target = self._queued
-        with self._written:
-            return self._written.wait_for(lambda: self._done >= target, timeout)
 
     def _wake(self) -> None:
         with self._port_lock:

@@ -66,10 +66,7 @@ class Serving:
                 item = self._outbox.get_nowait()
             except queue.Empty:
                 return
-            try:
-                seq = self._write(ser, item.msg_type, item.payload)
-            finally:
-                self._count_done(1)
+            seq = self._write(ser, item.msg_type, item.payload)
             if item.key is not None:
                 self.transactions.sent(item.key, item.msg_type, item.payload, item.what, seq, time.monotonic())
 

@@ -104,10 +104,6 @@ class StandInDevices:
     def show(self, text: str) -> None:
         self.panel.append(text)
 
-    def written(self, timeout: float) -> bool:
-        """Every command was carried out when it was given (``Device.written``)."""
-        return True
-
 
 def _start_table(tmp_path, operators_file):
     """(events, server, journal, devices, controller thread): a controller with the control interface, both

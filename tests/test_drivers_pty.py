@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -221,31 +220,6 @@ def test_shuffle_then_dispense_five_then_two(shoe, events):
     assert len(set(cards)) == 7
     assert sim.dispensed == [(1, first.cards), (2, second.cards)]
     assert sim.remaining == 45
-
-
-def test_written_returns_once_the_owner_thread_wrote_the_frame_to_the_port(shoe, events):
-    """``Device.written`` (the controller's wait after a commit, controller/service/loop.py): False while the
-    DISPENSE is still inside its write, True once the write returned; True at once when nothing is queued."""
-    sim, driver = shoe
-    assert driver.written(0) is True
-    driver.shuffle()
-    expect(events, ShuffleComplete)
-    entered, gate = threading.Event(), threading.Event()
-    write = driver._write
-
-    def gated(ser, msg_type, payload):
-        if msg_type == shoe_protocol.DISPENSE:
-            entered.set()
-            assert gate.wait(WAIT), "the gate was never opened"
-        return write(ser, msg_type, payload)
-
-    driver._write = gated
-    driver.dispense(1, 5)
-    assert entered.wait(WAIT), "the owner thread never wrote the DISPENSE"
-    assert driver.written(0.1) is False
-    gate.set()
-    assert driver.written(WAIT) is True
-    assert expect(events, StackDispensed).txn_id == 1
 
 
 def test_repeated_txn_returns_recorded_stack_without_dealing(shoe, events):

@@ -1,8 +1,7 @@
 """The order in which one commit's commands reach the drivers (controller/service/loop.py, ``Controller._commit``):
-the shoe's and the sensors' first, the panel's after them in their own order once those drivers wrote theirs to
-their ports (``Device.written``: a person reads the panel; the round waits on the devices' answers), and a panel's
-text and lamps before a ``PrivatePanel`` of the same commit not sent (journaled only: the alert's lamp must not
-flicker)."""
+the shoe's and the sensors' first, the panel's after them in their own order (a person reads the panel; the round
+waits on the devices' answers), and a panel's text and lamps before a ``PrivatePanel`` of the same commit not sent
+(journaled only: the alert's lamp must not flicker)."""
 
 from __future__ import annotations
 
@@ -15,22 +14,10 @@ from controller.service.loop import Controller
 from tests.round_helpers import CONFIG, NY
 
 
-class _Written:
-    """A driver's ``written`` (``Device.written``), noted in the same list as the commands handed over."""
-
-    def __init__(self, device: str, sent: list) -> None:
-        self.device, self.sent = device, sent
-
-    def written(self, timeout: float) -> bool:
-        self.sent.append(("written", self.device))
-        return True
-
-
 def _sent_in_order(tmp_path, outputs):
     journal = Journal(tmp_path / "journal.db", fsync=False)
-    sent: list = []
-    drivers = {device: _Written(device, sent) for device in ("shoe", "sensors", "panel")}
-    controller = Controller(Round(CONFIG, NY), journal, drivers, queue.Queue())
+    controller = Controller(Round(CONFIG, NY), journal, {}, queue.Queue())
+    sent = []
     controller._send = sent.append
     entries = [controller._entry(output) for output in outputs]
     controller._commit(entries, list(outputs))
@@ -43,9 +30,8 @@ def test_the_panel_s_commands_go_after_the_sensors_and_the_shoe_s(tmp_path):
     outputs = [cmd.Display("No more bets"), cmd.SetLamps(()), cmd.ReadSpots(7), cmd.Display("Reading"),
                cmd.Dispense(3, 5, 1, 1)]
     sent, journaled = _sent_in_order(tmp_path, outputs)
-    # the sensors' and the shoe's drivers wrote their frames before the panel's commands are handed over
-    assert sent == [cmd.ReadSpots(7), cmd.Dispense(3, 5, 1, 1), ("written", "sensors"), ("written", "shoe"),
-                    cmd.Display("No more bets"), cmd.SetLamps(()), cmd.Display("Reading")]
+    assert sent == [cmd.ReadSpots(7), cmd.Dispense(3, 5, 1, 1), cmd.Display("No more bets"), cmd.SetLamps(()),
+                    cmd.Display("Reading")]
     # the journal keeps the machine's own order
     assert journaled == ["Display", "SetLamps", "ReadSpots", "Display", "Dispense"]
 
@@ -55,4 +41,4 @@ def test_a_private_panel_hides_the_panel_commands_before_it_and_keeps_those_afte
     outputs = [cmd.Display("Across decision"), cmd.SetLamps(("confirm",)), cmd.ReadSpots(9), private,
                cmd.Display("after")]
     sent, _ = _sent_in_order(tmp_path, outputs)
-    assert sent == [cmd.ReadSpots(9), ("written", "sensors"), private, cmd.Display("after")]
+    assert sent == [cmd.ReadSpots(9), private, cmd.Display("after")]

@@ -55,9 +55,6 @@ STOP_AFTER_ROUND = object()
 IDLE_TURN = 0.5
 #: Seconds a refusal stays on the panel before the state's prompt comes back (``PromptDue``).
 REFUSAL_SHOWN_S = 3.0
-#: Longest wait of the controller thread, after a commit, for the shoe's and the sensors' drivers to have
-#: written its commands to their ports (``Device.written``), in seconds (``Controller._commit``).
-WRITTEN_WAIT = 0.01
 
 
 @functools.cache
@@ -297,7 +294,6 @@ class Controller:
         # the panel's commands go after the shoe's and the sensors' of the same commit (in their own order): a
         # person reads the panel, while the round waits on the shoe's and the sensors' answers (docs/performance.md)
         for_panel: list[Any] = []
-        sent_to: list[str] = []
         handed = False
         try:
             for index, output in enumerate(outputs):
@@ -309,24 +305,11 @@ class Controller:
                     handed = True
                     self._hand_on(records, seconds)
                 self._carry_out(output)
-                if isinstance(output, cmd.DEVICE_COMMANDS):
-                    sent_to.append(output.device)
-            self._on_the_wire(sent_to)
             for output in for_panel:
                 self._carry_out(output)
         finally:
             if not handed:
                 self._hand_on(records, seconds)
-
-    def _on_the_wire(self, devices: Sequence[str]) -> None:
-        """Wait until the drivers of ``devices`` (each once) wrote the commands just handed to them, at most
-        ``WRITTEN_WAIT`` seconds each (``Device.written``): the owner threads get the interpreter now, not once
-        this thread has lit the panel's lamps and worked out the view, so a command on the path of a press is on
-        the wire first (docs/performance.md). A driver that did not write in time is logged, not waited for."""
-        for device in dict.fromkeys(devices):
-            driver = self.drivers.get(device)  # none: the command went nowhere (``_send`` taken over by a test)
-            if driver is not None and not driver.written(WRITTEN_WAIT):
-                log.debug("%s: the commands of the last commit not written within %.3f s", device, WRITTEN_WAIT)
 
     def _hand_on(self, records: Sequence[dict[str, Any]], seconds: float) -> None:
         """The records of one commit (made durable in ``seconds``) to the metrics, the round's records and
