@@ -113,10 +113,10 @@ class Serving:
         try:
             events = self.handle_frame(frame)
         except ProtocolError as exc:
-            if exc.nak_reason == framing.NAK_UNKNOWN_TYPE and frame.msg_type not in framing.DEVICE_EVENTS:
-                # not an answer of ours (this driver knows every answer its requests get): an event of a type the
-                # host does not know, which the device sends again until acknowledged, holding its next events and
-                # answers behind it (docs/protocol.md, "Device-initiated frames"): acknowledged, NAKed, dropped
+            if frame.msg_type not in framing.MESSAGE_NAMES:
+                # a type of no table, so no answer to a request: an event the host does not know, which the device
+                # sends again until acknowledged, holding its next events and answers behind it (docs/protocol.md,
+                # "Device-initiated frames"): acknowledged, NAKed once, dropped (as ``_accept`` in drivers.framing)
                 new, _ = self.transactions.received(frame)
                 if not new:
                     return
