@@ -394,6 +394,32 @@ def test_read_spots_snapshot_matches_the_table(sensors, events):
     assert {(s, p): a for s, p, a in snapshot.spots} == sim.amounts()
 
 
+def test_chips_lying_when_the_board_starts_are_read_and_not_reported_as_changes(drivers, events):
+    """A service started again on a table whose chips stayed where they were: the board reads them (SPOTS) and
+    sends no SPOT_CHANGED for them. The next event after the handshake is the reading: a device answers only
+    once its earlier device-initiated frames are acknowledged (docs/protocol.md), so a change would come first."""
+    chips = {(2, "ante_across"): 500, (2, "ante_down"): 500, (5, "five_card_bonus"): 100, (6, "ante_down"): 0}
+    sim = SensorSimulator(chips=chips)
+    sim.start()
+    try:
+        driver = drivers("sensors", sim.port)
+        expect(events, DeviceReady)
+        driver.read_spots(7)
+        assert expect(events, SpotsSnapshot) == SpotsSnapshot(
+            7, ((2, "ante_across", 500), (2, "ante_down", 500), (5, "five_card_bonus", 100)))
+        sim.place(2, "ante_across", 0)  # and they move as any chips do
+        assert expect(events, SpotChanged) == SpotChanged(2, "ante_across", 0)
+    finally:
+        sim.stop()
+
+
+@pytest.mark.parametrize("chips, named", [({(7, "ante_down"): 500}, "seat"), ({(1, "pass"): 500}, "spot"),
+                                          ({(1, "ante_down"): -5}, "amount")])
+def test_chips_that_cannot_lie_on_the_felt_are_refused_naming_what(chips, named):
+    with pytest.raises(ValueError, match=named):
+        SensorSimulator(chips=chips)
+
+
 def test_clear_one_seat(sensors, events):
     sim, driver = sensors
     sim.place(1, "across", 300)

@@ -148,6 +148,9 @@ def test_a_manual_table_restarted_mid_round_ends_that_round_and_plays_the_next(t
     later = since_last_start(records)
     assert opened(later) == [3]
     assert rounds[3].manual and rounds[3].closed and rounds[3].voided is None
+    # the chips stayed on the felt while the service was down: the restarted run reads them as they were, so no
+    # locked wager is seen changed (the sensors' simulator used to start empty: every locked spot past-posting)
+    assert [r["data"] for r in later if r["type"] == "Irregularity"] == []
     # each press answered what was lit; a supervisor's ending press may race the lamp going dark as the round moves
     # on (on a loaded machine): refused and recorded, never a storm, the round closed all the same
     refused = [r["data"] for r in later if r["type"] == "PressRefused"]

@@ -217,7 +217,7 @@ class Service:
                                               wal_bytes=lambda: self.journal.wal_bytes)
                 self.metrics.journal_damaged.set(not recovered.machine.journal_whole())  # kept over restarts
                 self.metrics_port = self.metrics.serve("127.0.0.1", port)
-            self.sims = start_simulators(simulated, kinds, seed, self._link_dir)
+            self.sims = start_simulators(simulated, kinds, seed, self._link_dir, recovered.machine.layout)
             for name, dev in config.devices.items():
                 port = sim_port(self.sims[name]) if name in self.sims else ports.get(name, dev.port)
                 search = (str(self._link_dir / f"sim-{dev.driver}-*"),) if name in self.sims else dev.search

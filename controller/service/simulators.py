@@ -6,7 +6,7 @@ Each simulator is imported only when a device is simulated, so that a production
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,18 +31,25 @@ def is_simulated(port: str) -> bool:
 
 
 def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None,
-                     link_dir: Path | None = None) -> dict[str, PtySimulator]:
+                     link_dir: Path | None = None,
+                     layout: Mapping[tuple[int, str], int] | None = None) -> dict[str, PtySimulator]:
     """Start the simulator of each device in ``names`` (``drivers`` gives each device's driver kind).
 
     With ``link_dir`` each keeps a by-id style symlink there (``sim_port``), which follows it when it comes
     back under another pty name (fault injection ``replug``), as udev's /dev/serial/by-id does for hardware.
+    ``layout`` (``{(seat, spot): amount}``, minor units: the felt as the journal last knew it) lies on the bet
+    sensors' simulator as it starts: the chips of a table stay where they were while its service restarts.
     """
     sims: dict[str, PtySimulator] = {}
     classes = simulator_classes() if names else {}
     for name in names:
         kind = drivers[name]
-        sim = (classes[kind](seed=seed, link_dir=link_dir) if kind == "shoe"
-               else classes[kind](link_dir=link_dir))
+        if kind == "shoe":
+            sim = classes[kind](seed=seed, link_dir=link_dir)
+        elif kind == "sensors":
+            sim = classes[kind](link_dir=link_dir, chips=layout)
+        else:
+            sim = classes[kind](link_dir=link_dir)
         sim.start()
         sims[name] = sim
     return sims

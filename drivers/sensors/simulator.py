@@ -10,6 +10,7 @@ stacked, a spot covered by a hand, or sensors that fail.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from drivers import framing
 from drivers.events import SEATS, SPOTS
@@ -20,6 +21,17 @@ from drivers.sim import PtySimulator
 log = logging.getLogger(__name__)
 
 
+def _check_spot(seat: int, spot: str, amount: int) -> None:
+    """``ValueError`` naming what is wrong unless ``seat`` is one of ``SEATS``, ``spot`` one of ``SPOTS`` and
+    ``amount`` an int in 0..``protocol.MAX_AMOUNT`` (docs/protocol.md, "Bet sensors")."""
+    if seat not in SEATS or isinstance(seat, bool):
+        raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
+    if spot not in SPOTS:
+        raise ValueError(f"spot must be one of {SPOTS}, got {spot!r}")
+    if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= protocol.MAX_AMOUNT:
+        raise ValueError(f"amount must be an int in 0..{protocol.MAX_AMOUNT}, got {amount!r}")
+
+
 class SensorSimulator(PtySimulator):
     """Bet sensors for seats 1..6 and the six ``SPOTS`` of each seat."""
 
@@ -27,20 +39,23 @@ class SensorSimulator(PtySimulator):
     RECOVERABLE_IN = frozenset({framing.PING, protocol.READ_SPOTS})
     RECOVERABLE_OUT = frozenset({framing.PONG, protocol.SPOTS_MSG})
 
-    def __init__(self, device_id: str = "SIM-SENSORS-1", *, link_dir=None) -> None:
+    def __init__(self, device_id: str = "SIM-SENSORS-1", *, link_dir=None,
+                 chips: Mapping[tuple[int, str], int] | None = None) -> None:
+        """``chips``: what lies on the felt when the board is switched on, ``{(seat, spot): amount}`` in minor
+        units (a service started again on a table whose chips stayed where they were: it reads them, no
+        SPOT_CHANGED is sent for them). ``ValueError`` for a bad seat, spot or amount, naming it."""
         super().__init__(device_id, link_dir=link_dir)
         self._amounts: dict[tuple[int, str], int] = {}
+        for (seat, spot), amount in (chips or {}).items():
+            _check_spot(seat, spot, amount)
+            if amount:
+                self._amounts[(seat, spot)] = amount
 
     def place(self, seat: int, spot: str, amount: int) -> None:
         """Set the chips on ``seat`` (1..6) / ``spot`` (a ``SPOTS`` name) to ``amount`` minor units (0 removes
         them); sends SPOT_CHANGED if the amount changed. ``ValueError`` for a bad seat, spot or amount,
         ``OSError`` when unplugged."""
-        if seat not in SEATS or isinstance(seat, bool):
-            raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
-        if spot not in SPOTS:
-            raise ValueError(f"spot must be one of {SPOTS}, got {spot!r}")
-        if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= protocol.MAX_AMOUNT:
-            raise ValueError(f"amount must be an int in 0..{protocol.MAX_AMOUNT}, got {amount!r}")
+        _check_spot(seat, spot, amount)
         with self.lock:
             if self._amounts.get((seat, spot), 0) == amount:
                 return
