@@ -99,6 +99,13 @@ def register_device_events(msg_types: set[int] | frozenset[int]) -> None:
     DEVICE_EVENTS.update(msg_types)
 
 
+def numbered_as_event(msg_type: int) -> bool:
+    """True for a frame of the device's event counter (docs/protocol.md, "Device-initiated frames"): a
+    device-initiated type, or a type of no table, which is no answer to a request of the host's and so taken for an
+    event it does not know (acknowledged, NAKed, never delivered: else the device would send it for ever)."""
+    return msg_type in DEVICE_EVENTS or msg_type not in MESSAGE_NAMES
+
+
 def message_name(msg_type: int) -> str:
     """Return ``"NAME (0xTT)"`` for a message type, ``"unknown (0xTT)"`` if unregistered."""
     return f"{MESSAGE_NAMES.get(msg_type, 'unknown')} (0x{msg_type:02X})"
@@ -301,10 +308,9 @@ class FrameDecoder:
         log.debug("%s: dropped %s", self.name, error)
 
     def _accept(self, frame: Frame) -> bool:
-        if not self.track_sequence or frame.msg_type in DEVICE_EVENTS or frame.msg_type not in MESSAGE_NAMES:
+        if not self.track_sequence or numbered_as_event(frame.msg_type):
             # Device-initiated frames have a counter of their own and are deduplicated by the link, which
-            # must acknowledge a repeat again (drivers.link); so is a frame of a type nobody registered, taken
-            # for an event the host does not know (drivers.serving, ``_dispatch``).
+            # must acknowledge a repeat again (drivers.link).
             self.frames += 1
             return True
         last = self._last

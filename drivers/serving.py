@@ -83,7 +83,7 @@ class Serving:
                               self.name, pending.what, pending.sends, pending.wait)
 
     def _dispatch(self, ser: Transport, frame: Frame) -> None:
-        if frame.msg_type in framing.DEVICE_EVENTS:
+        if framing.numbered_as_event(frame.msg_type):  # an unknown type too: it is NAKed below by ``handle_frame``
             new, jumped_from = self.transactions.received(frame)
             if not new:
                 self._log.debug("%s: %r received again (our ACK was lost), not delivered again", self.name, frame)
@@ -113,13 +113,6 @@ class Serving:
         try:
             events = self.handle_frame(frame)
         except ProtocolError as exc:
-            if frame.msg_type not in framing.MESSAGE_NAMES:
-                # a type of no table, so no answer to a request: an event the host does not know, which the device
-                # sends again until acknowledged, holding its next events and answers behind it (docs/protocol.md,
-                # "Device-initiated frames"): acknowledged, NAKed once, dropped (as ``_accept`` in drivers.framing)
-                new, _ = self.transactions.received(frame)
-                if not new:
-                    return
             self._reject(ser, frame, exc)
             return
         for event in events:
