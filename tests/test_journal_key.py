@@ -149,6 +149,33 @@ def test_records_cut_from_the_end_with_their_seals_left_are_refused_at_start_as_
     assert ": truncated: the journal ends at record 12, its anchor" in _verify(path, key_file).stdout
 
 
+@pytest.mark.parametrize("with_key", [True, False])
+def test_a_journal_its_service_writes_while_it_is_verified_is_not_called_truncated(keyed, monkeypatch, with_key):
+    """``journal verify`` beside a running table: the service commits records, their seal and a checkpoint after
+    the check streamed the records and before it reads the seals and checkpoints. Those vouch for records the
+    check did not stream, which is no cut: the check said "truncated" of every live journal. Ordered: the commit
+    is made when the stream of records ends. A cut of the records themselves is still one (the test above)."""
+    from controller.journal import tools
+
+    path, _, key = keyed
+    journal = Journal(path, key=key, fsync=False)
+    streamed = tools.iter_store
+
+    def then_the_service_commits(*args, **kwargs):
+        yield from streamed(*args, **kwargs)
+        journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, 4),
+                        ("record", "RoundOpened", {"round_no": 5}, 5)], state={"round": 5})
+
+    monkeypatch.setattr(tools, "iter_store", then_the_service_commits)
+    verdict = tools.verify(path, key if with_key else None)
+    journal.close()
+    assert verdict.tamper is None, verdict.tamper
+    assert verdict.records == 16  # what the check covered: the commit made meanwhile is for the next one
+    assert not any("truncated" in line or "cut" in line for line in verdict.unchecked), verdict.unchecked
+    monkeypatch.setattr(tools, "iter_store", streamed)
+    assert tools.verify(path, key).tamper is None  # checked the next time
+
+
 def test_a_sealed_journal_is_refused_without_its_key_or_with_another(keyed, tmp_path):
     path, _, _ = keyed
     with pytest.raises(JournalError, match="sealed with a key and no key was given"):
