@@ -109,23 +109,21 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
                                  f"media and verify the copy")
     try:
         last = verdict.records
-        # one snapshot for the seals, the checkpoints and the records' end: a service writing the store commits
-        # a record and its seal together, so a seal past the end of this snapshot's records is a cut, while one
-        # past the records streamed before (``last``) but within this snapshot's is a commit made meanwhile,
-        # after the part of the journal this check covers (the verdict's ``records``), as later ones are
+        # one snapshot for the seals, the checkpoints and the records' end: a service commits a record with its
+        # seal and checkpoint, so one past this snapshot's last record is a cut; one past the records streamed
+        # before (``last``) only is a commit made meanwhile, after the part this check covers
         db.execute("BEGIN")
         end_now = db.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0]
+        past_end = db.execute("SELECT coalesce(max(seq), 0) FROM (SELECT seq FROM seals UNION ALL "
+                              "SELECT seq FROM checkpoints) WHERE seq > ?", (end_now,)).fetchone()[0]
         hash_at = _hash_lookup(db)
         key_row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
         if key is not None and key_row is not None and key_row[0] != jkey.key_id(key):
             raise JournalError(f"{path}: sealed with another key than the one given")
         keyed = key is not None and key_row is not None
         sealed_to = 0
-        past_end = 0  # the last seal or checkpoint beyond the last record: records cut from the end
         for seq, seal_head, mac in db.execute("SELECT seq, head, mac FROM seals ORDER BY seq"):
             if seq > last:
-                if seq > end_now:
-                    past_end = max(past_end, seq)
                 continue
             if hash_at(seq) != seal_head:
                 verdict.tamper = Tamper("forged", seq, seq, "the record is not the one its seal vouches for "
@@ -140,8 +138,6 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
             parse_canonical(state, f"{path}: checkpoint", seq)
             if seq > last:
-                if seq > end_now:
-                    past_end = max(past_end, seq)
                 continue
             if hash_at(seq) != ckpt_head:
                 verdict.tamper = Tamper("forged", seq, seq, "a checkpoint names another record (rewritten)")
@@ -184,7 +180,6 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
                                                             f"checkpoint vouches for record {past_end} (records cut "
                                                             f"from the end)")
             return
-
         if key_row is not None and sealed_to < last:
             verdict.tamper = Tamper("appended", sealed_to + 1, sealed_to + 1,
                                     f"record(s) {sealed_to + 1}-{last} carry no seal: written without the journal key")
