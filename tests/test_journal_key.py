@@ -199,6 +199,36 @@ def test_a_journal_shorter_than_its_anchor_is_refused_at_start_even_without_a_ke
                            f"its anchor was written at record 2 (records cut from the end)\n")
 
 
+def test_a_journal_without_a_key_refused_as_truncated_is_accepted_by_a_journaled_reanchor_without_a_key(tmp_path):
+    """The refusal names ``crisscross journal reanchor`` with the journal's path; on a journal kept without a key
+    it works without one (it asked for a key, and ``add-key`` refused for the same cut: a dead end but deleting
+    the anchor, which hides the cut). The admission names the cut; the key is then introduced by ``add-key``."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    for button in ("open_betting", "reveal", "open_betting"):
+        journal.commit([("event", "ButtonPressed", {"button": button}, None)])
+    journal.close()
+    forge(path, ("DELETE FROM records WHERE seq = 3", ()))
+    with pytest.raises(JournalError, match=f"crisscross journal reanchor --journal {path} --by NAME"):
+        Journal(path)
+    init_key(tmp_path / "journal.key")
+    key_file = str(tmp_path / "journal.key")
+    proc = crisscross("journal", "add-key", "--journal", str(path), "--key", key_file, "--by", "a", "--reason", "r")
+    assert proc.returncode == 2 and "crisscross journal reanchor" in proc.stderr
+    proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "alice", "--reason", "inquiry 7")
+    assert proc.returncode == 0, proc.stderr
+    last = read_records(path)[-1]
+    assert (last["seq"], last["type"], last["data"]["by"], last["data"]["reason"]) == (
+        3, "AnchorRestored", "alice", "inquiry 7")
+    assert last["data"]["found"].startswith("truncated: the journal ends at record 2, its anchor was written at "
+                                            "record 3") and "key_id" not in last["data"]
+    proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "alice", "--reason", "again")
+    assert proc.returncode == 2 and "nothing to restore" in proc.stderr
+    proc = crisscross("journal", "add-key", "--journal", str(path), "--key", key_file, "--by", "a", "--reason", "r")
+    assert proc.returncode == 0, proc.stderr
+    assert _verify(path, key_file).returncode == 0
+
+
 def test_init_key_creates_a_private_key_once(tmp_path):
     key_file = tmp_path / "journal.key"
     proc = subprocess.run([sys.executable, "-m", "controller", "journal", "init-key", "--file", str(key_file)],

@@ -188,10 +188,11 @@ def _journal_admit(args: argparse.Namespace) -> int:
         config = load_table_config(find_table_config(args.config))
         path = Path(args.journal or config.journal)
         key_file = args.key or config.journal_key
-        if key_file is None:
+        what = "key" if args.journal_command == "add-key" else "anchor"
+        if key_file is None and what == "key":
             raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
-        record = admit(path, load_key(key_file), "key" if args.journal_command == "add-key" else "anchor",
-                       by=args.by, reason=args.reason)
+        record = admit(path, None if key_file is None else load_key(key_file), what, by=args.by,
+                       reason=args.reason)
     except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
         return _refused(exc, args.journal)
     print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",

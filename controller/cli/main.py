@@ -18,8 +18,8 @@
   fills a new store from a JSON-lines journal, refusing one that does not verify; ``crisscross journal
   init-key [--file PATH]`` creates the journal key (mode 0600) at table.yaml's ``journal_key``; ``crisscross
   journal add-key --by NAME --reason TEXT`` seals a journal kept without a key with it, and ``crisscross
-  journal reanchor --by NAME --reason TEXT`` accepts a keyed journal whose anchor is missing or does not match
-  it, each journaled (a record naming who, why and what was found), the service stopped.
+  journal reanchor --by NAME --reason TEXT`` accepts a journal whose anchor is missing or does not match it
+  (with its key when it is sealed with one), each journaled (a record naming who, why and what was found), the service stopped.
 - ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
   user of the control interface (``controller.control.operators``, docs/control.md); the password is asked with
   ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
@@ -179,12 +179,13 @@ def _parser() -> argparse.ArgumentParser:
     init_key.add_argument("--file", type=Path, default=None, help="key file (default: journal_key of table.yaml)")
     add_key = journal_sub.add_parser("add-key", help="seal a journal kept so far without a key with the key, "
                                                      "journaled (the service is stopped)", parents=[common])
-    reanchor = journal_sub.add_parser("reanchor", help="after an inquiry, accept a keyed journal whose anchor is "
-                                                       "missing or does not match, journaled (the service is "
+    reanchor = journal_sub.add_parser("reanchor", help="after an inquiry, accept a journal whose anchor is missing "
+                                                       "or does not match, journaled (the service is "
                                                        "stopped)", parents=[common])
     for tool in (add_key, reanchor):
         tool.add_argument("--key", type=Path, default=None, help="the journal key file (default: journal_key of "
-                                                                 "table.yaml)")
+                                                                 "table.yaml; reanchor: a journal kept without "
+                                                                 "a key needs none)")
         tool.add_argument("--by", required=True, help="the supervisor who decided it (journaled)")
         tool.add_argument("--reason", required=True, help="why (journaled)")
     for tool in (export, imported, init_key, add_key, reanchor):

@@ -170,7 +170,8 @@ class OpeningChecks:
             self.admitted = problem
         elif problem:
             raise JournalError(f"{where}: {problem}: not started; after an inquiry a supervisor may accept the "
-                               f"store as it is: crisscross journal reanchor (journaled)")
+                               f"store as it is: crisscross journal reanchor --journal {where} --by NAME "
+                               f"--reason TEXT (journaled)")
         elif self._admit == "anchor":
             self.admitted = "nothing found: the anchor matched the store"
 

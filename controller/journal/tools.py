@@ -260,28 +260,51 @@ def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, b
     return count
 
 
+def _store_key_id(path: Path) -> str | None:
+    """The id of the key the store at ``path`` is sealed with (its ``key_id`` meta row), None when it is kept
+    without one. Raises ``JournalError`` when the store cannot be read."""
+    try:
+        db, _ = connect_reader(path)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    return None if row is None else row[0]
+
+
 #: The record each admission journals (``admit``).
 ADMISSIONS = {"key": "JournalKeyIntroduced", "anchor": "AnchorRestored"}
 
 
-def admit(path: Path, key: bytes, what: str, *, by: str, reason: str) -> dict:
+def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str) -> dict:
     """Open the store at ``path`` admitting ``what`` (``Journal``'s ``admit``: ``"key"``, introduce ``key`` to a
-    journal kept without one; ``"anchor"``, accept a keyed journal whose anchor is missing or does not match)
-    and journal it as one record (``ADMISSIONS``) with ``by`` (the supervisor), ``reason`` and ``found`` (what
-    was admitted), with which the key's introduction or the new anchor takes effect; return that record.
-    Raises ``JournalError`` when there is nothing to admit (a journal already keyed; an anchor that matches),
-    when ``by`` or ``reason`` is empty, and as ``Journal`` (a service running on it, another problem).
+    journal kept without one; ``"anchor"``, accept a journal whose anchor is missing or does not match) and
+    journal it as one record (``ADMISSIONS``) with ``by`` (the supervisor), ``reason`` and ``found`` (what was
+    admitted), with which the key's introduction or the new anchor takes effect; return that record. A journal
+    kept without a key has its anchor restored without one (``key`` is not used: a key is introduced only by
+    ``"key"``, on a journal whose anchor matches). Raises ``JournalError`` when there is nothing to admit (a
+    journal already keyed; an anchor that matches), when ``by`` or ``reason`` is empty, when ``key`` is None for
+    ``"key"`` or for a keyed journal, and as ``Journal`` (a service running on it, another problem).
     """
     if not by.strip() or not reason.strip():
         raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
-    journal = Journal(existing_journal(path), key=key, admit=what)
+    path = existing_journal(path)
+    if what == "anchor" and _store_key_id(path) is None:
+        key = None
+    elif key is None:
+        raise JournalError(f"{path}: " + ("no key to introduce" if what == "key" else "the journal is sealed with a "
+                                          "key: its anchor is restored with that key") +
+                           ": give it with --key or as journal_key in table.yaml")
+    journal = Journal(path, key=key, admit=what)
     try:
         if what == "key" and not journal.admitted:
             raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
         if what == "anchor" and journal.admitted.startswith("nothing found"):
             raise JournalError(f"{path}: its anchor matches the store: nothing to restore")
         data = {"by": by, "reason": reason, "found": journal.admitted}
-        if what == "key":
+        if key is not None:
             data["key_id"] = jkey.key_id(key)
         return journal.append("record", ADMISSIONS[what], data, None)
     finally:
