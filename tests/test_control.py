@@ -26,13 +26,14 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli
-from controller.control.operators import MIN_ITERATIONS, add_operator, load_operators
+from controller.control.operators import MIN_ITERATIONS, add_operator, hash_password, load_operators, verify_password
 from controller.control.server import MAX_BODY, ControlConfig, ControlServer, parse_control_config, public_record
 from controller.journal.reader import read_records
 from controller.journal.store import Journal
 from controller.service.loop import STOP, Controller
 from controller.settings.files import ConfigError
 from drivers import events as ev
+from tests.cli_helpers import crisscross
 from tests.round_helpers import CONFIG, antes, new_round
 
 PASSWORDS = {"sue": "supervisor-pass", "dan": "dealer-pass-1"}
@@ -619,12 +620,25 @@ def _write_private(path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
-def test_an_operators_file_with_a_weak_hash_is_refused(tmp_path):
+@pytest.mark.parametrize("iterations", [1000, 199_999, 6_000_001, 999_999_999_999])
+def test_an_operators_file_with_a_weak_or_unbounded_hash_is_refused(tmp_path, iterations):
+    """Below 200,000 iterations a hash is weak; above 6,000,000 (ten times a new hash's 600,000) every sign-in
+    would cost that much (``authenticate``), and 999,999,999,999 overflowed inside ``hashlib`` at every sign-in
+    (HTTP 500) while ``operator list`` took the file."""
     path = tmp_path / "ops.yaml"
-    _write_private(path, "operators:\n  eve: {role: supervisor, password: 'pbkdf2_sha256$1000$AAAAAAAAAAA=$"
-                   + "A" * 43 + "='}\n")
-    with pytest.raises(ConfigError, match="at least 200000"):
+    _write_private(path, f"operators:\n  eve: {{role: supervisor, password: 'pbkdf2_sha256${iterations}$"
+                   f"AAAAAAAAAAA=${'A' * 43}='}}\n")
+    with pytest.raises(ConfigError, match=f"operators.eve.password: {iterations} iterations: between 200000 and "
+                                          f"6000000 are accepted"):
         load_operators(path)
+    proc = crisscross("operator", "list", "--file", str(path))
+    assert proc.returncode == 2 and "between 200000 and 6000000" in proc.stderr
+
+
+def test_a_hash_at_either_bound_of_iterations_is_taken(tmp_path):
+    for iterations in (200_000, 6_000_000):
+        stored = hash_password("a password", iterations=iterations, salt=bytes(16))
+        assert verify_password("a password", stored) and not verify_password("another", stored)
 
 
 @pytest.mark.parametrize("entry, line, says", [

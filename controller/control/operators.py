@@ -41,6 +41,10 @@ from controller.settings.files import ConfigError, EmptyFile, check_keys, error,
 ITERATIONS = 600_000
 #: Fewest iterations accepted in an operators file.
 MIN_ITERATIONS = 200_000
+#: Most iterations accepted in an operators file: every sign-in costs the most iterations of any hash in the file
+#: (``authenticate``), so one hash of a billion iterations would hold every sign-in for minutes (and a count past
+#: C's ``int`` fails inside ``hashlib``); ten times a new hash's, a few seconds on a table PC.
+MAX_ITERATIONS = 10 * ITERATIONS
 #: The scheme name that starts every stored hash.
 SCHEME = "pbkdf2_sha256"
 #: User names: letters, digits, ``.``, ``_``, ``-``; no ``:`` (HTTP Basic separates user and password by it).
@@ -61,12 +65,18 @@ class Operator:
 
 def hash_password(password: str, *, iterations: int = ITERATIONS, salt: bytes | None = None) -> str:
     """The stored form of ``password``: ``pbkdf2_sha256$<iterations>$<salt b64>$<hash b64>`` with a fresh
-    16-byte salt unless one is given. Raises ``ValueError`` for fewer than ``MIN_ITERATIONS`` iterations."""
-    if iterations < MIN_ITERATIONS:
-        raise ValueError(f"{iterations} iterations: at least {MIN_ITERATIONS} are required")
+    16-byte salt unless one is given. Raises ``ValueError`` for fewer than ``MIN_ITERATIONS`` or more than
+    ``MAX_ITERATIONS`` iterations."""
+    _check_iterations(iterations)
     salt = secrets.token_bytes(16) if salt is None else salt
     digest = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
     return f"{SCHEME}${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
+
+
+def _check_iterations(iterations: int) -> None:
+    """Raise ``ValueError`` for an iteration count outside ``MIN_ITERATIONS``-``MAX_ITERATIONS``."""
+    if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+        raise ValueError(f"{iterations} iterations: between {MIN_ITERATIONS} and {MAX_ITERATIONS} are accepted")
 
 
 def _parse_hash(stored: str) -> tuple[int, bytes, bytes]:
@@ -79,8 +89,7 @@ def _parse_hash(stored: str) -> tuple[int, bytes, bytes]:
         salt, digest = base64.b64decode(parts[2], validate=True), base64.b64decode(parts[3], validate=True)
     except ValueError:
         raise ValueError("iterations, salt or hash unreadable") from None
-    if iterations < MIN_ITERATIONS:
-        raise ValueError(f"{iterations} iterations: at least {MIN_ITERATIONS} are required")
+    _check_iterations(iterations)
     if len(salt) < 8 or len(digest) != 32:
         raise ValueError("salt shorter than 8 bytes or hash not 32 bytes")
     return iterations, salt, digest
