@@ -15,6 +15,7 @@ from controller.game.hands import evaluate
 from controller.game.paytable import PAY_HANDS, load_jurisdiction, pay_hand
 from controller.game.table import load_table_config
 from controller.settings.files import CONFIG_DIR, ConfigError, load_yaml
+from tests.cli_helpers import crisscross
 from tests.examples import examples
 
 
@@ -553,6 +554,30 @@ def test_timing_values_not_written_take_the_protocols_defaults(tmp_path):
                   "heartbeat_interval": 1.0, "link_silence": 3.5, "reconnect_min": 0.5, "reconnect_max": 8.0,
                   "write_timeout": 1.0}
     assert {name: getattr(timing, name) for name in documented} == documented
+
+
+@pytest.mark.parametrize("text", [
+    "limits: " + "[" * 400 + "]" * 400 + "\n",
+    "limits:\n" + "".join("  " * depth + "a:\n" for depth in range(1, 400)),
+])
+def test_a_file_nested_hundreds_deep_is_refused_in_one_line(tmp_path, text):
+    """PyYAML composes nested collections recursively: 400 levels raised ``RecursionError`` (a traceback from
+    ``run --config``, ``operator list``, ``settle --table``)."""
+    path = tmp_path / "table.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: nested too deep")):
+        load_table_config(path)
+    proc = crisscross("run", "--simulate", "--rounds", "1", "--config", str(path))
+    assert proc.returncode == 2 and proc.stderr == f"crisscross: {path}: nested too deep (hundreds of levels; a " \
+                                                   f"configuration has a few)\n"
+
+
+def test_a_document_of_null_is_not_called_empty(tmp_path):
+    path = tmp_path / "table.yaml"
+    for text in ("null\n", "~\n", "--- null\n"):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=re.escape(f"{path}: expected a mapping at the top level, got null")):
+            load_table_config(path)
 
 
 def test_an_empty_file_or_section_says_so_naming_what_is_wanted(tmp_path):

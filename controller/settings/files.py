@@ -242,8 +242,9 @@ def load_yaml(path: Path) -> dict[str, Any]:
 
     Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column), a number
     that is not plain decimal (with line and text, ``"{file}: line 12: '01000' is not a plain decimal integer
-    (...)"``), a tag that changes a value or a merge key (with line; see ``_UniqueKeyLoader``) or a document
-    that is not a mapping (``EmptyFile`` when there is no document at all: the file is empty).
+    (...)"``), a tag that changes a value or a merge key (with line; see ``_UniqueKeyLoader``), collections
+    nested too deep for the parser (hundreds of levels) or a document that is not a mapping (``EmptyFile`` when
+    there is no document at all: the file is empty).
     """
     if Path(path).exists() and not Path(path).is_file():
         raise ConfigError(f"{path}: not a regular file")
@@ -261,6 +262,10 @@ def load_yaml(path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"{path}: nested too deep (hundreds of levels; a configuration has a few)") from None
+    if data is None and yaml.compose(text, Loader=yaml.SafeLoader) is not None:  # a document of null itself
+        raise ConfigError(f"{path}: expected a mapping at the top level, got null")
     if data is None:  # no bytes, or blanks and comments only: YAML reads no document
         raise EmptyFile(f"{path}: the file is empty (nothing but blanks or comments): expected a mapping at the "
                         f"top level")
