@@ -1043,6 +1043,28 @@ def test_a_refused_operators_file_is_named_as_the_cause_in_the_answer_and_the_lo
     assert not any("refused credentials" in r.getMessage() for r in caplog.records)
 
 
+def test_sign_ins_against_a_refused_operators_file_keep_its_reason_and_count_no_failure(bare_server, operators_file,
+                                                                                        monkeypatch):
+    """Three sign-ins against a refused file counted as failures, and the later ones were answered 429 "too many
+    failed sign-ins" instead of the file's refusal; once the file was mended the user still waited out a delay.
+    No password is checked against a refused file (no one can sign in), and nothing is counted."""
+    import controller.control.signin as control
+    from controller.control.operators import FailureThrottle
+
+    checks = []
+    real = control.authenticate
+    monkeypatch.setattr(control, "authenticate", lambda *a: checks.append(a[1]) or real(*a))
+    bare_server.throttle = FailureThrottle(clock=lambda: 0.0)  # time stands still: no delay runs out
+    os.chmod(operators_file, 0o644)
+    client = Client(bare_server)
+    for attempt in range(6):
+        status, _, body = client.request("GET", "/operator", headers=_auth("sue"))
+        assert (status, json.loads(body)["error"].split(":")[0]) == (401, "the operators file is refused"), attempt
+    assert checks == []
+    os.chmod(operators_file, 0o600)
+    assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200 and checks == ["sue"]
+
+
 def test_a_hash_of_fewer_iterations_is_rewritten_at_the_next_sign_in(bare_server, operators_file):
     from controller.control.operators import ITERATIONS, verify_password
 

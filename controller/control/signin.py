@@ -154,8 +154,9 @@ class SignIn:
 
 async def authenticate_request(request: Any, gate: SignIn) -> Operator:
     """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
-    credentials, no operators, or an operators file refused and why); 429 while failed sign-ins of that user or
-    that client wait out their delay (``operators.FailureThrottle``); 503 when ``gate.max_checks`` password
+    credentials, no operators, or an operators file refused and why: then no password is checked and no failure
+    counted); 429 while failed sign-ins of that user or that client wait out their delay
+    (``operators.FailureThrottle``); 503 when ``gate.max_checks`` password
     checks already run. A credential verified before is served without a check (``SignIn.known``); otherwise
     the check runs on the gate's password-check thread, off the loop, and the operators file is read again
     after it: a user removed (or changed) while their check ran is refused. ``request``: Starlette's."""
@@ -172,7 +173,7 @@ async def authenticate_request(request: Any, gate: SignIn) -> Operator:
     what = gate.what
     if sep:
         operator = gate.known(user, password)
-    if sep and operator is None:
+    if sep and operator is None and gate.operators():  # none (or a file refused): refused below, not a guess
         wait = gate.throttle.wait(*keys)
         if wait > 0:
             log.warning("%s: sign-in of user %r from %s refused: failed sign-ins wait %.0f s more", what, user[:40],
@@ -196,6 +197,7 @@ async def authenticate_request(request: Any, gate: SignIn) -> Operator:
         else:
             gate.throttle.failed(*keys)
     if operator is None:
+        gate.operators()  # read again: the file may have been refused or emptied while a check ran
         if gate.operators_refused:
             log.warning("%s: sign-in of user %r from %s refused: the operators file is refused: %s", what,
                         user[:40], client, gate.operators_refused)
