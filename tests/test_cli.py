@@ -59,7 +59,7 @@ def test_a_port_written_other_than_in_plain_digits_is_refused_naming_it(text):
 @given(st.integers(min_value=-5, max_value=10**6), st.integers(min_value=-5, max_value=10**6))
 def test_property_rounds_a_to_b_are_taken_when_1_le_a_le_b(a, b):
     text = f"{a}-{b}"
-    if 1 <= a <= b:
+    if 1 <= a <= b <= 10**9:
         assert cli.round_range(text) == (a, b)
         assert cli.round_range(str(a)) == (a, a)  # one round: A alone
     else:
@@ -68,8 +68,9 @@ def test_property_rounds_a_to_b_are_taken_when_1_le_a_le_b(a, b):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("3-1", "expected rounds A-B with 1 <= A <= B, got 3-1"),
-    ("0-4", "expected rounds A-B with 1 <= A <= B, got 0-4"),
+    ("3-1", "expected rounds A-B with 1 <= A <= B <= 1,000,000,000, got 3-1"),
+    ("0-4", "expected rounds A-B with 1 <= A <= B <= 1,000,000,000, got 0-4"),
+    ("1-1000000001", "expected rounds A-B with 1 <= A <= B <= 1,000,000,000, got 1-1000000001"),
     ("a-b", "expected rounds A-B, got a-b"),
     ("-2", "expected rounds A-B, got -2"),
 ])
@@ -79,10 +80,22 @@ def test_a_round_range_out_of_order_or_not_numbers_is_refused_naming_it(text, me
     assert str(refused.value) == message
 
 
-@pytest.mark.parametrize("text", ["0", "-3"])
-def test_a_count_of_zero_or_below_is_refused(text):
-    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"expected a positive integer, got {text}")):
+@pytest.mark.parametrize("text", ["0", "-3", "1000000001", "99999999999999999999999"])
+def test_a_count_of_zero_or_below_or_past_a_billion_is_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"expected a positive integer of at most "
+                                                                   f"1,000,000,000, got {text}")):
         cli.positive_int(text)
+    assert cli.positive_int("1000000000") == 10**9
+
+
+@pytest.mark.parametrize("command", [("recall", "--last", "99999999999999999999999"),
+                                     ("journal", "export", "--rounds", "1-99999999999999999999999"),
+                                     ("run", "--simulate", "--rounds", "99999999999999999999999")])
+def test_a_count_past_sqlite_integers_is_refused_on_the_command_line(command):
+    """``recall --last`` and ``export --rounds`` of 23 digits ended in ``OverflowError`` (SQLite's integers end
+    at 2**63 - 1); ``run --rounds`` took it."""
+    proc = crisscross(*command)
+    assert proc.returncode == 2 and "got " in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("command", [("run", "--simulate", "--rounds", "1"), ("recall",), ("meters",), ("protect",)])
@@ -96,10 +109,10 @@ def test_a_journal_option_that_names_no_file_is_refused_naming_it(command, text,
 
 
 def test_a_count_that_is_not_a_number_is_refused_naming_the_text_not_the_function():
-    with pytest.raises(argparse.ArgumentTypeError, match=re.escape("expected a positive integer, got abc")):
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape("expected a positive integer of at most 1,000,000,000, got abc")):
         cli.positive_int("abc")
     proc = crisscross("recall", "--last", "ten")
-    assert proc.returncode == 2 and "argument --last: expected a positive integer, got ten" in proc.stderr
+    assert proc.returncode == 2 and "argument --last: expected a positive integer of at most 1,000,000,000, got ten" in proc.stderr
     assert "positive_int" not in proc.stderr
 
 
@@ -122,7 +135,7 @@ def test_a_bad_option_value_on_the_command_line_is_exit_status_2_naming_the_opti
     proc = crisscross("journal", "export", "--rounds", "9-2")
     assert proc.returncode == 2 and "--rounds" in proc.stderr and "got 9-2" in proc.stderr
     proc = crisscross("recall", "--last", "0")
-    assert proc.returncode == 2 and "--last" in proc.stderr and "expected a positive integer, got 0" in proc.stderr
+    assert proc.returncode == 2 and "--last" in proc.stderr and "expected a positive integer of at most 1,000,000,000, got 0" in proc.stderr
 
 
 # ---------------------------------------------------------------------------------------- crisscross run

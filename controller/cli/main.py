@@ -55,7 +55,7 @@ from controller.cli import identity, meters, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
-from controller.settings.argtypes import file_path, positive_float, positive_int, probability
+from controller.settings.argtypes import MOST_COUNT, file_path, positive_float, positive_int, probability
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
@@ -264,14 +264,15 @@ def port_number(text: str) -> int:
 
 
 def round_range(text: str) -> tuple[int, int]:
-    """argparse type: ``A-B`` (or ``A``), round numbers with 1 <= A <= B; else an ``ArgumentTypeError``."""
+    """argparse type: ``A-B`` (or ``A``), round numbers with 1 <= A <= B <= ``MOST_COUNT``; else an
+    ``ArgumentTypeError``."""
     first, _, last = text.partition("-")
     try:
         low, high = int(first), int(last or first)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected rounds A-B, got {text}") from None
-    if not 1 <= low <= high:
-        raise argparse.ArgumentTypeError(f"expected rounds A-B with 1 <= A <= B, got {text}")
+    if not 1 <= low <= high <= MOST_COUNT:
+        raise argparse.ArgumentTypeError(f"expected rounds A-B with 1 <= A <= B <= {MOST_COUNT:,}, got {text}")
     return low, high
 
 

@@ -11,15 +11,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+#: The largest count an option takes (rounds, hours, workers): a billion, more than any table plays or keeps;
+#: beyond it a number is mistyped, and past 2**63 - 1 SQLite cannot even compare it (``OverflowError``).
+MOST_COUNT = 10**9
+
+
 def positive_int(text: str) -> int:
-    """A positive integer, else an ``ArgumentTypeError`` naming the text (not a number included: argparse would
-    otherwise name this function)."""
+    """A positive integer of at most ``MOST_COUNT``, else an ``ArgumentTypeError`` naming the text (not a number
+    included: argparse would otherwise name this function)."""
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    if not 0 < value <= MOST_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MOST_COUNT:,}, got {text}")
     return value
 
 
