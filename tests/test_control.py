@@ -704,6 +704,43 @@ def test_the_service_binds_the_interface_when_enabled_and_close_stops_it(tmp_pat
         service.close()
 
 
+def test_a_start_refused_for_a_control_port_in_use_makes_no_journal_and_frees_what_it_bound(tmp_path,
+                                                                                             operators_file):
+    """A start refused because the control port was taken left a new, empty journal and its anchor behind (and
+    a key sealed into it): the port is bound before the journal is made. A journal refused at start (another
+    service holds it) releases the control port it had bound."""
+    import dataclasses
+    import io
+
+    from controller.journal.record import JournalError
+    from controller.journal.store import Journal
+    from controller.service.assembly import Service
+    from controller.cli.parts import SERVICE_PARTS
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        control = dataclasses.replace(CONFIG.control, enabled=True, port=taken.getsockname()[1],
+                                      operators=operators_file)
+        with pytest.raises(OSError, match=f"control interface 127.0.0.1:{control.port}: "):
+            Service(dataclasses.replace(CONFIG, control=control), simulate=True, journal_path=tmp_path / "j.db",
+                    out=io.StringIO(), parts=SERVICE_PARTS)
+    finally:
+        taken.close()
+    assert sorted(tmp_path.iterdir()) == [operators_file]
+    held = Journal(tmp_path / "held.db")
+    try:
+        with pytest.raises(JournalError, match="in use by another process"):
+            Service(dataclasses.replace(CONFIG, control=control), simulate=True, journal_path=tmp_path / "held.db",
+                    out=io.StringIO(), parts=SERVICE_PARTS)
+    finally:
+        held.close()
+    again = socket.socket()
+    again.bind(("127.0.0.1", control.port))  # free again: the refused start closed it
+    again.close()
+
+
 @pytest.mark.parametrize("request_line, status", [
     (b"OPTIONS /state HTTP/1.0", 405),
     (b"BREW /state HTTP/1.0", 405),

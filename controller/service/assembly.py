@@ -142,7 +142,8 @@ class Service:
     the scripted table, then runs the controller on the calling thread; ``close`` stops everything and closes
     the journal (also after a failed ``run``). Arguments as for ``run_service``. Raises
     ``ConfigError`` for a refused jurisdiction or operators file, ``JournalError`` for a journal that does not
-    verify and ``OSError`` for a control port in use, before any simulator or port is opened.
+    verify and ``OSError`` for a control port in use (before the journal is made or opened), before any simulator
+    or port is opened.
     """
 
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
@@ -163,13 +164,20 @@ class Service:
         # the shared journal of simulated play is never sealed with a table's key: a keyed table file used once
         # with --simulate would otherwise lock every other simulated run out of it
         table_history = not (self.simulated and journal_path is None)
-        self.journal = open_journal(config, journal_for(config, bool(self.simulated), journal_path),
-                                    history=table_history)
+        journal_path = journal_for(config, bool(self.simulated), journal_path)
+        self.control: ControlPart | None = None  # the control interface, when table.yaml enables it
+        if config.control.enabled and parts.control is not None:  # a port in use is refused here, before the
+            self.control = parts.control(config.control, self.events, journal_path)  # journal is made or changed
+        try:
+            self.journal = open_journal(config, journal_path, history=table_history)
+        except BaseException:
+            self._stop_control()
+            raise
         mode = "simulated" if self.simulated else "table"
         try:
             check_kept_for(self.journal, mode, config.table_id, table_history)
         except JournalError:
-            self.journal.close()
+            self._abandon()
             raise
         try:
             log.info("journal %s: replaying the records after %s", self.journal.path,
@@ -179,14 +187,13 @@ class Service:
             if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
                 self.journal.commit([], state=recovered.machine.checkpoint())
         except BaseException:
-            self.journal.close()
+            self._abandon()
             raise
         self.sims: dict[str, PtySimulator] = {}
         self.drivers: dict[str, Device] = {}
         self.table: TablePart | None = None  # the scripted table under --simulate
         self.protection: LiveProtection | None = None  # the hole-card detector, with --protect
         self.rating: LiveRating | None = None  # the seats' sessions rated, with --rating
-        self.control: ControlPart | None = None  # the control interface, when table.yaml enables it
         self.floor: FloorPart | None = None  # the floor publisher, when table.yaml enables it
         self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         self.journal_check: JournalCheck | None = None  # the check of the whole store, started once ready
@@ -201,12 +208,10 @@ class Service:
             start_entries = start_records(self.journal, started)  # before this run journals anything
             self.journal.derive = Significance.from_journal(config.table_id, self.journal, config.devices)
         except BaseException:
-            self.journal.close()
+            self._abandon()
             raise
         self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
         try:
-            if config.control.enabled and parts.control is not None:  # a port in use is refused here, early
-                self.control = parts.control(config.control, self.events, self.journal.path)  # read for recall
             if config.floor.enabled and parts.floor is not None:  # the journal is its outbox
                 self.floor = parts.floor(config.floor, config.table_id, self.journal.path,
                                          key_for(config) if self.journal.meta("key_id") else None,
@@ -346,11 +351,21 @@ class Service:
             self.table.start()
         return self.controller.run()
 
+    def _stop_control(self) -> None:
+        """Stop the control interface, when there is one (a start refused after it was bound)."""
+        if self.control is not None:
+            self.control.stop()
+
+    def _abandon(self) -> None:
+        """A start refused before anything but the control interface and the journal was opened: stop the one,
+        close the other."""
+        self._stop_control()
+        self.journal.close()
+
     def close(self) -> None:
         """Stop the control interface, the scripted table, the drivers (closing their ports), the simulators and
         the journal store's check; close the journal."""
-        if self.control is not None:
-            self.control.stop()
+        self._stop_control()
         if self.floor is not None:
             self.floor.stop()  # after the controller: it publishes what the journal holds, then says offline
         if self.metrics is not None:
