@@ -196,7 +196,7 @@ def test_config_init_refuses_a_file_in_place_of_the_folder(tmp_path):
     target = tmp_path / "table.yaml"
     target.write_text("x: 1\n")
     proc = crisscross("config", "init", target)
-    _refused_in_one_line(proc, f"crisscross: {target}: exists and is not an empty folder; nothing was written")
+    _refused_in_one_line(proc, f"crisscross: {target}: a file, not a folder; nothing was written")
     assert target.read_text() == "x: 1\n"
 
 

@@ -287,7 +287,7 @@ def test_config_init_writes_an_editable_copy_that_runs(tmp_path, capsys):
     assert sorted(p.name for p in (target / "jurisdictions").iterdir()) == ["nj.yaml", "ny.yaml", "pa.yaml"]
     assert config.table_id == "CC-01"
     assert cli.main(["config", "init", str(target)]) == 2  # never over an existing configuration
-    assert "not an empty folder" in capsys.readouterr().err
+    assert "a folder that is not empty" in capsys.readouterr().err
 
 
 def test_config_unit_prints_the_packaged_unit_starting_this_install(capsys, monkeypatch, tmp_path):

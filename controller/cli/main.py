@@ -388,8 +388,10 @@ def _config_init(folder: Path) -> int:
     try:
         if not str(folder).strip() or str(folder) == ".":
             raise ConfigError("config init needs the folder to write into, for example /etc/crisscross")
-        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-            raise ConfigError(f"{folder}: exists and is not an empty folder; nothing was written")
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(f"{folder}: a file, not a folder; nothing was written")
+        if folder.exists() and any(folder.iterdir()):
+            raise ConfigError(f"{folder}: a folder that is not empty; nothing was written")
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy2(CONFIG_DIR / "table.yaml", folder / "table.yaml")
         shutil.copytree(CONFIG_DIR / "jurisdictions", folder / "jurisdictions",
