@@ -765,6 +765,17 @@ def test_errors_of_the_http_layer_answer_json_too(bare_server, request_line, sta
     assert bare_server.events.empty()
 
 
+@pytest.mark.parametrize("request_head, found", [
+    (b"GET /state HTTP/1.1\r\nHost: x\r\n\x01bad header\r\n\r\n", "'\\x01bad header'"),
+    (b"garbage\r\n\r\n", "'garbage'"),
+])
+def test_a_malformed_request_is_named_as_text_not_as_python_bytes(bare_server, request_head, found):
+    """h11 names what it could not read by its Python repr (``bytearray(b'...')``), which the answer passed on."""
+    error = json.loads(_raw(bare_server, request_head).partition(b"\r\n\r\n")[2])["error"]
+    assert error.startswith("malformed request: ") and found in error, error
+    assert "bytearray" not in error and "b'" not in error
+
+
 _ACTION = b'{"action": "confirm"}'
 
 

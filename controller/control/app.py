@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
 from http import HTTPStatus
 from pathlib import Path
@@ -402,6 +403,10 @@ class _EventStream(Response):
             watcher.cancel()
 
 
+#: ``bytearray(b'...')`` or ``b'...'`` in h11's messages, quoted as text: ``'...'`` (escapes kept).
+_BYTES_REPR = re.compile(r"bytearray\((b(['\"]).*?\2)\)|\b(b(['\"]).*?\4)")
+
+
 def protocol_class(server: ControlServer) -> type[H11Protocol]:
     """uvicorn's h11 protocol with this server's bounds (module docstring)."""
 
@@ -462,7 +467,7 @@ class _BoundedProtocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """A request h11 cannot read, answered in JSON and closed: 411 for a ``Transfer-Encoding`` other than
         chunked, 400 otherwise, naming what h11 found."""
-        found = str(sys.exc_info()[1] or msg)
+        found = _BYTES_REPR.sub(lambda m: (m[1] or m[3])[1:], str(sys.exc_info()[1] or msg))  # h11's bytes reprs
         status, text = HTTPStatus.BAD_REQUEST, f"malformed request: {found[:120]}"
         if "transfer-encoding" in found.lower():
             status, text = HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked"
