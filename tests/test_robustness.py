@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -331,3 +332,31 @@ def _opened(journal: Path) -> bool:
         return journal.exists() and any(r["type"] == "ServiceStarted" for r in read_records(journal))
     except (JournalError, sqlite3.Error, OSError):  # the store is being created: not yet
         return False
+
+
+def test_link_folders_left_by_killed_services_are_removed_at_the_next_start(tmp_path):
+    """A service killed (SIGKILL) left its ``crisscross-sims-*`` folder of port links in /tmp for good: the next
+    start removes those of processes that no longer run, and leaves a running one's and anything else."""
+    from controller.service.simulators import link_folder
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its process number now names no process
+    left = tmp_path / f"crisscross-sims-{gone.pid}-x1"
+    running = tmp_path / f"crisscross-sims-{os.getpid()}-x2"
+    other = tmp_path / "crisscross-sims-notapid"
+    for folder in (left, running, other):
+        folder.mkdir()
+        (folder / "sim-shoe-1").symlink_to("/dev/pts/999")
+    made = link_folder(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, running.name, other.name])
+    assert made.name.startswith(f"crisscross-sims-{os.getpid()}-") and made.is_dir()
+
+
+def test_a_simulated_service_keeps_its_port_links_in_a_folder_named_by_its_process(tmp_path):
+    service = Service(load_table_config(), simulate=True, journal_path=tmp_path / "j.db", out=io.StringIO(),
+                      parts=SERVICE_PARTS)
+    try:
+        assert service._link_dir.name.startswith(f"crisscross-sims-{os.getpid()}-")
+    finally:
+        service.close()
+    assert not service._link_dir.exists()

@@ -13,7 +13,6 @@ import logging
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +42,7 @@ from controller.analysis.protect_names import EvidenceKeeping
 from controller.service.protection import REPLAYED, LiveProtection
 from controller.service.rating_live import LiveRating
 from controller.service.significance import Significance, identified, start_records
-from controller.service.simulators import is_simulated, sim_port, start_simulators
+from controller.service.simulators import is_simulated, link_folder, sim_port, start_simulators
 from controller.service.watch import Watch
 from controller.settings.control import ControlConfig
 from controller.settings.floor import FloorConfig
@@ -210,7 +209,7 @@ class Service:
         except BaseException:
             self._abandon()
             raise
-        self._link_dir: Path | None = Path(tempfile.mkdtemp(prefix="crisscross-sims-")) if simulated else None
+        self._link_dir: Path | None = link_folder() if simulated else None
         try:
             if config.floor.enabled and parts.floor is not None:  # the journal is its outbox
                 self.floor = parts.floor(config.floor, config.table_id, self.journal.path,

@@ -6,6 +6,9 @@ Each simulator is imported only when a device is simulated, so that a production
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +31,29 @@ def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
 def is_simulated(port: str) -> bool:
     """True for a port that is a simulator: ``simulator`` or a ``sim://`` URL (docs/protocol.md)."""
     return port == "simulator" or port.startswith("sim://")
+
+
+#: The start of a link folder's name (``link_folder``): ``crisscross-sims-<pid>-<random>``.
+LINK_PREFIX = "crisscross-sims-"
+
+
+def link_folder(temp: Path | None = None) -> Path:
+    """A new folder for the simulators' port links, ``crisscross-sims-<pid>-<random>`` in ``temp`` (the system's
+    temporary folder by default), after removing the ones this user's processes left that no longer run: a
+    service stopped cleanly removes its own, one killed (SIGKILL, a power cut) cannot. A folder whose process
+    number is taken again is left. Raises ``OSError`` when the folder cannot be made."""
+    temp = Path(tempfile.gettempdir() if temp is None else temp)
+    for left in temp.glob(f"{LINK_PREFIX}*-*"):
+        pid = left.name[len(LINK_PREFIX):].partition("-")[0]
+        try:
+            if not pid.isdigit() or left.is_symlink() or left.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # its service is gone
+            shutil.rmtree(left, ignore_errors=True)
+        except OSError:  # vanished meanwhile, or another user's process
+            continue
+    return Path(tempfile.mkdtemp(prefix=f"{LINK_PREFIX}{os.getpid()}-", dir=temp))
 
 
 def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None,
