@@ -463,3 +463,21 @@ def test_a_journal_where_files_cannot_be_made_durable_is_named(capsys):
     assert cli.main(["run", "--simulate", "--rounds", "1", "--journal", "/proc/self/status"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("crisscross: /proc/self: ") and err.count("\n") == 1, err
+
+
+def test_a_run_with_a_simulated_device_says_which_journal_of_table_yaml_it_sets_aside(tmp_path, capsys):
+    """``run --config`` of a table.yaml with a port ``simulator`` kept the journal of simulated play and left
+    table.yaml's ``journal`` and ``journal_key`` unused without a word."""
+    import dataclasses
+
+    from controller.game.table import load_table_config
+
+    config = dataclasses.replace(load_table_config(), journal=tmp_path / "table.db", journal_key=tmp_path / "k")
+    cli._say_journal_set_aside(config, None, True)
+    assert capsys.readouterr().err == (f"crisscross: {config.source}: a device is simulated: this run keeps the "
+                                       f"journal of simulated play, not journal {tmp_path / 'table.db'} and "
+                                       f"journal_key {tmp_path / 'k'} (name a journal with --journal)\n")
+    for journal, simulated in ((tmp_path / "named.db", True), (None, False)):
+        cli._say_journal_set_aside(config, journal, simulated)
+    cli._say_journal_set_aside(load_table_config(), None, True)  # the shipped file names neither
+    assert capsys.readouterr().err == ""

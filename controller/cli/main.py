@@ -50,6 +50,7 @@ import time
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.cli import identity, meters, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
@@ -60,6 +61,9 @@ from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
 from controller.game.sessions import GAP
+
+if TYPE_CHECKING:
+    from controller.game.table import TableConfig
 from controller.simulated.player_spec import parse_spec
 from controller.simulated.roaming import roamers
 
@@ -506,10 +510,26 @@ def _players(args: argparse.Namespace, config) -> list:
     return specs
 
 
+def _say_journal_set_aside(config: TableConfig, journal: Path | None, any_simulator: bool) -> None:
+    """With a device simulated and no ``--journal``, the run keeps the journal of simulated play
+    (``controller.service.opening.journal_for``): say so on standard error, naming table.yaml's ``journal`` and
+    ``journal_key`` it does not use, when it names either (the run took them silently)."""
+    from controller.game.table import JOURNAL_NAME, state_dir
+
+    if journal is not None or not any_simulator:
+        return
+    unused = [f"journal {config.journal}"] if config.journal != state_dir() / JOURNAL_NAME else []
+    unused += [f"journal_key {config.journal_key}"] if config.journal_key is not None else []
+    if unused:
+        print(f"crisscross: {config.source}: a device is simulated: this run keeps the journal of simulated play, "
+              f"not {' and '.join(unused)} (name a journal with --journal)", file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     from controller.journal.record import JournalError
     from controller.cli.parts import SERVICE_PARTS
     from controller.service.assembly import run_service
+    from controller.service.simulators import is_simulated
     from controller.game.table import JOURNAL_NAME, load_table_config, state_dir
 
     try:
@@ -554,6 +574,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.manual:
             config = dataclasses.replace(config, manual_dealing=True)
         players = _players(args, config)
+        _say_journal_set_aside(config, args.journal, args.simulate or any(
+            is_simulated(ports.get(n, d.port)) for n, d in config.devices.items()))  # ``journal_for``'s test
         # before anything is opened: a refused start leaves no journal behind
         for flag, wanted in (("--simulate", args.simulate), ("--protect", args.protect), ("--rating", args.rating)):
             if wanted and importlib.util.find_spec("numpy") is None:
