@@ -99,7 +99,8 @@ def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_s
 
 def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more_is_applied(tmp_path, mocker):
     """Each command is sent after the commit that holds it returned, and only then, the panel's after the shoe's
-    and the sensors'; once a commit fails, nothing more is sent. While the supervisor's key is turned, a
+    and the sensors'; a request to read the sensors (``ReadSpots``, changing nothing) as that commit begins; once
+    a commit fails, nothing more is sent but such a request. While the supervisor's key is turned, a
     ``PrivatePanel`` sets the panel's whole text and lamps: the panel commands before it in its commit are
     journaled, not sent (docs/architecture.md)."""
     service = Service(load_table_config(), simulate=True, rounds=5, seed=24, journal_path=tmp_path / "j.db",
@@ -108,7 +109,10 @@ def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more
     commits = []  # the command entries of each commit that returned
     sent = []  # (commits returned when it was sent, command)
 
+    attempts = []  # the command entries of each commit begun, the one that failed included
+
     def failing(entries, *args, **kwargs):
+        attempts.append([entry[1] for entry in entries if entry[0] == "command"])
         if len(commits) >= 60:
             raise OSError(28, "No space left on device")
         records = original(entries, *args, **kwargs)
@@ -124,7 +128,7 @@ def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more
     finally:
         service.close()
     assert service.controller.journal_error is not None
-    assert len(commits) == 60 and all(k >= 1 for k, _ in sent)
+    assert len(commits) == 60 and len(attempts) == 61
 
     def carried_out(names):  # the panel's commands after the others of the commit, each in its own order
         last_private = max((i for i, name in enumerate(names) if name == "PrivatePanel"), default=-1)
@@ -132,8 +136,14 @@ def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more
         panel = ("Display", "SetLamps", "PrivatePanel")
         return [name for name in kept if name not in panel] + [name for name in kept if name in panel]
 
+    def read_early(names):  # a commit's requests to read, sent as it begins (after the commits before it)
+        return [name for name in names if name == "ReadSpots"]
+
+    assert sum(map(read_early, attempts), []), "no ReadSpots in 61 commits: the test saw no early request"
+    assert [type(c).__name__ for j, c in sent if j == 0] == read_early(attempts[0])
     for k, names in enumerate(commits, start=1):
-        assert [type(c).__name__ for j, c in sent if j == k] == carried_out(names), f"commit {k}"
+        after = [name for name in carried_out(names) if name != "ReadSpots"]
+        assert [type(c).__name__ for j, c in sent if j == k] == after + read_early(attempts[k]), f"commit {k}"
     on_disk = [r["type"] for r in read_records(tmp_path / "j.db") if r["kind"] == "command"]
     assert on_disk == [name for names in commits for name in names]
 

@@ -45,6 +45,11 @@ MAX_GROUP = 64
 GROUP_ENDS = (cmd.RoundClosed, cmd.RoundVoided, cmd.FaultRaised)
 #: The panel's commands: carried out after the other devices' commands of their commit (``Controller._commit``).
 PANEL_COMMANDS = (cmd.Display, cmd.SetLamps, cmd.PrivatePanel)
+#: Commands that only ask a device to read, changing nothing on it or on the felt: sent as the commit that holds
+#: them begins, so that the device's answer travels while the commit is made durable (docs/architecture.md,
+#: "Write-ahead"). Their answer is applied only after that commit returned (one input at a time); a commit that
+#: fails leaves an answer no one applies.
+READ_COMMANDS = (cmd.ReadSpots,)
 #: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
 MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
@@ -238,7 +243,8 @@ class Controller:
     def process(self, *events: Any) -> None:
         """Apply ``events`` in order, commit them with every output they produced in one transaction (inputs
         that arrived together share a commit), then carry out each output in order, the panel's commands after
-        the other devices' (``_commit``): a command is sent only once the commit that holds it returned. An input whose outputs end a round or raise a fault ends the
+        the other devices' (``_commit``): a command is sent only once the commit that holds it returned, but a
+        request to read (``READ_COMMANDS``), sent as that commit begins. An input whose outputs end a round or raise a fault ends the
         group (a checkpoint, or the end of the run, comes right after it); the inputs after it are put back.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
@@ -280,11 +286,14 @@ class Controller:
     def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
         """Commit ``entries`` (inputs and the entries of ``outputs``) as one transaction, with a checkpoint of
         the machine after a round's close and at least every ``journal.checkpoint_every`` records, then carry
-        the outputs out. The commit's records are handed on (metrics, the round's records, ``on_record``) once
-        the outputs are carried out, or before a round's end is, which reads them: a command waits for its
-        commit only."""
+        the outputs out (a ``READ_COMMANDS`` one as the commit begins). The commit's records are handed on
+        (metrics, the round's records, ``on_record``) once the outputs are carried out, or before a round's end
+        is, which reads them: a command waits for its commit only."""
         ends_round = any(isinstance(o, (cmd.RoundClosed, cmd.RoundVoided)) for o in outputs)
         due = self.journal.since_checkpoint + len(entries) >= self.journal.checkpoint_every
+        for output in outputs:
+            if isinstance(output, READ_COMMANDS):
+                self._carry_out(output)
         began = time.monotonic()
         records = self.journal.commit(entries, state=self.machine.checkpoint() if ends_round or due else None)
         seconds = time.monotonic() - began
@@ -297,6 +306,8 @@ class Controller:
         handed = False
         try:
             for index, output in enumerate(outputs):
+                if isinstance(output, READ_COMMANDS):
+                    continue  # sent as the commit began
                 if isinstance(output, PANEL_COMMANDS):
                     if index >= last_private or isinstance(output, cmd.PrivatePanel):
                         for_panel.append(output)
