@@ -106,6 +106,17 @@ class StandInDevices:
         self.panel.append(text)
 
 
+def all_of(*types: str):
+    """A ``Client.wait_for`` predicate true at the record that completes ``types`` (each seen once, in any
+    order): the shoe's and the sensors' answers to one input come in whichever order the devices give them."""
+    seen: set[str] = set()
+
+    def complete(record) -> bool:
+        seen.add(record["type"])
+        return seen >= set(types)
+    return complete
+
+
 def _start_table(tmp_path, operators_file):
     """(events, server, journal, devices, controller thread): a controller with the control interface, both
     started, its devices ready."""
@@ -290,8 +301,7 @@ def test_a_full_round_shows_no_face_down_card_and_events_come_in_order_without_a
         states.append(client.state_after(record["seq"]))
         return record
 
-    step("open_betting", lambda r: r["type"] == "ShuffleComplete")
-    client.wait_for(lambda r: r["type"] == "SpotsSnapshot")  # the layout as betting opens
+    step("open_betting", all_of("ShuffleComplete", "SpotsSnapshot"))  # the shoe counted, the layout read
     for seat, w in wagers.items():
         for spot, amount in w.items():
             devices.put_chips(seat, spot, amount)

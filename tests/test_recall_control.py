@@ -24,7 +24,7 @@ from controller.journal.store import Journal
 from controller.settings.control import parse_control_config
 from controller.settings.files import ConfigError
 from tests.round_helpers import antes
-from tests.test_control import (CROSS, HANDS, PASSWORDS, Client, _operators, operators_file,  # noqa: F401
+from tests.test_control import (CROSS, HANDS, PASSWORDS, Client, _operators, all_of, operators_file,  # noqa: F401
                                 table)  # the fixtures: a running controller whose interface's recall reads its journal
 
 #: The kinds of step game recall must show, each a journal record type (AGCO 13.1.1-13.1.4: bets per spot, cards
@@ -146,8 +146,7 @@ def test_the_recall_bound_is_checked(tmp_path, value, says):
 
 def test_a_round_not_yet_closed_shows_no_face_down_card_and_a_closed_one_shows_every_step(table):
     client, devices, journal = table
-    _step(client, "open_betting", lambda r: r["type"] == "ShuffleComplete")
-    client.wait_for(lambda r: r["type"] == "SpotsSnapshot")
+    _step(client, "open_betting", all_of("ShuffleComplete", "SpotsSnapshot"))
     for seat, wagers in {1: antes(500, 100), 3: antes(500), 5: antes(1000)}.items():
         for spot, amount in wagers.items():
             devices.put_chips(seat, spot, amount)
