@@ -338,3 +338,22 @@ def test_sigterm_taken_by_a_driver_thread_stops_the_waiting_service(tmp_path):
                     f"its last lines:\n{err[-2000:]}")
     assert "signalled" in out, err[-2000:]
     assert process.returncode == 0, err[-2000:]  # no round was in progress: a clean stop
+
+
+def test_the_round_summary_names_each_mispay_a_supervisor_accepted():
+    """A payout accepted although it differs from the settlement is money that stands: the round's summary left
+    it out (only ``recall`` named it), also for a round closed after a restart in its payout."""
+    from controller.journal.recall import rounds_from_records
+    from controller.journal.summary import format_round
+
+    accepted = {"round_no": 4, "seat": 3, "expected": {"ante_across": 1000}, "seen": {"ante_across": 500},
+                "differences": [{"spot": "ante_across", "expected": 1000, "seen": 500, "difference": -500}],
+                "short": 500, "over": 0, "by": "sue", "role": "supervisor", "reason": "player agreed"}
+    records = [{"round": 4, "type": "RoundOpened", "data": {"round_no": 4}},
+               {"round": 4, "type": "MispayAccepted", "data": accepted},
+               {"round": 4, "type": "RoundClosed", "data": {"round_no": 4, "totals": {
+                   "wagered": 1000, "returned": 0, "collected": 0, "paid": 500, "player_net": 500}}}]
+    lines = format_round(rounds_from_records(records)[4]).splitlines()
+    assert lines[1:] == ["  seat 3 MISPAY ACCEPTED by sue (supervisor): short 5.00, over 0.00: ante_across expected "
+                         "10.00 seen 5.00 (-5.00); why: player agreed",
+                         "  totals: wagered 10.00 | returned 0.00 | collected 0.00 | paid 5.00 | players net +5.00"]

@@ -269,6 +269,17 @@ def round_steps(records: list[dict[str, Any]], money: Callable[..., str] = minor
         _MONEY.reset(token)
 
 
+def step_text(kind: str, data: dict[str, Any], money: Callable[..., str] = minor_units) -> str:
+    """How a record of type ``kind`` (one of ``STEP_TEXT``) with ``data`` reads, each amount written by
+    ``money(amount, signed)`` (``round_steps``). Raises ``KeyError`` for another type, or data that lacks a
+    field its text needs."""
+    token = _MONEY.set(money)
+    try:
+        return STEP_TEXT[kind](data)
+    finally:
+        _MONEY.reset(token)
+
+
 def _steps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps = []
     for record in records:

@@ -1,6 +1,7 @@
 """A compact, readable text summary of a closed or voided round, for the service's output and for recall.
 
-Shows the cross, each seat's decisions, hands and wager results, and the round's totals. A seat that folded
+Shows the cross, each seat's decisions, hands and wager results, the mispays a supervisor accepted (as
+``crisscross recall`` words them) and the round's totals. A seat that folded
 never had its cards turned on the table, so its cards are not shown (hole-card secrecy; PA 58 Pa. Code
 674a.11(b),(d),(f) send them to the discard rack face down). Amounts are printed from integer minor units as
 units.cents without floating point.
@@ -11,7 +12,7 @@ from __future__ import annotations
 from controller.game.hands import evaluate
 from controller.game.money import money
 from controller.game.settlement import SETTLEMENT_ORDER
-from controller.journal.recall import RoundRecord
+from controller.journal.recall import RoundRecord, step_text
 
 
 #: After the number of a test round (NY 9 NYCRR 5319.58): its money is the test meters', not the table's.
@@ -75,6 +76,8 @@ def format_round(rnd: RoundRecord) -> str:
         lines.append(f"  faults: {', '.join(f['cause'] for f in rnd.faults)} (cleared by {cleared or '-'})")
     if rnd.irregularities:
         lines.append(f"  irregularities: {len(rnd.irregularities)} ({', '.join(i['kind'] for i in rnd.irregularities)})")
+    for accepted in rnd.mispays_accepted:  # a payout that stands though it differs from the settlement
+        lines.append(f"  {step_text('MispayAccepted', accepted, money)}")
     if rnd.totals:
         t = rnd.totals
         lines.append(f"  totals: wagered {money(t['wagered'])} | returned {money(t['returned'])} | "
