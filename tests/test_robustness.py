@@ -370,3 +370,21 @@ def test_a_simulated_service_keeps_its_port_links_in_a_folder_named_by_its_proce
     finally:
         service.close()
     assert not service._link_dir.exists()
+
+
+@pytest.mark.parametrize("command", ["rating", "recall", "protect", "meters"])
+def test_a_journal_edited_out_of_shape_is_refused_in_one_line_after_the_warning(tmp_path, command):
+    """A ``SeatSettled`` record whose data was replaced by hand: ``rating``, ``recall`` and ``protect`` ended in
+    a ``KeyError`` traceback, and ``rating`` and ``meters`` refused it without saying first that the journal does
+    not verify (the cause). Now: the warning naming the edited record, then one line naming it, exit 2."""
+    from tests.pit_helpers import simulated_journal
+
+    journal = tmp_path / "j.db"
+    seq = next(r["seq"] for r in simulated_journal(journal, seed=8, rounds=1) if r["type"] == "SeatSettled")
+    forge(journal, ("UPDATE records SET data = ? WHERE seq = ?", ('{"seat":"x"}', seq)))
+    proc = crisscross(command, "--journal", str(journal))
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"crisscross {command}: WARNING: {journal} does not verify: line {seq}, seq {seq}: "
+                               f"edited: its content does not match its hash; its records cannot be read")
+    assert lines[-1].startswith(f"crisscross {command}: ") and "KeyError('settlement')" in lines[-1]

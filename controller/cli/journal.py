@@ -30,6 +30,7 @@ def recall(args: argparse.Namespace) -> int:
     from controller.journal.recall import recall_last
     from controller.game.table import load_table_config
 
+    path = config = None
     try:
         config = load_table_config(find_table_config(args.config))
         path = existing_journal(Path(args.journal or config.journal),
@@ -43,14 +44,17 @@ def recall(args: argparse.Namespace) -> int:
                 handle.seek(-1, os.SEEK_END)
                 torn = handle.read(1) != b"\n"
         problem = journal_problem(path, config) if not torn else None
+        shown = alerts or recall_last(rounds) or f"no rounds in {path}"
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
+    except ValueError as exc:  # a record not as its type is written (``rounds_from_records``)
+        return unreadable("recall", path, exc, config)
     if torn:  # not a tampering: a copy cut short
         print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
     if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
         warn_unverified("recall", path, problem, "what follows may have been altered")
-    print(alerts or recall_last(rounds) or f"no rounds in {path}")
+    print(shown)
     return 1 if problem else 0
 
 
@@ -73,6 +77,23 @@ def warn_unverified(command: str, path: Path, problem: str, consequence: str) ->
     warning = f"WARNING: {path} does not verify: {problem}; {consequence}"
     print(f"crisscross {command}: {warning} (run crisscross journal verify)", file=sys.stderr)
     print(warning)
+
+
+def unreadable(command: str, path: Path | None, exc: Exception, config: Any = None) -> int:
+    """``crisscross COMMAND`` could not read the journal at ``path`` (``exc``: a record not of its type's shape,
+    a file that is not a journal): say why in one line on standard error, after the warning that the journal
+    does not verify when it does not (the likely cause: an edit), so that the refusal never comes without it.
+    Returns the exit status, 2."""
+    from controller.journal.record import JournalError
+
+    try:
+        problem = journal_problem(path, config) if path is not None and path.is_file() else None
+    except (OSError, JournalError, ValueError):  # the verify cannot read it either: the one line says why
+        problem = None
+    if problem:
+        warn_unverified(command, path, problem, "its records cannot be read")
+    print(f"crisscross {command}: {exc}", file=sys.stderr)
+    return 2
 
 
 def _simulated_hint(config) -> str:

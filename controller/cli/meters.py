@@ -63,13 +63,13 @@ def main(args: argparse.Namespace) -> int:
     """Run ``crisscross meters``; the exit status (module docstring)."""
     from controller.game.table import load_table_config
     from controller.journal.meters_audit import audit, last_checkpoint, meters_of
-    from controller.cli.journal import _simulated_hint, journal_problem, warn_unverified
+    from controller.cli.journal import _simulated_hint, journal_problem, unreadable, warn_unverified
     from controller.journal.reader import existing_journal, iter_records
     from controller.journal.record import JournalError
     from controller.settings.files import ConfigError, find_table_config
 
+    path = config = None
     try:
-        config = None
         if args.journal is None or args.config is not None:  # the table's journal, or a journal with its table's key
             config = load_table_config(find_table_config(args.config))
         if args.journal is None:
@@ -85,9 +85,11 @@ def main(args: argparse.Namespace) -> int:
             finding = audit(iter_records(path), checkpoint, args.at)
         elif not args.audit:
             meters = meters_of(iter_records(path), args.at)
-    except (OSError, ConfigError, JournalError, ValueError) as exc:
+    except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross meters: {exc}", file=sys.stderr)
         return 2
+    except ValueError as exc:  # a record without the field the meters read, or --at past the end
+        return unreadable("meters", path, exc, config)
     if problem:
         warn_unverified("meters", path, problem, "meters counted from it may be wrong")
         if args.audit:

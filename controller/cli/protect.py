@@ -124,6 +124,10 @@ def main(args: argparse.Namespace) -> int:
     except (OSError, JournalError) as exc:
         print(f"crisscross protect: {exc}", file=sys.stderr)
         return 2
+    except ValueError as exc:  # a record not as its type is written (``rounds_from_records``)
+        from controller.cli.journal import unreadable
+
+        return unreadable("protect", path, exc, config)
     shown = [r for r in reports if args.all or r.flagged]
     for report in shown:
         print(report.line())

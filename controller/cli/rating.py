@@ -56,7 +56,7 @@ def player_id(text: str) -> str:
 def main(args: argparse.Namespace) -> int:
     """Run ``crisscross rating``; the exit status (module docstring)."""
     from controller.analysis.rating import DecisionValues, RatingError
-    from controller.cli.journal import _simulated_hint, journal_problem, warn_unverified
+    from controller.cli.journal import _simulated_hint, journal_problem, unreadable, warn_unverified
     from controller.game.table import load_table_config
     from controller.journal.reader import existing_journal, iter_records
     from controller.journal.record import JournalError
@@ -65,6 +65,7 @@ def main(args: argparse.Namespace) -> int:
     from controller.service.rating import rate_all
     from controller.settings.files import ConfigError, find_table_config
 
+    path = config = None
     try:
         config = load_table_config(find_table_config(args.config))
         jurisdiction = jurisdiction_for(config)
@@ -74,9 +75,11 @@ def main(args: argparse.Namespace) -> int:
         sessions = [s for s in sessions_of(iter_records(path, skip_torn_tail=True), args.gap)
                     if args.player is None or s.player == args.player]
         edge, ratings = rate_all(sessions, DecisionValues(jurisdiction), args.decisions_per_hour)
-    except (OSError, ConfigError, JournalError, RatingError, ValueError) as exc:
+    except (OSError, ConfigError, JournalError, RatingError) as exc:
         print(f"crisscross rating: {exc}", file=sys.stderr)
         return 2
+    except ValueError as exc:  # a record not as its type is written (``rounds_from_records``)
+        return unreadable("rating", path, exc, config)
     if problem:
         warn_unverified("rating", path, problem, "figures read from it may be wrong")
     if args.format == "json":

@@ -102,46 +102,55 @@ ROUND_TYPES = frozenset({"WagersLocked", "WagersHeld", "StackDealt", "Dispense",
 
 def rounds_from_records(records: list[dict[str, Any]]) -> dict[int, RoundRecord]:
     """Group journal records into ``RoundRecord`` objects keyed by round number, in journal order (records of
-    a type outside ``ROUND_TYPES`` count only for ``RoundRecord.times``)."""
+    a type outside ``ROUND_TYPES`` count only for ``RoundRecord.times``). Raises ``ValueError`` naming the
+    record for one without a field its type holds (a journal edited by hand: ``journal verify`` says where)."""
     rounds: dict[int, RoundRecord] = {}
     for record in records:
         number = record.get("round")
         if not isinstance(number, int):
             continue
-        rnd = rounds.setdefault(number, RoundRecord(number))
-        kind, data = record.get("type"), record.get("data", {})
-        if isinstance(record.get("time"), str):
-            rnd.times.append(record["time"])
-        if kind in ("WagersLocked", "WagersHeld"):  # held: the valid seats are locked while others are corrected
-            rnd.wagers = {entry["seat"]: dict(entry["wagers"]) for entry in data["seats"]}
-        elif kind == "StackDealt":
-            rnd.stacks.append((data["stack"], data["seat"], tuple(data["cards"])))
-        elif kind == "Dispense" and record.get("kind") == "command":
-            rnd.dispenses.append(dict(data))
-        elif kind == "DecisionMade":
-            rnd.decisions.append((data["decision"], data["seat"], data["action"], data["amount"]))
-        elif kind == "CardsRevealed":
-            rnd.reveals.append((data["step"], tuple(data["cards"])))
-        elif kind == "SeatSettled":
-            rnd.settlements[data["seat"]] = data["settlement"]
-            rnd.settled_order.append(data["seat"])
-        elif kind == "RoundClosed":
-            rnd.totals = dict(data["totals"])
-        elif kind == "RoundVoided":
-            rnd.voided = dict(data)
-            rnd.totals = dict(data["totals"])
-        elif kind == "ManualRound":
-            rnd.manual = True
-        elif kind == "RoundOpened":
-            rnd.test = bool(data.get("test", False))
-        elif kind == "CardPlacedByHand":
-            rnd.placed.append((data["step"], data["seat"], data["by"]))
-        elif kind in LISTED:
-            getattr(rnd, LISTED[kind]).append(dict(data))
+        try:
+            _take(rounds.setdefault(number, RoundRecord(number)), record)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(f"record {record.get('seq')} ({record.get('type')}): not a record of its type as the "
+                             f"service writes it: {exc!r}") from None
     for rnd in rounds.values():
         if rnd.manual:
             rnd.stacks = _entered_stacks(rnd)
     return rounds
+
+
+def _take(rnd: RoundRecord, record: dict[str, Any]) -> None:
+    """Add one journal ``record`` of round ``rnd`` to it (``rounds_from_records``)."""
+    kind, data = record.get("type"), record.get("data", {})
+    if isinstance(record.get("time"), str):
+        rnd.times.append(record["time"])
+    if kind in ("WagersLocked", "WagersHeld"):  # held: the valid seats are locked while others are corrected
+        rnd.wagers = {entry["seat"]: dict(entry["wagers"]) for entry in data["seats"]}
+    elif kind == "StackDealt":
+        rnd.stacks.append((data["stack"], data["seat"], tuple(data["cards"])))
+    elif kind == "Dispense" and record.get("kind") == "command":
+        rnd.dispenses.append(dict(data))
+    elif kind == "DecisionMade":
+        rnd.decisions.append((data["decision"], data["seat"], data["action"], data["amount"]))
+    elif kind == "CardsRevealed":
+        rnd.reveals.append((data["step"], tuple(data["cards"])))
+    elif kind == "SeatSettled":
+        rnd.settlements[data["seat"]] = data["settlement"]
+        rnd.settled_order.append(data["seat"])
+    elif kind == "RoundClosed":
+        rnd.totals = dict(data["totals"])
+    elif kind == "RoundVoided":
+        rnd.voided = dict(data)
+        rnd.totals = dict(data["totals"])
+    elif kind == "ManualRound":
+        rnd.manual = True
+    elif kind == "RoundOpened":
+        rnd.test = bool(data.get("test", False))
+    elif kind == "CardPlacedByHand":
+        rnd.placed.append((data["step"], data["seat"], data["by"]))
+    elif kind in LISTED:
+        getattr(rnd, LISTED[kind]).append(dict(data))
 
 
 def _entered_stacks(rnd: RoundRecord) -> list[tuple[int, int | None, tuple[str, ...]]]:
