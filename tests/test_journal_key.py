@@ -508,3 +508,39 @@ def test_the_older_anchor_entry_copied_over_the_newer_does_not_hide_the_last_com
     assert proc.returncode == 1 and "the anchor (seq 14) does not carry the key's seal" in proc.stdout
     with pytest.raises(JournalError, match="does not carry the key's seal"):
         Journal(path, key=key)
+
+
+def test_the_journal_of_simulated_play_is_never_sealed_and_one_sealed_by_hand_is_named(tmp_path, monkeypatch):
+    """``journal add-key`` on the shared journal of simulated play sealed it, and every simulated run was then
+    refused it as "sealed with a key and no key was given (table.yaml journal_key)", a key no simulated run is
+    given: add-key refuses it; a journal so sealed (by an older version) is named at start, with the way out."""
+    import io
+
+    from controller.cli.parts import SERVICE_PARTS
+    from controller.game.table import load_table_config
+    from controller.service.assembly import Service
+
+    monkeypatch.delenv("STATE_DIRECTORY", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    shared = tmp_path / "crisscross" / "simulated" / "journal.db"
+
+    def simulated_run():
+        service = Service(load_table_config(), simulate=True, rounds=1, seed=3, out=io.StringIO(),
+                          parts=SERVICE_PARTS)
+        try:
+            assert service.run() == 0
+        finally:
+            service.close()
+
+    simulated_run()
+    init_key(tmp_path / "journal.key")
+    proc = crisscross("journal", "add-key", "--journal", str(shared), "--key", str(tmp_path / "journal.key"),
+                      "--by", "a", "--reason", "r")
+    assert proc.returncode == 2 and "the journal of simulated play is never sealed with a key" in proc.stderr
+    before = len(read_records(shared))
+    journal = Journal(shared, key=load_key(tmp_path / "journal.key"), admit="key")  # as an older version did
+    journal.append("record", "JournalKeyIntroduced", {"by": "a", "reason": "r", "found": journal.admitted}, None)
+    journal.close()
+    with pytest.raises(JournalError, match="the journal of simulated play is sealed with a key .* move it aside"):
+        simulated_run()
+    assert len(read_records(shared)) == before + 1

@@ -204,6 +204,7 @@ def _journal_admit(args: argparse.Namespace) -> int:
     from controller.journal.key import JournalKeyError, load_key
     from controller.journal.tools import admit
     from controller.game.table import load_table_config
+    from controller.service.opening import journal_for
 
     try:
         config = load_table_config(find_table_config(args.config))
@@ -212,6 +213,9 @@ def _journal_admit(args: argparse.Namespace) -> int:
         what = "key" if args.journal_command == "add-key" else "anchor"
         if key_file is None and what == "key":
             raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
+        if what == "key" and path.resolve() == journal_for(config, True, None).resolve():
+            raise ConfigError(f"{path}: the journal of simulated play is never sealed with a key (every simulated "
+                              f"run would be refused it): nothing introduced")
         record = admit(path, None if key_file is None else load_key(key_file), what, by=args.by,
                        reason=args.reason)
     except (ConfigError, JournalError, JournalKeyError, OSError) as exc:

@@ -41,6 +41,20 @@ def connect_reader(path: Path) -> tuple[sqlite3.Connection, bool]:
     return connection, True
 
 
+def store_key_id(path: Path) -> str | None:
+    """The id of the key the store at ``path`` is sealed with (its ``key_id`` meta row), None when it is kept
+    without one. Raises ``JournalError`` when the store cannot be read."""
+    try:
+        db, _ = connect_reader(path)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    return None if row is None else row[0]
+
+
 def _read_only_media(path: Path) -> bool:
     """True when the file system holding ``path`` is mounted read-only."""
     try:

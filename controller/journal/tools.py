@@ -23,6 +23,7 @@ from controller.journal.reader import (
     iter_store,
     connect_reader,
     refuse_lost_records,
+    store_key_id,
     wal_pending,
 )
 from controller.journal.record import (
@@ -260,20 +261,6 @@ def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, b
     return count
 
 
-def _store_key_id(path: Path) -> str | None:
-    """The id of the key the store at ``path`` is sealed with (its ``key_id`` meta row), None when it is kept
-    without one. Raises ``JournalError`` when the store cannot be read."""
-    try:
-        db, _ = connect_reader(path)
-        try:
-            row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
-    return None if row is None else row[0]
-
-
 #: The record each admission journals (``admit``).
 ADMISSIONS = {"key": "JournalKeyIntroduced", "anchor": "AnchorRestored"}
 
@@ -291,7 +278,7 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str) -> 
     if not by.strip() or not reason.strip():
         raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
     path = existing_journal(path)
-    if what == "anchor" and _store_key_id(path) is None:
+    if what == "anchor" and store_key_id(path) is None:
         key = None
     elif key is None:
         raise JournalError(f"{path}: " + ("no key to introduce" if what == "key" else "the journal is sealed with a "

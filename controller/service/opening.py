@@ -9,6 +9,7 @@ from pathlib import Path
 from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.game.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
 from controller.journal.key import JournalKeyError, load_key
+from controller.journal.reader import is_store, store_key_id
 from controller.journal.record import JournalError
 from controller.journal.store import Journal
 from controller.settings.files import state_dir
@@ -38,7 +39,20 @@ def open_journal(config: TableConfig, journal_path: Path | None = None, *, histo
     if history and not path.exists() and old != path and old.is_file():
         raise JournalError(f"{path}: no journal store, but a JSON-lines journal {old} beside it: this table's "
                            f"history; migrate it first: crisscross journal import {old} --journal {path}")
+    if not history and _keyed(path):
+        raise JournalError(f"{path}: the journal of simulated play is sealed with a key (journal add-key was run "
+                           f"on it), and simulated play runs without one: not started; move it aside (it keeps what "
+                           f"it holds: read it with --journal and the key) and the next run starts a new one")
     return Journal(path, key=key_for(config) if history else None)
+
+
+def _keyed(path: Path) -> bool:
+    """True when the store at ``path`` is sealed with a key; False for none, no store, or one that cannot be read
+    (``Journal`` says what is wrong with it)."""
+    try:
+        return is_store(path) and store_key_id(path) is not None
+    except JournalError:
+        return False
 
 
 def key_for(config: TableConfig) -> bytes | None:
