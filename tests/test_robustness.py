@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -357,16 +358,19 @@ def test_link_folders_left_by_killed_services_are_removed_at_the_next_start(tmp_
     for folder in (left, running, other):
         folder.mkdir()
         (folder / "sim-shoe-1").symlink_to("/dev/pts/999")
+    taken = tmp_path / f"crisscross-sims-{os.getpid()}-0"
+    taken.symlink_to(tmp_path / "elsewhere")  # a name taken (by a link): never followed, the next one used
     made = link_folder(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, running.name, other.name])
-    assert made.name.startswith(f"crisscross-sims-{os.getpid()}-") and made.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, running.name, other.name, taken.name])
+    assert made.name == f"crisscross-sims-{os.getpid()}-1" and made.is_dir() and not made.is_symlink()
+    assert made.stat().st_mode & 0o777 == 0o700 and not (tmp_path / "elsewhere").exists()
 
 
 def test_a_simulated_service_keeps_its_port_links_in_a_folder_named_by_its_process(tmp_path):
     service = Service(load_table_config(), simulate=True, journal_path=tmp_path / "j.db", out=io.StringIO(),
                       parts=SERVICE_PARTS)
-    try:
-        assert service._link_dir.name.startswith(f"crisscross-sims-{os.getpid()}-")
+    try:  # digits only: a lost link's fault names the port's path, and mkdtemp's "y_3h_nke" read as a card
+        assert re.fullmatch(rf"crisscross-sims-{os.getpid()}-[0-9]+", service._link_dir.name)
     finally:
         service.close()
     assert not service._link_dir.exists()

@@ -33,15 +33,18 @@ def is_simulated(port: str) -> bool:
     return port == "simulator" or port.startswith("sim://")
 
 
-#: The start of a link folder's name (``link_folder``): ``crisscross-sims-<pid>-<random>``.
+#: The start of a link folder's name (``link_folder``): ``crisscross-sims-<pid>-<n>``.
 LINK_PREFIX = "crisscross-sims-"
 
 
 def link_folder(temp: Path | None = None) -> Path:
-    """A new folder for the simulators' port links, ``crisscross-sims-<pid>-<random>`` in ``temp`` (the system's
-    temporary folder by default), after removing the ones this user's processes left that no longer run: a
-    service stopped cleanly removes its own, one killed (SIGKILL, a power cut) cannot. A folder whose process
-    number is taken again is left. Raises ``OSError`` when the folder cannot be made."""
+    """A new folder for the simulators' port links, ``crisscross-sims-<pid>-<n>`` in ``temp`` (the system's
+    temporary folder by default; mode 0700, made by ``mkdir``, which never follows a link, the first ``n`` free),
+    after removing the ones this user's processes left that no longer run: a service stopped cleanly removes
+    its own, one killed (SIGKILL, a power cut) cannot. A folder whose process number is taken again is left.
+    Digits only, not ``mkdtemp``'s random letters: the ports' paths appear in a lost link's fault, on the panel
+    and in recall, and a name like ``y_3h_nke`` reads as a card there. Raises ``OSError`` when the folder
+    cannot be made."""
     temp = Path(tempfile.gettempdir() if temp is None else temp)
     for left in temp.glob(f"{LINK_PREFIX}*-*"):
         pid = left.name[len(LINK_PREFIX):].partition("-")[0]
@@ -53,7 +56,14 @@ def link_folder(temp: Path | None = None) -> Path:
             shutil.rmtree(left, ignore_errors=True)
         except OSError:  # vanished meanwhile, or another user's process
             continue
-    return Path(tempfile.mkdtemp(prefix=f"{LINK_PREFIX}{os.getpid()}-", dir=temp))
+    n = 0
+    while True:
+        folder = temp / f"{LINK_PREFIX}{os.getpid()}-{n}"
+        try:
+            folder.mkdir(mode=0o700)
+            return folder
+        except FileExistsError:
+            n += 1
 
 
 def start_simulators(names: list[str], drivers: dict[str, str], seed: int | None,
