@@ -46,7 +46,7 @@ from controller.journal.recovery import recover
 from controller.journal.store import CUT_COMMIT_VARIABLE, Journal
 from controller.journal.tools import verify
 from controller.service.opening import jurisdiction_for, key_for
-from controller.service.simulators import start_simulators
+from controller.service.simulators import link_folder, start_simulators
 from controller.settings.files import CONFIG_DIR
 from controller.simulated.table import SimulatedTable
 from hil.checks import check_journal
@@ -159,7 +159,7 @@ def run_crash_test(rounds: int, seed: int, journal: Path, config: Path = CONFIG_
     jurisdiction = jurisdiction_for(table_config)
     key = key_for(table_config)  # read once, and a key file that cannot be used refused before any start
     names = list(table_config.devices)
-    link_dir = Path(tempfile.mkdtemp(prefix="crisscross-crash-ports-"))
+    link_dir = link_folder(prefix="crisscross-crash-ports-")  # digits only: the ports' paths appear in faults
     sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed, link_dir)
     table = SimulatedTable.for_table(sims, table_config, jurisdiction, seed=seed, rounds=None,
                                      mistakes=mistakes, void_rate=void_rate)

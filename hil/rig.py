@@ -40,7 +40,7 @@ from controller.settings.argtypes import positive_int
 from controller.game.table import load_table_config
 from controller.journal.reader import iter_records
 from controller.service.opening import jurisdiction_for
-from controller.service.simulators import start_simulators
+from controller.service.simulators import link_folder, start_simulators
 from controller.settings.files import CONFIG_DIR
 from controller.simulated.table import SimulatedTable
 from hil.checks import check_journal, wagers_lost
@@ -138,7 +138,7 @@ def run_rig(rounds: int, seed: int | None, journal: Path, config: Path = CONFIG_
     names = list(table_config.devices)
     if not 0.0 <= faults <= 1.0:
         raise ValueError(f"faults must be a probability from 0 to 1, got {faults}")
-    link_dir = Path(tempfile.mkdtemp(prefix="crisscross-rig-ports-"))
+    link_dir = link_folder(prefix="crisscross-rig-ports-")  # digits only: the ports' paths appear in faults
     sims = start_simulators(names, {n: d.driver for n, d in table_config.devices.items()}, seed, link_dir)
     if faults:
         for index, name in enumerate(names):

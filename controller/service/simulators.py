@@ -37,8 +37,8 @@ def is_simulated(port: str) -> bool:
 LINK_PREFIX = "crisscross-sims-"
 
 
-def link_folder(temp: Path | None = None) -> Path:
-    """A new folder for the simulators' port links, ``crisscross-sims-<pid>-<n>`` in ``temp`` (the system's
+def link_folder(temp: Path | None = None, prefix: str = LINK_PREFIX) -> Path:
+    """A new folder for the simulators' port links, ``<prefix><pid>-<n>`` in ``temp`` (the system's
     temporary folder by default; mode 0700, made by ``mkdir``, which never follows a link, the first ``n`` free),
     after removing the ones this user's processes left that no longer run: a service stopped cleanly removes
     its own, one killed (SIGKILL, a power cut) cannot. A folder whose process number is taken again is left.
@@ -46,8 +46,8 @@ def link_folder(temp: Path | None = None) -> Path:
     and in recall, and a name like ``y_3h_nke`` reads as a card there. Raises ``OSError`` when the folder
     cannot be made."""
     temp = Path(tempfile.gettempdir() if temp is None else temp)
-    for left in temp.glob(f"{LINK_PREFIX}*-*"):
-        pid = left.name[len(LINK_PREFIX):].partition("-")[0]
+    for left in temp.glob(f"{prefix}*-*"):
+        pid = left.name[len(prefix):].partition("-")[0]
         try:
             if not pid.isdigit() or left.is_symlink() or left.stat().st_uid != os.getuid():
                 continue
@@ -58,7 +58,7 @@ def link_folder(temp: Path | None = None) -> Path:
             continue
     n = 0
     while True:
-        folder = temp / f"{LINK_PREFIX}{os.getpid()}-{n}"
+        folder = temp / f"{prefix}{os.getpid()}-{n}"
         try:
             folder.mkdir(mode=0o700)
             return folder
