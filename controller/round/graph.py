@@ -49,6 +49,9 @@ class _Graph(Machine):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._triggers: dict[frozenset[str], list[str]] = {}
+        #: per (state, trigger): the conditions of each of its transitions as (method name, target), or None where
+        #: the library's own answer is taken (``_plan``)
+        self._plans: dict[tuple[str, str], tuple[tuple[tuple[str, bool], ...], ...] | None] = {}
         super().__init__(*args, **kwargs)
 
     def get_triggers(self, *args: Any) -> list[str]:
@@ -62,8 +65,14 @@ class _Graph(Machine):
     def _can_trigger(self, model: Any, trigger: str, *args: Any, **kwargs: Any) -> bool:
         """``Machine._can_trigger`` (the model's ``may_<trigger>``, asked at every input for the panel's lamps)
         without a new ``Event`` and a look through every trigger of the state per question: the transitions of
-        ``trigger`` from the model's state, true at the first whose conditions hold. A machine or transition
-        with preparation callbacks or exception handlers (none here) gets the library's own answer."""
+        ``trigger`` from the model's state, true at the first whose conditions hold, each condition a method of
+        the model called without arguments and compared with its target (``_plan``: the graph's own transitions
+        and conditions, read once per state and trigger). A machine or transition with preparation callbacks or
+        exception handlers (none here), a condition that is not a method of the model, or arguments passed, get
+        the library's own answer."""
+        plan = self._plan(model, trigger) if not (args or kwargs) else None
+        if plan is not None and not self.prepare_event and not self.on_exception:
+            return any(all(getattr(model, name)() == target for name, target in conditions) for conditions in plan)
         event = self.events.get(trigger)
         if event is None or self.prepare_event or self.on_exception:
             return super()._can_trigger(model, trigger, *args, **kwargs)
@@ -78,13 +87,41 @@ class _Graph(Machine):
                 return True
         return False
 
+    def _plan(self, model: Any, trigger: str) -> tuple[tuple[tuple[str, bool], ...], ...] | None:
+        """The transitions of ``trigger`` from the model's state as the conditions of each, ``(method name,
+        target)`` pairs (no transition: empty), kept per state and trigger; None when the library must answer:
+        an unknown trigger, events sent as ``EventData``, a transition with preparation callbacks or to an unknown
+        state, or a condition that is not a method of the model."""
+        state = getattr(model, self.model_attribute)
+        key = (state.name if hasattr(state, "name") else state, trigger)
+        if key in self._plans:
+            return self._plans[key]
+        event = self.events.get(trigger)
+        plan: tuple[tuple[tuple[str, bool], ...], ...] | None = None
+        if event is not None and not self.send_event:
+            found = event.transitions.get(key[0], ())  # ``get``: the event's defaultdict keeps no new entry
+            plan = tuple(tuple((c.func, c.target) for c in t.conditions) for t in found)
+            if any(t.prepare or (t.dest is not None and t.dest not in self.states) for t in found) or any(
+                    not isinstance(name, str) or not callable(getattr(model, name, None))
+                    for conditions in plan for name, _ in conditions):
+                plan = None
+        self._plans[key] = plan
+        return plan
+
     def add_transition(self, *args: Any, **kwargs: Any) -> None:
         self._triggers.clear()
+        self._plans.clear()
         super().add_transition(*args, **kwargs)
 
     def add_states(self, *args: Any, **kwargs: Any) -> None:
         self._triggers.clear()
+        self._plans.clear()
         super().add_states(*args, **kwargs)
+
+    def remove_transition(self, *args: Any, **kwargs: Any) -> None:
+        self._triggers.clear()
+        self._plans.clear()
+        super().remove_transition(*args, **kwargs)
 
 
 def _transitions() -> list[dict[str, Any]]:
