@@ -7,7 +7,8 @@ sent to a device before its handshake; the round machine leaves ``starting`` onl
 
 Write-ahead: each event is committed to the journal together with every record and command it produced, in
 one transaction (``Journal.commit``), before any of those commands is handed to its driver; events already
-waiting on the queue share that commit (``Controller.process``).
+waiting on the queue share that commit, and so does the answer to a request to read that comes within
+``READ_WAIT_S`` (``Controller.process``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from controller.round.significant import SIGNIFICANT_EVENT
 from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.significance import log_event
 from controller.service.watch import Watch
-from drivers.events import DeviceFault
+from drivers.events import DeviceFault, SpotsSnapshot
 from drivers.link import Device, LinkDown
 
 log = logging.getLogger(__name__)
@@ -45,11 +46,16 @@ MAX_GROUP = 64
 GROUP_ENDS = (cmd.RoundClosed, cmd.RoundVoided, cmd.FaultRaised)
 #: The panel's commands: carried out after the other devices' commands of their commit (``Controller._commit``).
 PANEL_COMMANDS = (cmd.Display, cmd.SetLamps, cmd.PrivatePanel)
-#: Commands that only ask a device to read, changing nothing on it or on the felt: sent as the commit that holds
-#: them begins, so that the device's answer travels while the commit is made durable (docs/architecture.md,
-#: "Write-ahead"). Their answer is applied only after that commit returned (one input at a time); a commit that
-#: fails leaves an answer no one applies.
+#: Commands that only ask a device to read, changing nothing on it or on the felt: sent before the commit that
+#: holds them, which waits for their answer (``READ_WAIT_S``; docs/architecture.md, "Write-ahead"). An answer
+#: applied with them is committed with them; a commit that fails leaves an answer no one applies.
 READ_COMMANDS = (cmd.ReadSpots,)
+#: Longest wait, in seconds, for the answer to a request to read before the commit holding the request is made
+#: (``Controller.process``): an answer that comes within it is applied and committed with the request, in one
+#: transaction (one commit on the path from a press to the cards, not two); one that comes later finds the request
+#: committed alone, at most this much later than without the wait. The wait holds back nothing but the commit:
+#: no command but a request to read goes out before it, and every input that comes meanwhile joins it.
+READ_WAIT_S = 0.002
 #: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
 MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
@@ -244,8 +250,12 @@ class Controller:
         """Apply ``events`` in order, commit them with every output they produced in one transaction (inputs
         that arrived together share a commit), then carry out each output in order, the panel's commands after
         the other devices' (``_commit``): a command is sent only once the commit that holds it returned, but a
-        request to read (``READ_COMMANDS``), sent as that commit begins. An input whose outputs end a round or raise a fault ends the
-        group (a checkpoint, or the end of the run, comes right after it); the inputs after it are put back.
+        request to read (``READ_COMMANDS``), sent before. When the outputs hold a request to read and nothing
+        that needs the commit to go out (``_awaiting_answer``), the request goes at once and the commit waits
+        for its answer at most ``READ_WAIT_S``: every input that comes meanwhile, the answer included, is applied
+        and joins the commit (a press and the reading it asked for: one commit). An input whose outputs end a
+        round or raise a fault ends the group (a checkpoint, or the end of the run, comes right after it); the
+        inputs after it are put back.
 
         An exception from the machine is a defect: it is logged with the event, and the machine is moved to
         its fault state (cause ``internal``) so the round stops in a defined state. A device fault's detail
@@ -257,41 +267,101 @@ class Controller:
         if events and events[0] is self.started:
             entries, self._start_entries = self._start_entries, []
         outputs: list[Any] = []
+        ended = False
         for index, event in enumerate(events):
-            if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
-                cut = len(event.detail) - MAX_DETAIL
-                event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
-            entries.append(("event", type(event).__name__, fields_of(event), self.machine.round_no))
-            self._damage_found = self._damage_found or isinstance(event, JournalDamaged)
-            try:
-                produced = self.machine.handle(event)
-            except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
-                log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
-                produced = self.machine.defect(exc)
-            entries.extend(self._entry(output) for output in produced)
-            outputs.extend(produced)
-            if any(isinstance(o, GROUP_ENDS) for o in produced) and index + 1 < len(events):
-                self._pending.extendleft(reversed(events[index + 1:]))
+            ended = self._apply(event, entries, outputs)
+            if ended:
+                if index + 1 < len(events):
+                    self._pending.extendleft(reversed(events[index + 1:]))
                 break
+        # the answer to a request to read, if it comes within READ_WAIT_S, joins the request's commit
+        answered = {e.request_id for e in events if isinstance(e, SpotsSnapshot)}
+        sent = 0  # the requests to read among outputs[:sent] went out
+        taken, deadline = len(events), None
+        while not ended and taken < MAX_GROUP and self._awaiting_answer(outputs, answered):
+            for output in outputs[sent:]:
+                if isinstance(output, READ_COMMANDS):
+                    self._carry_out(output)
+            sent = len(outputs)
+            deadline = deadline or time.monotonic() + READ_WAIT_S
+            event = self._next_before(deadline)
+            if event is None:
+                break
+            taken += 1
+            if isinstance(event, SpotsSnapshot):
+                answered.add(event.request_id)
+            ended = self._apply(event, entries, outputs)
         entries.extend(self.snapshots.after(entries, self.machine.meters, self.machine.round_no))
-        self._commit(entries, outputs)
+        self._commit(entries, outputs, read_sent=sent)
         if self.on_view is not None:
             self.on_view(self.machine.view())
         self.watch.after_input(self.machine)
+
+    def _apply(self, event: Any, entries: list[tuple[str, str, dict[str, Any], int | None]],
+               outputs: list[Any]) -> bool:
+        """Apply one input to the machine: its entry and those of its outputs appended to ``entries``, the outputs
+        to ``outputs``. Returns True when they end a group (``GROUP_ENDS``). A device fault's detail longer than
+        ``MAX_DETAIL`` characters is cut first; an exception from the machine moves it to its fault state
+        (``process``)."""
+        if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
+            cut = len(event.detail) - MAX_DETAIL
+            event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
+        entries.append(("event", type(event).__name__, fields_of(event), self.machine.round_no))
+        self._damage_found = self._damage_found or isinstance(event, JournalDamaged)
+        try:
+            produced = self.machine.handle(event)
+        except Exception as exc:  # noqa: BLE001 - any defect must stop the round, not the service
+            log.exception("round machine failed on %s in state %s", type(event).__name__, self.machine.state)
+            produced = self.machine.defect(exc)
+        entries.extend(self._entry(output) for output in produced)
+        outputs.extend(produced)
+        return any(isinstance(o, GROUP_ENDS) for o in produced)
+
+    @staticmethod
+    def _awaiting_answer(outputs: list[Any], answered: set[int]) -> bool:
+        """True when the commit to come may wait for an answer (``READ_WAIT_S``): the last request to read among
+        ``outputs`` has no answer among the inputs applied with them (``answered``: their ``request_id``), and
+        nothing of them needs the commit to go out: every output is a record, a panel command or a request to
+        read (a dispense, a shuffle, a round's end or a fault commits at once)."""
+        last_read = None
+        for output in outputs:
+            if isinstance(output, READ_COMMANDS):
+                last_read = output
+            elif isinstance(output, GROUP_ENDS) or (isinstance(output, cmd.DEVICE_COMMANDS)
+                                                      and not isinstance(output, PANEL_COMMANDS)):
+                return False
+        return last_read is not None and last_read.request_id not in answered
+
+    def _next_before(self, deadline: float) -> Any:
+        """The next input (put back first, then from the queue) if one comes before ``deadline`` (monotonic
+        seconds), else None; a stop marker is put back and gives None."""
+        if self._pending:
+            item = self._pending.popleft()
+        else:
+            try:
+                item = self.events.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+        if item is STOP or item is STOP_AFTER_ROUND:
+            self._pending.appendleft(item)
+            return None
+        return item
 
     def _entry(self, output: Any) -> tuple[str, str, dict[str, Any], int | None]:
         kind = "command" if isinstance(output, cmd.DEVICE_COMMANDS) else "record"
         return kind, type(output).__name__, fields_of(output), getattr(output, "round_no", self.machine.round_no)
 
-    def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any]) -> None:
+    def _commit(self, entries: list[tuple[str, str, dict[str, Any], int | None]], outputs: list[Any], *,
+                read_sent: int = 0) -> None:
         """Commit ``entries`` (inputs and the entries of ``outputs``) as one transaction, with a checkpoint of
         the machine after a round's close and at least every ``journal.checkpoint_every`` records, then carry
-        the outputs out (a ``READ_COMMANDS`` one as the commit begins). The commit's records are handed on
-        (metrics, the round's records, ``on_record``) once the outputs are carried out, or before a round's end
-        is, which reads them: a command waits for its commit only."""
+        the outputs out (a ``READ_COMMANDS`` one as the commit begins, unless it is among ``outputs[:read_sent]``,
+        sent already). The commit's records are handed on (metrics, the round's records, ``on_record``) once the
+        outputs are carried out, or before a round's end is, which reads them: a command waits for its commit
+        only."""
         ends_round = any(isinstance(o, (cmd.RoundClosed, cmd.RoundVoided)) for o in outputs)
         due = self.journal.since_checkpoint + len(entries) >= self.journal.checkpoint_every
-        for output in outputs:
+        for output in outputs[read_sent:]:
             if isinstance(output, READ_COMMANDS):
                 self._carry_out(output)
         began = time.monotonic()
