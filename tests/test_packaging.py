@@ -23,6 +23,13 @@ def test_every_package_of_the_source_tree_is_in_the_wheel():
     shipped = {p.name for p in (TOP / "config").glob("*.yaml")} | {
         f"jurisdictions/{p.name}" for p in (TOP / "config" / "jurisdictions").glob("*.yaml")}
     assert shipped == {"table.yaml", "jurisdictions/ny.yaml", "jurisdictions/pa.yaml", "jurisdictions/nj.yaml"}
-    assert data["controller.defaults"] == ["table.yaml", "systemd/crisscross.service"]
+    assert data["controller.defaults"] == ["table.yaml"]
     assert data["controller.defaults.jurisdictions"] == ["*.yaml"]
+    assert data["controller.defaults.systemd"] == ["crisscross.service"]
+    # a folder of data files (no __init__.py) is listed as a package with its files, so that the build names it
+    folders = {".".join(path.parent.relative_to(TOP).parts) for top in ("controller", "drivers")
+               for path in (TOP / top).rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc")
+               and "__pycache__" not in path.parts and not (path.parent / "__init__.py").exists()}
+    assert folders <= listed, f"folders of data files missing from pyproject.toml's packages: {sorted(folders - listed)}"
+    assert all(folder in data for folder in folders), sorted(folders - set(data))
     assert (TOP / "config" / "systemd" / "crisscross.service").is_file()  # `crisscross config unit` prints it
