@@ -53,12 +53,26 @@ class Listener:
         connect(self.client, self.config, clean_start=not self.durable,
                 session_expiry=SESSION_EXPIRY if self.durable else None)
         deadline = time.monotonic() + timeout
+        lost = 0  # connections closed before the subscription was acknowledged
+        failed: OSError | None = None  # the last attempt to connect again that failed
         while not self.subscribed and self.refused is None and time.monotonic() < deadline:
-            self.client.loop(timeout=0.05)
+            left = max(deadline - time.monotonic(), 0.0)
+            if self.client.loop(timeout=min(0.05, left)) == paho.MQTT_ERR_SUCCESS:
+                continue
+            # the connection was closed (no socket left to wait on): try again after a pause, never in a busy loop
+            lost += 1
+            time.sleep(min(0.2, max(deadline - time.monotonic(), 0.0)))
+            if time.monotonic() < deadline:
+                try:
+                    self.client.reconnect()
+                except OSError as exc:
+                    failed = exc
         if self.refused is not None:
             raise OSError(f"refused the connection: {self.refused}")
         if not self.subscribed:
-            raise OSError(f"no subscription acknowledged within {timeout:g} s")
+            why = (f"; the connection was closed {lost} time(s) before it" if lost else "") + (
+                f"; the last attempt: {failed.strerror or failed}" if failed is not None else "")
+            raise OSError(f"no subscription acknowledged within {timeout:g} s{why}")
 
     def pump(self, seconds: float, stop: threading.Event | None = None) -> None:
         """Receive for ``seconds``, or until ``stop`` is set (checked every 0.05 s at most: SIGTERM or SIGINT,
