@@ -23,7 +23,7 @@ def crisscross(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     saved = sys.stdin
     try:
-        sys.stdin = io.StringIO(stdin)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")  # with its .buffer
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 status = cli.main(argv)

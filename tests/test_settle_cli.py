@@ -413,3 +413,41 @@ def test_a_closed_standard_output_is_one_line_and_status_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         "crisscross: settle: standard output is closed: nowhere to write the settlements"]
+
+
+def test_an_input_without_end_or_not_utf8_is_refused_in_one_line_and_never_held(tmp_path):
+    """Input is read at most ``MAX_ROUND_BYTES`` (1 MiB) a round: ``/dev/zero`` (no end) is refused after that
+    much, a file that is not UTF-8 names its first such byte; one line each, exit 2, no traceback."""
+    from controller.cli.settle import MAX_ROUND_BYTES
+
+    assert MAX_ROUND_BYTES == 1 << 20
+    proc = crisscross("settle", "/dev/zero")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "/dev/zero: longer than 1,048,576 bytes: not one round (a round's JSON is a few thousand)\n"
+    latin = tmp_path / "latin-1.json"
+    latin.write_bytes(json.dumps(EXAMPLE).replace('"ny"', '"n\u00e9"').encode("latin-1"))
+    proc = crisscross("settle", str(latin))
+    at = json.dumps(EXAMPLE).index('"ny"') + 3  # the byte 0xe9, counted from 1
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"{latin}: not UTF-8 text: byte 0xe9 at byte {at}\n"
+
+
+def test_lines_refuse_a_line_too_long_or_not_utf8_alone_and_settle_the_others(tmp_path, monkeypatch):
+    """With ``--lines`` a line longer than the bound (here 4,096 bytes) or not UTF-8 is refused by its number,
+    read to its end without being held; the lines around it are settled, numbered as before (a carriage return
+    also ends a line)."""
+    from controller.cli import settle as settle_cli
+
+    monkeypatch.setattr(settle_cli, "MAX_ROUND_BYTES", 4096)
+    good = json.dumps(EXAMPLE).encode()
+    path = tmp_path / "rounds.jsonl"
+    path.write_bytes(b"\n".join([good, b"x" * 10_000, b"\xff" + good, good + b"\r" + good, good]) + b"\n")
+    proc = crisscross("settle", "--lines", str(path))
+    assert proc.returncode == 2
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["line"] for a in answers] == [1, 2, 3, 4, 5, 6]
+    assert answers[1]["error"] == (f"{path}: line 2: longer than 4,096 bytes: not one round (a round's JSON is a "
+                                   f"few thousand)")
+    assert answers[2]["error"] == f"{path}: line 3: not UTF-8 text: byte 0xff at byte 1"
+    assert all(answers[n]["seats"][0]["net"] == EXAMPLE_NET for n in (0, 3, 4, 5))
+    assert proc.stderr.splitlines() == [answers[1]["error"], answers[2]["error"]]

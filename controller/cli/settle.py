@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from controller.settings.files import CONFIG_DIR, ConfigError
+
+#: Longest input of one round, in bytes (a file or standard input; a line with ``--lines``): a six-seat round's
+#: JSON is about 2,000. Longer is refused unread, so that no input (``/dev/zero``, ``yes``) fills the memory.
+MAX_ROUND_BYTES = 1 << 20
 
 
 def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = False) -> int:
@@ -20,7 +25,6 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     process for a whole journal), one compact settlement with ``"line": N`` or ``{"line": N, "error": ...}`` per
     line that is not blank. Each jurisdiction a command's rounds name is read once by that command (a file
     changed since is read by the next command); a file that cannot be loaded refuses every round naming it."""
-    from controller.game.settlement import SettlementInputError, settle_round
     from controller.game.table import jurisdictions_home, load_table_config
 
     table = None
@@ -38,10 +42,24 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
         return 2
     source = str(path) if path else "<stdin>"
     try:
-        text = path.read_text(encoding="utf-8") if path else sys.stdin.read()
+        stream = path.open("rb") if path else sys.stdin.buffer
     except OSError as exc:
         print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    try:
+        return _settle_stream(stream, source, table, config_dir, lines)
+    except OSError as exc:
+        print(f"{source}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        if path:
+            stream.close()
+
+
+def _settle_stream(stream: IO[bytes], source: str, table: Any, config_dir: Path, lines: bool) -> int:
+    """``settle`` of what ``stream`` holds (named ``source`` in messages). Raises ``OSError`` when it cannot be
+    read."""
+    from controller.game.settlement import SettlementInputError, settle_round
 
     jurisdictions: dict[str, Any] = {}  # read once per command: a file changed since is read by the next one
 
@@ -62,10 +80,12 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     status = 0
     try:
         if lines:
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line or line.isspace():  # blank: no round
+            for number, line in _lines(stream, source):
+                if isinstance(line, str) and (not line or line.isspace()):  # blank: no round
                     continue
                 try:
+                    if isinstance(line, ValueError):
+                        raise line
                     answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
                 except ValueError as exc:
                     print(exc, file=sys.stderr)
@@ -73,7 +93,7 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
                 sys.stdout.write(_compact(answer) + "\n")
         else:
             try:
-                result = settled(text, source)
+                result = settled(_text(stream.read(MAX_ROUND_BYTES + 1), source), source)
             except ValueError as exc:
                 print(exc, file=sys.stderr)
                 return 2
@@ -83,6 +103,45 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
         sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
     return status
+
+
+def _text(data: bytes, where: str) -> str:
+    """``data`` as UTF-8 text; ``ValueError`` naming ``where`` when it is longer than ``MAX_ROUND_BYTES`` or not
+    UTF-8 (the first byte that is not, and its place)."""
+    if len(data) > MAX_ROUND_BYTES:
+        raise ValueError(f"{where}: longer than {MAX_ROUND_BYTES:,} bytes: not one round (a round's JSON is a few "
+                         f"thousand)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 text: byte 0x{data[exc.start]:02x} at byte {exc.start + 1}") from None
+
+
+def _lines(stream: IO[bytes], source: str) -> Iterator[tuple[int, str | ValueError]]:
+    """``(number, line)`` of each line of ``stream``, numbered and split as ``str.splitlines`` splits the whole
+    text, read one line at a time: a line longer than ``MAX_ROUND_BYTES`` or not UTF-8 is a ``ValueError`` in
+    place of its text (the rest of a long line is read and dropped, never held)."""
+    number = 0
+    while True:
+        chunk = stream.readline(MAX_ROUND_BYTES + 1)
+        if not chunk:
+            return
+        if len(chunk) > MAX_ROUND_BYTES and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):  # the rest of the line, dropped
+                chunk = stream.readline(MAX_ROUND_BYTES)
+            number += 1
+            yield number, ValueError(f"{source}: line {number}: longer than {MAX_ROUND_BYTES:,} bytes: not one "
+                                     f"round (a round's JSON is a few thousand)")
+            continue
+        try:
+            text = _text(chunk, f"{source}: line {number + 1}")
+        except ValueError as exc:
+            number += 1
+            yield number, exc
+            continue
+        for line in text.splitlines():  # a line ends at \n; splitlines also at \r and the rest, as before
+            number += 1
+            yield number, line
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
