@@ -67,6 +67,21 @@ def test_the_last_rounds_of_a_copy_cut_short_leave_out_its_torn_last_line(tmp_pa
     assert [n for n, _ in last_rounds(copy, 5)] == [1, 2]
 
 
+def test_a_line_longer_than_a_record_can_be_is_refused_by_its_number_unread(tmp_path):
+    """A JSON-lines journal's line is read at most ``MAX_LINE_BYTES`` (1 MiB; a record's line is a few thousand):
+    a longer one (a file made to fill a reader's memory) is refused by its line, before its end is read."""
+    from controller.journal.reader import MAX_LINE_BYTES
+
+    assert MAX_LINE_BYTES == 1 << 20
+    store = _store(tmp_path / "j.db", rounds=1)
+    copy = tmp_path / "j.jsonl"
+    lines = exported_lines(store)
+    copy.write_text("".join(lines[:2]) + "x" * (3 << 20) + "\n" + "".join(lines[2:]))
+    with pytest.raises(JournalError) as refused:
+        read_records(copy)
+    assert str(refused.value) == f"{copy}: line 3: longer than 1,048,576 bytes: not a journal record"
+
+
 def _chain(n: int) -> list[dict]:
     return rechain([{"seq": i, "time": CLOCK, "kind": "event", "round": None, "type": "ButtonPressed",
                      "data": {"i": i}, "prev": "", "hash": ""} for i in range(1, n + 1)])

@@ -20,6 +20,9 @@ from controller.journal.schema import ROUND_ENDS, columns
 
 #: A journal store starts with these bytes (SQLite file format, "The Database Header").
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: Longest line of a JSON-lines journal read, in bytes (a record's line is a few thousand at most): a longer one is
+#: refused unread, so that no file (one line of gigabytes) fills the memory of the reader.
+MAX_LINE_BYTES = 1 << 20
 
 
 def connect_reader(path: Path) -> tuple[sqlite3.Connection, bool]:
@@ -116,14 +119,17 @@ def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None 
     """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
     store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).
 
-    Raises ``JournalError`` naming the file and line for a line that is not a record, ``SpellingError`` for
-    one that is not in its canonical spelling, and for a last line without its newline unless
-    ``skip_torn_tail``, which leaves it out.
+    Raises ``JournalError`` naming the file and line for a line that is not a record (also one longer than
+    ``MAX_LINE_BYTES``, never held whole), ``SpellingError`` for one that is not in its canonical spelling, and for
+    a last line without its newline unless ``skip_torn_tail``, which leaves it out.
     """
     where = str(path)
     try:
         with Path(path).open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
-            for number, raw in enumerate(handle, 1):
+            for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+                if len(raw) > MAX_LINE_BYTES:
+                    raise JournalError(f"{where}: line {number}: longer than {MAX_LINE_BYTES:,} bytes: not a journal "
+                                       f"record")
                 if not raw.endswith(b"\n"):
                     if skip_torn_tail:
                         return
