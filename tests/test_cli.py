@@ -88,6 +88,32 @@ def test_a_count_of_zero_or_below_or_past_a_billion_is_refused(text):
     assert cli.positive_int("1000000000") == 10**9
 
 
+@pytest.mark.parametrize("command", [("par-sheet", "ny"), ("protect", "--measure"),
+                                     ("paytable", "design", "--target-house-edge", "0.03", "--vary", "bet")])
+@pytest.mark.parametrize("text", ["0", "-5", "x", "past"])
+def test_a_number_of_workers_past_four_a_processor_or_below_one_is_refused(command, text):
+    """Each ``--workers`` takes 1 to four processes for each processor the command may use (its CPU affinity):
+    ``--workers 1000`` started hundreds of processes of about 90 MB each before this; ``paytable design --workers
+    -5`` ended in a ``ValueError`` traceback."""
+    import os
+
+    most = 4 * len(os.sched_getaffinity(0))
+    given = str(most + 1) if text == "past" else text
+    proc = crisscross(*command, "--workers", given)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1].endswith(
+        f"error: argument --workers: expected a number of processes from 1 to {most} (4 for each of the "
+        f"{most // 4} processors this command may use), got {given}")
+
+
+def test_the_bound_on_workers_is_four_a_processor_and_takes_it():
+    from controller.settings.argtypes import processors, workers
+    import os
+
+    assert processors() == len(os.sched_getaffinity(0))
+    assert workers(str(4 * processors())) == 4 * processors() and workers("1") == 1
+
+
 @pytest.mark.parametrize("command", [("recall", "--last", "99999999999999999999999"),
                                      ("journal", "export", "--rounds", "1-99999999999999999999999"),
                                      ("run", "--simulate", "--rounds", "99999999999999999999999")])

@@ -180,8 +180,9 @@ def main(argv: list[str]) -> int:
     import argparse
     import sys
 
-    from controller.settings.files import ConfigError
     from controller.game.paytable import load_jurisdiction
+    from controller.settings.argtypes import workers
+    from controller.settings.files import ConfigError
 
     parser = argparse.ArgumentParser(prog="crisscross paytable design",
                                      description="pay tables closest to a target house edge")
@@ -199,7 +200,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--check", type=int, default=3, help="bet: tables recomputed by the par sheet (default 3)")
     parser.add_argument("--output", type=Path, default=None,
                         help="pay-table file written with the best table (default: <code>-<vary>-designed.yaml)")
-    parser.add_argument("--workers", type=int, default=None, help="bet: par-sheet processes (default: one per CPU)")
+    parser.add_argument("--workers", type=workers, default=None, help="bet: par-sheet processes (default: one per CPU)")
     args = parser.parse_args(argv)
     try:
         values = LADDER if args.values is None else tuple(int(v) for v in args.values.split(","))

@@ -56,7 +56,7 @@ from controller.cli import identity, meters, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
-from controller.settings.argtypes import MOST_COUNT, file_path, positive_float, positive_int, probability
+from controller.settings.argtypes import MOST_COUNT, file_path, positive_float, positive_int, probability, workers
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
@@ -155,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
                      help="a jurisdiction code (ny) or a jurisdiction/pay-table YAML file")
     par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    par.add_argument("--workers", type=positive_int, default=None, help="processes (default: one per CPU)")
+    par.add_argument("--workers", type=workers, default=None, help="processes (default: one per CPU)")
 
     paytable = sub.add_parser("paytable", help="a jurisdiction's pay tables and the exact five-card bonus return",
                               parents=[common])

@@ -22,7 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from controller.settings.argtypes import file_path
+from controller.settings.argtypes import file_path, workers
 
 
 def seed(text: str) -> int:
@@ -67,7 +67,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                          help="--measure: rounds after which a hole-carder not flagged counts as never (default 400)")
     protect.add_argument("--bound-deals", type=count, default=20_000,
                          help="--measure: random deals over which each bound is averaged (default 20000)")
-    protect.add_argument("--workers", type=count, default=None,
+    protect.add_argument("--workers", type=workers, default=None,
                          help="processes that build the tables the first time (default: one per CPU)")
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import random
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from controller.analysis.strategy import OptimalStrategy
-from controller.settings.argtypes import positive_int
+from controller.settings.argtypes import positive_int, processors, workers
 from controller.game.cards import DECK
 from controller.game.payout import PayoutConfig
 from controller.game.paytable import Jurisdiction, load_jurisdiction
@@ -178,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m controller.cli.simulate", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=lambda t: max(2, positive_int(t)), default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=workers, default=processors())
     parser.add_argument("--jurisdiction", default="ny")
     parser.add_argument("--exact", type=float, default=None,
                         help="the exact expected value per ante (default: computed with the par sheet)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,33 @@ def positive_int(text: str) -> int:
         value = 0
     if not 0 < value <= MOST_COUNT:
         raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MOST_COUNT:,}, got {text}")
+    return value
+
+
+#: Worker processes an option takes, per processor this process may run on: more only wait their turn, each
+#: holding its own copy of the tables (about 100 MB), so that a mistyped count fills the memory, not the processors.
+WORKERS_PER_PROCESSOR = 4
+
+
+def processors() -> int:
+    """The processors this process may run on (its CPU affinity; the machine's count where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def workers(text: str) -> int:
+    """A number of worker processes (``--workers``): a positive integer of at most ``WORKERS_PER_PROCESSOR`` for
+    each of the ``processors()``, else an ``ArgumentTypeError`` naming the text and the bound."""
+    most = WORKERS_PER_PROCESSOR * processors()
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 0 < value <= most:
+        raise argparse.ArgumentTypeError(f"expected a number of processes from 1 to {most} ({WORKERS_PER_PROCESSOR} "
+                                         f"for each of the {processors()} processors this command may use), got {text}")
     return value
 
 
