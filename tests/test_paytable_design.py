@@ -15,6 +15,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 import yaml
 
 from controller.game.minimums import REGULATIONS, odds_value
@@ -107,3 +108,21 @@ def test_design_refuses_bad_options(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "controller", "paytable", "ny", "--vary", "bonus"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2 and "unexpected --vary bonus" in proc.stderr
+
+
+@pytest.mark.parametrize("option, text, most", [("--top", "1000000000", 1000), ("--top", "0", 1000),
+                                                ("--check", "101", 100), ("--max-factor", "1001", 1000),
+                                                ("--max-factor", "-1", 1000)])
+def test_design_refuses_counts_past_what_its_search_can_hold(tmp_path, option, text, most):
+    """``--top 1000000000`` kept every table it met (7 GB in a minute, not finished); ``--check`` is a par sheet
+    each, ``--max-factor`` widens every hand's choices: each is bounded, and refused past it in one line."""
+    proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", option, text)
+    assert proc.returncode == 2 and proc.stdout == "" and not output.exists()
+    assert proc.stderr.splitlines()[-1].endswith(
+        f"error: argument {option}: expected a positive integer of at most {most:,}, got {text}")
+
+
+def test_design_refuses_values_below_one(tmp_path):
+    proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", "--values", "0,2")
+    assert proc.returncode == 2 and not output.exists()
+    assert proc.stderr == "crisscross paytable design: --values 0,2: expected positive integers\n"

@@ -36,6 +36,8 @@ from controller.game.paytable import PAY_HANDS, Jurisdiction, PayTable
 #: Odds (N to 1) a layout customarily shows; ``--values`` replaces them.
 LADDER: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 18, 20, 25, 30, 35, 40, 50, 60, 75, 80, 100, 125,
                            150, 200, 250, 300, 400, 500, 600, 750, 800, 1000, 1500, 2000)
+#: The most ``--max-factor`` (times a hand's minimum), ``--top`` (tables printed) and ``--check`` (par sheets) take.
+MOST_FACTOR, MOST_TOP, MOST_CHECK = 1000, 1000, 100
 #: The varied table's name in a jurisdiction for each ``--vary`` choice.
 VARY = {"bonus": "five_card_bonus", "bet": "bet"}
 
@@ -181,7 +183,7 @@ def main(argv: list[str]) -> int:
     import sys
 
     from controller.game.paytable import load_jurisdiction
-    from controller.settings.argtypes import workers
+    from controller.settings.argtypes import positive_int_at_most, workers
     from controller.settings.files import ConfigError
 
     parser = argparse.ArgumentParser(prog="crisscross paytable design",
@@ -194,18 +196,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--values", default=None, metavar="N,N,...",
                         help="the odds the facility allows (N to 1; default: "
                              + ",".join(map(str, LADDER[:8])) + ",...)")
-    parser.add_argument("--max-factor", type=int, default=4,
-                        help="at most this many times a hand's minimum (default 4)")
-    parser.add_argument("--top", type=int, default=5, help="bonus: tables printed (default 5)")
-    parser.add_argument("--check", type=int, default=3, help="bet: tables recomputed by the par sheet (default 3)")
+    # each bounded: the search's memory grows with --top (the tables kept) and its time with --max-factor and
+    # --check (a par sheet each, seconds of CPU)
+    parser.add_argument("--max-factor", type=positive_int_at_most(MOST_FACTOR), default=4,
+                        help=f"at most this many times a hand's minimum (default 4, at most {MOST_FACTOR})")
+    parser.add_argument("--top", type=positive_int_at_most(MOST_TOP), default=5,
+                        help=f"bonus: tables printed (default 5, at most {MOST_TOP})")
+    parser.add_argument("--check", type=positive_int_at_most(MOST_CHECK), default=3,
+                        help=f"bet: tables recomputed by the par sheet (default 3, at most {MOST_CHECK})")
     parser.add_argument("--output", type=Path, default=None,
                         help="pay-table file written with the best table (default: <code>-<vary>-designed.yaml)")
     parser.add_argument("--workers", type=workers, default=None, help="bet: par-sheet processes (default: one per CPU)")
     args = parser.parse_args(argv)
     try:
         values = LADDER if args.values is None else tuple(int(v) for v in args.values.split(","))
-        if not values or min(values) < 1 or args.max_factor < 1 or args.top < 1 or args.check < 1:
-            raise ValueError("--values, --max-factor, --top and --check take positive integers")
+        if not values or min(values) < 1:
+            raise ValueError(f"--values {args.values}: expected positive integers")
         if not 0 <= args.target_house_edge < 1:
             raise ValueError(f"--target-house-edge {args.target_house_edge}: expected a fraction in [0, 1)")
         jurisdiction = load_jurisdiction(args.jurisdiction)

@@ -29,6 +29,22 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_int_at_most(most: int) -> Callable[[str], int]:
+    """The argument type of a positive integer of at most ``most`` (a count whose work or memory grows with it,
+    past what the command can give), refusing as ``positive_int`` does."""
+
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if not 0 < value <= most:
+            raise argparse.ArgumentTypeError(f"expected a positive integer of at most {most:,}, got {text}")
+        return value
+
+    return check
+
+
 #: Worker processes an option takes, per processor this process may run on: more only wait their turn, each
 #: holding its own copy of the tables (about 100 MB), so that a mistyped count fills the memory, not the processors.
 WORKERS_PER_PROCESSOR = 4
