@@ -17,32 +17,27 @@ from pathlib import Path
 MOST_COUNT = 10**9
 
 
-def positive_int(text: str) -> int:
-    """A positive integer of at most ``MOST_COUNT``, else an ``ArgumentTypeError`` naming the text (not a number
-    included: argparse would otherwise name this function)."""
+def integer(text: str, most: int, expected: str) -> int:
+    """``text`` as an integer from 1 to ``most``, else an ``ArgumentTypeError`` saying ``expected`` and the text
+    (not a number included: argparse would otherwise name the type's function)."""
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if not 0 < value <= MOST_COUNT:
-        raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MOST_COUNT:,}, got {text}")
+    if not 0 < value <= most:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A positive integer of at most ``MOST_COUNT``, else an ``ArgumentTypeError`` naming the text."""
+    return integer(text, MOST_COUNT, f"a positive integer of at most {MOST_COUNT:,}")
 
 
 def positive_int_at_most(most: int) -> Callable[[str], int]:
     """The argument type of a positive integer of at most ``most`` (a count whose work or memory grows with it,
     past what the command can give), refusing as ``positive_int`` does."""
-
-    def check(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if not 0 < value <= most:
-            raise argparse.ArgumentTypeError(f"expected a positive integer of at most {most:,}, got {text}")
-        return value
-
-    return check
+    return lambda text: integer(text, most, f"a positive integer of at most {most:,}")
 
 
 #: Worker processes an option takes, per processor this process may run on: more only wait their turn, each
@@ -62,14 +57,8 @@ def workers(text: str) -> int:
     """A number of worker processes (``--workers``): a positive integer of at most ``WORKERS_PER_PROCESSOR`` for
     each of the ``processors()``, else an ``ArgumentTypeError`` naming the text and the bound."""
     most = WORKERS_PER_PROCESSOR * processors()
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 0 < value <= most:
-        raise argparse.ArgumentTypeError(f"expected a number of processes from 1 to {most} ({WORKERS_PER_PROCESSOR} "
-                                         f"for each of the {processors()} processors this command may use), got {text}")
-    return value
+    return integer(text, most, f"a number of processes from 1 to {most} ({WORKERS_PER_PROCESSOR} for each of the "
+                               f"{processors()} processors this command may use)")
 
 
 def number(text: str, accept: Callable[[float], bool], expected: str) -> float:
