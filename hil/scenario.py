@@ -20,6 +20,9 @@ import yaml
 
 SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
 
+#: Largest scenario file read, in bytes (a scenario is a few thousand): a larger one, or a device or pipe that never
+#: ends (``/dev/zero``), is refused before it is read, so that no file fills the rig's memory.
+MAX_SCENARIO_BYTES = 1 << 20
 #: Actions that only look or wait: a step's ``after`` (a moment to act at) makes no sense on them.
 PASSIVE: frozenset[str] = frozenset({"wait", "expect", "sleep"})
 
@@ -183,11 +186,23 @@ def _unknown_names(data: Any) -> list[tuple[tuple, str]]:
 
 def load_scenario(path: Path) -> Scenario:
     """Read and check the scenario at ``path``. Raises ``ScenarioError`` listing every problem as ``file:line:
-    what is wrong`` (YAML syntax, repeated keys, the schema, a step without exactly one action, a state or a
-    record type the controller does not have), ``OSError`` when the file cannot be read."""
+    what is wrong`` (not a regular file, larger than ``MAX_SCENARIO_BYTES`` or not UTF-8, YAML syntax, repeated
+    keys, the schema, a step without exactly one action, a state or a record type the controller does not have),
+    ``OSError`` when the file cannot be read."""
     path = Path(path)
     file = str(path)
-    text = path.read_text()
+    if path.exists() and not path.is_file():
+        raise ScenarioError([f"{file}:1: not a regular file; a scenario is a YAML file"])
+    with path.open("rb") as handle:
+        data = handle.read(MAX_SCENARIO_BYTES + 1)
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError([f"{file}:1: larger than {MAX_SCENARIO_BYTES:,} bytes: not a scenario (a scenario is a few "
+                             f"thousand)"])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ScenarioError([f"{file}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"]) from None
     try:
         loader = yaml.SafeLoader(text)
         try:  # one parse: the nodes (for the lines) and the data built from them

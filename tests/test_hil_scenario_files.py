@@ -110,6 +110,24 @@ def test_yaml_syntax_and_repeated_keys_are_named_by_line(tmp_path):
     assert problem == f"{repeated}:5: key 'seed' repeated (first at line 2)"
 
 
+def test_a_device_a_folder_a_file_too_large_or_not_utf8_is_refused_before_it_is_read_whole(tmp_path):
+    """``/dev/zero`` given as a scenario filled the rig's memory until the kernel killed it; a file over
+    ``MAX_SCENARIO_BYTES`` (1 MiB; a scenario is a few thousand) is refused after reading that much; bytes that
+    are not UTF-8 are named by their line."""
+    from hil.scenario import MAX_SCENARIO_BYTES
+
+    assert MAX_SCENARIO_BYTES == 1 << 20
+    assert problems_of(Path("/dev/zero")) == ["/dev/zero:1: not a regular file; a scenario is a YAML file"]
+    assert problems_of(tmp_path) == [f"{tmp_path}:1: not a regular file; a scenario is a YAML file"]
+    large = tmp_path / "large.yaml"
+    large.write_text("name: large\nsteps: [{sleep: 1}]\n" + "#" * (1 << 20) + "\n")
+    assert problems_of(large) == [f"{large}:1: larger than 1,048,576 bytes: not a scenario (a scenario is a few "
+                                  f"thousand)"]
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("name: latin\nsteps: [{sleep: 1}]\n# caf\u00e9\n".encode("latin-1"))
+    assert problems_of(latin) == [f"{latin}:3: not UTF-8 text (byte 0xe9)"]
+
+
 def test_a_missing_name_or_steps_and_a_name_unlike_the_file_are_refused(tmp_path):
     path = write(tmp_path, "other", "description: nothing\n")
     assert problems_of(path) == [f"{path}:1: the scenario: 'name' is a required property",
