@@ -544,3 +544,32 @@ def test_the_journal_of_simulated_play_is_never_sealed_and_one_sealed_by_hand_is
     with pytest.raises(JournalError, match="the journal of simulated play is sealed with a key .* move it aside"):
         simulated_run()
     assert len(read_records(shared)) == before + 1
+
+
+@pytest.mark.parametrize("replacement", ["link to /dev/zero", "pipe", "large file"])
+def test_an_anchor_replaced_by_a_link_a_pipe_or_a_large_file_is_named_not_read_for_ever(tmp_path, replacement):
+    """The anchor is read never through a link, never waiting on a pipe and at most one byte more than an
+    anchor holds: a link to /dev/zero in its place took 24 GB of memory before the kernel killed ``journal
+    verify``, a pipe kept it (and a start) waiting for ever. Each is a problem of the anchor: verify says the
+    journal is not intact (exit 1), a start refuses it with the way out, and ``reanchor`` puts an anchor back."""
+    path = tmp_path / "j.db"
+    journal = Journal(path, fsync=False)
+    journal.append("event", "ServiceStarted", {}, None)
+    journal.close()
+    anchor = _anchor(path)
+    anchor.unlink()
+    if replacement == "link to /dev/zero":
+        anchor.symlink_to("/dev/zero")
+        problem = f"anchor {anchor}: a symbolic link, not the anchor file"
+    elif replacement == "pipe":
+        os.mkfifo(anchor)
+        problem = f"anchor {anchor}: not a regular file"
+    else:
+        anchor.write_bytes(b"\0" * (64 << 20))
+        problem = f"anchor {anchor}: not an anchor"
+    assert read_anchor(anchor) == {"problem": problem}
+    proc = crisscross("journal", "verify", str(path))
+    assert proc.returncode == 1 and proc.stdout.rstrip().endswith(problem), proc
+    proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "QA", "--reason", "inquiry 7")
+    assert proc.returncode == 0 and anchor.is_file() and not anchor.is_symlink()
+    assert read_anchor(anchor)["seq"] == 2
