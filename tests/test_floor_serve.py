@@ -450,7 +450,7 @@ def test_the_page_files_are_package_data():
     globs = tomllib.loads((top / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     files = sorted(f"pit_page/{p.name}" for p in PAGE_DIR.iterdir())
     assert files == ["pit_page/index.html", "pit_page/pit.css", "pit_page/pit.js"]
-    assert all(any(fnmatch(f, g) for g in globs["controller.floor"]) for f in files)
+    assert all(any(fnmatch(f.removeprefix("pit_page/"), g) for g in globs["controller.floor.pit_page"]) for f in files)
 
 
 def test_a_database_that_holds_no_store_is_named_in_one_line(postgres, tmp_path):  # noqa: F811 - the fixture
