@@ -56,6 +56,27 @@ def test_a_progress_writer_never_offered_anything_writes_nothing(tmp_path):
     assert not path.exists()
 
 
+@pytest.mark.parametrize("replacement", ["link to /dev/zero", "pipe", "large file"])
+def test_a_progress_file_replaced_by_a_link_a_pipe_or_a_large_file_is_logged_and_publishing_starts_over(
+        tmp_path, caplog, replacement):
+    """The progress file is read as the anchor is (never through a link, never waiting on a pipe, at most 1 MiB):
+    a link to /dev/zero in its place would fill the service's memory, a pipe keep its publisher from starting.
+    Each is a file that cannot be read: logged, and publishing starts from the journal's first record (publishing
+    again is harmless, losing is not)."""
+    path = tmp_path / "journal.db.floor"
+    if replacement == "link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif replacement == "pipe":
+        import os
+
+        os.mkfifo(path)
+    else:
+        path.write_text('{"' + DESTINATION + '": {"seq": 9, "public": 9}, "x": "' + "y" * (1 << 20) + '"}')
+    with caplog.at_level(logging.WARNING, logger="controller.floor.publisher"):
+        assert _read(path) == (0, 0)
+    assert f"floor: {path} cannot be read" in caplog.text and "publishing from the journal's first record" in caplog.text
+
+
 def test_a_progress_file_that_cannot_be_written_is_logged_and_never_raised(tmp_path, caplog):
     path = tmp_path / "missing-folder" / "journal.db.floor"
     writer = ProgressWriter(Progress(path, DESTINATION))

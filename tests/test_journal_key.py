@@ -455,7 +455,7 @@ def test_an_anchor_altered_or_pointing_at_another_record_is_refused(keyed):
 @pytest.mark.parametrize("make, message", [
     (lambda p: None, "no journal key (create it with crisscross journal init-key)"),
     (lambda p: p.mkdir(mode=0o700), "cannot read the journal key: Is a directory"),
-    (lambda p: p.symlink_to("/dev/null"), "cannot read the journal key: Too many levels of symbolic links"),
+    (lambda p: p.symlink_to("/dev/null"), "cannot read the journal key: a symbolic link, not a file"),
     (lambda p: (p.write_text("ab" * 31 + "\n"), p.chmod(0o600)), "not a journal key (expected 64 hex digits)"),
     (lambda p: (p.write_bytes(b"\xff" * 64), p.chmod(0o600)), "not a journal key (expected 64 hex digits)"),
 ])
@@ -471,6 +471,16 @@ def test_a_device_given_as_the_key_file_is_not_a_regular_file():
     with pytest.raises(JournalKeyError) as refused:
         load_key("/dev/null")
     assert str(refused.value) == "/dev/null: the journal key is not a regular file"
+
+
+def test_a_pipe_given_as_the_key_file_is_refused_without_waiting_for_a_writer(tmp_path):
+    """Opening a pipe to read waits for a writer: the key's file is opened without waiting, so that a pipe in its
+    place is named (``journal verify --key`` waited for ever)."""
+    key_file = tmp_path / "journal.key"
+    os.mkfifo(key_file, 0o600)
+    with pytest.raises(JournalKeyError) as refused:
+        load_key(key_file)
+    assert str(refused.value) == f"{key_file}: the journal key is not a regular file"
 
 
 def _entries(path) -> tuple[bytearray, list[dict]]:
@@ -560,7 +570,7 @@ def test_an_anchor_replaced_by_a_link_a_pipe_or_a_large_file_is_named_not_read_f
     anchor.unlink()
     if replacement == "link to /dev/zero":
         anchor.symlink_to("/dev/zero")
-        problem = f"anchor {anchor}: a symbolic link, not the anchor file"
+        problem = f"anchor {anchor}: a symbolic link, not a file"
     elif replacement == "pipe":
         os.mkfifo(anchor)
         problem = f"anchor {anchor}: not a regular file"

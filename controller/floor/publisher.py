@@ -54,6 +54,7 @@ from controller.journal import key as jkey
 from controller.round.meters import Meters
 from controller.round.significant import SIGNIFICANT_EVENT
 from controller.settings.floor import FloorConfig, read_password
+from controller.settings.secret_files import read_regular
 from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,10 @@ def _corked(sock: Any) -> Any:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
 
 
+#: Largest progress file read (bytes): two numbers per destination, a few dozen bytes each.
+PROGRESS_BYTES = 1 << 20
+
+
 def progress_path(journal: Path) -> Path:
     """Where the publisher keeps its progress for the journal store at ``journal``: ``<journal>.floor``."""
     return jkey.beside(journal, ".floor")
@@ -126,8 +131,11 @@ class Progress:
         self.destination = destination
         self.seq, self.public = 0, 0
         self._all: dict[str, Any] = {}
-        try:
-            self._all = json.loads(self.path.read_text(encoding="utf-8"))
+        try:  # a link to /dev/zero or a pipe in its place is refused, not read (``read_regular``)
+            data, _ = read_regular(self.path, PROGRESS_BYTES + 1)
+            if len(data) > PROGRESS_BYTES:
+                raise ValueError(f"larger than {PROGRESS_BYTES:,} bytes")
+            self._all = json.loads(data.decode("utf-8"))
             mine = self._all.get(destination, {})
             self.seq, self.public = int(mine.get("seq", 0)), int(mine.get("public", 0))
         except FileNotFoundError:  # nothing acknowledged yet: publish from the journal's start

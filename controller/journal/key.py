@@ -19,14 +19,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import errno
 import os
 import secrets
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.settings.secret_files import SecretFileError, read_owner_only
+from controller.settings.secret_files import SecretFileError, read_owner_only, read_regular
 
 KEY_BYTES = 32
 
@@ -231,24 +231,14 @@ def read_anchor(path: Path) -> dict[str, Any] | None:
     (one line, ``{"seq", "head", "mac"}``) is read as it is. An unreadable anchor, or one with an entry that is
     not one (torn or altered) or that names the other place (copied over it), is returned as ``{"problem":
     ...}`` (``check_anchor`` reports it; the seal of the place is checked there, with the key)."""
-    try:
-        # never through a link, never waiting on a pipe, at most one byte more than an anchor holds: a link to
-        # /dev/zero or a pipe in its place is named, not read until the memory is full or for ever
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # at most one byte more than an anchor holds: a link to /dev/zero or a pipe in its place is named
+        raw, _ = read_regular(path, ANCHOR_SIZE + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        if os.path.islink(path):
-            return {"problem": f"anchor {path}: a symbolic link, not the anchor file"}
+        if exc.errno in (errno.ELOOP, errno.EINVAL):
+            return {"problem": f"anchor {path}: {exc.strerror}"}
         return {"problem": f"anchor {path}: cannot read it: {exc.strerror or exc}"}
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return {"problem": f"anchor {path}: not a regular file"}
-        raw = os.read(fd, ANCHOR_SIZE + 1)
-    except OSError as exc:
-        return {"problem": f"anchor {path}: cannot read it: {exc.strerror or exc}"}
-    finally:
-        os.close(fd)
     if len(raw) != ANCHOR_SIZE:
         return _legacy_anchor(raw, path)
     entries = []
