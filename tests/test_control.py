@@ -600,6 +600,24 @@ def test_operator_add_writes_a_private_file_and_the_password_verifies(tmp_path, 
     assert "at least 8 characters" in capsys.readouterr().err
 
 
+def test_a_password_longer_than_a_sign_in_carries_is_refused_and_an_endless_input_never_held(tmp_path,
+                                                                                              monkeypatch, capsys):
+    """A password is at most 1,024 characters (a sign-in's body holds 4,096 bytes), and ``operator add`` reads no
+    more than that of its standard input's line: ``< /dev/zero`` (no line end) took 15 GB in 15 s."""
+    from controller.control.operators import MAX_PASSWORD
+
+    path = tmp_path / "ops.yaml"
+    assert MAX_PASSWORD == 1024
+    monkeypatch.setattr("sys.stdin", _Lines("p" * 1024 + "\n"))
+    assert cli.main(["operator", "add", "rita", "--role", "dealer", "--file", str(path)]) == 0
+    endless = _Lines("\0" * 100_000)
+    monkeypatch.setattr("sys.stdin", endless)
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+    assert "the password must have at most 1,024 characters" in capsys.readouterr().err
+    assert len(endless.lines[0]) == 100_000 - 1026  # read no further than the bound and its line end
+    assert set(load_operators(path)) == {"rita"}
+
+
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o606, 0o620])
 def test_an_operators_file_others_may_read_or_change_is_refused(operators_file, mode):
     """The password hashes are the owner's only (``operator add`` writes mode 0600): a file group or others may
@@ -620,8 +638,15 @@ class _Lines:
     def isatty(self) -> bool:
         return False
 
-    def readline(self) -> str:
-        return self.lines.pop(0) if self.lines else ""
+    def readline(self, size: int = -1) -> str:
+        """The next line, or its first ``size`` characters (the rest stays for the next call), as a file's."""
+        if not self.lines:
+            return ""
+        line = self.lines.pop(0)
+        if 0 <= size < len(line):
+            self.lines.insert(0, line[size:])
+            return line[:size]
+        return line
 
 
 def _write_private(path, text: str) -> None:

@@ -33,7 +33,7 @@ def operator(args: argparse.Namespace) -> int:
     configuration (one line on standard error)."""
     import getpass
 
-    from controller.control.operators import add_operator, load_operators, remove_operator
+    from controller.control.operators import MAX_PASSWORD, add_operator, load_operators, remove_operator
 
     path: Path | str = args.file or args.config
     try:
@@ -53,7 +53,8 @@ def operator(args: argparse.Namespace) -> int:
             if getpass.getpass("again: ") != password:
                 raise ValueError("the two passwords differ")
         else:
-            password = sys.stdin.readline().rstrip("\r\n")
+            # one line, read no further than a password may be long (from /dev/zero, say: no line end)
+            password = sys.stdin.readline(MAX_PASSWORD + 2).rstrip("\r\n")
         new = add_operator(path, args.name, args.role, password)
     except (ConfigError, ValueError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)

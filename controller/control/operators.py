@@ -51,6 +51,9 @@ SCHEME = "pbkdf2_sha256"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,40}")
 #: Shortest password accepted by ``crisscross operator add`` (characters).
 MIN_PASSWORD = 8
+#: Longest password accepted (characters): a sign-in's body holds at most ``checks.MAX_BODY`` (4,096) bytes, so a
+#: longer one could never be given; ``crisscross operator add`` reads no more from its standard input.
+MAX_PASSWORD = 1024
 
 
 @dataclass(frozen=True)
@@ -262,7 +265,7 @@ def add_operator(path: Path, name: str, role: str, password: str, *, iterations:
     """Add user ``name`` with ``role`` and ``password`` to the file at ``path``, or replace their entry.
 
     Returns True when the user was new. Raises ``ValueError`` for a bad name, an unknown role or a password
-    shorter than ``MIN_PASSWORD``; ``ConfigError`` for an existing file that does not load; ``OSError``.
+    shorter than ``MIN_PASSWORD`` or longer than ``MAX_PASSWORD``; ``ConfigError`` for an existing file that does not load; ``OSError``.
     """
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{name!r} is not a user name (letters, digits, . _ -; 1-40 characters)")
@@ -270,6 +273,8 @@ def add_operator(path: Path, name: str, role: str, password: str, *, iterations:
         raise ValueError(f"role {role!r} is not one of {', '.join(ROLES)}")
     if len(password) < MIN_PASSWORD:
         raise ValueError(f"the password must have at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD:
+        raise ValueError(f"the password must have at most {MAX_PASSWORD:,} characters (a sign-in carries no more)")
     operators = load_operators(path)
     new = name not in operators
     operators[name] = Operator(name, role, hash_password(password, iterations=iterations))
