@@ -600,6 +600,29 @@ def test_operator_add_writes_a_private_file_and_the_password_verifies(tmp_path, 
     assert "at least 8 characters" in capsys.readouterr().err
 
 
+def test_a_change_to_the_operators_file_waits_for_the_one_in_progress_and_keeps_it(tmp_path):
+    """``operator add`` and ``remove`` hold the file for their change (``editing``): a remove that starts while
+    another change holds it waits, then reads what that change wrote and keeps it. Without the hold, eight adds at
+    once kept one user, and a supervisor removed during an add was written back with her rights."""
+    import threading
+
+    from controller.control.operators import (MIN_ITERATIONS, Operator, add_operator, editing, hash_password,
+                                              remove_operator, save_operators)
+
+    path = tmp_path / "ops.yaml"
+    add_operator(path, "alice", "supervisor", "password-a", iterations=MIN_ITERATIONS)
+    bob = Operator("bob", "dealer", hash_password("password-b", iterations=MIN_ITERATIONS))
+    with editing(path):  # another change in progress: it adds bob while the remove is asked for
+        remover = threading.Thread(target=remove_operator, args=(path, "alice"))
+        remover.start()
+        operators = load_operators(path)
+        save_operators(path, {**operators, "bob": bob})
+    remover.join(timeout=30)
+    assert not remover.is_alive()
+    assert set(load_operators(path)) == {"bob"}  # alice removed, bob kept
+    assert stat.S_IMODE((tmp_path / "ops.yaml.lock").stat().st_mode) == 0o600
+
+
 def test_a_password_longer_than_a_sign_in_carries_is_refused_and_an_endless_input_never_held(tmp_path,
                                                                                               monkeypatch, capsys):
     """A password is at most 1,024 characters (a sign-in's body holds 4,096 bytes), and ``operator add`` reads no

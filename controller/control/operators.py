@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import base64
 import collections
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import os
@@ -28,6 +30,7 @@ import re
 import secrets
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -261,10 +264,27 @@ def save_operators(path: Path, operators: dict[str, Operator]) -> None:
         raise
 
 
+@contextlib.contextmanager
+def editing(path: Path) -> Iterator[None]:
+    """Hold the operators file at ``path`` for one change (read, changed, written): an exclusive ``flock`` of
+    ``<file>.lock`` beside it (made with mode 0600, never through a link), waited for while another ``operator
+    add`` or ``remove`` holds it, so that no change writes over another's (two adds at once kept one user; a
+    remove during an add was undone: the removed user kept their rights). The file itself is replaced whole at
+    each change, so the lock is on a name beside it. Raises ``OSError`` when the lock cannot be made."""
+    lock = Path(path).with_name(Path(path).name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with the descriptor
+
+
 def add_operator(path: Path, name: str, role: str, password: str, *, iterations: int = ITERATIONS) -> bool:
     """Add user ``name`` with ``role`` and ``password`` to the file at ``path``, or replace their entry.
 
-    Returns True when the user was new. Raises ``ValueError`` for a bad name, an unknown role or a password
+    The password is hashed first, then the file is held for the change (``editing``). Returns True when the
+    user was new. Raises ``ValueError`` for a bad name, an unknown role or a password
     shorter than ``MIN_PASSWORD`` or longer than ``MAX_PASSWORD``; ``ConfigError`` for an existing file that does not load; ``OSError``.
     """
     if not NAME_PATTERN.fullmatch(name):
@@ -275,23 +295,27 @@ def add_operator(path: Path, name: str, role: str, password: str, *, iterations:
         raise ValueError(f"the password must have at least {MIN_PASSWORD} characters")
     if len(password) > MAX_PASSWORD:
         raise ValueError(f"the password must have at most {MAX_PASSWORD:,} characters (a sign-in carries no more)")
-    operators = load_operators(path)
-    new = name not in operators
-    operators[name] = Operator(name, role, hash_password(password, iterations=iterations))
-    save_operators(path, operators)
+    hashed = hash_password(password, iterations=iterations)  # the slow part, before the file is taken
+    with editing(path):
+        operators = load_operators(path)
+        new = name not in operators
+        operators[name] = Operator(name, role, hashed)
+        save_operators(path, operators)
     return new
 
 
 def remove_operator(path: Path, name: str) -> None:
     """Remove user ``name`` from the operators file at ``path`` (rewritten atomically, mode 0600); the control
-    interface refuses their next request (it reads the file again at every change).
+    interface refuses their next request (it reads the file again at every change). Held for the change
+    (``editing``).
 
     Raises ``ValueError`` when the file has no such user, ``ConfigError`` for a file that does not load,
     ``OSError``.
     """
-    operators = load_operators(path)
-    if name not in operators:
-        known = ", ".join(sorted(operators)) or "none"
-        raise ValueError(f"{path}: no user {name!r} (users: {known})")
-    del operators[name]
-    save_operators(path, operators)
+    with editing(path):
+        operators = load_operators(path)
+        if name not in operators:
+            known = ", ".join(sorted(operators)) or "none"
+            raise ValueError(f"{path}: no user {name!r} (users: {known})")
+        del operators[name]
+        save_operators(path, operators)
