@@ -385,3 +385,21 @@ def test_in_test_mode_the_prompt_shown_is_marked_too_and_the_summary_names_the_t
                for o in desk.outputs]
     (test_round,) = rounds_from_records(records).values()
     assert test_round.test and format_round(test_round).startswith("Round 1 (TEST) | cross:")
+
+
+def test_recall_marks_a_round_of_test_mode_and_no_live_round(desk):
+    """``crisscross recall`` heads a round of test mode ``TEST: no money`` (its ``RoundOpened.test``, NY 9 NYCRR
+    5319.58), as the run's summary and the control interface's recall do: a round recalled in a dispute is told
+    from a live one."""
+    from controller.journal.recall import recall_last
+
+    desk.play()
+    desk.supervisor("enter_test_mode", reason="shoe serviced")
+    desk.play()
+    desk.supervisor("leave_test_mode")
+    desk.play()
+    records = [{"round": getattr(o, "round_no", None), "kind": "record", "time": "", "type": type(o).__name__,
+                "data": cmd.to_record(o)} for o in desk.outputs if not isinstance(o, cmd.DEVICE_COMMANDS)]
+    text = recall_last([(n, [r for r in records if r["round"] == n]) for n in (1, 2, 3)])
+    assert [line for line in text.splitlines() if line.startswith("Round ")] == [
+        "Round 1 (closed)", "Round 2 (closed, TEST: no money)", "Round 3 (closed)"]

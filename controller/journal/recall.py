@@ -308,13 +308,14 @@ def format_steps(records: list[dict[str, Any]]) -> list[str]:
 
 
 def recall_last(rounds: list[tuple[int, list[dict[str, Any]]]]) -> str:
-    """Rounds ``[(round, records)]`` (``controller.journal.store.last_rounds``), each as a header and
-    ``format_steps``."""
+    """Rounds ``[(round, records)]`` (``controller.journal.store.last_rounds``), each as a header (its status:
+    voided, closed or OPEN; dealt by hand; a round of test mode marked ``TEST: no money``) and ``format_steps``."""
     out = []
     for number, records in rounds:
         rnd = rounds_from_records(records)[number]
         status = "voided" if rnd.voided else ("closed" if rnd.closed else "OPEN")
         status += ", dealt by hand" if rnd.manual else ""
+        status += ", TEST: no money" if rnd.test else ""  # a round of test mode (NY 9 NYCRR 5319.58)
         out.append(f"Round {number} ({status})")
         out += format_steps(records)
     return "\n".join(out)
