@@ -583,3 +583,30 @@ def test_an_anchor_replaced_by_a_link_a_pipe_or_a_large_file_is_named_not_read_f
     proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "QA", "--reason", "inquiry 7")
     assert proc.returncode == 0 and anchor.is_file() and not anchor.is_symlink()
     assert read_anchor(anchor)["seq"] == 2
+
+
+def test_a_keyed_journal_read_without_its_key_is_noted_on_every_copy_of_what_is_shown(keyed, tmp_path):
+    """``recall``, ``meters`` and ``rating`` with ``--journal`` alone cannot check the seals of a journal sealed
+    with a key: a copy edited and re-chained without the key looks the same (a forged hole card was shown with
+    exit 0 and no word). Each says so in a NOTE line, on standard error and on standard output (not inside
+    rating's JSON); a journal kept without a key gets none."""
+    path, _, key = keyed
+    from controller.journal.key import key_id
+
+    note = (f"NOTE: {path} is sealed with journal key {key_id(key)}, not given here: its seals were not checked, "
+            f"and a copy edited and re-chained without the key would look the same (give --config with the "
+            f"table's journal_key, or run crisscross journal verify --key)")
+    proc = crisscross("recall", "--journal", str(path))
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0] == note, proc
+    assert f"crisscross recall: {note}" in proc.stderr
+    for command in ("meters", "rating"):  # this store's rounds are no real rounds: the note comes before the refusal
+        proc = crisscross(command, "--journal", str(path))
+        assert f"crisscross {command}: {note}" in proc.stderr, proc
+    proc = crisscross("rating", "--journal", str(path), "--format", "json")
+    assert note not in proc.stdout and note in proc.stderr
+    plain = tmp_path / "plain.db"
+    journal = Journal(plain, fsync=False)
+    journal.append("event", "ServiceStarted", {}, None)
+    journal.close()
+    proc = crisscross("recall", "--journal", str(plain))
+    assert proc.returncode == 0 and "NOTE" not in proc.stdout + proc.stderr

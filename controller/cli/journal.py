@@ -43,7 +43,7 @@ def recall(args: argparse.Namespace) -> int:
             with path.open("rb") as handle:
                 handle.seek(-1, os.SEEK_END)
                 torn = handle.read(1) != b"\n"
-        problem = journal_problem(path, config) if not torn else None
+        problem = journal_problem(path, config, command="recall") if not torn else None
         shown = alerts or recall_last(rounds) or f"no rounds in {path}"
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
@@ -58,17 +58,32 @@ def recall(args: argparse.Namespace) -> int:
     return 1 if problem else 0
 
 
-def journal_problem(path: Path, config: Any = None) -> Any:
+def journal_problem(path: Path, config: Any = None, *, command: str | None = None, mark_output: bool = True) -> Any:
     """What ``crisscross journal verify`` finds wrong with the journal at ``path`` (``controller.journal.tools.verify``:
     the records' spelling and hash chain, the anchor, records appended unsealed, a key stripped; with the journal
     key of ``config``, the table's ``TableConfig`` when the command read it, every seal and checkpoint too), as the
     first tampering found (``Tamper``), or None when none is found. What cannot be checked (without the key, a
-    JSON-lines copy) is ``verify``'s to say, not a tampering. Raises ``JournalError`` for a journal that cannot be
-    read, a key file that cannot be used (a key given is never left out) or a journal sealed with another key."""
+    JSON-lines copy) is ``verify``'s to say, not a tampering; but a store sealed with a key read without it (no
+    ``--config`` naming the table's key) could have been re-chained by anyone: with ``command``, ``crisscross
+    COMMAND`` says so in a NOTE line on standard error, and on standard output too with ``mark_output``, so that
+    every copy of what it shows carries it. Raises ``JournalError`` for a journal that cannot be read, a key file
+    that cannot be used (a key given is never left out) or a journal sealed with another key."""
+    from controller.journal.reader import is_store, store_key_id
     from controller.journal.tools import verify
     from controller.service.opening import key_for
 
-    return verify(path, key_for(config) if config is not None else None).tamper
+    key = key_for(config) if config is not None else None
+    verdict = verify(path, key)
+    if command is not None and verdict.tamper is None and key is None and is_store(path):
+        key_id = store_key_id(path)
+        if key_id is not None:
+            note = (f"NOTE: {path} is sealed with journal key {key_id}, not given here: its seals were not checked, "
+                    f"and a copy edited and re-chained without the key would look the same (give --config with "
+                    f"the table's journal_key, or run crisscross journal verify --key)")
+            print(f"crisscross {command}: {note}", file=sys.stderr)
+            if mark_output:
+                print(note)
+    return verdict.tamper
 
 
 def warn_unverified(command: str, path: Path, problem: str, consequence: str) -> None:

@@ -76,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
             path = existing_journal(Path(config.journal), _simulated_hint(config))
         else:
             path = existing_journal(Path(args.journal))
-        problem = journal_problem(path, config)
+        problem = journal_problem(path, config, command="meters")
         last = max((record["seq"] for record in iter_records(path)), default=0)
         if args.at is not None and args.at > last:
             raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")
