@@ -126,14 +126,10 @@ def _lines(stream: IO[bytes], source: str) -> Iterator[tuple[int, str | ValueErr
         chunk = stream.readline(MAX_ROUND_BYTES + 1)
         if not chunk:
             return
-        if len(chunk) > MAX_ROUND_BYTES and not chunk.endswith(b"\n"):
-            while chunk and not chunk.endswith(b"\n"):  # the rest of the line, dropped
-                chunk = stream.readline(MAX_ROUND_BYTES)
-            number += 1
-            yield number, ValueError(f"{source}: line {number}: longer than {MAX_ROUND_BYTES:,} bytes: not one "
-                                     f"round (a round's JSON is a few thousand)")
-            continue
-        try:
+        rest = chunk
+        while len(chunk) > MAX_ROUND_BYTES and rest and not rest.endswith(b"\n"):  # the rest of the line, dropped
+            rest = stream.readline(MAX_ROUND_BYTES)
+        try:  # a chunk longer than MAX_ROUND_BYTES is refused here, by its line's number
             text = _text(chunk, f"{source}: line {number + 1}")
         except ValueError as exc:
             number += 1

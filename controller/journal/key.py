@@ -16,10 +16,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
-import errno
 import os
 import secrets
 from collections.abc import Callable
