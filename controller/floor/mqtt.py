@@ -16,6 +16,11 @@ from controller.settings.floor import FloorConfig, read_password
 KEEPALIVE = 10
 #: Seconds a connection attempt (TCP, TLS and CONNACK) may take before it is given up and tried again later.
 CONNECT_TIMEOUT = 5.0
+#: Largest packet, in bytes, a floor client takes from the broker (its CONNECT's Maximum Packet Size, MQTT 5.0,
+#: 3.1.2.11.4): the broker discards a larger message for this client instead of sending it (and paho would read it
+#: whole into memory). A table publishes at most ``publisher.MAX_MESSAGE`` a record and a round's view of a few
+#: KiB: only a message no table sends is discarded.
+MAX_RECEIVED = 1 << 20
 
 
 #: The PUBACK reason codes of a message the broker took, as paho gives them (MQTT 5.0 section 3.4.2.1: 0x00
@@ -67,12 +72,12 @@ def connect(client: paho.Client, config: FloorConfig, *, clean_start: bool = Tru
     """Connect ``client`` to ``config.broker``:``config.port`` (blocking up to ``CONNECT_TIMEOUT``); with
     ``session_expiry`` (seconds) the broker keeps the session and queues QoS 1 messages for it while away; with
     ``receive_maximum`` the broker sends at most that many QoS 1 messages not yet acknowledged (MQTT 5.0,
-    3.1.2.11.3 and 4.9: flow control). Raises ``OSError`` when the broker cannot be reached."""
-    properties: Any = None
-    if session_expiry is not None or receive_maximum is not None:
-        properties = Properties(PacketTypes.CONNECT)
-        if session_expiry is not None:
-            properties.SessionExpiryInterval = session_expiry
-        if receive_maximum is not None:
-            properties.ReceiveMaximum = receive_maximum
+    3.1.2.11.3 and 4.9: flow control). The broker is told the largest packet the client takes (``MAX_RECEIVED``).
+    Raises ``OSError`` when the broker cannot be reached."""
+    properties = Properties(PacketTypes.CONNECT)
+    properties.MaximumPacketSize = MAX_RECEIVED
+    if session_expiry is not None:
+        properties.SessionExpiryInterval = session_expiry
+    if receive_maximum is not None:
+        properties.ReceiveMaximum = receive_maximum
     client.connect(config.broker, config.port, KEEPALIVE, clean_start=clean_start, properties=properties)
