@@ -75,7 +75,7 @@ def best_mask(values: np.ndarray) -> np.ndarray:
 
 
 #: Tables shipped with the package (the shipped pay tables': tests/test_protect.py rebuilds classes of them).
-PACKAGED_DIR = Path(__file__).resolve().parent / "protect"
+PACKAGED_DIR = Path(__file__).resolve().parent / "protect_data"
 
 
 def table_file_name(jurisdiction: Jurisdiction) -> str:
