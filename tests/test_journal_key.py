@@ -520,6 +520,24 @@ def test_the_older_anchor_entry_copied_over_the_newer_does_not_hide_the_last_com
         Journal(path, key=key)
 
 
+def test_the_older_anchor_entry_alone_in_the_file_does_not_hide_the_last_commit_cut(keyed):
+    """An anchor of one line is read as one written before the anchor had two entries: the older entry of a
+    two-entry anchor written alone (sealed for its place, its check sum its own) named the journal with its last
+    commit cut, and verify said "intact". An entry of the two-entry form alone is no anchor."""
+    path, key_file, key = keyed
+    raw, entries = _entries(path)
+    older = min((0, 1), key=lambda i: entries[i]["seq"])
+    assert entries[older]["seq"] == 14  # the commit before the fixture's last
+    place = (0, ANCHOR_SLOT)[older]
+    _anchor(path).write_bytes(bytes(raw[place:place + ANCHOR_ENTRY]).rstrip() + b"\n")
+    forge(path, ("DELETE FROM records WHERE seq > 14", ()), ("DELETE FROM seals WHERE seq > 14", ()),
+          ("DELETE FROM checkpoints WHERE seq > 14", ()))
+    proc = _verify(path, key_file)
+    assert proc.returncode == 1 and "one entry of a two-entry anchor alone" in proc.stdout, proc.stdout
+    with pytest.raises(JournalError, match="one entry of a two-entry anchor alone"):
+        Journal(path, key=key)
+
+
 def test_the_journal_of_simulated_play_is_never_sealed_and_one_sealed_by_hand_is_named(tmp_path, monkeypatch):
     """``journal add-key`` on the shared journal of simulated play sealed it, and every simulated run was then
     refused it as "sealed with a key and no key was given (table.yaml journal_key)", a key no simulated run is

@@ -228,8 +228,9 @@ def read_anchor(path: Path) -> dict[str, Any] | None:
     """The anchor at ``path`` (``{"seq", "head", "mac", "key_id", "slot"}`` of its newer entry, no ``slot`` in an
     entry written before it was kept, and ``entries``: both, each sealed for its place, ``check_anchor``), or None
     when there is none. An anchor written before it had two entries
-    (one line, ``{"seq", "head", "mac"}``) is read as it is. An unreadable anchor, or one with an entry that is
-    not one (torn or altered) or that names the other place (copied over it), is returned as ``{"problem":
+    (one line, ``{"seq", "head", "mac"}``) is read as it is. An unreadable anchor, one with an entry that is
+    not one (torn or altered) or that names the other place (copied over it), or one entry of the two alone (an
+    older entry so kept, sealed as it is, would name a journal cut after it), is returned as ``{"problem":
     ...}`` (``check_anchor`` reports it; the seal of the place is checked there, with the key)."""
     try:  # at most one byte more than an anchor holds: a link to /dev/zero or a pipe in its place is named
         raw, _ = read_regular(path, ANCHOR_SIZE + 1)
@@ -276,6 +277,9 @@ def _legacy_anchor(raw: bytes, path: Path) -> dict[str, Any]:
             raise ValueError
     except ValueError:
         return {"problem": f"anchor {path}: not an anchor"}
+    if "sum" in anchor or "slot" in anchor:  # an entry of the two-entry form (``anchor_entry``) alone in the file
+        return {"problem": f"anchor {path}: one entry of a two-entry anchor alone, the other cut away (an older "
+                           f"entry so kept would hide the commits after it)"}
     return anchor
 
 
