@@ -344,3 +344,15 @@ def test_a_code_in_capitals_inside_the_file_is_the_same_jurisdiction(tmp_path, c
     assert by_path.code == code
     assert load_jurisdiction(code.upper(), config).code == code
     assert by_path.ante.pays == NY_ANTE and by_path.bet.pays == NY_BET
+
+
+def test_a_file_named_as_a_code_is_read_only_as_a_path_and_the_refusal_says_how(tmp_path, monkeypatch):
+    """Two to eight letters are a jurisdiction code, never a file of the current folder (a file ``ny`` there
+    changed what ``ny`` paid): a file so named is refused as a code, with the way to give it as a path."""
+    (tmp_path / "custom").write_text((CONFIG_DIR / "jurisdictions" / "ny.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        load_jurisdiction("custom")
+    assert str(refused.value).startswith("unknown jurisdiction 'custom' (known: ")
+    assert str(refused.value).endswith("; the file 'custom' is given as ./custom")
+    assert load_jurisdiction("./custom").code == "ny"

@@ -451,3 +451,25 @@ def test_lines_refuse_a_line_too_long_or_not_utf8_alone_and_settle_the_others(tm
     assert answers[2]["error"] == f"{path}: line 3: not UTF-8 text: byte 0xff at byte 1"
     assert all(answers[n]["seats"][0]["net"] == EXAMPLE_NET for n in (0, 3, 4, 5))
     assert proc.stderr.splitlines() == [answers[1]["error"], answers[2]["error"]]
+
+
+def test_a_code_is_a_code_whatever_file_of_that_name_the_current_folder_holds(tmp_path, monkeypatch):
+    """A pay-table file named ``ny`` in the current folder, paying two pair 200 to 1, was read for the code ``ny``
+    (and the output still said ``"jurisdiction": "ny"``): a code is now always the jurisdiction's own file, and
+    the file is read when given as a path (``./ny``)."""
+    text = (ROOT / "config" / "jurisdictions" / "ny.yaml").read_text()
+    assert text.count("two_pair: 2\n") == 1
+    (tmp_path / "ny").write_text(text.replace("two_pair: 2\n", "two_pair: 200\n"))
+    monkeypatch.chdir(tmp_path)
+    # down hand Kh 4h 9s 9h 4c: two pair, the down bet paid 2 to 1 (NY 9 NYCRR 5324.39(f)(2)); every decision
+    # bet (a missing middle bet is a fold, which forfeits the rest)
+    round_ = {"jurisdiction": "ny", "community": {"across": ["2c", "3d"], "down": ["9s", "9h"], "middle": "4c"},
+              "seats": [{"seat": 1, "cards": ["Kh", "4h"],
+                         "wagers": {"ante_across": 500, "ante_down": 500, "across": 500, "down": 500,
+                                     "middle": 500}}]}
+    for given, net in (("ny", 1000), ("./ny", 100000)):
+        proc = crisscross("settle", stdin=json.dumps({**round_, "jurisdiction": given}))
+        assert proc.returncode == 0, proc.stderr
+        seat = json.loads(proc.stdout)["seats"][0]
+        assert seat["down_hand"]["category"] == "two_pair"
+        assert seat["wagers"]["down"] == {"amount": 500, "outcome": "win", "net": net}, seat

@@ -99,6 +99,9 @@ def known_codes(config_dir: Path = CONFIG_DIR) -> list[str]:
 def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -> Jurisdiction:
     """Load a jurisdiction by code (``"ny"`` -> ``config/jurisdictions/ny.yaml``) or from a file path.
 
+    Text that is a code (two to eight letters, ``CODE``) is always a code: a file of that name in the current folder
+    is not read (given as ``./ny`` it is), so that a file there never changes what a code pays.
+
     The file's ``jurisdiction`` code selects the regulation it answers to (``controller.game.minimums``); loaded by
     code, the file must carry that same code. Raises ``ConfigError`` naming the file, the line and the key
     path for: an unknown jurisdiction, a ``name`` that does not contain the state's name, malformed YAML, a missing or unknown key, odds that are not a positive
@@ -109,16 +112,18 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
     NJ 13:69F-25.5(a)) and bet multiples outside one to three times the ante (NY (c)(4)). The file's
     ``jurisdiction`` code is case-blind (``NY`` is ``ny``) and kept in lower case.
     """
-    text = str(name_or_path)
+    text = text_asked = str(name_or_path)
     if len(text) > 4096:
         raise ConfigError(f"jurisdiction {text[:40]!r}...: neither a jurisdiction code nor a file path")
     code_asked = None
-    if CODE.fullmatch(text) and not Path(text).is_file():
+    if CODE.fullmatch(text):  # a code whatever the current folder holds: a file named ``ny`` there is ``./ny``
         text = text.lower()  # codes are written in lower case; NY is ny
         code_asked = text
         path = Path(config_dir) / "jurisdictions" / f"{text}.yaml"
         if not path.is_file():
-            raise ConfigError(f"unknown jurisdiction {text!r} (known: {', '.join(known_codes(config_dir)) or 'none'})")
+            hint = f"; the file {text_asked!r} is given as ./{text_asked}" if Path(text_asked).is_file() else ""
+            raise ConfigError(f"unknown jurisdiction {text!r} (known: {', '.join(known_codes(config_dir)) or 'none'})"
+                              f"{hint}")
     else:
         path = Path(text)
     data = load_yaml(path)
