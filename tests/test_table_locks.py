@@ -366,6 +366,21 @@ def test_a_refused_lock_action_says_why_in_words_a_supervisor_acts_on(desk):
     assert refusal("leave_test_mode") == "test mode is entered and left between rounds only; round 1 is in betting"
 
 
+def test_a_refused_test_mode_in_a_round_names_the_way_to_a_moment_between_rounds(desk):
+    """A table whose dealer opens the next round at once leaves no moment between rounds to enter test mode in:
+    the refusal says how to make one (a disabled table opens no live round), until the table is disabled."""
+    def refusal(action: str, **fields: Any) -> str:
+        desk.supervisor(action, **fields)
+        (refused,) = of_type(desk.last, cmd.PressRefused)
+        return refused.reason
+
+    desk.open_betting()
+    assert refusal("enter_test_mode") == ("test mode is entered and left between rounds only; round 1 is in betting "
+                                          "(disable_table first: the next round then waits)")
+    desk.supervisor("disable_table", code="count")
+    assert refusal("enter_test_mode") == "test mode is entered and left between rounds only; round 1 is in betting"
+
+
 def test_a_dealers_login_is_refused_for_its_role_whatever_the_state_as_the_interface_answered(desk):
     for action in ("enable_table", "leave_test_mode", "disable_table", "void_round"):
         desk.dealer(action, code="closed" if action == "disable_table" else "")

@@ -124,7 +124,10 @@ class TableLocks:
             return "the table is already in test mode"
         if action == "leave_test_mode" and self.test_mode is None:
             return "the table is not in test mode"
-        return (f"test mode is entered and left between rounds only; round {self.round_no} is in {self.state}"
+        # a table that opens its next round at once (a dealer who never waits) has no time between rounds to take:
+        # a disabled table opens no live round and plays test rounds only in test mode
+        hold = "" if self.disabled is not None else " (disable_table first: the next round then waits)"
+        return (f"test mode is entered and left between rounds only; round {self.round_no} is in {self.state}{hold}"
                 if self.round_open() else f"test mode is entered and left between rounds only, not in {self.state}")
 
     def _lock_text(self) -> str | None:
