@@ -383,7 +383,11 @@ def test_bad_or_missing_credentials_are_refused_and_nothing_is_queued(bare_serve
 
 
 def _auth(user="dan"):
-    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{PASSWORDS[user]}".encode()).decode()}
+    return _auth_with(user, PASSWORDS[user])
+
+
+def _auth_with(user, password):
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
 
 
 JSON = {"Content-Type": "application/json"}
@@ -1090,7 +1094,8 @@ def test_a_basic_token_of_non_ascii_bytes_is_a_401_with_one_log_line(bare_server
 
 def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_served(bare_server, monkeypatch):
     """Wrong passwords once took both cores and locked the supervisor out (503 on 5 of 5 tries). After the free
-    failures, a user's and a client's next attempts are 429 with ``Retry-After`` and reach no password check;
+    failures, a user's next attempts (and a client's, but for loopback: ``signin.throttle_keys``) are 429 with
+    ``Retry-After`` and reach no password check;
     a credential verified before is served without one; the checks run one at a time on a thread of lower
     priority than the service's."""
     import controller.control.signin as control  # where the checks run
@@ -1116,6 +1121,31 @@ def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_serv
     assert status == 429 and int(headers["Retry-After"]) >= 1  # the user waits, right password or not
     assert client.act("confirm", user="sue")[0] == 202 and checks == ["dan"] * 4  # served without a check
     assert min(niceness) > os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_failed_sign_ins_under_made_up_names_from_the_pc_itself_keep_no_operator_out(bare_server):
+    """One process of the table's PC failing a sign-in a second under made-up names kept every operator not yet
+    signed in out (429, a supervisor too): every client of a loopback interface has one address. Those failures
+    count against their names only; a name that failed is still throttled."""
+    from controller.control.operators import FailureThrottle
+
+    bare_server.throttle = FailureThrottle(clock=lambda: 0.0)  # time stands still: no delay runs out
+    client = Client(bare_server)
+    for n in range(10):
+        status, _, _ = client.request("GET", "/operator", headers=_auth_with(f"mallory{n}", "wrong"))
+        assert status == 401
+    assert client.act("confirm", user="sue")[0] == 202  # a supervisor's first sign-in of this run
+    answers = [client.request("GET", "/operator", headers=_auth_with("mallory0", "wrong"))[0] for _ in range(4)]
+    assert answers == [401, 401, 401, 429]  # its fourth failure in a row (three free): throttled by its name
+
+
+def test_a_sign_in_counts_against_its_client_unless_the_client_is_loopback():
+    from controller.control.signin import throttle_keys
+
+    for address in ("127.0.0.1", "127.3.4.5", "::1"):
+        assert throttle_keys("dan", address) == ("user dan",)
+    for address in ("10.0.0.5", "192.168.1.20", "2001:db8::1", "?"):
+        assert throttle_keys("dan", address) == ("user dan", f"client {address}")
 
 
 def test_a_user_removed_while_their_password_check_runs_does_not_act(bare_server, operators_file, monkeypatch):

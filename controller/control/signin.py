@@ -5,7 +5,8 @@ module, so both read the file, check passwords, throttle failures and refuse a f
 - ``SignIn``: the operators file (``controller.control.operators``) read again whenever its content or mode
   changes, failing closed (a refused file gives nobody any right until it is mended); the password checks
   (PBKDF2) on a thread of their own at a lower priority, ``max_checks`` at once; failed sign-ins throttled per
-  user and per client; a credential verified before served without a check.
+  user and per client (not per loopback client: ``throttle_keys``); a credential verified before served without a
+  check.
 - ``authenticate_request``: the operator of a request's HTTP Basic credentials, else 401, 429 or 503.
 - ``require_supervisor``: 403 unless the operator is a supervisor (domain.md, "Roles").
 - ``accepts_host``: whether a request's ``Host`` names the interface (DNS rebinding: RFC 9110 7.4's 421).
@@ -152,11 +153,24 @@ class SignIn:
             return str(exc)
 
 
+def throttle_keys(user: str, client: str) -> tuple[str, ...]:
+    """The keys a failed sign-in of ``user`` from the address ``client`` counts against (``FailureThrottle``): the
+    user's, and the client's unless it is a loopback address. Every process of the table's PC (the dealer's
+    screen, a script, any local user) signs in from loopback: counted as one client, one of them failing sign-ins
+    with made-up names kept every operator not yet signed in out (429), supervisors included. A loopback sign-in
+    is still throttled per user and bounded by one password check at a time (docs/control.md, "Limits")."""
+    try:
+        loopback = ipaddress.ip_address(client).is_loopback
+    except ValueError:  # not an address (no client known, a socket path): counted as given
+        loopback = False
+    return (f"user {user}",) if loopback else (f"user {user}", f"client {client}")
+
+
 async def authenticate_request(request: Any, gate: SignIn) -> Operator:
     """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
     credentials, no operators, or an operators file refused and why: then no password is checked and no failure
     counted); 429 while failed sign-ins of that user or that client wait out their delay
-    (``operators.FailureThrottle``); 503 when ``gate.max_checks`` password
+    (``operators.FailureThrottle``; a loopback client's are not counted: ``throttle_keys``); 503 when ``gate.max_checks`` password
     checks already run. A credential verified before is served without a check (``SignIn.known``); otherwise
     the check runs on the gate's password-check thread, off the loop, and the operators file is read again
     after it: a user removed (or changed) while their check ran is refused. ``request``: Starlette's."""
@@ -169,7 +183,7 @@ async def authenticate_request(request: Any, gate: SignIn) -> Operator:
         except ValueError:  # not base64 (non-ASCII bytes too), or not UTF-8
             sep = ""
     client = request.client.host if request.client else "?"
-    keys = (f"user {user}", f"client {client}")
+    keys = throttle_keys(user, client)
     what = gate.what
     if sep:
         operator = gate.known(user, password)
