@@ -329,6 +329,35 @@ def test_the_service_seals_with_the_key_of_table_yaml_and_refuses_a_forged_input
     assert path.read_bytes() == before
 
 
+def test_an_import_on_a_keyed_table_seals_nothing_and_says_how_a_supervisor_does(keyed, tmp_path):
+    """A JSON-lines copy carries no seal: verify checks its chain only (exit 3), and an edit re-chained to its end
+    passes. Imported on a table with a key it was sealed, and verify --key called the forged store "intact" (exit
+    0). An import keeps the new store without a key (a key is introduced by ``journal add-key``, which journals who
+    vouched) and says so."""
+    from controller.settings.files import CONFIG_DIR
+
+    path, key_file, key = keyed
+    copy = tmp_path / "copy.jsonl"
+    assert crisscross("journal", "export", "--journal", str(path), "--output", str(copy)).returncode == 0
+    records = [json.loads(line) for line in copy.read_text().splitlines()]
+    closed = next(r for r in records if r["type"] == "RoundClosed")
+    closed["data"]["totals"]["paid"] = 999_999  # a forged figure, the chain recomputed after it
+    copy.write_text("".join(canonical_line(r) + "\n" for r in rechain(records)))
+    assert _verify(copy).returncode == 3  # a copy: its chain holds, nothing more can be checked
+    config = tmp_path / "table.yaml"
+    config.write_text((CONFIG_DIR / "table.yaml").read_text().replace(
+        "jurisdiction: ny ", f"jurisdiction: {CONFIG_DIR / 'jurisdictions' / 'ny.yaml'} ", 1)
+        + f"journal_key: {key_file}\n")
+    new = tmp_path / "imported.db"
+    proc = crisscross("journal", "import", str(copy), "--config", str(config), "--journal", str(new))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{new}: kept without a key" in proc.stderr and "crisscross journal add-key" in proc.stderr
+    checked = _verify(new, key_file)
+    assert checked.returncode != 0 and "intact" not in checked.stdout, checked.stdout
+    with pytest.raises(JournalError, match="a key is introduced only by crisscross journal add-key"):
+        Journal(new, key=key)
+
+
 def test_a_keyed_journal_stopped_before_its_first_record_starts_again(tmp_path):
     """A kill between the creation of a keyed store and its first record (a power cut at a table's first start)
     leaves a store with its key's id and no record: nothing to vouch for, so the next start opens it, and the

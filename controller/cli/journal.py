@@ -190,8 +190,9 @@ def _journal_export(args: argparse.Namespace) -> int:
 
 
 def _journal_import(args: argparse.Namespace) -> int:
-    """``crisscross journal import FILE``: 0 imported, 1 a source that does not verify, 2 anything else
-    refused (one line on standard error)."""
+    """``crisscross journal import FILE``: 0 imported (never sealed: ``import_jsonl``; with a key in table.yaml
+    a second line says how a supervisor seals it), 1 a source that does not verify, 2 anything else refused (one
+    line on standard error)."""
     from controller.journal.record import JournalError
     from controller.journal.tools import import_jsonl, verify
     from controller.service.opening import key_for
@@ -204,10 +205,15 @@ def _journal_import(args: argparse.Namespace) -> int:
         if verdict.tamper is not None:
             print(f"crisscross: {args.source}: does not verify: {verdict.tamper}; not imported", file=sys.stderr)
             return 1
-        count = import_jsonl(args.source, destination, key=key_for(config))
+        keyed = key_for(config) is not None
+        count = import_jsonl(args.source, destination)
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.source)
     print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    if keyed:
+        print(f"crisscross: {destination}: kept without a key: a JSON-lines copy carries no seal, so only its chain "
+              f"was checked; a supervisor who vouches for its records seals them with `crisscross journal add-key "
+              f"--by NAME --reason TEXT` (journaled), before the table starts on it", file=sys.stderr)
     return 0
 
 

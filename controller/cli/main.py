@@ -176,8 +176,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="from the first record of round A to the last of round B (default: all)")
     export.add_argument("--format", choices=("jsonl",), default="jsonl")
     export.add_argument("--output", type=Path, default=None, help="file to write (default: standard output)")
-    imported = journal_sub.add_parser("import", help="fill a new journal store from a JSON-lines journal that "
-                                                     "verifies", parents=[common])
+    imported = journal_sub.add_parser("import", help="fill a new journal store, kept without a key, from a "
+                                                     "JSON-lines journal that verifies", parents=[common])
     imported.add_argument("source", type=Path, metavar="FILE", help="JSON-lines journal (an export, or an old journal)")
     init_key = journal_sub.add_parser("init-key", help="create the journal key (mode 0600)", parents=[common])
     init_key.add_argument("--file", type=Path, default=None, help="key file (default: journal_key of table.yaml)")

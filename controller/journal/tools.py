@@ -233,13 +233,15 @@ def _round_span(path: Path) -> str:
     return "none" if low is None else f"{low}-{high}"
 
 
-def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, batch: int = 5000) -> int:
+def import_jsonl(source: Path, destination: Path, *, batch: int = 5000) -> int:
     """Copy the JSON-lines journal ``source`` (an export, or a journal written before the store) into a new
     store at ``destination``, records unchanged (same seq, time, hash); return the number imported.
 
     Refuses (``JournalError``, nothing left at ``destination``) a source that does not verify (chain,
-    spelling: ``controller.journal.tools.verify``) or a ``destination`` that already holds records. With
-    ``key`` the imported head is sealed.
+    spelling: ``controller.journal.tools.verify``) or a ``destination`` that already holds records. The new store
+    is kept without a key, whatever the table's: a JSON-lines copy carries no seal, so its chain is all that was
+    checked (an edit re-chained to its end passes), and a seal put on it here would vouch for records nobody
+    checked with the key. A key is introduced by ``admit`` (``journal add-key``), which journals who vouched.
     """
     source, destination = Path(source), Path(destination)
     if destination.exists() and destination.stat().st_size:
@@ -247,10 +249,10 @@ def import_jsonl(source: Path, destination: Path, *, key: bytes | None = None, b
     verdict = verify(source)
     if verdict.tamper is not None:
         raise JournalError(f"{source}: does not verify: {verdict.tamper}; not imported")
-    journal = Journal(destination, key=key)
+    journal = Journal(destination)
     try:
         count = journal.import_records(iter_jsonl(source), batch=batch)
-        jkey.write_anchor(journal.anchor_path, *journal.head, key)
+        jkey.write_anchor(journal.anchor_path, *journal.head, None)
     except BaseException:
         journal.close()
         for leftover in (destination, jkey.anchor_path(destination),
