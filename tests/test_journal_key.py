@@ -202,7 +202,11 @@ def test_a_journal_shorter_than_its_anchor_is_refused_at_start_even_without_a_ke
 def test_a_journal_without_a_key_refused_as_truncated_is_accepted_by_a_journaled_reanchor_without_a_key(tmp_path):
     """The refusal names ``crisscross journal reanchor`` with the journal's path; on a journal kept without a key
     it works without one (it asked for a key, and ``add-key`` refused for the same cut: a dead end but deleting
-    the anchor, which hides the cut). The admission names the cut; the key is then introduced by ``add-key``."""
+    the anchor, which hides the cut). The admission names the cut; the key is then introduced by ``add-key``. Each
+    admission is a significant event (it was none: the floor's ``significant`` topic never heard of a cut)."""
+    from controller.game.table import load_table_config
+    from controller.settings.files import find_table_config
+
     path = tmp_path / "j.db"
     journal = Journal(path)
     for button in ("open_betting", "reveal", "open_betting"):
@@ -217,15 +221,24 @@ def test_a_journal_without_a_key_refused_as_truncated_is_accepted_by_a_journaled
     assert proc.returncode == 2 and "crisscross journal reanchor" in proc.stderr
     proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "alice", "--reason", "inquiry 7")
     assert proc.returncode == 0, proc.stderr
-    last = read_records(path)[-1]
-    assert (last["seq"], last["type"], last["data"]["by"], last["data"]["reason"]) == (
+    restored, event = read_records(path)[-2:]
+    assert (restored["seq"], restored["type"], restored["data"]["by"], restored["data"]["reason"]) == (
         3, "AnchorRestored", "alice", "inquiry 7")
-    assert last["data"]["found"].startswith("truncated: the journal ends at record 2, its anchor was written at "
-                                            "record 3") and "key_id" not in last["data"]
+    assert restored["data"]["found"].startswith("truncated: the journal ends at record 2, its anchor was written "
+                                                "at record 3") and "key_id" not in restored["data"]
+    table = load_table_config(find_table_config(None)).table_id
+    # its significant event in the same commit (docs/events.md: 5004, a person must look into it)
+    assert (event["type"], event["data"]) == ("SignificantEvent", {
+        "code": 5004, "name": "journal anchor restored", "severity": "error", "table": table, "source_seq": 3,
+        "source": "AnchorRestored"})
     proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "alice", "--reason", "again")
     assert proc.returncode == 2 and "nothing to restore" in proc.stderr
     proc = crisscross("journal", "add-key", "--journal", str(path), "--key", key_file, "--by", "a", "--reason", "r")
     assert proc.returncode == 0, proc.stderr
+    introduced, event = read_records(path)[-2:]
+    assert introduced["type"] == "JournalKeyIntroduced" and (event["type"], event["data"]) == ("SignificantEvent", {
+        "code": 5005, "name": "journal key introduced", "severity": "error", "table": table,
+        "source_seq": introduced["seq"], "source": "JournalKeyIntroduced"})
     assert _verify(path, key_file).returncode == 0
 
 
@@ -287,7 +300,7 @@ def test_a_key_given_to_a_journal_kept_without_one_seals_it_from_then_on(tmp_pat
     proc = crisscross("journal", "add-key", "--journal", str(path), "--key", str(tmp_path / "journal.key"),
                       "--by", "alice", "--reason", "the table's key from today")
     assert proc.returncode == 0, proc.stderr
-    introduced = read_records(path)[-1]
+    introduced = read_records(path)[-2]  # its significant event after it (docs/events.md, 5005)
     assert (introduced["type"], introduced["data"]) == ("JournalKeyIntroduced", {
         "by": "alice", "reason": "the table's key from today", "key_id": read_meta(path, "key_id"),
         "found": "the journal sealed without a key until now"})
@@ -441,7 +454,7 @@ def test_a_keyed_store_without_its_anchor_is_tampered_and_refused_until_reanchor
     proc = crisscross("journal", "reanchor", "--journal", str(path), "--key", str(key_file), "--by", "alice",
                       "--reason", "anchor lost in the disk swap")
     assert proc.returncode == 0, proc.stderr
-    last = read_records(path)[-1]
+    last = read_records(path)[-2]  # its significant event after it (docs/events.md, 5004)
     assert (last["seq"], last["type"], last["data"]["by"]) == (17, "AnchorRestored", "alice")
     assert last["data"]["found"].startswith("anchor missing (j.db.anchor)")
     assert _verify(path, key_file).returncode == 0
@@ -629,7 +642,7 @@ def test_an_anchor_replaced_by_a_link_a_pipe_or_a_large_file_is_named_not_read_f
     assert proc.returncode == 1 and proc.stdout.rstrip().endswith(problem), proc
     proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", "QA", "--reason", "inquiry 7")
     assert proc.returncode == 0 and anchor.is_file() and not anchor.is_symlink()
-    assert read_anchor(anchor)["seq"] == 2
+    assert read_anchor(anchor)["seq"] == 3  # the admission (2) and its significant event
 
 
 def test_a_keyed_journal_read_without_its_key_is_noted_on_every_copy_of_what_is_shown(keyed, tmp_path):

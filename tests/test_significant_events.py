@@ -324,10 +324,32 @@ def test_the_service_journals_its_starts_stops_a_crash_and_what_changed(tmp_path
     assert any(r.levelno == logging.WARNING and r.getMessage().startswith("event 1006 ") for r in caplog.records)
 
 
+def admission_codes(tmp_path: Path) -> list[int]:
+    """Codes journaled by a supervisor's admissions on a journal: ``journal reanchor`` of a journal whose last
+    record was cut, then ``journal add-key``."""
+    from tests.cli_helpers import crisscross
+    from tests.journal_helpers import forge
+
+    from controller.journal.key import init_key
+    from controller.journal.store import Journal
+
+    path = tmp_path / "admitted.db"
+    journal = Journal(path)
+    for button in ("open_betting", "reveal"):
+        journal.commit([("event", "ButtonPressed", {"button": button}, None)])
+    journal.close()
+    forge(path, ("DELETE FROM records WHERE seq = 2", ()))
+    init_key(tmp_path / "admitted.key")
+    for command in (["reanchor"], ["add-key", "--key", str(tmp_path / "admitted.key")]):
+        proc = crisscross("journal", *command, "--journal", str(path), "--by", "alice", "--reason", "inquiry 7")
+        assert proc.returncode == 0, proc.stderr
+    return [r["data"]["code"] for r in read_records(path) if r["type"] == "SignificantEvent"]
+
+
 def test_every_code_of_the_catalogue_is_raised(tmp_path, monkeypatch):
     raised, _ = round_codes(tmp_path)
     codes, _ = service_codes(tmp_path, monkeypatch)
-    raised |= set(codes)
+    raised |= set(codes) | set(admission_codes(tmp_path))
     assert sorted(set(BY_NUMBER) - raised) == []
     assert raised <= set(BY_NUMBER)
 

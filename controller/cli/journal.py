@@ -226,6 +226,7 @@ def _journal_admit(args: argparse.Namespace) -> int:
     from controller.journal.tools import admit
     from controller.game.table import load_table_config
     from controller.service.opening import journal_for
+    from controller.service.significance import Significance
 
     try:
         config = load_table_config(find_table_config(args.config))
@@ -238,7 +239,7 @@ def _journal_admit(args: argparse.Namespace) -> int:
             raise ConfigError(f"{path}: the journal of simulated play is never sealed with a key (every simulated "
                               f"run would be refused it): nothing introduced")
         record = admit(path, None if key_file is None else load_key(key_file), what, by=args.by,
-                       reason=args.reason)
+                       reason=args.reason, derive=Significance(config.table_id))
     except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
         return _refused(exc, args.journal)
     print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",

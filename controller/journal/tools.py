@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from controller.journal import key as jkey
 from controller.journal.chain import Tamper, find_first_tampering
@@ -267,13 +268,17 @@ def import_jsonl(source: Path, destination: Path, *, batch: int = 5000) -> int:
 ADMISSIONS = {"key": "JournalKeyIntroduced", "anchor": "AnchorRestored"}
 
 
-def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str) -> dict:
+def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str,
+          derive: Callable[[list[dict[str, Any]]], list[tuple[str, str, dict[str, Any], int | None]]] | None = None
+          ) -> dict:
     """Open the store at ``path`` admitting ``what`` (``Journal``'s ``admit``: ``"key"``, introduce ``key`` to a
     journal kept without one; ``"anchor"``, accept a journal whose anchor is missing or does not match) and
     journal it as one record (``ADMISSIONS``) with ``by`` (the supervisor), ``reason`` and ``found`` (what was
     admitted), with which the key's introduction or the new anchor takes effect; return that record. A journal
     kept without a key has its anchor restored without one (``key`` is not used: a key is introduced only by
-    ``"key"``, on a journal whose anchor matches). Raises ``JournalError`` when there is nothing to admit (a
+    ``"key"``, on a journal whose anchor matches). ``derive``: the journal's hook (``Journal.derive``) that writes
+    the record's significant event in its commit (``controller.service.significance.Significance``: docs/events.md,
+    5004 and 5005). Raises ``JournalError`` when there is nothing to admit (a
     journal already keyed; an anchor that matches), when ``by`` or ``reason`` is empty, when ``key`` is None for
     ``"key"`` or for a keyed journal, and as ``Journal`` (a service running on it, another problem).
     """
@@ -287,6 +292,7 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str) -> 
                                           "key: its anchor is restored with that key") +
                            ": give it with --key or as journal_key in table.yaml")
     journal = Journal(path, key=key, admit=what)
+    journal.derive = derive
     try:
         if what == "key" and not journal.admitted:
             raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
@@ -295,6 +301,7 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str) -> 
         data = {"by": by, "reason": reason, "found": journal.admitted}
         if key is not None:
             data["key_id"] = jkey.key_id(key)
-        return journal.append("record", ADMISSIONS[what], data, None)
+        records = journal.commit([("record", ADMISSIONS[what], data, None)])
+        return next(record for record in records if record["type"] == ADMISSIONS[what])  # its event comes after it
     finally:
         journal.close()

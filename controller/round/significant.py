@@ -111,6 +111,11 @@ CATALOGUE: tuple[Code, ...] = (
     Code(5002, "journal whole again", "information", "none", "JournalWhole"),
     Code(5003, "controller defect", "tilt", "a supervisor voids the round; report the defect with the journal",
          "FaultRaised cause internal"),
+    # a supervisor's admissions on the journal (``crisscross journal reanchor`` and ``add-key``)
+    Code(5004, "journal anchor restored", "error", "review the inquiry the record names: the journal's end did not "
+         "match its anchor (records cut, or the anchor lost) and was accepted as it stands", "AnchorRestored"),
+    Code(5005, "journal key introduced", "error", "check the records before it against the journal's copy: they "
+         "were kept without a key, and the key seals them as they stood", "JournalKeyIntroduced"),
 )
 
 #: The catalogue by number.
