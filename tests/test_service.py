@@ -24,8 +24,10 @@ from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from controller.journal.chain import verify_chain
 from controller.journal.reader import read_records, rounds_ended
+from controller.journal.record import JournalError
 from controller.journal.recall import rounds_from_records
 from controller.service.assembly import Service, run_service
+from tests.postgres import wait_until
 
 
 @pytest.fixture
@@ -189,6 +191,66 @@ def test_sigterm_stops_the_service_cleanly_with_the_journal_intact(tmp_path):
     records = read_records(journal)
     assert verify_chain(records) is None
     assert records[-1]["type"] == "SignificantEvent" and records[-2]["type"] == "ServiceStopped"  # and its event
+
+
+#: ``crisscross run --simulate --rounds 5`` in a process of its own, whose shoe is pulled out (fault injection
+#: ``unplug``, docs/protocol.md) as the first player's stack is asked for, and stays out: the round is held in
+#: its fault until the simulated supervisor gives up waiting for the shoe (after 8 s here, not 20) and voids it.
+SHOE_PULLED_IN_ROUND_ONE = r"""
+import sys
+from controller.cli.main import main
+from controller.simulated.table import SimulatedTable
+from drivers.shoe.simulator import ShoeSimulator
+
+start, setup = ShoeSimulator.start, SimulatedTable.__init__
+
+def pulled_at_the_second_dispense(self):
+    start(self)
+    self.inject_on("DISPENSE", "unplug", nth=2)
+
+def patience_of_8_s(self, *args, **kwargs):
+    setup(self, *args, **kwargs)
+    self.patience = 8.0
+
+ShoeSimulator.start, SimulatedTable.__init__ = pulled_at_the_second_dispense, patience_of_8_s
+sys.exit(main(["run", "--simulate", "--rounds", "5", "--seed", "16", "--quiet", "--journal", sys.argv[1]]))
+"""
+
+
+def test_sigterm_while_the_table_is_held_in_a_fault_exits_1(tmp_path):
+    """docs/commands.md, ``crisscross run``: the first signal lets a round held in its fault state be cleared or
+    voided first, and the exit status is then 1 (it was 0 once the supervisor voided the round: the stop came
+    out of a fault, before the run's --rounds, and nothing said so). A real process and a real SIGTERM, sent once
+    the journal holds the fault."""
+    journal = tmp_path / "journal.db"
+    process = subprocess.Popen([sys.executable, "-c", SHOE_PULLED_IN_ROUND_ONE, str(journal)], cwd=tmp_path,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def fault_journaled() -> bool:
+        try:
+            return any(r["type"] == "FaultRaised" for r in read_records(journal))
+        except JournalError:  # the store not made yet (its file there, its table not)
+            return False
+
+    try:
+        wait_until(fault_journaled, 60, "the shoe's link fault in the journal")
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    records = read_records(journal)
+    types = [r["type"] for r in records]
+    fault = next(r for r in records if r["type"] == "FaultRaised")
+    assert fault["round"] == 1 and fault["data"]["cause"] == "link_lost"
+    assert types.index("RoundVoided") > types.index("FaultRaised")  # the supervisor voided the held round ...
+    assert rounds_ended(journal) == 1 and types[-2] == "ServiceStopped"  # ... and the run stopped, 4 rounds short
+    assert verify_chain(records) is None
+    assert process.returncode == 1, err
+    assert re.search(r"crisscross: stopped on a fault: link_lost .*held the table when the stop was asked, and "
+                     r"round 1 was then voided", err), err
 
 
 def test_a_signal_while_the_service_closes_does_not_kill_it(tmp_path, monkeypatch):

@@ -407,7 +407,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     table deals by hand (NY 9 NYCRR 5324.39(d)(1), the supervisor switching it first; ``config`` must allow it);
     ``parts``: the control interface, floor and scripted table to build (``ServiceParts``); ``pace``: seconds the
     simulated dealer leaves between its presses (``--pace``, ``controller.simulated.pace``). Returns 0, or 1 when it
-    stopped with a round open (or held in fault) or the journal could not be written.
+    stopped with a round open, in a fault, after a first signal that found the table held in a fault (the round
+    then cleared or voided: ``Controller.held_at_stop``) or when the journal could not be written.
     Raises ``ConfigError`` (before any device is touched) for a refused configuration and ``JournalError`` for
     a journal that does not verify.
     """
@@ -456,10 +457,12 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
         if service.controller.journal_error is not None:
             print(f"crisscross: stopped: the journal cannot be written: {service.controller.journal_error}",
                   file=sys.stderr)
-        elif machine.state == "fault":
-            fault = machine.fault
+        elif machine.state == "fault" or service.controller.held_at_stop is not None:
+            fault = machine.fault or service.controller.held_at_stop
+            after = "" if machine.state == "fault" else (f"; it held the table when the stop was asked, and round "
+                                                         f"{machine.round_no} was then {machine.state}")
             print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
-                  f" ({fault.detail if fault else ''})", file=sys.stderr)
+                  f" ({fault.detail if fault else ''}){after}", file=sys.stderr)
         elif service.controller.stopped_short:
             print(f"crisscross: stopped: the journal store {service.journal.path} is damaged and no round opens on "
                   f"it ({service.controller.rounds_closed} of {rounds} rounds played): restore it from its copy",

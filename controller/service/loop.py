@@ -96,6 +96,8 @@ class Controller:
     service's own workers put their last inputs on ``events`` (the hole-card detector's alerts of the last
     rounds: ``controller.service.protection``); those are applied, anything else left on the queue is not.
     ``start_entries`` are journaled before ``started``, in its commit (``significance.start_records``).
+    ``held_at_stop`` is the fault that held the table when the first stop (``STOP_AFTER_ROUND``) came, None when
+    none did: the run then ends with status 1 whatever a supervisor does with the fault before it stops.
     """
 
     def __init__(self, machine: Round | Recovered, journal: Journal, drivers: dict[str, Device], events: queue.Queue,
@@ -129,6 +131,7 @@ class Controller:
         self._stop_after_round = False
         #: the run ended before its round count because the journal store was found damaged (``_closed_for_good``)
         self.stopped_short = False
+        self.held_at_stop: cmd.FaultRaised | None = None
         self._damage_found = False  # a ``JournalDamaged`` was applied in this run
         self.journal_error: OSError | None = None
         self._prompt_timer: threading.Timer | None = None
@@ -138,8 +141,10 @@ class Controller:
         """Process events until ``STOP``, ``STOP_AFTER_ROUND`` once no round is in progress, the round count or
         (with ``stop_on_fault``) a fault.
 
-        Returns 0; 1 when the machine ended in its fault state, a round was left open, or the journal could not
-        be written (then nothing more is applied: an input that is not on disk is never acted on).
+        Returns 0; 1 when the machine ended in its fault state, a round was left open, the first stop found the
+        table held in a fault (``held_at_stop``: the round it held is cleared or voided before the loop ends, and
+        the stop still comes out of a fault: docs/commands.md, ``crisscross run``'s exit status) or the journal
+        could not be written (then nothing more is applied: an input that is not on disk is never acted on).
         """
         try:
             for output in self.missing:  # consequences of the last input that a crash kept off a JSON-lines journal
@@ -161,6 +166,7 @@ class Controller:
                     break
                 if item is STOP_AFTER_ROUND:
                     self._stop_after_round = True
+                    self.held_at_stop = self.held_at_stop or self.machine.fault
                     if not self.machine.round_open():  # a round held in fault is still in progress
                         break
                     log.warning("stopping after round %s", self.machine.round_no)
@@ -186,7 +192,8 @@ class Controller:
             self.watch.stopping()
             if self._prompt_timer is not None:
                 self._prompt_timer.cancel()
-        return 0 if self.machine.state in ("starting", *ROUND_OVER) and not self.stopped_short else 1
+        clean = self.machine.state in ("starting", *ROUND_OVER) and not self.stopped_short
+        return 0 if clean and self.held_at_stop is None else 1
 
     def _turn(self) -> float:
         """The longest the loop waits for an input: the watchdog's tick, at most ``IDLE_TURN``. A signal (SIGTERM,
