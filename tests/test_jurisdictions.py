@@ -8,6 +8,8 @@ not from the loader.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 
 from controller.game.paytable import load_jurisdiction
 from controller.settings.files import CONFIG_DIR, ConfigError
+from tests.cli_helpers import crisscross
 from tests.examples import examples
 
 JURISDICTIONS = ("ny", "pa", "nj")
@@ -356,3 +359,107 @@ def test_a_file_named_as_a_code_is_read_only_as_a_path_and_the_refusal_says_how(
     assert str(refused.value).startswith("unknown jurisdiction 'custom' (known: ")
     assert str(refused.value).endswith("; the file 'custom' is given as ./custom")
     assert load_jurisdiction("./custom").code == "ny"
+
+
+# ----------------------------------------------------------------- what is read as a jurisdiction file
+
+#: docs/analysis.md, "Jurisdictions and pay tables": a pay-table file holds at most 1 MiB.
+MAX_BYTES = 1024 * 1024
+#: Lines a file named by mistake may hold (the shape of /etc/shadow's: a password hash in the second field).
+SHADOW = "cashier:$6$Xy12$SECRETHASH0:19000:0:99999:7:::\nvault:*:19000:0:99999:7:::\n"
+
+
+@pytest.mark.parametrize("make,says", [
+    (lambda p: os.mkfifo(p), "not a regular file"),  # a pipe with no writer: read, it would wait for ever
+    (lambda p: p.mkdir(), "Is a directory"),
+    (lambda p: p.symlink_to("/dev/zero"), "not a regular file"),  # read, it would fill the memory
+])
+def test_what_is_not_a_regular_file_is_refused_unread(tmp_path, make, says):
+    path = tmp_path / "named.yaml"
+    make(path)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(str(path))
+    assert str(caught.value).startswith(f"{path}: ") and says in str(caught.value)
+
+
+def test_a_file_over_1_mib_is_refused_and_one_of_1_mib_is_read(tmp_path):
+    """A jurisdiction file of 1 MiB (its tables and a long comment) loads; one byte more is refused by its size,
+    not read into memory and parsed (it was: any size, /dev/zero behind a regular name included)."""
+    text = ny_text()
+    path = tmp_path / "long.yaml"
+    path.write_text(text + "#" * (MAX_BYTES - len(text.encode()) - 1) + "\n")
+    assert path.stat().st_size == MAX_BYTES and load_jurisdiction(path).code == "ny"
+    path.write_text(text + "#" * (MAX_BYTES - len(text.encode())) + "\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: larger than 1,048,576 bytes")):
+        load_jurisdiction(path)
+
+
+def test_a_file_not_in_utf8_is_refused_naming_the_byte(tmp_path):
+    path = tmp_path / "latin.yaml"
+    path.write_bytes(ny_text().encode() + "# pay\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: not UTF-8 text (") + ".* at byte "
+                       + str(len(ny_text().encode()) + len("# pay"))):
+        load_jurisdiction(path)
+
+
+def test_a_link_to_a_jurisdiction_file_is_read_as_the_file(tmp_path):
+    link = tmp_path / "ours.yaml"
+    link.symlink_to(file_of("ny"))
+    assert load_jurisdiction(link).bet.pays == NY_BET
+
+
+def test_a_file_that_is_no_jurisdiction_is_refused_without_its_text(tmp_path):
+    """/etc/shadow named as the jurisdiction (as root): its lines read as YAML keys, and the message listed them,
+    hashes and all. The keys the file lacks are named; its own are counted."""
+    path = tmp_path / "shadow"
+    path.write_text(SHADOW)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line 1: top level: missing key(s) bet_multiples, citation, jurisdiction"), \
+        message
+    assert not any(word in message for word in ("cashier", "SECRETHASH", "vault", "99999")), message
+    assert "unknown key(s) 2 that are not names" in message
+
+
+@pytest.mark.parametrize("line_text,problem", [
+    ("token: *hunter2\n", "found undefined alias"),  # an alias that names no anchor
+    ('token: "\\qhunter2"\n', "found unknown escape character"),
+    ("token: hunter2: more\n", "mapping values are not allowed here"),
+])
+def test_malformed_yaml_names_file_line_column_and_problem_without_the_text(tmp_path, line_text, problem):
+    """A YAML error quoted what it found (an alias, an escape character): the file's own text. It now says
+    where (line and column) and what is wrong, and nothing of the text."""
+    path = tmp_path / "secret.yaml"
+    path.write_text("user: admin\n" + line_text)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction(path)
+    message = str(caught.value)
+    assert re.fullmatch(re.escape(f"{path}: line 2, column ") + r"\d+ malformed YAML: " + re.escape(problem)
+                        + r".*", message), message
+    assert "hunter2" not in message and "more" not in message and "'" not in message.partition("YAML: ")[2]
+
+
+def test_an_alias_error_points_at_the_alias_and_a_tab_is_named_by_its_code_point(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nother: *gone\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2, column {'other: *gone'.index('*') + 1} "
+                                                    f"malformed YAML: found undefined alias")):
+        load_jurisdiction(path)
+    path.write_text("name: x\n\tother: y\n")  # a tab where YAML wants spaces (U+0009, CHARACTER TABULATION)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: line 2, column 1 malformed YAML: found character "
+                                                    "U+0009 that cannot start any token")):
+        load_jurisdiction(path)
+
+
+def test_paytable_and_settle_refuse_a_file_that_is_no_jurisdiction_without_its_text(tmp_path):
+    """Both commands that take a jurisdiction's file (paytable's argument, settle's ``jurisdiction``): exit 2,
+    one line naming the file, none of its text."""
+    path = tmp_path / "shadow"
+    path.write_text(SHADOW)
+    round_ = {"jurisdiction": str(path), "community": {"across": ["7d", "2c"], "down": ["9s", "3h"], "middle": "Kc"},
+              "seats": [{"seat": 1, "cards": ["Jh", "Jd"], "wagers": {"ante_across": 500, "ante_down": 500}}]}
+    for done in (crisscross("paytable", path), crisscross("settle", stdin=json.dumps(round_))):
+        assert done.returncode == 2 and done.stdout == "", done
+        assert done.stderr.count("\n") == 1 and str(path) in done.stderr, done.stderr
+        assert not any(word in done.stderr for word in ("cashier", "SECRETHASH", "vault")), done.stderr

@@ -104,7 +104,10 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
 
     The file's ``jurisdiction`` code selects the regulation it answers to (``controller.game.minimums``); loaded by
     code, the file must carry that same code. Raises ``ConfigError`` naming the file, the line and the key
-    path for: an unknown jurisdiction, a ``name`` that does not contain the state's name, malformed YAML, a missing or unknown key, odds that are not a positive
+    path for: an unknown jurisdiction, a file that is not a regular file, larger than 1 MiB or not UTF-8 text,
+    malformed YAML (read by ``controller.settings.files.load_yaml``: a YAML error or an unknown key shows none of
+    the file's text but keys that are names), a ``name`` that does not contain the state's name, a missing or
+    unknown key, odds that are not a positive
     integer or ``push``, a paying hand missing or unknown, a hand paid below its jurisdiction's minimum (NY
     9 NYCRR 5324.39(f) "no less than"; the message gives the configured odds and the minimum with its
     citation), odds above ``MAX_ODDS`` to 1, a ``citation`` that is empty or not text (every value carries

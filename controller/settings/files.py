@@ -10,15 +10,20 @@ beside the package.
 
 from __future__ import annotations
 
+import ast
+import errno
 import importlib.resources
 import json
 import os
 import re
+import string
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from controller.settings.secret_files import read_regular
 
 
 def _default_config_dir() -> Path:
@@ -32,6 +37,12 @@ def _default_config_dir() -> Path:
 
 #: The folder of the default configuration (``table.yaml`` and ``jurisdictions/``).
 CONFIG_DIR = _default_config_dir()
+#: Largest configuration file read (bytes): the files shipped are a few KB (table.yaml about 5 KB, a
+#: jurisdiction under 3 KB), an operators file about 150 bytes a user; anything larger is not one of them.
+MAX_CONFIG_BYTES = 1 << 20
+#: A key a message about a configuration file may quote: a name, as every key the files define is one. No other
+#: key is quoted, so that a file named by mistake (``/etc/shadow``, whose lines read as keys) shows none of them.
+NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")
 #: The environment variable that names a site's table configuration.
 CONFIG_ENV = "CRISSCROSS_CONFIG"
 #: Where a site keeps its table configuration when neither ``--config`` nor ``$CRISSCROSS_CONFIG`` says.
@@ -138,6 +149,20 @@ class _RefusedScalar(yaml.YAMLError):
         self.message = message
 
 
+class _KeyRefused(yaml.constructor.ConstructorError):
+    """A key ``_UniqueKeyLoader`` refuses (repeated, or not a plain value), its message quoting it only by
+    ``quoted_key``."""
+
+    def __init__(self, problem: str, mark: yaml.Mark) -> None:
+        super().__init__(None, None, problem, mark)
+
+
+def quoted_key(key: object) -> str:
+    """``key`` quoted for a message about a configuration file when it is a name (``NAME``), else ``(not a
+    name, not shown)``: the message says where it is (its line), never what else the file holds."""
+    return repr(key) if isinstance(key, str) and NAME.fullmatch(key) else "(not a name, not shown)"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a mapping that repeats a key (YAML would silently keep the last value), and
     building ``YamlMapping`` objects that know the line of each key.
@@ -165,10 +190,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):
-                raise yaml.constructor.ConstructorError(None, None, f"a key must be a plain value, not {key!r}",
-                                                        key_node.start_mark)
+                raise _KeyRefused(f"a key must be a plain value, not a {type(key).__name__}", key_node.start_mark)
             if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+                raise _KeyRefused(f"duplicate key {quoted_key(key)}", key_node.start_mark)
             seen.add(key)
             lines[key] = key_node.start_mark.line + 1
         mapping = YamlMapping(super().construct_mapping(node, deep))
@@ -203,8 +227,8 @@ def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
         implicit = (node.style is None, node.style is not None) if isinstance(node, yaml.ScalarNode) else None
         if node.tag != loader.resolve(type(node), node.value if implicit else None, implicit or (True, False)):
             at = f" ({where})" if where else ""
-            raise _RefusedScalar(node.start_mark.line + 1, f"explicit tag {node.tag!r}{at}: configuration files "
-                                                           "do not use tags (write the value itself, text quoted)")
+            raise _RefusedScalar(node.start_mark.line + 1, f"explicit tag{at}: configuration files do not use "
+                                                           "tags (write the value itself, text quoted)")
         if isinstance(node, yaml.ScalarNode):
             text = node.value
             if node.tag == _INT_TAG and not PLAIN_INT.fullmatch(text):
@@ -223,7 +247,7 @@ def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
                     at = f" ({where})" if where else ""
                     raise _RefusedScalar(key.start_mark.line + 1, f"merge keys (<<) are not used in configuration "
                                                                   f"files{at}: write each key where it applies")
-                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                name = key.value if isinstance(key, yaml.ScalarNode) and NAME.fullmatch(key.value) else "?"
                 stack.append((key, where or "top level"))
                 stack.append((value, f"{where}.{name}" if where else str(name)))
 
@@ -237,31 +261,73 @@ def _yaml11_reading(node: yaml.ScalarNode) -> str:
         return "not a number in YAML 1.1 either"
 
 
-def load_yaml(path: Path) -> dict[str, Any]:
-    """Read a YAML mapping from ``path``.
+#: A text a YAML error's problem quotes (``%r`` of it: ``'...'`` or ``"..."``).
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+#: What a YAML error's problem may quote of its own vocabulary: a token (``'<block end>'``) or a punctuation mark.
+_TOKEN = re.compile(r"<[a-z ]+>|[" + re.escape(string.punctuation) + "]")
 
-    Raises ``ConfigError`` naming the file for a missing file, malformed YAML (with line and column), a number
-    that is not plain decimal (with line and text, ``"{file}: line 12: '01000' is not a plain decimal integer
-    (...)"``), a tag that changes a value or a merge key (with line; see ``_UniqueKeyLoader``), collections
-    nested too deep for the parser (hundreds of levels) or a document that is not a mapping (``EmptyFile`` when
-    there is no document at all: the file is empty).
-    """
-    if Path(path).exists() and not Path(path).is_file():
-        raise ConfigError(f"{path}: not a regular file")
+
+def _problem(exc: yaml.YAMLError, text: str) -> str:
+    """`` line L, column C malformed YAML: PROBLEM`` for the error ``exc`` of reading ``text`` (no line part when
+    YAML gives no place). PyYAML's problem quotes what it found (an alias, an escape, a tag); of that only its own
+    tokens and punctuation are kept, an invisible character is named by its code point (``U+0009``, a tab) and
+    anything else is left out: a file named by mistake shows none of its text. A key is named by ``quoted_key``."""
+    if isinstance(exc, yaml.reader.ReaderError):  # a control character: the place is a position in ``text``
+        before = text[:exc.position]
+        line, column = before.count("\n"), exc.position - before.rfind("\n") - 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or "\0")
+        problem = f"unacceptable character U+{code:04X}: {exc.reason}"
+    else:
+        mark = getattr(exc, "problem_mark", None)
+        line, column = (mark.line, mark.column) if mark is not None else (None, None)
+        problem = str(getattr(exc, "problem", None) or "not YAML")
+        if not isinstance(exc, _KeyRefused):
+            problem = _QUOTED.sub(_shown, problem)
+    where = f" line {line + 1}, column {column + 1}" if line is not None else ""
+    return f"{where} malformed YAML: {problem}"
+
+
+def _shown(match: re.Match) -> str:
+    """What ``_problem`` shows of a quoted text (``match``): YAML's token or punctuation as quoted, an invisible
+    character by its code point, else ``(not shown)``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        found = ast.literal_eval(match.group())
+    except (ValueError, SyntaxError):
+        return "(not shown)"
+    if isinstance(found, str) and _TOKEN.fullmatch(found):
+        return match.group()
+    if isinstance(found, str) and len(found) == 1 and not found.isprintable():
+        return f"U+{ord(found):04X}"
+    return "(not shown)"
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping from ``path`` (a regular file, or a link to one, of at most ``MAX_CONFIG_BYTES``, read
+    by ``controller.settings.secret_files.read_regular``: a device, a pipe or a folder is refused unopened).
+
+    Raises ``ConfigError`` naming the file for a missing file, one that is not a regular file, one larger than
+    ``MAX_CONFIG_BYTES``, text that is not UTF-8, malformed YAML (with line, column and the problem, quoting none
+    of the file's text: ``_problem``), a number that is not plain decimal (with line and text, ``"{file}: line
+    12: '01000' is not a plain decimal integer (...)"``), a tag that changes a value or a merge key (with line;
+    see ``_UniqueKeyLoader``), collections nested too deep for the parser (hundreds of levels) or a document that
+    is not a mapping (``EmptyFile`` when there is no document at all: the file is empty).
+    """
+    try:
+        raw, _ = read_regular(Path(path), MAX_CONFIG_BYTES + 1, follow=True)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes: not a configuration file")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except OSError as exc:  # ``not a regular file`` says it all; anything else is a file that cannot be read
+        problem = exc.strerror or str(exc)
+        raise ConfigError(f"{path}: {problem if exc.errno == errno.EINVAL else 'cannot read: ' + problem}") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except _RefusedScalar as exc:
         raise ConfigError(f"{path}: line {exc.line}: {exc.message}") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', exc)}") from None
+        raise ConfigError(f"{path}:{_problem(exc, text)}") from None
     except RecursionError:  # PyYAML composes nested collections recursively
         raise ConfigError(f"{path}: nested too deep (hundreds of levels; a configuration has a few)") from None
     if data is None and yaml.compose(text, Loader=yaml.SafeLoader) is not None:  # a document of null itself
@@ -278,7 +344,8 @@ def check_keys(path: Path, where: str, mapping: Any, required: set[str], optiona
     """Check that ``mapping`` (found at key path ``where`` in ``path``) is a dict with exactly the allowed keys.
 
     Raises ``ConfigError`` naming the file, the line (of the first unknown key, else of the mapping), the key
-    path and the missing or unknown keys; for a key left without a value, the keys wanted.
+    path and the missing or unknown keys (an unknown key that is not a name, ``NAME``, is counted, not quoted: a
+    file named by mistake, ``/etc/shadow`` say, reads as keys); for a key left without a value, the keys wanted.
     """
     if mapping is None:  # a key left without a value
         keys = f" with {', '.join(sorted(required))}" if required else ""
@@ -291,7 +358,10 @@ def check_keys(path: Path, where: str, mapping: Any, required: set[str], optiona
     if missing:
         problems.append(f"missing key(s) {', '.join(sorted(missing))}")
     if unknown:
-        problems.append(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+        names = sorted(str(key) for key in unknown if isinstance(key, str) and NAME.fullmatch(key))
+        others = len(unknown) - len(names)
+        hidden = f"{others} that {'is not a name' if others == 1 else 'are not names'} (not shown)"
+        problems.append("unknown key(s) " + ", ".join(names + [hidden] * bool(others)))
     if problems:
         first_unknown = min(unknown, key=lambda k: line_of(mapping, k) or 0) if unknown else None
         line = line_of(mapping, first_unknown) if unknown else line_of(mapping)
