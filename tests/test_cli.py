@@ -385,6 +385,16 @@ def test_operator_add_with_a_file_in_a_folder_that_does_not_exist_is_refused(tmp
     _refused_in_one_line(proc, f"crisscross: --file {path}: no folder {path.parent}")
 
 
+def test_operator_list_of_a_file_that_does_not_exist_says_so_naming_it(tmp_path):
+    """A mistyped ``--file`` (or a table whose operators file was never written) listed ``0 operator(s)`` with
+    exit status 0, as if the table had no users. It is refused as the other ``operator`` commands refuse what
+    they cannot use: exit status 2, one line naming the file; nothing is written beside it."""
+    path = tmp_path / "operaters.yaml"
+    proc = crisscross("operator", "list", "--file", path)
+    _refused_in_one_line(proc, f"crisscross: {path}: no such file")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_operator_list_of_an_unreadable_file_names_it(tmp_path):
     path = tmp_path / "operators.yaml"
     path.mkdir()  # a folder where the file should be
