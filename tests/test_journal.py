@@ -229,6 +229,49 @@ def test_a_file_of_zeros_or_a_zero_filled_tail_is_lost_records_not_a_torn_write(
     assert proc.returncode == 2 and "all zeros: its records were lost" in proc.stderr, proc.stderr
 
 
+def test_the_last_record_deleted_is_a_cut_not_records_lost_to_a_power_cut(tmp_path):
+    """Records deleted from the end of a store (its triggers dropped, with the sqlite3 module) free the pages
+    they held, and SQLite zeroes a page it frees (``secure_delete``). A store whose last page was one of them
+    was refused at start as records lost to a power cut ("ends with 4096 or more zero bytes"), and a supervisor
+    could not accept it after an inquiry (``reanchor`` said the same). The anchor shows more were written: it is
+    a cut, named as one (``verify``: exit 1). Zeros on a page still in use are still records lost."""
+    path = tmp_path / "j.db"
+    journal = Journal(path, clock=lambda: CLOCK, fsync=False)
+    for i in range(8):  # a record of 3,000 bytes and more fills a page (4,096 bytes) of its own
+        journal.append("event", "ButtonPressed", {"button": "confirm", "note": "x" * 3000}, round_no=i + 1)
+    journal.close()
+    power_cut = tmp_path / "cut-power.db"
+    power_cut.write_bytes(path.read_bytes()[:-4096] + bytes(4096))  # the last page, the last record's, zeroed
+    with pytest.raises(JournalError, match="zero bytes: records were lost"):
+        Journal(power_cut)
+    forge(path, ("PRAGMA secure_delete = ON", ()), ("DELETE FROM records WHERE seq = 8", ()))
+    assert not path.read_bytes()[-4096:].strip(b"\0")  # the file ends with the freed page, zeroed
+    with pytest.raises(JournalError) as refused:
+        Journal(path, fsync=False)
+    assert "truncated: the journal ends at record 7, its anchor was written at record 8 (records cut from the " \
+           "end)" in str(refused.value) and "zero bytes" not in str(refused.value), refused.value
+    verified = crisscross("journal", "verify", path)
+    assert verified.returncode == 1 and "truncated" in verified.stdout and "zero" not in verified.stdout, verified
+    accepted = crisscross("journal", "reanchor", "--journal", path, "--by", "sue", "--reason", "inquiry 7")
+    assert accepted.returncode == 0, accepted
+
+
+def test_records_cut_past_the_last_checkpoint_without_the_anchor_are_named_a_cut(tmp_path):
+    """The last round cut, its anchor deleted, no key: the last checkpoint names a record past the end. A start
+    said "record N does not match its checkpoint (altered)"; it says the journal ends before it."""
+    from tests.journal_helpers import closed_store
+
+    path, _, _ = closed_store(tmp_path, keyed=False, rounds=3)
+    records = read_records(path)
+    opened = next(r["seq"] for r in records if r["type"] == "RoundOpened" and r["round"] == 3)
+    checkpoint = max(r["seq"] for r in records if r["type"] == "RoundClosed")  # the close commits the checkpoint
+    forge(path, ("DELETE FROM records WHERE seq >= ?", (opened,)))
+    path.with_name("j.db.anchor").unlink()
+    with pytest.raises(JournalError, match=f"truncated: the journal ends at record {opened - 1}, its last "
+                                           f"checkpoint was written at record {checkpoint} "):
+        Journal(path, fsync=False)
+
+
 def test_a_json_lines_journal_is_not_opened_as_a_store(tmp_path):
     path = tmp_path / "old.jsonl"
     path.write_text('{"seq":1}\n')

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from controller.journal import key as jkey
 from controller.journal.chain import find_first_tampering
@@ -35,6 +35,38 @@ class Checkpoint:
     head: str
     state: dict[str, Any]
     mac: str | None
+
+
+def freed_tail(handle: BinaryIO, size: int) -> bool:
+    """True when the pages of zeros that end the SQLite store open on ``handle`` (``size`` bytes) are all on its
+    freelist, as its header and freelist trunk pages list them (sqlite.org/fileformat2.html, "The database
+    header", "The freelist"): pages SQLite freed, and zeroed (``secure_delete``), when rows were deleted. A
+    power cut that loses records leaves zeros where pages still in use should be. Reads at most the tail's pages
+    and the freelist's trunk pages, each once."""
+    handle.seek(0)
+    header = handle.read(100)
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if len(header) < 100 or page_size < 512 or size % page_size:
+        return False
+    trunk, count, pages = int.from_bytes(header[32:36], "big"), int.from_bytes(header[36:40], "big"), size // page_size
+    zeros: set[int] = set()
+    for number in range(pages, 1, -1):  # the tail of zero pages
+        handle.seek((number - 1) * page_size)
+        if handle.read(page_size).strip(b"\x00"):
+            break
+        if len(zeros) == count:  # more pages of zeros than the store has free ones
+            return False
+        zeros.add(number)
+    free: set[int] = set()
+    while trunk and trunk <= pages and trunk not in free and len(free) < count:
+        handle.seek((trunk - 1) * page_size)
+        page = handle.read(page_size)
+        leaves = min(int.from_bytes(page[4:8], "big"), page_size // 4 - 2)
+        free.add(trunk)
+        free.update(int.from_bytes(page[8 + 4 * i:12 + 4 * i], "big") for i in range(leaves))
+        trunk = int.from_bytes(page[:4], "big")
+    return bool(zeros) and zeros <= free
 
 
 class OpeningChecks:
@@ -57,7 +89,10 @@ class OpeningChecks:
 
     def _check_file(self) -> bool:
         """True when there is no store yet at ``path`` (no file, or an empty one); False for a store. Raises
-        ``JournalError`` for a dangling link, a file of zeros or ending in zeros, JSON lines or another file."""
+        ``JournalError`` for a dangling link, a file of zeros or ending in zeros, JSON lines or another file.
+        A store that ends in pages of zeros which are all on its freelist (``freed_tail``) is not refused here:
+        its records were deleted, not lost, and the checks of ``_open`` (the anchor, the last checkpoint and
+        seal) name what was cut, as they do for a cut that left no zeros."""
         if not self.path.exists():
             if self.path.is_symlink():
                 raise JournalError(f"{self.path}: a dangling symbolic link")
@@ -71,7 +106,7 @@ class OpeningChecks:
             head = handle.read(len(SQLITE_HEADER))
             if head == SQLITE_HEADER:
                 handle.seek(max(size - 4096, 0))
-                if size >= 8192 and not handle.read().strip(b"\x00"):
+                if size >= 8192 and not handle.read().strip(b"\x00") and not freed_tail(handle, size):
                     raise JournalError(f"{self.path}: ends with {min(size, 4096)} or more zero bytes: records were "
                                        f"lost (a power cut?); not started: restore the journal from its copy")
                 return False
@@ -115,6 +150,10 @@ class OpeningChecks:
         base, prev = (self.checkpoint.seq, self.checkpoint.head) if self.checkpoint else (0, GENESIS)
         if base:
             found = db.execute("SELECT hash FROM records WHERE seq = ?", (base,)).fetchone()
+            if found is None and base > self._seq:  # records cut from the end, their checkpoint left behind
+                self._check_anchor(anchor, key_id is not None)  # the anchor names the cut when it can
+                raise JournalError(f"{where}: truncated: the journal ends at record {self._seq}, its last "
+                                   f"checkpoint was written at record {base} (records cut from the end): not started")
             if found is None or found[0] != prev:
                 raise JournalError(f"{where}: record {base} does not match its checkpoint (altered): not started")
         count, _, tamper = find_first_tampering(iter_store(self.path, after=base, connection=db),
