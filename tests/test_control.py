@@ -1148,6 +1148,41 @@ def test_a_sign_in_counts_against_its_client_unless_the_client_is_loopback():
         assert throttle_keys("dan", address) == ("user dan", f"client {address}")
 
 
+def test_actions_beyond_an_operators_rate_are_answered_429_and_neither_queued_nor_journaled(bare_server):
+    """A signed-in dealer sending refused actions as fast as the interface answered (730 a second) grew the journal
+    1.3 MB a second, each journaled with its refusal: beyond ``rate.BURST`` at once an action is answered 429 with
+    ``Retry-After`` and never reaches the queue; another operator is not held back."""
+    from controller.control.rate import BURST, ActionRate
+
+    now = [0.0]
+    bare_server.action_rate = ActionRate(clock=lambda: now[0])  # time moves only when the test says
+    client = Client(bare_server)
+    answers = [client.act("void_round", user="dan", code="misdeal")[0] for _ in range(BURST + 3)]
+    assert answers == [403] * BURST + [429] * 3  # a dealer's void: refused and journaled, until the bound
+    assert bare_server.events.qsize() == BURST
+    status, headers, body = client.request("POST", "/actions", json.dumps({"action": "confirm"}),
+                                           {**JSON, **_auth("dan")})
+    assert status == 429 and headers["Retry-After"] == "1" and "more actions than 20 at once" in json.loads(body)["error"]
+    assert client.act("confirm", user="sue")[0] == 202  # the supervisor has a bucket of her own
+    now[0] += 1.0  # five actions a second come back
+    assert [client.act("confirm", user="dan")[0] for _ in range(6)] == [202] * 5 + [429]
+    assert bare_server.events.qsize() == BURST + 1 + 5
+
+
+def test_an_operators_action_rate_is_a_bucket_of_twenty_refilled_at_five_a_second():
+    from controller.control.rate import ActionRate
+
+    now = [0.0]
+    rate = ActionRate(burst=3, per_second=2.0, clock=lambda: now[0])
+    assert [rate.take("dan") for _ in range(4)] == [0.0, 0.0, 0.0, 0.5]  # the fourth waits half a second
+    now[0] = 0.25
+    assert rate.take("dan") == 0.25 and rate.take("sue") == 0.0
+    now[0] = 10.0  # a long pause fills the bucket, never beyond its size
+    assert [rate.take("dan") for _ in range(4)] == [0.0, 0.0, 0.0, 0.5]
+    with pytest.raises(ValueError, match="a burst of at least 1 and a positive rate"):
+        ActionRate(burst=0)
+
+
 def test_a_user_removed_while_their_password_check_runs_does_not_act(bare_server, operators_file, monkeypatch):
     """A removed operator's request already inside its password check was accepted 0.32 s after the removal:
     the file is read again after the hash, before the action."""

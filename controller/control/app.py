@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import sys
 from http import HTTPStatus
@@ -45,6 +46,7 @@ from controller.round.inputs import SUPERVISOR_ACTIONS, OperatorAction, SeatRati
 from drivers.events import SEATS
 
 if TYPE_CHECKING:
+    from controller.control.operators import Operator
     from controller.control.server import ControlServer
 
 log = logging.getLogger("controller.control.server")
@@ -224,10 +226,23 @@ def build_app(server: ControlServer) -> Guard:
                                                             f"try again later", {"Retry-After": "5"})
         return _EventStream(subscriber, server)
 
+    def _within_rate(operator: Operator, action: str) -> None:
+        """429 with ``Retry-After`` when ``operator`` queued its ``rate.BURST`` actions already (``ActionRate``):
+        nothing is queued or journaled; logged at most a few lines a key and interval."""
+        wait = server.action_rate.take(operator.name)
+        if wait > 0:
+            server.refusals.log(logging.WARNING, ("actions", operator.name), "control interface: %s (%s): %s "
+                                "refused: more actions than %d at once, %g a second after", operator.name,
+                                operator.role, action, server.action_rate.burst, server.action_rate.per_second)
+            raise HTTPError(HTTPStatus.TOO_MANY_REQUESTS, f"{operator.name}: more actions than "
+                            f"{server.action_rate.burst} at once; the next in {wait:.1f} s",
+                            {"Retry-After": str(max(1, math.ceil(wait)))})
+
     async def actions(request: Request) -> Response:
         raw = await _read_body(request, server.request_timeout)
         operator = await _authenticate(request, server)
         action, reason, code, round_no, state_name, answers = check_action(_json_body(request, raw))
+        _within_rate(operator, action)
         why = stale_reason(round_no, state_name, *hub.current()) or stale_answer(action, answers, hub.answers())
         server.events.put(OperatorAction(action, operator.name, operator.role, reason, code, round_no, state_name,
                                          why, answers))  # a stale or forbidden action too: journaled and refused
@@ -285,6 +300,7 @@ def build_app(server: ControlServer) -> Guard:
         raw = await _read_body(request, server.request_timeout)
         operator = await _authenticate(request, server)
         action, seat, player = check_rating(_json_body(request, raw), SEATS)
+        _within_rate(operator, action)
         server.events.put(SeatRating(action, seat, player, operator.name, operator.role))
         log.info("control interface: %s (%s) queued %s of seat %d", operator.name, operator.role, action, seat)
         return JSONResponse({"queued": {"action": action, "seat": seat, "player": player, "user": operator.name,

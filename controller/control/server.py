@@ -61,11 +61,13 @@ import uvicorn
 from controller.control.app import build_app, protocol_class
 from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, PACE, RING_SIZE, Hub, Outbox
 from controller.control.checks import MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
+from controller.control.rate import ActionRate
 from controller.control.recall import Recall
 from controller.control.signin import CHECK_NICENESS, MAX_CHECKS, SignIn, accepts_host  # noqa: F401 (documented)
 from controller.round.alerts import alert_record
 from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
+from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +274,9 @@ class ControlServer(SignIn):
         self.max_connections = max_connections
         super().__init__(config.operators, "control interface", max_checks)
         self.hub = Hub(ring_size, client_queue, max_streams)
+        #: actions queued per operator (``controller.control.rate``) and the log of those refused, owned by the loop
+        self.action_rate = ActionRate()
+        self.refusals = LogLimiter(log)
         #: the controller thread's hand-overs to the loop (``broadcast.Outbox``: the one object both use)
         self._outbox = Outbox(ring_size)
         #: the last hole-card alerts and acknowledgements (journal records; controller/round/alerts.py), owned by the
