@@ -473,3 +473,22 @@ def test_a_code_is_a_code_whatever_file_of_that_name_the_current_folder_holds(tm
         seat = json.loads(proc.stdout)["seats"][0]
         assert seat["down_hand"]["category"] == "two_pair"
         assert seat["wagers"]["down"] == {"amount": 500, "outcome": "win", "net": net}, seat
+
+
+def test_a_line_that_never_ends_is_named_at_once(tmp_path):
+    """``settle --lines /dev/zero`` read on for ever (as ``wc -l`` would: a line has no end) in bounded memory, but
+    said nothing until the line's end: the line is named as soon as it is longer than a round may be, then read on
+    (and dropped) to its end."""
+    import select
+
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "settle", "--lines", "/dev/zero"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        said = proc.stderr.readline().decode() if ready else ""
+        assert proc.poll() is None  # still reading the line to its end
+    finally:
+        proc.kill()
+        proc.wait(30)
+        proc.stderr.close()
+    assert said == "/dev/zero: line 1: longer than 1,048,576 bytes: not one round (a round's JSON is a few thousand)\n"

@@ -120,20 +120,20 @@ def _text(data: bytes, where: str) -> str:
 def _lines(stream: IO[bytes], source: str) -> Iterator[tuple[int, str | ValueError]]:
     """``(number, line)`` of each line of ``stream``, numbered and split as ``str.splitlines`` splits the whole
     text, read one line at a time: a line longer than ``MAX_ROUND_BYTES`` or not UTF-8 is a ``ValueError`` in
-    place of its text (the rest of a long line is read and dropped, never held)."""
+    place of its text, given before the rest of a long line is read and dropped (never held)."""
     number = 0
     while True:
         chunk = stream.readline(MAX_ROUND_BYTES + 1)
         if not chunk:
             return
-        rest = chunk
-        while len(chunk) > MAX_ROUND_BYTES and rest and not rest.endswith(b"\n"):  # the rest of the line, dropped
-            rest = stream.readline(MAX_ROUND_BYTES)
         try:  # a chunk longer than MAX_ROUND_BYTES is refused here, by its line's number
             text = _text(chunk, f"{source}: line {number + 1}")
         except ValueError as exc:
             number += 1
-            yield number, exc
+            yield number, exc  # said before the rest of the line is read: a line that never ends is named at once
+            rest = chunk
+            while len(chunk) > MAX_ROUND_BYTES and rest and not rest.endswith(b"\n"):  # the rest, dropped
+                rest = stream.readline(MAX_ROUND_BYTES)
             continue
         for line in text.splitlines():  # a line ends at \n; splitlines also at \r and the rest, as before
             number += 1
