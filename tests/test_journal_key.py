@@ -242,6 +242,27 @@ def test_a_journal_without_a_key_refused_as_truncated_is_accepted_by_a_journaled
     assert _verify(path, key_file).returncode == 0
 
 
+def test_a_key_is_never_introduced_to_a_journal_that_does_not_verify(tmp_path):
+    """``add-key`` sealed a journal whose record was edited (verify: tampered) without a word: its
+    ``JournalKeyIntroduced`` then vouched, from there on, for a history already broken. It is refused, and nothing
+    is written."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    for button in ("open_betting", "reveal", "open_betting"):
+        journal.commit([("event", "ButtonPressed", {"button": button}, None)], state={"round": None})
+    journal.close()
+    # before the last checkpoint: a start reads from there, and never sees it
+    forge(path, ("UPDATE records SET data = ? WHERE seq = 2", ('{"button":"void_round"}',)))
+    assert _verify(path).returncode == 1
+    init_key(tmp_path / "journal.key")
+    before = path.read_bytes()
+    proc = crisscross("journal", "add-key", "--journal", str(path), "--key", str(tmp_path / "journal.key"),
+                      "--by", "alice", "--reason", "the table's key from today")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"{path}: does not verify: line 2, seq 2: edited" in proc.stderr and "none is introduced" in proc.stderr
+    assert path.read_bytes() == before and [r["type"] for r in read_records(path)] == ["ButtonPressed"] * 3
+
+
 def test_init_key_creates_a_private_key_once(tmp_path):
     key_file = tmp_path / "journal.key"
     proc = subprocess.run([sys.executable, "-m", "controller", "journal", "init-key", "--file", str(key_file)],

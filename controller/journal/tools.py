@@ -276,11 +276,13 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str,
     journal it as one record (``ADMISSIONS``) with ``by`` (the supervisor), ``reason`` and ``found`` (what was
     admitted), with which the key's introduction or the new anchor takes effect; return that record. A journal
     kept without a key has its anchor restored without one (``key`` is not used: a key is introduced only by
-    ``"key"``, on a journal whose anchor matches). ``derive``: the journal's hook (``Journal.derive``) that writes
+    ``"key"``, on a journal whose anchor matches and that verifies: its chain, spelling and checkpoints, ``verify``).
+    ``derive``: the journal's hook (``Journal.derive``) that writes
     the record's significant event in its commit (``controller.service.significance.Significance``: docs/events.md,
     5004 and 5005). Raises ``JournalError`` when there is nothing to admit (a
     journal already keyed; an anchor that matches), when ``by`` or ``reason`` is empty, when ``key`` is None for
-    ``"key"`` or for a keyed journal, and as ``Journal`` (a service running on it, another problem).
+    ``"key"`` or for a keyed journal, for ``"key"`` on a journal found tampered, and as ``Journal`` (a service
+    running on it, another problem).
     """
     if not by.strip() or not reason.strip():
         raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
@@ -296,6 +298,10 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str,
     try:
         if what == "key" and not journal.admitted:
             raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
+        found = verify(path).tamper if what == "key" else None  # the whole journal: a start reads its end only
+        if found is not None:  # the key seals the journal as it stands: never one found tampered
+            raise JournalError(f"{path}: does not verify: {found}: a key seals the journal as it stands, so none "
+                               f"is introduced to it; restore it from its copy")
         if what == "anchor" and journal.admitted.startswith("nothing found"):
             raise JournalError(f"{path}: its anchor matches the store: nothing to restore")
         data = {"by": by, "reason": reason, "found": journal.admitted}
