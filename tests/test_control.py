@@ -738,7 +738,8 @@ def test_an_operator_added_while_running_can_act(bare_server, operators_file):
     status, _, _ = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',
                                                {**JSON, "Authorization": f"Basic {token}"})
     assert status == 202
-    assert bare_server.events.get_nowait().user == "newbie"
+    changed, acted = bare_server.events.get_nowait(), bare_server.events.get_nowait()
+    assert ("newbie", "dealer") in changed.operators and acted.user == "newbie"  # journaled first, then her action
 
 
 def test_the_service_config_round_trips_the_shipped_table_file():
@@ -1183,6 +1184,53 @@ def test_an_operators_action_rate_is_a_bucket_of_twenty_refilled_at_five_a_secon
         ActionRate(burst=0)
 
 
+def test_a_change_of_operators_while_the_service_runs_is_journaled_once_with_names_and_roles(tmp_path,
+                                                                                            operators_file):
+    """``operator add`` while the service ran gave a new supervisor every right, and the journal said nothing: the
+    interface reads the file again at the next request and queues ``OperatorsChanged`` (every name and role, no
+    hash), which the service journals as its own record (kept from the interface's stream: who is a supervisor is
+    no display's business); a read that finds the same names and roles, nothing."""
+    from controller.control.operators import add_operator, remove_operator
+    from controller.round.inputs import roster_sha256
+
+    events, server, journal, _, thread = _start_table(tmp_path, operators_file)
+
+    def changes(count):
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline:
+            found = [r for r in read_records(journal.path) if r["type"] == "OperatorsChanged"]
+            if len(found) >= count:
+                return found
+            time.sleep(0.01)
+        raise AssertionError(f"{count} OperatorsChanged never journaled")
+
+    try:
+        client = Client(server)
+        client.wait_for(lambda r: r["type"] == "ShoeReconciled")
+        before = (("dan", "dealer"), ("sue", "supervisor"))
+        assert server.roster == before
+        add_operator(operators_file, "eve", "supervisor", "eve-password-1", iterations=200_000)
+        assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200  # reads the file again
+        (changed,) = changes(1)
+        now = (("dan", "dealer"), ("eve", "supervisor"), ("sue", "supervisor"))
+        assert (changed["kind"], changed["data"]) == ("record", {
+            "operators": [list(p) for p in now], "sha256": roster_sha256(now), "previous": roster_sha256(before)})
+        remove_operator(operators_file, "eve")
+        assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200
+        assert changes(2)[1]["data"]["operators"] == [list(p) for p in before]
+        operators_file.write_text(operators_file.read_text() + "\n")  # the same names and roles, other bytes
+        assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200
+        events.put(STOP)
+        thread.join()
+        assert len(changes(2)) == 2
+        client.wait_for(lambda r: r["type"] == "ServiceStopped")  # every record of the run reached the stream
+        assert not any(r["type"] == "OperatorsChanged" for r in client.received)
+    finally:
+        events.put(STOP)
+        thread.join()
+        server.stop()
+        journal.close()
+
 def test_a_user_removed_while_their_password_check_runs_does_not_act(bare_server, operators_file, monkeypatch):
     """A removed operator's request already inside its password check was accepted 0.32 s after the removal:
     the file is read again after the hash, before the action."""
@@ -1196,7 +1244,8 @@ def test_a_user_removed_while_their_password_check_runs_does_not_act(bare_server
     remove_operator(operators_file, "sue")  # while her check runs
     release.set()
     acting.join()
-    assert answers == [401] and bare_server.events.empty()
+    queued = [bare_server.events.get_nowait() for _ in range(bare_server.events.qsize())]
+    assert answers == [401] and [type(item).__name__ for item in queued] == ["OperatorsChanged"]  # her removal only
 
 
 def test_a_refused_operators_file_is_named_as_the_cause_in_the_answer_and_the_log(bare_server, operators_file,

@@ -11,6 +11,7 @@ with what the page says their source records are.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import re
 import subprocess
@@ -346,10 +347,53 @@ def admission_codes(tmp_path: Path) -> list[int]:
     return [r["data"]["code"] for r in read_records(path) if r["type"] == "SignificantEvent"]
 
 
+def operator_runs(tmp_path: Path) -> list[dict[str, Any]]:
+    """The records of three runs of a table with its control interface on: the first with one operator, the
+    second after another was added (``crisscross operator add``) with nothing else changed, the third with the
+    file unchanged."""
+    from controller.control.operators import add_operator
+
+    folder = tmp_path / "with-control"
+    folder.mkdir()
+    table = folder / "table.yaml"
+    text = (ROOT / "config" / "table.yaml").read_text(encoding="utf-8")
+    assert "control:\n  enabled: false\n  host: 127.0.0.1\n  port: 8740" in text
+    table.write_text(text.replace("control:\n  enabled: false\n  host: 127.0.0.1\n  port: 8740",
+                                  "control:\n  enabled: true\n  host: 127.0.0.1\n  port: 0"), encoding="utf-8")
+    journal = folder / "journal.db"
+    add_operator(folder / "operators.yaml", "sue", "supervisor", "sue-password-1", iterations=200_000)
+    assert _run(table, journal) == 0
+    add_operator(folder / "operators.yaml", "dan", "dealer", "dan-password-1", iterations=200_000)
+    assert _run(table, journal) == 0
+    assert _run(table, journal) == 0
+    return read_records(journal)
+
+
+def test_a_start_journals_who_may_act_when_it_changed_since_the_last_one(tmp_path):
+    """``operator add`` gave a new supervisor every right with nothing in the journal: a start that reads the
+    operators file with other names or roles than the last journaled journals ``OperatorsChanged`` (names and
+    roles, never a hash) in its commit, with its significant event 1007 (docs/events.md); an unchanged file,
+    nothing."""
+    from controller.round.inputs import roster_sha256
+
+    records = operator_runs(tmp_path)
+    changes = [r for r in records if r["type"] == "OperatorsChanged"]
+    starts = [r["seq"] for r in records if r["type"] == "ServiceStarted"]
+    first, second = ((("sue", "supervisor"),), (("dan", "dealer"), ("sue", "supervisor")))
+    assert [c["data"] for c in changes] == [
+        {"operators": [list(p) for p in first], "sha256": roster_sha256(first), "previous": ""},
+        {"operators": [list(p) for p in second], "sha256": roster_sha256(second), "previous": roster_sha256(first)}]
+    assert starts[0] > changes[0]["seq"] and starts[1] > changes[1]["seq"] > starts[0]  # each in its start's commit
+    events = [r for r in records if r["type"] == "SignificantEvent" and r["data"]["source"] == "OperatorsChanged"]
+    assert [(e["data"]["code"], e["data"]["source_seq"]) for e in events] == [(1007, c["seq"]) for c in changes]
+    assert "pbkdf2" not in json.dumps([c["data"] for c in changes])
+
+
 def test_every_code_of_the_catalogue_is_raised(tmp_path, monkeypatch):
     raised, _ = round_codes(tmp_path)
     codes, _ = service_codes(tmp_path, monkeypatch)
     raised |= set(codes) | set(admission_codes(tmp_path))
+    raised |= {r["data"]["code"] for r in operator_runs(tmp_path) if r["type"] == "SignificantEvent"}
     assert sorted(set(BY_NUMBER) - raised) == []
     assert raised <= set(BY_NUMBER)
 

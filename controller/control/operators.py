@@ -69,6 +69,11 @@ class Operator:
     password: str
 
 
+def roster(operators: dict[str, Operator]) -> tuple[tuple[str, str], ...]:
+    """Who may act, and as what: every ``(name, role)`` of ``operators``, sorted by name (no password hash)."""
+    return tuple(sorted((operator.name, operator.role) for operator in operators.values()))
+
+
 def hash_password(password: str, *, iterations: int = ITERATIONS, salt: bytes | None = None) -> str:
     """The stored form of ``password``: ``pbkdf2_sha256$<iterations>$<salt b64>$<hash b64>`` with a fresh
     16-byte salt unless one is given. Raises ``ValueError`` for fewer than ``MIN_ITERATIONS`` or more than

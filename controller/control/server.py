@@ -65,6 +65,7 @@ from controller.control.rate import ActionRate
 from controller.control.recall import Recall
 from controller.control.signin import CHECK_NICENESS, MAX_CHECKS, SignIn, accepts_host  # noqa: F401 (documented)
 from controller.round.alerts import alert_record
+from controller.round.inputs import OperatorsChanged, roster_sha256
 from controller.service.limits import CONTROL_BACKLOG, CONTROL_CONNECTIONS, check_descriptors
 from controller.settings.control import DEFAULT_PORT, ControlConfig, parse_control_config  # noqa: F401 (re-exported)
 from drivers.ratelog import LogLimiter
@@ -272,7 +273,7 @@ class ControlServer(SignIn):
         self.events = events
         self.request_timeout = request_timeout
         self.max_connections = max_connections
-        super().__init__(config.operators, "control interface", max_checks)
+        super().__init__(config.operators, "control interface", max_checks, on_change=self._operators_changed)
         self.hub = Hub(ring_size, client_queue, max_streams)
         #: actions queued per operator (``controller.control.rate``) and the log of those refused, owned by the loop
         self.action_rate = ActionRate()
@@ -303,6 +304,14 @@ class ControlServer(SignIn):
         if not self._operators:
             log.warning("control interface: no operators in %s: every action will be refused (401); add one with "
                         "`crisscross operator add`", config.operators)
+
+    def _operators_changed(self, now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...]) -> None:
+        """Queue ``OperatorsChanged`` for the journal (``SignIn.on_change``): who may act changed while the service
+        ran. A queue full to its reserve refuses it: logged (the next start journals the change)."""
+        try:
+            self.events.put(OperatorsChanged(now, roster_sha256(now), roster_sha256(before)))
+        except queue.Full:
+            log.error("control interface: event queue full: the change of operators is journaled at the next start")
 
     @property
     def url(self) -> str:

@@ -23,6 +23,7 @@ import logging
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 
 from controller.control.checks import DIGITS, HTTPError
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
-                                          rehash_operator)
+                                          rehash_operator, roster)
 from controller.settings.files import ConfigError
 
 log = logging.getLogger("controller.control.server")
@@ -60,9 +61,13 @@ class SignIn:
     file, nobody); ``what``: the interface's name in log lines and answers (``control interface``, ``pit
     page``); ``max_checks``: password checks at once (``checks``, a semaphore taken without waiting, on the
     ``checker`` threads). ``throttle`` and the credentials known belong to the interface's event loop;
-    ``operators()`` may be called from any thread. ``close_checks`` ends the checks' threads."""
+    ``operators()`` may be called from any thread. ``close_checks`` ends the checks' threads. ``on_change`` is
+    called with the new ``operators.roster`` and its previous one whenever a read of the file finds other
+    operators or roles (a file refused gives none), on the thread that read it: it must not block."""
 
-    def __init__(self, operators_path: Path | None, what: str, max_checks: int = MAX_CHECKS) -> None:
+    def __init__(self, operators_path: Path | None, what: str, max_checks: int = MAX_CHECKS, *,
+                 on_change: Callable[[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], None] | None = None
+                 ) -> None:
         self.what = what
         self.max_checks = max_checks
         self.checks = threading.BoundedSemaphore(max_checks)
@@ -78,6 +83,9 @@ class SignIn:
         self._operators: dict[str, Operator] = load_operators(operators_path) if operators_path else {}
         self._operators_stamp = self._stamp()
         self._operators_lock = threading.Lock()
+        self.on_change = on_change
+        #: who may act as last read (``operators.roster``): a read with another calls ``on_change``
+        self.roster = roster(self._operators)
         #: why the operators file is refused now (None: it is not), said in each refusal and in the log
         self.operators_refused: str | None = None
 
@@ -138,6 +146,10 @@ class SignIn:
                     self._operators = {}
                     self.operators_refused = str(exc)
                 self._operators_stamp = stamp
+                now, before = roster(self._operators), self.roster
+                self.roster = now
+                if now != before and self.on_change is not None:
+                    self.on_change(now, before)
             return self._operators
 
     def _stamp(self) -> tuple[int, bytes] | str | None:

@@ -42,11 +42,12 @@ from controller.round.meters import Meters
 #: journals written before alerts became an input of the round machine (kind ``record``; now kind ``event``).
 #: ``ClockStepped`` is the journal's own (``controller.journal.clock``); ``SignificantEvent`` and the records of
 #: the start and the devices the catalogue names are the service's (``controller.service.significance``);
-#: ``MetersSnapshot`` the service's copy of the meters (``controller.service.meters_snapshot``).
+#: ``MetersSnapshot`` the service's copy of the meters (``controller.service.meters_snapshot``); ``OperatorsChanged``
+#: who may act on the control interface (``controller.service.loop.SERVICE_INPUTS``).
 SERVICE_RECORDS: frozenset[str] = frozenset({"ServiceStarted", "ServiceStopped", "Alert", "JournalKeyIntroduced",
                                             "AnchorRestored", "ClockStepped", "SignificantEvent", "UncleanStopSeen",
                                             "SoftwareChanged", "ConfigurationChanged", "DeviceReplaced",
-                                            "MetersSnapshot"})
+                                            "MetersSnapshot", "OperatorsChanged"})
 
 
 class ReplayError(JournalError):

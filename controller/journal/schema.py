@@ -1,7 +1,8 @@
 """The journal store's tables, indexes and triggers, as SQL (docs/architecture.md, "The journal store").
 
 One SQLite database: ``records`` (one row per record, ``data`` as its canonical JSON text, indexed by round,
-with partial indexes of round ends, of the service's starts and of the devices' handshakes), ``checkpoints`` (the round machine's state
+with partial indexes of round ends, of the service's starts, of the devices' handshakes and of the changes of
+operators), ``checkpoints`` (the round machine's state
 after a record), ``seals`` (with a key: an HMAC-SHA256 of the chain head at the end of every commit) and
 ``meta``. Triggers refuse UPDATE and DELETE of every table: the store is append-only.
 """
@@ -20,6 +21,7 @@ CREATE INDEX IF NOT EXISTS records_by_round ON records (round);
 CREATE INDEX IF NOT EXISTS round_ends ON records (type, round) WHERE {round_ends};
 CREATE INDEX IF NOT EXISTS starts ON records (seq) WHERE type = 'ServiceStarted';
 CREATE INDEX IF NOT EXISTS readies ON records (seq) WHERE type = 'DeviceReady';
+CREATE INDEX IF NOT EXISTS operator_changes ON records (seq) WHERE type = 'OperatorsChanged';
 CREATE TABLE IF NOT EXISTS checkpoints (
     seq INTEGER PRIMARY KEY, round INTEGER, head TEXT NOT NULL, state TEXT NOT NULL, mac TEXT);
 CREATE TABLE IF NOT EXISTS seals (seq INTEGER PRIMARY KEY, head TEXT NOT NULL, mac TEXT NOT NULL);

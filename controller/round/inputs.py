@@ -9,6 +9,8 @@ Like the device events of ``drivers.events``, each is a frozen dataclass of plai
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,6 +142,28 @@ class JournalDamaged:
     The record regulators look for: the journal is damaged, and since when the table knew it."""
 
     detail: str
+
+
+def roster_sha256(operators: tuple[tuple[str, str], ...]) -> str:
+    """SHA-256 (hex) of ``operators`` (``(name, role)`` pairs, sorted) as canonical JSON, a list of ``[name,
+    role]``: equal for equal rosters (``OperatorsChanged``)."""
+    text = json.dumps([list(pair) for pair in operators], separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class OperatorsChanged:
+    """The operators file (who may act on the control interface, and as what: docs/control.md) read with other
+    operators or roles than before: ``operators`` every ``(name, role)`` now, sorted; ``sha256`` their digest
+    (``roster_sha256``), ``previous`` the one before (``""``: none known). Put on the
+    queue by the control interface when it reads the file again; journaled by the service as its own record, with
+    its significant event (1007), never given to the round machine: who may act is the interface's, not the
+    round's (``controller.service.loop``). A start finding the file changed since the last one journals it too
+    (``controller.service.significance.start_records``)."""
+
+    operators: tuple[tuple[str, str], ...]
+    sha256: str
+    previous: str
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,8 @@ CATALOGUE: tuple[Code, ...] = (
          "compare `crisscross identity` with the approved digest before play", "SoftwareChanged"),
     Code(1006, "configuration or pay table changed", "error",
          "check the configuration and the pay table against the approved ones", "ConfigurationChanged"),
+    Code(1007, "operators changed", "error", "check every operator and role against the approved list of who may "
+         "act, and as what", "OperatorsChanged"),
     # devices
     Code(2001, "device found", "information", "none", "DeviceReady"),
     Code(2002, "device replaced", "error", "check the device's serial number against the approved equipment",

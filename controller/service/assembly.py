@@ -61,7 +61,10 @@ WORKER_SETUP_S = 120.0
 
 class ControlPart(Protocol):
     """The control interface as the service uses it (``controller.control.server.ControlServer``): built before
-    any device is touched (a port in use is refused then), started with the drivers, stopped first."""
+    any device is touched (a port in use is refused then), started with the drivers, stopped first. ``roster``:
+    who may act on it as it last read its operators file (``controller.control.operators.roster``)."""
+
+    roster: tuple[tuple[str, str], ...]
 
     def start(self) -> None: ...
 
@@ -204,7 +207,8 @@ class Service:
                                                 {n: "simulator" if n in simulated else ports.get(n, dev.port)
                                                  for n, dev in config.devices.items()}, table=config.table_id),
                                  config, jurisdiction)
-            start_entries = start_records(self.journal, started)  # before this run journals anything
+            start_entries = start_records(self.journal, started,  # before this run journals anything
+                                          self.control.roster if self.control is not None else None)
             self.journal.derive = Significance.from_journal(config.table_id, self.journal, config.devices)
         except BaseException:
             self._abandon()

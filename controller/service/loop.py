@@ -29,7 +29,7 @@ from controller.journal.store import Journal
 from controller.round import commands as cmd
 from controller.round.alerts import Alert, DetectorChecked
 from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
-from controller.round.inputs import JournalDamaged, PromptDue, ServiceStarted, SessionRated
+from controller.round.inputs import JournalDamaged, OperatorsChanged, PromptDue, ServiceStarted, SessionRated
 from controller.round.machine import Round
 from controller.round.significant import SIGNIFICANT_EVENT
 from controller.service.meters_snapshot import MeterSnapshots
@@ -56,6 +56,8 @@ READ_COMMANDS = (cmd.ReadSpots,)
 #: committed alone, at most this much later than without the wait. The wait holds back nothing but the commit:
 #: no command but a request to read goes out before it, and every input that comes meanwhile joins it.
 READ_WAIT_S = 0.002
+#: Inputs journaled as the service's own records, never given to the round machine (``_apply``).
+SERVICE_INPUTS = (OperatorsChanged,)
 #: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
 MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread at once (tests; a second signal).
@@ -307,12 +309,15 @@ class Controller:
     def _apply(self, event: Any, entries: list[tuple[str, str, dict[str, Any], int | None]],
                outputs: list[Any]) -> bool:
         """Apply one input to the machine: its entry and those of its outputs appended to ``entries``, the outputs
-        to ``outputs``. Returns True when they end a group (``GROUP_ENDS``). A device fault's detail longer than
+        to ``outputs`` (one of ``SERVICE_INPUTS``: its record only). Returns True when they end a group (``GROUP_ENDS``). A device fault's detail longer than
         ``MAX_DETAIL`` characters is cut first; an exception from the machine moves it to its fault state
         (``process``)."""
         if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
             cut = len(event.detail) - MAX_DETAIL
             event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
+        if isinstance(event, SERVICE_INPUTS):  # the service's own record: nothing of the round's
+            entries.append(("record", type(event).__name__, fields_of(event), self.machine.round_no))
+            return False
         entries.append(("event", type(event).__name__, fields_of(event), self.machine.round_no))
         self._damage_found = self._damage_found or isinstance(event, JournalDamaged)
         try:

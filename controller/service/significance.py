@@ -19,7 +19,7 @@ from typing import Any
 from controller.game.paytable import Jurisdiction
 from controller.game.table import TableConfig
 from controller.journal.store import Journal
-from controller.round.inputs import ServiceStarted
+from controller.round.inputs import ServiceStarted, roster_sha256
 from controller.round.significant import SIGNIFICANT_EVENT, code_of
 from controller.service.identity import identity_of, software_identity
 
@@ -30,10 +30,12 @@ log = logging.getLogger(__name__)
 START_RECORDS: tuple[str, ...] = ("UncleanStopSeen", "SoftwareChanged", "ConfigurationChanged")
 #: A device answered with another identity (``DeviceReady.device_id``) than the last one it answered with.
 DEVICE_REPLACED = "DeviceReplaced"
+#: Who may act on the control interface changed (``controller.round.inputs.OperatorsChanged``).
+OPERATORS_CHANGED = "OperatorsChanged"
 #: Records written after a run's last record that say nothing of how it stopped (journal tools, the clock, the
 #: service's own events): passed over when the start looks for the last run's end.
 AFTER_THE_END: tuple[str, ...] = ("JournalKeyIntroduced", "AnchorRestored", "ClockStepped", SIGNIFICANT_EVENT,
-                                  *START_RECORDS, DEVICE_REPLACED)
+                                  *START_RECORDS, DEVICE_REPLACED, OPERATORS_CHANGED)
 
 
 def configuration_sha256(config: TableConfig, jurisdiction: Jurisdiction) -> str:
@@ -49,11 +51,15 @@ def identified(started: ServiceStarted, config: TableConfig, jurisdiction: Juris
                    software=software_identity().digest)
 
 
-def start_records(journal: Journal, started: ServiceStarted) -> list[tuple[str, str, dict[str, Any], None]]:
+def start_records(journal: Journal, started: ServiceStarted, operators: tuple[tuple[str, str], ...] | None = None
+                  ) -> list[tuple[str, str, dict[str, Any], None]]:
     """The entries the start journals with ``started`` (``START_RECORDS``), from the journal as opened: the last
     run's last record when it is not ``ServiceStopped`` (``UncleanStopSeen`` with its ``last_seq``, ``last_type``,
     ``last_time``), and the software digest or configuration hash when it differs from the last start's
-    (``{"sha256", "previous"}``; a start before either was journaled compares with ``""``)."""
+    (``{"sha256", "previous"}``; a start before either was journaled compares with ``""``). With ``operators``
+    (the control interface's ``roster`` as the start read it; None: the interface is off), ``OperatorsChanged``
+    when its digest differs from the last one journaled (found by the store's index of them, however long ago:
+    ``""`` when none was)."""
     out: list[tuple[str, str, dict[str, Any], None]] = []
     if journal.head[0]:
         skipped = ", ".join(f"'{name}'" for name in AFTER_THE_END)
@@ -67,6 +73,13 @@ def start_records(journal: Journal, started: ServiceStarted) -> list[tuple[str, 
                                 ("ConfigurationChanged", "config_sha256", started.config_sha256)):
             if now and before.get(key, "") != now:
                 out.append(("record", type_, {"sha256": now, "previous": before.get(key, "")}, None))
+    if operators is not None:
+        last = journal.latest(f"type = '{OPERATORS_CHANGED}'", index="operator_changes")
+        previous = str(last["data"].get("sha256", "")) if last is not None else ""
+        now = roster_sha256(operators)
+        if now != previous:
+            out.append(("record", OPERATORS_CHANGED, {"operators": operators, "sha256": now, "previous": previous},
+                        None))
     return out
 
 
