@@ -418,3 +418,28 @@ def test_recall_marks_a_round_of_test_mode_and_no_live_round(desk):
     text = recall_last([(n, [r for r in records if r["round"] == n]) for n in (1, 2, 3)])
     assert [line for line in text.splitlines() if line.startswith("Round ")] == [
         "Round 1 (closed)", "Round 2 (closed, TEST: no money)", "Round 3 (closed)"]
+
+
+def test_no_round_opens_while_a_device_lost_in_the_last_one_is_away(desk):
+    """The shoe pulled out in betting and the round voided before it came back: the panel lit open_betting, and a
+    round opened with no shoe to shuffle or deal (its wagers would lock with nothing to deal them). A device lost
+    and not back keeps every round from opening (the ``self_check`` lock: it has not answered its handshake since),
+    until it answers again and the shoe is asked what it last dispensed. (A fault is not cleared while its device
+    is away.)"""
+    desk.open_betting()
+    desk.send(ev.DeviceFault("shoe", "link_lost", "/dev/ttyUSB0: unplugged"))
+    assert desk.state == "fault"
+    desk.supervisor("clear_fault")
+    assert desk.state == "fault"  # refused: the shoe is away
+    desk.supervisor("void_round", code="device")
+    assert desk.state == "voided" and "open_betting" not in desk.machine.allowed_actions()
+    assert desk.machine.view()["locks"] == [{
+        "name": "self_check", "priority": 3, "source": "shoe", "set_by": "", "reason": "shoe not answering",
+        "keeps": "every round", "text": "Waiting for the shoe"}]
+    refused = desk.press("open_betting")
+    assert of_type(refused, cmd.PressRefused) and not of_type(refused, cmd.RoundOpened)
+    out = desk.send(ev.DeviceReady("shoe", "test", "1.0", 1))
+    assert of_type(out, cmd.QueryLast)
+    desk.send(ev.ShoeLastDispense(0, ()))
+    assert lock_names(desk) == [] and "open_betting" in desk.machine.allowed_actions()
+    assert of_type(desk.open_betting(), cmd.RoundOpened)

@@ -6,7 +6,9 @@ for Gaming Equipment 11.1.3: the table disabled while a condition stands), and t
 The locks, from the highest priority (1) to the lowest:
 1. ``journal_damaged``: the journal store was found damaged (``JournalDamaged``); no round of any kind opens.
 2. ``fault``: a device or the controller faulted (the ``fault`` state); no round opens until it is cleared.
-3. ``self_check``: the devices have not all answered their handshakes since the start (``starting``).
+3. ``self_check``: the devices have not all answered their handshakes since the start (``starting``), or one lost
+   since has not answered again (its fault cleared, or its round voided, while it is away: a round opened then
+   would lock wagers with no shoe to deal them).
 4. ``disabled``: a supervisor's ``disable_table`` with a reason code (``controller.round.inputs.DISABLE_CODES``)
    until ``enable_table``; no live round opens. Test rounds may (a table disabled for maintenance is tested in
    test mode).
@@ -27,7 +29,7 @@ from typing import Any
 
 from controller.round import commands as cmd
 from controller.round.data import Actor
-from controller.round.graph import BETWEEN_ROUNDS
+from controller.round.graph import BETWEEN_ROUNDS, DEVICES
 from controller.round.inputs import TABLE_ACTIONS
 from controller.round.view import JOURNAL_DAMAGED_TEXT, panel_text
 
@@ -73,9 +75,14 @@ class TableLocks:
             first = self.faults[0]
             locks.append(TableLock("fault", 2, first.device or "controller", "", first.cause, EVERY_ROUND,
                                    f"Fault: {first.cause}"))
+        lost = [device for device in DEVICES if device not in self.devices_ready
+                and not (device == "shoe" and self.dealing_by_hand())]  # a table dealing by hand needs no shoe
         if self.state == "starting":
             locks.append(TableLock("self_check", 3, "start-up", "", "devices not all answered", EVERY_ROUND,
                                    "Waiting for the devices"))
+        elif lost and self.state != "fault":  # lost and not back: a fault cleared or its round voided meanwhile
+            locks.append(TableLock("self_check", 3, lost[0], "", f"{lost[0]} not answering", EVERY_ROUND,
+                                   f"Waiting for the {lost[0]}"))
         if self.disabled is not None:
             code = self.disabled["code"]
             locks.append(TableLock("disabled", 4, "supervisor", self.disabled["by"], code, LIVE_ROUNDS,
