@@ -348,7 +348,7 @@ def test_the_metrics_serve_the_lifetime_meters_as_gauges_over_a_restart(tmp_path
             service.close()
         families = {f.name: f for f in text_string_to_metric_families(text.decode())}
         rounds = {s.labels["outcome"]: s.value for s in families["crisscross_meter_rounds"].samples}
-        assert rounds == {"closed": expected, "voided": 0, "no_play": 0}
+        assert rounds == {"closed": expected, "voided": 0, "no_play": 0, "test": 0}
         records = read_records(tmp_path / "j.db")
         wagered = sum(r["data"]["totals"]["wagered"] for r in records if r["type"] == "RoundClosed")
         assert families["crisscross_meter_drop_minor_units"].samples[0].value == wagered

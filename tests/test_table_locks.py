@@ -240,6 +240,44 @@ def test_a_test_round_held_by_a_restart_and_voided_counts_as_a_test_round(desk):
     assert meters.test()["rounds_voided"] == 1
 
 
+def _rounds_metric(metrics: Any, name: str) -> dict[str, float]:
+    """The samples of a rounds metric of ``metrics``' registry by outcome, the zeros left out."""
+    return {s.labels["outcome"]: s.value for family in metrics.registry.collect() for s in family.samples
+            if s.name == name and s.value}
+
+
+def test_the_rounds_metric_counts_test_rounds_apart_from_closed_ones_over_a_restart(desk):
+    """crisscross_rounds_total counts a test round's end (no play, NY 9 NYCRR 5319.58) as outcome ``test``, never
+    ``closed`` or ``voided``, as the lifetime meters count it in rounds_test alone (docs/operations.md,
+    "Metrics"); a test round held over a restart and voided after it is a test round too. The expected counts
+    are the rounds this test plays: two live, two in test mode, one in test mode held by a restart."""
+    from controller.service.metrics import ServiceMetrics
+
+    desk.play()
+    desk.play()
+    desk.supervisor("enter_test_mode")
+    desk.play()
+    desk.play()
+    desk.open_betting()
+    desk.lock(WAGERS)
+    metrics = ServiceMetrics(lambda: 0, dict)
+    for output in desk.outputs:
+        metrics.record({"type": type(output).__name__, "data": output.__dict__})
+    assert _rounds_metric(metrics, "crisscross_rounds_total") == {"closed": 2, "test": 2}
+    restored = Round(CONFIG, NY)
+    restored.restore(json.loads(json.dumps(desk.machine.checkpoint())))
+    after = ServiceMetrics(lambda: 0, dict, in_test=restored.meters.in_test)  # as the service builds it at start
+    again = Desk(restored)
+    again.send(ServiceStarted("table", "test"))
+    again.start()
+    again.supervisor("void_round", code="device")
+    for output in again.outputs:
+        after.record({"type": type(output).__name__, "data": output.__dict__})
+    assert _rounds_metric(after, "crisscross_rounds_total") == {"test": 1}
+    after.meters_now(again.machine.meters.to_json())
+    assert _rounds_metric(after, "crisscross_meter_rounds") == {"closed": 2, "test": 3}
+
+
 def test_the_journal_replays_a_test_session_to_the_same_machine(tmp_path):
     from controller.journal.store import Journal
     from controller.service.loop import fields_of

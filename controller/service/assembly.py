@@ -222,7 +222,8 @@ class Service:
             port = metrics_port if metrics_port is not None else config.metrics_port
             if port is not None:
                 self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers,
-                                              wal_bytes=lambda: self.journal.wal_bytes)
+                                              wal_bytes=lambda: self.journal.wal_bytes,
+                                              in_test=recovered.machine.meters.in_test)  # a test round held
                 self.metrics.journal_damaged.set(not recovered.machine.journal_whole())  # kept over restarts
                 self.metrics_port = self.metrics.serve("127.0.0.1", port)
             self.sims = start_simulators(simulated, kinds, seed, self._link_dir, recovered.machine.layout)

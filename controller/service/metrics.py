@@ -1,11 +1,11 @@
 """Prometheus metrics of the service, served at ``/metrics`` on a loopback port (``--metrics-port``, or
 ``metrics: {port: N}`` in ``table.yaml``); docs/operations.md lists every metric.
 
-What the floor's monitoring sees: rounds closed and voided, faults by device and cause, past-posting, per link
-the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the
-journal's commit time and of the time from a person's press to the device command it causes, the event
-queue's depth, the start-up time (replay included), whether the journal store was found damaged, the size of
-the journal's WAL and the build.
+What the floor's monitoring sees: rounds closed and voided, test rounds apart (no play: NY 9 NYCRR 5319.58),
+faults by device and cause, past-posting, per link the frames sent and received, repeats, bad checksums,
+reconnections and handshake failures, histograms of the journal's commit time and of the time from a person's
+press to the device command it causes, the event queue's depth, the start-up time (replay included), whether the
+journal store was found damaged, the size of the journal's WAL and the build.
 Never a card, a seat's wager or a person's name: labels are drawn from fixed sets (devices, fault causes,
 outcomes), so nothing a player does can appear in a metric.
 
@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 LINK_COUNTERS: tuple[str, ...] = ("frames_sent", "frames_received", "retransmissions", "bad_crc",
                                   "reconnections", "handshake_failures")
 
+#: The ``outcome`` labels of ``crisscross_rounds_total`` and ``crisscross_meter_rounds``, each a lifetime meter's
+#: ``rounds_<outcome>`` (``controller.round.meters``): ``test`` is a test round ended, closed or voided.
+ROUND_OUTCOMES: tuple[str, ...] = ("closed", "voided", "no_play", "test")
 #: Histogram buckets in seconds: a commit is an fsync (a few ms), a press reaches its device in tens of ms.
 COMMIT_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 PRESS_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -170,8 +173,9 @@ class _MetersCollector:
         def family(name: str, text: str, labels: tuple[str, ...] = ()) -> GaugeMetricFamily:
             return GaugeMetricFamily(f"crisscross_meter_{name}", f"lifetime meter: {text}", labels=list(labels))
 
-        rounds = family("rounds", "rounds ended, by outcome (closed, voided, no_play)", ("outcome",))
-        for outcome in ("closed", "voided", "no_play"):
+        rounds = family("rounds", "rounds ended, by outcome (closed, voided, no_play; test: test rounds ended)",
+                        ("outcome",))
+        for outcome in ROUND_OUTCOMES:
             rounds.add_metric([outcome], life[f"rounds_{outcome}"])
         wagers = family("wager_minor_units", "per wager type: wagered, paid, taken, pushed", ("wager", "meter"))
         for wager, values in life["wagers"].items():
@@ -206,17 +210,21 @@ class ServiceMetrics:
 
     ``queue_depth`` returns the event queue's length, ``drivers`` the device drivers (name -> driver) and
     ``wal_bytes`` the journal's WAL size in bytes after the last round's close (``Journal.wal_bytes``) at
-    scrape time. ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
+    scrape time; ``in_test`` is True when the service starts in a test round (``Meters.in_test`` of the round
+    recovered: a test round held over a restart ends as ``test``). ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
     raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
     service's doors, ``controller.service.limits``); ``close`` stops it.
     """
 
     def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]], *,
-                 wal_bytes: Callable[[], int] = lambda: 0) -> None:
+                 wal_bytes: Callable[[], int] = lambda: 0, in_test: bool = False) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.rounds = Counter("crisscross_rounds", "rounds ended, by outcome (closed, voided, no_play)",
-                              ["outcome"], registry=r)
+        self.rounds = Counter("crisscross_rounds", "rounds ended, by outcome (closed, voided, no_play; test: a "
+                              "test round ended, closed or voided, no play)", ["outcome"], registry=r)
+        #: a test round is open (``RoundOpened`` with ``test``): its end counts as ``test``. ``in_test``: the
+        #: service starts in one (a test round held over a restart, ``Meters.in_test`` of the recovered round)
+        self.in_test = in_test
         self.faults = Counter("crisscross_faults", "faults raised, by device and cause", ["device", "cause"],
                               registry=r)
         self.past_posting = Counter("crisscross_past_posting", "past-posting irregularities recorded", registry=r)
@@ -270,13 +278,14 @@ class ServiceMetrics:
     # ------------------------------------------------------------------ from the controller thread
     def record(self, record: Mapping[str, Any]) -> None:
         """Count what one journal record says (``controller.journal.store`` record shape); cards and wagers are never
-        read."""
+        read. A test round's end (NY 9 NYCRR 5319.58: no play) counts as outcome ``test`` alone, as the lifetime
+        meters count it in ``rounds_test`` alone (``controller.round.meters``)."""
         kind, data = record.get("type"), record.get("data") or {}
-        if kind == "RoundClosed":
-            wagered = (data.get("totals") or {}).get("wagered")
-            self.rounds.labels("no_play" if wagered == 0 else "closed").inc()
-        elif kind == "RoundVoided":
-            self.rounds.labels("voided").inc()
+        if kind == "RoundOpened":
+            self.in_test = bool(data.get("test", False))
+        elif kind in ("RoundClosed", "RoundVoided"):
+            self.rounds.labels(self._outcome(kind, data)).inc()
+            self.in_test = False
         elif kind == "FaultRaised":
             self.faults.labels(str(data.get("device") or "none"), str(data.get("cause"))).inc()
         elif kind == "Irregularity" and data.get("kind") == "past_posting":
@@ -291,6 +300,14 @@ class ServiceMetrics:
     def meters_now(self, meters: dict[str, Any]) -> None:
         """The lifetime meters now (``Meters.to_json()``, a copy no one changes after), served as gauges."""
         self._meters.meters = meters
+
+    def _outcome(self, kind: str, data: Mapping[str, Any]) -> str:
+        """The ``outcome`` label of a round's end, ``RoundClosed`` or ``RoundVoided``."""
+        if self.in_test:
+            return "test"
+        if kind == "RoundVoided":
+            return "voided"
+        return "no_play" if (data.get("totals") or {}).get("wagered") == 0 else "closed"
 
     def _mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
         """Count one mispay and its short and over amounts (minor units; no seat, spot or name as a label)."""
