@@ -565,6 +565,28 @@ def test_export_of_a_range_of_rounds_is_every_record_from_its_first_to_its_last(
     assert not (tmp_path / "none.jsonl").exists()
 
 
+def test_export_of_rounds_reaching_beyond_the_journal_is_refused_naming_those_it_lacks(tmp_path):
+    """A copy handed over as evidence of rounds A-B holds every one of them or is not written (docs/commands.md,
+    "crisscross journal"): rounds 1-99 of a journal of rounds 1-6 wrote rounds 1-6 with exit status 0 as if
+    that were all of them. The journal here holds rounds 3-8 (one record each, written by the test)."""
+    journal = Journal(tmp_path / "j.db", clock=lambda: CLOCK)
+    for round_no in range(3, 9):
+        journal.append("event", "ButtonPressed", {"button": "confirm"}, round_no=round_no)
+    journal.close()
+    for asked, lacking in (("1-99", "1-2 and 9-99"), ("5-99", "9-99"), ("1-4", "1-2"), ("8-9", "9")):
+        out = tmp_path / f"rounds-{asked}.jsonl"
+        proc = _cli("--journal", tmp_path / "j.db", "--rounds", asked, "--output", out, command="export")
+        assert proc.returncode == 2, (asked, proc)
+        assert proc.stderr.splitlines() == [f"crisscross: {tmp_path / 'j.db'}: no record of rounds {lacking} "
+                                            f"(the journal's rounds: 3-8): nothing exported"], asked
+        assert not out.exists()  # no copy short of what was asked
+    proc = _cli("--journal", tmp_path / "j.db", "--rounds", "3-8", "--output", tmp_path / "all.jsonl",
+                command="export")
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["round"] for line in (tmp_path / "all.jsonl").read_text().splitlines()] == [
+        3, 4, 5, 6, 7, 8]
+
+
 def test_rounds_ended_of_a_store_being_created_is_none(tmp_path):
     """A reader polling while the service creates its store (the file exists, its tables not yet committed)
     sees no round ended, not an error (the crash test and the service tests poll this way)."""

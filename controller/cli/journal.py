@@ -167,7 +167,8 @@ def _journal_path(args: argparse.Namespace) -> Path:
 
 
 def _journal_export(args: argparse.Namespace) -> int:
-    """``crisscross journal export``: 0 written, 2 a journal that cannot be read (one line on standard error)."""
+    """``crisscross journal export``: 0 written, 2 a journal that cannot be read or ``--rounds`` it does not hold
+    every one of, nothing written (one line on standard error)."""
     from controller.journal.record import JournalError
     from controller.journal.tools import export
 

@@ -173,7 +173,8 @@ def _parser() -> argparse.ArgumentParser:
     export = journal_sub.add_parser("export", help="the journal's records as JSON lines (canonical spelling)",
                                     parents=[common])
     export.add_argument("--rounds", type=round_range, default=None, metavar="A-B",
-                        help="from the first record of round A to the last of round B (default: all)")
+                        help="from the first record of round A to the last of round B (default: all); "
+                             "refused, nothing written, unless the journal holds every one of them")
     export.add_argument("--format", choices=("jsonl",), default="jsonl")
     export.add_argument("--output", type=Path, default=None, help="file to write (default: standard output)")
     imported = journal_sub.add_parser("import", help="fill a new journal store, kept without a key, from a "

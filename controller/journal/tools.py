@@ -23,6 +23,7 @@ from controller.journal.reader import (
     iter_jsonl,
     iter_store,
     connect_reader,
+    _open_reader,
     refuse_lost_records,
     store_key_id,
     wal_pending,
@@ -210,28 +211,49 @@ def _hash_lookup(db: sqlite3.Connection):
 def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) -> int:
     """Write the records of the store at ``path`` to ``out`` as JSON lines in their canonical spelling
     (``rounds``: from the first record of round A to the last of round B, every record in between); return
-    the number written. Raises ``JournalError`` for a file that is not a store."""
+    the number written. Raises ``JournalError`` for a file that is not a store, and, before anything is written,
+    for ``rounds`` of which the journal does not hold every round (docs/commands.md, "crisscross journal": a
+    copy handed over as evidence of rounds A-B holds all of them, or none is written), the rounds missing and
+    the journal's rounds named."""
     path = existing_journal(path)
     if not is_store(path):
         raise JournalError(f"{path}: not a journal store")
-    count = 0
-    for record in iter_store(path, rounds=rounds):
-        out.write(canonical_line(record) + "\n")
-        count += 1
-    if rounds is not None and count == 0:
-        raise JournalError(f"{path}: no record of rounds {rounds[0]}-{rounds[1]} (the journal's rounds: "
-                           f"{_round_span(path)})")
+    db = _open_reader(path)  # one snapshot: the rounds checked are the rounds written
+    try:
+        if rounds is not None:
+            span = _round_span(db, path)
+            missing = _rounds_missing(rounds, span)
+            if missing:
+                held = "none" if span is None else f"{span[0]}-{span[1]}"
+                raise JournalError(f"{path}: no record of rounds {missing} (the journal's rounds: {held}): "
+                                   f"nothing exported")
+        count = 0
+        for record in iter_store(path, rounds=rounds, connection=db):
+            out.write(canonical_line(record) + "\n")
+            count += 1
+    finally:
+        db.close()
     return count
 
 
-def _round_span(path: Path) -> str:
-    """The first and last round numbers recorded in the store at ``path``, as text ("none" when none)."""
-    db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
+def _round_span(db: sqlite3.Connection, path: Path) -> tuple[int, int] | None:
+    """The first and last round numbers recorded in the store at ``path`` open as ``db`` (None when none)."""
     try:
         low, high = db.execute("SELECT MIN(round), MAX(round) FROM records WHERE round IS NOT NULL").fetchone()
-    finally:
-        db.close()
-    return "none" if low is None else f"{low}-{high}"
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+    return None if low is None else (low, high)
+
+
+def _rounds_missing(rounds: tuple[int, int], span: tuple[int, int] | None) -> str:
+    """The rounds of ``rounds`` (first, last) outside ``span`` (the journal's first and last round, None: no
+    round), as text ("9-99", "1-2 and 9-99"); "" when the journal holds them all."""
+    first, last = rounds
+    if span is None or last < span[0] or first > span[1]:
+        parts = [(first, last)]
+    else:
+        parts = [(first, span[0] - 1), (span[1] + 1, last)]
+    return " and ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts if a <= b)
 
 
 def import_jsonl(source: Path, destination: Path, *, batch: int = 5000) -> int:
