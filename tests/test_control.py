@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import http.client
+import io
 import json
 import logging
 import os
@@ -641,8 +642,44 @@ def test_a_password_longer_than_a_sign_in_carries_is_refused_and_an_endless_inpu
     monkeypatch.setattr("sys.stdin", endless)
     assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
     assert "the password must have at most 1,024 characters" in capsys.readouterr().err
-    assert len(endless.lines[0]) == 100_000 - 1026  # read no further than the bound and its line end
+    # read no further than the bound and one character more, 4 bytes each at most in UTF-8 (RFC 3629), and a
+    # line end of two
+    assert len(endless.lines[0]) == 100_000 - (4 * 1025 + 2)
     assert set(load_operators(path)) == {"rita"}
+    monkeypatch.setattr("sys.stdin", _Lines("\N{GREEK SMALL LETTER ALPHA}" * 1024 + "\n"))  # 2 bytes each
+    assert cli.main(["operator", "add", "alpha", "--role", "dealer", "--file", str(path)]) == 0
+    monkeypatch.setattr("sys.stdin", _Lines("\N{GREEK SMALL LETTER ALPHA}" * 1025 + "\xff\n"))
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+    assert "the password must have at most 1,024 characters" in capsys.readouterr().err
+
+
+def test_a_password_that_is_not_utf8_is_refused_naming_its_first_such_byte(tmp_path, monkeypatch, capsys):
+    """A password on standard input is UTF-8 text, as a sign-in carries it: bytes that are not (a Latin-1 "ä",
+    0xe4, at byte 3; 0xff at byte 9) are refused in one line naming the first such byte and its place, exit
+    status 2 as for a password too short (it was Python's codec error, "surrogates not allowed"); nothing is
+    written."""
+    path = tmp_path / "ops.yaml"
+    for line, byte, place in ((b"pa\xe4ssword\n", "0xe4", 3), (b"password\xffss\n", "0xff", 9),
+                              (b"p\xc3\xa4ss\xc3word\n", "0xc3", 6)):  # an "ä" in UTF-8, then a lone lead byte
+        # standard input as Python opens it in the C locale: its bytes that are not UTF-8 read as surrogates
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(line), encoding="utf-8",
+                                                           errors="surrogateescape"))
+        assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+        assert capsys.readouterr().err == (f"crisscross: the password is not UTF-8 text: byte {byte} at byte "
+                                           f"{place} of standard input\n")
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    def typed(prompt: str = "") -> str:  # getpass decodes the terminal's line as the locale says: UTF-8 here
+        return b"password\xff\n".decode("utf-8")
+
+    monkeypatch.setattr("getpass.getpass", typed)
+    monkeypatch.setattr("sys.stdin", Terminal())
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+    assert capsys.readouterr().err == "crisscross: the password is not UTF-8 text: byte 0xff at byte 9 as typed\n"
+    assert not path.exists()
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o606, 0o620])
@@ -657,18 +694,19 @@ def test_an_operators_file_others_may_read_or_change_is_refused(operators_file, 
 
 
 class _Lines:
-    """A non-terminal standard input."""
+    """A non-terminal standard input, read as bytes (``buffer``) as ``operator add`` reads it."""
 
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True)
+    def __init__(self, text: str | bytes) -> None:
+        self.lines = (text.encode("utf-8") if isinstance(text, str) else text).splitlines(keepends=True)
+        self.buffer = self
 
     def isatty(self) -> bool:
         return False
 
-    def readline(self, size: int = -1) -> str:
-        """The next line, or its first ``size`` characters (the rest stays for the next call), as a file's."""
+    def readline(self, size: int = -1) -> bytes:
+        """The next line, or its first ``size`` bytes (the rest stays for the next call), as a file's."""
         if not self.lines:
-            return ""
+            return b""
         line = self.lines.pop(0)
         if 0 <= size < len(line):
             self.lines.insert(0, line[size:])

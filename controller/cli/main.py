@@ -22,7 +22,7 @@
   (with its key when it is sealed with one), each journaled (a record naming who, why and what was found), the service stopped.
 - ``crisscross operator add NAME --role dealer|supervisor [--file PATH] [--config PATH]`` adds or replaces a
   user of the control interface (``controller.control.operators``, docs/control.md); the password is asked with
-  ``getpass`` on a terminal, else read as the first line of standard input. ``operator list`` prints each user
+  ``getpass`` on a terminal, else read as the first line of standard input, UTF-8 text. ``operator list`` prints each user
   and role; ``operator remove NAME`` removes one (their next request is refused).
 - ``crisscross paytable JURISDICTION`` prints a jurisdiction's pay tables (code or pay-table file) and the exact
   five-card bonus return over all 2,598,960 boards (``controller.analysis.paytable_report``);

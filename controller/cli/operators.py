@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import IO
 
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 
@@ -52,12 +53,14 @@ def operator(args: argparse.Namespace) -> int:
             print(f"removed {args.name} from {path}", file=sys.stderr)
             return 0
         if sys.stdin.isatty():
-            password = getpass.getpass(f"password for {args.name}: ")
-            if getpass.getpass("again: ") != password:
-                raise ValueError("the two passwords differ")
+            try:
+                password = getpass.getpass(f"password for {args.name}: ")
+                if getpass.getpass("again: ") != password:
+                    raise ValueError("the two passwords differ")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(exc.object, exc.start, "as typed") from None
         else:
-            # one line, read no further than a password may be long (from /dev/zero, say: no line end)
-            password = sys.stdin.readline(MAX_PASSWORD + 2).rstrip("\r\n")
+            password = _password_line(sys.stdin.buffer, MAX_PASSWORD)
         new = add_operator(path, args.name, args.role, password)
     except (ConfigError, ValueError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
@@ -67,3 +70,25 @@ def operator(args: argparse.Namespace) -> int:
         return 2
     print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
     return 0
+
+
+def _password_line(stream: IO[bytes], most: int) -> str:
+    """The first line of ``stream`` (a standard input that is not a terminal, as bytes), its line end taken off, as
+    UTF-8 text (a sign-in carries the password in UTF-8 JSON, whatever the locale): read no further than a
+    password of more than ``most`` characters, 4 bytes each at most in UTF-8 (RFC 3629), and a line end of two
+    (from /dev/zero, say: no line end), so that ``add_operator`` still says one too long is. Raises
+    ``ValueError`` naming the first byte that is not UTF-8 and its place, e.g. "the password is not UTF-8 text:
+    byte 0xff at byte 9 of standard input"."""
+    raw = stream.readline(4 * (most + 1) + 2).rstrip(b"\r\n")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        head = raw[:exc.start].decode("utf-8")
+        if len(head) > most:  # too long before its first byte that is not UTF-8: add_operator says so
+            return head
+        raise _not_utf8(raw, exc.start, "of standard input") from None
+
+
+def _not_utf8(raw: bytes, start: int, where: str) -> ValueError:
+    """The error of a password whose byte ``start`` of ``raw`` is the first that is not UTF-8."""
+    return ValueError(f"the password is not UTF-8 text: byte 0x{raw[start]:02x} at byte {start + 1} {where}")
