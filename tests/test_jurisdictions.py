@@ -382,6 +382,29 @@ def test_what_is_not_a_regular_file_is_refused_unread(tmp_path, make, says):
     assert str(caught.value).startswith(f"{path}: ") and says in str(caught.value)
 
 
+@pytest.mark.parametrize("make,says", [
+    (lambda p: os.mkfifo(p), "not a regular file"),
+    (lambda p: p.mkdir(), "cannot read: Is a directory"),
+    (lambda p: p.symlink_to("/dev/zero"), "not a regular file"),
+    (lambda p: p.symlink_to(p.parent / "gone.yaml"), "a symbolic link to {folder}/gone.yaml, which does not exist"),
+])
+def test_a_code_whose_file_is_not_a_regular_one_is_refused_saying_what_is_wrong_with_it(tmp_path, make, says):
+    """A code's file of the configuration's jurisdictions/ folder that is there but is not a regular file (or a
+    link to one) is named with what is wrong with it. It was "unknown jurisdiction 'ny' (known: nj, ny, pa)":
+    a code the same line listed as known."""
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG_DIR, config)
+    path = config / "jurisdictions" / "ny.yaml"
+    path.unlink()
+    make(path)
+    with pytest.raises(ConfigError) as caught:
+        load_jurisdiction("ny", config)
+    assert str(caught.value) == f"{path}: " + says.format(folder=path.parent)
+    path.unlink() if path.is_symlink() or not path.is_dir() else path.rmdir()  # no file at all: unknown
+    with pytest.raises(ConfigError, match=re.escape("unknown jurisdiction 'ny' (known: nj, pa)")):
+        load_jurisdiction("ny", config)
+
+
 def test_a_file_over_1_mib_is_refused_and_one_of_1_mib_is_read(tmp_path):
     """A jurisdiction file of 1 MiB (its tables and a long comment) loads; one byte more is refused by its size,
     not read into memory and parsed (it was: any size, /dev/zero behind a regular name included)."""

@@ -10,6 +10,7 @@ pair of 6s through 10s and a pair of jacks or better, because NY (f)(1),(2) pay 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,7 +105,8 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
 
     The file's ``jurisdiction`` code selects the regulation it answers to (``controller.game.minimums``); loaded by
     code, the file must carry that same code. Raises ``ConfigError`` naming the file, the line and the key
-    path for: an unknown jurisdiction, a file that is not a regular file, larger than 1 MiB or not UTF-8 text,
+    path for: an unknown jurisdiction (nothing of its name in ``jurisdictions/``), a file that is not a regular
+    file (a code's too: a pipe, a link to nothing, each named so), larger than 1 MiB or not UTF-8 text,
     malformed YAML (read by ``controller.settings.files.load_yaml``: a YAML error or an unknown key shows none of
     the file's text but keys that are names), a ``name`` that does not contain the state's name, a missing or
     unknown key, odds that are not a positive
@@ -123,7 +125,8 @@ def load_jurisdiction(name_or_path: str | Path, config_dir: Path = CONFIG_DIR) -
         text = text.lower()  # codes are written in lower case; NY is ny
         code_asked = text
         path = Path(config_dir) / "jurisdictions" / f"{text}.yaml"
-        if not path.is_file():
+        if not os.path.lexists(path):  # nothing of that name; anything else (a pipe, a link to nothing) is
+            # read by load_yaml, which says what is wrong with it: a code listed as known is never called unknown
             hint = f"; the file {text_asked!r} is given as ./{text_asked}" if Path(text_asked).is_file() else ""
             raise ConfigError(f"unknown jurisdiction {text!r} (known: {', '.join(known_codes(config_dir)) or 'none'})"
                               f"{hint}")

@@ -301,11 +301,20 @@ def _shown(match: re.Match) -> str:
     return "(not shown)"
 
 
+def _target(link: Path) -> str:
+    """What the symbolic link ``link`` names, as text (``?`` when it is gone meanwhile)."""
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "?"
+
+
 def load_yaml(path: Path) -> dict[str, Any]:
     """Read a YAML mapping from ``path`` (a regular file, or a link to one, of at most ``MAX_CONFIG_BYTES``, read
     by ``controller.settings.secret_files.read_regular``: a device, a pipe or a folder is refused unopened).
 
-    Raises ``ConfigError`` naming the file for a missing file, one that is not a regular file, one larger than
+    Raises ``ConfigError`` naming the file for a missing file (a link to one that does not exist named as such,
+    with where it points), one that is not a regular file, one larger than
     ``MAX_CONFIG_BYTES``, text that is not UTF-8, malformed YAML (with line, column and the problem, quoting none
     of the file's text: ``_problem``), a number that is not plain decimal (with line and text, ``"{file}: line
     12: '01000' is not a plain decimal integer (...)"``), a tag that changes a value or a merge key (with line;
@@ -321,7 +330,11 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:  # ``not a regular file`` says it all; anything else is a file that cannot be read
         problem = exc.strerror or str(exc)
-        raise ConfigError(f"{path}: {problem if exc.errno == errno.EINVAL else 'cannot read: ' + problem}") from None
+        if exc.errno == errno.ENOENT and os.path.islink(path):  # the name is there: a link to nothing
+            problem = f"a symbolic link to {_target(path)}, which does not exist"
+        elif exc.errno != errno.EINVAL:
+            problem = f"cannot read: {problem}"
+        raise ConfigError(f"{path}: {problem}") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except _RefusedScalar as exc:
