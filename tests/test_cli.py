@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import re
 import sys
@@ -422,6 +423,47 @@ def test_paytable_takes_no_further_arguments_but_design_does():
     _refused_in_one_line(proc, "crisscross paytable: unexpected --target-house-edge 0.02")
 
 
+def _parsers(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()):
+    """``(words, parser)`` of ``parser`` and of every parser below it: each subcommand's (argparse's subparsers)
+    and the one a parser hands the rest of its words to (its default ``delegate``: ``paytable design``)."""
+    yield words, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*words, name))
+    delegate = parser.get_default("delegate")
+    if delegate is not None:
+        yield from _parsers(delegate, (*words, delegate.prog.rsplit(" ", 1)[-1]))
+
+
+def test_every_command_and_subcommand_takes_v_as_documented():
+    """docs/commands.md: "Each subcommand also takes -v (-vv: debug ...)". Every parser of the command line's tree
+    has -v/--verbose, counted; ``paytable design`` was refused with "unrecognized arguments: -v"."""
+    walked = dict(_parsers(cli._parser()))
+    assert {("paytable", "design"), ("journal", "verify"), ("floor", "watch"), ("operator", "add")} <= set(walked)
+    for words, parser in walked.items():
+        options = parser._option_string_actions
+        assert "-v" in options and "--verbose" in options, " ".join(words) or "crisscross"
+        assert isinstance(options["-v"], argparse._CountAction), words
+
+
+def test_paytable_and_its_design_take_v_after_their_words(tmp_path, monkeypatch):
+    """-v after ``paytable ny`` or ``paytable design`` (their words are parsed after the command line's: the
+    jurisdiction's or the design's options) is taken as anywhere else, and counted with one before them."""
+    monkeypatch.chdir(tmp_path)
+    levels = []
+    monkeypatch.setattr(logging, "basicConfig", lambda **kw: levels.append(kw["level"]))
+    proc = crisscross("paytable", "ny", "-v")
+    assert proc.returncode == 0 and proc.stdout.startswith("New York"), proc
+    out = tmp_path / "designed.yaml"
+    proc = crisscross("-v", "paytable", "design", "-v", "--target-house-edge", "0.03", "--vary", "bonus", "--top",
+                      "1", "--output", out)
+    assert proc.returncode == 0 and out.exists(), proc
+    assert levels == [logging.INFO, logging.DEBUG]  # -v: info; -v twice: debug
+    proc = crisscross("paytable", "ny", "-v", "--vary", "bonus")
+    _refused_in_one_line(proc, "crisscross paytable: unexpected --vary bonus")
+
+
 def test_paytable_of_an_unknown_jurisdiction_is_exit_2():
     proc = crisscross("paytable", "zz")
     assert proc.returncode == 2 and proc.stdout == "" and "zz" in proc.stderr
@@ -433,7 +475,7 @@ def test_a_command_that_needs_the_analysis_extra_says_which_library_is_missing(m
     def missing() -> int:
         raise ModuleNotFoundError("No module named 'numba'", name="numba")
 
-    monkeypatch.setattr(cli, "_paytable", lambda name: missing())
+    monkeypatch.setattr("controller.cli.paytable.main", lambda args: missing())
     proc = crisscross("paytable", "ny")
     _refused_in_one_line(proc, "crisscross: this command needs the analysis extra (numba is missing)")
     assert "[analysis]" in proc.stderr
@@ -443,7 +485,7 @@ def test_a_missing_module_that_is_not_of_the_analysis_extra_is_not_blamed_on_it(
     def missing() -> int:
         raise ModuleNotFoundError("No module named 'controller.nothing'", name="controller.nothing")
 
-    monkeypatch.setattr(cli, "_paytable", lambda name: missing())
+    monkeypatch.setattr("controller.cli.paytable.main", lambda args: missing())
     with pytest.raises(ModuleNotFoundError):
         crisscross("paytable", "ny")
 

@@ -19,6 +19,7 @@ one. Printed edges are exact fractions; the written file loads with ``controller
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import dataclasses
 import heapq
@@ -175,18 +176,12 @@ def format_designs(jurisdiction: Jurisdiction, vary: str, target: Fraction, foun
     return "\n".join(out)
 
 
-def main(argv: list[str]) -> int:
-    """``crisscross paytable design``: parse ``argv`` (the words after ``design``), search, print, write.
-    Exit status 0, or 2 with one line on standard error for a bad option or a jurisdiction that does not
-    load."""
-    import argparse
-    import sys
-
-    from controller.game.paytable import load_jurisdiction
+def parser(parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
+    """The options of ``crisscross paytable design`` (the words after ``design``), with those of ``parents`` (the
+    command line's ``-v``, docs/commands.md); ``parse_args`` exits 2 naming a bad option."""
     from controller.settings.argtypes import positive_int_at_most, workers
-    from controller.settings.files import ConfigError
 
-    parser = argparse.ArgumentParser(prog="crisscross paytable design",
+    parser = argparse.ArgumentParser(prog="crisscross paytable design", parents=list(parents),
                                      description="pay tables closest to a target house edge")
     parser.add_argument("--jurisdiction", default="ny", help="code or pay-table file to start from (default ny)")
     parser.add_argument("--target-house-edge", type=Fraction, required=True, metavar="EDGE",
@@ -207,7 +202,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--output", type=Path, default=None,
                         help="pay-table file written with the best table (default: <code>-<vary>-designed.yaml)")
     parser.add_argument("--workers", type=workers, default=None, help="bet: par-sheet processes (default: one per CPU)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    """``crisscross paytable design`` with ``args`` parsed by ``parser()``: search, print, write. Exit status 0,
+    or 2 with one line on standard error for bad ``--values`` or ``--target-house-edge`` or a jurisdiction that
+    does not load."""
+    import sys
+
+    from controller.game.paytable import load_jurisdiction
+    from controller.settings.files import ConfigError
+
     try:
         values = LADDER if args.values is None else tuple(int(v) for v in args.values.split(","))
         if not values or min(values) < 1:

@@ -52,7 +52,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.cli import identity, meters, protect, rating
+from controller.cli import identity, meters, paytable, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
@@ -87,10 +87,17 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common() -> argparse.ArgumentParser:
+    """The options every command and subcommand takes (docs/commands.md): ``-v``, ``-vv``; the parent of each
+    parser of the command line."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more log output (-v info, -vv debug: raw frames, which carry card values)")
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common()
     parser = argparse.ArgumentParser(prog="crisscross", description="Criss-Cross Poker table controller",
                                      parents=[common])
     parser.add_argument("--version", action=_Version)
@@ -157,12 +164,7 @@ def _parser() -> argparse.ArgumentParser:
     par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     par.add_argument("--workers", type=workers, default=None, help="processes (default: one per CPU)")
 
-    paytable = sub.add_parser("paytable", help="a jurisdiction's pay tables and the exact five-card bonus return",
-                              parents=[common])
-    paytable.add_argument("jurisdiction", metavar="JURISDICTION",
-                          help="a jurisdiction code (ny, pa, nj) or the path of a pay-table file; or `design` "
-                               "(crisscross paytable design --help): pay tables closest to a target house edge")
-    paytable.add_argument("design_options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    paytable.add_parser(sub, common)
 
     journal = sub.add_parser("journal", help="journal tools", parents=[common])
     journal_sub = journal.add_subparsers(dest="journal_command", required=True)
@@ -319,6 +321,8 @@ def _interrupted(exc: BaseException) -> bool:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "paytable":  # the words after the jurisdiction, -v among them, before the log is set
+        args = paytable.words(args, _common())
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(getattr(args, "verbose", 0), 2)]
     from controller.service.notify import JournaldFormatter, under_journald
 
@@ -329,15 +333,8 @@ def _main(argv: list[str] | None) -> int:
     logging.getLogger("transitions").setLevel(max(level, logging.WARNING))
     if args.command == "settle":
         return settle(args.file, args.table, lines=args.lines)
-    if args.command == "paytable" and args.jurisdiction == "design":
-        from controller.analysis import paytable_design
-
-        return _with_analysis(lambda: paytable_design.main(args.design_options))
     if args.command == "paytable":
-        if args.design_options:
-            print(f"crisscross paytable: unexpected {' '.join(args.design_options)}", file=sys.stderr)
-            return 2
-        return _with_analysis(lambda: _paytable(args.jurisdiction))
+        return _with_analysis(lambda: paytable.main(args))
     if args.command == "par-sheet":
         return _with_analysis(lambda: _par_sheet(args))
     if args.command == "recall":
@@ -461,19 +458,6 @@ def _par_sheet(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print({"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[args.format](sheet))
-    return 0
-
-
-def _paytable(name: str) -> int:
-    from controller.analysis.paytable_report import five_card_bonus_return, format_paytable
-    from controller.game.paytable import load_jurisdiction
-
-    try:
-        jurisdiction = load_jurisdiction(name)
-    except ConfigError as exc:
-        print(f"crisscross: {exc}", file=sys.stderr)
-        return 2
-    print(format_paytable(jurisdiction, five_card_bonus_return(jurisdiction)))
     return 0
 
 
