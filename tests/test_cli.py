@@ -447,6 +447,34 @@ def test_every_command_and_subcommand_takes_v_as_documented():
         assert isinstance(options["-v"], argparse._CountAction), words
 
 
+def _option_help(parser: argparse.ArgumentParser, option: str) -> str:
+    """The help text of ``option`` of ``parser``, its words joined by single spaces."""
+    return " ".join(parser._option_string_actions[option].help.split())
+
+
+def test_the_journal_tools_help_says_what_docs_commands_md_says():
+    """docs/commands.md, "crisscross journal": verify's exit statuses are in its help (they were nowhere in it);
+    add-key's --key is the key it seals with (its help spoke of reanchor); export's --format says what it is (it
+    had no help). Every option of the command line has a help text."""
+    walked = dict(_parsers(cli._parser()))
+    docs = " ".join((Path(cli.__file__).parents[2] / "docs" / "commands.md").read_text(encoding="utf-8").split())
+    documented = docs[docs.index("- `verify` reads only. Exit status "):docs.index("- A record is valid only")]
+    statuses = re.findall(r"(?:status |; )(\d): ([^,;(:]+)", documented.replace("`", ""))
+    assert [n for n, _ in statuses] == ["0", "1", "2", "3"], statuses
+    epilog = walked[("journal", "verify")].format_help().partition("exit status:\n")[2]
+    assert epilog, "journal verify --help gives no exit status"
+    said = {line.split()[0]: line for line in re.split(r"\n(?=  \d  )", epilog)}
+    for status, meaning in statuses:
+        assert meaning.strip() in " ".join(said[status].split()), (status, meaning, epilog)
+    key = _option_help(walked[("journal", "add-key")], "--key")
+    assert "reanchor" not in key and "journal_key of table.yaml" in key, key
+    assert "JSON lines" in _option_help(walked[("journal", "export")], "--format")
+    for words, parser in walked.items():
+        for action in parser._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                assert action.help, (words, action.option_strings or action.dest)
+
+
 def test_paytable_and_its_design_take_v_after_their_words(tmp_path, monkeypatch):
     """-v after ``paytable ny`` or ``paytable design`` (their words are parsed after the command line's: the
     jurisdiction's or the design's options) is taken as anywhere else, and counted with one before them."""

@@ -147,6 +147,17 @@ def _journal_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``journal verify``'s exit statuses, its help's epilog (docs/commands.md, "crisscross journal"; ``_journal_verify``).
+VERIFY_STATUSES = """exit status:
+  0  intact (only with --key, on the store)
+  1  tampered: the first tampered record named by line and seq, with how (edited,
+     removed, inserted, reordered, respelled, truncated, appended, forged)
+  2  the file cannot be read as a journal, or --key is not the key it was sealed
+     with (one line on standard error: a wrong key proves nothing either way)
+  3  nothing wrong found but not everything could be checked (no key, or a
+     JSON-lines copy): what could not be seen is said, never called intact"""
+
+
 def _refused(exc: Exception, where: object) -> int:
     """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
     ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.cli import identity, meters, paytable, protect, rating
-from controller.cli.journal import JOURNAL_COMMANDS, recall
+from controller.cli.journal import JOURNAL_COMMANDS, VERIFY_STATUSES, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
 from controller.settings.argtypes import MOST_COUNT, file_path, positive_float, positive_int, probability, workers
@@ -161,7 +161,8 @@ def _parser() -> argparse.ArgumentParser:
     par = sub.add_parser("par-sheet", help="exact return and optimal strategy of a pay table", parents=[common])
     par.add_argument("pay_table", metavar="JURISDICTION_OR_PAYTABLE_FILE",
                      help="a jurisdiction code (ny) or a jurisdiction/pay-table YAML file")
-    par.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    par.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="text (default), markdown or json")
     par.add_argument("--workers", type=workers, default=None, help="processes (default: one per CPU)")
 
     paytable.add_parser(sub, common)
@@ -169,7 +170,8 @@ def _parser() -> argparse.ArgumentParser:
     journal = sub.add_parser("journal", help="journal tools", parents=[common])
     journal_sub = journal.add_subparsers(dest="journal_command", required=True)
     verify = journal_sub.add_parser("verify", help="check a journal's hash chain; name the first tampered record",
-                                    parents=[common])
+                                    parents=[common], epilog=VERIFY_STATUSES,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     verify.add_argument("path", type=Path, metavar="PATH", help="journal store, or a JSON-lines copy")
     verify.add_argument("--key", type=Path, default=None, help="the journal key file: check the seals too")
     export = journal_sub.add_parser("export", help="the journal's records as JSON lines (canonical spelling)",
@@ -177,7 +179,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--rounds", type=round_range, default=None, metavar="A-B",
                         help="from the first record of round A to the last of round B (default: all); "
                              "refused, nothing written, unless the journal holds every one of them")
-    export.add_argument("--format", choices=("jsonl",), default="jsonl")
+    export.add_argument("--format", choices=("jsonl",), default="jsonl",
+                        help="JSON lines, one record a line in its canonical spelling (the only format)")
     export.add_argument("--output", type=Path, default=None, help="file to write (default: standard output)")
     imported = journal_sub.add_parser("import", help="fill a new journal store, kept without a key, from a "
                                                      "JSON-lines journal that verifies", parents=[common])
@@ -189,10 +192,12 @@ def _parser() -> argparse.ArgumentParser:
     reanchor = journal_sub.add_parser("reanchor", help="after an inquiry, accept a journal whose anchor is missing "
                                                        "or does not match, journaled (the service is "
                                                        "stopped)", parents=[common])
+    add_key.add_argument("--key", type=Path, default=None,
+                         help="the journal key file to seal the journal with (default: journal_key of table.yaml)")
+    reanchor.add_argument("--key", type=Path, default=None,
+                          help="the journal key file (default: journal_key of table.yaml); a journal kept without "
+                               "a key needs none")
     for tool in (add_key, reanchor):
-        tool.add_argument("--key", type=Path, default=None, help="the journal key file (default: journal_key of "
-                                                                 "table.yaml; reanchor: a journal kept without "
-                                                                 "a key needs none)")
         tool.add_argument("--by", required=True, help="the supervisor who decided it (journaled)")
         tool.add_argument("--reason", required=True, help="why (journaled)")
     for tool in (export, imported, init_key, add_key, reanchor):
@@ -209,7 +214,7 @@ def _parser() -> argparse.ArgumentParser:
     add = operator_sub.add_parser("add", help="add a user or replace their role and password",
                                   parents=[common, operators_file])
     add.add_argument("name", help="user name (letters, digits, . _ -)")
-    add.add_argument("--role", required=True, choices=("dealer", "supervisor"))
+    add.add_argument("--role", required=True, choices=("dealer", "supervisor"), help="what the user may do")
     operator_sub.add_parser("list", help="the users and their roles (never the password hashes)",
                             parents=[common, operators_file])
     remove = operator_sub.add_parser("remove", help="remove a user: their next request is refused",
