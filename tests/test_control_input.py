@@ -48,6 +48,32 @@ def test_an_integer_round_is_taken_as_the_round_guard(bare_server):
     assert not bare_server.events.empty()
 
 
+def test_a_round_or_answers_is_at_most_what_the_journal_holds_and_the_largest_is_journaled_whole(bare_server,
+                                                                                                   tmp_path):
+    """An action's ``round`` and ``answers`` are journaled with it: they are at most 2**53 - 1, the largest
+    integer every JSON reader keeps exactly (RFC 8259, 6) and the journal's reader takes (docs/architecture.md:
+    "integers within +-(2^53 - 1)"). 2**53 was taken, journaled, and the journal then failed its check
+    ("respelled: ... integer 9007199254740992 outside the safe range")."""
+    from controller.journal.store import Journal
+    from controller.journal.tools import verify
+    from controller.service.loop import fields_of
+
+    largest = 2**53 - 1
+    for key, action in (("round", "confirm"), ("answers", "clear_fault")):
+        status, _, answer = post(bare_server, json.dumps({"action": action, key: largest + 1}).encode())
+        assert status == 400 and f"(0 to {largest})" in answer["error"] and f"got {largest + 1}" in answer["error"]
+        assert bare_server.events.empty()
+    bare_server.publish_view({"state": "idle", "round_no": 2})
+    status, _, _ = post(bare_server, json.dumps({"action": "confirm", "round": largest}).encode())
+    assert status == 409  # not the current round: queued as a stale action, journaled and refused
+    event = bare_server.events.get_nowait()
+    assert event.round == largest
+    journal = Journal(tmp_path / "journal.db", fsync=False)
+    journal.commit([("event", type(event).__name__, fields_of(event), None)])
+    journal.close()
+    assert verify(tmp_path / "journal.db").tamper is None
+
+
 @pytest.mark.parametrize("encoding, named", [
     ("utf-16", "UTF-16"),  # with its byte order mark
     ("utf-16-le", "UTF-16-LE"),

@@ -12,6 +12,7 @@ from http import HTTPStatus
 from typing import Any
 
 from controller.game.sessions import PLAYER_ID
+from controller.journal.record import SAFE_INTEGER
 from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, RATING_ACTIONS
 
 #: Largest request body accepted (bytes); a larger one is answered 413 without being read.
@@ -20,8 +21,10 @@ MAX_BODY = 4096
 MAX_REASON = 200
 #: Longest wait of one ``GET /events`` (seconds).
 MAX_WAIT = 30.0
-#: Largest ``after`` cursor accepted by ``/events`` (a journal seq; far beyond any table's lifetime).
-MAX_SEQ = 2**53
+#: Largest integer of a request: the ``after`` cursor of ``/events`` (a journal seq; far beyond any table's
+#: lifetime) and an action's ``round`` and ``answers``, which are journaled: the largest integer a journal record
+#: holds (``controller.journal.record.SAFE_INTEGER``, 2**53 - 1; its reader calls a larger one respelled).
+MAX_SEQ = SAFE_INTEGER
 #: Request headers that may appear once only: two values would let two readers of the request disagree.
 SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-Type", "Host")
 #: Plain ASCII decimal digits: ``int()`` also takes ``+5``, ``1_0``, `` 5`` and other scripts' digits.
