@@ -182,8 +182,8 @@ async def authenticate_request(request: Any, gate: SignIn) -> Operator:
     """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
     credentials, no operators, or an operators file refused and why: then no password is checked and no failure
     counted); 429 while failed sign-ins of that user or that client wait out their delay
-    (``operators.FailureThrottle``; a loopback client's are not counted: ``throttle_keys``); 503 when ``gate.max_checks`` password
-    checks already run. A credential verified before is served without a check (``SignIn.known``); otherwise
+    (``operators.FailureThrottle``; a loopback client's are not counted: ``throttle_keys``); 503 when
+    ``gate.max_checks`` password checks already run. A credential verified before is served without a check (``SignIn.known``); otherwise
     the check runs on the gate's password-check thread, off the loop, and the operators file is read again
     after it: a user removed (or changed) while their check ran is refused. ``request``: Starlette's."""
     challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}

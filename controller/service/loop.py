@@ -309,9 +309,9 @@ class Controller:
     def _apply(self, event: Any, entries: list[tuple[str, str, dict[str, Any], int | None]],
                outputs: list[Any]) -> bool:
         """Apply one input to the machine: its entry and those of its outputs appended to ``entries``, the outputs
-        to ``outputs`` (one of ``SERVICE_INPUTS``: its record only). Returns True when they end a group (``GROUP_ENDS``). A device fault's detail longer than
-        ``MAX_DETAIL`` characters is cut first; an exception from the machine moves it to its fault state
-        (``process``)."""
+        to ``outputs`` (one of ``SERVICE_INPUTS``: its record only). Returns True when they end a group
+        (``GROUP_ENDS``). A device fault's detail longer than ``MAX_DETAIL`` characters is cut first; an exception
+        from the machine moves it to its fault state (``process``)."""
         if isinstance(event, DeviceFault) and len(event.detail) > MAX_DETAIL:  # a fault's detail is bounded
             cut = len(event.detail) - MAX_DETAIL
             event = dataclasses.replace(event, detail=f"{event.detail[:MAX_DETAIL]}... ({cut} more characters)")
