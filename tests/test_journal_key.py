@@ -263,6 +263,33 @@ def test_a_key_is_never_introduced_to_a_journal_that_does_not_verify(tmp_path):
     assert path.read_bytes() == before and [r["type"] for r in read_records(path)] == ["ButtonPressed"] * 3
 
 
+def test_a_key_is_never_introduced_to_a_journal_whose_last_checkpoint_holds_other_meters(tmp_path):
+    """Nothing binds a checkpoint's state to the chain without a key: its ``rounds_closed`` edited from 1 to 1000,
+    verify saw nothing, ``add-key`` sealed it, verify --key called it intact and the next start carried 1001
+    rounds on. The checkpoint's meters are those its records count (a round closed: 1), or no key is introduced."""
+    from controller.round.meters import Meters
+
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    closed = [("record", "RoundOpened", {"round_no": 1}, 1), ("record", "RoundClosed", {"round_no": 1, "totals": {
+        "wagered": 1000, "returned": 0, "collected": 1000, "paid": 0, "player_net": -1000}}, 1)]
+    meters = Meters.from_records([{"type": t, "data": d} for _, t, d, _ in closed]).checkpoint()
+    assert meters["counts"]["rounds_closed"] == 1
+    journal.commit(closed, state={"meters": meters})
+    journal.close()
+    forged = json.loads(json.dumps(meters))
+    forged["counts"]["rounds_closed"] = 1000
+    forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = 2",
+                 (json.dumps({"meters": forged}, sort_keys=True, separators=(",", ":")),)))  # its canonical spelling
+    assert _verify(path).returncode == 3  # without a key: nothing wrong seen
+    init_key(tmp_path / "journal.key")
+    proc = crisscross("journal", "add-key", "--journal", str(path), "--key", str(tmp_path / "journal.key"),
+                      "--by", "alice", "--reason", "the table's key from today")
+    assert proc.returncode == 2, proc.stderr
+    assert "the checkpoint at record 2 holds other meters than its records count (edited)" in proc.stderr
+    assert [r["type"] for r in read_records(path)] == ["RoundOpened", "RoundClosed"]
+
+
 def test_init_key_creates_a_private_key_once(tmp_path):
     key_file = tmp_path / "journal.key"
     proc = subprocess.run([sys.executable, "-m", "controller", "journal", "init-key", "--file", str(key_file)],

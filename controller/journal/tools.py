@@ -8,6 +8,7 @@ not verify and fills a new store.
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from controller.journal.record import (
     parse_canonical,
 )
 from controller.journal.store import Journal
+from controller.round.meters import Meters
 
 
 @dataclass
@@ -286,6 +288,23 @@ def import_jsonl(source: Path, destination: Path, *, batch: int = 5000) -> int:
     return count
 
 
+def _unsealable(path: Path, journal: Journal) -> str | None:
+    """Why the journal at ``path`` (open as ``journal``) may not be sealed with a key, or None: a tampering
+    ``verify`` finds (the whole journal: a start reads from the last checkpoint only), or a last checkpoint whose
+    meters are not those its records count (``Meters.from_records``): without a key nothing binds a checkpoint's
+    state to the chain, and a start carries its meters on."""
+    found = verify(path).tamper
+    if found is not None:
+        return str(found)
+    checkpoint = journal.checkpoint
+    if checkpoint is None or "meters" not in checkpoint.state:
+        return None
+    counted = json.loads(json.dumps(Meters.from_records(journal.records(), upto=checkpoint.seq).checkpoint()))
+    if counted != checkpoint.state["meters"]:
+        return f"the checkpoint at record {checkpoint.seq} holds other meters than its records count (edited)"
+    return None
+
+
 #: The record each admission journals (``admit``).
 ADMISSIONS = {"key": "JournalKeyIntroduced", "anchor": "AnchorRestored"}
 
@@ -320,7 +339,7 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str,
     try:
         if what == "key" and not journal.admitted:
             raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
-        found = verify(path).tamper if what == "key" else None  # the whole journal: a start reads its end only
+        found = _unsealable(path, journal) if what == "key" else None
         if found is not None:  # the key seals the journal as it stands: never one found tampered
             raise JournalError(f"{path}: does not verify: {found}: a key seals the journal as it stands, so none "
                                f"is introduced to it; restore it from its copy")
