@@ -20,6 +20,7 @@ import queue
 import re
 import socket
 import stat
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -1162,30 +1163,64 @@ def test_failed_sign_ins_are_throttled_and_a_known_good_credential_is_still_serv
     assert min(niceness) > os.getpriority(os.PRIO_PROCESS, 0)
 
 
-def test_failed_sign_ins_under_made_up_names_from_the_pc_itself_keep_no_operator_out(bare_server):
-    """One process of the table's PC failing a sign-in a second under made-up names kept every operator not yet
-    signed in out (429, a supervisor too): every client of a loopback interface has one address. Those failures
-    count against their names only; a name that failed is still throttled."""
+def test_failed_sign_ins_under_made_up_names_from_another_account_keep_no_operator_out(bare_server):
+    """One process of the table's PC failing sign-ins under made-up names kept every operator not yet signed in
+    out: counted by address (every loopback client has one) with 429, counted by name alone with 503 (the one
+    password check kept busy). A loopback client is counted by the account its socket belongs to: another
+    account's flood is throttled (429, no check), a supervisor's first sign-in goes through."""
     from controller.control.operators import FailureThrottle
 
+    if os.geteuid() != 0:
+        pytest.skip("another account's process needs root to start (CI runs as root)")
     bare_server.throttle = FailureThrottle(clock=lambda: 0.0)  # time stands still: no delay runs out
+    flood = (
+        "import base64, http.client\n"
+        "for n in range(8):\n"
+        f"    c = http.client.HTTPConnection('127.0.0.1', {bare_server.port}, timeout=30)\n"
+        "    token = base64.b64encode(f'mallory{n}:wrong'.encode()).decode()\n"
+        "    c.request('GET', '/operator', headers={'Authorization': 'Basic ' + token})\n"
+        "    print(c.getresponse().status)\n"
+        "    c.close()\n")
+    nobody = 65534
+    proc = subprocess.run(["/usr/bin/python3", "-c", flood], capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: (os.setgid(nobody), os.setuid(nobody)))
+    assert proc.returncode == 0, proc.stderr
+    # that account's failures under eight names: four checked (three free, the fourth's delay runs from it), then
+    # refused before any check
+    assert proc.stdout.split() == ["401"] * 4 + ["429"] * 4
     client = Client(bare_server)
-    for n in range(10):
-        status, _, _ = client.request("GET", "/operator", headers=_auth_with(f"mallory{n}", "wrong"))
-        assert status == 401
-    assert client.act("confirm", user="sue")[0] == 202  # a supervisor's first sign-in of this run
+    assert client.act("confirm", user="sue")[0] == 202  # a supervisor's first sign-in of this run, as root
     answers = [client.request("GET", "/operator", headers=_auth_with("mallory0", "wrong"))[0] for _ in range(4)]
-    assert answers == [401, 401, 401, 429]  # its fourth failure in a row (three free): throttled by its name
+    assert answers == [401, 401, 401, 429]  # a name's own failures in a row are still throttled, from any account
 
 
-def test_a_sign_in_counts_against_its_client_unless_the_client_is_loopback():
+def test_a_sign_in_counts_against_its_account_when_loopback_and_its_address_else():
     from controller.control.signin import throttle_keys
 
     for address in ("127.0.0.1", "127.3.4.5", "::1"):
-        assert throttle_keys("dan", address) == ("user dan",)
+        assert throttle_keys("dan", address, 1000) == ("user dan", "client uid 1000")
+        assert throttle_keys("dan", address) == ("user dan", f"client {address}")  # no owner known: its address
     for address in ("10.0.0.5", "192.168.1.20", "2001:db8::1", "?"):
-        assert throttle_keys("dan", address) == ("user dan", f"client {address}")
+        assert throttle_keys("dan", address, 1000) == ("user dan", f"client {address}")
 
+
+@pytest.mark.parametrize("family, host", [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")])
+def test_the_owner_of_a_loopback_connection_is_the_account_of_its_socket(family, host):
+    from controller.control.peer import loopback_owner
+
+    with socket.socket(family, socket.SOCK_STREAM) as listener:
+        try:
+            listener.bind((host, 0))
+        except OSError as exc:
+            pytest.skip(f"no {host} here: {exc}")
+        listener.listen(1)
+        server = listener.getsockname()[:2]
+        with socket.create_connection(server, timeout=5) as connection:
+            accepted, client = listener.accept()
+            with accepted:
+                assert loopback_owner(client[:2], server) == os.getuid()
+                assert loopback_owner((client[0], client[1] ^ 1), server) is None  # no such socket
+    assert loopback_owner(("10.0.0.5", 40000), ("10.0.0.1", 8740)) is None  # not loopback: not looked up
 
 def test_actions_beyond_an_operators_rate_are_answered_429_and_neither_queued_nor_journaled(bare_server):
     """A signed-in dealer sending refused actions as fast as the interface answered (730 a second) grew the journal

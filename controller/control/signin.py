@@ -5,8 +5,8 @@ module, so both read the file, check passwords, throttle failures and refuse a f
 - ``SignIn``: the operators file (``controller.control.operators``) read again whenever its content or mode
   changes, failing closed (a refused file gives nobody any right until it is mended); the password checks
   (PBKDF2) on a thread of their own at a lower priority, ``max_checks`` at once; failed sign-ins throttled per
-  user and per client (not per loopback client: ``throttle_keys``); a credential verified before served without a
-  check.
+  user and per client (a loopback client by its account: ``throttle_keys``); a credential verified before served
+  without a check.
 - ``authenticate_request``: the operator of a request's HTTP Basic credentials, else 401, 429 or 503.
 - ``require_supervisor``: 403 unless the operator is a supervisor (domain.md, "Roles").
 - ``accepts_host``: whether a request's ``Host`` names the interface (DNS rebinding: RFC 9110 7.4's 421).
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.control.checks import DIGITS, HTTPError
+from controller.control.peer import loopback_owner
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
                                           rehash_operator, roster)
 from controller.settings.files import ConfigError
@@ -165,25 +166,26 @@ class SignIn:
             return str(exc)
 
 
-def throttle_keys(user: str, client: str) -> tuple[str, ...]:
+def throttle_keys(user: str, client: str, owner: int | None = None) -> tuple[str, ...]:
     """The keys a failed sign-in of ``user`` from the address ``client`` counts against (``FailureThrottle``): the
-    user's, and the client's unless it is a loopback address. Every process of the table's PC (the dealer's
-    screen, a script, any local user) signs in from loopback: counted as one client, one of them failing sign-ins
-    with made-up names kept every operator not yet signed in out (429), supervisors included. A loopback sign-in
-    is still throttled per user and bounded by one password check at a time (docs/control.md, "Limits")."""
+    user's, and the client's: its address, or for a loopback client whose socket's owner is known (``owner``, a
+    user id: ``controller.control.peer.loopback_owner``) that account. Every process of the table's PC signs in
+    from loopback: counted by address as one client, one process failing sign-ins under made-up names kept every
+    operator not yet signed in out (429), and counted by name alone it kept the one password check busy (503).
+    Counted by account, it keeps out its own account only (docs/control.md, "Limits")."""
     try:
         loopback = ipaddress.ip_address(client).is_loopback
     except ValueError:  # not an address (no client known, a socket path): counted as given
         loopback = False
-    return (f"user {user}",) if loopback else (f"user {user}", f"client {client}")
+    return (f"user {user}", f"client uid {owner}" if loopback and owner is not None else f"client {client}")
 
 
 async def authenticate_request(request: Any, gate: SignIn) -> Operator:
     """The operator of the request's HTTP Basic credentials, else 401 (its message names the cause: wrong
     credentials, no operators, or an operators file refused and why: then no password is checked and no failure
     counted); 429 while failed sign-ins of that user or that client wait out their delay
-    (``operators.FailureThrottle``; a loopback client's are not counted: ``throttle_keys``); 503 when
-    ``gate.max_checks`` password checks already run. A credential verified before is served without a check (``SignIn.known``); otherwise
+    (``operators.FailureThrottle``; a loopback client counted by the account it runs under: ``throttle_keys``);
+    503 when ``gate.max_checks`` password checks already run. A credential verified before is served without a check (``SignIn.known``); otherwise
     the check runs on the gate's password-check thread, off the loop, and the operators file is read again
     after it: a user removed (or changed) while their check ran is refused. ``request``: Starlette's."""
     challenge = {"WWW-Authenticate": 'Basic realm="crisscross", charset="UTF-8"'}
@@ -195,11 +197,13 @@ async def authenticate_request(request: Any, gate: SignIn) -> Operator:
         except ValueError:  # not base64 (non-ASCII bytes too), or not UTF-8
             sep = ""
     client = request.client.host if request.client else "?"
-    keys = throttle_keys(user, client)
     what = gate.what
     if sep:
         operator = gate.known(user, password)
     if sep and operator is None and gate.operators():  # none (or a file refused): refused below, not a guess
+        server = request.scope.get("server")
+        owner = loopback_owner(tuple(request.client), tuple(server)) if request.client and server else None
+        keys = throttle_keys(user, client, owner)
         wait = gate.throttle.wait(*keys)
         if wait > 0:
             log.warning("%s: sign-in of user %r from %s refused: failed sign-ins wait %.0f s more", what, user[:40],
