@@ -476,8 +476,25 @@ def test_no_round_opens_while_a_device_lost_in_the_last_one_is_away(desk):
         "keeps": "every round", "text": "Waiting for the shoe"}]
     refused = desk.press("open_betting")
     assert of_type(refused, cmd.PressRefused) and not of_type(refused, cmd.RoundOpened)
+    assert desk.display().endswith("Waiting for the shoe")
     out = desk.send(ev.DeviceReady("shoe", "test", "1.0", 1))
-    assert of_type(out, cmd.QueryLast)
+    assert of_type(out, cmd.QueryLast) and desk.display() == "Table ready"  # the panel's text follows the lock
     desk.send(ev.ShoeLastDispense(0, ()))
     assert lock_names(desk) == [] and "open_betting" in desk.machine.allowed_actions()
     assert of_type(desk.open_betting(), cmd.RoundOpened)
+
+
+def test_a_device_back_in_a_fault_says_which_device_is_still_away():
+    """The sensors back while the shoe was still away said "sensors back: supervisor may clear", and clear_fault
+    was refused: the panel names the device still away, and says a supervisor may clear once none is."""
+    table = Desk(Round(CONFIG, NY))
+    table.start()
+    table.open_betting()
+    table.send(ev.DeviceFault("shoe", "link_lost", "/dev/ttyUSB0: unplugged"))
+    table.send(ev.DeviceFault("sensors", "link_lost", "/dev/ttyUSB1: unplugged"))
+    table.send(ev.DeviceReady("sensors", "test", "1.0", 1))
+    assert table.display() == "sensors back, waiting for the shoe"
+    table.supervisor("clear_fault")
+    assert table.state == "fault"
+    table.send(ev.DeviceReady("shoe", "test", "1.0", 1))
+    assert table.display() == "shoe back: supervisor may clear"

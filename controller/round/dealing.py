@@ -54,8 +54,12 @@ class ShoeDealing:
                 self._lamps = None
                 if self._prompt:
                     self._emit(cmd.Display(self._prompt))
-            if self.state == "fault":
-                self._show(f"{event.device} back: supervisor may clear")
+            away = [device for device in DEVICES if device not in self.devices_ready]
+            if self.state == "fault":  # a fault is cleared only once every device lost is back
+                self._show(f"{event.device} back: supervisor may clear" if not away
+                           else f"{event.device} back, waiting for the {away[0]}")
+            elif self.state in BETWEEN_ROUNDS:  # the lock of a device away lifts, or names the next one away
+                self._show_locks()
     def _on_ShoeBootCount(self, event: ev.ShoeBootCount) -> None:
         """The shoe's power-on counter (docs/protocol.md, "Power-on counter"). A value other than the last one
         journaled (``shoe_boots``) means the shoe restarted, with or without a lost link: it holds no shuffle
