@@ -79,3 +79,93 @@ def test_the_command_prints_the_listing_and_the_digest_as_text_and_json():
     assert "".join(line + "\n" for line in lines[:-1]) == "".join(
         f"{f['sha256']}  {f['path']}\n" for f in listed["files"])
     assert hashlib.sha256("".join(line + "\n" for line in lines[:-1]).encode()).hexdigest() == listed["digest"]
+
+
+def _plant(source: Path, extra: str) -> Path:
+    """Bytecode of ``source`` with ``extra`` lines added, under the header Python checks (the source's size and
+    time, PEP 552's timestamp form), where the interpreter looks for it: run in the source's place."""
+    import importlib.util
+    import marshal
+
+    code = compile(source.read_text() + extra, str(source), "exec", dont_inherit=True)
+    stat = source.stat()
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir(exist_ok=True)
+    pyc.write_bytes(importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+                    + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+                    + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))
+    return pyc
+
+
+def test_bytecode_compiled_from_its_source_stale_or_of_another_interpreter_is_no_problem(tmp_path):
+    import py_compile
+
+    from controller.service.identity import code_problems
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    module = package / "mod.py"
+    module.write_text("def net():\n    return 0\n")
+    for mode in (py_compile.PycInvalidationMode.TIMESTAMP, py_compile.PycInvalidationMode.CHECKED_HASH,
+                 py_compile.PycInvalidationMode.UNCHECKED_HASH):
+        py_compile.compile(str(module), doraise=True, invalidation_mode=mode)
+        assert code_problems([package], [module]) == [], mode
+    planted = _plant(module, "\nNET = -1500\n")
+    planted.rename(planted.with_name("mod.cpython-27.pyc"))  # another interpreter's: never loaded here
+    assert code_problems([package], [module]) == []
+    _plant(module, "\nNET = -1500\n")
+    os.utime(module, ns=(0, 10**9))  # the source's time no longer the header's: Python compiles it again
+    assert code_problems([package], [module]) == []
+
+
+def test_planted_bytecode_and_unlisted_modules_are_named_and_a_faithful_copy_has_none(tmp_path):
+    from controller.service.identity import code_problems
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    module = package / "mod.py"
+    module.write_text("def net():\n    return 0\n")
+    assert code_problems([package], [module]) == []
+    pyc = _plant(module, "\ndef net():\n    return -1500\n")
+    assert code_problems([package], [module]) == [
+        f"{pyc}: bytecode that is not {module} compiled, and Python would run it in its place"]
+    pyc.unlink()
+    for name in ("other.py", "mod.cpython-311-x86_64-linux-gnu.so", "mod.pyc"):
+        (package / name).write_bytes(b"")
+    notes = code_problems([package], [module])
+    assert notes == sorted(f"{package / n}: not one of the software's files, and Python could import it"
+                           for n in ("other.py", "mod.cpython-311-x86_64-linux-gnu.so", "mod.pyc"))
+    (package / "notes.txt").write_text("x")
+    assert code_problems([package], [module]) == notes  # a checkout lists every file but bytecode
+    assert code_problems([package], [module], unlisted="any") == sorted(
+        [*notes, f"{package / 'notes.txt'}: not one of the software's files"])  # an installed package: its record
+
+
+def test_bytecode_planted_beside_a_source_is_named_by_identity_and_the_service_does_not_start(tmp_path):
+    copy = tmp_path / "copy"
+    for folder in ("controller", "drivers", "config"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = {**os.environ, "PYTHONPATH": str(copy), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def crisscross(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True, text=True, cwd=copy,
+                              env=env, timeout=120)
+
+    assert crisscross("identity").returncode == 0
+    source = copy / "controller" / "game" / "settlement.py"
+    pyc = _plant(source, "\nPLANTED = True\n")
+    ran = subprocess.run([sys.executable, "-c", "import controller.game.settlement as s; print(s.PLANTED)"],
+                         capture_output=True, text=True, cwd=copy, env=env, timeout=60)
+    assert ran.stdout.strip() == "True"  # Python runs the planted bytecode, the source unchanged
+    listed = crisscross("identity")
+    assert listed.returncode == 1, listed.stderr
+    assert f"{pyc}: bytecode that is not {source} compiled" in listed.stderr
+    as_json = crisscross("identity", "--format", "json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["problems"] == [
+        f"{pyc}: bytecode that is not {source} compiled, and Python would run it in its place"]
+    started = crisscross("run", "--simulate", "--rounds", "1", "--journal", str(tmp_path / "j.db"))
+    assert started.returncode == 2, started.stderr
+    assert "the code that would run is not the software's files, not starting" in started.stderr
+    assert str(pyc) in started.stderr
+    assert not (tmp_path / "j.db").exists()  # refused before anything was opened

@@ -279,7 +279,7 @@ def _run(config_path: Path, journal: Path, rounds: int = 1) -> int:
 def service_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[dict[str, Any]]]:
     """Codes journaled, in order, by: a run; a run killed (SIGKILL) after its first round; a run after it, with
     the configuration edited and the software's digest another."""
-    from controller.service import significance
+    from controller.service import assembly
 
     folder = tmp_path / "config"
     folder.mkdir()
@@ -297,8 +297,8 @@ def service_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list
     proc.wait(30)
     assert rounds_ended(journal) >= 2
     table.write_text(table.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    real = significance.software_identity
-    monkeypatch.setattr(significance, "software_identity",
+    real = assembly.verified_software_identity
+    monkeypatch.setattr(assembly, "verified_software_identity",
                         lambda: dataclasses.replace(real(), digest="0" * 64))
     assert _run(table, journal) == 0
     records = read_records(journal)

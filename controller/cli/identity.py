@@ -14,19 +14,29 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                               help="the SHA-256 of every installed file of the software and one digest over them")
     identity.add_argument("--format", choices=("text", "json"), default="text",
                           help="text: sha256sum lines, then the digest and where the files came from (default); "
-                               "json: {\"digest\", \"origin\", \"files\": [{\"path\", \"sha256\"}]}")
+                               "json: {\"digest\", \"origin\", \"files\": [{\"path\", \"sha256\"}], "
+                               "\"problems\": [...]}; exit 1 when other code than the files listed would run "
+                               "(bytecode not compiled from its source, a file Python could import not listed)")
 
 
 def main(args: argparse.Namespace) -> int:
-    """Print the identity in ``args.format``; 0. A file that cannot be read is an ``OSError`` naming it."""
+    """Print the identity in ``args.format``; 0, or 1 when other code than the files listed would run
+    (``Identity.problems``, each named on standard error too). A file that cannot be read is an ``OSError``
+    naming it."""
     from controller.service.identity import software_identity  # only this command hashes the installed files
 
     identity = software_identity()
     if args.format == "json":
         print(json.dumps({"digest": identity.digest, "origin": identity.origin,
-                          "files": [{"path": path, "sha256": sha} for path, sha in identity.files]}, indent=1))
-        return 0
-    sys.stdout.write(identity.listing())
-    print(f"digest {identity.digest} (SHA-256 of the {len(identity.files)} lines above; files "
-          f"{'as installed' if identity.origin == 'installed' else 'of the checkout, not an installed wheel'})")
-    return 0
+                          "files": [{"path": path, "sha256": sha} for path, sha in identity.files],
+                          "problems": list(identity.problems)}, indent=1))
+    else:
+        sys.stdout.write(identity.listing())
+        print(f"digest {identity.digest} (SHA-256 of the {len(identity.files)} lines above; files "
+              f"{'as installed' if identity.origin == 'installed' else 'of the checkout, not an installed wheel'})")
+    for problem in identity.problems:
+        print(f"crisscross: identity: {problem}", file=sys.stderr)
+    if identity.problems:
+        print(f"crisscross: identity: other code or data than the files listed would be used "
+              f"({len(identity.problems)} file(s)): the digest does not vouch for what runs", file=sys.stderr)
+    return 1 if identity.problems else 0

@@ -520,6 +520,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.cli.parts import SERVICE_PARTS
     from controller.service.assembly import run_service
     from controller.service.simulators import is_simulated
+    from controller.service.identity import SoftwareIdentityError
     from controller.game.table import JOURNAL_NAME, load_table_config, state_dir
 
     try:
@@ -579,7 +580,7 @@ def _run(args: argparse.Namespace) -> int:
                            protect=args.protect and EvidenceKeeping(
                                args.protect_break or BREAK, (args.protect_memory_hours or MEMORY_S // 3600) * 3600),
                            sessions=args.sessions, parts=SERVICE_PARTS, pace=args.pace)
-    except (ConfigError, JournalError) as exc:
+    except (ConfigError, JournalError, SoftwareIdentityError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the journal's folder or file, or the control interface's port, cannot be opened

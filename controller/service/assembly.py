@@ -38,6 +38,7 @@ from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
 from controller.service.opening import check_kept_for, journal_for, jurisdiction_for, key_for, open_journal
+from controller.service.identity import verified_software_identity
 from controller.analysis.protect_names import EvidenceKeeping
 from controller.service.protection import REPLAYED, LiveProtection
 from controller.service.rating_live import LiveRating
@@ -143,6 +144,7 @@ class Service:
     first), the control interface and the floor (when ``table.yaml`` enables them and ``parts`` builds them) and
     the scripted table, then runs the controller on the calling thread; ``close`` stops everything and closes
     the journal (also after a failed ``run``). Arguments as for ``run_service``. Raises
+    ``SoftwareIdentityError`` when other code than the software's files would run (before anything is opened),
     ``ConfigError`` for a refused jurisdiction or operators file, ``JournalError`` for a journal that does not
     verify and ``OSError`` for a control port in use (before the journal is made or opened), before any simulator
     or port is opened.
@@ -156,6 +158,7 @@ class Service:
                  rating: bool = False, sessions: int = 0, parts: ServiceParts = ServiceParts(),
                  pace: float = 0.0) -> None:
         started_at = time.monotonic() if started_at is None else started_at
+        software = verified_software_identity()  # before anything is opened: a refused start leaves nothing
         jurisdiction = jurisdiction_for(config)
         ports = dict(ports or {})
         self.out = out
@@ -206,7 +209,7 @@ class Service:
             started = identified(ServiceStarted(mode, __version__, str(config.source),
                                                 {n: "simulator" if n in simulated else ports.get(n, dev.port)
                                                  for n, dev in config.devices.items()}, table=config.table_id),
-                                 config, jurisdiction)
+                                 config, jurisdiction, software.digest)
             start_entries = start_records(self.journal, started,  # before this run journals anything
                                           self.control.roster if self.control is not None else None)
             self.journal.derive = Significance.from_journal(config.table_id, self.journal, config.devices)

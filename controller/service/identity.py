@@ -9,12 +9,24 @@ as the wheel names it, ``__pycache__`` and ``.pyc`` left out; ``Identity.origin`
 
 The digest: SHA-256 over the UTF-8 lines ``"<sha256>  <path>\\n"`` (lower-case hex, two spaces, the path with
 ``/``), one per file, sorted by path (``sha256sum``'s format: ``sha256sum -c`` checks a listing).
+
+What runs is not always those files: Python runs a module's bytecode from ``__pycache__`` in its source's place
+when the bytecode's header matches the source (its size and time, or its hash), whatever the code in it, and it
+imports an extension module, a folder or bytecode without a source beside a module of the same name before or
+instead of it. ``Identity.problems`` names each such file that does not vouch for itself (``code_problems``):
+bytecode Python would load that is not its source compiled, and a file Python could import that the listing
+leaves out. The service refuses to start on any (``SoftwareIdentityError``), ``crisscross identity`` names them.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.machinery
 import importlib.metadata
+import importlib.util
+import marshal
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +39,25 @@ CHECKOUT_FOLDERS: dict[str, str] = {"controller": "controller", "drivers": "driv
 _ROOT = Path(__file__).resolve().parents[2]
 
 
+#: What Python imports as a module besides its source: extension modules and bytecode without a source.
+IMPORTED_SUFFIXES: tuple[str, ...] = (*importlib.machinery.SOURCE_SUFFIXES, *importlib.machinery.EXTENSION_SUFFIXES,
+                                      *importlib.machinery.BYTECODE_SUFFIXES)
+
+
+class SoftwareIdentityError(ValueError):
+    """The code that would run is not the software's files (``Identity.problems``): the service does not start."""
+
+
 @dataclass(frozen=True)
 class Identity:
     """``files``: ``(path, sha256)`` sorted by path; ``digest`` over them (module docstring); ``origin``
-    ``installed`` (the distribution's record) or ``checkout`` (the package folders)."""
+    ``installed`` (the distribution's record) or ``checkout`` (the package folders); ``problems``: one line for
+    each file under the package folders by which other code than ``files`` would run (``code_problems``)."""
 
     files: tuple[tuple[str, str], ...]
     digest: str
     origin: str
+    problems: tuple[str, ...] = ()
 
     def listing(self) -> str:
         """The files as ``sha256sum`` lines (the text the digest is taken over)."""
@@ -90,9 +113,101 @@ def checkout_files(root: Path = _ROOT) -> list[tuple[str, Path]]:
     return out
 
 
+def code_problems(folders: Iterable[Path], listed: Iterable[Path], *, unlisted: str = "importable") -> list[str]:
+    """What under ``folders`` (the package folders) would run other code than the files ``listed``, one line
+    each, sorted: bytecode in a ``__pycache__`` that the running interpreter would load in its source's place and
+    that is not that source compiled (``bytecode_problem``), and a file not in ``listed``: with ``unlisted``
+    ``importable`` one Python could import (``IMPORTED_SUFFIXES``: a module, an extension module, bytecode without
+    a source; a checkout lists every other file), with ``any`` every file (an installed package holds only what
+    its record lists, and its bytecode). Raises ``OSError`` naming a file that cannot be read."""
+    known = {path.resolve() for path in listed}
+    out = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file():
+                continue
+            if path.parent.name == "__pycache__":
+                problem = bytecode_problem(path)
+            elif path.resolve() not in known and (unlisted == "any" or path.name.endswith(IMPORTED_SUFFIXES)):
+                problem = f"{path}: not one of the software's files" + (
+                    ", and Python could import it" if path.name.endswith(IMPORTED_SUFFIXES) else "")
+            else:
+                problem = None
+            if problem is not None:
+                out.append(problem)
+    return sorted(out)
+
+
+def bytecode_problem(pyc: Path) -> str | None:
+    """What is wrong with the bytecode file ``pyc`` (in a ``__pycache__`` folder), or None: bytecode this
+    interpreter would load in place of its source (its cache tag, optimization level, magic number, and a header
+    naming the source as it is: size and time, or the hash of a checked or unchecked hash-based file, PEP 552)
+    must be that source compiled (code objects compared, as ``compile`` gives them for the same level). Bytecode
+    of another interpreter, of a source not there, or stale is never loaded (Python compiles the source again),
+    so it is no problem. A verdict is kept for the files' sizes and times (``_bytecode_verdict``). Raises
+    ``OSError`` naming a file that cannot be read."""
+    parts = pyc.name.split(".")
+    levels = {3: 0, 4: {"opt-1": 1, "opt-2": 2}.get(parts[2]) if len(parts) == 4 else None}
+    optimize = levels.get(len(parts))
+    if optimize is None or parts[1] != sys.implementation.cache_tag or parts[-1] != "pyc":
+        return None
+    source = pyc.parent.parent / f"{parts[0]}.py"
+    try:
+        source_stat = source.stat()
+    except FileNotFoundError:
+        return None
+    pyc_stat = pyc.stat()
+    return _bytecode_verdict(str(pyc), str(source), optimize, (pyc_stat.st_size, pyc_stat.st_mtime_ns, pyc_stat.st_ino),
+                             (source_stat.st_size, source_stat.st_mtime_ns, source_stat.st_ino))
+
+
+@functools.lru_cache(maxsize=4096)
+def _bytecode_verdict(pyc: str, source: str, optimize: int, pyc_stat: tuple[int, int, int],
+                      source_stat: tuple[int, int, int]) -> str | None:
+    data = Path(pyc).read_bytes()
+    if data[:4] != importlib.util.MAGIC_NUMBER or len(data) < 16:
+        return None  # another version's, or cut short: Python compiles the source again
+    code = Path(source).read_bytes()
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & 0b1:  # hash-based (PEP 552): checked ones only while the source hash matches
+        if flags & 0b10 and data[8:16] != importlib.util.source_hash(code):
+            return None
+    elif (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")) != (
+            (source_stat[1] // 1_000_000_000) & 0xFFFFFFFF, source_stat[0] & 0xFFFFFFFF):
+        return None  # stale: Python compiles the source again
+    try:
+        loaded = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return f"{pyc}: bytecode that cannot be read in the place of {source}"
+    if loaded != compile(code, source, "exec", dont_inherit=True, optimize=optimize):
+        return f"{pyc}: bytecode that is not {source} compiled, and Python would run it in its place"
+    return None
+
+
 def software_identity() -> Identity:
-    """The identity of the software running now: installed, or from the checkout (module docstring)."""
+    """The identity of the software running now: installed, or from the checkout (module docstring), with the
+    files by which other code would run (``code_problems``)."""
     files = installed_files()
     if files is not None:
-        return identity_of(files, "installed")
-    return identity_of(checkout_files(), "checkout")
+        folders = [Path(str(importlib.metadata.distribution(DISTRIBUTION).locate_file(name))) for name in PACKAGES]
+        identity, unlisted = identity_of(files, "installed"), "any"
+    else:
+        files = checkout_files()
+        folders = [_ROOT / folder for folder in CHECKOUT_FOLDERS]
+        identity, unlisted = identity_of(files, "checkout"), "importable"
+    problems = code_problems(folders, (path for _, path in files), unlisted=unlisted)
+    return Identity(identity.files, identity.digest, identity.origin, tuple(problems))
+
+
+
+def verified_software_identity() -> Identity:
+    """``software_identity``, refused when other code than its files would run: raises ``SoftwareIdentityError``
+    naming each file (``Identity.problems``; GLI-11 program verification: the code that runs is the code
+    identified). The service's start, before it opens anything."""
+    software = software_identity()
+    if software.problems:
+        raise SoftwareIdentityError(
+            "the code that would run is not the software's files, not starting: " + "; ".join(software.problems)
+            + " (reinstall the package, or remove the package's __pycache__ folders: Python compiles the sources "
+              "again)")
+    return software

@@ -21,7 +21,7 @@ from controller.game.table import TableConfig
 from controller.journal.store import Journal
 from controller.round.inputs import ServiceStarted, roster_sha256
 from controller.round.significant import SIGNIFICANT_EVENT, code_of
-from controller.service.identity import identity_of, software_identity
+from controller.service.identity import identity_of
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +45,10 @@ def configuration_sha256(config: TableConfig, jurisdiction: Jurisdiction) -> str
     return identity_of([("table", config.source), ("jurisdiction", jurisdiction.source)], "configuration").digest
 
 
-def identified(started: ServiceStarted, config: TableConfig, jurisdiction: Jurisdiction) -> ServiceStarted:
-    """``started`` with the configuration's hash and the software's digest filled in."""
-    return replace(started, config_sha256=configuration_sha256(config, jurisdiction),
-                   software=software_identity().digest)
+def identified(started: ServiceStarted, config: TableConfig, jurisdiction: Jurisdiction, software: str
+               ) -> ServiceStarted:
+    """``started`` with the configuration's hash and the software's digest ``software`` filled in."""
+    return replace(started, config_sha256=configuration_sha256(config, jurisdiction), software=software)
 
 
 def start_records(journal: Journal, started: ServiceStarted, operators: tuple[tuple[str, str], ...] | None = None
