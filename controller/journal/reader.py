@@ -146,7 +146,7 @@ def row_record(row: Sequence[Any], where: str) -> dict[str, Any]:
     canonical spelling (``SpellingError``, naming the seq); ``mono`` left out when NULL (written before it)."""
     seq, time_, kind, round_no, type_, data, prev, hash_, mono = row
     record = {"seq": seq, "time": time_, "kind": kind, "round": round_no, "type": type_,
-              "data": parse_canonical(data, where, seq), "prev": prev, "hash": hash_}
+              "data": parse_canonical(data, where, seq, root="data"), "prev": prev, "hash": hash_}
     if mono is not None:
         record[MONO] = mono
     return record

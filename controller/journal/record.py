@@ -43,6 +43,13 @@ class JournalWriteError(OSError):
     (``controller.journal.store.Journal.commit``)."""
 
 
+class UnsafeRecordError(JournalWriteError):
+    """A commit refused before anything of it is written because an entry (or the checkpoint) holds a value the
+    journal's own reader would refuse (``unsafe_number``: an integer outside ``SAFE_INTEGER``, a float), or one
+    JSON cannot hold: written, it would make the journal fail its check ("respelled") for ever after. The
+    message names the record's type and kind, its round and the field (``Journal.commit``)."""
+
+
 class SpellingError(JournalError):
     """A record that is not in its one canonical spelling (a repeated key, re-spacing, CRLF, an escaped key,
     an integer outside the safe range): tampering. ``line`` is the 1-based line (or seq, in the store)."""
@@ -69,6 +76,22 @@ _FAST_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson
                  | orjson.OPT_PASSTHROUGH_DATETIME)
 
 
+def _json_text(value: Any) -> str:
+    """``value`` spelled by the json module (``_ENCODER``); raises as ``dumps``."""
+    if _C_ENCODER is None:  # a Python without the json module's C part
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
+def _spelled_alike(raw: bytes) -> str | None:
+    """orjson's text ``raw`` where the json module spells it alike (``dumps``: printable ASCII, no ``null``),
+    else None. Checked as ``str``: its ``in`` costs a third of ``bytes``'s on a record's text."""
+    if not raw.isascii():
+        return None
+    text = raw.decode("ascii")
+    return None if "\x7f" in text or "null" in text else text
+
+
 def dumps(value: Any) -> str:
     """``value`` as canonical JSON text (sorted keys, no spaces, ASCII, no NaN), as ``_ENCODER.encode`` spells
     it; raises ``TypeError`` for a value JSON cannot hold and ``ValueError`` for NaN or an infinity.
@@ -79,17 +102,35 @@ def dumps(value: Any) -> str:
     text, and whatever orjson refuses (an integer beyond 64 bits, a key that is not a string, a subclass, a
     nesting deeper than 254), is the json module's. Floats with a small exponent are spelled otherwise by
     orjson (``1e-07``: ``1e-7``); no record and no checkpoint holds a float (the reader refuses every one,
-    ``_unsafe_number``), so no text that is read is affected.
+    ``unsafe_number``; the writer too, ``dumps_checked``), so no text that is read is affected.
     """
     try:
-        raw = orjson.dumps(value, option=_FAST_OPTIONS)
+        text = _spelled_alike(orjson.dumps(value, option=_FAST_OPTIONS))
     except TypeError:  # orjson.JSONEncodeError: the json module spells it, or refuses it
+        text = None
+    return _json_text(value) if text is None else text
+
+
+def dumps_checked(value: Any, root: str = "") -> str:
+    """``value`` as ``dumps`` spells it, refused when it holds a number the journal's reader refuses
+    (``unsafe_number``: ``ValueError`` with its text, ``root`` naming the value): what the writer commits
+    (``controller.journal.store.Journal.commit``). Raises as ``dumps`` otherwise.
+
+    Cheap on the path of a press: orjson refuses an integer outside +-(2**53 - 1) itself (``OPT_STRICT_INTEGER``),
+    and spells every float with a ``.`` or a signed exponent (``1e+16``, ``1e-7``); only a value orjson refuses,
+    or whose text holds a ``.``, a ``+`` or a ``-`` (a negative integer, a string), is walked.
+    """
+    try:
+        raw = orjson.dumps(value, option=_FAST_OPTIONS | orjson.OPT_STRICT_INTEGER).decode("latin-1")
+    except TypeError:  # an integer past 53 bits, or what only the json module spells (or refuses)
         raw = None
-    if raw is not None and raw.isascii() and b"\x7f" not in raw and b"null" not in raw:
-        return raw.decode("ascii")
-    if _C_ENCODER is None:  # a Python without the json module's C part
-        return _ENCODER.encode(value)
-    return "".join(_C_ENCODER(value, 0))
+    if raw is None or "." in raw or "+" in raw or "-" in raw:
+        problem = unsafe_number(value, root)
+        if problem is not None:
+            raise ValueError(problem)
+    if raw is not None and raw.isascii() and "\x7f" not in raw and "null" not in raw:
+        return raw
+    return _json_text(value)
 
 
 def dumps_round(round_no: Any) -> str:
@@ -121,6 +162,7 @@ def _pairs_hook(repeated: list[str]) -> Callable[[list[tuple[str, Any]]], dict[s
 
 
 def _unsafe_number(value: Any) -> str | None:
+    """What is wrong with the first number in ``value`` the reader refuses (``unsafe_number``), None when none."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -129,9 +171,36 @@ def _unsafe_number(value: Any) -> str | None:
         return f"number {value!r} is not an integer (amounts are integer minor units)"
     if isinstance(value, dict):
         return next(filter(None, map(_unsafe_number, value.values())), None)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return next(filter(None, map(_unsafe_number, value)), None)
     return None
+
+
+def _path_to_unsafe(value: Any) -> str:
+    """The path (``.key``, ``[index]``) in ``value`` to the number ``_unsafe_number`` names; walked only once one
+    was found, so that a value without one costs one walk."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _unsafe_number(item):
+                return f".{str(key)[:40]}{_path_to_unsafe(item)}"
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            if _unsafe_number(item):
+                return f"[{index}]{_path_to_unsafe(item)}"
+    return ""
+
+
+def unsafe_number(value: Any, root: str = "") -> str | None:
+    """The first number in ``value`` (parsed JSON, or a record's data before it is written) that is not an
+    integer within +-``SAFE_INTEGER`` (a float, or an integer no JSON reader represents exactly: RFC 8259 s. 6;
+    docs/architecture.md, "Exact bytes"), as ``"<problem> at <root><path>"`` (``at data.spots[0][2]``), or None
+    when every number is one. The one rule of the reader (``parse_canonical``) and the writer
+    (``controller.journal.store.Journal.commit``)."""
+    problem = _unsafe_number(value)
+    if problem is None:
+        return None
+    where = f"{root}{_path_to_unsafe(value)}".lstrip(".")
+    return f"{problem} at {where}" if where else problem
 
 
 def _is_record(value: Any) -> bool:
@@ -140,12 +209,13 @@ def _is_record(value: Any) -> bool:
 
 
 def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,
-                    shape: Callable[[Any], bool] | None = None) -> Any:
+                    shape: Callable[[Any], bool] | None = None, root: str = "") -> Any:
     """Parse ``text`` (one JSON value) and check that it is in its canonical spelling; return the value.
 
     ``legacy``: the spelling of the JSON-lines journal written before the store (keys in their written order,
     not sorted), accepted by ``crisscross journal import`` only. ``shape``: a test of the value (a record);
-    failing it is a ``JournalError`` ("not a journal record"). Raises ``SpellingError`` (tampering) for a
+    failing it is a ``JournalError`` ("not a journal record"). ``root``: what the value is (``data``), named
+    before the path of an unsafe number. Raises ``SpellingError`` (tampering) for a
     repeated key, a number outside ``SAFE_INTEGER`` or not an integer, or any other spelling (spaces, CRLF,
     escapes, key order); ``JournalError`` for text that is not JSON.
     """
@@ -161,7 +231,7 @@ def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,
     if repeated:
         raise SpellingError(where, line, f"not in its canonical spelling: key {repeated[0][:40]!r} repeated in an "
                                          f"object")
-    unsafe = _unsafe_number(value)
+    unsafe = unsafe_number(value, root)
     if unsafe:
         raise SpellingError(where, line, f"not in its canonical spelling: {unsafe}")
     spelled = json.dumps(value, separators=(",", ":")) if legacy else dumps(value)

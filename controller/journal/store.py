@@ -27,8 +27,8 @@ from controller.journal import key as jkey
 from controller.journal.clock import CLOCK_STEPPED, ClockWatch, boot_us, real_clocks, utc_now as _utc_now
 from controller.journal.opening import OpeningChecks
 from controller.journal.reader import iter_store, row_record
-from controller.journal.record import (KINDS, MONO, JournalError, JournalWriteError, dumps, dumps_round, quote,
-                                       record_hash)
+from controller.journal.record import (KINDS, MONO, JournalError, JournalWriteError, UnsafeRecordError, dumps,
+                                       dumps_checked, dumps_round, quote, record_hash)
 from controller.journal.schema import COLUMNS, add_mono, schema
 
 #: A checkpoint is written at each round's close and at least every this many records.
@@ -271,10 +271,15 @@ class Journal(OpeningChecks):
         before the records are returned: a commit whose commands went out is named by the anchor, so its loss
         (a deleted or damaged WAL after a kill) shows. A step of the wall clock since this process's previous
         record (``ClockWatch``) puts a ``ClockStepped`` record before ``entries``, in the same transaction.
+        Every entry's data and the ``state`` are checked before anything is written to hold only what the
+        journal's reader reads back (``unsafe_number``: integers within +-(2**53 - 1), no float; docs/architecture.md,
+        "Exact bytes"): written, any other would make the journal fail its check for ever after.
 
         The records returned (``Committed``) are as the store gives them back (their data decoded from its
         canonical text, lists for tuples), decoded when first read: the service sends the commands of a commit
-        before it reads its records. Raises ``ValueError`` for an unknown kind (nothing written) and
+        before it reads its records. Raises ``ValueError`` for an unknown kind (nothing written),
+        ``UnsafeRecordError`` (a ``JournalWriteError``) for an entry or a state that fails that check or that JSON
+        cannot hold (nothing written: the message names the record's type, kind and round and the field), and
         ``JournalWriteError`` (an ``OSError``) when the store refuses the commit: then none of it is kept, and
         the journal's head stays where it was; also when the store lost its name (deleted, or replaced by
         another file) while it was open, and when the anchor cannot be moved (the commit is kept, not returned).
@@ -292,7 +297,10 @@ class Journal(OpeningChecks):
         for kind, type_, data, round_no in entries:
             seq += 1
             (time_, now), first = first or (clock(), mono()), None
-            text = dumps(data)
+            try:
+                text = dumps_checked(data, "data")
+            except (TypeError, ValueError) as exc:  # an unsafe number, or a value JSON cannot hold (NaN, an object)
+                raise self._refused(f"record {type_} ({kind}, round {round_no})", str(exc)) from None
             # record_hash's canonical JSON, its keys in sorted order, with the data's text encoded once
             body = (f'{{"data":{text},"kind":{quote(kind)},"mono":{now},"prev":{quote(prev)},'
                     f'"round":{dumps_round(round_no)},"seq":{seq},"time":{quote(time_)},"type":{quote(type_)}}}')
@@ -301,7 +309,10 @@ class Journal(OpeningChecks):
             prev = hash_
         checkpoint = None
         if state is not None:
-            text = dumps(state)
+            try:
+                text = dumps_checked(state, "state")
+            except (TypeError, ValueError) as exc:
+                raise self._refused(f"the checkpoint after record {seq}", str(exc)) from None
             mac = jkey.mac(self._key, "checkpoint", seq, prev, text) if self._key else None
             checkpoint = (seq, _round_of(rows), prev, text, mac)
         self._insert(rows, seq, prev, checkpoint)
@@ -313,6 +324,12 @@ class Journal(OpeningChecks):
             self.since_checkpoint = 0
             self._checkpoint_wal()
         return Committed(rows)
+
+    def _refused(self, what: str, problem: str) -> UnsafeRecordError:
+        """The error of a commit refused before anything of it was written: ``what`` (the record or checkpoint)
+        holds ``problem`` (``unsafe_number``'s text, or the encoder's)."""
+        return UnsafeRecordError(f"{self.path}: {what} not written: {problem}: the journal's reader refuses it "
+                                 f"(integers within +-(2**53 - 1) only); nothing of this commit was written")
 
     def _move_anchor(self, *, durable: bool) -> None:
         """Name the head in the anchor: the first commit after ``admit`` writes it anew (keyed once the key was

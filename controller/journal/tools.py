@@ -141,7 +141,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
         from_row = db.execute("SELECT value FROM meta WHERE name = 'key_from'").fetchone()
         before_key = jkey.key_from(from_row[0] if from_row else None, key) if keyed else -1
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
-            parse_canonical(state, f"{path}: checkpoint", seq)
+            parse_canonical(state, f"{path}: checkpoint", seq, root="state")
             if seq > last:
                 continue
             if hash_at(seq) != ckpt_head:
