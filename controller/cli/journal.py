@@ -25,6 +25,7 @@ def recall(args: argparse.Namespace) -> int:
         iter_records,
         last_rounds,
         refuse_lost_records,
+        torn_tail,
     )
     from controller.journal.record import JournalError
     from controller.journal.recall import recall_last
@@ -38,11 +39,7 @@ def recall(args: argparse.Namespace) -> int:
         refuse_lost_records(path)
         rounds = [] if args.alerts else last_rounds(path, args.last)
         alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
-        torn = False  # a JSON-lines copy whose last line has no newline: an append a crash cut short
-        if path.stat().st_size and not _is_store(path):
-            with path.open("rb") as handle:
-                handle.seek(-1, os.SEEK_END)
-                torn = handle.read(1) != b"\n"
+        torn = not _is_store(path) and torn_tail(path)  # a JSON-lines copy whose last append a crash cut short
         problem = journal_problem(path, config, command="recall") if not torn else None
         shown = alerts or recall_last(rounds) or f"no rounds in {path}"
     except (OSError, ConfigError, JournalError) as exc:

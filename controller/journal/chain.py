@@ -44,7 +44,7 @@ TAMPER_KINDS = ("edited", "removed", "inserted", "reordered", "respelled", "trun
 class Tamper:
     """The first tampered place in a journal: ``kind`` (one of ``TAMPER_KINDS``), the 1-based ``line`` (the
     position in the journal) and the ``seq`` found there (for ``removed``: the line that follows the gap and its
-    seq), and ``detail`` saying what shows it."""
+    seq; None where no record could be read: a line cut short), and ``detail`` saying what shows it."""
 
     kind: str
     line: int
@@ -52,7 +52,8 @@ class Tamper:
     detail: str
 
     def __str__(self) -> str:
-        return f"line {self.line}, seq {self.seq}: {self.kind}: {self.detail}"
+        where = f"line {self.line}" if self.seq is None else f"line {self.line}, seq {self.seq}"
+        return f"{where}: {self.kind}: {self.detail}"
 
 
 def find_tampering(records: Sequence[dict[str, Any]], *, seq: int = 1, prev: str = GENESIS,

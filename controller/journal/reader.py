@@ -115,6 +115,16 @@ def refuse_lost_records(path: Path) -> None:
                            f"journal; restore the journal from its copy")
 
 
+def torn_tail(path: Path) -> bool:
+    """True when the non-empty file at ``path`` does not end with a newline: a JSON-lines journal whose last line
+    was cut short (a power cut or a crash while a record was written). Raises ``OSError``."""
+    with Path(path).open("rb") as handle:
+        if not handle.seek(0, os.SEEK_END):
+            return False
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
+
+
 def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None = None) -> Iterator[dict[str, Any]]:
     """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
     store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).

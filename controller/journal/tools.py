@@ -27,6 +27,7 @@ from controller.journal.reader import (
     _open_reader,
     refuse_lost_records,
     store_key_id,
+    torn_tail,
     wal_pending,
 )
 from controller.journal.record import (
@@ -69,15 +70,18 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     carries no key is ``stripped``. With ``key``: every seal and checkpoint and the anchor carry the key's HMAC
     (else ``forged``: re-chained or written without the key). Without the key, or for a JSON-lines copy, what
     cannot be seen is listed in ``unchecked`` rather than called intact; so is a WAL not read (a store on
-    read-only media, ``connect_reader``). Raises ``JournalError`` for a file that cannot be read as a journal.
+    read-only media, ``connect_reader``). A JSON-lines copy whose last line has no newline (a record cut short)
+    is ``truncated`` at that line, named without a seq, once the records before it check. Raises ``JournalError``
+    for a file that cannot be read as a journal (also one whose only line is cut short).
     """
     path = existing_journal(path)
     verdict = Verdict()
     store = is_store(path)
     refuse_lost_records(path)
     anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
+    torn = not store and torn_tail(path)
     mono = MonoCheck()
-    records = mono.watch(iter_store(path) if store else iter_jsonl(path))
+    records = mono.watch(iter_store(path) if store else iter_jsonl(path, skip_torn_tail=True))
     try:
         first = next(records, None)
         start = (first["seq"], first["prev"]) if first is not None and not store and first["seq"] != 1 else (1, GENESIS)
@@ -91,6 +95,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         return verdict
     if verdict.tamper is None and mono.problem is not None:
         verdict.tamper = Tamper("forged", mono.problem[0], mono.problem[0], mono.problem[1])
+    if verdict.tamper is None and torn:
+        verdict.tamper = _torn(path, verdict.records, start[0])
     if verdict.tamper is not None:
         return verdict
     if not store:
@@ -99,6 +105,20 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         return verdict
     _verify_store(path, key, verdict, anchor)
     return verdict
+
+
+def _torn(path: Path, whole: int, first: int) -> Tamper:
+    """A JSON-lines journal of ``whole`` whole records from seq ``first`` whose next line was cut short (no newline
+    at its end): truncated at that line, as a store cut short is (``_verify_store``: "the journal ends at record
+    N"), the records before it checked as whole. Without a whole record the file is not a journal
+    (``JournalError``)."""
+    if not whole:
+        raise JournalError(f"{path}: line 1: incomplete last line (no newline) and no whole record before it: not a "
+                           f"journal")
+    return Tamper("truncated", whole + 1, None,
+                  f"the line is cut short (no newline at its end, as a power cut or a crash leaves a record being "
+                  f"written): the journal ends at record {first + whole - 1}; the {whole} records before it are "
+                  f"whole, their chain unbroken")
 
 
 def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict | None) -> None:

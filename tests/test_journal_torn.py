@@ -1,0 +1,49 @@
+"""A JSON-lines copy whose last line was cut short (no newline at its end: what a power cut or a crash leaves of a
+record being written) is a journal truncated at that line, as a store cut short is, never a file that "cannot be
+read": ``crisscross journal verify`` exits 1 (docs/commands.md, "crisscross journal": 1, tampered, the first
+tampered record named by line with how, ``truncated`` among them), naming the line and the records before it.
+The right values are counted from the export itself (one record a line)."""
+
+from __future__ import annotations
+
+from tests.journal_helpers import closed_store, exported_lines, forge, verify_cli
+
+
+def test_a_copy_whose_last_line_is_torn_is_truncated_there_with_the_records_before_it_whole(tmp_path):
+    store, _, _ = closed_store(tmp_path, keyed=False, rounds=3)
+    lines = exported_lines(store)
+    copy = tmp_path / "j.jsonl"
+    copy.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # the last record cut mid-way
+    whole = len(lines) - 1
+    proc = verify_cli(copy)
+    assert proc.returncode == 1, proc
+    assert proc.stdout == (f"{copy}: tampered: line {whole + 1}: truncated: the line is cut short (no newline at its "
+                           f"end, as a power cut or a crash leaves a record being written): the journal ends at "
+                           f"record {whole}; the {whole} records before it are whole, their chain unbroken\n"), proc
+    assert proc.stderr == ""
+
+
+def test_a_torn_copy_and_a_store_cut_short_say_the_same(tmp_path):
+    """The store's equivalent: its last record cut (the anchor names it). Both are ``truncated`` and say where
+    the journal ends."""
+    store, _, _ = closed_store(tmp_path, keyed=False, rounds=3)
+    lines = exported_lines(store)
+    last = len(lines)
+    copy = tmp_path / "j.jsonl"
+    copy.write_text("".join(lines[:-1]) + lines[-1][:-1])  # only the newline lost
+    forge(store, *((f"DELETE FROM {table} WHERE seq = ?", (last,)) for table in ("records", "seals", "checkpoints")))
+    for path in (copy, store):
+        proc = verify_cli(path)
+        assert proc.returncode == 1 and ": truncated: " in proc.stdout, proc
+        assert f"the journal ends at record {last - 1}" in proc.stdout, proc
+
+
+def test_an_edit_before_the_torn_line_is_named_first(tmp_path):
+    store, _, _ = closed_store(tmp_path, keyed=False, rounds=3)
+    lines = exported_lines(store)
+    lines[2] = lines[2].replace('"button":"reveal"', '"button":"reveaL"')
+    assert '"button":"reveaL"' in lines[2]
+    copy = tmp_path / "j.jsonl"
+    copy.write_text("".join(lines[:-1]) + lines[-1][:30])
+    proc = verify_cli(copy)
+    assert proc.returncode == 1 and "tampered: line 3, seq 3: edited" in proc.stdout, proc
