@@ -193,10 +193,12 @@ def test_a_journal_knows_whether_it_was_just_created(tmp_path):
 FORGERIES = [
     ("edited", "UPDATE records SET data = '{\"button\":\"confirm\",\"i\":7}' WHERE seq = 2", "edited"),
     ("removed", "DELETE FROM records WHERE seq = 2", "removed"),
+    # a copy of record 1 put at the end: read back as written (seq 1), it repeats an earlier record
     ("inserted", "INSERT INTO records SELECT 99, time, kind, round, type, data, prev, hash, mono FROM records WHERE seq = 1",
-     None),
+     "inserted"),
+    # two records moved into each other's place: each read back with the seq it was hashed with
     ("reordered", ("UPDATE records SET seq = -2 WHERE seq = 2", "UPDATE records SET seq = 2 WHERE seq = 3",
-                   "UPDATE records SET seq = 3 WHERE seq = -2"), "edited"),  # seq is in the hashed content
+                   "UPDATE records SET seq = 3 WHERE seq = -2"), "reordered"),
 ]
 
 
@@ -209,7 +211,7 @@ def test_a_store_altered_past_its_triggers_is_refused_and_named(tmp_path, sql, k
     with pytest.raises(JournalError, match="j.db"):
         Journal(path)  # nothing is appended to a journal that does not verify
     count, found = verify_journal(path)
-    assert found is not None and (kind is None or found.kind == kind), found
+    assert found is not None and found.kind == kind, found
     assert path.read_bytes() == before
 
 

@@ -22,8 +22,8 @@ from controller.journal import key as jkey
 from controller.journal.reader import read_records
 from controller.journal.record import JournalError
 from controller.journal.store import Journal
-from tests.journal_helpers import (closed_store, flip_wal_frame, forge, killed, play, rechain, replace_records,
-                                   rewrite_anchor, verify_cli)
+from tests.journal_helpers import (closed_store, exported_lines, flip_wal_frame, forge, killed, play, rechain,
+                                   replace_records, rewrite_anchor, verify_cli)
 
 
 def _settled(path: Path) -> int:
@@ -187,3 +187,36 @@ def test_removing_a_name_beside_a_running_store_lets_no_second_writer_in(tmp_pat
         assert (proc.returncode, proc.stdout) == (0, f"{path}: intact, 15 records\n"), proc
     else:
         assert proc.returncode == 3 and ": intact," not in proc.stdout and "chain unbroken" in proc.stdout, proc
+
+
+def _swap_lines(lines: list[str], at: int) -> None:
+    """Lines ``at`` and ``at + 1`` (1-based) swapped, each keeping its record's seq."""
+    lines[at - 1], lines[at] = lines[at], lines[at - 1]
+
+
+def _insert_line(lines: list[str], at: int) -> None:
+    """A copy of line ``at`` with another net (its hash left as it was) put after it."""
+    record = json.loads(lines[at - 1])
+    record["data"] = {"net": 5000, "seat": 2}
+    lines.insert(at, json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+@pytest.mark.parametrize("attack, on_lines, named", [
+    (_reorder, _swap_lines, ("reordered", 0)), (_insert, _insert_line, ("inserted", 1))], ids=["reorder", "insert"])
+def test_a_store_names_a_reorder_and_an_insertion_as_a_json_lines_copy_does(tmp_path, attack, on_lines, named):
+    """``find_tampering``'s rules (``controller.journal.chain``): the first record out of place is ``reordered``
+    when the seq expected there comes later, ``inserted`` when the journal verifies without it. A store holds a
+    record's seq as its place, so the same edit renumbers the records it moves (``_reorder``, ``_insert``); verify
+    names it as it names the lines of a copy, at the same line (the first swapped; the one put in)."""
+    kind, after = named
+    path, _, _ = closed_store(tmp_path, keyed=False)
+    lines = exported_lines(path)
+    at = _settled(path)
+    on_lines(lines, at)
+    copy = tmp_path / "j.jsonl"
+    copy.write_text("".join(lines))
+    attack(path)
+    for tampered in (copy, path):
+        proc = verify_cli(tampered)
+        assert proc.returncode == 1 and f"tampered: line {at + after}, " in proc.stdout \
+            and f": {kind}: " in proc.stdout, (tampered, proc.stdout)

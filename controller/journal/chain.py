@@ -14,7 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from controller.journal.reader import iter_records
+from controller.journal.reader import is_store, iter_records
 from controller.journal.record import GENESIS, JournalError, SpellingError, record_hash
 
 #: Records compared around the first break of the chain to name how it was tampered with (bounded memory).
@@ -114,12 +114,49 @@ def _chain_ok(records: Sequence[dict[str, Any]], seq: int, prev: str) -> bool:
     return True
 
 
-def find_first_tampering(records: Iterable[dict[str, Any]], *, seq: int = 1,
-                         prev: str = GENESIS) -> tuple[int, str, Tamper | None]:
+def as_hashed(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of a store (``records``, in the store's order) each with the seq it was hashed with, where
+    that is not the one the store gives it: in a store the seq is a record's place (the table's key, by which it
+    is read in order), not a part of the record that moves with it, so a record moved or put between others
+    comes back with the seq of the place it was put at, and its hash, which covers the seq it was written with,
+    no longer matches. Found by the chain: a record whose hash does not match its place, whose ``prev`` names
+    another of ``records`` (or is ``GENESIS``) and whose hash matches with the seq after that one's, was written
+    with that seq. Every other record is left as it is. So ``find_tampering`` names a store's records moved
+    (``reordered``) or put between others (``inserted``) as it names the lines of a JSON-lines copy, by one
+    rule; one SHA-256 per record that does not match its place."""
+    by_hash: dict[Any, int] = {}
+    for index, record in enumerate(records):
+        by_hash.setdefault(record.get("hash"), index)
+    hashed: dict[int, Any] = {}  # index -> the seq its record was hashed with (or its place's, unknown)
+    for index in range(len(records)):
+        path = []  # records whose seq follows from the one their prev names, the last first
+        at: int | None = index
+        while at is not None and at not in hashed and at not in path:
+            record = records[at]
+            if record.get("hash") == record_hash(record):
+                hashed[at] = record.get("seq")
+                break
+            path.append(at)
+            at = None if record.get("prev") == GENESIS else by_hash.get(record.get("prev"))
+        for step in reversed(path):
+            record = records[step]
+            before = 0 if record.get("prev") == GENESIS else hashed.get(by_hash.get(record.get("prev")))
+            written = before + 1 if isinstance(before, int) and not isinstance(before, bool) else None
+            if written is not None and record_hash({**record, "seq": written}) == record.get("hash"):
+                hashed[step] = written
+            else:
+                hashed[step] = record.get("seq")
+    return [record if hashed[i] == record.get("seq") else {**record, "seq": hashed[i]}
+            for i, record in enumerate(records)]
+
+
+def find_first_tampering(records: Iterable[dict[str, Any]], *, seq: int = 1, prev: str = GENESIS,
+                         placed: bool = False) -> tuple[int, str, Tamper | None]:
     """Stream ``records`` (expected from ``seq``, chained to ``prev``): ``(count, head, tamper)`` with the
     records seen, the hash of the last record of the unbroken chain and the first tampering
     (``find_tampering`` over a window of ``TAMPER_WINDOW`` records from the break; memory stays bounded
-    whatever the journal's length)."""
+    whatever the journal's length). ``placed``: the records of a store, whose seq is their place; the window is
+    then classified with each record's seq as it was hashed (``as_hashed``)."""
     iterator = iter(records)
     count, before, head = 0, None, prev
     for record in iterator:
@@ -132,8 +169,8 @@ def find_first_tampering(records: Iterable[dict[str, Any]], *, seq: int = 1,
         count += len(window) - 1 + sum(1 for _ in iterator)
         start = [before] if before is not None else []
         first = expected - len(start)
-        found = find_tampering(start + window, seq=first, prev=before["prev"] if before is not None else head,
-                               line=first)
+        found = find_tampering(as_hashed(start + window) if placed else start + window, seq=first,
+                               prev=before["prev"] if before is not None else head, line=first)
         return count, head, found
     return count, head, None
 
@@ -150,7 +187,7 @@ def verify_journal(path: Path) -> tuple[int, Tamper | None]:
     if not path.exists():
         raise JournalError(f"{path}: no such file")
     try:
-        count, _, tamper = find_first_tampering(iter_records(path))
+        count, _, tamper = find_first_tampering(iter_records(path), placed=is_store(path))
     except SpellingError as exc:
         return exc.line, Tamper("respelled", exc.line, exc.line, exc.problem)
     return count, tamper

@@ -157,7 +157,7 @@ class OpeningChecks:
             if found is None or found[0] != prev:
                 raise JournalError(f"{where}: record {base} does not match its checkpoint (altered): not started")
         count, _, tamper = find_first_tampering(iter_store(self.path, after=base, connection=db),
-                                                seq=base + 1, prev=prev)
+                                                seq=base + 1, prev=prev, placed=True)
         if tamper is not None:
             raise JournalError(f"{where}: {tamper}: not started")
         sealed = None

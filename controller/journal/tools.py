@@ -89,7 +89,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
             verdict.unchecked.append(f"a part of a journal from seq {start[0]}: its link to the records before "
                                      f"cannot be checked here")
         verdict.records, head, verdict.tamper = find_first_tampering(
-            itertools.chain([first] if first is not None else [], records), seq=start[0], prev=start[1])
+            itertools.chain([first] if first is not None else [], records), seq=start[0], prev=start[1],
+            placed=store)
     except SpellingError as exc:
         verdict.tamper = Tamper("respelled", exc.line, exc.line, exc.problem)
         return verdict
