@@ -236,18 +236,17 @@ def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) ->
     (``rounds``: from the first record of round A to the last of round B, every record in between); return
     the number written. Raises ``JournalError`` for a file that is not a store, and, before anything is written,
     for ``rounds`` of which the journal does not hold every round (docs/commands.md, "crisscross journal": a
-    copy handed over as evidence of rounds A-B holds all of them, or none is written), the rounds missing and
-    the journal's rounds named."""
+    copy handed over as evidence of rounds A-B holds all of them, or none is written), the rounds missing (also
+    those of a gap in its numbering) and the journal's rounds named."""
     path = existing_journal(path)
     if not is_store(path):
         raise JournalError(f"{path}: not a journal store")
     db = _open_reader(path)  # one snapshot: the rounds checked are the rounds written
     try:
         if rounds is not None:
-            span = _round_span(db, path)
-            missing = _rounds_missing(rounds, span)
+            missing = _rounds_missing(db, path, rounds)
             if missing:
-                held = "none" if span is None else f"{span[0]}-{span[1]}"
+                held = _rounds_text(_rounds_held(db, path))
                 raise JournalError(f"{path}: no record of rounds {missing} (the journal's rounds: {held}): "
                                    f"nothing exported")
         count = 0
@@ -259,24 +258,46 @@ def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) ->
     return count
 
 
-def _round_span(db: sqlite3.Connection, path: Path) -> tuple[int, int] | None:
-    """The first and last round numbers recorded in the store at ``path`` open as ``db`` (None when none)."""
+def _rounds_held(db: sqlite3.Connection, path: Path, low: int | None = None,
+                 high: int | None = None) -> list[tuple[int, int]]:
+    """The round numbers recorded in the store at ``path`` open as ``db`` (between ``low`` and ``high`` when
+    given) as runs without a gap, ``[(first, last)]`` in order (by the store's round index). Round numbers can
+    skip: a shoe found ahead of the journal between rounds moves the numbering past its transactions
+    (``controller.round.dealing``, ``shoe_ahead``)."""
+    where = "round IS NOT NULL" if low is None else "round BETWEEN ? AND ?"
     try:
-        low, high = db.execute("SELECT MIN(round), MAX(round) FROM records WHERE round IS NOT NULL").fetchone()
+        numbers = db.execute(f"SELECT DISTINCT round FROM records WHERE {where} ORDER BY round",
+                             () if low is None else (low, high))
+        runs: list[tuple[int, int]] = []
+        for (number,) in numbers:
+            if runs and number == runs[-1][1] + 1:
+                runs[-1] = (runs[-1][0], number)
+            else:
+                runs.append((number, number))
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
-    return None if low is None else (low, high)
+    return runs
 
 
-def _rounds_missing(rounds: tuple[int, int], span: tuple[int, int] | None) -> str:
-    """The rounds of ``rounds`` (first, last) outside ``span`` (the journal's first and last round, None: no
-    round), as text ("9-99", "1-2 and 9-99"); "" when the journal holds them all."""
+def _rounds_text(runs: list[tuple[int, int]]) -> str:
+    """Runs of round numbers as text: "9-99", "1-2 and 9-99", "1-3, 5 and 9-99"; "none" for no run."""
+    parts = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    return "none" if not parts else parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def _rounds_missing(db: sqlite3.Connection, path: Path, rounds: tuple[int, int]) -> str:
+    """The rounds of ``rounds`` (first, last) the store at ``path`` (open as ``db``) holds no record of, before,
+    between (a gap in its numbering) or after its rounds, as text (``_rounds_text``); "" when it holds them all.
+    """
     first, last = rounds
-    if span is None or last < span[0] or first > span[1]:
-        parts = [(first, last)]
-    else:
-        parts = [(first, span[0] - 1), (span[1] + 1, last)]
-    return " and ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts if a <= b)
+    missing, expected = [], first
+    for a, b in _rounds_held(db, path, first, last):
+        if a > expected:
+            missing.append((expected, a - 1))
+        expected = b + 1
+    if expected <= last:
+        missing.append((expected, last))
+    return _rounds_text(missing) if missing else ""
 
 
 def import_jsonl(source: Path, destination: Path, *, batch: int = 5000) -> int:
