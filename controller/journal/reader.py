@@ -27,21 +27,50 @@ MAX_LINE_BYTES = 1 << 20
 
 def connect_reader(path: Path) -> tuple[sqlite3.Connection, bool]:
     """A read-only connection to the store at ``path`` (the service may be writing: WAL lets both go on), and
-    whether it is ``immutable``: a store on read-only media without its ``-shm`` file (an evidence copy on
-    write-protected media) cannot be opened in WAL mode, and is then read as an immutable file (SQLite's
-    ``immutable=1``, sqlite.org/uri.html), which reads the database file alone: a WAL beside it is not read
-    (``wal_pending`` says whether there is one). Raises ``sqlite3.Error``."""
-    uri = f"file:{Path(path).absolute()}?mode=ro"
+    whether it is ``immutable``. Reading a store in WAL mode needs its ``-wal`` and ``-shm`` files beside it, and
+    SQLite makes them when they are absent; so that a reader leaves the folder as it found it:
+
+    - a store closed cleanly (neither file beside it, so no commit waits in a WAL) that this process may write is
+      opened read-write with ``PRAGMA query_only`` (nothing can be written through it): SQLite removes the two
+      files when such a connection closes as the last one on the store, and leaves them to a service that
+      opened it meanwhile (SQLite, "Write-Ahead Logging": the last connection to close checkpoints and deletes
+      them, and knows it is the last by its lock on the database file);
+    - otherwise (a service running, or a WAL left by a kill or a power cut, which must be read with the store)
+      it is opened ``mode=ro``, which reads the WAL and never checkpoints it into the store nor removes it;
+    - a store on read-only media without its ``-shm`` file (an evidence copy on write-protected media) cannot be
+      opened in WAL mode, and is then read as an immutable file (SQLite's ``immutable=1``, sqlite.org/uri.html),
+      which reads the database file alone: a WAL beside it is not read (``wal_pending`` says whether there is
+      one).
+
+    Raises ``sqlite3.Error``."""
+    absolute = Path(path).absolute()
+    uri = f"file:{absolute}"
+    if _closed_cleanly(absolute):
+        connection = sqlite3.connect(uri + "?mode=rw", uri=True, check_same_thread=False)
+        try:
+            connection.execute("PRAGMA query_only = ON")
+            connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            return connection, False
+        except sqlite3.Error:  # e.g. a store its folder's permissions let no one else's files beside: read-only
+            connection.close()
     try:
-        connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        connection = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False)
         connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         return connection, False
     except sqlite3.OperationalError as exc:
         if "unable to open" not in str(exc) or not _read_only_media(path):
             raise
-    connection = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False)
+    connection = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
     connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     return connection, True
+
+
+def _closed_cleanly(path: Path) -> bool:
+    """True when the store at ``path`` has neither ``-wal`` nor ``-shm`` beside it (no connection open on it and
+    no commit waiting in a WAL) and this process may write it and its folder (``connect_reader``)."""
+    if any(os.path.lexists(jkey.beside(path, end)) for end in ("-wal", "-shm")):
+        return False
+    return os.access(path, os.R_OK | os.W_OK) and os.access(Path(os.path.realpath(path)).parent, os.W_OK | os.X_OK)
 
 
 def store_key_id(path: Path) -> str | None:
