@@ -86,7 +86,8 @@ def test_switch_refused_when_the_table_does_not_allow_manual_dealing():
     driver = TableDriver(Round(CONFIG, NY))  # config/table.yaml as shipped: manual_dealing false
     driver.start()
     out = as_supervisor(driver, "deal_by_hand")
-    assert refused(out) == ["deal_by_hand not allowed in idle"]
+    assert refused(out) == ["this table does not deal by hand (manual_dealing: false in table.yaml)"]
+    assert refused(as_supervisor(driver, "deal_by_shoe")) == ["the table deals from the shoe already"]
     assert driver.machine.dealing_mode == "automated"
     assert "deal_by_hand" not in driver.machine.allowed_actions()
 
@@ -296,6 +297,7 @@ def test_shoe_fault_switch_to_manual_rounds_and_back_after_the_shuffle_check():
     driver.send(ev.DeviceFault("shoe", "jam", "stack 0 jammed"))
     assert driver.state == "fault"
     assert "deal_by_hand" not in driver.machine.allowed_actions()  # not with a round open
+    assert refused(as_supervisor(driver, "deal_by_hand")) == ["a round is open: the dealing is switched between rounds"]
     driver.send(OperatorAction("void_round", "maria", "supervisor", "shoe jam", "device"))
     assert driver.state == "voided"
     driver.send(ev.DeviceFault("shoe", "link_lost", "shoe taken away for repair"))
@@ -309,7 +311,8 @@ def test_shoe_fault_switch_to_manual_rounds_and_back_after_the_shuffle_check():
     assert driver.state == "closed"
     out = driver.send(ev.DeviceFault("shoe", "link_lost", "still away"))
     assert driver.state == "closed" and of_type(out, cmd.Irregularity)[0].kind == "shoe_fault_dealing_by_hand"
-    assert refused(as_supervisor(driver, "deal_by_shoe")) == ["deal_by_shoe not allowed in closed"]
+    assert refused(as_supervisor(driver, "deal_by_shoe")) == ["waiting for the shoe to be ready"]
+    assert refused(as_supervisor(driver, "deal_by_hand")) == ["the table deals by hand already"]
     out = driver.send(ev.DeviceReady("shoe", "SHOE-0042", "2.1", 1))
     out += driver.send(ev.ShoeLastDispense(1 * 16, ()))  # the shoe's last transaction: round 1's cross
     assert "deal_by_shoe" in driver.machine.allowed_actions()

@@ -26,6 +26,15 @@ ACTION_LABELS: dict[str, str] = {
     "acknowledge_alert": "Acknowledge alert", "disable_table": "Disable table", "enable_table": "Enable table",
     "enter_test_mode": "Enter test mode", "leave_test_mode": "Leave test mode"}
 
+#: Why an action is refused, by the first condition of its transition (``(method, target)`` of the graph,
+#: ``controller.round.graph._Graph.unmet``) that does not hold: the switches of dealing by hand (NY (d)(1)).
+UNMET: dict[tuple[str, bool], str] = {
+    ("manual_dealing_allowed", True): "this table does not deal by hand (manual_dealing: false in table.yaml)",
+    ("dealing_by_shoe", True): "the table deals by hand already",
+    ("round_open", False): "a round is open: the dealing is switched between rounds",
+    ("dealing_by_hand", True): "the table deals from the shoe already",
+    ("shoe_ready", True): "waiting for the shoe to be ready",
+}
 #: States whose name in words is not their own name with spaces (``state_label``).
 _STATE_WORDS: dict[str, str] = {"idle": "Table ready", "closed": "Round closed", "voided": "Round voided",
                                 "fault": "Fault", "locking": "Locking the wagers", "payout": "Paying out",
@@ -127,6 +136,9 @@ class ActionReasons:
                 return "waiting for the bet sensors' reading of the layout", text
         if action == "clear_fault" and state == "fault":
             return self._fault_refusal(), text
+        unmet = self.machine.unmet(self, action)  # type: ignore[attr-defined]
+        if unmet in UNMET:
+            return UNMET[unmet], text
         return f"{action} not allowed in {state}", text
 
     def _fault_refusal(self) -> str:

@@ -87,6 +87,17 @@ class _Graph(Machine):
                 return True
         return False
 
+    def unmet(self, model: Any, trigger: str) -> tuple[str, bool] | None:
+        """The first condition, ``(method name, target)``, that does not hold now of the first transition of
+        ``trigger`` from the model's state (the graph's own conditions, ``_plan``), or None: no such transition,
+        its conditions all hold, or the library answers for it. For the words of a refusal
+        (``controller.round.actions``)."""
+        plan = self._plan(model, trigger)
+        for name, target in plan[0] if plan else ():
+            if getattr(model, name)() != target:
+                return name, target
+        return None
+
     def _plan(self, model: Any, trigger: str) -> tuple[tuple[tuple[str, bool], ...], ...] | None:
         """The transitions of ``trigger`` from the model's state as the conditions of each, ``(method name,
         target)`` pairs (no transition: empty), kept per state and trigger; None when the library must answer:
