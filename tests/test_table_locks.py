@@ -8,6 +8,7 @@ The wagers of a round are known from what the test puts on the layout (the stake
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from typing import Any
@@ -246,13 +247,35 @@ def _rounds_metric(metrics: Any, name: str) -> dict[str, float]:
             if s.name == name and s.value}
 
 
+def _metrics_of(outputs: list[Any], *, in_test: bool = False) -> Any:
+    """A ``ServiceMetrics`` (``in_test`` as the service gives it at start) that read the records of ``outputs``."""
+    from controller.service.metrics import ServiceMetrics
+
+    metrics = ServiceMetrics(lambda: 0, dict, in_test=in_test)
+    for output in outputs:
+        metrics.record({"type": type(output).__name__, "data": output.__dict__})
+    return metrics
+
+
+def _restarted_and_voided(desk: Desk, config: Any) -> tuple[Desk, Any]:
+    """The table of ``desk`` restarted from its checkpoint (``ServiceStarted``, the devices' answers: the round in
+    progress held in fault) and the round voided by a supervisor; with the metrics of that run, built as the
+    service builds them at start (``in_test`` of the meters restored)."""
+    restored = Round(config, NY)
+    restored.restore(json.loads(json.dumps(desk.machine.checkpoint())))
+    in_test = restored.meters.in_test  # as the service reads it before it starts
+    again = Desk(restored)
+    again.send(ServiceStarted("table", "test"))
+    again.start()
+    again.supervisor("void_round", code="device")
+    return again, _metrics_of(again.outputs, in_test=in_test)
+
+
 def test_the_rounds_metric_counts_test_rounds_apart_from_closed_ones_over_a_restart(desk):
     """crisscross_rounds_total counts a test round's end (no play, NY 9 NYCRR 5319.58) as outcome ``test``, never
     ``closed`` or ``voided``, as the lifetime meters count it in rounds_test alone (docs/operations.md,
     "Metrics"); a test round held over a restart and voided after it is a test round too. The expected counts
     are the rounds this test plays: two live, two in test mode, one in test mode held by a restart."""
-    from controller.service.metrics import ServiceMetrics
-
     desk.play()
     desk.play()
     desk.supervisor("enter_test_mode")
@@ -260,22 +283,81 @@ def test_the_rounds_metric_counts_test_rounds_apart_from_closed_ones_over_a_rest
     desk.play()
     desk.open_betting()
     desk.lock(WAGERS)
-    metrics = ServiceMetrics(lambda: 0, dict)
-    for output in desk.outputs:
-        metrics.record({"type": type(output).__name__, "data": output.__dict__})
+    metrics = _metrics_of(desk.outputs)
     assert _rounds_metric(metrics, "crisscross_rounds_total") == {"closed": 2, "test": 2}
-    restored = Round(CONFIG, NY)
-    restored.restore(json.loads(json.dumps(desk.machine.checkpoint())))
-    after = ServiceMetrics(lambda: 0, dict, in_test=restored.meters.in_test)  # as the service builds it at start
-    again = Desk(restored)
-    again.send(ServiceStarted("table", "test"))
-    again.start()
-    again.supervisor("void_round", code="device")
-    for output in again.outputs:
-        after.record({"type": type(output).__name__, "data": output.__dict__})
+    again, after = _restarted_and_voided(desk, CONFIG)
     assert _rounds_metric(after, "crisscross_rounds_total") == {"test": 1}
     after.meters_now(again.machine.meters.to_json())
     assert _rounds_metric(after, "crisscross_meter_rounds") == {"closed": 2, "test": 3}
+
+
+def _samples(metrics: Any, name: str) -> dict[tuple[str, ...], float]:
+    """The samples of metric ``name`` of ``metrics``' registry by their label values, the zeros left out."""
+    return {tuple(s.labels.values()): s.value for family in metrics.registry.collect() for s in family.samples
+            if s.name == name and s.value}
+
+
+def test_faults_past_posting_and_mispays_of_test_rounds_are_counted_apart_from_live_play_over_a_restart():
+    """A test round is no play (NY 9 NYCRR 5319.58): its fault, past-posting and mispay count in the
+    ``crisscross_test_*`` counters, never in ``crisscross_faults_total``, ``crisscross_past_posting_total`` or
+    ``crisscross_mispays_total``, as the meters keep them in their test meters (docs/operations.md, "Metrics"); a
+    test round held over a restart too. (A lab read irregularities of test rounds as live play's.) The counts
+    are the events this test makes: live, one shoe jam; in test mode, one chip pushed after "no more bets", one
+    seat paid 900 on a middle of 500 that wins 1 to 1 (NY (f)(2): 1,000 due, 100 short) and accepted, one shoe
+    jam, and one round held by a restart (the controller's ``restart`` fault)."""
+    from controller.game.payout import PayoutConfig
+
+    checked = dataclasses.replace(CONFIG, payout=PayoutConfig(check=True))
+    desk = Desk(Round(checked, NY))
+    desk.start()
+    desk.open_betting()
+    desk.lock(WAGERS)
+    desk.send(ev.DeviceFault("shoe", "jam", ""))  # live play
+    desk.supervisor("void_round", code="device")
+    desk.place({})
+    desk.supervisor("enter_test_mode")
+    desk.open_betting()
+    desk.lock(WAGERS)
+    desk.answer_dispense(CROSS)
+    assert of_type(desk.move_chips(1, "ante_across", 3000), cmd.Irregularity)  # past-posting, in a test round
+    desk.deal(CROSS, HANDS)
+    desk.send(ev.SupervisorKey(True, "SUP-7"))
+    desk.press("acknowledge")
+    desk.send(ev.SupervisorKey(False, "SUP-7"))
+    desk.deal(CROSS, HANDS)
+    for step in ("across", "down", "middle"):
+        desk.decide(step, DECISIONS[step])
+        desk.reveal()
+    desk.layout[6] = {"ante_across": 1000, "ante_down": 1000, "across": 2000, "down": 1000, "middle": 900}
+    desk.press("paid")
+    desk.answer_read()
+    desk.supervisor("accept_mispay", reason="player agreed")
+    desk.layout[1] = {spot: 500 for spot in ("ante_across", "ante_down", "across", "down", "middle")}  # pushes
+    desk.press("paid")
+    desk.answer_read()
+    assert desk.state == "closed"
+    desk.place({})
+    desk.open_betting()
+    desk.lock(WAGERS)
+    desk.send(ev.DeviceFault("shoe", "jam", ""))  # a test round's
+    desk.supervisor("void_round", code="device")
+    desk.place({})
+    desk.open_betting()
+    desk.lock(WAGERS)
+    metrics = _metrics_of(desk.outputs)
+    assert _samples(metrics, "crisscross_faults_total") == {("shoe", "jam"): 1}
+    assert _samples(metrics, "crisscross_past_posting_total") == {}
+    assert _samples(metrics, "crisscross_mispays_total") == {}
+    assert _samples(metrics, "crisscross_mispay_minor_units_total") == {}
+    assert _samples(metrics, "crisscross_test_faults_total") == {("shoe", "jam"): 1}
+    assert _samples(metrics, "crisscross_test_past_posting_total") == {(): 1}
+    assert _samples(metrics, "crisscross_test_mispays_total") == {("caught",): 1, ("accepted",): 1}
+    assert _samples(metrics, "crisscross_test_mispay_minor_units_total") == {("caught", "short"): 100,
+                                                                           ("accepted", "short"): 100}
+    _, after = _restarted_and_voided(desk, checked)
+    assert _samples(after, "crisscross_rounds_total") == {("test",): 1}
+    assert _samples(after, "crisscross_faults_total") == {}
+    assert _samples(after, "crisscross_test_faults_total") == {("none", "restart"): 1}
 
 
 def test_the_journal_replays_a_test_session_to_the_same_machine(tmp_path):

@@ -2,8 +2,8 @@
 ``metrics: {port: N}`` in ``table.yaml``); docs/operations.md lists every metric.
 
 What the floor's monitoring sees: rounds closed and voided, test rounds apart (no play: NY 9 NYCRR 5319.58),
-faults by device and cause, past-posting, per link the frames sent and received, repeats, bad checksums,
-reconnections and handshake failures, histograms of the journal's commit time and of the time from a person's
+faults by device and cause, past-posting and mispays (those of test rounds apart, ``EventCounters``), per link
+the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the journal's commit time and of the time from a person's
 press to the device command it causes, the event queue's depth, the start-up time (replay included), whether the
 journal store was found damaged, the size of the journal's WAL and the build.
 Never a card, a seat's wager or a person's name: labels are drawn from fixed sets (devices, fault causes,
@@ -205,14 +205,44 @@ class _MetersCollector:
         return [rounds, wagers, drop, win, cards, faults, caught, mispaid, since]
 
 
+class EventCounters:
+    """The counters of faults, past-posting and mispays in ``registry``: live play's (``crisscross_faults_total``,
+    ...), or with ``test`` those of test rounds (``crisscross_test_faults_total``, ...: NY 9 NYCRR 5319.58, a test
+    round is no play; the lifetime meters keep its events in their test meters alone, ``controller.round.meters``),
+    so that a lab reading the live counters sees only what happened in live play (docs/operations.md, "Metrics").
+    Labels as docs/operations.md lists them; amounts in minor units."""
+
+    def __init__(self, registry: CollectorRegistry, *, test: bool = False) -> None:
+        name, of = ("crisscross_test_", " in test rounds") if test else ("crisscross_", "")
+        self.faults = Counter(f"{name}faults", f"faults raised{of}, by device and cause", ["device", "cause"],
+                              registry=registry)
+        self.past_posting = Counter(f"{name}past_posting", f"past-posting irregularities recorded{of}",
+                                    registry=registry)
+        self.mispays = Counter(f"{name}mispays", f"payouts{of} that did not match the settlement, by outcome: caught "
+                               "(a seat's reading differed) or accepted (by a supervisor)", ["outcome"],
+                               registry=registry)
+        self.mispay_amount = Counter(f"{name}mispay_minor_units", f"amounts of the mispays{of}, by outcome (caught, "
+                                     "accepted) and direction (short: the player paid less; over: paid more or a "
+                                     "losing wager left)", ["outcome", "direction"], registry=registry)
+
+    def mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
+        """Count one mispay (``caught`` or ``accepted``) and the short and over amounts of its differences
+        (``controller.game.payout.differences``: minor units; no seat, spot or name as a label)."""
+        self.mispays.labels(outcome).inc()
+        for d in found:
+            difference = int(d.get("difference", 0))
+            self.mispay_amount.labels(outcome, "short" if difference < 0 else "over").inc(abs(difference))
+
+
 class ServiceMetrics:
     """The service's metrics in their own registry (``registry``), updated by the controller thread.
 
     ``queue_depth`` returns the event queue's length, ``drivers`` the device drivers (name -> driver) and
     ``wal_bytes`` the journal's WAL size in bytes after the last round's close (``Journal.wal_bytes``) at
     scrape time; ``in_test`` is True when the service starts in a test round (``Meters.in_test`` of the round
-    recovered: a test round held over a restart ends as ``test``). ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback address only,
-    raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
+    recovered: a test round held over a restart ends as ``test``, and its faults, past-posting and mispays count in
+    ``test``, not ``live``). ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback
+    address only, raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
     service's doors, ``controller.service.limits``); ``close`` stops it.
     """
 
@@ -222,17 +252,13 @@ class ServiceMetrics:
         r = self.registry
         self.rounds = Counter("crisscross_rounds", "rounds ended, by outcome (closed, voided, no_play; test: a "
                               "test round ended, closed or voided, no play)", ["outcome"], registry=r)
-        #: a test round is open (``RoundOpened`` with ``test``): its end counts as ``test``. ``in_test``: the
-        #: service starts in one (a test round held over a restart, ``Meters.in_test`` of the recovered round)
+        #: a test round is open (``RoundOpened`` with ``test``): its end counts as ``test``, its events in
+        #: ``test``. ``in_test``: the service starts in one (a test round held over a restart, ``Meters.in_test``
+        #: of the recovered round)
         self.in_test = in_test
-        self.faults = Counter("crisscross_faults", "faults raised, by device and cause", ["device", "cause"],
-                              registry=r)
-        self.past_posting = Counter("crisscross_past_posting", "past-posting irregularities recorded", registry=r)
-        self.mispays = Counter("crisscross_mispays", "payouts that did not match the settlement, by outcome: caught "
-                               "(a seat's reading differed) or accepted (by a supervisor)", ["outcome"], registry=r)
-        self.mispay_amount = Counter("crisscross_mispay_minor_units", "amounts of the mispays, by outcome (caught, "
-                                     "accepted) and direction (short: the player paid less; over: paid more or a "
-                                     "losing wager left)", ["outcome", "direction"], registry=r)
+        #: faults, past-posting and mispays of live play, and of test rounds apart (``EventCounters``)
+        self.live = EventCounters(r)
+        self.test = EventCounters(r, test=True)
         self.commit_seconds = Histogram("crisscross_journal_commit_seconds", "time to make one journal commit "
                                         "(an input and everything it produced) durable", buckets=COMMIT_BUCKETS,
                                         registry=r)
@@ -279,7 +305,9 @@ class ServiceMetrics:
     def record(self, record: Mapping[str, Any]) -> None:
         """Count what one journal record says (``controller.journal.store`` record shape); cards and wagers are never
         read. A test round's end (NY 9 NYCRR 5319.58: no play) counts as outcome ``test`` alone, as the lifetime
-        meters count it in ``rounds_test`` alone (``controller.round.meters``)."""
+        meters count it in ``rounds_test`` alone (``controller.round.meters``); a fault, a past-posting or a mispay
+        of a test round (from its ``RoundOpened`` with ``test`` to its end, held over a restart included) counts
+        in the ``crisscross_test_*`` counters alone, as the meters count it in their test meters alone."""
         kind, data = record.get("type"), record.get("data") or {}
         if kind == "RoundOpened":
             self.in_test = bool(data.get("test", False))
@@ -287,13 +315,13 @@ class ServiceMetrics:
             self.rounds.labels(self._outcome(kind, data)).inc()
             self.in_test = False
         elif kind == "FaultRaised":
-            self.faults.labels(str(data.get("device") or "none"), str(data.get("cause"))).inc()
+            self._counters().faults.labels(str(data.get("device") or "none"), str(data.get("cause"))).inc()
         elif kind == "Irregularity" and data.get("kind") == "past_posting":
-            self.past_posting.inc()
+            self._counters().past_posting.inc()
         elif kind == "PayoutChecked" and data.get("differences"):
-            self._mispay("caught", data["differences"])
+            self._counters().mispay("caught", data["differences"])
         elif kind == "MispayAccepted":
-            self._mispay("accepted", data.get("differences") or ())
+            self._counters().mispay("accepted", data.get("differences") or ())
         elif kind in ("JournalDamaged", "JournalWhole"):
             self.journal_damaged.set(kind == "JournalDamaged")
 
@@ -309,9 +337,6 @@ class ServiceMetrics:
             return "voided"
         return "no_play" if (data.get("totals") or {}).get("wagered") == 0 else "closed"
 
-    def _mispay(self, outcome: str, found: Iterable[Mapping[str, Any]]) -> None:
-        """Count one mispay and its short and over amounts (minor units; no seat, spot or name as a label)."""
-        self.mispays.labels(outcome).inc()
-        for d in found:
-            difference = int(d.get("difference", 0))
-            self.mispay_amount.labels(outcome, "short" if difference < 0 else "over").inc(abs(difference))
+    def _counters(self) -> EventCounters:
+        """The counters of the record being read: a test round's (``in_test``) or live play's."""
+        return self.test if self.in_test else self.live
