@@ -396,6 +396,36 @@ def test_operator_list_of_a_file_that_does_not_exist_says_so_naming_it(tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+def test_operator_remove_of_a_file_that_does_not_exist_says_so_and_leaves_nothing(tmp_path):
+    """``operator remove NAME`` of a mistyped ``--file`` said "no user NAME" and left ``<file>.lock`` behind: it
+    is refused as ``list`` refuses it (exit status 2, one line naming the file), and nothing is written there."""
+    path = tmp_path / "operaters.yaml"
+    proc = crisscross("operator", "remove", "sue", "--file", path)
+    _refused_in_one_line(proc, f"crisscross: {path}: no such file")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command, text, says", [
+    (("add", "sue", "--role", "dealer"), "just text\n", "expected a mapping at the top level"),  # not loaded
+    (("remove", "bob"), "operators:\n", "no user 'bob'"),
+    (("add", "sue", "--role", "dealer"), None, "added sue"),
+    (("remove", "sue"), None, "removed sue"),
+])
+def test_operator_add_and_remove_leave_no_lock_file_whatever_their_outcome(tmp_path, command, text, says):
+    """The lock of a change (``<file>.lock``, docs/control.md) is gone once the change ends, refused or done: a
+    refused ``add`` or ``remove`` left it beside the operators file for good."""
+    path = tmp_path / "operators.yaml"
+    if text is not None:
+        path.write_text(text)
+        path.chmod(0o600)
+    elif command[0] == "remove":
+        assert crisscross("operator", "add", "sue", "--role", "dealer", "--file", path,
+                          stdin="a long pass phrase\n").returncode == 0
+    proc = crisscross("operator", *command, "--file", path, stdin="a long pass phrase\n")
+    assert proc.returncode == (0 if text is None else 2) and says in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["operators.yaml"]
+
+
 def test_operator_list_of_an_unreadable_file_names_it(tmp_path):
     path = tmp_path / "operators.yaml"
     path.mkdir()  # a folder where the file should be

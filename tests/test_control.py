@@ -619,6 +619,7 @@ def test_a_change_to_the_operators_file_waits_for_the_one_in_progress_and_keeps_
     add_operator(path, "alice", "supervisor", "password-a", iterations=MIN_ITERATIONS)
     bob = Operator("bob", "dealer", hash_password("password-b", iterations=MIN_ITERATIONS))
     with editing(path):  # another change in progress: it adds bob while the remove is asked for
+        assert stat.S_IMODE((tmp_path / "ops.yaml.lock").stat().st_mode) == 0o600
         remover = threading.Thread(target=remove_operator, args=(path, "alice"))
         remover.start()
         operators = load_operators(path)
@@ -626,7 +627,37 @@ def test_a_change_to_the_operators_file_waits_for_the_one_in_progress_and_keeps_
     remover.join(timeout=30)
     assert not remover.is_alive()
     assert set(load_operators(path)) == {"bob"}  # alice removed, bob kept
-    assert stat.S_IMODE((tmp_path / "ops.yaml.lock").stat().st_mode) == 0o600
+    assert not (tmp_path / "ops.yaml.lock").exists()  # removed by the last change, as it ended
+
+
+def test_changes_of_the_operators_file_hold_it_one_at_a_time_while_its_lock_file_comes_and_goes(tmp_path):
+    """Each change removes the lock file as it ends (``editing``): one that waited on the removed file must not
+    hold it together with one that made the file anew. Eight threads count to 400 in a file, one change at a
+    time: a count lost, or two inside at once, would show."""
+    from controller.control.operators import editing
+
+    path, count = tmp_path / "ops.yaml", tmp_path / "count"
+    count.write_text("0")
+    inside, most, guard = [0], [0], threading.Lock()
+
+    def change() -> None:
+        for _ in range(50):
+            with editing(path):
+                with guard:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                count.write_text(str(int(count.read_text()) + 1))
+                with guard:
+                    inside[0] -= 1
+
+    threads = [threading.Thread(target=change) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert (count.read_text(), most[0]) == ("400", 1)
+    assert not (tmp_path / "ops.yaml.lock").exists()
 
 
 def test_a_password_longer_than_a_sign_in_carries_is_refused_and_an_endless_input_never_held(tmp_path,

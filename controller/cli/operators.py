@@ -31,18 +31,20 @@ def _operators_path(args: argparse.Namespace) -> Path:
 
 def operator(args: argparse.Namespace) -> int:
     """``crisscross operator add|list|remove``: 0 done, 2 a refused name, role, password, file or
-    configuration, or ``list`` of a file that does not exist (one line on standard error, naming the file)."""
+    configuration, or ``list`` or ``remove`` of a file that does not exist (one line on standard error, naming
+    the file). No lock file is left beside the operators file, whatever the outcome
+    (``controller.control.operators.editing``)."""
     import getpass
 
-    from controller.control.operators import MAX_PASSWORD, add_operator, load_operators, remove_operator
+    from controller.control.operators import (MAX_PASSWORD, add_operator, load_operators, no_file,
+                                              remove_operator)
 
     path: Path | str = args.file or args.config
     try:
         path = _operators_path(args)
         if args.operator_command == "list":
             if not path.exists():  # the service takes no file for no users; a list of it would hide a wrong path
-                raise ConfigError(f"{path}: no such file: no operators file there (`crisscross operator add` "
-                                  f"writes it with its first user)")
+                raise no_file(path)
             operators = load_operators(path)
             for operator in sorted(operators.values(), key=lambda o: o.name):
                 print(f"{operator.name}\t{operator.role}")

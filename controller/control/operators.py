@@ -269,20 +269,46 @@ def save_operators(path: Path, operators: dict[str, Operator]) -> None:
         raise
 
 
+def no_file(path: Path) -> ConfigError:
+    """The error of an operators file at ``path`` that does not exist, where one is needed (``operator list`` and
+    ``remove``: a mistyped path is not a table without users)."""
+    return ConfigError(f"{path}: no such file: no operators file there (`crisscross operator add` writes it with its "
+                       f"first user)")
+
+
 @contextlib.contextmanager
 def editing(path: Path) -> Iterator[None]:
     """Hold the operators file at ``path`` for one change (read, changed, written): an exclusive ``flock`` of
     ``<file>.lock`` beside it (made with mode 0600, never through a link), waited for while another ``operator
     add`` or ``remove`` holds it, so that no change writes over another's (two adds at once kept one user; a
     remove during an add was undone: the removed user kept their rights). The file itself is replaced whole at
-    each change, so the lock is on a name beside it. Raises ``OSError`` when the lock cannot be made."""
+    each change, so the lock is on a name beside it. The lock file is removed as the change ends, whatever its
+    end (done, refused, failed), while it is still held: one who waited for it then finds its name gone or
+    another file there and takes the lock of the name again, so no two changes ever hold it at once. Raises
+    ``OSError`` when the lock cannot be made."""
     lock = Path(path).with_name(Path(path).name + ".lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                named = os.stat(lock, follow_symlinks=False)
+            except FileNotFoundError:
+                named = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)  # the lock of a name its holder removed: take the name's again
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # the lock goes with the descriptor
+        try:
+            lock.unlink(missing_ok=True)  # held: no one else removes it or holds it now
+        finally:
+            os.close(fd)  # the lock goes with the descriptor
 
 
 def add_operator(path: Path, name: str, role: str, password: str, *, iterations: int = ITERATIONS) -> bool:
@@ -314,10 +340,14 @@ def remove_operator(path: Path, name: str) -> None:
     interface refuses their next request (it reads the file again at every change). Held for the change
     (``editing``).
 
-    Raises ``ValueError`` when the file has no such user, ``ConfigError`` for a file that does not load,
-    ``OSError``.
+    Raises ``ConfigError`` for a file that does not exist (``no_file``: nothing is written, no lock file left)
+    or does not load, ``ValueError`` when the file has no such user, ``OSError``.
     """
+    if not Path(path).exists():
+        raise no_file(path)
     with editing(path):
+        if not Path(path).exists():  # removed while another change held it
+            raise no_file(path)
         operators = load_operators(path)
         if name not in operators:
             known = ", ".join(sorted(operators)) or "none"
