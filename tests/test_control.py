@@ -21,6 +21,7 @@ import re
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -1288,6 +1289,48 @@ def test_an_operators_action_rate_is_a_bucket_of_twenty_refilled_at_five_a_secon
         ActionRate(burst=0)
 
 
+def _operators_changed(path: Path, count: int) -> list[dict]:
+    """The ``OperatorsChanged`` records of the journal at ``path`` once it holds ``count`` of them (waited for at
+    most ``PATIENCE`` seconds, else ``AssertionError``)."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        found = [r for r in read_records(path) if r["type"] == "OperatorsChanged"]
+        if len(found) >= count:
+            return found
+        time.sleep(0.01)
+    raise AssertionError(f"{count} OperatorsChanged never journaled")
+
+
+def test_an_operator_added_and_removed_with_no_request_between_is_journaled_each_time(tmp_path, operators_file):
+    """A change of the operators file was journaled only when a request next read the file: ``operator add`` then
+    ``operator remove`` with no request between (a supervisor's rights given and taken back) left nothing in the
+    journal. The interface's loop looks at the file every ``OPERATORS_CHECK_S`` seconds and journals each change
+    on its own; no HTTP request is made here. The names and roles expected are the fixture's and the one added."""
+    from controller.control.server import OPERATORS_CHECK_S
+
+    assert OPERATORS_CHECK_S <= 5  # every few seconds at most
+    events, server, journal, _, thread = _start_table(tmp_path, operators_file)
+
+    def operator(*command: str) -> None:  # the command line, in a process of its own
+        proc = subprocess.run([sys.executable, "-m", "controller", "operator", *command, "--file",
+                               str(operators_file)], input="eve-password-1\n", text=True, capture_output=True,
+                              timeout=PATIENCE)
+        assert proc.returncode == 0, proc.stderr
+
+    try:
+        operator("add", "eve", "--role", "supervisor")
+        (added,) = _operators_changed(journal.path, 1)
+        assert added["data"]["operators"] == [["dan", "dealer"], ["eve", "supervisor"], ["sue", "supervisor"]]
+        operator("remove", "eve")
+        assert _operators_changed(journal.path, 2)[1]["data"]["operators"] == [["dan", "dealer"],
+                                                                               ["sue", "supervisor"]]
+    finally:
+        events.put(STOP)
+        thread.join()
+        server.stop()
+        journal.close()
+
+
 def test_a_change_of_operators_while_the_service_runs_is_journaled_once_with_names_and_roles(tmp_path,
                                                                                             operators_file):
     """``operator add`` while the service ran gave a new supervisor every right, and the journal said nothing: the
@@ -1298,16 +1341,6 @@ def test_a_change_of_operators_while_the_service_runs_is_journaled_once_with_nam
     from controller.round.inputs import roster_sha256
 
     events, server, journal, _, thread = _start_table(tmp_path, operators_file)
-
-    def changes(count):
-        deadline = time.monotonic() + PATIENCE
-        while time.monotonic() < deadline:
-            found = [r for r in read_records(journal.path) if r["type"] == "OperatorsChanged"]
-            if len(found) >= count:
-                return found
-            time.sleep(0.01)
-        raise AssertionError(f"{count} OperatorsChanged never journaled")
-
     try:
         client = Client(server)
         client.wait_for(lambda r: r["type"] == "ShoeReconciled")
@@ -1315,18 +1348,18 @@ def test_a_change_of_operators_while_the_service_runs_is_journaled_once_with_nam
         assert server.roster == before
         add_operator(operators_file, "eve", "supervisor", "eve-password-1", iterations=200_000)
         assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200  # reads the file again
-        (changed,) = changes(1)
+        (changed,) = _operators_changed(journal.path, 1)
         now = (("dan", "dealer"), ("eve", "supervisor"), ("sue", "supervisor"))
         assert (changed["kind"], changed["data"]) == ("record", {
             "operators": [list(p) for p in now], "sha256": roster_sha256(now), "previous": roster_sha256(before)})
         remove_operator(operators_file, "eve")
         assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200
-        assert changes(2)[1]["data"]["operators"] == [list(p) for p in before]
+        assert _operators_changed(journal.path, 2)[1]["data"]["operators"] == [list(p) for p in before]
         operators_file.write_text(operators_file.read_text() + "\n")  # the same names and roles, other bytes
         assert client.request("GET", "/operator", headers=_auth("sue"))[0] == 200
         events.put(STOP)
         thread.join()
-        assert len(changes(2)) == 2
+        assert len(_operators_changed(journal.path, 2)) == 2
         client.wait_for(lambda r: r["type"] == "ServiceStopped")  # every record of the run reached the stream
         assert not any(r["type"] == "OperatorsChanged" for r in client.received)
     finally:

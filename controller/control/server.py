@@ -90,6 +90,9 @@ BACKLOG = CONTROL_BACKLOG
 KEEP_ALIVE = 5
 #: Largest request line and headers (bytes); h11 answers 400 beyond it.
 MAX_HEAD = 16384
+#: Seconds between two looks of the interface's loop at the operators file (``ControlServer._watch_operators``):
+#: a change made with no request after it (``operator add``, then nothing) is journaled within this much.
+OPERATORS_CHECK_S = 2.0
 
 #: Journal record types shown as they are (none carries a face-down card).
 PUBLIC_TYPES: frozenset[str] = frozenset({
@@ -256,7 +259,9 @@ class ControlServer(SignIn):
     at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
     sheds the oldest connection still waiting for its request's headers, else it is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
     (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
-    long poll, stops the loop and joins the thread).
+    long poll, stops the loop and joins the thread). Every ``operators_check`` seconds the loop looks at the
+    operators file's identity (``SignIn.operators_identity``) and reads it again when it changed, so that a change
+    of who may act is journaled (``OperatorsChanged``) with no request after it, failing closed as at a request.
 
     Threads: the hub (``controller.control.broadcast.Hub``), the view and the ring belong to the loop's thread;
     ``publish_view`` and ``publish_record`` hand their data over with ``loop.call_soon_threadsafe`` and return
@@ -267,11 +272,13 @@ class ControlServer(SignIn):
     def __init__(self, config: ControlConfig, events: queue.Queue, journal: Path | None = None, *,
                  request_timeout: float = REQUEST_TIMEOUT,
                  ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
-                 max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE) -> None:
+                 max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE,
+                 operators_check: float = OPERATORS_CHECK_S) -> None:
         check_descriptors("control interface")
         self.config = config
         self.events = events
         self.request_timeout = request_timeout
+        self.operators_check = operators_check
         self.max_connections = max_connections
         super().__init__(config.operators, "control interface", max_checks, on_change=self._operators_changed)
         self.hub = Hub(ring_size, client_queue, max_streams)
@@ -301,6 +308,10 @@ class ControlServer(SignIn):
             timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD))
         self._thread: threading.Thread | None = None
         self._closed = False
+        #: the operators file's identity at the loop's last look (none yet: the first look reads the file, which
+        #: may have changed since it was read above), and the look to come (the loop's own)
+        self._operators_seen: Any = ()
+        self._operators_look: asyncio.TimerHandle | None = None
         if not self._operators:
             log.warning("control interface: no operators in %s: every action will be refused (401); add one with "
                         "`crisscross operator add`", config.operators)
@@ -333,6 +344,8 @@ class ControlServer(SignIn):
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
+        if self.operators_path is not None:
+            self._operators_look = self._loop.call_later(self.operators_check, self._watch_operators)
         try:
             self._loop.run_until_complete(self._uvicorn.serve(sockets=[self._socket]))
         except Exception:  # a defect of the server loop itself: logged, the table carries on without it
@@ -357,8 +370,24 @@ class ControlServer(SignIn):
         self._loop.close()
 
     def _shutdown(self) -> None:
+        if self._operators_look is not None:
+            self._operators_look.cancel()
         self.hub.stop()
         self._uvicorn.stop()
+
+    def _watch_operators(self) -> None:
+        """On the loop, every ``operators_check`` seconds: when the operators file's identity changed since the
+        last look, read it again (``SignIn.operators``: a file refused or unreadable gives nobody any right, and
+        other names or roles than before queue ``OperatorsChanged``, ``_operators_changed``); then the next look.
+        One stat a look; the file is read only when it changed."""
+        try:
+            seen = self.operators_identity()
+            if seen != self._operators_seen:
+                self._operators_seen = seen
+                self.operators()
+        except Exception:  # a defect here must not end the looks: the next request reads the file all the same
+            log.exception("control interface: the look at the operators file failed")
+        self._operators_look = self._loop.call_later(self.operators_check, self._watch_operators)
 
     # ------------------------------------------------------------------ from the controller thread
     def publish_view(self, view: dict[str, Any]) -> None:

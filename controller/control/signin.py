@@ -153,6 +153,21 @@ class SignIn:
                     self.on_change(now, before)
             return self._operators
 
+    def operators_identity(self) -> tuple[int, ...] | str | None:
+        """What says, without reading it, that the operators file may have changed: its device, inode, size,
+        modification time (ns) and mode (None when there is no file, the error's text when it cannot be
+        looked at). A change is always a new identity: ``save_operators`` renames a new file in (a new inode),
+        and an edit in place moves the modification time."""
+        if self.operators_path is None:
+            return None
+        try:
+            found = os.stat(self.operators_path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return str(exc)
+        return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_mode
+
     def _stamp(self) -> tuple[int, bytes] | str | None:
         """The operators file's mode and content (None when absent, the error's text when unreadable)."""
         if self.operators_path is None:
