@@ -98,6 +98,32 @@ def test_an_immediate_stop_mid_round_reports_the_open_round_and_the_next_start_s
     assert f"round(s) {open_round} in" in proc.stderr and "never closed" in proc.stderr
 
 
+def test_an_immediate_stop_is_not_held_behind_the_inputs_waiting_and_says_how_many_it_dropped(tmp_path, caplog):
+    """``Service.stop`` put its marker behind every input waiting: a second signal was obeyed only once up to
+    1,088 inputs had each been applied and journaled. It now stops after the input being processed; those never
+    taken were never journaled nor applied (write-ahead: nothing of them was sent or shown), so they are dropped
+    and counted in the log. Here 300 presses wait when the stop comes (the devices' own answers may join them)."""
+    from drivers.events import ButtonPressed
+
+    journal = tmp_path / "j.db"
+    service = Service(load_table_config(), simulate=True, seed=25, journal_path=journal, out=io.StringIO(),
+                      parts=SERVICE_PARTS)
+    try:
+        for _ in range(300):
+            service.events.put(ButtonPressed("confirm"))
+        service.stop()
+        with caplog.at_level("WARNING", logger="controller.service.loop"):
+            assert service.run() == 0
+    finally:
+        service.close()
+    records = read_records(journal)
+    assert [r["type"] for r in records if r["kind"] == "event"] == ["ServiceStarted"]  # no press applied
+    assert "ServiceStopped" in [r["type"] for r in records]
+    (said,) = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    dropped = int(re.match(r"stopping: (\d+) input\(s\) not taken were dropped", said).group(1))
+    assert dropped >= 300
+
+
 def test_a_journal_that_cannot_be_written_stops_the_service_before_anything_more_is_applied(tmp_path, mocker):
     """Each command is sent after the commit that holds it returned, and only then, the panel's after the shoe's
     and the sensors'; a request to read the sensors (``ReadSpots``, changing nothing) as that commit begins; once

@@ -33,7 +33,7 @@ from controller.journal.summary import format_round
 from controller.round.alerts import Alert, DetectorChecked
 from controller.round.inputs import ServiceStarted
 from controller.service.eventqueue import EventQueue
-from controller.service.loop import STOP, STOP_AFTER_ROUND, Controller
+from controller.service.loop import STOP_AFTER_ROUND, Controller
 from controller.service.meters_snapshot import MeterSnapshots
 from controller.service.metrics import ServiceMetrics
 from controller.service.notify import Notifier
@@ -330,8 +330,9 @@ class Service:
             self.quiet = True
 
     def stop(self) -> None:
-        """Ask the controller thread to stop after the event it is processing (safe from any thread)."""
-        self.events.put(STOP)
+        """Ask the controller thread to stop after the input it is processing (safe from any thread): the inputs
+        still queued are dropped, never journaled, their count logged (``Controller.stop``)."""
+        self.controller.stop()
 
     def stop_after_round(self) -> None:
         """Ask the controller thread to stop once no round is in progress (safe from any thread)."""

@@ -60,7 +60,8 @@ READ_WAIT_S = 0.002
 SERVICE_INPUTS = (OperatorsChanged,)
 #: Longest detail of a device fault kept (journal, panel, log): a driver may describe a link loss at length.
 MAX_DETAIL = 200
-#: Put on the event queue to stop the controller thread at once (tests; a second signal).
+#: Put on the event queue to stop the controller thread when it is taken (tests); ``Controller.stop`` stops it
+#: after the input being processed (a second signal).
 STOP = object()
 #: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
 STOP_AFTER_ROUND = object()
@@ -96,7 +97,8 @@ class Controller:
     after that many closed or voided rounds (None: until ``STOP``). ``stop_on_fault`` ends the loop when the
     machine faults. ``finish`` is called once the loop ends, before ``ServiceStopped`` is journaled, to let the
     service's own workers put their last inputs on ``events`` (the hole-card detector's alerts of the last
-    rounds: ``controller.service.protection``); those are applied, anything else left on the queue is not.
+    rounds: ``controller.service.protection``); those are applied, anything else left on the queue is not (its
+    count is logged). ``stop`` (any thread) stops the loop after the input being processed.
     ``start_entries`` are journaled before ``started``, in its commit (``significance.start_records``).
     ``held_at_stop`` is the fault that held the table when the first stop (``STOP_AFTER_ROUND``) came, None when
     none did: the run then ends with status 1 whatever a supervisor does with the fault before it stops.
@@ -138,6 +140,21 @@ class Controller:
         self.journal_error: OSError | None = None
         self._prompt_timer: threading.Timer | None = None
         self._pending: deque[Any] = deque()  # inputs taken from the queue and put back (``process``)
+        self._stop_now = threading.Event()  # ``stop`` was called: no further input is taken
+
+    def stop(self) -> None:
+        """Stop after the input being processed (safe from any thread; a second SIGINT or SIGTERM): the inputs
+        still waiting are never taken. They were never journaled nor applied, so nothing of them was sent or
+        shown (docs/architecture.md, "Crash recovery", write-ahead): it is as if they came after the stop, and a
+        round left open is held at the next start (cause ``restart``), which asks the devices again for what was
+        in flight. Their count is logged (``_finish``). ``STOP`` is put on the queue to wake a loop waiting for
+        an input; a queue full to its reserve refuses it, and then the loop, busy, sees the stop at its next
+        turn."""
+        self._stop_now.set()
+        try:
+            self.events.put(STOP)
+        except queue.Full:
+            pass
 
     def run(self) -> int:
         """Process events until ``STOP``, ``STOP_AFTER_ROUND`` once no round is in progress, the round count or
@@ -156,7 +173,7 @@ class Controller:
                 self._commit([self._entry(output) for output in self.missing], self.missing)
             self.missing = []
             self.process(self.started)
-            while not self._done:
+            while not self._done and not self._stop_now.is_set():
                 try:
                     item = self._pending.popleft() if self._pending else self.events.get(timeout=self._turn())
                 except queue.Empty:  # nothing to do: the loop is alive all the same
@@ -225,26 +242,32 @@ class Controller:
         return True
 
     def _finish(self) -> None:
-        """Call ``finish`` and apply the workers' inputs it left on the queue (the detector's ``Alert`` and
-        ``DetectorChecked``, the rating's ``SessionRated``; class docstring)."""
-        if self.finish is None:
-            return
-        self.finish()
+        """Call ``finish`` (when given) and apply the workers' inputs it left on the queue (the detector's ``Alert``
+        and ``DetectorChecked``, the rating's ``SessionRated``; class docstring). Every other input left (put back,
+        or on the queue) is dropped, never journaled: their count is logged, as a warning after ``stop``."""
+        if self.finish is not None:
+            self.finish()
         late = [*self._pending]
+        self._pending.clear()
         while True:
             try:
                 late.append(self.events.get_nowait())
             except queue.Empty:
                 break
+        late = [item for item in late if item is not STOP and item is not STOP_AFTER_ROUND]
         detector_inputs = [item for item in late if isinstance(item, (Alert, DetectorChecked, SessionRated))]
         if detector_inputs:
             self.process(*detector_inputs)
+        if len(late) > len(detector_inputs):
+            log.log(logging.WARNING if self._stop_now.is_set() else logging.INFO,
+                    "stopping: %d input(s) not taken were dropped (never journaled nor applied)",
+                    len(late) - len(detector_inputs))
 
     def _arrived_with(self) -> list[Any]:
         """The inputs already waiting (put back, then on the queue), up to ``MAX_GROUP - 1``: committed with the
         one just taken. A stop marker ends the group and stays first in line."""
         group: list[Any] = []
-        while len(group) < MAX_GROUP - 1:
+        while len(group) < MAX_GROUP - 1 and not self._stop_now.is_set():
             try:
                 item = self._pending.popleft() if self._pending else self.events.get_nowait()
             except queue.Empty:
