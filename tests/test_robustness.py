@@ -392,6 +392,27 @@ def test_link_folders_left_by_killed_services_are_removed_at_the_next_start(tmp_
     assert made.stat().st_mode & 0o777 == 0o700 and not (tmp_path / "elsewhere").exists()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_simulated_run_stopped_by_a_signal_removes_its_link_folder(tmp_path, signum):
+    """``run --simulate`` keeps its port links in ``crisscross-sims-<pid>-<n>`` of the temporary folder: a run
+    stopped by SIGTERM or SIGINT removes it as it ends (only SIGKILL leaves one, for the next start to sweep)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--simulate", "--quiet", "--journal",
+                             str(tmp_path / "j.db")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(f"crisscross-sims-{proc.pid}-*")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the run never made its link folder"
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert not list(tmp_path.glob("crisscross-sims-*"))
+
+
 def test_a_simulated_service_keeps_its_port_links_in_a_folder_named_by_its_process(tmp_path):
     service = Service(load_table_config(), simulate=True, journal_path=tmp_path / "j.db", out=io.StringIO(),
                       parts=SERVICE_PARTS)
