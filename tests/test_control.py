@@ -661,6 +661,28 @@ def test_changes_of_the_operators_file_hold_it_one_at_a_time_while_its_lock_file
     assert not (tmp_path / "ops.yaml.lock").exists()
 
 
+def test_a_hash_rewritten_at_a_sign_in_never_writes_back_a_user_removed_meanwhile(tmp_path, monkeypatch):
+    """The rewrite of a weak hash at a sign-in (``rehash_operator``) read the file, hashed for a third of a
+    second, then wrote what it had read: ``operator remove bob`` done meanwhile was undone, bob's rights given
+    back. The hash is made first, and the file is read and written under the hold every change takes."""
+    import controller.control.operators as operators
+    from controller.control.operators import rehash_operator, remove_operator
+
+    path = tmp_path / "ops.yaml"
+    add_operator(path, "alice", "supervisor", "password-a", iterations=MIN_ITERATIONS)
+    add_operator(path, "bob", "dealer", "password-b", iterations=MIN_ITERATIONS)
+    real = operators.hash_password
+
+    def hashing_while_bob_is_removed(password, **kwargs):
+        remove_operator(path, "bob")  # another change, while the rewrite hashes
+        return real(password, **kwargs)
+
+    monkeypatch.setattr(operators, "hash_password", hashing_while_bob_is_removed)
+    assert rehash_operator(path, load_operators(path)["alice"], "password-a")
+    assert set(load_operators(path)) == {"alice"}
+    assert verify_password("password-a", load_operators(path)["alice"].password)
+
+
 def test_a_password_longer_than_a_sign_in_carries_is_refused_and_an_endless_input_never_held(tmp_path,
                                                                                               monkeypatch, capsys):
     """A password is at most 1,024 characters (a sign-in's body holds 4,096 bytes), and ``operator add`` reads no

@@ -159,13 +159,17 @@ def needs_rehash(operator: Operator) -> bool:
 def rehash_operator(path: Path, operator: Operator, password: str) -> bool:
     """Write ``operator``'s ``password`` (just verified) hashed with ``ITERATIONS`` into the operators file at
     ``path`` (rewritten atomically, mode 0600), when the file still holds the hash it was verified against;
-    False when it changed meanwhile (nothing written). Raises ``ConfigError`` for a file that does not load,
-    ``OSError`` when it cannot be written."""
-    operators = load_operators(path)
-    if operators.get(operator.name) != operator:
-        return False
-    operators[operator.name] = Operator(operator.name, operator.role, hash_password(password))
-    save_operators(path, operators)
+    False when it changed meanwhile (nothing written). The password is hashed first, then the file is held for
+    the change (``editing``), as ``operator add`` and ``remove`` hold it: a user removed meanwhile is never
+    written back. Raises ``ConfigError`` for a file that does not load, ``OSError`` when it cannot be
+    written."""
+    hashed = hash_password(password)  # the slow part, before the file is taken
+    with editing(path):
+        operators = load_operators(path)
+        if operators.get(operator.name) != operator:
+            return False
+        operators[operator.name] = Operator(operator.name, operator.role, hashed)
+        save_operators(path, operators)
     return True
 
 
