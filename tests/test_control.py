@@ -1116,6 +1116,29 @@ def test_an_operators_file_made_readable_by_others_while_running_is_refused_at_t
     assert _post_as(bare_server, "sue") == 401
 
 
+def test_a_pipe_in_place_of_the_operators_file_is_refused_and_the_interface_answers_on(bare_server, operators_file):
+    """The file that grants rights replaced by a named pipe nobody writes: the sign-in is refused naming it
+    (fails closed), ``/state`` still answers, and the mended file is taken again. Opening the pipe to read would
+    wait for a writer for ever, with the interface's loop (and its stop) behind it."""
+    assert _post_as(bare_server, "sue") == 202
+    kept = operators_file.with_name("kept.yaml")
+    operators_file.rename(kept)
+    os.mkfifo(operators_file, 0o600)
+    try:
+        status, _, body = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',
+                                                      {**JSON, **_auth("sue")})
+        assert status == 401 and "not a regular file" in json.loads(body)["error"]
+        assert Client(bare_server).request("GET", "/state")[0] in (200, 503)  # 503: no view published yet
+    finally:  # on a loop waiting in open(): a writer lets it go, so that the server can stop
+        try:
+            os.close(os.open(operators_file, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # ENXIO: nobody waits to read it
+            pass
+        operators_file.unlink()
+    kept.rename(operators_file)
+    assert _post_as(bare_server, "sue") == 202
+
+
 def test_a_401_says_when_the_operators_file_has_no_users(bare_server, operators_file):
     _write_private(operators_file, "operators:\n")
     status, _, body = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',

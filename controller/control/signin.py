@@ -34,6 +34,7 @@ from controller.control.peer import loopback_owner
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
                                           rehash_operator, roster)
 from controller.settings.files import ConfigError
+from controller.settings.secret_files import read_regular
 
 log = logging.getLogger("controller.control.server")
 
@@ -169,12 +170,14 @@ class SignIn:
         return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_mode
 
     def _stamp(self) -> tuple[int, bytes] | str | None:
-        """The operators file's mode and content (None when absent, the error's text when unreadable)."""
+        """The operators file's mode and content (None when absent, the error's text when unreadable, or not a
+        regular file: ``read_regular`` opens nothing else, so a pipe put in its place is refused at once, never
+        waited on by the interface's loop)."""
         if self.operators_path is None:
             return None
         try:
-            with self.operators_path.open("rb") as handle:
-                return os.fstat(handle.fileno()).st_mode, handle.read(1 << 20)
+            content, found = read_regular(self.operators_path, 1 << 20, follow=True)
+            return found.st_mode, content
         except FileNotFoundError:
             return None
         except OSError as exc:
