@@ -737,6 +737,25 @@ def test_a_password_that_is_not_utf8_is_refused_naming_its_first_such_byte(tmp_p
     assert not path.exists()
 
 
+def test_a_password_nobody_could_type_is_refused_naming_the_character(tmp_path, monkeypatch, capsys):
+    """A password read from a file saved with a byte-order mark (EF BB BF), or holding a NUL or an escape, was
+    added ("added", exit 0) though no sign-in made at a keyboard sends it: refused naming the character (its
+    code point, Unicode name, place) with exit 2, nothing written. Letters beyond ASCII are typed: taken."""
+    path = tmp_path / "ops.yaml"
+    for line, named in ((b"\xef\xbb\xbfpassword1\n", "U+FEFF ZERO WIDTH NO-BREAK SPACE at character 1"),
+                        (b"pass\x00word123\n", "U+0000 a control character at character 5"),
+                        (b"password\x1b[A\n", "U+001B a control character at character 9"),
+                        (b"pass\xe2\x80\x8bword1\n", "U+200B ZERO WIDTH SPACE at character 5")):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(line), encoding="utf-8"))
+        assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"crisscross: the password holds {named}: nobody could type it") and "\n" == err[-1:]
+        assert not path.exists()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("pässwörd-ñ1\n".encode()), encoding="utf-8"))
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 0
+    assert verify_password("pässwörd-ñ1", load_operators(path)["bob"].password)
+
+
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o606, 0o620])
 def test_an_operators_file_others_may_read_or_change_is_refused(operators_file, mode):
     """The password hashes are the owner's only (``operator add`` writes mode 0600): a file group or others may

@@ -30,6 +30,7 @@ import re
 import secrets
 import tempfile
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,12 +316,25 @@ def editing(path: Path) -> Iterator[None]:
             os.close(fd)  # the lock goes with the descriptor
 
 
+def untypable(password: str) -> str | None:
+    """The first character of ``password`` that a keyboard does not type and a screen does not show, named with
+    its place (``"U+FEFF ZERO WIDTH NO-BREAK SPACE at character 1"``), or None: a control character (Unicode
+    category Cc: NUL, the line ends, DEL, C1) or a format character (Cf: the byte-order mark a Windows editor
+    writes at a file's start, zero-width and direction marks). A password holding one is accepted by no sign-in
+    that a person makes."""
+    for place, char in enumerate(password, 1):
+        if unicodedata.category(char) in ("Cc", "Cf"):
+            return f"U+{ord(char):04X} {unicodedata.name(char, 'a control character')} at character {place}"
+    return None
+
+
 def add_operator(path: Path, name: str, role: str, password: str, *, iterations: int = ITERATIONS) -> bool:
     """Add user ``name`` with ``role`` and ``password`` to the file at ``path``, or replace their entry.
 
     The password is hashed first, then the file is held for the change (``editing``). Returns True when the
     user was new. Raises ``ValueError`` for a bad name, an unknown role or a password
-    shorter than ``MIN_PASSWORD`` or longer than ``MAX_PASSWORD``; ``ConfigError`` for an existing file that does not load; ``OSError``.
+    shorter than ``MIN_PASSWORD`` or longer than ``MAX_PASSWORD``, or holding a character nobody types at a
+    sign-in (``untypable``); ``ConfigError`` for an existing file that does not load; ``OSError``.
     """
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{name!r} is not a user name (letters, digits, . _ -; 1-40 characters)")
@@ -330,6 +344,9 @@ def add_operator(path: Path, name: str, role: str, password: str, *, iterations:
         raise ValueError(f"the password must have at least {MIN_PASSWORD} characters")
     if len(password) > MAX_PASSWORD:
         raise ValueError(f"the password must have at most {MAX_PASSWORD:,} characters (a sign-in carries no more)")
+    if (found := untypable(password)) is not None:
+        raise ValueError(f"the password holds {found}: nobody could type it at a sign-in (a file saved with a "
+                         f"byte-order mark, or a control character in the input?)")
     hashed = hash_password(password, iterations=iterations)  # the slow part, before the file is taken
     with editing(path):
         operators = load_operators(path)
