@@ -90,7 +90,7 @@ def _plant(source: Path, extra: str) -> Path:
     code = compile(source.read_text() + extra, str(source), "exec", dont_inherit=True)
     stat = source.stat()
     pyc = Path(importlib.util.cache_from_source(str(source)))
-    pyc.parent.mkdir(exist_ok=True)
+    pyc.parent.mkdir(parents=True, exist_ok=True)
     pyc.write_bytes(importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
                     + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
                     + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))
@@ -145,6 +145,7 @@ def test_bytecode_planted_beside_a_source_is_named_by_identity_and_the_service_d
     copy = tmp_path / "copy"
     for folder in ("controller", "drivers", "config"):
         shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", copy)  # a checkout
     env = {**os.environ, "PYTHONPATH": str(copy), "XDG_STATE_HOME": str(tmp_path / "state"),
            "PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -169,3 +170,64 @@ def test_bytecode_planted_beside_a_source_is_named_by_identity_and_the_service_d
     assert "the code that would run is not the software's files, not starting" in started.stderr
     assert str(pyc) in started.stderr
     assert not (tmp_path / "j.db").exists()  # refused before anything was opened
+
+
+def test_links_in_place_of_folders_a_prefix_and_a_time_of_whole_seconds_do_not_hide_bytecode(tmp_path, monkeypatch):
+    """Bytecode the interpreter loads wherever it looks: through a ``__pycache__`` that is a link to a folder
+    elsewhere, a package folder linked in beside a module (imported in its place), under ``sys.pycache_prefix``,
+    and with the source's time at .999999999 s (CPython's float reading rounds it up a second)."""
+    from controller.service.identity import code_problems
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    module = package / "mod.py"
+    module.write_text("def net():\n    return 0\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (package / "__pycache__").symlink_to(elsewhere)
+    _plant(module, "\nNET = -1500\n")
+    assert (elsewhere / Path(_plant(module, "\nNET = -1500\n")).name).is_file()
+    notes = code_problems([package], [module])
+    assert any(n.startswith(f"{package / '__pycache__'}: a symbolic link (to {elsewhere})") for n in notes), notes
+    (package / "__pycache__").unlink()
+    (package / "other").symlink_to(elsewhere)  # a package folder ``pkg.other`` from elsewhere
+    assert code_problems([package], [module]) == [
+        f"{package / 'other'}: a symbolic link (to {elsewhere}): what it names is not among the software's files, "
+        f"and Python would follow it"]
+    (package / "other").unlink()
+
+    os.utime(module, ns=(1764968400_999_999_999, 1764968400_999_999_999))
+    assert int(module.stat().st_mtime) == 1764968401  # the header Python checks against
+    pyc = _plant(module, "\nNET = -1500\n")
+    assert code_problems([package], [module]) == [
+        f"{pyc}: bytecode that is not {module} compiled, and Python would run it in its place"]
+    pyc.unlink()
+
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    pyc = _plant(module, "\nNET = -1500\n")
+    assert str(pyc).startswith(str(tmp_path / "prefix"))
+    assert code_problems([package], [module]) == [
+        f"{pyc}: bytecode that is not {module} compiled, and Python would run it in its place"]
+
+
+def test_run_refuses_before_it_loads_the_command_line_and_the_check_runs_apart_from_source(tmp_path):
+    """Bytecode planted for a module the command line imports (``controller.settings.argtypes``) never runs
+    under ``run``: the check comes first (``controller.cli.entry``). The check run apart, ``python -I`` on
+    ``controller/service/identity.py`` (compiled from its source, the standard library alone), names it too."""
+    copy = tmp_path / "copy"
+    for folder in ("controller", "drivers", "config"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", copy)
+    marker = tmp_path / "ran"
+    source = copy / "controller" / "settings" / "argtypes.py"
+    pyc = _plant(source, f"\nopen({str(marker)!r}, 'a').write('ran')\n")
+    env = {**os.environ, "PYTHONPATH": str(copy), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    started = subprocess.run([sys.executable, "-m", "controller", "run", "--simulate", "--rounds", "1", "--journal",
+                              str(tmp_path / "j.db")], capture_output=True, text=True, cwd=copy, env=env, timeout=120)
+    assert started.returncode == 2 and str(pyc) in started.stderr, started.stderr
+    assert not marker.exists() and not (tmp_path / "j.db").exists()
+    apart = subprocess.run([sys.executable, "-I", str(copy / "controller" / "service" / "identity.py")],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert apart.returncode == 1 and f"identity: {pyc}: bytecode that is not {source} compiled" in apart.stderr
+    assert not marker.exists()

@@ -6,6 +6,11 @@ A SIGINT that lands while a compiled extension initialises (orjson 3's, imported
 held until the command line is loaded, and then ends the program as an interrupt anywhere else does
 (``controller.cli.main.main``): one line on standard error, status 130. Only the loading is covered: a
 command that imports more later (``run``, the analysis) handles its own interrupts.
+
+``run`` checks first that the code that would run is the software's files (GLI-11 program verification,
+``controller.service.identity.verified_software_identity``), before the command line and the service are
+imported: only this module, the packages' ``__init__`` and ``controller.service.identity`` (which imports the
+standard library alone) run before the check.
 """
 
 from __future__ import annotations
@@ -17,7 +22,17 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Load ``controller.cli.main`` with SIGINT held back, then run ``main(argv)`` and return its exit status;
     130 with ``crisscross: interrupted`` on standard error, the command not run, when SIGINT came during the
-    loading. Called from the main thread (a signal's handler can be set only there)."""
+    loading; 2, nothing loaded, for ``run`` when other code than the software's files would run (module
+    docstring). Called from the main thread (a signal's handler can be set only there)."""
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if not word.startswith("-")]
+    if words[:1] == ["run"]:  # the one option before a subcommand, --version, takes no value
+        from controller.service.identity import SoftwareIdentityError, verified_software_identity
+
+        try:
+            verified_software_identity()
+        except SoftwareIdentityError as exc:
+            print(f"crisscross: {exc}", file=sys.stderr)
+            return 2
     held: list[int] = []
     before = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:

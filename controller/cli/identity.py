@@ -4,7 +4,6 @@ the installed packages and the digest over them (``controller.service.identity``
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -21,22 +20,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 def main(args: argparse.Namespace) -> int:
     """Print the identity in ``args.format``; 0, or 1 when other code than the files listed would run
-    (``Identity.problems``, each named on standard error too). A file that cannot be read is an ``OSError``
-    naming it."""
-    from controller.service.identity import software_identity  # only this command hashes the installed files
+    (``Identity.problems``, each named on standard error too; ``controller.service.identity.report``). A file
+    that cannot be read is an ``OSError`` naming it."""
+    from controller.service.identity import report, software_identity  # only this command hashes the files
 
-    identity = software_identity()
-    if args.format == "json":
-        print(json.dumps({"digest": identity.digest, "origin": identity.origin,
-                          "files": [{"path": path, "sha256": sha} for path, sha in identity.files],
-                          "problems": list(identity.problems)}, indent=1))
-    else:
-        sys.stdout.write(identity.listing())
-        print(f"digest {identity.digest} (SHA-256 of the {len(identity.files)} lines above; files "
-              f"{'as installed' if identity.origin == 'installed' else 'of the checkout, not an installed wheel'})")
-    for problem in identity.problems:
-        print(f"crisscross: identity: {problem}", file=sys.stderr)
-    if identity.problems:
-        print(f"crisscross: identity: other code or data than the files listed would be used "
-              f"({len(identity.problems)} file(s)): the digest does not vouch for what runs", file=sys.stderr)
-    return 1 if identity.problems else 0
+    return report(software_identity(), args.format, sys.stdout, sys.stderr, "crisscross: identity")

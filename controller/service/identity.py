@@ -25,11 +25,14 @@ import hashlib
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import json
 import marshal
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 DISTRIBUTION = "crisscross-controller"
 #: The top-level packages of the distribution.
@@ -115,55 +118,68 @@ def checkout_files(root: Path = _ROOT) -> list[tuple[str, Path]]:
 
 def code_problems(folders: Iterable[Path], listed: Iterable[Path], *, unlisted: str = "importable") -> list[str]:
     """What under ``folders`` (the package folders) would run other code than the files ``listed``, one line
-    each, sorted: bytecode in a ``__pycache__`` that the running interpreter would load in its source's place and
-    that is not that source compiled (``bytecode_problem``), and a file not in ``listed``: with ``unlisted``
-    ``importable`` one Python could import (``IMPORTED_SUFFIXES``: a module, an extension module, bytecode without
-    a source; a checkout lists every other file), with ``any`` every file (an installed package holds only what
-    its record lists, and its bytecode). Raises ``OSError`` naming a file that cannot be read."""
+    each, sorted: a symbolic link (what it names is not among the files hashed: a ``__pycache__`` or a package
+    folder elsewhere), bytecode that the running interpreter would load in a source's place and that is not
+    that source compiled (``bytecode_problem``, for every source, wherever that bytecode is looked for), and a
+    file not in ``listed``: with ``unlisted`` ``importable`` one Python could import (``IMPORTED_SUFFIXES``: a
+    module, an extension module, bytecode without a source; a checkout lists every other file), with ``any``
+    every file outside ``__pycache__`` (an installed package holds only what its record lists, and its
+    bytecode). Raises ``OSError`` naming a file that cannot be read."""
     known = {path.resolve() for path in listed}
     out = []
     for folder in folders:
-        for path in sorted(folder.rglob("*")):
-            if not path.is_file():
+        for top, folders_in, files in os.walk(folder):  # never into a linked folder: it is named instead
+            here = Path(top)
+            for name in folders_in + files:
+                if (here / name).is_symlink():
+                    out.append(f"{here / name}: a symbolic link (to {os.readlink(here / name)}): what it names "
+                               f"is not among the software's files, and Python would follow it")
+            folders_in[:] = [name for name in folders_in if not (here / name).is_symlink()]
+            if here.name == "__pycache__":
                 continue
-            if path.parent.name == "__pycache__":
-                problem = bytecode_problem(path)
-            elif path.resolve() not in known and (unlisted == "any" or path.name.endswith(IMPORTED_SUFFIXES)):
-                problem = f"{path}: not one of the software's files" + (
-                    ", and Python could import it" if path.name.endswith(IMPORTED_SUFFIXES) else "")
-            else:
-                problem = None
-            if problem is not None:
-                out.append(problem)
-    return sorted(out)
+            for name in files:
+                path = here / name
+                if path.is_symlink():
+                    continue
+                if name.endswith(tuple(importlib.machinery.SOURCE_SUFFIXES)):
+                    out += filter(None, (bytecode_problem(pyc, path, level) for pyc, level in bytecode_of(path)))
+                if path.resolve() not in known and (unlisted == "any" or name.endswith(IMPORTED_SUFFIXES)):
+                    out.append(f"{path}: not one of the software's files" + (
+                        ", and Python could import it" if name.endswith(IMPORTED_SUFFIXES) else ""))
+    return sorted(set(out))
 
 
-def bytecode_problem(pyc: Path) -> str | None:
-    """What is wrong with the bytecode file ``pyc`` (in a ``__pycache__`` folder), or None: bytecode this
-    interpreter would load in place of its source (its cache tag, optimization level, magic number, and a header
-    naming the source as it is: size and time, or the hash of a checked or unchecked hash-based file, PEP 552)
-    must be that source compiled (code objects compared, as ``compile`` gives them for the same level). Bytecode
-    of another interpreter, of a source not there, or stale is never loaded (Python compiles the source again),
-    so it is no problem. A verdict is kept for the files' sizes and times (``_bytecode_verdict``). Raises
-    ``OSError`` naming a file that cannot be read."""
-    parts = pyc.name.split(".")
-    levels = {3: 0, 4: {"opt-1": 1, "opt-2": 2}.get(parts[2]) if len(parts) == 4 else None}
-    optimize = levels.get(len(parts))
-    if optimize is None or parts[1] != sys.implementation.cache_tag or parts[-1] != "pyc":
-        return None
-    source = pyc.parent.parent / f"{parts[0]}.py"
-    try:
-        source_stat = source.stat()
-    except FileNotFoundError:
-        return None
-    pyc_stat = pyc.stat()
-    return _bytecode_verdict(str(pyc), str(source), optimize, (pyc_stat.st_size, pyc_stat.st_mtime_ns, pyc_stat.st_ino),
-                             (source_stat.st_size, source_stat.st_mtime_ns, source_stat.st_ino))
+def bytecode_of(source: Path) -> list[tuple[Path, int]]:
+    """Where the running interpreter looks for the bytecode of ``source`` (a ``.py`` file), that exists, with
+    its optimization level (0, 1: ``-O``, 2: ``-OO``): in ``__pycache__`` beside the source, and under
+    ``sys.pycache_prefix`` when one is set (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``; PEP 3147, PEP 488)."""
+    found = []
+    for level in (0, 1, 2):
+        suffix = f".{sys.implementation.cache_tag}{'' if level == 0 else f'.opt-{level}'}.pyc"
+        places = {source.parent / "__pycache__" / f"{source.stem}{suffix}",
+                  Path(importlib.util.cache_from_source(str(source), optimization="" if level == 0 else level))}
+        found += [(place, level) for place in sorted(places) if place.is_file()]
+    return found
+
+
+def bytecode_problem(pyc: Path, source: Path, optimize: int) -> str | None:
+    """What is wrong with the bytecode file ``pyc`` of ``source`` at the optimization level ``optimize``, or
+    None: bytecode this interpreter would load in the source's place (its magic number, and a header naming the
+    source as it is: size and time as CPython reads them, or the hash of a checked or unchecked hash-based file,
+    PEP 552) must be that source compiled (code objects compared, as ``compile`` gives them at that level).
+    Bytecode of another version or stale is never loaded (Python compiles the source again), so it is no
+    problem. A verdict is kept for the files' sizes and times (``_bytecode_verdict``). Raises ``OSError`` naming
+    a file that cannot be read."""
+    pyc_stat, source_stat = pyc.stat(), source.stat()
+    return _bytecode_verdict(str(pyc), str(source), optimize,
+                             (pyc_stat.st_size, pyc_stat.st_mtime_ns, pyc_stat.st_ino),
+                             (source_stat.st_size, source_stat.st_mtime_ns, source_stat.st_ino),
+                             int(source_stat.st_mtime))  # CPython's reading: the float's whole seconds
 
 
 @functools.lru_cache(maxsize=4096)
 def _bytecode_verdict(pyc: str, source: str, optimize: int, pyc_stat: tuple[int, int, int],
-                      source_stat: tuple[int, int, int]) -> str | None:
+                      source_stat: tuple[int, int, int], source_seconds: int) -> str | None:
     data = Path(pyc).read_bytes()
     if data[:4] != importlib.util.MAGIC_NUMBER or len(data) < 16:
         return None  # another version's, or cut short: Python compiles the source again
@@ -173,7 +189,7 @@ def _bytecode_verdict(pyc: str, source: str, optimize: int, pyc_stat: tuple[int,
         if flags & 0b10 and data[8:16] != importlib.util.source_hash(code):
             return None
     elif (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")) != (
-            (source_stat[1] // 1_000_000_000) & 0xFFFFFFFF, source_stat[0] & 0xFFFFFFFF):
+            source_seconds & 0xFFFFFFFF, source_stat[0] & 0xFFFFFFFF):
         return None  # stale: Python compiles the source again
     try:
         loaded = marshal.loads(data[16:])
@@ -196,8 +212,17 @@ def software_identity() -> Identity:
         folders = [_ROOT / folder for folder in CHECKOUT_FOLDERS]
         identity, unlisted = identity_of(files, "checkout"), "importable"
     problems = code_problems(folders, (path for _, path in files), unlisted=unlisted)
+    if identity.origin == "checkout" and not (_ROOT / "pyproject.toml").is_file():
+        problems.append(f"{_ROOT / 'controller'}: installed without the record of its files (the distribution's "
+                        f"RECORD) and not a checkout: which files are the software's is not known")
     return Identity(identity.files, identity.digest, identity.origin, tuple(problems))
 
+
+
+#: What mends a refusal: bytecode is compiled again once removed; a file the package did not install stays
+#: through a reinstall.
+REMEDY = ("remove each file named (bytecode is compiled again from its source; a reinstall leaves files the "
+          "package did not install, and links in place of its folders), then check again")
 
 
 def verified_software_identity() -> Identity:
@@ -208,6 +233,33 @@ def verified_software_identity() -> Identity:
     if software.problems:
         raise SoftwareIdentityError(
             "the code that would run is not the software's files, not starting: " + "; ".join(software.problems)
-            + " (reinstall the package, or remove the package's __pycache__ folders: Python compiles the sources "
-              "again)")
+            + f" ({REMEDY})")
     return software
+
+
+def report(identity: Identity, form: str, out: TextIO, err: TextIO, name: str) -> int:
+    """Write ``identity`` to ``out`` as ``form`` (``text``: ``sha256sum`` lines, then the digest and where the
+    files came from; ``json``: ``{"digest", "origin", "files": [{"path", "sha256"}], "problems"}``) and each of
+    its problems to ``err`` (each line begun with ``name``); 0, or 1 when it has problems."""
+    if form == "json":
+        out.write(json.dumps({"digest": identity.digest, "origin": identity.origin,
+                              "files": [{"path": path, "sha256": sha} for path, sha in identity.files],
+                              "problems": list(identity.problems)}, indent=1) + "\n")
+    else:
+        out.write(identity.listing())
+        out.write(f"digest {identity.digest} (SHA-256 of the {len(identity.files)} lines above; files "
+                  f"{'as installed' if identity.origin == 'installed' else 'of the checkout, not an installed wheel'})\n")
+    for problem in identity.problems:
+        err.write(f"{name}: {problem}\n")
+    if identity.problems:
+        err.write(f"{name}: other code or data than the files listed would be used ({len(identity.problems)} "
+                  f"file(s)): the digest does not vouch for what runs; {REMEDY}\n")
+    return 1 if identity.problems else 0
+
+
+if __name__ == "__main__":  # the check run apart: ``python -I <this file>``, compiled from this source (module docstring)
+    _form = "json" if sys.argv[1:] == ["--format", "json"] else "text"
+    if sys.argv[1:] not in ([], ["--format", "json"], ["--format", "text"]):
+        sys.stderr.write(f"usage: python -I {__file__} [--format text|json]\n")
+        raise SystemExit(2)
+    raise SystemExit(report(software_identity(), _form, sys.stdout, sys.stderr, "identity"))
