@@ -1158,6 +1158,19 @@ def test_a_pipe_in_place_of_the_operators_file_is_refused_and_the_interface_answ
     assert _post_as(bare_server, "sue") == 202
 
 
+def test_a_sign_in_never_waits_behind_a_change_of_the_operators_file_held_up(bare_server, operators_file):
+    """A weak hash is rewritten at its sign-in under the lock ``operator add`` and ``remove`` take: with one of
+    them held up (suspended, on a slow disk) the sign-in waited behind it (its answer, then a 500 as the
+    interface stopped, and the stop itself, until the lock was let go; the file rewritten after the service had
+    stopped). The rewrite is left for a later sign-in: the sign-in is served at once, the file untouched."""
+    from controller.control.operators import editing
+
+    before = operators_file.read_bytes()
+    with editing(operators_file):  # another process's change, held up
+        assert _post_as(bare_server, "sue") == 202
+        assert operators_file.read_bytes() == before
+
+
 def test_a_401_says_when_the_operators_file_has_no_users(bare_server, operators_file):
     _write_private(operators_file, "operators:\n")
     status, _, body = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',

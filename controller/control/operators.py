@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import collections
 import contextlib
+import errno
 import fcntl
 import hashlib
 import hmac
@@ -162,10 +163,11 @@ def rehash_operator(path: Path, operator: Operator, password: str) -> bool:
     ``path`` (rewritten atomically, mode 0600), when the file still holds the hash it was verified against;
     False when it changed meanwhile (nothing written). The password is hashed first, then the file is held for
     the change (``editing``), as ``operator add`` and ``remove`` hold it: a user removed meanwhile is never
-    written back. Raises ``ConfigError`` for a file that does not load, ``OSError`` when it cannot be
-    written."""
+    written back. A change in progress is not waited for (``BlockingIOError``: left for a later sign-in), so that
+    neither a sign-in nor the interface's stop waits behind an ``operator add`` held up. Raises ``ConfigError``
+    for a file that does not load, ``OSError`` when it cannot be written."""
     hashed = hash_password(password)  # the slow part, before the file is taken
-    with editing(path):
+    with editing(path, wait=False):
         operators = load_operators(path)
         if operators.get(operator.name) != operator:
             return False
@@ -282,20 +284,25 @@ def no_file(path: Path) -> ConfigError:
 
 
 @contextlib.contextmanager
-def editing(path: Path) -> Iterator[None]:
+def editing(path: Path, *, wait: bool = True) -> Iterator[None]:
     """Hold the operators file at ``path`` for one change (read, changed, written): an exclusive ``flock`` of
     ``<file>.lock`` beside it (made with mode 0600, never through a link), waited for while another ``operator
     add`` or ``remove`` holds it, so that no change writes over another's (two adds at once kept one user; a
     remove during an add was undone: the removed user kept their rights). The file itself is replaced whole at
     each change, so the lock is on a name beside it. The lock file is removed as the change ends, whatever its
     end (done, refused, failed), while it is still held: one who waited for it then finds its name gone or
-    another file there and takes the lock of the name again, so no two changes ever hold it at once. Raises
-    ``OSError`` when the lock cannot be made."""
+    another file there and takes the lock of the name again, so no two changes ever hold it at once. Without
+    ``wait`` a lock held by another change is not waited for: ``BlockingIOError`` (the running interface's own
+    rewrite of a hash, which its stop must not wait behind). Raises ``OSError`` when the lock cannot be made."""
     lock = Path(path).with_name(Path(path).name + ".lock")
     while True:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                raise BlockingIOError(errno.EWOULDBLOCK, "held by a change of the operators file in progress",
+                                      str(lock)) from None
             held = os.fstat(fd)
             try:
                 named = os.stat(lock, follow_symlinks=False)
