@@ -405,6 +405,22 @@ def test_operator_remove_of_a_file_that_does_not_exist_says_so_and_leaves_nothin
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("folder", [CONFIG_DIR, Path(cli.__file__).resolve().parents[1] / "game",
+                                    Path(cli.__file__).resolve().parents[2] / "drivers"])
+def test_operator_add_refuses_a_file_among_the_software_s_own(folder):
+    """``operator add --file`` into the shipped configuration (``controller/defaults`` of a wheel) wrote there,
+    and the next start was refused (a file the package did not install: ``crisscross identity``), which no
+    reinstall mended: refused (exit 2, one line), nothing written, as ``--config`` of those files is."""
+    path = folder / "operators-refused-here.yaml"
+    try:
+        proc = crisscross("operator", "add", "dan", "--role", "dealer", "--file", path, stdin="password123\n")
+        _refused_in_one_line(proc, f"crisscross: --file {path}: a folder of the software's own files")
+        assert not path.exists() and not path.with_name(path.name + ".lock").exists()
+    finally:  # a failure must not leave a file among the software's
+        path.unlink(missing_ok=True)
+        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+
+
 @pytest.mark.parametrize("command, text, says", [
     (("add", "sue", "--role", "dealer"), "just text\n", "expected a mapping at the top level"),  # not loaded
     (("remove", "bob"), "operators:\n", "no user 'bob'"),

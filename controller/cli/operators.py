@@ -12,14 +12,25 @@ from typing import IO
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 
 
+#: The folders of the software's own files (the packages, the shipped configuration): no operators file there.
+SOFTWARE_FOLDERS: tuple[Path, ...] = (CONFIG_DIR.resolve(), Path(__file__).resolve().parents[1],
+                                      Path(__file__).resolve().parents[2] / "drivers")
+
+
 def _operators_path(args: argparse.Namespace) -> Path:
     """The operators file meant: ``--file``, whose folder must exist (a mistyped path would start a second
-    file nobody reads), else ``control.operators`` of ``--config``. Raises ``ConfigError``."""
+    file nobody reads) and, to be changed, be none of ``SOFTWARE_FOLDERS``, else ``control.operators`` of
+    ``--config``. Raises ``ConfigError``."""
     from controller.game.table import load_table_config
 
     if args.file is not None:
         if not args.file.parent.is_dir():
             raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
+        folder = args.file.parent.resolve()
+        if args.operator_command != "list" and any(folder.is_relative_to(mine) for mine in SOFTWARE_FOLDERS):
+            raise ConfigError(f"--file {args.file}: a folder of the software's own files ({folder}): a file written "
+                              f"there is not the software's and stops its start (`crisscross identity`); keep the "
+                              f"operators file beside the table's own configuration (`crisscross config init DIR`)")
         return args.file
     config = load_table_config(find_table_config(args.config))
     if config.source.parent.resolve() == CONFIG_DIR.resolve():
