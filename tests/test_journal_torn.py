@@ -6,6 +6,9 @@ The right values are counted from the export itself (one record a line)."""
 
 from __future__ import annotations
 
+import pytest
+
+from tests.cli_helpers import crisscross
 from tests.journal_helpers import closed_store, exported_lines, forge, verify_cli
 
 
@@ -47,3 +50,41 @@ def test_an_edit_before_the_torn_line_is_named_first(tmp_path):
     copy.write_text("".join(lines[:-1]) + lines[-1][:30])
     proc = verify_cli(copy)
     assert proc.returncode == 1 and "tampered: line 3, seq 3: edited" in proc.stdout, proc
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A store of 3 simulated rounds (``crisscross run --simulate``: records recall and the meters read) and its
+    lines as exported."""
+    store = tmp_path_factory.mktemp("torn") / "j.db"
+    ran = crisscross("run", "--simulate", "--quiet", "--rounds", "3", "--seed", "5", "--journal", store)
+    assert ran.returncode == 0, ran.stderr
+    return store, exported_lines(store)
+
+
+@pytest.mark.parametrize("cut", ["half", "newline"])
+def test_recall_and_meters_show_the_records_before_a_torn_line_under_the_warning_verify_gives(played, tmp_path,
+                                                                                               cut):
+    """The three readers of one torn copy agree (docs/commands.md): ``journal verify`` says truncated (exit 1);
+    ``recall`` and ``meters`` show a journal that does not verify under a warning line, exit status 1, and what
+    they show is the records before the torn line: recall's rounds as the store's last rounds, the meters as of
+    the record before it (``meters --at``). They said 0 with a note (recall) and 2 showing nothing (meters)."""
+    store, lines = played
+    copy = tmp_path / "torn.jsonl"
+    last = lines[-1][: len(lines[-1]) // 2] if cut == "half" else lines[-1][:-1]
+    copy.write_text("".join(lines[:-1]) + last)
+    whole = len(lines) - 1
+    verified = verify_cli(copy)
+    assert verified.returncode == 1 and f": tampered: line {whole + 1}: truncated: " in verified.stdout, verified
+    problem = verified.stdout.removeprefix(f"{copy}: tampered: ").rstrip("\n")
+    for command, consequence, expected in (
+            (("recall", "--last", "3"), "what follows may have been altered", crisscross("recall", "--last", "3",
+                                                                                         "--journal", store)),
+            (("meters",), "meters counted from it may be wrong", crisscross("meters", "--at", whole,
+                                                                            "--journal", store))):
+        shown = crisscross(*command, "--journal", copy)
+        warning = f"WARNING: {copy} does not verify: {problem}; {consequence}"
+        assert shown.returncode == 1, (command, shown)
+        assert shown.stdout == f"{warning}\n{expected.stdout}", (command, shown.stdout)
+        assert f"crisscross {command[0]}: {warning} (run crisscross journal verify)\n" in shown.stderr, shown.stderr
+    assert expected.returncode == 0 and f"as of record {whole} of" in shown.stderr

@@ -361,8 +361,10 @@ def test_recall_of_a_journal_that_does_not_verify_says_so_on_the_copy_and_in_the
     assert "Round 1 (closed)" in proc.stdout
 
 
-def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record_of_a_copy(tmp_path):
-    """A mistyped path is not "no rounds"; a JSON-lines copy cut short is not tampering, but it is said."""
+def test_recall_refuses_a_missing_journal_and_warns_of_a_torn_last_record_of_a_copy(tmp_path):
+    """A mistyped path is not "no rounds"; a JSON-lines copy whose last line is cut short does not verify
+    (``journal verify``: truncated, exit 1): its rounds before that line are shown under the warning, exit 1
+    (docs/commands.md, "crisscross recall")."""
     missing = tmp_path / "nope.db"
     proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(missing)],
                           capture_output=True, text=True, timeout=60)
@@ -375,8 +377,10 @@ def test_recall_refuses_a_missing_journal_and_notes_a_torn_last_record_of_a_copy
     path.write_text("".join(exported_lines(tmp_path / "j.db")) + '{"seq": 99999, "kind": "rec')
     proc = subprocess.run([sys.executable, "-m", "controller", "recall", "--journal", str(path)],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0 and "Round 1 (closed)" in proc.stdout
-    assert proc.stderr == f"crisscross recall: note: {path} ends with an incomplete record; it is not shown\n"
+    whole = len(exported_lines(tmp_path / "j.db"))
+    assert proc.returncode == 1 and "Round 1 (closed)" in proc.stdout
+    warning = f"WARNING: {path} does not verify: line {whole + 1}: truncated: "
+    assert proc.stdout.startswith(warning) and f"crisscross recall: {warning}" in proc.stderr
 
 
 @pytest.mark.parametrize("alerts", [[], ["--alerts"]])

@@ -18,14 +18,15 @@ from controller.settings.files import ConfigError, find_table_config
 
 def recall(args: argparse.Namespace) -> int:
     """``crisscross recall [--last N] [--alerts]``: 0 shown, 1 shown under a warning (the journal does not
-    verify), 2 a journal or configuration that cannot be read (one line on standard error)."""
+    verify: also a JSON-lines copy whose last line is cut short, ``truncated``, whose records before that line
+    are shown), 2 a journal or configuration that cannot be read (one line on standard error). docs/commands.md,
+    "crisscross recall"."""
     from controller.journal.alert_recall import alerts_of, format_alerts
     from controller.journal.reader import (
         existing_journal,
         iter_records,
         last_rounds,
         refuse_lost_records,
-        torn_tail,
     )
     from controller.journal.record import JournalError
     from controller.journal.recall import recall_last
@@ -39,16 +40,15 @@ def recall(args: argparse.Namespace) -> int:
         refuse_lost_records(path)
         rounds = [] if args.alerts else last_rounds(path, args.last)
         alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
-        torn = not _is_store(path) and torn_tail(path)  # a JSON-lines copy whose last append a crash cut short
-        problem = journal_problem(path, config, command="recall") if not torn else None
+        # a JSON-lines copy whose last line was cut short: ``verify`` names it (truncated), and the records
+        # before it are shown under that warning, as every journal that does not verify is
+        problem = journal_problem(path, config, command="recall")
         shown = alerts or recall_last(rounds) or f"no rounds in {path}"
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:  # a record not as its type is written (``rounds_from_records``)
         return unreadable("recall", path, exc, config)
-    if torn:  # not a tampering: a copy cut short
-        print(f"crisscross recall: note: {path} ends with an incomplete record; it is not shown", file=sys.stderr)
     if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
         warn_unverified("recall", path, problem, "what follows may have been altered")
     print(shown)
@@ -114,12 +114,6 @@ def _simulated_hint(config) -> str:
 
     simulated = journal_for(config, True, None)
     return f" (simulated play is in {simulated}: --journal {simulated})" if simulated.exists() else ""
-
-
-def _is_store(path: Path) -> bool:
-    from controller.journal.reader import is_store
-
-    return is_store(path)
 
 
 def _journal_verify(args: argparse.Namespace) -> int:

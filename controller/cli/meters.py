@@ -10,7 +10,9 @@ The meters are only as good as the records they are counted from: the journal is
 journal verify`` does (``controller.cli.journal.journal_problem``: the chain, the anchor, unsealed records; the
 seals too with the table's journal key, when the table's configuration is read: without ``--journal``, or with
 ``--config``); one that does not verify is still shown (a dispute may need it)
-under a warning, as ``crisscross recall`` does, and ``--audit`` fails on it before it compares any meter.
+under a warning, as ``crisscross recall`` does, and ``--audit`` fails on it before it compares any meter. A
+JSON-lines copy whose last line is cut short does not verify (``truncated``): the meters are those of its records
+before that line, under the warning.
 
 Exit status: 0 shown, or the audit found nothing; 1 the journal does not verify (shown under a warning), or the
 audit found a meter that differs (named on standard output with its record); 2 a journal or configuration that
@@ -77,14 +79,16 @@ def main(args: argparse.Namespace) -> int:
         else:
             path = existing_journal(Path(args.journal))
         problem = journal_problem(path, config, command="meters")
-        last = max((record["seq"] for record in iter_records(path)), default=0)
+        # a JSON-lines copy whose last line is cut short is ``truncated`` (``problem``): its records before that
+        # line are counted, under the warning
+        last = max((record["seq"] for record in iter_records(path, skip_torn_tail=True)), default=0)
         if args.at is not None and args.at > last:
             raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")
         if args.audit and not problem:
             checkpoint = last_checkpoint(path, args.at)
             finding = audit(iter_records(path), checkpoint, args.at)
         elif not args.audit:
-            meters = meters_of(iter_records(path), args.at)
+            meters = meters_of(iter_records(path, skip_torn_tail=True), args.at)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross meters: {exc}", file=sys.stderr)
         return 2
