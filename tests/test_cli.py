@@ -72,8 +72,8 @@ def test_property_rounds_a_to_b_are_taken_when_1_le_a_le_b(a, b):
     ("3-1", "expected rounds A-B with 1 <= A <= B <= 1,000,000,000, got 3-1"),
     ("0-4", "expected rounds A-B with 1 <= A <= B <= 1,000,000,000, got 0-4"),
     ("1-1000000001", "expected rounds A-B with 1 <= A <= B <= 1,000,000,000, got 1-1000000001"),
-    ("a-b", "expected rounds A-B, got a-b"),
-    ("-2", "expected rounds A-B, got -2"),
+    ("a-b", "expected rounds A or A-B, round numbers in ASCII digits (e.g. 3 or 3-7), got 'a-b'"),
+    ("-2", "expected rounds A or A-B, round numbers in ASCII digits (e.g. 3 or 3-7), got '-2'"),
 ])
 def test_a_round_range_out_of_order_or_not_numbers_is_refused_naming_it(text, message):
     with pytest.raises(argparse.ArgumentTypeError) as refused:
@@ -163,6 +163,24 @@ def test_a_bad_option_value_on_the_command_line_is_exit_status_2_naming_the_opti
     assert proc.returncode == 2 and "--rounds" in proc.stderr and "got 9-2" in proc.stderr
     proc = crisscross("recall", "--last", "0")
     assert proc.returncode == 2 and "--last" in proc.stderr and "expected a positive integer of at most 1,000,000,000, got 0" in proc.stderr
+
+
+@pytest.mark.parametrize("text", ["5-", "-5", "1_0-2_0", "\uff15-\uff16", "1 - 2", " 1-2", "1-2\n", "1-2-3", "",
+                                  "+1-2", "0x1-2", "\u0665-\u0666"])
+def test_export_rounds_are_a_or_a_b_in_ascii_digits_and_nothing_else(text, tmp_path):
+    """``journal export --rounds``: ``A`` or ``A-B`` in ASCII digits (docs/commands.md, "crisscross journal").
+    ``5-`` was taken as round 5 alone (an empty bound read as the first), and ``int`` took underscores, spaces
+    and other scripts' digits (``1_0-2_0``, ``1 - 2``, full-width ``\uff15-\uff16``): refused, naming the text
+    and the form, before any journal is read."""
+    proc = crisscross("journal", "export", "--journal", tmp_path / "absent.db", "--rounds", text)
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.splitlines()[-1].endswith(
+        f"error: argument --rounds: expected rounds A or A-B, round numbers in ASCII digits (e.g. 3 or 3-7), "
+        f"got {text!r}"), proc.stderr
+
+
+def test_export_rounds_of_one_round_or_a_range_are_read_as_written():
+    assert cli.round_range("3") == (3, 3) and cli.round_range("3-7") == (3, 7) and cli.round_range("007") == (7, 7)
 
 
 # ---------------------------------------------------------------------------------------- crisscross run

@@ -46,6 +46,7 @@ import dataclasses
 import importlib.util
 from collections.abc import Callable
 import logging
+import re
 import time
 import shutil
 import sys
@@ -177,7 +178,8 @@ def _parser() -> argparse.ArgumentParser:
     export = journal_sub.add_parser("export", help="the journal's records as JSON lines (canonical spelling)",
                                     parents=[common])
     export.add_argument("--rounds", type=round_range, default=None, metavar="A-B",
-                        help="from the first record of round A to the last of round B (default: all); "
+                        help="from the first record of round A to the last of round B, or round A alone "
+                             "(A or A-B in ASCII digits; default: all); "
                              "refused, nothing written, unless the journal holds every one of them")
     export.add_argument("--format", choices=("jsonl",), default="jsonl",
                         help="JSON lines, one record a line in its canonical spelling (the only format)")
@@ -275,14 +277,20 @@ def port_number(text: str) -> int:
     return value
 
 
+#: The form of ``journal export --rounds``: ``A`` or ``A-B``, in ASCII digits (``round_range``).
+ROUND_RANGE = re.compile(r"[0-9]+(-[0-9]+)?")
+
+
 def round_range(text: str) -> tuple[int, int]:
-    """argparse type: ``A-B`` (or ``A``), round numbers with 1 <= A <= B <= ``MOST_COUNT``; else an
-    ``ArgumentTypeError``."""
+    """argparse type of ``journal export --rounds``: ``A`` or ``A-B`` (docs/commands.md, "crisscross journal"),
+    round numbers in ASCII digits with 1 <= A <= B <= ``MOST_COUNT``, as ``(A, A)`` or ``(A, B)``. Anything else
+    (an empty bound as in ``5-``, spaces, underscores, a sign, another script's digits, all of which ``int``
+    takes) is an ``ArgumentTypeError`` naming the text and the form expected."""
+    if ROUND_RANGE.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(f"expected rounds A or A-B, round numbers in ASCII digits (e.g. 3 or "
+                                         f"3-7), got {text!r}")
     first, _, last = text.partition("-")
-    try:
-        low, high = int(first), int(last or first)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected rounds A-B, got {text}") from None
+    low, high = int(first), int(last or first)
     if not 1 <= low <= high <= MOST_COUNT:
         raise argparse.ArgumentTypeError(f"expected rounds A-B with 1 <= A <= B <= {MOST_COUNT:,}, got {text}")
     return low, high
