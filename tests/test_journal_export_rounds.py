@@ -67,3 +67,32 @@ def test_rounds_of_a_gap_are_named_and_refused_as_rounds_beyond_the_end_are(tmp_
         assert proc.stderr.splitlines() == [f"crisscross: {path}: no record of rounds {lacking} (the journal's "
                                             f"rounds: 1-3 and 10-12): nothing exported"], (rounds, proc.stderr)
         assert not out.exists()
+
+
+def test_a_round_still_in_play_is_exported_as_far_as_it_went_and_said_not_ended(tmp_path):
+    """Rounds 1-2 closed, round 3 opened and in play (its journal still open for writing, as the service holds
+    it): ``--rounds 3`` exported part of round 3 with no word. It is still exported (the copy holds it as far as
+    it went), and standard error says round 3 is not ended (docs/commands.md, "crisscross journal": a round
+    ends with its ``RoundClosed`` or ``RoundVoided``)."""
+    path = tmp_path / "j.db"
+    journal = Journal(path, clock=lambda: CLOCK, fsync=False)
+    try:
+        for number in (1, 2, 3):
+            journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, number - 1 or None),
+                            ("record", "RoundOpened", {"round_no": number}, number)])
+            if number < 3:
+                journal.commit([("record", "RoundClosed", {"round_no": number}, number)], state={"round": number})
+        note = (f"crisscross: {path}: round 3 is not ended (still open: no RoundClosed or RoundVoided in the "
+                f"journal yet): the copy holds it as far as it went")
+        for rounds, held, says in (("3-3", [3], [note]), ("3", [3], [note]), ("2-3", [2, 3], [note]),
+                                   ("1-2", [1, 2], [])):
+            out = tmp_path / f"{rounds}.jsonl"
+            proc = _export(path, rounds, out)
+            written = [json.loads(line) for line in out.read_text().splitlines()]
+            assert proc.returncode == 0, (rounds, proc)
+            assert sorted({r["round"] for r in written}) == held, rounds
+            assert proc.stderr.splitlines() == [*says, f"exported {len(written)} records of {path}"], rounds
+        whole = crisscross("journal", "export", "--journal", str(path))
+        assert whole.returncode == 0 and whole.stderr.splitlines()[0] == note, whole.stderr
+    finally:
+        journal.close()

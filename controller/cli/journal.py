@@ -170,25 +170,29 @@ def _journal_path(args: argparse.Namespace) -> Path:
 
 def _journal_export(args: argparse.Namespace) -> int:
     """``crisscross journal export``: 0 written, 2 a journal that cannot be read or ``--rounds`` it does not hold
-    every one of, nothing written (one line on standard error)."""
+    every one of, nothing written (one line on standard error). A round of the copy that is not ended (no
+    ``RoundClosed`` or ``RoundVoided``: in play as the store was read) is still written, as far as it went, and
+    named on standard error (docs/commands.md, "crisscross journal")."""
     from controller.journal.record import JournalError
-    from controller.journal.tools import export
+    from controller.journal.tools import export, not_ended_text
 
     try:
         path = _journal_path(args)
         if args.output is None:
-            count = export(path, sys.stdout, rounds=args.rounds)
+            exported = export(path, sys.stdout, rounds=args.rounds)
         else:
             descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
             try:
                 with open(descriptor, "w", encoding="ascii") as out:
-                    count = export(path, out, rounds=args.rounds)
+                    exported = export(path, out, rounds=args.rounds)
             except BaseException:
                 os.unlink(args.output)  # a refused export leaves no partial copy behind
                 raise
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.output)
-    print(f"exported {count} records of {path}", file=sys.stderr)
+    if exported.not_ended:
+        print(f"crisscross: {not_ended_text(path, exported.not_ended)}", file=sys.stderr)
+    print(f"exported {exported.records} records of {path}", file=sys.stderr)
     return 0
 
 

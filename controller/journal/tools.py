@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -231,10 +231,25 @@ def _hash_lookup(db: sqlite3.Connection):
     return hash_at
 
 
-def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) -> int:
+#: The records that end a round (docs/round-states.md): a round without one is still open.
+ROUND_END_TYPES = frozenset({"RoundClosed", "RoundVoided"})
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What ``export`` wrote: ``records``, how many; ``not_ended``, the round numbers of the copy without their
+    ``RoundClosed`` or ``RoundVoided`` (a round still in play when the store was read, or left open), in order:
+    the copy holds each of them as far as it went."""
+
+    records: int
+    not_ended: tuple[int, ...]
+
+
+def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) -> Exported:
     """Write the records of the store at ``path`` to ``out`` as JSON lines in their canonical spelling
     (``rounds``: from the first record of round A to the last of round B, every record in between); return
-    the number written. Raises ``JournalError`` for a file that is not a store, and, before anything is written,
+    what was written (``Exported``: the records counted and the rounds of the copy that are not ended, from the
+    records written, so that a round closed while they were read is one the copy holds closed). Raises ``JournalError`` for a file that is not a store, and, before anything is written,
     for ``rounds`` of which the journal does not hold every round (docs/commands.md, "crisscross journal": a
     copy handed over as evidence of rounds A-B holds all of them, or none is written), the rounds missing (also
     those of a gap in its numbering) and the journal's rounds named."""
@@ -249,13 +264,27 @@ def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) ->
                 held = _rounds_text(_rounds_held(db, path))
                 raise JournalError(f"{path}: no record of rounds {missing} (the journal's rounds: {held}): "
                                    f"nothing exported")
-        count = 0
+        count, seen, ended = 0, set(), set()
         for record in iter_store(path, rounds=rounds, connection=db):
             out.write(canonical_line(record) + "\n")
             count += 1
+            if record["round"] is not None:
+                seen.add(record["round"])
+                if record["type"] in ROUND_END_TYPES:
+                    ended.add(record["round"])
     finally:
         db.close()
-    return count
+    return Exported(count, tuple(sorted(seen - ended)))
+
+
+def not_ended_text(path: Path, numbers: tuple[int, ...]) -> str:
+    """The line that says the rounds ``numbers`` of a copy of the journal at ``path`` are not ended (``Exported``),
+    their runs named as ``_rounds_text`` names them; "" when there are none."""
+    if not numbers:
+        return ""
+    which = f"round {numbers[0]} is" if len(numbers) == 1 else f"rounds {_rounds_text(_runs(numbers))} are"
+    return (f"{path}: {which} not ended (still open: no RoundClosed or RoundVoided in the journal yet): the copy "
+            f"holds {'it' if len(numbers) == 1 else 'them'} as far as {'it' if len(numbers) == 1 else 'they'} went")
 
 
 def _rounds_held(db: sqlite3.Connection, path: Path, low: int | None = None,
@@ -266,16 +295,21 @@ def _rounds_held(db: sqlite3.Connection, path: Path, low: int | None = None,
     (``controller.round.dealing``, ``shoe_ahead``)."""
     where = "round IS NOT NULL" if low is None else "round BETWEEN ? AND ?"
     try:
-        numbers = db.execute(f"SELECT DISTINCT round FROM records WHERE {where} ORDER BY round",
-                             () if low is None else (low, high))
-        runs: list[tuple[int, int]] = []
-        for (number,) in numbers:
-            if runs and number == runs[-1][1] + 1:
-                runs[-1] = (runs[-1][0], number)
-            else:
-                runs.append((number, number))
+        rows = db.execute(f"SELECT DISTINCT round FROM records WHERE {where} ORDER BY round",
+                          () if low is None else (low, high))
+        return _runs(number for (number,) in rows)
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+
+
+def _runs(numbers: Iterable[int]) -> list[tuple[int, int]]:
+    """Round numbers in increasing order as runs without a gap, ``[(first, last)]``: 1, 2, 3, 7 -> (1, 3), (7, 7)."""
+    runs: list[tuple[int, int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
     return runs
 
 
