@@ -28,7 +28,7 @@ def recall(args: argparse.Namespace) -> int:
         last_rounds,
         refuse_lost_records,
     )
-    from controller.journal.record import JournalError
+    from controller.journal.record import JournalError, NotARecordError
     from controller.journal.recall import recall_last
     from controller.game.table import load_table_config
 
@@ -44,6 +44,8 @@ def recall(args: argparse.Namespace) -> int:
         # before it are shown under that warning, as every journal that does not verify is
         problem = journal_problem(path, config, command="recall")
         shown = alerts or recall_last(rounds) or f"no rounds in {path}"
+    except NotARecordError as exc:  # a line of a JSON-lines copy that is not a record: an alteration, said first
+        return unreadable("recall", path, exc, config)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
@@ -143,8 +145,10 @@ VERIFY_STATUSES = """exit status:
   0  intact (only with --key, on the store)
   1  tampered: the first tampered record named by line and seq, with how (edited,
      removed, inserted, reordered, respelled, truncated, appended, forged)
-  2  the file cannot be read as a journal, or --key is not the key it was sealed
-     with (one line on standard error: a wrong key proves nothing either way)
+  2  the file cannot be read as a journal (empty, or its first line not a
+     record; a later line that is not a record is tampering, 1), or --key is
+     not the key it was sealed with (one line on standard error: a wrong key
+     proves nothing either way)
   3  nothing wrong found but not everything could be checked (no key, or a
      JSON-lines copy): what could not be seen is said, never called intact"""
 

@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     from controller.journal.meters_audit import audit, last_checkpoint, meters_of
     from controller.cli.journal import _simulated_hint, journal_problem, unreadable, warn_unverified
     from controller.journal.reader import existing_journal, iter_records
-    from controller.journal.record import JournalError
+    from controller.journal.record import JournalError, NotARecordError
     from controller.settings.files import ConfigError, find_table_config
 
     path = config = None
@@ -89,6 +89,8 @@ def main(args: argparse.Namespace) -> int:
             finding = audit(iter_records(path), checkpoint, args.at)
         elif not args.audit:
             meters = meters_of(iter_records(path, skip_torn_tail=True), args.at)
+    except NotARecordError as exc:  # a line of a JSON-lines copy that is not a record: an alteration, said first
+        return unreadable("meters", path, exc, config)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross meters: {exc}", file=sys.stderr)
         return 2

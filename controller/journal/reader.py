@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal import key as jkey
-from controller.journal.record import MONO, JournalError, parse_canonical, parse_line
+from controller.journal.record import MONO, JournalError, NotARecordError, parse_canonical, parse_line
 from controller.journal.schema import ROUND_ENDS, columns
 
 #: A journal store starts with these bytes (SQLite file format, "The Database Header").
@@ -158,8 +158,8 @@ def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None 
     """Stream the records of a JSON-lines journal (``crisscross journal export``, or one written before the
     store), checking each line's spelling (``parse_line``; ``legacy`` None: the first line decides).
 
-    Raises ``JournalError`` naming the file and line for a line that is not a record (also one longer than
-    ``MAX_LINE_BYTES``, never held whole), ``SpellingError`` for one that is not in its canonical spelling, and for
+    Raises ``NotARecordError`` (a ``JournalError``) naming the file and line for a line that is not a record
+    (also one longer than ``MAX_LINE_BYTES``, never held whole), ``JournalError`` for a file that cannot be read, ``SpellingError`` for one that is not in its canonical spelling, and for
     a last line without its newline unless ``skip_torn_tail``, which leaves it out.
     """
     where = str(path)
@@ -167,8 +167,8 @@ def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None 
         with Path(path).open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
             for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
                 if len(raw) > MAX_LINE_BYTES:
-                    raise JournalError(f"{where}: line {number}: longer than {MAX_LINE_BYTES:,} bytes: not a journal "
-                                       f"record")
+                    raise NotARecordError(where, number, f"longer than {MAX_LINE_BYTES:,} bytes: not a journal "
+                                                         f"record")
                 if not raw.endswith(b"\n"):
                     if skip_torn_tail:
                         return

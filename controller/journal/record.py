@@ -50,6 +50,17 @@ class UnsafeRecordError(JournalWriteError):
     message names the record's type and kind, its round and the field (``Journal.commit``)."""
 
 
+class NotARecordError(JournalError):
+    """A line of a JSON-lines journal that is not a record at all (not UTF-8, not JSON, not a record's shape,
+    an empty line, longer than any record): ``line`` is its 1-based number, ``problem`` what it is. In a file
+    whose first line is a record it is an altered line (``controller.journal.tools.verify``)."""
+
+    def __init__(self, where: str, line: int, problem: str) -> None:
+        super().__init__(f"{where}: line {line}: {problem}")
+        self.line = line
+        self.problem = problem
+
+
 class SpellingError(JournalError):
     """A record that is not in its one canonical spelling (a repeated key, re-spacing, CRLF, an escaped key,
     an integer outside the safe range): tampering. ``line`` is the 1-based line (or seq, in the store)."""
@@ -217,17 +228,18 @@ def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,
     failing it is a ``JournalError`` ("not a journal record"). ``root``: what the value is (``data``), named
     before the path of an unsafe number. Raises ``SpellingError`` (tampering) for a
     repeated key, a number outside ``SAFE_INTEGER`` or not an integer, or any other spelling (spaces, CRLF,
-    escapes, key order); ``JournalError`` for text that is not JSON.
+    escapes, key order); ``NotARecordError`` (a ``JournalError``) for text that is not JSON or, with ``shape``,
+    not of that shape.
     """
     repeated: list[str] = []
     try:
         value = json.loads(text, object_pairs_hook=_pairs_hook(repeated))
     except json.JSONDecodeError as exc:
-        raise JournalError(f"{where}: line {line}: not JSON: {exc.msg}") from None
+        raise NotARecordError(where, line, f"not JSON: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:  # thousands of digits; nesting too deep
-        raise JournalError(f"{where}: line {line}: not JSON: {str(exc)[:80] or type(exc).__name__}") from None
+        raise NotARecordError(where, line, f"not JSON: {str(exc)[:80] or type(exc).__name__}") from None
     if shape is not None and not shape(value):
-        raise JournalError(f"{where}: line {line}: not a journal record")
+        raise NotARecordError(where, line, "not a journal record")
     if repeated:
         raise SpellingError(where, line, f"not in its canonical spelling: key {repeated[0][:40]!r} repeated in an "
                                          f"object")
@@ -243,11 +255,13 @@ def parse_canonical(text: str, where: str, line: int, *, legacy: bool = False,
 
 def parse_line(raw: bytes, where: str, line: int, *, legacy: bool = False) -> dict[str, Any]:
     """One line of a JSON-lines journal (with its ``\\n``) as a record; errors as ``parse_canonical``, and
-    ``JournalError`` for bytes that are not UTF-8 or a value that is not a record."""
+    ``NotARecordError`` for bytes that are not UTF-8, an empty line or a value that is not a record."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise JournalError(f"{where}: line {line}: not UTF-8 text ({exc.reason})") from None
+        raise NotARecordError(where, line, f"not UTF-8 text ({exc.reason})") from None
+    if not text.strip():
+        raise NotARecordError(where, line, "an empty line: not a journal record")
     if text.endswith("\r\n"):
         raise SpellingError(where, line, "not in its canonical spelling: CRLF line end")
     return parse_canonical(text.removesuffix("\n"), where, line, legacy=legacy, shape=_is_record)

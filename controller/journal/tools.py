@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,6 +33,7 @@ from controller.journal.reader import (
 from controller.journal.record import (
     GENESIS,
     JournalError,
+    NotARecordError,
     SpellingError,
     canonical_line,
     parse_canonical,
@@ -71,8 +72,11 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     (else ``forged``: re-chained or written without the key). Without the key, or for a JSON-lines copy, what
     cannot be seen is listed in ``unchecked`` rather than called intact; so is a WAL not read (a store on
     read-only media, ``connect_reader``). A JSON-lines copy whose last line has no newline (a record cut short)
-    is ``truncated`` at that line, named without a seq, once the records before it check. Raises ``JournalError``
-    for a file that cannot be read as a journal (also one whose only line is cut short).
+    is ``truncated`` at that line, named without a seq, once the records before it check; one whose first line
+    is a record and a later line is not (``NotARecordError``: not JSON, a record cut short in the middle, a
+    blank line) is ``edited`` at that line, named without a seq, once the records before it check. Raises
+    ``JournalError`` for a file that cannot be read as a journal: one whose first line is not a record, or whose
+    only line is cut short.
     """
     path = existing_journal(path)
     verdict = Verdict()
@@ -81,7 +85,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
     torn = not store and torn_tail(path)
     mono = MonoCheck()
-    records = mono.watch(iter_store(path) if store else iter_jsonl(path, skip_torn_tail=True))
+    lines = None if store else _UpToAlteredLine(iter_jsonl(path, skip_torn_tail=True))
+    records = mono.watch(iter_store(path) if lines is None else lines)
     try:
         first = next(records, None)
         start = (first["seq"], first["prev"]) if first is not None and not store and first["seq"] != 1 else (1, GENESIS)
@@ -96,6 +101,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         return verdict
     if verdict.tamper is None and mono.problem is not None:
         verdict.tamper = Tamper("forged", mono.problem[0], mono.problem[0], mono.problem[1])
+    if verdict.tamper is None and lines is not None and lines.altered is not None:
+        verdict.tamper = _altered(lines.altered, verdict.records)
     if verdict.tamper is None and torn:
         verdict.tamper = _torn(path, verdict.records, start[0])
     if verdict.tamper is not None:
@@ -106,6 +113,34 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         return verdict
     _verify_store(path, key, verdict, anchor)
     return verdict
+
+
+class _UpToAlteredLine:
+    """The records of a JSON-lines copy (``iter_jsonl``) up to its first line after line 1 that is not a record
+    (``NotARecordError``), which is kept as ``altered``: the records before it are checked, and it is the
+    tampering found unless one comes before it. A first line that is not a record is raised again: the file is
+    not a journal at all."""
+
+    def __init__(self, records: Iterator[dict[str, Any]]) -> None:
+        self._records = records
+        self.altered: NotARecordError | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            yield from self._records
+        except NotARecordError as exc:
+            if exc.line == 1:
+                raise
+            self.altered = exc
+
+
+def _altered(line: NotARecordError, whole: int) -> Tamper:
+    """A JSON-lines journal of ``whole`` whole records whose next line (``line``) is not a record: the journal
+    was altered at that line, as a record edited in a store is (``edited``), the records before it checked."""
+    what = line.problem.removesuffix("not a journal record").removesuffix(": ")
+    return Tamper("edited", line.line, None,
+                  f"the line is not a journal record{f' ({what})' if what else ''}: the copy was altered there; "
+                  f"the {whole} records before it are whole, their chain unbroken")
 
 
 def _torn(path: Path, whole: int, first: int) -> Tamper:
