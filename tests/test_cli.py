@@ -439,6 +439,27 @@ def test_operator_add_refuses_a_file_among_the_software_s_own(folder):
         path.with_name(path.name + ".lock").unlink(missing_ok=True)
 
 
+def test_operator_add_refuses_a_table_file_whose_operators_file_is_among_the_software_s_own(tmp_path):
+    """The same through ``--config``: a table file whose ``control.operators`` names a file among the software's
+    (here through a link into the package) is refused, nothing written."""
+    import shutil
+
+    site = tmp_path / "site"
+    shutil.copytree(CONFIG_DIR, site, ignore=shutil.ignore_patterns("operators.yaml"))
+    (tmp_path / "into").symlink_to(Path(cli.__file__).resolve().parents[1] / "game")
+    table = site / "table.yaml"
+    table.write_text(table.read_text().replace("operators: operators.yaml", f"operators: {tmp_path}/into/ops.yaml"))
+    target = Path(cli.__file__).resolve().parents[1] / "game" / "ops.yaml"
+    try:
+        proc = crisscross("operator", "add", "dan", "--role", "dealer", "--config", table, stdin="password123\n")
+        _refused_in_one_line(proc, f"crisscross: {table}: control.operators {tmp_path}/into/ops.yaml: a folder of "
+                                   f"the software's own files")
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+        target.with_name("ops.yaml.lock").unlink(missing_ok=True)
+
+
 @pytest.mark.parametrize("command, text, says", [
     (("add", "sue", "--role", "dealer"), "just text\n", "expected a mapping at the top level"),  # not loaded
     (("remove", "bob"), "operators:\n", "no user 'bob'"),

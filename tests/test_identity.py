@@ -231,3 +231,46 @@ def test_run_refuses_before_it_loads_the_command_line_and_the_check_runs_apart_f
                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert apart.returncode == 1 and f"identity: {pyc}: bytecode that is not {source} compiled" in apart.stderr
     assert not marker.exists()
+
+
+def test_a_cache_in_the_software_s_pycache_is_named_and_the_compiled_loops_keep_theirs_elsewhere(tmp_path):
+    """numba's index of compiled loops (``.nbi``, a pickle: code loaded at the next start) was kept in the
+    package's ``__pycache__``, where the check passed over every file but bytecode: such a file is named, and
+    the loops' cache has no place there (``controller.analysis.kernel_loops``: numba's in-tree locator left
+    out, the user's cache folder taken)."""
+    from numba.core import caching
+
+    from controller.analysis.kernel_loops import _KernelCacheImpl
+    from controller.service.identity import code_problems
+
+    package = tmp_path / "pkg"
+    (package / "__pycache__").mkdir(parents=True)
+    module = package / "kernel.py"
+    module.write_text("X = 1\n")
+    (package / "__pycache__" / "kernel.class_table-45.py311.nbi").write_bytes(b"\x80\x04N.")
+    assert code_problems([package], [module]) == [
+        f"{package / '__pycache__' / 'kernel.class_table-45.py311.nbi'}: not bytecode, in the software's "
+        f"__pycache__ (a cache numba or another loader could load code from)"]
+    locators = _KernelCacheImpl._locator_classes
+    assert not any(issubclass(locator, caching.InTreeCacheLocator) for locator in locators)
+    assert any(issubclass(locator, caching.UserWideCacheLocator) for locator in locators)
+
+
+def test_identity_is_answered_before_the_command_line_is_loaded_and_a_copy_that_is_no_checkout_is_named(tmp_path):
+    """``crisscross identity`` ran 28 modules of the command line before its check (bytecode planted in one of
+    them ran and could hide itself): it is answered first (``controller.cli.entry``). Package folders with no
+    record of their files and no checkout's ``pyproject.toml`` (an empty one will not do) are named."""
+    timed = subprocess.run([sys.executable, "-X", "importtime", "-m", "controller", "identity"], capture_output=True,
+                           text=True, cwd=ROOT, timeout=120)
+    assert timed.returncode == 0
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines() if "|" in line}
+    assert {m for m in loaded if m.startswith(("controller", "drivers"))} <= {
+        "controller", "controller.cli", "controller.cli.entry", "controller.service", "controller.service.identity"}
+    copy = tmp_path / "copy"
+    for folder in ("controller", "drivers", "config"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (copy / "pyproject.toml").write_text("")
+    apart = subprocess.run([sys.executable, "-I", "-S", str(copy / "controller" / "service" / "identity.py")],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert apart.returncode == 1
+    assert f"identity: {copy / 'controller'}: installed without the record of its files" in apart.stderr

@@ -55,9 +55,11 @@ print(json.dumps({"value": value, "hits": sum(stats.cache_hits.values()), "misse
 
 
 def _run(folder: Path) -> dict:
-    """``kernel_outer.outer(5)`` in a fresh interpreter, with numba's cache statistics of that call."""
+    """``kernel_outer.outer(5)`` in a fresh interpreter, with numba's cache statistics of that call; the user's
+    cache folder is ``folder / "cache"``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}  # numba's default cache folders
     env["PYTHONPATH"] = str(CHECKOUT)
+    env["XDG_CACHE_HOME"] = str(folder / "cache")
     done = subprocess.run([sys.executable, "-c", RUN, str(folder)], capture_output=True, text=True, env=env,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -69,7 +71,10 @@ def test_a_cached_loop_is_compiled_again_when_a_kernel_file_it_inlines_changes(t
     (tmp_path / "kernel_inner.py").write_text(INNER.format(factor=2))
     first = _run(tmp_path)
     assert (first["value"], first["hits"], first["misses"]) == (5 * 2 + 1, 0, 1)
-    assert Path(first["path"]) == tmp_path / "__pycache__"  # numba's in-tree folder, writable here
+    # the user's cache folder, never numba's in-tree one (writable here): nothing written beside the sources
+    assert Path(first["path"]).is_relative_to(tmp_path / "cache" / "numba"), first["path"]
+    assert not (tmp_path / "__pycache__").exists() or not any(
+        p.suffix in (".nbi", ".nbc") for p in (tmp_path / "__pycache__").iterdir())
     again = _run(tmp_path)
     assert (again["value"], again["hits"], again["misses"]) == (5 * 2 + 1, 1, 0)
     # only the inlined function's file changes: numba's own stamp (kernel_outer.py's source) still matches
@@ -97,8 +102,8 @@ def test_loops_compile_and_run_where_no_cache_folder_can_be_written(monkeypatch)
 def test_the_par_sheet_loops_use_the_stamped_cache():
     from controller.analysis import kernel, kernel_account
 
-    folder = Path(kernel.__file__).parent / "__pycache__"
+    folder = Path(os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     if not os.access(folder if folder.exists() else folder.parent, os.W_OK):
-        pytest.skip(f"{folder} cannot be written: numba uses another folder or none")
+        pytest.skip(f"{folder} cannot be written: numba uses no cache folder")
     for loop in (kernel.decision_values, kernel.line_tables, kernel_account.account, kernel_loops.pair_offsets):
         assert isinstance(loop._cache, KernelCache)

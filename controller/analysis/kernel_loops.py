@@ -3,9 +3,11 @@ count, and the small loops of pairs both passes use (``kernel.decision_values``,
 
 Pairs index the 50 cards left in ``combinations`` order (``kernel`` module docstring).
 
-numba's cache is kept where numba finds a folder it can write, in its order: ``NUMBA_CACHE_DIR`` if set, the
-``__pycache__`` beside these files, else the user's cache folder (``$XDG_CACHE_HOME/numba``, by default
-``~/.cache/numba``); where none can be written the loops are compiled at each start (about 16 s of CPU). numba
+numba's cache is kept where numba finds a folder it can write, in its order: ``NUMBA_CACHE_DIR`` if set, else
+the user's cache folder (``$XDG_CACHE_HOME/numba``, by default ``~/.cache/numba``); where none can be written the
+loops are compiled at each start (about 16 s of CPU). Never in the ``__pycache__`` beside these files, numba's
+default: its index is a pickle, code loaded at the next start, and nothing among the software's files may be
+written at run time (``controller.service.identity`` names any such file). numba
 alone checks only the source of the file a compiled function is in, while the loops of ``kernel`` and
 ``kernel_account`` inline those of this file: here a cached loop is also stale once any ``kernel*.py`` beside
 it has changed (``compiled``).
@@ -46,10 +48,12 @@ class _KernelStamp:
 
 
 class _KernelCacheImpl(caching.CompileResultCacheImpl):
-    """numba's cache of compiled functions, each of its locators (same order) stamped by ``_KernelStamp``."""
+    """numba's cache of compiled functions, each of its locators (same order) stamped by ``_KernelStamp``, but
+    the one in the package's own ``__pycache__`` (module docstring)."""
 
     _locator_classes = [type(locator.__name__, (_KernelStamp, locator), {})
-                        for locator in caching.CompileResultCacheImpl._locator_classes]
+                        for locator in caching.CompileResultCacheImpl._locator_classes
+                        if locator is not caching.InTreeCacheLocator]
 
 
 class KernelCache(caching.FunctionCache):

@@ -9,8 +9,8 @@ command that imports more later (``run``, the analysis) handles its own interrup
 
 ``run`` checks first that the code that would run is the software's files (GLI-11 program verification,
 ``controller.service.identity.verified_software_identity``), before the command line and the service are
-imported: only this module, the packages' ``__init__`` and ``controller.service.identity`` (which imports the
-standard library alone) run before the check.
+imported, and ``identity`` is answered then too: only this module, the packages' ``__init__`` and
+``controller.service.identity`` (which imports the standard library alone) run before the check.
 """
 
 from __future__ import annotations
@@ -19,12 +19,23 @@ import signal
 import sys
 
 
+#: ``crisscross identity``'s arguments answered here, before the command line is loaded (``controller.cli.identity``
+#: takes the same; any other, ``--help`` say, goes to the command line).
+IDENTITY_FORMS: tuple[list[str], ...] = ([], ["--format", "text"], ["--format", "json"])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Load ``controller.cli.main`` with SIGINT held back, then run ``main(argv)`` and return its exit status;
     130 with ``crisscross: interrupted`` on standard error, the command not run, when SIGINT came during the
     loading; 2, nothing loaded, for ``run`` when other code than the software's files would run (module
     docstring). Called from the main thread (a signal's handler can be set only there)."""
-    words = [word for word in (sys.argv[1:] if argv is None else argv) if not word.startswith("-")]
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["identity"] and given[1:] in IDENTITY_FORMS:  # before the command line's modules are run
+        from controller.service.identity import report, software_identity
+
+        return report(software_identity(), given[-1] if len(given) == 3 else "text", sys.stdout, sys.stderr,
+                      "crisscross: identity")
+    words = [word for word in given if not word.startswith("-")]
     if words[:1] == ["run"]:  # the one option before a subcommand, --version, takes no value
         from controller.service.identity import SoftwareIdentityError, verified_software_identity
 

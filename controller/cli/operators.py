@@ -19,25 +19,27 @@ SOFTWARE_FOLDERS: tuple[Path, ...] = (CONFIG_DIR.resolve(), Path(__file__).resol
 
 def _operators_path(args: argparse.Namespace) -> Path:
     """The operators file meant: ``--file``, whose folder must exist (a mistyped path would start a second
-    file nobody reads) and, to be changed, be none of ``SOFTWARE_FOLDERS``, else ``control.operators`` of
-    ``--config``. Raises ``ConfigError``."""
+    file nobody reads), else ``control.operators`` of ``--config``; to be changed, in none of
+    ``SOFTWARE_FOLDERS`` (followed through links). Raises ``ConfigError``."""
     from controller.game.table import load_table_config
 
     if args.file is not None:
         if not args.file.parent.is_dir():
             raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
-        folder = args.file.parent.resolve()
-        if args.operator_command != "list" and any(folder.is_relative_to(mine) for mine in SOFTWARE_FOLDERS):
-            raise ConfigError(f"--file {args.file}: a folder of the software's own files ({folder}): a file written "
-                              f"there is not the software's and stops its start (`crisscross identity`); keep the "
-                              f"operators file beside the table's own configuration (`crisscross config init DIR`)")
-        return args.file
-    config = load_table_config(find_table_config(args.config))
-    if config.source.parent.resolve() == CONFIG_DIR.resolve():
-        raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
-                          f"table's own with `crisscross config init DIR` and name it with --config (or "
-                          f"$CRISSCROSS_CONFIG)")
-    return config.control.operators
+        path, named = args.file, f"--file {args.file}"
+    else:
+        config = load_table_config(find_table_config(args.config))
+        if config.source.parent.resolve() == CONFIG_DIR.resolve():
+            raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
+                              f"table's own with `crisscross config init DIR` and name it with --config (or "
+                              f"$CRISSCROSS_CONFIG)")
+        path, named = config.control.operators, f"{config.source}: control.operators {config.control.operators}"
+    folder = path.parent.resolve()
+    if args.operator_command != "list" and any(folder.is_relative_to(mine) for mine in SOFTWARE_FOLDERS):
+        raise ConfigError(f"{named}: a folder of the software's own files ({folder}): a file written there is not "
+                          f"the software's and stops its start (`crisscross identity`); keep the operators file "
+                          f"beside the table's own configuration (`crisscross config init DIR`)")
+    return path
 
 
 def operator(args: argparse.Namespace) -> int:

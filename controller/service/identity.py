@@ -89,14 +89,27 @@ def identity_of(files: Iterable[tuple[str, Path]], origin: str) -> Identity:
     return Identity(listed, digest, origin)
 
 
+def _distribution() -> importlib.metadata.Distribution | None:
+    """The distribution whose record lies in the folder holding the packages running now (found there, not
+    through ``sys.path``: a check run with ``python -I -S`` reads no ``.pth`` file of ``site-packages``), or
+    None."""
+    return next(iter(importlib.metadata.distributions(name=DISTRIBUTION, path=[str(_ROOT)])), None)
+
+
+def _is_checkout(root: Path) -> bool:
+    """True when ``root`` is a checkout of this project: its ``pyproject.toml`` names the distribution."""
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return f'name = "{DISTRIBUTION}"' in text
+
+
 def installed_files() -> list[tuple[str, Path]] | None:
     """The package files the distribution's record lists, as installed from a wheel; None when it lists none of
     them (an editable install, or the distribution not installed)."""
-    try:
-        dist = importlib.metadata.distribution(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    if dist.read_text("RECORD") is None:  # not installed from a wheel (an egg-info of a checkout's build)
+    dist = _distribution()
+    if dist is None or dist.read_text("RECORD") is None:  # not installed from a wheel (an egg-info of a checkout's build)
         return None
     files = [(str(f).replace("\\", "/"), Path(str(dist.locate_file(f)))) for f in dist.files or ()
              if f.parts and f.parts[0] in PACKAGES and f.suffix != ".pyc" and "__pycache__" not in f.parts]
@@ -135,7 +148,10 @@ def code_problems(folders: Iterable[Path], listed: Iterable[Path], *, unlisted: 
                     out.append(f"{here / name}: a symbolic link (to {os.readlink(here / name)}): what it names "
                                f"is not among the software's files, and Python would follow it")
             folders_in[:] = [name for name in folders_in if not (here / name).is_symlink()]
-            if here.name == "__pycache__":
+            if here.name == "__pycache__":  # bytecode of a source, checked with it; nothing else belongs here
+                out += [f"{here / name}: not bytecode, in the software's __pycache__ (a cache numba or another "
+                        f"loader could load code from)" for name in files
+                        if not name.endswith(tuple(importlib.machinery.BYTECODE_SUFFIXES))]
                 continue
             for name in files:
                 path = here / name
@@ -205,14 +221,14 @@ def software_identity() -> Identity:
     files by which other code would run (``code_problems``)."""
     files = installed_files()
     if files is not None:
-        folders = [Path(str(importlib.metadata.distribution(DISTRIBUTION).locate_file(name))) for name in PACKAGES]
+        folders = [_ROOT / name for name in PACKAGES]
         identity, unlisted = identity_of(files, "installed"), "any"
     else:
         files = checkout_files()
         folders = [_ROOT / folder for folder in CHECKOUT_FOLDERS]
         identity, unlisted = identity_of(files, "checkout"), "importable"
     problems = code_problems(folders, (path for _, path in files), unlisted=unlisted)
-    if identity.origin == "checkout" and not (_ROOT / "pyproject.toml").is_file():
+    if identity.origin == "checkout" and not _is_checkout(_ROOT):
         problems.append(f"{_ROOT / 'controller'}: installed without the record of its files (the distribution's "
                         f"RECORD) and not a checkout: which files are the software's is not known")
     return Identity(identity.files, identity.digest, identity.origin, tuple(problems))
