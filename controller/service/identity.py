@@ -14,8 +14,11 @@ What runs is not always those files: Python runs a module's bytecode from ``__py
 when the bytecode's header matches the source (its size and time, or its hash), whatever the code in it, and it
 imports an extension module, a folder or bytecode without a source beside a module of the same name before or
 instead of it. ``Identity.problems`` names each such file that does not vouch for itself (``code_problems``):
-bytecode Python would load that is not its source compiled, and a file Python could import that the listing
-leaves out. The service refuses to start on any (``SoftwareIdentityError``), ``crisscross identity`` names them.
+bytecode Python would load that is not its source compiled, a cache or other file in a ``__pycache__``, a symbolic
+link, and a file Python could import that the listing leaves out. ``crisscross run`` refuses to start on any
+before it loads the command line (``controller.cli.entry``, ``SoftwareIdentityError``), ``crisscross identity``
+names them. Run as a program (``python -I -S <this file> [--format json]``) the check runs apart, compiled from
+this source, with the standard library alone (docs/commands.md, "crisscross identity").
 """
 
 from __future__ import annotations
