@@ -19,22 +19,17 @@ import signal
 import sys
 
 
-#: ``crisscross identity``'s arguments answered here, before the command line is loaded (``controller.cli.identity``
-#: takes the same; any other, ``--help`` say, goes to the command line).
-IDENTITY_FORMS: tuple[list[str], ...] = ([], ["--format", "text"], ["--format", "json"])
-
-
 def main(argv: list[str] | None = None) -> int:
     """Load ``controller.cli.main`` with SIGINT held back, then run ``main(argv)`` and return its exit status;
     130 with ``crisscross: interrupted`` on standard error, the command not run, when SIGINT came during the
     loading; 2, nothing loaded, for ``run`` when other code than the software's files would run (module
     docstring). Called from the main thread (a signal's handler can be set only there)."""
     given = list(sys.argv[1:] if argv is None else argv)
-    if given[:1] == ["identity"] and given[1:] in IDENTITY_FORMS:  # before the command line's modules are run
-        from controller.service.identity import report, software_identity
+    if given[:1] == ["identity"]:  # answered before the command line's modules run; --help and the like by it
+        from controller.service.identity import form_of, report, software_identity
 
-        return report(software_identity(), given[-1] if len(given) == 3 else "text", sys.stdout, sys.stderr,
-                      "crisscross: identity")
+        if (form := form_of(given[1:])) is not None:
+            return report(software_identity(), form, sys.stdout, sys.stderr, "crisscross: identity")
     words = [word for word in given if not word.startswith("-")]
     if words[:1] == ["run"]:  # the one option before a subcommand, --version, takes no value
         from controller.service.identity import SoftwareIdentityError, verified_software_identity

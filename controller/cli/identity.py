@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from controller.service.identity import FORMATS
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """The ``identity`` subcommand's arguments."""
     identity = sub.add_parser("identity", parents=[common],
                               help="the SHA-256 of every installed file of the software and one digest over them")
-    identity.add_argument("--format", choices=("text", "json"), default="text",
+    identity.add_argument("--format", choices=FORMATS, default="text",
                           help="text: sha256sum lines, then the digest and where the files came from (default); "
                                "json: {\"digest\", \"origin\", \"files\": [{\"path\", \"sha256\"}], "
                                "\"problems\": [...]}; exit 1 when other code than the files listed would run "

@@ -256,6 +256,18 @@ def verified_software_identity() -> Identity:
     return software
 
 
+#: The forms ``report`` writes.
+FORMATS: tuple[str, ...] = ("text", "json")
+
+
+def form_of(arguments: list[str]) -> str | None:
+    """The form asked by ``arguments`` (none: ``text``; ``--format F``: F, one of ``FORMATS``), or None for any
+    other arguments."""
+    if not arguments:
+        return "text"
+    return arguments[1] if len(arguments) == 2 and arguments[0] == "--format" and arguments[1] in FORMATS else None
+
+
 def report(identity: Identity, form: str, out: TextIO, err: TextIO, name: str) -> int:
     """Write ``identity`` to ``out`` as ``form`` (``text``: ``sha256sum`` lines, then the digest and where the
     files came from; ``json``: ``{"digest", "origin", "files": [{"path", "sha256"}], "problems"}``) and each of
@@ -277,8 +289,8 @@ def report(identity: Identity, form: str, out: TextIO, err: TextIO, name: str) -
 
 
 if __name__ == "__main__":  # the check run apart: ``python -I <this file>``, compiled from this source (module docstring)
-    _form = "json" if sys.argv[1:] == ["--format", "json"] else "text"
-    if sys.argv[1:] not in ([], ["--format", "json"], ["--format", "text"]):
-        sys.stderr.write(f"usage: python -I {__file__} [--format text|json]\n")
+    _form = form_of(sys.argv[1:])
+    if _form is None:
+        sys.stderr.write(f"usage: python -I -S {__file__} [--format {'|'.join(FORMATS)}]\n")
         raise SystemExit(2)
     raise SystemExit(report(software_identity(), _form, sys.stdout, sys.stderr, "identity"))

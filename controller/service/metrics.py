@@ -3,8 +3,8 @@
 
 What the floor's monitoring sees: rounds closed and voided, test rounds apart (no play: NY 9 NYCRR 5319.58),
 faults by device and cause, past-posting and mispays (those of test rounds apart, ``EventCounters``), per link
-the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the journal's commit time and of the time from a person's
-press to the device command it causes, the event queue's depth, the start-up time (replay included), whether the
+the frames sent and received, repeats, bad checksums, reconnections and handshake failures, histograms of the
+journal's commit time and of the time from a person's press to the device command it causes, the event queue's depth, the start-up time (replay included), whether the
 journal store was found damaged, the size of the journal's WAL and the build.
 Never a card, a seat's wager or a person's name: labels are drawn from fixed sets (devices, fault causes,
 outcomes), so nothing a player does can appear in a metric.
