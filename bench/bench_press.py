@@ -30,13 +30,14 @@ after the same pause each time, so that both start from the same idleness.
 
 After the floor, as many chains through the skeleton of the service (``bench.press_skeleton``: the same processes,
 owner threads, queues, pseudo-terminals and two commits, no game), after the same pause: what the chain costs
-before the controller does any work.
+before the controller does any work; and as many through the reactor (the same with one thread owning every port
+and committing inline): the least any service in a process of its own can take on this chain.
 
 Printed: p50/p99 of press to DISPENSE and of each hop (press to READ_SPOTS at the sensors, READ_SPOTS to
 DISPENSE at the shoe), the sensors' simulator's own time (READ_SPOTS received to its answer written: a device's
 processor on a table, not the controller's), the chain without it, the floor, and the ratios press / floor,
-with and without the simulator's own time (goal: p50 and p99 within 2x), the skeleton against the floor and the
-press against the skeleton.
+with and without the simulator's own time (goal: p50 and p99 within 2x), the skeleton and the reactor against
+the floor and the press against both.
 """
 
 from __future__ import annotations
@@ -226,6 +227,7 @@ def main() -> None:
     device: list[float] = []
     floor: list[float] = []
     skeleton: list[float] = []
+    reactor: list[float] = []
     print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
           f"{'in this process' if args.in_process else 'in a process of its own'}, "
           f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}; the dealer's reaction {args.reaction_ms:g} ms")
@@ -253,9 +255,11 @@ def main() -> None:
             device += answering
             floor += floor_samples(folder, len(total), args.reaction_ms / 1000)
             skeleton += skeleton_samples(folder, len(total), args.reaction_ms / 1000)
+            reactor += skeleton_samples(folder, len(total), args.reaction_ms / 1000, shape="reactor")
             print(f"repeat {repeat + 1}: {len(total)} rounds, press to DISPENSE p50 {percentile(total, 50):.2f} ms; "
                   f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms; skeleton p50 "
-                  f"{percentile(skeleton[-len(total):], 50):.2f} ms")
+                  f"{percentile(skeleton[-len(total):], 50):.2f} ms; reactor p50 "
+                  f"{percentile(reactor[-len(total):], 50):.2f} ms")
     finally:
         if args.folder is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -272,16 +276,18 @@ def main() -> None:
                          ("    of which the sensors' simulator's own time", device),
                          ("press to DISPENSE without the simulator's own time", own),
                          ("floor (2 commits + pty round trip)", floor),
-                         ("skeleton (the service's processes, threads and ptys, no game)", skeleton)):
+                         ("skeleton (the service's processes, threads and ptys, no game)", skeleton),
+                         ("reactor (the same processes and ptys, one thread, no game)", reactor)):
         print(f"{name}: p50 {percentile(values, 50):.2f} ms, p99 {percentile(values, 99):.2f} ms "
               f"({len(values)} samples)")
     for name, values in (("press / floor", chain), ("without the simulator's own time / floor", own)):
         print(f"{name}: p50 {percentile(values, 50) / percentile(floor, 50):.2f}x, "
               f"p99 {percentile(values, 99) / percentile(floor, 99):.2f}x (goal: both <= 2)")
-    print(f"skeleton / floor: p50 {percentile(skeleton, 50) / percentile(floor, 50):.2f}x, "
-          f"p99 {percentile(skeleton, 99) / percentile(floor, 99):.2f}x; press / skeleton: p50 "
-          f"{percentile(chain, 50) / percentile(skeleton, 50):.2f}x, p99 "
-          f"{percentile(chain, 99) / percentile(skeleton, 99):.2f}x")
+    for name, values in (("skeleton", skeleton), ("reactor", reactor)):
+        print(f"{name} / floor: p50 {percentile(values, 50) / percentile(floor, 50):.2f}x, "
+              f"p99 {percentile(values, 99) / percentile(floor, 99):.2f}x; press / {name}: p50 "
+              f"{percentile(chain, 50) / percentile(values, 50):.2f}x, p99 "
+              f"{percentile(chain, 99) / percentile(values, 99):.2f}x")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
