@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -600,3 +601,41 @@ def test_rounds_ended_of_a_store_being_created_is_none(tmp_path):
     (tmp_path / "other.jsonl").write_text('{"seq":1}\n')
     with pytest.raises(JournalError, match="cannot read the journal store"):
         rounds_ended(tmp_path / "other.jsonl")
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o602])
+def test_a_store_group_or_others_may_read_or_write_is_not_opened(tmp_path, mode):
+    """The store holds every card dealt (docs/commands.md: the journal is its owner's alone, as the journal key
+    and the operators file are): a table's store, or an empty file in its place, that group or others may read
+    or write is refused with the remedy, its records and mode untouched, and opens once mended."""
+    path = tmp_path / "table.db"
+    journal = Journal(path)
+    journal.append("record", "Marker", {"n": 1}, None)
+    journal.close()
+    before = path.read_bytes()
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for store in (path, empty):
+        store.chmod(mode)
+        with pytest.raises(JournalError, match=rf"may be read or written by group or others \(mode {mode:o}\).*"
+                                                 rf"chmod 600 {re.escape(str(store))}: not opened"):
+            Journal(store)
+        assert store.stat().st_mode & 0o777 == mode
+        store.chmod(0o600)
+    assert path.read_bytes() == before
+    journal = Journal(path)
+    assert journal.head[0] == 1
+    journal.close()
+    Journal(empty).close()
+
+
+def test_run_refuses_a_journal_others_may_read_in_one_line(tmp_path):
+    """``crisscross run`` on such a store: exit 2 in one line naming it and the remedy, nothing written."""
+    path = tmp_path / "journal.db"
+    path.touch()
+    path.chmod(0o644)
+    proc = crisscross("run", "--simulate", "--quiet", "--rounds", "1", "--journal", path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"crisscross: {path}: the journal store may be read or written by group or others "
+                           f"(mode 644): it holds every card dealt: chmod 600 {path}: not opened\n")
+    assert path.stat().st_size == 0 and not (tmp_path / "journal.db.anchor").exists()

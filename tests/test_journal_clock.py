@@ -164,6 +164,7 @@ def test_a_store_written_before_mono_verifies_opens_and_is_appended_to(tmp_path)
     assert (verdict.records, verdict.tamper) == (6, None)
     assert read_records(path) == old and exported_lines(path) == lines
     assert [n for n, _ in last_rounds(path, 2)] == [2, 3]  # recall, before any start
+    path.chmod(0o600)  # as the service made every store: its owner's alone
     journal = Journal(path, fsync=False)
     try:
         assert journal.head == (6, old[-1]["hash"])

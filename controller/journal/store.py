@@ -145,7 +145,10 @@ class Journal(OpeningChecks):
     none).
 
     Raises ``JournalError`` for any of these, for a file of zeros (lost records, not a torn write), a
-    JSON-lines journal (to be imported) or another file, and ``OSError`` when the file cannot be created. One
+    JSON-lines journal (to be imported) or another file, for a store (or an empty file in its place) that group
+    or others may read or write (it holds every card dealt, face-down ones included: the journal is its owner's
+    alone, as the journal key and the operators file are; docs/commands.md), and ``OSError`` when the file cannot
+    be created. One
     ``Journal`` per store at a time: it holds the store's lock (``lock_store``) until ``close``, and a second is
     refused (``JournalError``) while the first is open. While open it also holds SQLite's write lock between its
     commits, so that another connection's write transaction is refused at once (``database is locked``) rather
@@ -212,7 +215,12 @@ class Journal(OpeningChecks):
         """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""
         if self.created:
             jkey.fsync_folder(self.path.parent)
-        self._identity = _identity(os.fstat(self._lock))
+        info = os.fstat(self._lock)
+        if info.st_mode & 0o077:
+            raise JournalError(f"{self.path}: the journal store may be read or written by group or others (mode "
+                               f"{info.st_mode & 0o777:o}): it holds every card dealt: chmod 600 {self.path}: "
+                               f"not opened")
+        self._identity = _identity(info)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                        timeout=BUSY_SECONDS)
