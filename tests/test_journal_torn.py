@@ -88,3 +88,25 @@ def test_recall_and_meters_show_the_records_before_a_torn_line_under_the_warning
         assert shown.stdout == f"{warning}\n{expected.stdout}", (command, shown.stdout)
         assert f"crisscross {command[0]}: {warning} (run crisscross journal verify)\n" in shown.stderr, shown.stderr
     assert expected.returncode == 0 and f"as of record {whole} of" in shown.stderr
+
+
+def test_protect_reads_the_records_before_a_torn_line_under_the_warning_verify_gives(played, tmp_path):
+    """``crisscross protect`` of a torn copy reads its records before the torn line, as ``recall`` and
+    ``meters`` do: each player's evidence as in the copy of those records alone, under the warning that names
+    the torn line, exit status 1 (docs/commands.md, "crisscross protect"). It read them as a whole copy, exit 0,
+    without a word."""
+    _, lines = played
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(lines[:-1]))
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    problem = verify_cli(torn).stdout.removeprefix(f"{torn}: tampered: ").rstrip("\n")
+    assert problem.startswith(f"line {len(lines)}: truncated: "), problem
+    expected = crisscross("protect", "--all", "--journal", whole)
+    assert expected.returncode == 0 and expected.stdout, expected
+    shown = crisscross("protect", "--all", "--journal", torn)
+    warning = f"WARNING: {torn} does not verify: {problem}; evidence read from it may be wrong"
+    assert shown.returncode == 1, shown
+    assert shown.stdout == f"{warning}\n{expected.stdout}", shown.stdout
+    assert f"crisscross protect: {warning} (run crisscross journal verify)\n" in shown.stderr, shown.stderr
+    assert shown.stderr.endswith(expected.stderr.replace(str(whole), str(torn))), shown.stderr

@@ -10,10 +10,12 @@ The first reads a journal (a store or JSON lines) and prints, for each player (a
 breaks, seat moves and sessions; an unrated one by seat, across breaks of up to ``--break`` rounds), the
 evidence that the player saw a hole card, the card it points at and the house's estimated loss (``controller.analysis.protect``,
 read from the journal by ``controller.service.protect_journal``);
-flagged sessions only, unless ``--all``. Exit status 0: nothing flagged; 1: a session flagged; 2: the journal or
-the configuration cannot be read. The second measures the detector on simulated play
-(``controller.simulated.protect_measure``); the third what knowing other seats' hole cards is worth
-(``controller.simulated.shared_measure``).
+flagged sessions only, unless ``--all``. The journal is verified first (``controller.cli.journal.journal_problem``):
+one that does not verify is still read, under a warning, as ``crisscross recall`` shows it (a JSON-lines copy
+whose last line is cut short: its records before that line). Exit status 0: nothing flagged; 1: a session
+flagged, or the journal does not verify; 2: the journal or the configuration cannot be read. The second
+measures the detector on simulated play (``controller.simulated.protect_measure``); the third what knowing other
+seats' hole cards is worth (``controller.simulated.shared_measure``).
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def main(args: argparse.Namespace) -> int:
     from controller.journal.record import JournalError
     from controller.service.opening import jurisdiction_for
     from controller.game.table import load_table_config
+    from controller.cli.journal import journal_problem, warn_unverified
 
     try:
         config = load_table_config(find_table_config(args.config))
@@ -104,6 +107,9 @@ def main(args: argparse.Namespace) -> int:
                               "for a standard error")
         if (args.measure or args.shared_cards) and args.journal is not None:
             raise ConfigError("--journal is read by the report, not by --measure or --shared-cards")
+        problem = None  # the journal verified as ``recall`` and ``meters`` verify it (an empty one holds none)
+        if not (args.measure or args.shared_cards) and path.stat().st_size:
+            problem = journal_problem(path, config, command="protect")
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross protect: {exc}", file=sys.stderr)
         return 2
@@ -128,10 +134,12 @@ def main(args: argparse.Namespace) -> int:
         from controller.cli.journal import unreadable
 
         return unreadable("protect", path, exc, config)
+    if problem:  # still read (a dispute may need it), but marked on every copy and in the exit status
+        warn_unverified("protect", path, problem, "evidence read from it may be wrong")
     shown = [r for r in reports if args.all or r.flagged]
     for report in shown:
         print(report.line())
     flagged = sum(r.flagged for r in reports)
     print(f"{len(reports)} players' evidence in {path} (rated players by id, unrated ones by seat); {flagged} "
           "flagged", file=sys.stderr)
-    return 1 if flagged else 0
+    return 1 if flagged or problem else 0
