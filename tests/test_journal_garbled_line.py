@@ -56,21 +56,53 @@ def test_a_file_whose_first_line_is_not_a_record_is_not_a_journal(tmp_path):
     assert proc.stderr == f"crisscross: {copy}: line 1: not JSON: Expecting value\n", proc
 
 
-@pytest.mark.parametrize("command", [("recall", "--last", "1"), ("meters",)])
-def test_recall_and_meters_refuse_such_a_copy_under_the_warning_that_it_does_not_verify(tmp_path, command):
-    """``recall`` and ``meters`` cannot read the records of such a copy (exit 2, docs/commands.md); the refusal
-    comes after the warning that the journal does not verify, as for any record they cannot read, so that it
-    is never taken for a damaged file alone. It was the one line without the warning."""
-    store = tmp_path / "j.db"
-    ran = crisscross("run", "--simulate", "--quiet", "--rounds", "1", "--seed", "5", "--journal", store)
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> list[str]:
+    """The lines of a store of 3 simulated rounds (``crisscross run --simulate``: records recall, the meters and
+    the hole-card detector read) as exported."""
+    store = tmp_path_factory.mktemp("garbled") / "j.db"
+    ran = crisscross("run", "--simulate", "--quiet", "--rounds", "3", "--seed", "5", "--journal", store)
     assert ran.returncode == 0, ran.stderr
-    lines = exported_lines(store)
+    return exported_lines(store)
+
+
+@pytest.mark.parametrize("command, consequence", [
+    (("recall", "--last", "3"), "what follows may have been altered"),
+    (("meters",), "meters counted from it may be wrong"),
+    (("protect", "--all"), "evidence read from it may be wrong"),
+    (("rating",), "figures read from it may be wrong"),
+], ids=["recall", "meters", "protect", "rating"])
+@pytest.mark.parametrize("cut", [False, True], ids=["garbage", "cut-short"])
+def test_the_readers_show_the_records_before_such_a_line_under_the_warning_verify_gives(
+        played, tmp_path, command, consequence, cut):
+    """``recall``, ``meters``, ``protect`` and ``rating`` of such a copy show what they read of its records before
+    that line (as of a copy of those records alone), under the warning that names the line and the alteration as
+    ``journal verify`` does, exit status 1, as they show a copy whose last line is torn (docs/commands.md). They
+    refused it, exit 2, showing nothing (``protect``: nor the warning)."""
+    at = len(played) // 2  # the line that is not a record, in the second round
+    before = "".join(played[:at - 1])
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text(before)
     copy = tmp_path / "j.jsonl"
-    copy.write_text("".join([*lines[:4], "garbage\n", *lines[4:]]))
+    copy.write_text(before + "".join([played[at - 1][:30] + "\n", *played[at:]] if cut
+                                     else ["garbage\n", *played[at - 1:]]))
     found = verify_cli(copy).stdout.removeprefix(f"{copy}: tampered: ").rstrip("\n")
-    assert found.startswith("line 5: edited: "), found
+    assert found.startswith(f"line {at}: edited: the line is not a journal record (not JSON: "), found
+    assert "the copy was altered there" in found
+    expected = crisscross(*command, "--journal", whole)
+    assert expected.returncode == 0 and expected.stdout, expected
     proc = crisscross(*command, "--journal", copy)
-    warning = f"WARNING: {copy} does not verify: {found}; its records cannot be read"
-    assert proc.returncode == 2 and proc.stdout == f"{warning}\n", proc
-    assert proc.stderr.splitlines() == [f"crisscross {command[0]}: {warning} (run crisscross journal verify)",
-                                        f"crisscross {command[0]}: {copy}: line 5: not JSON: Expecting value"]
+    warning = f"WARNING: {copy} does not verify: {found}; {consequence}"
+    assert proc.returncode == 1, proc
+    assert proc.stdout == f"{warning}\n{expected.stdout}", proc.stdout
+    assert f"crisscross {command[0]}: {warning} (run crisscross journal verify)\n" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("command", [("recall",), ("meters",), ("protect",), ("rating",)])
+def test_the_readers_refuse_a_file_whose_first_line_is_not_a_record(played, tmp_path, command):
+    """Nothing to show: the file is not a journal (exit 2, one line naming the line)."""
+    copy = tmp_path / "j.jsonl"
+    copy.write_text("".join(["garbage\n", *played]))
+    proc = crisscross(*command, "--journal", copy)
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr == f"crisscross {command[0]}: {copy}: line 1: not JSON: Expecting value\n", proc

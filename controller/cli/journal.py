@@ -18,9 +18,9 @@ from controller.settings.files import ConfigError, find_table_config
 
 def recall(args: argparse.Namespace) -> int:
     """``crisscross recall [--last N] [--alerts]``: 0 shown, 1 shown under a warning (the journal does not
-    verify: also a JSON-lines copy whose last line is cut short, ``truncated``, whose records before that line
-    are shown), 2 a journal or configuration that cannot be read (one line on standard error). docs/commands.md,
-    "crisscross recall"."""
+    verify: also a JSON-lines copy whose last line is cut short, ``truncated``, or one with a line after its first
+    that is not a record, ``edited``: its records before that line are shown), 2 a journal or configuration that
+    cannot be read (one line on standard error). docs/commands.md, "crisscross recall"."""
     from controller.journal.alert_recall import alerts_of, format_alerts
     from controller.journal.reader import (
         existing_journal,
@@ -28,7 +28,7 @@ def recall(args: argparse.Namespace) -> int:
         last_rounds,
         refuse_lost_records,
     )
-    from controller.journal.record import JournalError, NotARecordError
+    from controller.journal.record import JournalError
     from controller.journal.recall import recall_last
     from controller.game.table import load_table_config
 
@@ -39,13 +39,12 @@ def recall(args: argparse.Namespace) -> int:
                                 _simulated_hint(config) if args.journal is None else "")
         refuse_lost_records(path)
         rounds = [] if args.alerts else last_rounds(path, args.last)
-        alerts = format_alerts(alerts_of(iter_records(path, skip_torn_tail=True))) if args.alerts else ""
-        # a JSON-lines copy whose last line was cut short: ``verify`` names it (truncated), and the records
-        # before it are shown under that warning, as every journal that does not verify is
+        alerts = format_alerts(alerts_of(iter_records(path, up_to_damage=True))) if args.alerts else ""
+        # a JSON-lines copy whose last line was cut short, or with a line after its first that is not a record:
+        # ``verify`` names it (truncated, edited), and the records before it are shown under that warning, as
+        # every journal that does not verify is
         problem = journal_problem(path, config, command="recall")
         shown = alerts or recall_last(rounds) or f"no rounds in {path}"
-    except NotARecordError as exc:  # a line of a JSON-lines copy that is not a record: an alteration, said first
-        return unreadable("recall", path, exc, config)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2

@@ -11,8 +11,8 @@ journal verify`` does (``controller.cli.journal.journal_problem``: the chain, th
 seals too with the table's journal key, when the table's configuration is read: without ``--journal``, or with
 ``--config``); one that does not verify is still shown (a dispute may need it)
 under a warning, as ``crisscross recall`` does, and ``--audit`` fails on it before it compares any meter. A
-JSON-lines copy whose last line is cut short does not verify (``truncated``): the meters are those of its records
-before that line, under the warning.
+JSON-lines copy whose last line is cut short does not verify (``truncated``), nor one with a line after its first
+that is not a record (``edited``): the meters are those of its records before that line, under the warning.
 
 Exit status: 0 shown, or the audit found nothing; 1 the journal does not verify (shown under a warning), or the
 audit found a meter that differs (named on standard output with its record); 2 a journal or configuration that
@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     from controller.journal.meters_audit import audit, last_checkpoint, meters_of
     from controller.cli.journal import _simulated_hint, journal_problem, unreadable, warn_unverified
     from controller.journal.reader import existing_journal, iter_records
-    from controller.journal.record import JournalError, NotARecordError
+    from controller.journal.record import JournalError
     from controller.settings.files import ConfigError, find_table_config
 
     path = config = None
@@ -79,18 +79,16 @@ def main(args: argparse.Namespace) -> int:
         else:
             path = existing_journal(Path(args.journal))
         problem = journal_problem(path, config, command="meters")
-        # a JSON-lines copy whose last line is cut short is ``truncated`` (``problem``): its records before that
-        # line are counted, under the warning
-        last = max((record["seq"] for record in iter_records(path, skip_torn_tail=True)), default=0)
+        # a JSON-lines copy whose last line is cut short is ``truncated`` (``problem``), one with a line after its
+        # first that is not a record ``edited``: its records before that line are counted, under the warning
+        last = max((record["seq"] for record in iter_records(path, up_to_damage=True)), default=0)
         if args.at is not None and args.at > last:
             raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")
         if args.audit and not problem:
             checkpoint = last_checkpoint(path, args.at)
             finding = audit(iter_records(path), checkpoint, args.at)
         elif not args.audit:
-            meters = meters_of(iter_records(path, skip_torn_tail=True), args.at)
-    except NotARecordError as exc:  # a line of a JSON-lines copy that is not a record: an alteration, said first
-        return unreadable("meters", path, exc, config)
+            meters = meters_of(iter_records(path, up_to_damage=True), args.at)
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross meters: {exc}", file=sys.stderr)
         return 2

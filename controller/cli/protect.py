@@ -12,10 +12,11 @@ evidence that the player saw a hole card, the card it points at and the house's 
 read from the journal by ``controller.service.protect_journal``);
 flagged sessions only, unless ``--all``. The journal is verified first (``controller.cli.journal.journal_problem``):
 one that does not verify is still read, under a warning, as ``crisscross recall`` shows it (a JSON-lines copy
-whose last line is cut short: its records before that line). Exit status 0: nothing flagged; 1: a session
-flagged, or the journal does not verify; 2: the journal or the configuration cannot be read. The second
-measures the detector on simulated play (``controller.simulated.protect_measure``); the third what knowing other
-seats' hole cards is worth (``controller.simulated.shared_measure``).
+whose last line is cut short, or with a line after its first that is not a record: its records before that
+line). Exit status 0: nothing flagged; 1: a session flagged, or the journal does not verify; 2: the journal or
+the configuration cannot be read. The second measures the detector on simulated play
+(``controller.simulated.protect_measure``); the third what knowing other seats' hole cards is worth
+(``controller.simulated.shared_measure``).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
         path = existing_journal(Path(args.journal)) if args.journal is not None else \
             existing_journal(Path(config.journal), _simulated_hint(config))
         problem = journal_problem(path, config, command="rating", mark_output=args.format != "json")
-        sessions = [s for s in sessions_of(iter_records(path, skip_torn_tail=True), args.gap)
+        sessions = [s for s in sessions_of(iter_records(path, up_to_damage=True), args.gap)
                     if args.player is None or s.player == args.player]
         edge, ratings = rate_all(sessions, DecisionValues(jurisdiction), args.decisions_per_hour)
     except (OSError, ConfigError, JournalError, RatingError) as exc:

@@ -180,6 +180,33 @@ def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None 
         raise JournalError(f"{where}: cannot read: {exc.strerror or exc}") from None
 
 
+class UpToDamage:
+    """The records of the JSON-lines journal at ``path`` (``iter_jsonl``) before its damage: the one reading of
+    where a copy is damaged, which ``controller.journal.tools.verify`` names and the readers that show a journal
+    under its warning read up to (``iter_records``'s ``up_to_damage``):
+
+    - a last line cut short (no newline at its end, ``torn_tail``: a power cut or a crash while a record was
+      written) is left out (``verify``: ``truncated`` at that line);
+    - the first line after line 1 that is not a record (``NotARecordError``: not JSON, a record cut short in the
+      middle, bytes that are not UTF-8, a blank line) ends the records, and is kept as ``altered`` (``verify``:
+      ``edited`` at that line, the copy altered there).
+
+    Raises ``NotARecordError`` for a first line that is not a record (the file is not a journal at all); other
+    errors as ``iter_jsonl``."""
+
+    def __init__(self, path: Path) -> None:
+        self._records = iter_jsonl(path, skip_torn_tail=True)
+        self.altered: NotARecordError | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            yield from self._records
+        except NotARecordError as exc:
+            if exc.line == 1:
+                raise
+            self.altered = exc
+
+
 def row_record(row: Sequence[Any], where: str) -> dict[str, Any]:
     """A row of ``records`` (``COLUMNS``, of the store at ``where``) as a record, its data checked for its
     canonical spelling (``SpellingError``, naming the seq); ``mono`` left out when NULL (written before it)."""
@@ -255,7 +282,8 @@ def rounds_ended(path: Path) -> int:
 def last_rounds(path: Path, count: int, *, only: int | None = None,
                 types: Collection[str] | None = None) -> list[tuple[int, list[dict[str, Any]]]]:
     """The records of the last ``count`` rounds of the journal at ``path``, ``[(round, records)]`` in round
-    order: from a store by its round index, from a JSON-lines file by streaming it (keeping those rounds only).
+    order: from a store by its round index, from a JSON-lines file by streaming its records before its damage
+    (``UpToDamage``), keeping those rounds only.
     With ``only`` just that round, when it is one of the last ``count`` (else ``[]``); with ``types`` only the
     records of those types (a round none of whose records is of them is still listed, with ``[]``). Errors as
     ``iter_records``."""
@@ -276,7 +304,7 @@ def last_rounds(path: Path, count: int, *, only: int | None = None,
         finally:
             db.close()
     kept: dict[int, list[dict[str, Any]]] = {}
-    for record in iter_records(path, skip_torn_tail=True):
+    for record in iter_records(path, up_to_damage=True):
         number = record.get("round")
         if isinstance(number, int):
             records = kept.setdefault(number, [])
@@ -287,9 +315,12 @@ def last_rounds(path: Path, count: int, *, only: int | None = None,
     return [(n, records) for n, records in sorted(kept.items()) if only is None or n == only]
 
 
-def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[str, Any]]:
-    """Stream every record of the journal at ``path``, a store or a JSON-lines file (an absent file has none).
-    Errors as ``iter_store`` and ``iter_jsonl``; a path that is not a regular file is a ``JournalError``."""
+def iter_records(path: Path, *, up_to_damage: bool = False) -> Iterator[dict[str, Any]]:
+    """Stream every record of the journal at ``path``, a store or a JSON-lines file (an absent file has none);
+    with ``up_to_damage``, those of a JSON-lines file before its damage (``UpToDamage``: a torn last line, a line
+    after the first that is not a record), for a reader that shows the journal under the warning ``verify``'s
+    finding gives. Errors as ``iter_store`` and ``iter_jsonl`` (or ``UpToDamage``); a path that is not a regular
+    file is a ``JournalError``."""
     path = Path(path)
     if not path.exists():
         return iter(())
@@ -297,7 +328,7 @@ def iter_records(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[s
         raise JournalError(f"{path}: not a regular file")
     if is_store(path):
         return iter_store(path)
-    return iter_jsonl(path, skip_torn_tail=skip_torn_tail)
+    return iter(UpToDamage(path)) if up_to_damage else iter_jsonl(path)
 
 
 def records_since(path: Path, since: str, types: Collection[str] | None = None,
@@ -305,11 +336,11 @@ def records_since(path: Path, since: str, types: Collection[str] | None = None,
     """The records of the journal at ``path`` from the first round opened at or after ``since`` (ISO 8601 UTC,
     as the journal writes its times: compared as text) and, with ``last_rounds``, among the last that many
     rounds, to the end (with ``types``, those of these types only): a store finds it by its index of round
-    ends; a JSON-lines file is read through, keeping the records timed at or after ``since``. Errors as
-    ``iter_records``."""
+    ends; a JSON-lines file is read through to its damage (``UpToDamage``), keeping the records timed at or after
+    ``since``. Errors as ``iter_records``."""
     path = Path(path)
     if not path.exists() or not is_store(path):
-        return (r for r in iter_records(path, skip_torn_tail=True)
+        return (r for r in iter_records(path, up_to_damage=True)
                 if str(r.get("time", "")) >= since and (types is None or r.get("type") in types))
     db = _open_reader(path)
     try:
@@ -324,7 +355,7 @@ def records_since(path: Path, since: str, types: Collection[str] | None = None,
     return iter(()) if first is None else iter_store(path, after=first - 1, types=types)
 
 
-def read_records(path: Path, *, skip_torn_tail: bool = False) -> list[dict[str, Any]]:
+def read_records(path: Path, *, up_to_damage: bool = False) -> list[dict[str, Any]]:
     """Every record of the journal at ``path`` as a list (``iter_records``); for tests and small copies: the
     service and the tools stream instead."""
-    return list(iter_records(path, skip_torn_tail=skip_torn_tail))
+    return list(iter_records(path, up_to_damage=up_to_damage))

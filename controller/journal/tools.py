@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,6 +29,7 @@ from controller.journal.reader import (
     store_key_id,
     torn_tail,
     wal_pending,
+    UpToDamage,
 )
 from controller.journal.record import (
     GENESIS,
@@ -74,7 +75,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     read-only media, ``connect_reader``). A JSON-lines copy whose last line has no newline (a record cut short)
     is ``truncated`` at that line, named without a seq, once the records before it check; one whose first line
     is a record and a later line is not (``NotARecordError``: not JSON, a record cut short in the middle, a
-    blank line) is ``edited`` at that line, named without a seq, once the records before it check. Raises
+    blank line) is ``edited`` at that line, named without a seq, once the records before it check (both read as
+    ``controller.journal.reader.UpToDamage`` reads a copy's damage, as the readers showing it do). Raises
     ``JournalError`` for a file that cannot be read as a journal: one whose first line is not a record, or whose
     only line is cut short.
     """
@@ -85,7 +87,7 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
     torn = not store and torn_tail(path)
     mono = MonoCheck()
-    lines = None if store else _UpToAlteredLine(iter_jsonl(path, skip_torn_tail=True))
+    lines = None if store else UpToDamage(path)
     records = mono.watch(iter_store(path) if lines is None else lines)
     try:
         first = next(records, None)
@@ -113,25 +115,6 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
         return verdict
     _verify_store(path, key, verdict, anchor)
     return verdict
-
-
-class _UpToAlteredLine:
-    """The records of a JSON-lines copy (``iter_jsonl``) up to its first line after line 1 that is not a record
-    (``NotARecordError``), which is kept as ``altered``: the records before it are checked, and it is the
-    tampering found unless one comes before it. A first line that is not a record is raised again: the file is
-    not a journal at all."""
-
-    def __init__(self, records: Iterator[dict[str, Any]]) -> None:
-        self._records = records
-        self.altered: NotARecordError | None = None
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        try:
-            yield from self._records
-        except NotARecordError as exc:
-            if exc.line == 1:
-                raise
-            self.altered = exc
 
 
 def _altered(line: NotARecordError, whole: int) -> Tamper:

@@ -73,8 +73,9 @@ def replay(detector: Detector, records: Iterable[dict[str, Any]]) -> int:
 def scan_journal(path: Path, tables: ProtectTables, gap: int = GAP, *, break_rounds: int = BREAK,
                  memory_s: float = MEMORY_S) -> list[EvidenceReport]:
     """Every player's evidence in the journal at ``path`` (store or JSON lines), as the live detector would
-    have seen it round by round (``Detector``'s options). Raises ``JournalError`` for a journal that cannot be
-    read."""
+    have seen it round by round (``Detector``'s options); of a JSON-lines copy, its records before its damage
+    (``controller.journal.reader.UpToDamage``), which ``verify`` names. Raises ``JournalError`` for a journal that
+    cannot be read."""
     detector = Detector(tables, gap, break_rounds=break_rounds, memory_s=memory_s)
-    replay(detector, iter_records(path, skip_torn_tail=True))
+    replay(detector, iter_records(path, up_to_damage=True))
     return detector.reports()
