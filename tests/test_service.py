@@ -58,6 +58,40 @@ def _check(path, service):
     assert problems == []
 
 
+def test_a_part_that_fails_to_stop_leaves_the_later_ones_stopped_and_the_journal_closed(service_factory,
+                                                                                      monkeypatch, caplog):
+    """``Service.close`` stopped at the first part whose stop raised: the drivers after it, the simulators and the
+    journal were never closed (its lock held until the process ended). Now every part is tried, in order, each
+    failure logged naming the part, and the first failure still reaches the caller."""
+    service = service_factory()
+    stopped: list[str] = []
+
+    def recording(name, stop):
+        def recorded(*args, **kwargs):
+            stopped.append(name)
+            return stop(*args, **kwargs)
+        return recorded
+
+    def stuck(*_):
+        stopped.append("shoe")
+        raise OSError("the shoe's port does not close")
+
+    first, *later = service.drivers
+    assert first == "shoe"
+    monkeypatch.setattr(service.drivers["shoe"], "stop", stuck)
+    for name in later:
+        monkeypatch.setattr(service.drivers[name], "stop", recording(name, service.drivers[name].stop))
+    for name, sim in service.sims.items():
+        monkeypatch.setattr(sim, "stop", recording(f"{name} simulator", sim.stop))
+    monkeypatch.setattr(service.journal, "close", recording("journal", service.journal.close))
+    with caplog.at_level("ERROR", logger="controller.service.assembly"):
+        with pytest.raises(OSError, match="the shoe's port does not close"):
+            service.close()
+    assert stopped == ["shoe", *later, *(f"{name} simulator" for name in service.sims), "journal"]
+    assert service.journal._closed and not service._link_dir.exists()
+    assert "the shoe driver" in caplog.text and "the shoe's port does not close" in caplog.text
+
+
 def test_a_jam_during_the_deal_is_cleared_by_the_supervisor_and_the_round_resumes(service_factory, tmp_path):
     """A shoe jam during the deal faults the round (cause ``jam``, resumable); nothing is dealt or settled
     while it is held; the supervisor (key turned) clears it, the round resumes by asking again for the same

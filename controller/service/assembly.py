@@ -371,29 +371,47 @@ class Service:
         self.journal.close()
 
     def close(self) -> None:
-        """Stop the control interface, the scripted table, the drivers (closing their ports), the simulators and
-        the journal store's check; close the journal."""
-        self._stop_control()
+        """Stop the control interface, the floor, the metrics, the scripted table, the workers, the drivers (closing
+        their ports), the simulators and the journal store's check; close the journal. Each part is tried, in that
+        order, whatever an earlier one raised: a failure is logged naming its part, and once every part was tried
+        the first is raised again (the others added to it as notes), so no port or lock is left open by another's
+        failure and the caller still sees it."""
+        failures: list[tuple[str, BaseException]] = []
+
+        def attempt(part: str, stop: Callable[[], object]) -> None:
+            try:
+                stop()
+            except BaseException as exc:  # the parts after it are still stopped; raised again at the end
+                log.error("closing the service: %s failed to stop: %r", part, exc, exc_info=exc)
+                failures.append((part, exc))
+
+        attempt("the control interface", self._stop_control)
         if self.floor is not None:
-            self.floor.stop()  # after the controller: it publishes what the journal holds, then says offline
+            # after the controller: it publishes what the journal holds, then says offline
+            attempt("the floor publisher", self.floor.stop)
         if self.metrics is not None:
-            self.metrics.close()
+            attempt("the metrics", self.metrics.close)
         if self.table is not None:
-            self.table.stop()
-        self._stop_workers()
-        for driver in self.drivers.values():
-            driver.stop()
-        for sim in self.sims.values():
-            sim.stop()
+            attempt("the scripted table", self.table.stop)
+        for worker in self._workers():
+            attempt(f"the {worker.what}", worker.stop)
+        for name, driver in self.drivers.items():
+            attempt(f"the {name} driver", driver.stop)
+        for name, sim in self.sims.items():
+            attempt(f"the {name} simulator", sim.stop)
         if self._link_dir is not None:
             shutil.rmtree(self._link_dir, ignore_errors=True)
         sim_urls = sys.modules.get("drivers.urls.protocol_sim")
         if sim_urls is not None:  # simulators a sim:// port started (drivers/urls/protocol_sim.py)
-            sim_urls.stop_all()
+            attempt("the sim:// simulators", sim_urls.stop_all)
         if self.journal_check is not None:
-            self.journal_check.stop()
-        self.journal.close()
-
+            attempt("the journal store's check", self.journal_check.stop)
+        attempt("the journal", self.journal.close)
+        if failures:
+            first = failures[0][1]
+            for part, exc in failures[1:]:
+                first.add_note(f"while closing the service, {part} failed too: {exc!r}")
+            raise first
 
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
