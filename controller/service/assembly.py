@@ -419,7 +419,8 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
                 started_at: float | None = None, payout_errors: float = 0.0, players: Sequence[Any] = (),
                 protect: bool | EvidenceKeeping = False, manual: bool = False, rating: bool = False,
                 sessions: int = 0, parts: ServiceParts = ServiceParts(), pace: float = 0.0) -> int:
-    """Run the service until ``rounds`` rounds closed or voided, or SIGINT/SIGTERM.
+    """Run the service until ``rounds`` rounds closed or voided, or SIGINT, SIGTERM or SIGHUP, taken alike (SIGHUP:
+    the hang-up sent when the terminal it was started from goes, as an ssh connection closing; signal(7)).
 
     ``simulate`` starts every device's simulator on a pseudo-terminal and the scripted table (players and
     dealer, built by ``parts.table``); without it a device whose port is ``simulator`` gets its simulator and
@@ -451,7 +452,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
             built[0].stop() if len(signals) > 1 else built[0].stop_after_round()
 
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             previous_handlers[sig] = signal.signal(sig, on_signal)
     try:
         service = Service(config, simulate=simulate, rounds=rounds, seed=seed, journal_path=journal_path,

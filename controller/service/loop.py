@@ -63,7 +63,7 @@ MAX_DETAIL = 200
 #: Put on the event queue to stop the controller thread when it is taken (tests); ``Controller.stop`` stops it
 #: after the input being processed (a second signal).
 STOP = object()
-#: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM).
+#: Put on the event queue to stop once no round is in progress (the first SIGINT/SIGTERM/SIGHUP).
 STOP_AFTER_ROUND = object()
 #: Longest wait of the controller thread for an input, in seconds (``Controller._turn``).
 IDLE_TURN = 0.5
@@ -143,8 +143,8 @@ class Controller:
         self._stop_now = threading.Event()  # ``stop`` was called: no further input is taken
 
     def stop(self) -> None:
-        """Stop after the input being processed (safe from any thread; a second SIGINT or SIGTERM): the inputs
-        still waiting are never taken. They were never journaled nor applied, so nothing of them was sent or
+        """Stop after the input being processed (safe from any thread; a second SIGINT, SIGTERM or SIGHUP): the
+        inputs still waiting are never taken. They were never journaled nor applied, so nothing of them was sent or
         shown (docs/architecture.md, "Crash recovery", write-ahead): it is as if they came after the stop, and a
         round left open is held at the next start (cause ``restart``), which asks the devices again for what was
         in flight. Their count is logged (``_finish``). ``STOP`` is put on the queue to wake a loop waiting for
