@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -852,6 +853,28 @@ def test_an_operator_added_while_running_can_act(bare_server, operators_file):
     assert status == 202
     changed, acted = bare_server.events.get_nowait(), bare_server.events.get_nowait()
     assert ("newbie", "dealer") in changed.operators and acted.user == "newbie"  # journaled first, then her action
+
+
+#: One password as a keyboard sends it (each accented letter one code point, NFC) and decomposed (each a letter
+#: and a combining accent, NFD: as some systems' input methods and files hold it); Unicode, UAX #15.
+COMPOSED, DECOMPOSED = "caf\u00e9-cr\u00e8me", "cafe\u0301-cre\u0300me"
+
+
+@pytest.mark.parametrize("added, typed", [(DECOMPOSED, COMPOSED), (COMPOSED, DECOMPOSED)],
+                         ids=["added-decomposed", "added-composed"])
+def test_a_password_signs_in_whether_its_accents_are_composed_or_not(bare_server, operators_file, monkeypatch,
+                                                                      added, typed):
+    """A password added decomposed was refused (401) when a keyboard sent it composed, and the reverse: the two
+    are one text to a person. Both are normalized to NFC before hashing and at every check (NIST SP 800-63B,
+    5.1.1.2)."""
+    assert added != typed and unicodedata.normalize("NFC", added) == unicodedata.normalize("NFC", typed)
+    monkeypatch.setattr("sys.stdin", _Lines(added + "\n"))
+    assert cli.main(["operator", "add", "rene", "--role", "dealer", "--file", str(operators_file)]) == 0
+    for password in (typed, added):
+        token = base64.b64encode(f"rene:{password}".encode("utf-8")).decode()
+        status, _, _ = Client(bare_server).request("POST", "/actions", b'{"action": "confirm"}',
+                                                   {**JSON, "Authorization": f"Basic {token}"})
+        assert status == 202, password
 
 
 def test_the_service_config_round_trips_the_shipped_table_file():

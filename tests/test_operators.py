@@ -89,3 +89,18 @@ def test_an_empty_table_file_is_refused_saying_so_with_its_path(tmp_path):
     with pytest.raises(ConfigError, match=r"the file is empty \(nothing but blanks or comments\)") as refused:
         load_table_config(path)
     assert str(refused.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize("password", ["a-long-password", "caf\u00e9-cr\u00e8me"], ids=["ascii", "nfc"])
+def test_a_password_already_in_nfc_hashes_as_before_so_stored_hashes_stay_valid(password):
+    """Normalizing passwords to NFC (NIST SP 800-63B, 5.1.1.2) changes nothing for one already in NFC (every ASCII
+    one): its hash is PBKDF2-HMAC-SHA256 over its UTF-8 bytes as it always was, so the hashes of an existing
+    operators file still verify."""
+    import base64
+
+    salt = bytes(range(16))
+    stored = hash_password(password, iterations=operators.MIN_ITERATIONS, salt=salt)
+    before = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, operators.MIN_ITERATIONS)
+    assert stored == f"pbkdf2_sha256${operators.MIN_ITERATIONS}${base64.b64encode(salt).decode()}$" \
+                     f"{base64.b64encode(before).decode()}"
+    assert operators.verify_password(password, stored) and not operators.verify_password(password + "x", stored)

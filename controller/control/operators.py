@@ -9,10 +9,11 @@ The operators file (YAML, ``control.operators`` in ``table.yaml``) maps each use
 The hash is PBKDF2-HMAC-SHA256 with a per-user random salt of 16 bytes and ``ITERATIONS`` iterations (the
 OWASP password storage recommendation for PBKDF2-HMAC-SHA256); a file whose hash has fewer than
 ``MIN_ITERATIONS`` is refused, and a hash of fewer than ``ITERATIONS`` is rewritten at the user's next
-sign-in (``rehash_operator``). Passwords are compared with ``hmac.compare_digest``; every check costs the same
-work whatever the name (``authenticate``), so the answer time does not tell which names exist; failed sign-ins
-are throttled per user and per client (``FailureThrottle``). The file is
-written with mode 0600 (``save_operators``): the hashes are salted, but nobody else needs to read them.
+sign-in (``rehash_operator``). What is hashed is the password in Unicode NFC, in UTF-8 (``password_bytes``; NIST
+SP 800-63B, 5.1.1.2), so an accent typed composed or decomposed is one password. Passwords are compared with
+``hmac.compare_digest``; every check costs the same work whatever the name (``authenticate``), so the answer time
+does not tell which names exist; failed sign-ins are throttled per user and per client (``FailureThrottle``). The
+file is written with mode 0600 (``save_operators``): the hashes are salted, but nobody else needs to read them.
 Roles (domain.md, "Roles"): voiding a round, clearing a fault and acknowledging past-posting need a
 supervisor; the round machine enforces it (``controller.round.machine``), this module only says who someone is.
 """
@@ -76,13 +77,22 @@ def roster(operators: dict[str, Operator]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((operator.name, operator.role) for operator in operators.values()))
 
 
+def password_bytes(password: str) -> bytes:
+    """What is hashed of ``password``, at ``operator add`` and at every check: its Unicode NFC form
+    (``unicodedata.normalize``) in UTF-8. NIST SP 800-63B, section 5.1.1.2: passwords SHOULD be normalized with
+    NFKC or NFC before hashing; NFC keeps characters that NFKC would fold (a superscript two stays one). An
+    accented letter typed as one code point or as a letter and a combining accent is then one password, and a
+    password already in NFC (every ASCII one) gives the bytes it always gave, so stored hashes stay valid."""
+    return unicodedata.normalize("NFC", password).encode("utf-8")
+
+
 def hash_password(password: str, *, iterations: int = ITERATIONS, salt: bytes | None = None) -> str:
     """The stored form of ``password``: ``pbkdf2_sha256$<iterations>$<salt b64>$<hash b64>`` with a fresh
-    16-byte salt unless one is given. Raises ``ValueError`` for fewer than ``MIN_ITERATIONS`` or more than
-    ``MAX_ITERATIONS`` iterations."""
+    16-byte salt unless one is given; the password hashed in NFC (``password_bytes``). Raises ``ValueError`` for
+    fewer than ``MIN_ITERATIONS`` or more than ``MAX_ITERATIONS`` iterations."""
     _check_iterations(iterations)
     salt = secrets.token_bytes(16) if salt is None else salt
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
+    digest = hashlib.pbkdf2_hmac("sha256", password_bytes(password), salt, iterations)
     return f"{SCHEME}${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
 
 
@@ -109,9 +119,10 @@ def _parse_hash(stored: str) -> tuple[int, bytes, bytes]:
 
 
 def verify_password(password: str, stored: str) -> bool:
-    """True when ``password`` matches the stored hash (constant-time comparison, ``hmac.compare_digest``)."""
+    """True when ``password`` (in NFC: ``password_bytes``) matches the stored hash (constant-time comparison,
+    ``hmac.compare_digest``). Raises ``ValueError`` for a stored hash that cannot be read (``_parse_hash``)."""
     iterations, salt, digest = _parse_hash(stored)
-    candidate = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
+    candidate = hashlib.pbkdf2_hmac("sha256", password_bytes(password), salt, iterations)
     return hmac.compare_digest(candidate, digest)
 
 
@@ -144,7 +155,7 @@ def authenticate(operators: dict[str, Operator], user: str, password: str) -> Op
     ok = verify_password(password, operator.password)
     rest = work - _iterations(operator.password)
     if rest > 0:
-        hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), bytes(16), rest)  # the same work as the others
+        hashlib.pbkdf2_hmac("sha256", password_bytes(password), bytes(16), rest)  # the same work as the others
     return operator if ok else None
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from controller.control.checks import DIGITS, HTTPError
 from controller.control.peer import loopback_owner
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
-                                          rehash_operator, roster)
+                                          password_bytes, rehash_operator, roster)
 from controller.settings.files import ConfigError
 from controller.settings.secret_files import read_regular
 
@@ -129,7 +129,7 @@ class SignIn:
         self._known[operator.name] = (self._digest(operator.name, password), operator.password)
 
     def _digest(self, user: str, password: str) -> bytes:
-        return hmac.new(self._known_key, f"{user}:{password}".encode("utf-8"), hashlib.sha256).digest()
+        return hmac.new(self._known_key, f"{user}:".encode("utf-8") + password_bytes(password), hashlib.sha256).digest()
 
     def operators(self) -> dict[str, Operator]:
         """The operators as the file says now: read again whenever its content or mode changed (compared in
