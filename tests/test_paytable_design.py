@@ -126,3 +126,60 @@ def test_design_refuses_values_below_one(tmp_path):
     proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", "--values", "0,2")
     assert proc.returncode == 2 and not output.exists()
     assert proc.stderr == "crisscross paytable design: --values 0,2: expected positive integers\n"
+
+
+def test_design_refuses_odds_the_pay_tables_loader_refuses(tmp_path):
+    """``--values 99999999999999999999`` was taken (and the value left unused); the loader refuses odds above
+    1,000,000 to 1 (``crisscross paytable``), so the design does too, in one line, before any search."""
+    proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", "--values",
+                          "5,99999999999999999999")
+    assert proc.returncode == 2 and proc.stdout == "" and not output.exists()
+    assert proc.stderr == ("crisscross paytable design: --values 5,99999999999999999999: odds above 1000000 to 1, "
+                           "the most a pay table may offer (crisscross paytable, docs/commands.md)\n")
+    assert design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", "--top", "1",
+                  "--values", "1,2,3,4,5,6,8,1000000")[0].returncode == 0
+
+
+@pytest.mark.parametrize("taken", ["file", "folder", "link"])
+def test_design_never_writes_over_a_name_taken(tmp_path, taken):
+    """An existing ``--output`` was written over (a pay table in use among them) and a folder gave a traceback:
+    each is refused in one line before the search, the file left as it was."""
+    out = tmp_path / "designed.yaml"
+    if taken == "file":
+        out.write_text("keep\n")
+    elif taken == "folder":
+        out.mkdir()
+    else:
+        out.symlink_to(tmp_path / "elsewhere.yaml")
+    proc = crisscross("paytable", "design", "--output", out, "--target-house-edge", "0.03", "--vary", "bonus")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (f"crisscross paytable design: --output {out}: exists: the design never writes over a "
+                           f"file (name another)\n")
+    assert taken != "file" or out.read_text() == "keep\n"
+    assert not (tmp_path / "elsewhere.yaml").exists()
+
+
+def test_design_names_a_missing_folder_and_a_file_it_cannot_write(tmp_path, monkeypatch):
+    """``--output /nonexist/x.yaml`` gave a traceback: refused in one line; a write that fails part way (a full
+    disk) names the file, exit 2, and leaves no half-written pay table."""
+    missing = tmp_path / "none" / "x.yaml"
+    proc = crisscross("paytable", "design", "--output", missing, "--target-house-edge", "0.03", "--vary", "bonus")
+    assert proc.returncode == 2
+    assert proc.stderr == f"crisscross paytable design: --output {missing}: no folder {missing.parent}\n"
+    real_open = Path.open
+
+    def full(self, mode="r", *args, **kwargs):
+        handle = real_open(self, mode, *args, **kwargs)
+        if self.name == "designed.yaml" and "x" in mode:
+            def write(text):
+                raise OSError(28, "No space left on device")
+
+            handle.write = write
+        return handle
+
+    monkeypatch.setattr(Path, "open", full)
+    proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", "--top", "1")
+    assert proc.returncode == 2
+    assert proc.stderr == (f"crisscross paytable design: {output}: cannot write the pay table: No space left on "
+                           f"device\n")
+    assert not output.exists()

@@ -32,7 +32,7 @@ from pathlib import Path
 import yaml
 
 from controller.game.minimums import REGULATIONS, odds_text, odds_value
-from controller.game.paytable import PAY_HANDS, Jurisdiction, PayTable
+from controller.game.paytable import MAX_ODDS, PAY_HANDS, Jurisdiction, PayTable
 
 #: Odds (N to 1) a layout customarily shows; ``--values`` replaces them.
 LADDER: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 18, 20, 25, 30, 35, 40, 50, 60, 75, 80, 100, 125,
@@ -148,14 +148,22 @@ def design(jurisdiction: Jurisdiction, vary: str, target: Fraction, values: Sequ
 def write_paytable(jurisdiction: Jurisdiction, vary: str, found: Design, target: Fraction, path: Path) -> None:
     """Write ``jurisdiction``'s file with the table of ``found`` in place of the varied one (its citation
     says which minimum it answers to and how the odds were chosen), as a pay-table file ``crisscross run``
-    (``jurisdiction:`` of table.yaml), ``settle`` and ``par-sheet`` accept."""
+    (``jurisdiction:`` of table.yaml), ``settle`` and ``par-sheet`` accept. ``path`` is created: raises
+    ``FileExistsError`` when it names a file already (nothing written over) and ``OSError`` when it cannot be
+    written (a file begun is removed)."""
     name = VARY[vary]
     data = yaml.safe_load(Path(jurisdiction.source).read_text())
     table = data["pay_tables"][name]
     table["citation"] = (f"{table['citation']}; odds raised above the minimum by the facility (house edge "
                          f"{float(found.house_edge):.4%} for a target of {float(target):.4%})")
     table["pays"] = dict(found.pays)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, width=110))
+    text = yaml.safe_dump(data, sort_keys=False, width=110)
+    with path.open("x", encoding="utf-8") as out:  # never over a file: a pay table in use among them
+        try:
+            out.write(text)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
 
 
 def format_designs(jurisdiction: Jurisdiction, vary: str, target: Fraction, found: list[Design]) -> str:
@@ -205,10 +213,21 @@ def parser(parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.Argument
     return parser
 
 
+def _check_output(path: Path) -> None:
+    """Raise ``ValueError`` naming ``path`` when the design's file cannot be made there: a name taken already
+    (a file, a folder, a link: the design never writes over one, a pay table in use among them) or a folder
+    that is not one. Checked before the search, which takes minutes of CPU for ``--vary bet``."""
+    if path.exists() or path.is_symlink():
+        raise ValueError(f"--output {path}: exists: the design never writes over a file (name another)")
+    if not path.parent.is_dir():
+        raise ValueError(f"--output {path}: no folder {path.parent}")
+
+
 def main(args: argparse.Namespace) -> int:
     """``crisscross paytable design`` with ``args`` parsed by ``parser()``: search, print, write. Exit status 0,
-    or 2 with one line on standard error for bad ``--values`` or ``--target-house-edge`` or a jurisdiction that
-    does not load."""
+    or 2 with one line on standard error for bad ``--values`` (below 1 or above ``MAX_ODDS``, which the pay
+    tables' loader refuses) or ``--target-house-edge``, a jurisdiction that does not load, an ``--output`` (or
+    the default file) that exists already or whose folder does not, or a file that cannot be written."""
     import sys
 
     from controller.game.paytable import load_jurisdiction
@@ -218,9 +237,14 @@ def main(args: argparse.Namespace) -> int:
         values = LADDER if args.values is None else tuple(int(v) for v in args.values.split(","))
         if not values or min(values) < 1:
             raise ValueError(f"--values {args.values}: expected positive integers")
+        if max(values) > MAX_ODDS:
+            raise ValueError(f"--values {args.values}: odds above {odds_text(MAX_ODDS)}, the most a pay table may "
+                             f"offer (crisscross paytable, docs/commands.md)")
         if not 0 <= args.target_house_edge < 1:
             raise ValueError(f"--target-house-edge {args.target_house_edge}: expected a fraction in [0, 1)")
         jurisdiction = load_jurisdiction(args.jurisdiction)
+        output = args.output or Path(f"{jurisdiction.code}-{args.vary}-designed.yaml")
+        _check_output(output)
     except (ValueError, ConfigError) as exc:
         print(f"crisscross paytable design: {exc}", file=sys.stderr)
         return 2
@@ -233,8 +257,13 @@ def main(args: argparse.Namespace) -> int:
     found = design(jurisdiction, args.vary, args.target_house_edge, values, args.max_factor, args.top, args.check,
                    par_sheet)
     print(format_designs(jurisdiction, args.vary, args.target_house_edge, found))
-    output = args.output or Path(f"{jurisdiction.code}-{args.vary}-designed.yaml")
-    write_paytable(jurisdiction, args.vary, found[0], args.target_house_edge, output)
+    try:
+        write_paytable(jurisdiction, args.vary, found[0], args.target_house_edge, output)
+    except OSError as exc:
+        print(f"crisscross paytable design: {output}: cannot write the pay table: {exc.strerror or exc}"
+              + (" (it never writes over a file: name another with --output)" if isinstance(exc, FileExistsError)
+                 else ""), file=sys.stderr)
+        return 2
     load_jurisdiction(output)  # the file written loads as a pay table (else ConfigError: a defect here)
     print(f"wrote table 1 to {output} (crisscross paytable {output}; jurisdiction: {output} in table.yaml)")
     return 0
