@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import signal
@@ -41,6 +42,17 @@ def forge(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
     db.close()
 
 
+def forge_checkpoint(path: Path, seq: int, state: str) -> None:
+    """Put ``state`` (canonical text) in the checkpoint of record ``seq`` of the store at ``path`` with its
+    digest made again (SHA-256 over ``checkpoint``, seq, head and state joined by newlines, ``sha256:`` before
+    it: docs/architecture.md), as a forger without the key can in a journal kept without one."""
+    db = sqlite3.connect(path)
+    (head,) = db.execute("SELECT head FROM checkpoints WHERE seq = ?", (seq,)).fetchone()
+    db.close()
+    digest = "sha256:" + hashlib.sha256(f"checkpoint\n{seq}\n{head}\n{state}".encode()).hexdigest()
+    forge(path, ("UPDATE checkpoints SET state = ?, mac = ? WHERE seq = ?", (state, digest, seq)))
+
+
 def rechain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Recompute every ``prev``/``hash`` so the chain verifies again (what a forger with the file would do)."""
     prev = GENESIS
@@ -51,14 +63,19 @@ def rechain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def rechain_store(path: Path, records: list[dict[str, Any]]) -> dict[int, str]:
-    """Put ``records`` re-chained in place of the store's at ``path``, the seals' and checkpoints' heads and the
-    anchor rewritten to match (what a forger with the file and without the key can do: the seals' HMACs left as
-    they are); return the new hashes by seq."""
+    """Put ``records`` re-chained in place of the store's at ``path``, the seals' and checkpoints' heads, the
+    checkpoints' digests (``forge_checkpoint``) and the anchor rewritten to match (what a forger with the file and
+    without the key can do: the seals' HMACs left as they are); return the new hashes by seq."""
     records = rechain(records)
     heads = {r["seq"]: r["hash"] for r in records}
     replace_records(path, records)
     forge(path, *((f"UPDATE {table} SET head = ? WHERE seq = ?", (heads[seq], seq))
                   for table in ("seals", "checkpoints") for seq in heads))
+    db = sqlite3.connect(path)
+    digested = db.execute("SELECT seq, state FROM checkpoints WHERE mac LIKE 'sha256:%'").fetchall()
+    db.close()
+    for seq, state in digested:
+        forge_checkpoint(path, seq, state)
     saved = jkey.read_anchor(path.with_name(path.name + ".anchor"))
     if saved is not None:
         rewrite_anchor(path, head=heads[saved["seq"]])

@@ -20,7 +20,7 @@ from controller.journal.reader import read_records
 from controller.journal.record import JournalError, canonical_line, record_hash
 from controller.journal.store import Journal
 from tests.cli_helpers import crisscross
-from tests.journal_helpers import forge, rechain, rechain_store, replace_records, rewrite_anchor
+from tests.journal_helpers import forge, forge_checkpoint, rechain, rechain_store, replace_records, rewrite_anchor
 
 CLOCK = "2026-11-30T00:00:00.000+00:00"
 
@@ -264,8 +264,9 @@ def test_a_key_is_never_introduced_to_a_journal_that_does_not_verify(tmp_path):
 
 
 def test_a_key_is_never_introduced_to_a_journal_whose_last_checkpoint_holds_other_meters(tmp_path):
-    """Nothing binds a checkpoint's state to the chain without a key: its ``rounds_closed`` edited from 1 to 1000,
-    verify saw nothing, ``add-key`` sealed it, verify --key called it intact and the next start carried 1001
+    """Without a key only a digest anyone can make binds a checkpoint's state to the chain: its ``rounds_closed``
+    edited from 1 to 1000 and its digest made again, verify sees nothing (an edit that leaves the digest is
+    ``edited``, below), ``add-key`` sealed it, verify --key called it intact and the next start carried 1001
     rounds on. The checkpoint's meters are those its records count (a round closed: 1), or no key is introduced."""
     from controller.round.meters import Meters
 
@@ -279,9 +280,12 @@ def test_a_key_is_never_introduced_to_a_journal_whose_last_checkpoint_holds_othe
     journal.close()
     forged = json.loads(json.dumps(meters))
     forged["counts"]["rounds_closed"] = 1000
-    forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = 2",
-                 (json.dumps({"meters": forged}, sort_keys=True, separators=(",", ":")),)))  # its canonical spelling
-    assert _verify(path).returncode == 3  # without a key: nothing wrong seen
+    state = json.dumps({"meters": forged}, sort_keys=True, separators=(",", ":"))  # its canonical spelling
+    forge(path, ("UPDATE checkpoints SET state = ? WHERE seq = 2", (state,)))
+    proc = _verify(path)
+    assert proc.returncode == 1 and "seq 2: edited: its checkpoint's state is not the one its digest" in proc.stdout
+    forge_checkpoint(path, 2, state)
+    assert _verify(path).returncode == 3  # without a key: a digest made again is not seen
     init_key(tmp_path / "journal.key")
     proc = crisscross("journal", "add-key", "--journal", str(path), "--key", str(tmp_path / "journal.key"),
                       "--by", "alice", "--reason", "the table's key from today")

@@ -7,6 +7,7 @@ and a start with the key (``Journal``), before and after that start.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -266,3 +267,64 @@ def test_a_reader_holding_a_snapshot_past_the_bound_is_logged_and_the_wal_size_k
             assert any("let go of its snapshot" in r.getMessage() for r in caplog.records)
     finally:
         journal.close()
+
+
+def _checkpoints(path: Path) -> list[tuple[int, str, str | None]]:
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT seq, state, mac FROM checkpoints ORDER BY seq").fetchall()
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("edit", ["state", "digest dropped", "digest of another"])
+def test_a_checkpoint_edited_in_a_journal_without_a_key_is_named_and_not_started_on(tmp_path, edit):
+    """Without a key a checkpoint's state was bound to nothing: its last round number and meters edited, verify
+    said only "not checkable" (exit 3) and the next start took it, numbering rounds from the forged one and
+    carrying the forged meters into new records. Its digest (SHA-256 over ``checkpoint``, seq, head and state,
+    docs/architecture.md) binds it now as the records' hashes bind them: an edit that does not make it again is
+    ``edited`` (exit 1) and no start takes it; a digest dropped after ones before it kept theirs is too."""
+    path, _, _ = closed_store(tmp_path, keyed=False, rounds=3)
+    (_, _, first_mac), *_, (seq, state, mac) = _checkpoints(path)
+    assert mac == "sha256:" + hashlib.sha256(f"checkpoint\n{seq}\n{read_records(path)[-1]['hash']}\n{state}"
+                                             .encode()).hexdigest()
+    forged = json.dumps({**json.loads(state), "round": 100}, sort_keys=True, separators=(",", ":"))
+    statement = {"state": ("UPDATE checkpoints SET state = ? WHERE seq = ?", (forged, seq)),
+                 "digest dropped": ("UPDATE checkpoints SET state = ?, mac = NULL WHERE seq = ?", (forged, seq)),
+                 "digest of another": ("UPDATE checkpoints SET mac = ? WHERE seq = ?", (first_mac, seq))}[edit]
+    forge(path, statement)
+    proc = _verify(path)
+    assert proc.returncode == 1, proc.stdout
+    assert f"seq {seq}: edited: its checkpoint" in proc.stdout and "intact" not in proc.stdout
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match=rf"checkpoint at record {seq}: edited: its checkpoint.*not started"):
+        Journal(path)
+    assert path.read_bytes() == before
+
+
+def test_a_journal_written_before_checkpoints_carried_a_digest_still_verifies_and_opens(tmp_path):
+    """Checkpoints of an older store carry nothing in ``mac``: taken as before (verify: not checkable, exit 3),
+    and the next checkpoint the service writes carries its digest."""
+    path, _, _ = closed_store(tmp_path, keyed=False, rounds=2)
+    forge(path, ("UPDATE checkpoints SET mac = NULL", ()))
+    assert _verify(path).returncode == 3
+    journal = Journal(path, fsync=False)
+    try:
+        assert journal.checkpoint.state == {"round": 2}
+        journal.commit([("record", "RoundOpened", {"round_no": 3}, 3)], state={"round": 3})
+    finally:
+        journal.close()
+    assert [mac is None for _, _, mac in _checkpoints(path)] == [True, True, False]
+    assert _verify(path).returncode == 3
+
+
+def test_a_digest_in_place_of_the_keys_seal_is_forged(keyed):
+    """A keyed journal's checkpoint given a digest made without the key (anyone can make one) is forged."""
+    path, key_file, key = keyed
+    *_, (seq, state, _) = _checkpoints(path)
+    head = read_records(path)[-1]["hash"]
+    forged = json.dumps({"round": 100}, sort_keys=True, separators=(",", ":"))
+    digest = "sha256:" + hashlib.sha256(f"checkpoint\n{seq}\n{head}\n{forged}".encode()).hexdigest()
+    forge(path, ("UPDATE checkpoints SET state = ?, mac = ? WHERE seq = ?", (forged, digest, seq)))
+    _refused_and_never_intact(path, key_file, key, rf"checkpoint at record {seq}: forged: its checkpoint carries a "
+                                                   rf"digest where the journal key's seal belongs")

@@ -8,6 +8,11 @@
   canonical text of the machine's state; ``anchor`` + seq + head + the entry's place in the anchor file (0 or 1;
   an entry written before it had its place: ``anchor`` + seq + head). Without the key nobody can make one, so an
   edit re-chained to the end, a record appended or a forged checkpoint shows.
+- A checkpoint's digest, in a journal kept without a key: ``sha256:`` and SHA-256 over ``checkpoint`` + seq + head
+  + the state's canonical text (``checkpoint_digest``), as the records' own hashes bind them to the chain: an edit
+  of the state that does not make its digest again shows, as an edit of a record not re-chained does (anyone can
+  make a digest: only the key's seal stops a forger who does). A checkpoint without one was written before
+  digests were kept; once one carries a digest, a later one without is altered.
 - The anchor: the chain head of the last commit in ``<store>.anchor``, two entries (``anchor_entry``) each
   sealed for its own place, so that the older entry copied over the newer (both then naming the commit before
   the last, which could then be cut) is not an anchor. A store shorter than its anchor, or with another record
@@ -118,6 +123,40 @@ def mac(key: bytes, label: str, *parts: Any) -> str:
     """HMAC-SHA256 (hex) with ``key`` over ``label`` and ``parts`` joined by newlines (module docstring)."""
     message = "\n".join([label, *map(str, parts)]).encode()
     return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+#: The start of a checkpoint's digest (``checkpoint_digest``), which no seal (hex digits alone) has.
+DIGEST = "sha256:"
+
+
+def checkpoint_digest(seq: int, head: str, state: str) -> str:
+    """The digest of the checkpoint at record ``seq`` (its chain ``head``, the machine's ``state`` as canonical
+    text) in a journal kept without a key (module docstring): ``DIGEST`` + 64 hex digits."""
+    return DIGEST + hashlib.sha256("\n".join(["checkpoint", str(seq), head, state]).encode()).hexdigest()
+
+
+def checkpoint_problem(key: bytes | None, before_key: int, seq: int, head: str, state: str, seal: str | None,
+                       digested_before: bool) -> tuple[str, str] | None:
+    """Why the checkpoint at record ``seq`` (``head``, ``state`` text, its ``seal``: the ``mac`` column) does not
+    hold, as the tampering's kind (``edited``, ``forged``: ``controller.journal.chain.TAMPER_KINDS``) and what
+    shows it, or None: with ``key`` (the store is sealed with it; ``before_key`` the seq of its introduction,
+    ``key_from``, or -1) one after the introduction must carry the key's seal (a digest or nothing there: forged
+    without the key), as must any seal there is; a digest must be the state's (else edited); a checkpoint without one after one that carried
+    a digest (``digested_before``), in a part not sealed with the key, lost it (altered). Without ``key`` a seal
+    is not checked (the key's holder checks it). The rule of both the start (``OpeningChecks``) and ``verify``."""
+    if seal is not None and seal.startswith(DIGEST):
+        if key is not None and seq > before_key:
+            return "forged", "its checkpoint carries a digest where the journal key's seal belongs (written without " \
+                             "the key)"
+        if seal != checkpoint_digest(seq, head, state):
+            return "edited", "its checkpoint's state is not the one its digest was made of"
+        return None
+    if key is not None and (seal is not None or seq > before_key):
+        return None if seal == mac(key, "checkpoint", seq, head, state) else \
+            ("forged", "its checkpoint was not sealed with the journal key")
+    if seal is None and digested_before:
+        return "edited", "its checkpoint carries no digest where the ones before it do"
+    return None
 
 
 def key_from(value: str | None, key: bytes | None) -> int:

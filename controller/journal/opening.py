@@ -143,10 +143,14 @@ class OpeningChecks:
         self.checkpoint: Checkpoint | None = None
         if row is not None:
             self.checkpoint = Checkpoint(row[0], row[1], row[2], parse_canonical(row[3], where, row[0]), row[4])
-            if self._key is not None and key_id is not None and not self._before_key(row[0], row[4]) and \
-                    self.checkpoint.mac != jkey.mac(self._key, "checkpoint", row[0], row[2], row[3]):
-                raise JournalError(f"{where}: checkpoint at record {row[0]}: its seal does not match (altered or "
-                                   f"forged without the key): not started")
+            keyed = self._key if key_id is not None else None
+            digested_before = row[4] is None and db.execute(
+                f"SELECT 1 FROM checkpoints WHERE seq < ? AND mac LIKE '{jkey.DIGEST}%' LIMIT 1", (row[0],)
+            ).fetchone() is not None
+            problem = jkey.checkpoint_problem(keyed, jkey.key_from(self.meta("key_from"), keyed), row[0], row[2],
+                                              row[3], row[4], digested_before)
+            if problem is not None:
+                raise JournalError(f"{where}: checkpoint at record {row[0]}: {problem[0]}: {problem[1]}: not started")
         base, prev = (self.checkpoint.seq, self.checkpoint.head) if self.checkpoint else (0, GENESIS)
         if base:
             found = db.execute("SELECT hash FROM records WHERE seq = ?", (base,)).fetchone()
@@ -248,11 +252,6 @@ class OpeningChecks:
         if self._anchor is not None:
             self._anchor.close()
             self._anchor = None
-
-    def _before_key(self, seq: int, mac: str | None) -> bool:
-        """True for an unsealed checkpoint (``mac`` None) written before the key was introduced (``key_from``,
-        whose own seal is checked)."""
-        return mac is None and jkey.key_from(self.meta("key_from"), self._key) >= seq
 
     def _hash_at(self, seq: int) -> str | None:
         row = self._db.execute("SELECT hash FROM records WHERE seq = ?", (seq,)).fetchone()

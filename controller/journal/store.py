@@ -321,7 +321,8 @@ class Journal(OpeningChecks):
                 text = dumps_checked(state, "state")
             except (TypeError, ValueError) as exc:
                 raise self._refused(f"the checkpoint after record {seq}", str(exc)) from None
-            mac = jkey.mac(self._key, "checkpoint", seq, prev, text) if self._key else None
+            mac = (jkey.mac(self._key, "checkpoint", seq, prev, text) if self._key
+                   else jkey.checkpoint_digest(seq, prev, text))
             checkpoint = (seq, _round_of(rows), prev, text, mac)
         self._insert(rows, seq, prev, checkpoint)
         self.since_checkpoint += len(rows)

@@ -64,7 +64,8 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
 
     Always: every record's canonical spelling, the sequence numbers, the hash chain, and that ``mono`` never
     decreases within one run (``MonoCheck``: else ``forged``, re-chained without the key). For a store, also: each
-    checkpoint's head is the record it names; the anchor (``<path>.anchor``, read before the records, so that a
+    checkpoint's head is the record it names, and its digest (a journal kept without a key) its state's
+    (``controller.journal.key.checkpoint_problem``, else ``edited``); the anchor (``<path>.anchor``, read before the records, so that a
     commit made meanwhile is never taken for a cut): a journal shorter than its anchor is ``truncated`` (or,
     when the store's WAL holds frames, ``not yet replayed``: unchecked, as a store whose service was killed may
     be read so); records after the last seal are ``appended`` (every commit of the service is sealed); a store
@@ -179,6 +180,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
             sealed_to = seq
         from_row = db.execute("SELECT value FROM meta WHERE name = 'key_from'").fetchone()
         before_key = jkey.key_from(from_row[0] if from_row else None, key) if keyed else -1
+        digested = False
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
             parse_canonical(state, f"{path}: checkpoint", seq, root="state")
             if seq > last:
@@ -186,10 +188,12 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
             if hash_at(seq) != ckpt_head:
                 verdict.tamper = Tamper("forged", seq, seq, "a checkpoint names another record (rewritten)")
                 return
-            if keyed and not (mac is None and seq <= before_key) and mac != jkey.mac(key, "checkpoint", seq,
-                                                                                      ckpt_head, state):
-                verdict.tamper = Tamper("forged", seq, seq, "its checkpoint was not sealed with the journal key")
+            problem = jkey.checkpoint_problem(key if keyed else None, before_key, seq, ckpt_head, state, mac,
+                                              digested)
+            if problem is not None:
+                verdict.tamper = Tamper(problem[0], seq, seq, problem[1])
                 return
+            digested = digested or (mac is not None and mac.startswith(jkey.DIGEST))
         if anchor is None:
             if key_row is not None and last:
                 verdict.tamper = Tamper("unanchored", last, last, f"anchor missing ({jkey.anchor_path(path).name}): "
@@ -231,8 +235,8 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
         if key_row is None:
             unsealed = ("the journal has no key" if key is None
                         else "the journal was never sealed with a key (the one given was not used)")
-            verdict.unchecked.append(f"{unsealed}: an edit re-chained to its end or records appended after its "
-                                     f"anchor cannot be seen")
+            verdict.unchecked.append(f"{unsealed}: an edit re-chained to its end (a checkpoint's digest made "
+                                     f"again with it) or records appended after its anchor cannot be seen")
         elif not keyed:
             verdict.unchecked.append("without the key (--key) the seals cannot be checked: an edit re-chained to "
                                      "the end with forged seals cannot be seen")
