@@ -88,16 +88,34 @@ def plan_seat(wagers: dict[str, Any], winning_spot: str) -> dict[str, dict[str, 
             plan[spot] = {"action": "none", "wager": 0, "pay": 0, "expected": 0}
             continue
         amount, outcome, net = result["amount"], result["outcome"], result["net"]
-        if outcome == "lose":
-            plan[spot] = {"action": "take", "wager": amount, "pay": 0, "expected": 0}
-        elif outcome == "push":
-            plan[spot] = {"action": "push", "wager": amount, "pay": 0, "expected": amount}
-        elif outcome == "win":
-            on_spot = net if winning_spot == "payout" else amount + net
-            plan[spot] = {"action": "pay", "wager": amount, "pay": net, "expected": on_spot}
-        else:
-            raise ValueError(f"spot {spot}: unknown outcome {outcome!r}")
+        try:
+            expected = spot_holds(amount, outcome, net, winning_spot)
+        except ValueError as exc:
+            raise ValueError(f"spot {spot}: {exc}") from None
+        plan[spot] = {"action": _ACTION[outcome], "wager": amount, "pay": net if outcome == "win" else 0,
+                      "expected": expected}
     return plan
+
+
+#: The dealer's step on a spot for each outcome of its wager (module docstring).
+_ACTION: dict[str, str] = {"lose": "take", "push": "push", "win": "pay"}
+
+
+def spot_holds(amount: int, outcome: str, net: int, winning_spot: str) -> int:
+    """What a spot whose wager of ``amount`` settled as ``outcome`` (``win``/``push``/``lose``) with ``net``
+    (``controller.game.settlement.net_of``) must hold once the dealer has paid, the amount the bet sensors then
+    read (docs/protocol.md, "Bet sensors"; the module docstring): 0 for a loss, the wager for a push, for a win the
+    wager plus the payout (``winning_spot: wager_and_payout``) or the payout alone (``payout``). Minor units.
+    Raises ``ValueError`` for an unknown ``winning_spot`` or outcome."""
+    if winning_spot not in WINNING_SPOT:
+        raise ValueError(f"winning_spot {winning_spot!r} is not one of {WINNING_SPOT}")
+    if outcome == "lose":
+        return 0
+    if outcome == "push":
+        return amount
+    if outcome == "win":
+        return net if winning_spot == "payout" else amount + net
+    raise ValueError(f"unknown outcome {outcome!r}")
 
 
 def expected_of(plan: dict[str, dict[str, Any]]) -> dict[str, int]:

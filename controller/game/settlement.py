@@ -25,6 +25,12 @@ from drivers.events import SEATS
 
 #: Order in which a seat's wagers are settled: hand by hand, the five-card bonus last (PA 674a.11(h)(5)).
 SETTLEMENT_ORDER: tuple[str, ...] = ("ante_across", "across", "ante_down", "down", "middle", "five_card_bonus")
+#: The pay table (``Jurisdiction`` attribute, ``controller.game.paytable.TABLE_NAMES``) each wager is paid at: the
+#: antes at the ante table, the across and down bets at the bet table (PA 674a.11(h)(1),(2)), the middle bet at
+#: the bet table's odds of the higher-ranking winning hand (NY 5324.39(e)(9)(ii)), the five-card bonus at its own
+#: (NY (f)(3); PA (h)(5)); as ``_settle_wagers`` pays them.
+PAY_TABLE_OF: dict[str, str] = {"ante_across": "ante", "across": "bet", "ante_down": "ante", "down": "bet",
+                                "middle": "bet", "five_card_bonus": "five_card_bonus"}
 
 
 class SettlementInputError(WagerError):
@@ -153,11 +159,19 @@ def _settle_wagers(across: HandValue, down: HandValue, board: HandValue, wagers:
     for name, (kind, odds) in outcomes:
         if name in wagers:
             amount = wagers[name]
-            results.append((name, amount, kind, odds * amount if kind == "win" else 0 if kind == "push" else -amount))
+            results.append((name, amount, kind, net_of(kind, odds, amount)))
     return results
 
 
 _LOSE = ("lose", 0)
+
+
+def net_of(outcome: str, odds: int, amount: int) -> int:
+    """The signed net of a wager of ``amount`` minor units whose outcome is ``outcome`` (``win``, ``push`` or
+    ``lose``, as ``PayTable.outcome_of`` gives it with ``odds``): a win at N to 1 nets N x ``amount`` (the stake
+    comes back besides), a push 0, a loss -``amount`` (NY 9 NYCRR 5324.39(f): "N to 1"; the ``WagerResult``
+    shapes). Minor units in, minor units out; any outcome other than ``win`` or ``push`` is a loss."""
+    return odds * amount if outcome == "win" else 0 if outcome == "push" else -amount
 
 
 def settle_seat(seat: int, cards: tuple[str, str], community: Community, wagers: Mapping[str, int],
