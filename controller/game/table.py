@@ -34,6 +34,10 @@ ANTES: tuple[str, ...] = ("ante_across", "ante_down")
 #: The gaming day's start when table.yaml names none (``gaming_day_start``), local time.
 DEFAULT_DAY_START = dt.time(6, 0)
 _WAGER_NAMES = frozenset(WAGERS)
+#: The ``limits`` entry of table.yaml each wager follows: the across, down and middle bets have no limits of their
+#: own, they follow the ante (one to three times it, NY 9 NYCRR 5324.39(c)(4)).
+LIMIT_OF: dict[str, str] = {"five_card_bonus": "five_card_bonus", "ante_across": "ante", "ante_down": "ante",
+                            "across": "ante", "down": "ante", "middle": "ante"}
 
 
 class WagerError(ValueError):
@@ -49,10 +53,12 @@ class WagerError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Minimum and maximum of one wager, in minor units."""
+    """Minimum and maximum of one wager, in minor units; ``line``: the line of ``max`` in the table file (None when
+    not read from one), for the messages of ``controller.game.capacity.check_capacity``."""
 
     min: int
     max: int
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -140,7 +146,9 @@ def load_table_config(path: Path = CONFIG_DIR / "table.yaml") -> TableConfig:
     Raises ``ConfigError`` naming the file, the line and the key (``"{file}: line {n}: {key path}: {what is
     wrong}"``) for a missing/unknown key, a ``table_id`` that is empty, longer than ``MAX_TABLE_ID`` or holds a
     control character, a jurisdiction code with no file or a path that cannot be read, seats that are not a
-    list of distinct seats 1-6, limits that are not positive integers with min <= max, a ``journal`` that is
+    list of distinct seats 1-6, limits that are not positive integers with min <= max or with a max above
+    ``MAX_AMOUNT`` (what the limits let a spot hold with the pay tables is checked when the jurisdiction is
+    loaded: ``controller.service.opening.jurisdiction_for``), a ``journal`` that is
     not a file path (non-blank text: ``journal:`` left empty is refused, not a file named ``None``), an
     unknown device driver, a device ``port`` or ``identity`` that is not non-blank text, a ``search`` that is
     not a list of glob patterns (text), a timing value that is not a number of seconds above 0 and below 3600,
@@ -341,15 +349,18 @@ def _jurisdiction(path: Path, data: dict) -> str:
 
 
 def _limits(path: Path, where: str, entry: Any) -> Limits:
+    """``limits.NAME`` (``where``): ``min`` and ``max``, positive integers of minor units, min <= max, max at most
+    ``MAX_AMOUNT``. Raises ``ConfigError`` with file, line and key."""
     check_keys(path, where, entry, {"min", "max"})
     low = require_int(path, f"{where}.min", entry["min"], 1, line_of(entry, "min"))
     high = require_int(path, f"{where}.max", entry["max"], 1, line_of(entry, "max"))
     if low > high:
         raise error(path, where, f"min {short(low)} is above max {short(high)}", line_of(entry))
-    if high > MAX_AMOUNT // 3:  # a 3x bet on the largest ante must still fit the bet sensors' amount field
-        raise error(path, where, f"max {short(high)} is above {MAX_AMOUNT // 3} (the bet sensors report at most "
+    if high > MAX_AMOUNT:  # an amount, bounded as at every door (``check_amount``); what a spot may then have to
+        # hold with the bets and the payouts is judged with the pay tables (controller.game.capacity)
+        raise error(path, where, f"max {short(high)} is above {MAX_AMOUNT} (the bet sensors report at most "
                                  f"{MAX_AMOUNT} per spot)", line_of(entry, "max"))
-    return Limits(low, high)
+    return Limits(low, high, line_of(entry, "max"))
 
 
 def check_amount(seat: int | None, name: str, amount: Any) -> int:
@@ -432,12 +443,18 @@ def check_limits(seat: int, wagers: Mapping[str, int], config: TableConfig) -> N
     NYCRR 5324.39(c)(4)), so the ante limits bound them. Raises ``WagerError`` naming the seat, the wager, the
     amount and the limit it breaks (e.g. ``seat 3: wagers.ante_across: 400 is below the table minimum 500``).
     """
-    for name, limits in (("ante_across", config.ante_limits), ("ante_down", config.ante_limits),
-                         ("five_card_bonus", config.bonus_limits)):
+    for name in ("ante_across", "ante_down", "five_card_bonus"):
         amount = wagers.get(name)
         if amount is None:
             continue
+        limits = limits_of(config, name)
         if amount < limits.min:
             raise WagerError(seat, f"wagers.{name}", f"{amount} is below the table minimum {limits.min}")
         if amount > limits.max:
             raise WagerError(seat, f"wagers.{name}", f"{amount} is above the table maximum {limits.max}")
+
+
+def limits_of(config: TableConfig, wager: str) -> Limits:
+    """The limits (minor units) of ``config``'s ``limits`` entry that ``wager`` (a name of ``WAGERS``) follows
+    (``LIMIT_OF``): ``ante_limits`` or ``bonus_limits``. Raises ``KeyError`` for an unknown wager."""
+    return config.bonus_limits if LIMIT_OF[wager] == "five_card_bonus" else config.ante_limits

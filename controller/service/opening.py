@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from controller.game.capacity import check_capacity
 from controller.game.paytable import Jurisdiction, load_jurisdiction
 from controller.game.table import JOURNAL_NAME, SIMULATED, TableConfig, jurisdictions_home
 from controller.journal.key import JournalKeyError, load_key
@@ -68,8 +69,13 @@ def key_for(config: TableConfig) -> bytes | None:
 
 def jurisdiction_for(config: TableConfig) -> Jurisdiction:
     """Load the table's jurisdiction: a code from ``jurisdictions/`` beside ``table.yaml``, else from ``config/``;
-    a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder)."""
-    return load_jurisdiction(config.jurisdiction, jurisdictions_home(config.source))
+    a file path as ``load_table_config`` resolved it (from ``table.yaml``'s folder). Every start comes here
+    before it opens anything. Raises ``ConfigError`` for a jurisdiction ``load_jurisdiction`` refuses, and for
+    table limits that with its pay tables let a spot hold more than the bet sensors can read
+    (``controller.game.capacity.check_capacity``; docs/protocol.md, "Bet sensors"), naming the file and key."""
+    jurisdiction = load_jurisdiction(config.jurisdiction, jurisdictions_home(config.source))
+    check_capacity(config, jurisdiction)
+    return jurisdiction
 
 
 def check_kept_for(journal: Journal, mode: str, table_id: str, history: bool) -> None:
