@@ -245,6 +245,30 @@ def test_metrics_refuse_an_address_off_the_machine():
         ServiceMetrics(lambda: 0, dict).serve("0.0.0.0", 0)
 
 
+def test_a_start_refused_for_a_metrics_port_in_use_leaves_no_journal_and_touches_none_that_was_there(tmp_path):
+    """A start refused because the metrics port was taken left a new, empty journal and its anchor behind, which
+    the next start adopted (its notice of a path with no journal lost): the port is now bound before the journal
+    is made, as the control interface's is. A journal that was there is left as it was."""
+    from controller.journal.store import Journal
+    from tests.cli_helpers import crisscross
+
+    kept = Journal(tmp_path / "kept.db")
+    kept.close()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        for name in ("new.db", "kept.db"):
+            done = crisscross("run", "--simulate", "--rounds", "1", "--journal", tmp_path / name, "--metrics-port",
+                              port)
+            assert done.returncode == 2, done
+            assert done.stderr.count("\n") == 1 and f"metrics port 127.0.0.1:{port}: " in done.stderr, done.stderr
+            assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    finally:
+        taken.close()
+
 def test_simulated_play_keeps_its_own_journal_and_says_so(tmp_path, monkeypatch):
     """--simulate without --journal writes to the state directory's simulated/ journal, never the table's; the
     start record names the mode, the version, the configuration and each device's port."""

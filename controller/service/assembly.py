@@ -146,8 +146,8 @@ class Service:
     the journal (also after a failed ``run``). Arguments as for ``run_service``. Raises
     ``SoftwareIdentityError`` when other code than the software's files would run (before anything is opened),
     ``ConfigError`` for a refused jurisdiction or operators file, ``JournalError`` for a journal that does not
-    verify and ``OSError`` for a control port in use (before the journal is made or opened), before any simulator
-    or port is opened.
+    verify and ``OSError`` for a control or metrics port in use (before the journal is made or opened), before any
+    simulator or device port is opened.
     """
 
     def __init__(self, config: TableConfig, *, simulate: bool = False, rounds: int | None = None,
@@ -171,12 +171,18 @@ class Service:
         table_history = not (self.simulated and journal_path is None)
         journal_path = journal_for(config, bool(self.simulated), journal_path)
         self.control: ControlPart | None = None  # the control interface, when table.yaml enables it
+        self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         if config.control.enabled and parts.control is not None:  # a port in use is refused here, before the
             self.control = parts.control(config.control, self.events, journal_path)  # journal is made or changed
+        port = metrics_port if metrics_port is not None else config.metrics_port
         try:
+            if port is not None:  # bound here too, served once the journal is replayed
+                self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers,
+                                              wal_bytes=lambda: self.journal.wal_bytes)
+                self.metrics_port = self.metrics.bind("127.0.0.1", port)
             self.journal = open_journal(config, journal_path, history=table_history)
         except BaseException:
-            self._stop_control()
+            self._stop_ports()
             raise
         mode = "simulated" if self.simulated else "table"
         try:
@@ -200,7 +206,6 @@ class Service:
         self.protection: LiveProtection | None = None  # the hole-card detector, with --protect
         self.rating: LiveRating | None = None  # the seats' sessions rated, with --rating
         self.floor: FloorPart | None = None  # the floor publisher, when table.yaml enables it
-        self.metrics: ServiceMetrics | None = None  # /metrics, with --metrics-port or metrics.port of table.yaml
         self.journal_check: JournalCheck | None = None  # the check of the whole store, started once ready
         self._meters_seen = -1  # ``Meters.changes`` when the meters were last published (``_on_view``)
         kinds = {name: dev.driver for name, dev in config.devices.items()}
@@ -222,13 +227,10 @@ class Service:
                 self.floor = parts.floor(config.floor, config.table_id, self.journal.path,
                                          key_for(config) if self.journal.meta("key_id") else None,
                                          bool(self.simulated))  # never under the table's own id
-            port = metrics_port if metrics_port is not None else config.metrics_port
-            if port is not None:
-                self.metrics = ServiceMetrics(self.events.qsize, lambda: self.drivers,
-                                              wal_bytes=lambda: self.journal.wal_bytes,
-                                              in_test=recovered.machine.meters.in_test)  # a test round held
+            if self.metrics is not None:
+                self.metrics.in_test = recovered.machine.meters.in_test  # a test round held
                 self.metrics.journal_damaged.set(not recovered.machine.journal_whole())  # kept over restarts
-                self.metrics_port = self.metrics.serve("127.0.0.1", port)
+                self.metrics.start()
             self.sims = start_simulators(simulated, kinds, seed, self._link_dir, recovered.machine.layout)
             for name, dev in config.devices.items():
                 port = sim_port(self.sims[name]) if name in self.sims else ports.get(name, dev.port)
@@ -364,11 +366,22 @@ class Service:
         if self.control is not None:
             self.control.stop()
 
+    def _stop_ports(self) -> None:
+        """Stop the control interface and close the metrics port, those bound (a start refused after they were
+        bound); the metrics port is closed whatever the control interface's stop raised."""
+        try:
+            self._stop_control()
+        finally:
+            if self.metrics is not None:
+                self.metrics.close()
+
     def _abandon(self) -> None:
-        """A start refused before anything but the control interface and the journal was opened: stop the one,
-        close the other."""
-        self._stop_control()
-        self.journal.close()
+        """A start refused before anything but the control interface, the metrics port and the journal was
+        opened: stop the ports, close the journal."""
+        try:
+            self._stop_ports()
+        finally:
+            self.journal.close()
 
     def close(self) -> None:
         """Stop the control interface, the floor, the metrics, the scripted table, the workers, the drivers (closing

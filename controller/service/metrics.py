@@ -243,7 +243,8 @@ class ServiceMetrics:
     recovered: a test round held over a restart ends as ``test``, and its faults, past-posting and mispays count in
     ``test``, not ``live``). ``serve(host, port)`` starts the exposition server (``MetricsServer``: a loopback
     address only, raises ``ValueError`` otherwise; ``OSError`` for a port in use or an open-file limit too low for the
-    service's doors, ``controller.service.limits``); ``close`` stops it.
+    service's doors, ``controller.service.limits``), or ``bind`` takes its port and ``start`` serves it later;
+    ``close`` stops it.
     """
 
     def __init__(self, queue_depth: Callable[[], int], drivers: Callable[[], Mapping[str, Any]], *,
@@ -283,17 +284,34 @@ class ServiceMetrics:
         self._server: Any = None
 
     def serve(self, host: str, port: int) -> int:
-        """Serve ``/metrics`` on ``host``:``port`` (0: any free port); returns the port bound."""
+        """Serve ``/metrics`` on ``host``:``port`` (0: any free port): ``bind`` then ``start``; returns the port
+        bound. Raises as ``bind`` does."""
+        bound = self.bind(host, port)
+        self.start()
+        return bound
+
+    def bind(self, host: str, port: int) -> int:
+        """Take ``host``:``port`` (0: any free port) without serving it yet (connections wait in the listen
+        backlog until ``start``); returns the port bound. The service binds it before its journal is made or
+        opened, as the control interface's port, so that a port in use refuses a start that has created nothing
+        (``controller.service.assembly.Service``). Raises ``ValueError`` for a host off the machine, ``OSError``
+        naming the port for one in use or an open-file limit too low (``controller.service.limits``)."""
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"metrics host {host!r} is not a loopback address")
         check_descriptors("metrics")
         try:
-            self._server = MetricsServer(host, port, self.registry).start()
+            self._server = MetricsServer(host, port, self.registry)
         except OSError as exc:
             raise OSError(exc.errno, f"metrics port {host}:{port}: {exc.strerror or exc}") from None
-        bound = self._server.server_address[1]
+        return self._server.server_address[1]
+
+    def start(self) -> None:
+        """Serve the port ``bind`` took, on the ``metrics-http`` thread. Raises ``RuntimeError`` before ``bind``."""
+        if self._server is None:
+            raise RuntimeError("metrics: start before bind: no port taken")
+        self._server.start()
+        host, bound = self._server.server_address[:2]
         log.info("metrics on http://%s:%d/metrics", host if ":" not in host else f"[{host}]", bound)
-        return bound
 
     def close(self) -> None:
         """Stop the exposition server (idempotent)."""
