@@ -12,11 +12,13 @@ from typing import Any
 import paho.mqtt.client as paho
 
 from controller.floor import topics
-from controller.floor.mqtt import connect, make_client
+from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.settings.floor import FloorConfig
 
 #: Seconds a new connection is given for the broker's CONNACK before another attempt.
 CONNACK_WAIT = 5.0
+#: Seconds ``Listener.open`` waits by default for the subscription to be acknowledged.
+SUBSCRIBE_WAIT = 10.0
 #: Seconds the broker keeps a durable listener's session (and queues its QoS 1 messages) while it is away.
 SESSION_EXPIRY = 7 * 24 * 3600
 
@@ -46,13 +48,19 @@ class Listener:
         self.refused: str | None = None  # the broker's reason when it refused the last connection (its CONNACK)
         self._retry_at = 0.0
 
-    def open(self, timeout: float = 10.0) -> None:
-        """Connect and subscribe; raises ``OSError`` when the broker cannot be reached, refuses the connection
-        (its reason, e.g. ``Not authorized`` for a wrong user or password), or does not answer within ``timeout``
-        seconds. The message does not repeat the broker's address: the caller names it."""
-        connect(self.client, self.config, clean_start=not self.durable,
-                session_expiry=SESSION_EXPIRY if self.durable else None)
+    def open(self, timeout: float = SUBSCRIBE_WAIT) -> None:
+        """Connect and subscribe within ``timeout`` seconds, every connection attempt (TCP and TLS) included;
+        raises ``OSError`` when the broker cannot be reached, refuses the connection (its reason, e.g. ``Not
+        authorized`` for a wrong user or password), does not answer the connection (a host down or filtered) or
+        does not acknowledge the subscription within ``timeout``. The message does not repeat the broker's
+        address: the caller names it."""
         deadline = time.monotonic() + timeout
+        self.client.limit_connect_time(timeout)
+        try:
+            connect(self.client, self.config, clean_start=not self.durable,
+                    session_expiry=SESSION_EXPIRY if self.durable else None)
+        except TimeoutError:
+            raise OSError(f"the connection was not answered within {min(timeout, CONNECT_TIMEOUT):g} s") from None
         lost = 0  # connections closed before the subscription was acknowledged
         failed: OSError | None = None  # the last attempt to connect again that failed
         while not self.subscribed and self.refused is None and time.monotonic() < deadline:
@@ -64,6 +72,7 @@ class Listener:
             time.sleep(min(0.2, max(deadline - time.monotonic(), 0.0)))
             if time.monotonic() < deadline:
                 try:
+                    self.client.limit_connect_time(deadline - time.monotonic())
                     self.client.reconnect()
                 except OSError as exc:
                     failed = exc
@@ -77,7 +86,8 @@ class Listener:
     def pump(self, seconds: float, stop: threading.Event | None = None) -> None:
         """Receive for ``seconds``, or until ``stop`` is set (checked every 0.05 s at most: SIGTERM or SIGINT,
         ``controller.floor.stopping``), connecting again when the connection was lost (an attempt is given
-        ``CONNACK_WAIT`` seconds to be answered before the next one)."""
+        ``CONNACK_WAIT`` seconds to be answered before the next one; its TCP connect no longer than what is left
+        of ``seconds``)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
             left = max(deadline - time.monotonic(), 0.0)
@@ -86,6 +96,7 @@ class Listener:
                     time.sleep(min(0.05, left))  # no socket: nothing to wait on
                 continue
             try:
+                self.client.limit_connect_time(deadline - time.monotonic())
                 self.client.reconnect()
                 self._retry_at = time.monotonic() + CONNACK_WAIT
             except OSError:

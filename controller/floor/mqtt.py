@@ -53,7 +53,15 @@ class Client(paho.Client):
         return paho.MQTTErrorCode.MQTT_ERR_SUCCESS
 
 
-def make_client(config: FloorConfig, client_id: str, *, password: str | None = None) -> paho.Client:
+    def limit_connect_time(self, seconds: float) -> None:
+        """The next connection attempt (``connect`` or ``reconnect``: TCP and TLS) may take at most ``seconds``
+        (capped at ``CONNECT_TIMEOUT``; a thousandth of a second at least): for a caller bounded by a deadline of
+        its own (``controller.floor.listen.Listener.open``). paho's ``connect_timeout`` setter refuses a change
+        while the client is connecting, which is the state an attempt that failed leaves it in."""
+        self._connect_timeout = max(min(seconds, CONNECT_TIMEOUT), 0.001)
+
+
+def make_client(config: FloorConfig, client_id: str, *, password: str | None = None) -> Client:
     """A new, unconnected MQTT 5 client (``Client``) for the broker of ``config`` with ``client_id``: TLS when ``config.tls``
     (the system's certificate authorities, or ``config.ca_file``; the broker's name is checked), the username
     and the password (``password`` given, else read from ``config.password_file``: ``ConfigError`` when it

@@ -5,7 +5,8 @@
 The broker: ``--broker HOST`` (with ``--port``, ``--tls``, ``--ca-file``, ``--username``, ``--password-file``,
 ``--prefix``), else ``floor:`` of the table configuration (``--config``). Exit status: 0 done (audit: nothing
 wrong), 1 the audit found a problem, 2 refused options or configuration, or a broker that cannot be reached.
-The watch runs until ``--for`` ends or SIGTERM or SIGINT (``controller.floor.stopping``) and prints a last
+``--for`` counts from the start, the connection to the broker included (``SUBSCRIBE_AT_LEAST`` seconds at least
+for it). The watch runs until ``--for`` ends or SIGTERM or SIGINT (``controller.floor.stopping``) and prints a last
 summary either way, status 0. The audit listens until ``--for`` ends or SIGTERM or SIGINT, then checks what it
 heard (status 0 or 1 as above); a Ctrl-C while it checks ends it as an interrupt (``crisscross: interrupted``,
 130), never as "nothing wrong".
@@ -27,6 +28,8 @@ from controller.settings.argtypes import number, seconds_or_none
 from controller.settings.files import ConfigError, find_table_config
 from controller.settings.floor import DEFAULT_PREFIX, PLAIN_PORT, TLS_PORT, FloorConfig, check_prefix
 
+#: Seconds the subscription is given at least, whatever is left of ``--for`` (``--for 0``'s one look needs it).
+SUBSCRIBE_AT_LEAST = 1.0
 #: The shortest ``floor watch --every`` (seconds): a summary is a screenful, and a shorter period only floods the
 #: terminal.
 MIN_EVERY = 0.1
@@ -143,9 +146,10 @@ def run(args: argparse.Namespace) -> int:
 def _listen(args: argparse.Namespace, stop: threading.Event) -> int:
     """``floor watch`` (until ``--for`` or ``stop``: then its last summary, status 0) or ``floor audit`` (it
     listens until ``--for`` or ``stop``, then checks what it heard with SIGINT's usual handler back)."""
-    from controller.floor.listen import Listener
+    from controller.floor.listen import SUBSCRIBE_WAIT, Listener
     from controller.journal.key import JournalKeyError, load_key
 
+    end = None if args.duration is None else time.monotonic() + args.duration  # the connection's time included
     try:
         config = broker_config(args)
         if args.floor_command == "watch":
@@ -161,7 +165,8 @@ def _listen(args: argparse.Namespace, stop: threading.Event) -> int:
             taker = Auditor()
             listener = Listener(config, taker.take, client_id=f"crisscross-audit-{args.session}"
                                 if args.session else "", durable=bool(args.session))
-        listener.open()
+        listener.open(SUBSCRIBE_WAIT if end is None else max(min(args.duration, SUBSCRIBE_WAIT),
+                                                             SUBSCRIBE_AT_LEAST))
     except (ConfigError, JournalKeyError) as exc:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
@@ -170,14 +175,13 @@ def _listen(args: argparse.Namespace, stop: threading.Event) -> int:
         return 2
     try:
         if args.floor_command == "watch":
-            end = None if args.duration is None else time.monotonic() + args.duration
             while True:  # at least one summary: --for 0 is one look, SIGTERM or SIGINT a last one
                 listener.pump(args.every if end is None else min(args.every, max(end - time.monotonic(), 0)), stop)
                 stopped = stop.is_set()  # read first: the last summary comes after the signal
                 print(_writable(taker.render(), sys.stdout) + "\n", flush=True)
                 if stopped or (end is not None and time.monotonic() >= end):
                     return 0
-        listener.pump(args.duration, stop)
+        listener.pump(math.inf if end is None else max(end - time.monotonic(), 0), stop)
         with interruptible():
             return _audited(taker, journals, keys, args.from_start)
     finally:
