@@ -19,6 +19,7 @@ import os
 import shlex
 import socket
 import socketserver
+import stat
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -284,7 +285,11 @@ class SocketClient:
 
     def __init__(self, path: Path) -> None:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.connect(str(path))
+        try:
+            self._sock.connect(str(path))
+        except BaseException:
+            self._sock.close()
+            raise
         self._file = self._sock.makefile("rwb")
 
     def send(self, line: str) -> str:
@@ -329,17 +334,42 @@ def console(send: Callable[[str], str], read: Callable[[str], str] = input, writ
             write(text)
 
 
+#: What is at a path, by its ``stat.S_IS*`` test, when it is not a socket.
+_NOT_SOCKETS = ((stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a named pipe"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def unreachable(path: Path, exc: OSError) -> str:
+    """Why the control socket at ``path`` could not be connected to (``exc``: what connecting raised), said
+    for what is there: nothing (``no such file or folder``), something that is not a socket (``a folder, not a
+    socket``; a regular file, a named pipe, a device), or, for a socket, ``exc`` itself, with the hint that no
+    rig serves it when the connection was refused (a socket its rig left behind: connect(2), ``ECONNREFUSED``).
+    The rule: a folder or a file was said to refuse the connection, as a socket nobody listens on does."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file or folder (is a rig running with --sim-socket at this path?)"
+    except OSError as err:  # a part of the path that is not a folder, a folder it may not enter
+        return str(err.strerror or err)
+    for test, kind in _NOT_SOCKETS:
+        if test(mode):
+            return f"{kind}, not a socket: give the --sim-socket PATH of a running rig"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"{exc.strerror or exc} (is a rig running with --sim-socket?)"
+    return str(exc.strerror or exc)
+
+
 def run_console(path: Path, commands: list[str]) -> int:
     """``crisscross sim console --socket PATH [-c LINE...]``: connect to the control socket; run ``commands``
     (printing each answer; the first refused one ends with status 1) or, without any, the interactive
-    console. Exit status 0, 1 (a command refused, the connection lost), 2 (the socket cannot be reached)."""
+    console. Exit status 0, 1 (a command refused, the connection lost), 2 (the socket cannot be reached: one
+    line saying why, ``unreachable``)."""
     import sys
 
     try:
         client = SocketClient(path)
     except OSError as exc:
-        print(f"crisscross sim console: {path}: {exc.strerror or exc} (is a rig running with --sim-socket?)",
-              file=sys.stderr)
+        print(f"crisscross sim console: {path}: {unreachable(path, exc)}", file=sys.stderr)
         return 2
     try:
         if not commands:

@@ -113,9 +113,36 @@ def test_the_interactive_console_reads_lines_and_reports_errors(table):
     assert refused.returncode == 1 and "unknown fault 'melt'" in refused.stderr
 
 
-def test_no_socket_is_exit_status_2(tmp_path):
-    proc = crisscross("sim", "console", "--socket", tmp_path / "none.sock", "-c", "show")
-    assert proc.returncode == 2 and "is a rig running with --sim-socket?" in proc.stderr
+def _made(kind: str, folder):
+    """A path in ``folder`` where no rig serves its control socket: nothing, the folder itself, a regular file, or
+    a Unix socket a listener left when it closed (a rig that ended without removing it)."""
+    import socket
+
+    if kind == "nothing":
+        return folder / "none.sock"
+    if kind == "folder":
+        return folder
+    if kind == "file":
+        (folder / "sim.txt").write_text("not a socket\n")
+        return folder / "sim.txt"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+        gone.bind(str(folder / "gone.sock"))
+        gone.listen()
+    return folder / "gone.sock"
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("nothing", "no such file or folder (is a rig running with --sim-socket at this path?)"),
+    ("folder", "a folder, not a socket: give the --sim-socket PATH of a running rig"),
+    ("file", "a regular file, not a socket: give the --sim-socket PATH of a running rig"),
+    ("closed socket", "Connection refused (is a rig running with --sim-socket?)"),
+])
+def test_a_socket_that_cannot_be_reached_is_named_for_what_is_there(tmp_path, kind, said):
+    """Exit status 2 and one line saying what is wrong with the path: a folder or a regular file was said to
+    refuse the connection, as a socket nobody listens on does (whose hint, a rig not running, stays)."""
+    path = _made(kind, tmp_path)
+    proc = crisscross("sim", "console", "--socket", path, "-c", "show")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"crisscross sim console: {path}: {said}\n")
 
 
 def test_the_socket_is_its_owners_only(table):
