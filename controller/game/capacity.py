@@ -26,6 +26,7 @@ from controller.settings.files import error
 from drivers.events import SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
 
+
 def largest_wager(spot: str, limit: int, jurisdiction: Jurisdiction) -> int:
     """The largest wager (minor units) ``spot`` may carry when its limit (``LIMIT_OF``) has ``limit`` as its max:
     the limit itself, or for the across, down and middle bets the largest of the jurisdiction's
