@@ -603,20 +603,6 @@ def test_a_missing_module_that_is_not_of_the_analysis_extra_is_not_blamed_on_it(
         crisscross("paytable", "ny")
 
 
-def test_a_reader_that_went_away_ends_the_output_quietly(monkeypatch):
-    """``crisscross ... | head``: the pipe closing is no error (``main``'s docstring): exit 0."""
-    def closed(argv):
-        raise BrokenPipeError
-
-    monkeypatch.setattr(cli, "_main", closed)
-    saved = sys.stdout
-    try:
-        assert cli.main(["recall"]) == 0
-        assert sys.stdout is None  # no flush of the dead pipe at exit
-    finally:
-        sys.stdout = saved
-
-
 def test_an_export_into_a_closed_pipe_ends_quietly(tmp_path):
     """``crisscross journal export ... | head -1`` printed ``crisscross: None: Broken pipe`` and exited 2; a
     closed pipe ends the export quietly with exit 0, as it does ``recall``."""

@@ -11,15 +11,94 @@ command that imports more later (``run``, the analysis) handles its own interrup
 ``controller.service.identity.verified_software_identity``), before the command line and the service are
 imported, and ``identity`` is answered then too: only this module, the packages' ``__init__`` and
 ``controller.service.identity`` (which imports the standard library alone) run before the check.
+
+Standard output that cannot be written is said here, once for every command (``StandardOutput``): a reader that
+went away (``| head``, ``BrokenPipeError``) ends the command quietly with status 0; any other failure (a full
+disk, ``/dev/full``) is one line on standard error naming standard output and the error, status 2 (a refused
+output, as docs/commands.md gives 2 for what cannot be used: never the 1 by which ``recall`` and ``meters`` say
+that a journal does not verify). What is left unwritten is sent to ``/dev/null``, as the ``signal`` module's
+documentation ("Note on SIGPIPE") does, so that the interpreter's flush at exit finds nothing to fail on.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+from typing import Any, TextIO
+
+
+class StandardOutputError(Exception):
+    """Standard output could not be written: the ``OSError`` of the write or flush is its ``__cause__``. Not an
+    ``OSError`` itself, so that no command takes it for a failure of a file of its own (a journal, an export's
+    ``--output``): ``main`` handles it for every command."""
+
+
+class StandardOutput:
+    """``stream`` (``sys.stdout`` as the process started with it) whose ``write``, ``writelines`` and ``flush``
+    raise ``StandardOutputError`` from an ``OSError``; every other attribute is the stream's own. A writer that
+    handles its own write errors takes ``stream`` (``run``'s round summaries stop and the table goes on:
+    ``Service._print_summary``)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            raise StandardOutputError(exc) from exc
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise StandardOutputError(exc) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command of ``argv`` (``sys.argv[1:]`` when None) with standard output as ``StandardOutput`` and
+    return its exit status; standard output that cannot be written is 0 or 2 (module docstring)."""
+    stream = sys.stdout
+    if stream is not None:  # None: started with standard output closed (``>&-``), each command's to say
+        sys.stdout = StandardOutput(stream)  # type: ignore[assignment]
+    try:
+        status = _command(argv)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # what is still buffered, while a failure can still be said
+        return status
+    except StandardOutputError as exc:
+        return _output_lost(exc.__cause__, stream)
+    finally:
+        sys.stdout = stream
+
+
+def _output_lost(exc: BaseException | None, stream: TextIO) -> int:
+    """Standard output ``stream`` failed with ``exc``: its descriptor now writes to ``/dev/null`` (what is left
+    buffered goes there at exit); 0 for a reader that went away, else 2 after one line on standard error."""
+    try:
+        descriptor = stream.fileno()
+    except (OSError, ValueError):  # a stream of the process's own (a test's StringIO): no descriptor to redirect
+        descriptor = None
+    if descriptor is not None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, descriptor)
+        os.close(devnull)
+    if isinstance(exc, BrokenPipeError):
+        return 0
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    print(f"crisscross: standard output: cannot write: {reason}", file=sys.stderr)
+    return 2
+
+
+def _command(argv: list[str] | None) -> int:
     """Load ``controller.cli.main`` with SIGINT held back, then run ``main(argv)`` and return its exit status;
     130 with ``crisscross: interrupted`` on standard error, the command not run, when SIGINT came during the
     loading; 2, nothing loaded, for ``run`` when other code than the software's files would run (module

@@ -154,10 +154,8 @@ VERIFY_STATUSES = """exit status:
 
 def _refused(exc: Exception, where: object) -> int:
     """Say why a journal tool refused in one line on standard error (an ``OSError`` with its file, else
-    ``where``); return exit status 2. A ``BrokenPipeError`` (the reader of standard output went away) is raised
-    again: ``main`` ends the command quietly."""
-    if isinstance(exc, BrokenPipeError):
-        raise exc
+    ``where``); return exit status 2. Standard output that cannot be written is never one of these
+    (``controller.cli.entry.StandardOutputError``)."""
     if isinstance(exc, OSError):
         print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
     else:

@@ -306,16 +306,14 @@ def pace_seconds(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``crisscross``; returns the exit status. A reader that went away (``| head``) ends the
-    output quietly; Ctrl-C (``KeyboardInterrupt``) ends a command with one line on standard error and status 130
-    (128 + SIGINT, as a shell reports it; its worker processes end with it: ``controller.analysis.workers``), also
-    when it lands inside compiled code (numba's, which then raises ``SystemError`` from it). ``run`` handles SIGINT
-    itself: it stops the table after the event in hand (docs/commands.md)."""
+    """The command line, run by ``controller.cli.entry.main`` (which says standard output that cannot be written:
+    a reader that went away, ``| head``, ends the output quietly); returns the exit status. Ctrl-C
+    (``KeyboardInterrupt``) ends a command with one line on standard error and status 130 (128 + SIGINT, as a
+    shell reports it; its worker processes end with it: ``controller.analysis.workers``), also when it lands inside
+    compiled code (numba's, which then raises ``SystemError`` from it). ``run`` handles SIGINT itself: it stops
+    the table after the event in hand (docs/commands.md)."""
     try:
         return _main(argv)
-    except BrokenPipeError:
-        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
-        return 0
     except (KeyboardInterrupt, SystemError) as exc:
         if not _interrupted(exc):
             raise
@@ -582,6 +580,7 @@ def _run(args: argparse.Namespace) -> int:
                                   "[analysis], e.g. pip install 'crisscross_controller-VERSION-py3-none-any.whl"
                                   "[analysis]'")
         return run_service(config, simulate=args.simulate, rounds=args.rounds, seed=args.seed,
+                           out=getattr(sys.stdout, "stream", sys.stdout),  # its errors are run's own
                            journal_path=args.journal, ports=ports, quiet=args.quiet, mistakes=args.mistakes,
                            metrics_port=args.metrics_port, started_at=STARTED_AT, payout_errors=args.payout_errors,
                            players=players, manual=args.manual, rating=args.rating,

@@ -78,30 +78,27 @@ def _settle_stream(stream: IO[bytes], source: str, table: Any, config_dir: Path,
             raise ValueError(f"{where}: {exc}") from None
 
     status = 0
-    try:
-        if lines:
-            for number, line in _lines(stream, source):
-                if isinstance(line, str) and (not line or line.isspace()):  # blank: no round
-                    continue
-                try:
-                    if isinstance(line, ValueError):
-                        raise line
-                    answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
-                except ValueError as exc:
-                    print(exc, file=sys.stderr)
-                    answer, status = {"line": number, "error": str(exc)}, 2
-                sys.stdout.write(_compact(answer) + "\n")
-        else:
+    if lines:
+        for number, line in _lines(stream, source):
+            if isinstance(line, str) and (not line or line.isspace()):  # blank: no round
+                continue
             try:
-                result = settled(_text(stream.read(MAX_ROUND_BYTES + 1), source), source)
+                if isinstance(line, ValueError):
+                    raise line
+                answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
             except ValueError as exc:
                 print(exc, file=sys.stderr)
-                return 2
-            json.dump(result, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (``| head``): nothing more to say
-        sys.stdout = None  # type: ignore[assignment]  # no flush of a dead pipe at exit
+                answer, status = {"line": number, "error": str(exc)}, 2
+            sys.stdout.write(_compact(answer) + "\n")
+    else:
+        try:
+            result = settled(_text(stream.read(MAX_ROUND_BYTES + 1), source), source)
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    sys.stdout.flush()
     return status
 
 

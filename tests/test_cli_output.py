@@ -1,0 +1,83 @@
+"""Standard output that cannot be written, for every command (``controller.cli.entry``): a full disk or a
+device that refuses the write (``/dev/full``) is exit status 2 with one line naming standard output and the
+error, never a traceback and never the exit status 1 that ``recall`` and ``meters`` give a journal that does not
+verify (docs/commands.md); a reader that went away (``| head``) ends the command quietly with exit 0, as
+``controller.cli.entry`` says. Each command runs in a process of its own, its standard output a real file or pipe.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FULL = Path("/dev/full")
+NO_SPACE = "crisscross: standard output: cannot write: No space left on device\n"
+#: Commands that write to standard output, each after ``--journal JOURNAL`` where it reads one.
+WRITERS = [("recall",), ("meters",), ("meters", "--format", "json"), ("journal", "export"), ("identity",)]
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory) -> Path:
+    """A journal of three simulated rounds (``crisscross run --simulate``)."""
+    path = tmp_path_factory.mktemp("journal") / "journal.db"
+    made = _crisscross("run", "--simulate", "--quiet", "--rounds", "3", "--seed", "7", "--journal", str(path),
+                       stdout=subprocess.PIPE)
+    assert made.returncode == 0, made.stderr
+    return path
+
+
+def _crisscross(*args: str, stdout) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "controller", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=120)
+
+
+def _args(command: tuple[str, ...], journal: Path) -> list[str]:
+    return [*command] if command[0] == "identity" else [*command, "--journal", str(journal)]
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", WRITERS, ids=" ".join)
+def test_standard_output_on_a_full_device_is_exit_2_naming_it(command, journal):
+    with FULL.open("w") as full:
+        proc = _crisscross(*_args(command, journal), stdout=full)
+    assert proc.returncode == 2 and proc.stderr.endswith(NO_SPACE), proc.stderr
+    assert proc.stderr.count("\n") == 1 + (command[0] == "meters")  # meters says which record first
+
+
+@pytest.mark.parametrize("command", WRITERS, ids=" ".join)
+def test_standard_output_whose_reader_went_away_ends_quietly(command, journal):
+    reading, writing = os.pipe()
+    os.close(reading)  # gone before the command writes anything: its first write finds no reader
+    try:
+        proc = _crisscross(*_args(command, journal), stdout=writing)
+    finally:
+        os.close(writing)
+    assert proc.returncode == 0, proc.stderr
+    assert "Error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+def test_run_keeps_the_table_going_when_its_summaries_cannot_be_written(tmp_path):
+    """docs/commands.md, "crisscross run": the journal is the record; summaries that cannot be written stop, the
+    rounds go on (``Service._print_summary``), whatever standard output's failure does to other commands."""
+    journal = tmp_path / "journal.db"
+    with FULL.open("w") as full:
+        proc = _crisscross("run", "--simulate", "--rounds", "2", "--seed", "7", "--journal", str(journal),
+                           stdout=full)
+    assert proc.returncode == 0, proc.stderr
+    assert "round summaries stopped: cannot write them" in proc.stderr
+    assert "standard output" not in proc.stderr
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
+def test_an_error_of_another_file_is_still_the_commands_own(journal, tmp_path):
+    """Only a write to standard output is standard output's failure: a file the command opens keeps its own
+    refusal (``journal export``'s one line naming it), standard output full or not."""
+    out = tmp_path / "missing" / "copy.jsonl"
+    with FULL.open("w") as full:
+        proc = _crisscross("journal", "export", "--journal", str(journal), "--output", str(out), stdout=full)
+    assert proc.returncode == 2 and proc.stderr == f"crisscross: {out}: No such file or directory\n", proc.stderr
