@@ -308,12 +308,22 @@ def test_recall_without_a_table_journal_points_at_the_simulated_one(tmp_path, mo
 
 # -------------------------------------------------------------------------------------------- journal tools
 def test_export_to_a_file_that_exists_is_refused_and_leaves_it_as_it_was(tmp_path):
+    """Export never writes over a file, and says so as ``paytable design`` does: a bare ``File exists`` left the
+    reader to guess that another name is the way."""
     store = _played_store(tmp_path)
     out = tmp_path / "out.jsonl"
     out.write_text("kept\n")
     proc = crisscross("journal", "export", "--journal", store, "--output", out)
-    _refused_in_one_line(proc, f"crisscross: {out}: File exists")
+    _refused_in_one_line(proc, f"crisscross: {out}: File exists: export never writes over a file (name another "
+                               f"with --output)\n")
     assert out.read_text() == "kept\n"
+
+
+def test_export_to_a_folder_is_refused_as_a_file_that_exists(tmp_path):
+    store = _played_store(tmp_path)
+    proc = crisscross("journal", "export", "--journal", store, "--output", tmp_path)
+    _refused_in_one_line(proc, f"crisscross: {tmp_path}: File exists: export never writes over a file (name "
+                               f"another with --output)\n")
 
 
 def test_export_of_rounds_the_journal_does_not_hold_leaves_no_partial_file(tmp_path):

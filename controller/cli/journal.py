@@ -170,8 +170,9 @@ def _journal_path(args: argparse.Namespace) -> Path:
 
 
 def _journal_export(args: argparse.Namespace) -> int:
-    """``crisscross journal export``: 0 written, 2 a journal that cannot be read or ``--rounds`` it does not hold
-    every one of, nothing written (one line on standard error). A round of the copy that is not ended (no
+    """``crisscross journal export``: 0 written, 2 a journal that cannot be read, ``--rounds`` it does not hold
+    every one of or an ``--output`` that exists (export never writes over a file), nothing written (one line on
+    standard error). A round of the copy that is not ended (no
     ``RoundClosed`` or ``RoundVoided``: in play as the store was read) is still written, as far as it went, and
     named on standard error (docs/commands.md, "crisscross journal")."""
     from controller.journal.record import JournalError
@@ -182,7 +183,11 @@ def _journal_export(args: argparse.Namespace) -> int:
         if args.output is None:
             exported = export(path, sys.stdout, rounds=args.rounds)
         else:
-            descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
+            try:
+                descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
+            except FileExistsError as exc:  # a file, a folder, a link: whatever it is, it is kept
+                raise ConfigError(f"{args.output}: {exc.strerror}: export never writes over a file (name another "
+                                  f"with --output)") from None
             try:
                 with open(descriptor, "w", encoding="ascii") as out:
                     exported = export(path, out, rounds=args.rounds)
