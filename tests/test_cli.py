@@ -26,7 +26,7 @@ from controller.journal.reader import read_records
 from controller.settings.files import CONFIG_DIR
 from tests.cli_helpers import crisscross
 from tests.examples import examples
-from tests.journal_helpers import exported_lines
+from tests.journal_helpers import exported_lines, verify_cli
 
 TABLE = CONFIG_DIR / "table.yaml"
 
@@ -354,6 +354,22 @@ def test_import_of_a_copy_that_does_not_verify_is_exit_1_and_creates_nothing(tmp
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith(f"crisscross: {copy}: does not verify: line 2, seq 3: removed")
     assert proc.stderr.endswith("; not imported\n") and not new.exists()
+
+
+def test_import_of_a_copy_cut_at_a_record_boundary_says_what_verify_says_of_its_end(tmp_path):
+    """A copy whose last whole lines were removed imports (its chain is unbroken), but, as ``journal verify``
+    says of it (exit 3), nothing shows where it should end: import says so in verify's words, after the count,
+    and its status is still 0 (docs/commands.md, "crisscross journal")."""
+    lines = exported_lines(_played_store(tmp_path))
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("".join(lines[:-2]))
+    verified = verify_cli(copy)
+    assert verified.returncode == 3 and "NOT CHECKABLE" in verified.stdout
+    new = tmp_path / "new.db"
+    proc = crisscross("journal", "import", copy, "--journal", new)
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr == (f"imported {len(lines) - 2} records of {copy} into {new}\n"
+                           f"crisscross: {verified.stdout}"), proc.stderr
 
 
 def test_import_of_a_missing_file_names_it(tmp_path):

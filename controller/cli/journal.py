@@ -133,10 +133,17 @@ def _journal_verify(args: argparse.Namespace) -> int:
         print(f"{path}: tampered: {verdict.tamper}")
         return 1
     if verdict.unchecked:
-        print(f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}")
+        print(not_checkable(path, verdict))
         return 3
     print(f"{path}: intact, {verdict.records} records")
     return 0
+
+
+def not_checkable(path: object, verdict: Any) -> str:
+    """What ``journal verify`` says of the journal at ``path`` when its ``verdict`` (``controller.journal.tools.
+    Verdict``) found nothing wrong but not everything could be checked (its exit status 3): the records counted and
+    what could not be seen (``verdict.unchecked``), never "intact". ``journal import`` says it too."""
+    return f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}"
 
 
 #: ``journal verify``'s exit statuses, its help's epilog (docs/commands.md, "crisscross journal"; ``_journal_verify``).
@@ -203,9 +210,10 @@ def _journal_export(args: argparse.Namespace) -> int:
 
 
 def _journal_import(args: argparse.Namespace) -> int:
-    """``crisscross journal import FILE``: 0 imported (never sealed: ``import_jsonl``; with a key in table.yaml
-    a second line says how a supervisor seals it), 1 a source that does not verify, 2 anything else refused (one
-    line on standard error)."""
+    """``crisscross journal import FILE``: 0 imported (never sealed: ``import_jsonl``), with what ``journal
+    verify`` could not check of the source on standard error as it says it (``not_checkable``: a JSON-lines copy
+    cut after a record's line ends there to its chain) and, with a key in table.yaml, how a supervisor seals it;
+    1 a source that does not verify, 2 anything else refused (one line on standard error)."""
     from controller.journal.record import JournalError
     from controller.journal.tools import import_jsonl, verify
     from controller.service.opening import key_for
@@ -223,6 +231,8 @@ def _journal_import(args: argparse.Namespace) -> int:
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.source)
     print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    if verdict.unchecked:  # a copy cut at a record boundary is whole to its chain: verify's exit 3
+        print(f"crisscross: {not_checkable(args.source, verdict)}", file=sys.stderr)
     if keyed:
         print(f"crisscross: {destination}: kept without a key: a JSON-lines copy carries no seal, so only its chain "
               f"was checked; a supervisor who vouches for its records seals them with `crisscross journal add-key "
