@@ -328,3 +328,87 @@ def test_a_digest_in_place_of_the_keys_seal_is_forged(keyed):
     forge(path, ("UPDATE checkpoints SET state = ?, mac = ? WHERE seq = ?", (forged, digest, seq)))
     _refused_and_never_intact(path, key_file, key, rf"checkpoint at record {seq}: forged: its checkpoint carries a "
                                                    rf"digest where the journal key's seal belongs")
+
+
+@pytest.mark.parametrize("seal", ["x", "SHA256:{hex}", " sha256:{hex}", "{hex}"])
+def test_a_checkpoint_of_a_journal_without_a_key_carries_its_digest_or_nothing(tmp_path, seal):
+    """A journal never sealed with a key seals no checkpoint: a ``mac`` that was not ``sha256:`` and the digest
+    (a seal's bare hex, the prefix spelled otherwise, junk) hid an edit of the state from verify and the start."""
+    path, _, _ = closed_store(tmp_path, keyed=False, rounds=2)
+    *_, (seq, state, mac) = _checkpoints(path)
+    forged = json.dumps({**json.loads(state), "round": 30}, sort_keys=True, separators=(",", ":"))
+    forge(path, ("UPDATE checkpoints SET state = ?, mac = ? WHERE seq = ?",
+                 (forged, seal.format(hex=mac.removeprefix("sha256:")), seq)))
+    proc = _verify(path)
+    assert proc.returncode == 1 and f"seq {seq}: edited: its checkpoint carries neither its digest" in proc.stdout
+    with pytest.raises(JournalError, match=rf"checkpoint at record {seq}: edited: .*not started"):
+        Journal(path)
+
+
+@pytest.mark.parametrize("end", ["-wal", "-shm"])
+def test_a_wal_or_shared_memory_file_others_may_read_is_not_opened(tmp_path, end):
+    """The WAL holds the last commits' records, the cards among them: one left beside the store (a kill, a copy)
+    that group or others may read was used for the whole run, the store itself being 0600."""
+    path, _, _ = closed_store(tmp_path, keyed=False, rounds=1)
+    beside = path.with_name(path.name + end)
+    beside.touch()
+    beside.chmod(0o644)
+    with pytest.raises(JournalError, match=rf"{beside.name}: the journal store may be read or written by group or "
+                                           rf"others \(mode 644\).*chmod 600 .*{beside.name}: not opened"):
+        Journal(path)
+    beside.chmod(0o600)
+    Journal(path).close()
+
+
+def test_a_checkpoint_from_before_the_key_is_checked_against_its_records_at_the_first_start(tmp_path):
+    """After ``add-key`` the last checkpoint was written before the key: bound by a digest anyone can make again.
+    Its meters lowered by 100.00 and its digest remade, verify --key said intact and the service carried the
+    forged meters on, sealing them with its next checkpoint. The first start after the key counts that
+    checkpoint's meters and last round from the records (docs/architecture.md) and refuses a forged one; an
+    honest one starts, and the service's next checkpoint is sealed."""
+    from controller.game.paytable import load_jurisdiction
+    from controller.game.table import load_table_config
+    from controller.journal.key import init_key
+    from controller.journal.recovery import ReplayError, recover
+    from tests.journal_helpers import forge_checkpoint
+
+    path = tmp_path / "journal.db"
+    played = crisscross("run", "--simulate", "--quiet", "--rounds", "2", "--seed", "5", "--journal", path)
+    assert played.returncode == 0, played.stderr
+    key_file = tmp_path / "journal.key"
+    init_key(key_file)
+    added = crisscross("journal", "add-key", "--journal", path, "--key", key_file, "--by", "sue", "--reason", "seal")
+    assert added.returncode == 0, added.stderr
+    key = load_key(key_file)
+    config, ny = load_table_config(), load_jurisdiction("ny")
+
+    def copied(name: str) -> Path:
+        copy = tmp_path / name
+        for end in ("", ".anchor"):
+            shutil.copy(path.with_name(path.name + end), copy.with_name(copy.name + end))
+        return copy
+
+    honest = copied("honest.db")
+    journal = Journal(honest, key=key, fsync=False)
+    try:
+        assert journal.checkpoint_unsealed
+        recover(journal, config, ny)
+    finally:
+        journal.close()
+    *_, (seq, state, _) = _checkpoints(path)
+    for change in ("meters", "round"):
+        forged = json.loads(state)
+        if change == "meters":
+            forged["meters"]["counts"]["rounds_closed"] += 1
+        else:
+            forged["last_round_no"] += 1
+        copy = copied(f"{change}.db")
+        forge_checkpoint(copy, seq, json.dumps(forged, sort_keys=True, separators=(",", ":")))
+        assert _verify(copy, key_file).returncode == 0  # the digest made again: nothing a check of the file sees
+        journal = Journal(copy, key=key, fsync=False)
+        try:
+            with pytest.raises(ReplayError, match=rf"journal record {seq}: its checkpoint, written before the "
+                                                  rf"journal key and sealed by nothing, .*\(edited\)"):
+                recover(journal, config, ny)
+        finally:
+            journal.close()

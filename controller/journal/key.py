@@ -136,14 +136,16 @@ def checkpoint_digest(seq: int, head: str, state: str) -> str:
 
 
 def checkpoint_problem(key: bytes | None, before_key: int, seq: int, head: str, state: str, seal: str | None,
-                       digested_before: bool) -> tuple[str, str] | None:
+                       digested_before: bool, keyed_store: bool) -> tuple[str, str] | None:
     """Why the checkpoint at record ``seq`` (``head``, ``state`` text, its ``seal``: the ``mac`` column) does not
     hold, as the tampering's kind (``edited``, ``forged``: ``controller.journal.chain.TAMPER_KINDS``) and what
     shows it, or None: with ``key`` (the store is sealed with it; ``before_key`` the seq of its introduction,
     ``key_from``, or -1) one after the introduction must carry the key's seal (a digest or nothing there: forged
-    without the key), as must any seal there is; a digest must be the state's (else edited); a checkpoint without one after one that carried
-    a digest (``digested_before``), in a part not sealed with the key, lost it (altered). Without ``key`` a seal
-    is not checked (the key's holder checks it). The rule of both the start (``OpeningChecks``) and ``verify``."""
+    without the key), as must any seal there is; a digest must be the state's (else edited); a checkpoint without
+    one after one that carried a digest (``digested_before``), in a part not sealed with the key, lost it
+    (altered). Without ``key`` a seal is not checked (the key's holder checks it); in a store never sealed with a
+    key (not ``keyed_store``) a checkpoint carries its digest or nothing, and anything else there is altered. The
+    rule of both the start (``OpeningChecks``) and ``verify``."""
     if seal is not None and seal.startswith(DIGEST):
         if key is not None and seq > before_key:
             return "forged", "its checkpoint carries a digest where the journal key's seal belongs (written without " \
@@ -151,6 +153,8 @@ def checkpoint_problem(key: bytes | None, before_key: int, seq: int, head: str, 
         if seal != checkpoint_digest(seq, head, state):
             return "edited", "its checkpoint's state is not the one its digest was made of"
         return None
+    if not keyed_store and seal is not None:
+        return "edited", "its checkpoint carries neither its digest nor nothing (a journal without a key seals none)"
     if key is not None and (seal is not None or seq > before_key):
         return None if seal == mac(key, "checkpoint", seq, head, state) else \
             ("forged", "its checkpoint was not sealed with the journal key")

@@ -72,7 +72,9 @@ def freed_tail(handle: BinaryIO, size: int) -> bool:
 class OpeningChecks:
     """The opening checks of ``controller.journal.store.Journal`` (a mixin over its connection ``_db``, its
     ``path``, ``anchor_path``, key and ``admit``); ``_open`` sets the head (``_seq``, ``_prev``), ``checkpoint``,
-    ``last_round_no``, ``open_rounds``, ``since_checkpoint``, ``last_start`` and ``admitted``. Raises
+    ``last_round_no``, ``open_rounds``, ``since_checkpoint``, ``last_start``, ``admitted`` and
+    ``checkpoint_unsealed`` (a keyed journal whose last checkpoint was written before its key: the start checks
+    it against the records, ``controller.journal.recovery.recover``). Raises
     ``JournalError`` for a store refused, ``JournalWriteError`` when the key or the anchor cannot be written."""
 
     _db: sqlite3.Connection
@@ -141,6 +143,9 @@ class OpeningChecks:
                                f"journals it: not started")
         row = db.execute("SELECT seq, round, head, state, mac FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
         self.checkpoint: Checkpoint | None = None
+        # a keyed journal's last checkpoint written before its key: bound by a digest anyone can make, or nothing
+        self.checkpoint_unsealed = row is not None and key_id is not None and (
+            row[4] is None or row[4].startswith(jkey.DIGEST))
         if row is not None:
             self.checkpoint = Checkpoint(row[0], row[1], row[2], parse_canonical(row[3], where, row[0]), row[4])
             keyed = self._key if key_id is not None else None
@@ -148,7 +153,7 @@ class OpeningChecks:
                 f"SELECT 1 FROM checkpoints WHERE seq < ? AND mac LIKE '{jkey.DIGEST}%' LIMIT 1", (row[0],)
             ).fetchone() is not None
             problem = jkey.checkpoint_problem(keyed, jkey.key_from(self.meta("key_from"), keyed), row[0], row[2],
-                                              row[3], row[4], digested_before)
+                                              row[3], row[4], digested_before, key_id is not None)
             if problem is not None:
                 raise JournalError(f"{where}: checkpoint at record {row[0]}: {problem[0]}: {problem[1]}: not started")
         base, prev = (self.checkpoint.seq, self.checkpoint.head) if self.checkpoint else (0, GENESIS)

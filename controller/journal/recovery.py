@@ -169,10 +169,39 @@ def replay(records: Iterable[dict[str, Any]], config: TableConfig, jurisdiction:
     return Recovered(machine, missing, round_records)
 
 
+def _check_unsealed(journal: Journal, machine: Round, seq: int, with_meters: bool) -> None:
+    """Raise ``ReplayError`` when the keyed ``journal``'s last checkpoint (at record ``seq``), written before its
+    key and so bound by nothing a forger cannot make again (``Journal.checkpoint_unsealed``), restored on
+    ``machine``, holds other meters (when it holds them: ``with_meters``) or another last round number than its
+    records count (``Meters.from_records``; the highest round of the records up to it). Reads the history up to it
+    once: a start after ``crisscross journal add-key``, until the service writes its first sealed checkpoint."""
+    rounds = [0]
+
+    def counted(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for record in records:
+            if record["seq"] <= seq and record.get("round") is not None:
+                rounds[0] = max(rounds[0], record["round"])
+            yield record
+
+    try:
+        meters = Meters.from_records(counted(journal.records()), upto=seq)
+    except ValueError as exc:
+        raise ReplayError(seq, f"the meters cannot be counted from the records before it: {exc}") from None
+    from_records, restored = (json.loads(json.dumps(m.checkpoint())) for m in (meters, machine.meters))
+    if with_meters and from_records != restored:
+        raise ReplayError(seq, "its checkpoint, written before the journal key and sealed by nothing, holds other "
+                               "meters than its records count (edited)")
+    if rounds[0] != machine.last_round_no:
+        raise ReplayError(seq, f"its checkpoint, written before the journal key and sealed by nothing, names round "
+                               f"{machine.last_round_no} as the last, its records {rounds[0]} (edited)")
+
+
 def recover(journal: Journal, config: TableConfig, jurisdiction: Jurisdiction) -> Recovered:
     """Rebuild the machine from ``journal``'s last checkpoint (``Round.restore``) and the records after it,
     each checked as ``replay`` does. Start-up time and memory depend on the records since that checkpoint,
-    not on the history. Raises ``ReplayError`` as ``replay``, and for a checkpoint that does not restore."""
+    not on the history, except once after a key was introduced: a keyed journal's checkpoint written before the
+    key is checked against its records first (``_check_unsealed``). Raises ``ReplayError`` as ``replay``, for a
+    checkpoint that does not restore, and for such a checkpoint that its records do not bear out."""
     machine = Round(config, jurisdiction)
     checkpoint = journal.checkpoint
     after = 0
@@ -182,6 +211,8 @@ def recover(journal: Journal, config: TableConfig, jurisdiction: Jurisdiction) -
         except (KeyError, TypeError, ValueError) as exc:
             raise ReplayError(checkpoint.seq, f"its checkpoint does not restore the round machine: {exc!r}") from None
         after = checkpoint.seq
+        if journal.checkpoint_unsealed:
+            _check_unsealed(journal, machine, after, "meters" in checkpoint.state)
         if "meters" not in checkpoint.state:  # written before the meters: rebuilt from the journal's start
             try:
                 machine.meters = Meters.from_records(journal.records(), upto=after)

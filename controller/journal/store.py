@@ -145,12 +145,12 @@ class Journal(OpeningChecks):
     none).
 
     Raises ``JournalError`` for any of these, for a file of zeros (lost records, not a torn write), a
-    JSON-lines journal (to be imported) or another file, for a store (or an empty file in its place) that group
-    or others may read or write (it holds every card dealt, face-down ones included: the journal is its owner's
-    alone, as the journal key and the operators file are; docs/commands.md), and ``OSError`` when the file cannot
-    be created. One
-    ``Journal`` per store at a time: it holds the store's lock (``lock_store``) until ``close``, and a second is
-    refused (``JournalError``) while the first is open. While open it also holds SQLite's write lock between its
+    JSON-lines journal (to be imported) or another file, for a store (or an empty file in its place, or its WAL
+    or shared-memory file) that group or others may read or write (it holds every card dealt, face-down ones
+    included: the journal is its owner's alone, as the journal key and the operators file are;
+    docs/commands.md), and ``OSError`` when the file cannot be created. One ``Journal`` per store at a time: it
+    holds the store's lock (``lock_store``) until ``close``, and a second is refused (``JournalError``) while the
+    first is open. While open it also holds SQLite's write lock between its
     commits, so that another connection's write transaction is refused at once (``database is locked``) rather
     than stopping the table's next commit.
 
@@ -211,15 +211,25 @@ class Journal(OpeningChecks):
             self._unlock()
             raise
 
+    @staticmethod
+    def _check_private(path: Path, mode: int) -> None:
+        """Raise ``JournalError`` when group or others have any right to the file at ``path`` (``mode``: its
+        ``st_mode``): the store, its WAL and its shared memory hold every card dealt."""
+        if mode & 0o077:
+            raise JournalError(f"{path}: the journal store may be read or written by group or others (mode "
+                               f"{mode & 0o777:o}): it holds every card dealt: chmod 600 {path}: not opened")
+
     def _connect(self, fsync: bool) -> None:
         """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""
         if self.created:
             jkey.fsync_folder(self.path.parent)
         info = os.fstat(self._lock)
-        if info.st_mode & 0o077:
-            raise JournalError(f"{self.path}: the journal store may be read or written by group or others (mode "
-                               f"{info.st_mode & 0o777:o}): it holds every card dealt: chmod 600 {self.path}: "
-                               f"not opened")
+        self._check_private(self.path, info.st_mode)
+        for end in ("-wal", "-shm"):  # the WAL holds the last commits' records: the same cards
+            try:
+                self._check_private(jkey.beside(self.path, end), os.lstat(jkey.beside(self.path, end)).st_mode)
+            except FileNotFoundError:
+                pass  # none left beside it: SQLite makes it with the store's mode
         self._identity = _identity(info)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,

@@ -189,7 +189,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
                 verdict.tamper = Tamper("forged", seq, seq, "a checkpoint names another record (rewritten)")
                 return
             problem = jkey.checkpoint_problem(key if keyed else None, before_key, seq, ckpt_head, state, mac,
-                                              digested)
+                                              digested, key_row is not None)
             if problem is not None:
                 verdict.tamper = Tamper(problem[0], seq, seq, problem[1])
                 return
