@@ -183,3 +183,17 @@ def test_a_pay_table_written_by_the_design_tool_does_not_bypass_the_check(tmp_pa
     message = _refusal(table)
     assert message.startswith(f"{table}: line {_line_of(table, SHIPPED_ANTE)}: limits.ante.max: 50000 "), message
     assert f"royal_flush at 500000 to 1 (pay_tables.bet of {written})" in message, message
+
+
+def test_a_min_above_the_largest_max_that_fits_is_named_with_it(tmp_path):
+    """Following "limits.ante.max is at most N" gave a second refusal, "min ... is above max N": the first says
+    the min must come down too when it is above N (N from the odds, as ``_largest`` counts it)."""
+    ante = "ante: {min: 3000000, max: 3000000}"
+    table = _site(tmp_path, (SHIPPED_ANTE, ante))
+    largest_ante, _ = _largest(table.parent / "jurisdictions" / "ny.yaml", "wager_and_payout")
+    assert largest_ante < 3000000
+    message = _refusal(table)
+    assert message.endswith(f"limits.ante.max is at most {largest_ante} (and limits.ante.min, 3000000, at most "
+                            f"that too)"), message
+    fits = _site(tmp_path / "fits", (SHIPPED_ANTE, f"ante: {{min: 500, max: {OLD_CAP}}}"))
+    assert "limits.ante.min" not in _refusal(fits)

@@ -326,6 +326,14 @@ def test_export_to_a_folder_is_refused_as_a_file_that_exists(tmp_path):
                                f"another with --output)\n")
 
 
+def test_export_to_a_missing_folder_names_it(tmp_path):
+    """``--output /missing/x.jsonl`` said the bare "No such file or directory": the folder is named."""
+    store = _played_store(tmp_path)
+    out = tmp_path / "missing" / "x.jsonl"
+    proc = crisscross("journal", "export", "--journal", store, "--output", out)
+    _refused_in_one_line(proc, f"crisscross: {out}: no folder {out.parent}\n")
+
+
 def test_export_of_rounds_the_journal_does_not_hold_leaves_no_partial_file(tmp_path):
     store = _played_store(tmp_path)
     out = tmp_path / "out.jsonl"

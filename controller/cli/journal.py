@@ -195,6 +195,8 @@ def _journal_export(args: argparse.Namespace) -> int:
             except FileExistsError as exc:  # a file, a folder, a link: whatever it is, it is kept
                 raise ConfigError(f"{args.output}: {exc.strerror}: export never writes over a file (name another "
                                   f"with --output)") from None
+            except FileNotFoundError:
+                raise ConfigError(f"{args.output}: no folder {args.output.parent}") from None
             try:
                 with open(descriptor, "w", encoding="ascii") as out:
                     exported = export(path, out, rounds=args.rounds)

@@ -97,6 +97,8 @@ def check_capacity(config: TableConfig, jurisdiction: Jurisdiction) -> None:
         if hand is not None:
             placed += (f"; paid {hand} at {odds_text(table.pays[hand])} (pay_tables.{table_name} of "
                        f"{jurisdiction.source}) the spot holds {holds} (winning_spot: {winning_spot})")
+        most = largest_limit(key, jurisdiction, winning_spot)
+        lower = f" (and limits.{key}.min, {limits.min}, at most that too)" if limits.min > most else ""
         raise error(config.source, f"limits.{key}.max", f"{limits.max} {placed}, above the {MAX_AMOUNT} minor units "
                     f"the bet sensors read per spot (docs/protocol.md, \"Bet sensors\"); with these pay tables "
-                    f"limits.{key}.max is at most {largest_limit(key, jurisdiction, winning_spot)}", limits.line)
+                    f"limits.{key}.max is at most {most}{lower}", limits.line)
