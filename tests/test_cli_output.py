@@ -1,7 +1,8 @@
 """Standard output that cannot be written, for every command (``controller.cli.entry``): a full disk or a
 device that refuses the write (``/dev/full``) is exit status 2 with one line naming standard output and the
 error, never a traceback and never the exit status 1 that ``recall`` and ``meters`` give a journal that does not
-verify (docs/commands.md); a reader that went away (``| head``) ends the command quietly with exit 0, as
+verify (docs/commands.md); a reader that went away (``| head``) ends the command quietly with exit 141 (128 +
+SIGPIPE, as a shell gives a tool a closed pipe killed), never 0 nor one of the commands' verdicts, as
 ``controller.cli.entry`` says. Each command runs in a process of its own, its standard output a real file or pipe.
 """
 
@@ -14,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.journal_helpers import forge
+
 FULL = Path("/dev/full")
 NO_SPACE = "crisscross: standard output: cannot write: No space left on device\n"
+#: The exit status of a command whose standard output's reader went away: 128 + SIGPIPE (13).
+CLOSED_PIPE = 141
 #: Commands that write to standard output, each after ``--journal JOURNAL`` where it reads one.
 WRITERS = [("recall",), ("meters",), ("meters", "--format", "json"), ("journal", "export"), ("identity",)]
 
@@ -23,9 +28,13 @@ WRITERS = [("recall",), ("meters",), ("meters", "--format", "json"), ("journal",
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory) -> Path:
     """A journal of three simulated rounds (``crisscross run --simulate``)."""
-    path = tmp_path_factory.mktemp("journal") / "journal.db"
-    made = _crisscross("run", "--simulate", "--quiet", "--rounds", "3", "--seed", "7", "--journal", str(path),
-                       stdout=subprocess.PIPE)
+    return _simulated(tmp_path_factory.mktemp("journal") / "journal.db", rounds=3)
+
+
+def _simulated(path: Path, *, rounds: int) -> Path:
+    """``path``, made a journal of ``rounds`` simulated rounds by ``crisscross run --simulate --quiet``."""
+    made = _crisscross("run", "--simulate", "--quiet", "--rounds", str(rounds), "--seed", "7", "--journal",
+                       str(path), stdout=subprocess.PIPE)
     assert made.returncode == 0, made.stderr
     return path
 
@@ -50,14 +59,43 @@ def test_standard_output_on_a_full_device_is_exit_2_naming_it(command, journal):
 
 @pytest.mark.parametrize("command", WRITERS, ids=" ".join)
 def test_standard_output_whose_reader_went_away_ends_quietly(command, journal):
+    proc = _into_a_closed_pipe(*_args(command, journal))
+    assert proc.returncode == CLOSED_PIPE, proc.stderr
+    assert "Error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def tampered(tmp_path_factory) -> Path:
+    """A journal of two simulated rounds with one record's data changed past the append-only triggers."""
+    path = _simulated(tmp_path_factory.mktemp("tampered") / "journal.db", rounds=2)
+    forge(path, ("UPDATE records SET data = ? WHERE seq = 2", ('{"button":"void_round"}',)))
+    return path
+
+
+def test_verify_of_a_tampered_journal_into_a_closed_pipe_is_never_intact(tampered):
+    """``crisscross journal verify j.db | true`` exited 0, verify's "intact", for a tampered journal: a monitor
+    whose reader died took it for clean. A closed pipe is 141, with nothing said, never a verdict."""
+    assert _crisscross("journal", "verify", str(tampered), stdout=subprocess.PIPE).returncode == 1
+    proc = _into_a_closed_pipe("journal", "verify", str(tampered))
+    assert (proc.returncode, proc.stderr) == (CLOSED_PIPE, "")
+
+
+@pytest.mark.parametrize("command", [("recall",), ("meters",)], ids=" ".join)
+def test_a_journal_that_does_not_verify_into_a_closed_pipe_is_not_0(command, tampered):
+    """``recall`` and ``meters`` give 1 for a journal that does not verify; under ``| head -1`` they gave 0."""
+    assert _crisscross(*_args(command, tampered), stdout=subprocess.PIPE).returncode == 1
+    proc = _into_a_closed_pipe(*_args(command, tampered))
+    assert proc.returncode == CLOSED_PIPE and "Traceback" not in proc.stderr, proc.stderr
+
+
+def _into_a_closed_pipe(*args: str) -> subprocess.CompletedProcess:
+    """``crisscross ARGS`` with standard output a pipe whose reader is gone before the first write."""
     reading, writing = os.pipe()
-    os.close(reading)  # gone before the command writes anything: its first write finds no reader
+    os.close(reading)
     try:
-        proc = _crisscross(*_args(command, journal), stdout=writing)
+        return _crisscross(*args, stdout=writing)
     finally:
         os.close(writing)
-    assert proc.returncode == 0, proc.stderr
-    assert "Error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")

@@ -13,11 +13,16 @@ imported, and ``identity`` is answered then too: only this module, the packages'
 ``controller.service.identity`` (which imports the standard library alone) run before the check.
 
 Standard output that cannot be written is said here, once for every command (``StandardOutput``): a reader that
-went away (``| head``, ``BrokenPipeError``) ends the command quietly with status 0; any other failure (a full
-disk, ``/dev/full``) is one line on standard error naming standard output and the error, status 2 (a refused
-output, as docs/commands.md gives 2 for what cannot be used: never the 1 by which ``recall`` and ``meters`` say
-that a journal does not verify). What is left unwritten is sent to ``/dev/null``, as the ``signal`` module's
-documentation ("Note on SIGPIPE") does, so that the interpreter's flush at exit finds nothing to fail on.
+went away (``| head``, ``BrokenPipeError``) ends the command quietly, nothing said, with status 141
+(``CLOSED_PIPE``: 128 + SIGPIPE, what a shell reports for a tool a closed pipe killed, as ``yes | head -1`` with
+``pipefail``), never 0 nor a command's verdict (``journal verify``'s 0, intact, of a tampered journal whose
+monitor's reader died); any other failure (a full disk, ``/dev/full``) is one line on standard error naming
+standard output and the error, status 2 (a refused output, as docs/commands.md gives 2 for what cannot be used:
+never the 1 by which ``recall`` and ``meters`` say that a journal does not verify). What is left unwritten is
+sent to ``/dev/null``, as the ``signal`` module's documentation ("Note on SIGPIPE") does, so that the
+interpreter's flush at exit finds nothing to fail on. ``run``'s round summaries take the stream itself and
+keep their own handling: they stop with a WARNING, the table plays on, and run's status is its own
+(``Service._print_summary``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ import os
 import signal
 import sys
 from typing import Any, TextIO
+
+#: The exit status of a command whose standard output's reader went away: 128 + SIGPIPE (13, POSIX), as a shell
+#: reports a tool killed by a closed pipe.
+CLOSED_PIPE = 141
 
 
 class StandardOutputError(Exception):
@@ -65,7 +74,8 @@ class StandardOutput:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command of ``argv`` (``sys.argv[1:]`` when None) with standard output as ``StandardOutput`` and
-    return its exit status; standard output that cannot be written is 0 or 2 (module docstring)."""
+    return its exit status; standard output that cannot be written is ``CLOSED_PIPE`` (141) or 2 (module
+    docstring)."""
     stream = sys.stdout
     if stream is not None:  # None: started with standard output closed (``>&-``), each command's to say
         sys.stdout = StandardOutput(stream)  # type: ignore[assignment]
@@ -82,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _output_lost(exc: BaseException | None, stream: TextIO) -> int:
     """Standard output ``stream`` failed with ``exc``: its descriptor now writes to ``/dev/null`` (what is left
-    buffered goes there at exit); 0 for a reader that went away, else 2 after one line on standard error."""
+    buffered goes there at exit); ``CLOSED_PIPE`` (141), nothing said, for a reader that went away, else 2 after
+    one line on standard error."""
     try:
         descriptor = stream.fileno()
     except (OSError, ValueError):  # a stream of the process's own (a test's StringIO): no descriptor to redirect
@@ -92,7 +103,7 @@ def _output_lost(exc: BaseException | None, stream: TextIO) -> int:
         os.dup2(devnull, descriptor)
         os.close(devnull)
     if isinstance(exc, BrokenPipeError):
-        return 0
+        return CLOSED_PIPE
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
     print(f"crisscross: standard output: cannot write: {reason}", file=sys.stderr)
     return 2
