@@ -9,8 +9,10 @@ SIGPIPE, as a shell gives a tool a closed pipe killed), never 0 nor one of the c
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -100,15 +102,32 @@ def _into_a_closed_pipe(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
 def test_run_keeps_the_table_going_when_its_summaries_cannot_be_written(tmp_path):
-    """docs/commands.md, "crisscross run": the journal is the record; summaries that cannot be written stop, the
-    rounds go on (``Service._print_summary``), whatever standard output's failure does to other commands."""
+    """docs/commands.md, exit statuses: the journal is the record; summaries that cannot be written stop with a
+    WARNING, the rounds go on (``Service._print_summary``) and run exits 0, never standard output's 2."""
     journal = tmp_path / "journal.db"
     with FULL.open("w") as full:
         proc = _crisscross("run", "--simulate", "--rounds", "2", "--seed", "7", "--journal", str(journal),
                            stdout=full)
+    _summaries_stopped(proc, journal, "[Errno 28] No space left on device")
+
+
+def test_run_keeps_the_table_going_when_its_summaries_reader_went_away(tmp_path):
+    """As into a full device: run's summaries into a pipe already closed stop with a WARNING, the rounds go on,
+    and run exits 0, never the 141 of another command whose reader went away."""
+    journal = tmp_path / "journal.db"
+    proc = _into_a_closed_pipe("run", "--simulate", "--rounds", "2", "--seed", "7", "--journal", str(journal))
+    _summaries_stopped(proc, journal, "[Errno 32] Broken pipe")
+
+
+def _summaries_stopped(proc: subprocess.CompletedProcess, journal: Path, error: str) -> None:
+    """``proc``, a ``run`` of two rounds into ``journal``, exited 0 with both rounds closed and one WARNING that
+    its summaries stopped for ``error``."""
     assert proc.returncode == 0, proc.stderr
-    assert "round summaries stopped: cannot write them" in proc.stderr
-    assert "standard output" not in proc.stderr
+    with closing(sqlite3.connect(journal)) as db:
+        assert db.execute("SELECT count(*) FROM records WHERE type = 'RoundClosed'").fetchone() == (2,)
+    assert proc.stderr.count(f"WARNING controller.service.assembly: round summaries stopped: cannot write them "
+                             f"({error})\n") == 1, proc.stderr
+    assert "standard output" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
