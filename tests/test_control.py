@@ -698,15 +698,35 @@ def test_a_password_longer_than_a_sign_in_carries_is_refused_and_an_endless_inpu
     monkeypatch.setattr("sys.stdin", endless)
     assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
     assert "the password must have at most 1,024 characters" in capsys.readouterr().err
-    # read no further than the bound and one character more, 4 bytes each at most in UTF-8 (RFC 3629), and a
-    # line end of two
-    assert len(endless.lines[0]) == 100_000 - (4 * 1025 + 2)
+    # read no further than the bound and one character more, 4 bytes each at most in UTF-8 (RFC 3629), a line
+    # end of two, and one byte that shows the line goes on
+    assert len(endless.lines[0]) == 100_000 - (4 * 1025 + 2 + 1)
     assert set(load_operators(path)) == {"rita"}
     monkeypatch.setattr("sys.stdin", _Lines("\N{GREEK SMALL LETTER ALPHA}" * 1024 + "\n"))  # 2 bytes each
     assert cli.main(["operator", "add", "alpha", "--role", "dealer", "--file", str(path)]) == 0
     monkeypatch.setattr("sys.stdin", _Lines("\N{GREEK SMALL LETTER ALPHA}" * 1025 + "\xff\n"))
     assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
     assert "the password must have at most 1,024 characters" in capsys.readouterr().err
+
+
+def test_a_passwords_length_is_counted_in_characters_of_its_nfc_form(tmp_path, monkeypatch, capsys):
+    """The password hashed is its NFC form (``password_bytes``), so its length rules count that form's
+    characters, not the code points typed: an "e" and a combining acute accent (U+0301) is one character, "é".
+    600 of them (1,200 code points) were refused as longer than 1,024 characters, and "abcdé" so typed with "f1"
+    (8 code points, 7 characters) passed the minimum of 8."""
+    path = tmp_path / "ops.yaml"
+    monkeypatch.setattr("sys.stdin", _Lines("e\u0301" * 600 + "\n"))
+    assert cli.main(["operator", "add", "rita", "--role", "dealer", "--file", str(path)]) == 0, capsys.readouterr()
+    assert verify_password("\u00e9" * 600, load_operators(path)["rita"].password)
+    monkeypatch.setattr("sys.stdin", _Lines("abcde\u0301f1\n"))
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+    assert "the password must have at least 8 characters" in capsys.readouterr().err
+    # a line longer than the bytes read (4 * 1,025 + 2) is refused whole, never cut and taken: 700 Hangul
+    # syllables typed as two jamo each (6 bytes, one character in NFC) are 4,200 bytes
+    monkeypatch.setattr("sys.stdin", _Lines("\u1100\u1161" * 700 + "\n"))
+    assert cli.main(["operator", "add", "bob", "--role", "dealer", "--file", str(path)]) == 2
+    assert "the password must have at most 1,024 characters" in capsys.readouterr().err
+    assert set(load_operators(path)) == {"rita"}
 
 
 def test_a_password_that_is_not_utf8_is_refused_naming_its_first_such_byte(tmp_path, monkeypatch, capsys):

@@ -90,16 +90,24 @@ def operator(args: argparse.Namespace) -> int:
 def _password_line(stream: IO[bytes], most: int) -> str:
     """The first line of ``stream`` (a standard input that is not a terminal, as bytes), its line end taken off, as
     UTF-8 text (a sign-in carries the password in UTF-8 JSON, whatever the locale): read no further than a
-    password of more than ``most`` characters, 4 bytes each at most in UTF-8 (RFC 3629), and a line end of two
-    (from /dev/zero, say: no line end), so that ``add_operator`` still says one too long is. Raises
-    ``ValueError`` naming the first byte that is not UTF-8 and its place, e.g. "the password is not UTF-8 text:
-    byte 0xff at byte 9 of standard input"."""
-    raw = stream.readline(4 * (most + 1) + 2).rstrip(b"\r\n")
+    password of more than ``most`` code points, 4 bytes each at most in UTF-8 (RFC 3629), and a line end of two
+    (from /dev/zero, say: no line end). A line that goes on past them is refused whole as too long
+    (``TOO_LONG``), never cut and taken: its NFC form, which the length rules count (``password_length``), may
+    be within ``most`` characters, but no sign-in's body carries it. Raises ``ValueError`` for that, and naming
+    the first byte that is not UTF-8 and its place, e.g. "the password is not UTF-8 text: byte 0xff at byte 9 of
+    standard input"."""
+    from controller.control.operators import TOO_LONG, password_length
+
+    bound = 4 * (most + 1) + 2
+    line = stream.readline(bound)
+    if len(line) == bound and not line.endswith(b"\n") and stream.readline(1):
+        raise ValueError(TOO_LONG)
+    raw = line.rstrip(b"\r\n")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         head = raw[:exc.start].decode("utf-8")
-        if len(head) > most:  # too long before its first byte that is not UTF-8: add_operator says so
+        if password_length(head) > most:  # too long before its first byte that is not UTF-8: add_operator says so
             return head
         raise _not_utf8(raw, exc.start, "of standard input") from None
 

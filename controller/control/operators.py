@@ -55,11 +55,14 @@ MAX_ITERATIONS = 10 * ITERATIONS
 SCHEME = "pbkdf2_sha256"
 #: User names: letters, digits, ``.``, ``_``, ``-``; no ``:`` (HTTP Basic separates user and password by it).
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,40}")
-#: Shortest password accepted by ``crisscross operator add`` (characters).
+#: Shortest password accepted by ``crisscross operator add`` (characters of its NFC form: ``password_length``).
 MIN_PASSWORD = 8
-#: Longest password accepted (characters): a sign-in's body holds at most ``checks.MAX_BODY`` (4,096) bytes, so a
-#: longer one could never be given; ``crisscross operator add`` reads no more from its standard input.
+#: Longest password accepted (characters of its NFC form): a sign-in's body holds at most ``checks.MAX_BODY``
+#: (4,096) bytes, so a longer one could never be given; ``crisscross operator add`` reads no more from its
+#: standard input.
 MAX_PASSWORD = 1024
+#: Why a password longer than ``MAX_PASSWORD`` is refused.
+TOO_LONG = f"the password must have at most {MAX_PASSWORD:,} characters (a sign-in carries no more)"
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,13 @@ def password_bytes(password: str) -> bytes:
     accented letter typed as one code point or as a letter and a combining accent is then one password, and a
     password already in NFC (every ASCII one) gives the bytes it always gave, so stored hashes stay valid."""
     return unicodedata.normalize("NFC", password).encode("utf-8")
+
+
+def password_length(password: str) -> int:
+    """The length of ``password`` as its rules count it (``MIN_PASSWORD``, ``MAX_PASSWORD``): the characters of
+    its NFC form, the form that is hashed (``password_bytes``), so that an "é" typed as an "e" and a combining
+    accent is one character, as it is one when typed as one code point."""
+    return len(unicodedata.normalize("NFC", password))
 
 
 def hash_password(password: str, *, iterations: int = ITERATIONS, salt: bytes | None = None) -> str:
@@ -351,17 +361,19 @@ def add_operator(path: Path, name: str, role: str, password: str, *, iterations:
 
     The password is hashed first, then the file is held for the change (``editing``). Returns True when the
     user was new. Raises ``ValueError`` for a bad name, an unknown role or a password
-    shorter than ``MIN_PASSWORD`` or longer than ``MAX_PASSWORD``, or holding a character nobody types at a
+    shorter than ``MIN_PASSWORD`` or longer than ``MAX_PASSWORD`` (``password_length``: characters of its NFC
+    form), or holding a character nobody types at a
     sign-in (``untypable``); ``ConfigError`` for an existing file that does not load; ``OSError``.
     """
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{name!r} is not a user name (letters, digits, . _ -; 1-40 characters)")
     if role not in ROLES:
         raise ValueError(f"role {role!r} is not one of {', '.join(ROLES)}")
-    if len(password) < MIN_PASSWORD:
+    length = password_length(password)
+    if length < MIN_PASSWORD:
         raise ValueError(f"the password must have at least {MIN_PASSWORD} characters")
-    if len(password) > MAX_PASSWORD:
-        raise ValueError(f"the password must have at most {MAX_PASSWORD:,} characters (a sign-in carries no more)")
+    if length > MAX_PASSWORD:
+        raise ValueError(TOO_LONG)
     if (found := untypable(password)) is not None:
         raise ValueError(f"the password holds {found}: nobody could type it at a sign-in (a file saved with a "
                          f"byte-order mark, or a control character in the input?)")
