@@ -137,4 +137,4 @@ def test_an_error_of_another_file_is_still_the_commands_own(journal, tmp_path):
     out = tmp_path / "missing" / "copy.jsonl"
     with FULL.open("w") as full:
         proc = _crisscross("journal", "export", "--journal", str(journal), "--output", str(out), stdout=full)
-    assert proc.returncode == 2 and proc.stderr == f"crisscross: {out}: No such file or directory\n", proc.stderr
+    assert proc.returncode == 2 and proc.stderr == f"crisscross: {out}: no folder {out.parent}\n", proc.stderr
