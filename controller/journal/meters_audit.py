@@ -10,6 +10,7 @@ is the finding. A meter is named as ``crisscross meters`` shows it (``lifetime.r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,12 @@ def meters_of(records: Iterable[dict[str, Any]], at: int | None = None) -> Meter
     """The meters of ``records`` up to and including seq ``at`` (None: all). Raises ``ValueError`` for a
     metered record that cannot be read."""
     return Meters.from_records(records, upto=at)
+
+
+def meters_differ(records: Iterable[dict[str, Any]], at: int, recorded: dict[str, Any]) -> bool:
+    """True when the meters of ``records`` up to and including seq ``at`` (``meters_of``) are not ``recorded``
+    (a checkpoint's meters, as its JSON holds them). Raises ``ValueError`` as ``meters_of``."""
+    return json.loads(json.dumps(meters_of(records, at).checkpoint())) != recorded
 
 
 def audit(records: Iterable[dict[str, Any]], checkpoint: tuple[int, dict[str, Any]] | None,

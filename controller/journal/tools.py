@@ -8,7 +8,6 @@ not verify and fills a new store.
 from __future__ import annotations
 
 import itertools
-import json
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -39,8 +38,8 @@ from controller.journal.record import (
     canonical_line,
     parse_canonical,
 )
+from controller.journal.meters_audit import meters_differ
 from controller.journal.store import Journal
-from controller.round.meters import Meters
 
 
 @dataclass
@@ -397,8 +396,7 @@ def _unsealable(path: Path, journal: Journal) -> str | None:
     checkpoint = journal.checkpoint
     if checkpoint is None or "meters" not in checkpoint.state:
         return None
-    counted = json.loads(json.dumps(Meters.from_records(journal.records(), upto=checkpoint.seq).checkpoint()))
-    if counted != checkpoint.state["meters"]:
+    if meters_differ(journal.records(), checkpoint.seq, checkpoint.state["meters"]):
         return f"the checkpoint at record {checkpoint.seq} holds other meters than its records count (edited)"
     return None
 
