@@ -92,6 +92,69 @@ def test_a_part_that_fails_to_stop_leaves_the_later_ones_stopped_and_the_journal
     assert "the shoe driver" in caplog.text and "the shoe's port does not close" in caplog.text
 
 
+def test_a_refused_start_whose_journal_fails_to_close_still_raises_its_refusal(tmp_path, monkeypatch, caplog):
+    """A start refused after the journal was opened (here: the journal kept for another table) undid itself with
+    ``try: stop the ports finally: close the journal``: a journal whose close raised replaced the refusal, so the
+    operator read a close failure, not why the run was refused. Now every opened part is tried, the refusal is
+    the error raised, and the close failure is logged and named on it as a note; the metrics port is closed."""
+    from controller.journal.store import Journal
+
+    def kept_elsewhere(*_):
+        raise JournalError("journal.db: kept for table T-9, not this one")
+
+    def stuck(self):
+        raise OSError("the store's disk is gone")
+
+    from controller.service.metrics import ServiceMetrics
+
+    closed: list[str] = []
+    close_metrics = ServiceMetrics.close
+
+    def metrics_closed(self):
+        closed.append("metrics")
+        close_metrics(self)
+
+    monkeypatch.setattr("controller.service.assembly.check_kept_for", kept_elsewhere)
+    monkeypatch.setattr(Journal, "close", stuck)
+    monkeypatch.setattr(ServiceMetrics, "close", metrics_closed)
+    with caplog.at_level("ERROR", logger="controller.service.assembly"):
+        with pytest.raises(JournalError, match="kept for table T-9") as refused:
+            Service(load_table_config(), simulate=True, journal_path=tmp_path / "journal.db", out=io.StringIO(),
+                    metrics_port=0, parts=SERVICE_PARTS)
+    assert any("the journal failed to stop" in note and "the store's disk is gone" in note
+               for note in refused.value.__notes__)
+    assert "the journal failed to stop" in caplog.text
+    assert closed == ["metrics"]
+
+
+def test_a_start_refused_once_the_drivers_were_made_raises_its_refusal_not_a_part_s_close(tmp_path, monkeypatch,
+                                                                                          caplog):
+    """The scripted table refused (a factory's ``ConfigError`` or ``OSError``, ``ServiceParts``) while a driver's
+    port failed to close: ``close``'s failure replaced the refusal. Now the refusal is raised, every part is
+    still closed (the journal's lock let go: a second service opens the same journal), and the driver's failure
+    is named on the refusal as a note."""
+    from drivers.link import Device
+
+    def refused_table(*_):
+        raise OSError("the scripted table's seats file cannot be read")
+
+    def stuck(self):
+        raise OSError("the shoe's port does not close")
+
+    parts = dataclasses.replace(SERVICE_PARTS, table=refused_table)
+    monkeypatch.setattr(Device, "stop", stuck)
+    with caplog.at_level("ERROR", logger="controller.service.assembly"):
+        with pytest.raises(OSError, match="seats file cannot be read") as refused:
+            Service(load_table_config(), simulate=True, journal_path=tmp_path / "journal.db", out=io.StringIO(),
+                    parts=parts)
+    assert any("the shoe's port does not close" in note for note in refused.value.__notes__)
+    assert "the shoe driver failed to stop" in caplog.text
+    monkeypatch.undo()
+    again = Service(load_table_config(), simulate=True, journal_path=tmp_path / "journal.db", out=io.StringIO(),
+                    parts=SERVICE_PARTS)
+    again.close()
+
+
 def test_a_jam_during_the_deal_is_cleared_by_the_supervisor_and_the_round_resumes(service_factory, tmp_path):
     """A shoe jam during the deal faults the round (cause ``jam``, resumable); nothing is dealt or settled
     while it is held; the supervisor (key turned) clears it, the round resumes by asking again for the same

@@ -181,14 +181,14 @@ class Service:
                                               wal_bytes=lambda: self.journal.wal_bytes)
                 self.metrics_port = self.metrics.bind("127.0.0.1", port)
             self.journal = open_journal(config, journal_path, history=table_history)
-        except BaseException:
-            self._stop_ports()
+        except BaseException as refusal:
+            self._undo_start(refusal, journal=False)
             raise
         mode = "simulated" if self.simulated else "table"
         try:
             check_kept_for(self.journal, mode, config.table_id, table_history)
-        except JournalError:
-            self._abandon()
+        except JournalError as refusal:
+            self._undo_start(refusal)
             raise
         try:
             log.info("journal %s: replaying the records after %s", self.journal.path,
@@ -197,8 +197,8 @@ class Service:
             log.info("journal %s: replayed up to record %d", self.journal.path, self.journal.head[0])
             if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
                 self.journal.commit([], state=recovered.machine.checkpoint())
-        except BaseException:
-            self._abandon()
+        except BaseException as refusal:
+            self._undo_start(refusal)
             raise
         self.sims: dict[str, PtySimulator] = {}
         self.drivers: dict[str, Device] = {}
@@ -218,8 +218,8 @@ class Service:
             start_entries = start_records(self.journal, started,  # before this run journals anything
                                           self.control.roster if self.control is not None else None)
             self.journal.derive = Significance.from_journal(config.table_id, self.journal, config.devices)
-        except BaseException:
-            self._abandon()
+        except BaseException as refusal:
+            self._undo_start(refusal)
             raise
         self._link_dir: Path | None = link_folder() if simulated else None
         try:
@@ -237,8 +237,8 @@ class Service:
                 search = (str(self._link_dir / f"sim-{dev.driver}-*"),) if name in self.sims else dev.search
                 self.drivers[name] = DRIVERS[dev.driver](
                     port, self.events, name=name, timing=config.timing, identity=dev.identity, search=search)
-        except BaseException:
-            self.close()
+        except BaseException as refusal:
+            self._undo_close(refusal)
             raise
         self.machine = recovered.machine
         history = partial(records_since, self.journal.path, types=REPLAYED)
@@ -261,8 +261,8 @@ class Service:
                                    self.events.put)
             try:
                 self.table = parts.table(self.sims, config, jurisdiction, options, self.stop)
-            except BaseException:
-                self.close()
+            except BaseException as refusal:
+                self._undo_close(refusal)
                 raise
 
     def _workers(self) -> list[LiveProtection | LiveRating]:
@@ -366,22 +366,28 @@ class Service:
         if self.control is not None:
             self.control.stop()
 
-    def _stop_ports(self) -> None:
-        """Stop the control interface and close the metrics port, those bound (a start refused after they were
-        bound); the metrics port is closed whatever the control interface's stop raised."""
-        try:
-            self._stop_control()
-        finally:
-            if self.metrics is not None:
-                self.metrics.close()
+    def _undo_start(self, refusal: BaseException, *, journal: bool = True) -> None:
+        """A start refused by ``refusal`` before the drivers were made: stop the control interface, close the
+        metrics port and (with ``journal``) the journal, those opened, each tried whatever an earlier one raised.
+        Their failures are logged and added to ``refusal`` as notes; ``refusal`` stays the error the caller
+        raises, so the reason the start was refused is never hidden by a part that failed to stop."""
+        attempt = PartStops("undoing the refused start")
+        attempt("the control interface", self._stop_control)
+        if self.metrics is not None:
+            attempt("the metrics", self.metrics.close)
+        if journal:
+            attempt("the journal", self.journal.close)
+        attempt.note_on(refusal)
 
-    def _abandon(self) -> None:
-        """A start refused before anything but the control interface, the metrics port and the journal was
-        opened: stop the ports, close the journal."""
+    def _undo_close(self, refusal: BaseException) -> None:
+        """A start refused by ``refusal`` once the drivers could be made: ``close`` every part; its failures are
+        added to ``refusal`` as notes (each logged by ``close``), ``refusal`` staying the error raised."""
         try:
-            self._stop_ports()
-        finally:
-            self.journal.close()
+            self.close()
+        except BaseException as failed:  # logged by close, part by part; named on the refusal
+            refusal.add_note(f"while closing the service after the refused start: {failed!r}")
+            for note in getattr(failed, "__notes__", ()):
+                refusal.add_note(note)
 
     def close(self) -> None:
         """Stop the control interface, the floor, the metrics, the scripted table, the workers, the drivers (closing
@@ -389,15 +395,7 @@ class Service:
         order, whatever an earlier one raised: a failure is logged naming its part, and once every part was tried
         the first is raised again (the others added to it as notes), so no port or lock is left open by another's
         failure and the caller still sees it."""
-        failures: list[tuple[str, BaseException]] = []
-
-        def attempt(part: str, stop: Callable[[], object]) -> None:
-            try:
-                stop()
-            except BaseException as exc:  # the parts after it are still stopped; raised again at the end
-                log.error("closing the service: %s failed to stop: %r", part, exc, exc_info=exc)
-                failures.append((part, exc))
-
+        attempt = PartStops("closing the service")
         attempt("the control interface", self._stop_control)
         if self.floor is not None:
             # after the controller: it publishes what the journal holds, then says offline
@@ -420,11 +418,40 @@ class Service:
         if self.journal_check is not None:
             attempt("the journal store's check", self.journal_check.stop)
         attempt("the journal", self.journal.close)
-        if failures:
-            first = failures[0][1]
-            for part, exc in failures[1:]:
-                first.add_note(f"while closing the service, {part} failed too: {exc!r}")
+        attempt.raise_first()
+
+
+class PartStops:
+    """The service's parts stopped one by one, each tried whatever an earlier one raised (``Service.close``, and
+    the undoing of a start refused part way). Called ``(part, stop)``: runs ``stop()``; a failure is logged at
+    ERROR naming ``part`` under ``what`` (``"closing the service"``), with its traceback, and kept in
+    ``failures`` ``[(part, exception)]``, never dropped."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.failures: list[tuple[str, BaseException]] = []
+
+    def __call__(self, part: str, stop: Callable[[], object]) -> None:
+        try:
+            stop()
+        except BaseException as exc:  # the parts after it are still stopped; raised or noted by the caller
+            log.error("%s: %s failed to stop: %r", self.what, part, exc, exc_info=exc)
+            self.failures.append((part, exc))
+
+    def raise_first(self) -> None:
+        """Raise the first failure, the later ones added to it as notes; nothing when every part stopped."""
+        if self.failures:
+            first = self.failures[0][1]
+            for part, exc in self.failures[1:]:
+                first.add_note(f"while {self.what}, {part} failed too: {exc!r}")
             raise first
+
+    def note_on(self, refusal: BaseException) -> None:
+        """Add every failure to ``refusal`` as a note: the reason a start was refused stays the error raised,
+        and what could not be undone after it is named with it."""
+        for part, exc in self.failures:
+            refusal.add_note(f"while {self.what}, {part} failed to stop: {exc!r}")
+
 
 def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | None = None, seed: int | None = None,
                 journal_path: Path | None = None, ports: dict[str, str] | None = None, quiet: bool = False,
