@@ -296,10 +296,25 @@ def test_protects_measurements_are_refused_before_they_start(capsys, argv, messa
 def test_a_long_gap_alone_takes_a_break_as_long(tmp_path, capsys):
     from controller.cli import main as cli
 
-    journal = tmp_path / "journal.jsonl"
-    journal.write_text("")
+    journal = tmp_path / "journal.db"
+    assert cli.main(["run", "--simulate", "--rounds", "1", "--quiet", "--journal", str(journal)]) == 0
     assert cli.main(["protect", "--journal", str(journal), "--gap", "200"]) == 0
-    assert "0 players' evidence" in capsys.readouterr().err
+    assert "players' evidence" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["journal.db", "journal.jsonl"])
+@pytest.mark.parametrize("command", ["recall", "meters", "rating", "protect"])
+def test_an_empty_file_is_not_a_journal_for_any_reader(tmp_path, capsys, command, name):
+    """``protect`` read an empty file as a journal holding no one's evidence and exited 0, while ``recall``,
+    ``meters`` and ``rating`` refuse it: a journal holds its start record at least (``existing_journal``). An
+    empty file is what a copy that failed or a wrong path leaves; a report of "0 flagged" from it would clear
+    a table that was never read. Every reader now refuses it alike (exit 2, one line)."""
+    from controller.cli import main as cli
+
+    journal = tmp_path / name
+    journal.write_text("")
+    assert cli.main([command, "--journal", str(journal)]) == 2
+    assert capsys.readouterr().err == f"crisscross {command}: {journal}: the file is empty: it is not a journal\n"
 
 
 def test_a_short_measure_says_within_what_it_played_and_no_ratio_of_never():

@@ -85,6 +85,7 @@ def main(args: argparse.Namespace) -> int:
     from controller.analysis.protect_names import BREAK
     from controller.analysis.protect_tables import ProtectTables
     from controller.settings.files import ConfigError, find_table_config
+    from controller.journal.reader import existing_journal
     from controller.journal.record import JournalError
     from controller.service.opening import jurisdiction_for
     from controller.game.table import load_table_config
@@ -94,8 +95,8 @@ def main(args: argparse.Namespace) -> int:
         config = load_table_config(find_table_config(args.config))
         jurisdiction = jurisdiction_for(config)
         path = Path(args.journal or config.journal)
-        if not (args.measure or args.shared_cards) and not path.exists():
-            raise JournalError(f"{path}: no such file")
+        if not (args.measure or args.shared_cards):  # missing, not a file or empty: as recall says it
+            existing_journal(path)
         if args.break_rounds is None:
             args.break_rounds = max(BREAK, args.gap)
         if args.break_rounds < args.gap:
@@ -108,8 +109,8 @@ def main(args: argparse.Namespace) -> int:
                               "for a standard error")
         if (args.measure or args.shared_cards) and args.journal is not None:
             raise ConfigError("--journal is read by the report, not by --measure or --shared-cards")
-        problem = None  # the journal verified as ``recall`` and ``meters`` verify it (an empty one holds none)
-        if not (args.measure or args.shared_cards) and path.stat().st_size:
+        problem = None  # the journal verified as ``recall`` and ``meters`` verify it
+        if not (args.measure or args.shared_cards):
             problem = journal_problem(path, config, command="protect")
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross protect: {exc}", file=sys.stderr)
