@@ -777,14 +777,17 @@ def test_a_password_nobody_could_type_is_refused_naming_the_character(tmp_path, 
     assert verify_password("pässwörd-ñ1", load_operators(path)["bob"].password)
 
 
-@pytest.mark.parametrize("mode", [0o644, 0o640, 0o606, 0o620])
-def test_an_operators_file_others_may_read_or_change_is_refused(operators_file, mode):
+@pytest.mark.parametrize("mode, shared", [(0o644, "group and others may read it"), (0o640, "group may read it"),
+                                         (0o606, "others may read and write it"), (0o620, "group may write it"),
+                                         (0o611, "group and others may execute it")])
+def test_an_operators_file_others_may_read_or_change_is_refused(operators_file, mode, shared):
     """The password hashes are the owner's only (``operator add`` writes mode 0600): a file group or others may
-    read (an offline guessing attack) or write (a supervisor of their own) is refused, naming the fix."""
+    read (an offline guessing attack) or write (a supervisor of their own) is refused, naming the fix and what
+    the mode lets them do (chmod(1)'s bits: 4 read, 2 write, 1 execute; 0611 was called "read or change")."""
     assert load_operators(operators_file)  # mode 0600: read
     os.chmod(operators_file, mode)
-    with pytest.raises(ConfigError, match=re.escape(f"{operators_file}: mode {mode:04o} lets others read or change "
-                                                    f"the password hashes; chmod 600 {operators_file}")):
+    with pytest.raises(ConfigError, match=re.escape(f"{operators_file}: the operators file: {shared} (mode {mode:04o}): "
+                                                    f"it holds the password hashes; chmod 600 {operators_file}")):
         load_operators(operators_file)
 
 

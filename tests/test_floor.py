@@ -176,7 +176,7 @@ def test_a_password_file_others_may_read_is_refused(tmp_path):
     secret.write_text("s3cret\n")
     config = FloorConfig(True, username="cc01", password_file=secret)
     secret.chmod(0o644)
-    with pytest.raises(ConfigError, match="may be read or written by group or others"):
+    with pytest.raises(ConfigError, match="floor.password_file: group and others may read it \\(mode 644\\)"):
         read_password(config)
     secret.chmod(0o600)
     assert read_password(config) == "s3cret"

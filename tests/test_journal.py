@@ -617,7 +617,7 @@ def test_a_store_group_or_others_may_read_or_write_is_not_opened(tmp_path, mode)
     empty.touch()
     for store in (path, empty):
         store.chmod(mode)
-        with pytest.raises(JournalError, match=rf"may be read or written by group or others \(mode {mode:o}\).*"
+        with pytest.raises(JournalError, match=rf"the journal store: (group|others|group and others) may .* it \(mode {mode:o}\).*"
                                                  rf"chmod 600 {re.escape(str(store))}: not opened"):
             Journal(store)
         assert store.stat().st_mode & 0o777 == mode
@@ -629,6 +629,20 @@ def test_a_store_group_or_others_may_read_or_write_is_not_opened(tmp_path, mode)
     Journal(empty).close()
 
 
+@pytest.mark.parametrize("mode, shared", [(0o611, "group and others may execute it"),
+                                         (0o601, "others may execute it"),
+                                         (0o660, "group may read and write it"),
+                                         (0o674, "group may read, write and execute it, others may read it")])
+def test_the_refusal_names_the_rights_the_mode_grants(tmp_path, mode, shared):
+    """The refusal said "may be read or written by group or others" of any mode with a group or other bit: a
+    store of 0611 (execute only, chmod(1)'s bit 1) was said readable. It now names what each may do."""
+    path = tmp_path / "table.db"
+    path.touch()
+    path.chmod(mode)
+    with pytest.raises(JournalError, match=re.escape(f"{path}: the journal store: {shared} (mode {mode:o}): ")):
+        Journal(path)
+
+
 def test_run_refuses_a_journal_others_may_read_in_one_line(tmp_path):
     """``crisscross run`` on such a store: exit 2 in one line naming it and the remedy, nothing written."""
     path = tmp_path / "journal.db"
@@ -636,6 +650,6 @@ def test_run_refuses_a_journal_others_may_read_in_one_line(tmp_path):
     path.chmod(0o644)
     proc = crisscross("run", "--simulate", "--quiet", "--rounds", "1", "--journal", path)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == (f"crisscross: {path}: the journal store may be read or written by group or others "
+    assert proc.stderr == (f"crisscross: {path}: the journal store: group and others may read it "
                            f"(mode 644): it holds every card dealt: chmod 600 {path}: not opened\n")
     assert path.stat().st_size == 0 and not (tmp_path / "journal.db.anchor").exists()

@@ -353,8 +353,8 @@ def test_a_wal_or_shared_memory_file_others_may_read_is_not_opened(tmp_path, end
     beside = path.with_name(path.name + end)
     beside.touch()
     beside.chmod(0o644)
-    with pytest.raises(JournalError, match=rf"{beside.name}: the journal store may be read or written by group or "
-                                           rf"others \(mode 644\).*chmod 600 .*{beside.name}: not opened"):
+    with pytest.raises(JournalError, match=rf"{beside.name}: the journal store: group and others may read it "
+                                           rf"\(mode 644\).*chmod 600 .*{beside.name}: not opened"):
         Journal(path)
     beside.chmod(0o600)
     Journal(path).close()

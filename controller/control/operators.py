@@ -42,6 +42,7 @@ import yaml
 
 from controller.round.inputs import ROLES
 from controller.settings.files import ConfigError, EmptyFile, check_keys, error, line_of, load_yaml
+from controller.settings.secret_files import shared_rights
 
 #: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
 ITERATIONS = 600_000
@@ -242,8 +243,8 @@ def load_operators(path: Path) -> dict[str, Operator]:
     if not path.exists():
         return {}
     mode = path.stat().st_mode & 0o777
-    if path.is_file() and mode & 0o077:
-        raise ConfigError(f"{path}: mode {mode:04o} lets others read or change the password hashes; "
+    if path.is_file() and (shared := shared_rights(mode)):
+        raise ConfigError(f"{path}: the operators file: {shared} (mode {mode:04o}): it holds the password hashes; "
                           f"chmod 600 {path}")
     try:
         data = load_yaml(path)

@@ -30,6 +30,7 @@ from controller.journal.reader import iter_store, row_record
 from controller.journal.record import (KINDS, MONO, JournalError, JournalWriteError, UnsafeRecordError, dumps,
                                        dumps_checked, dumps_round, quote, record_hash)
 from controller.journal.schema import COLUMNS, add_mono, schema
+from controller.settings.secret_files import shared_rights
 
 #: A checkpoint is written at each round's close and at least every this many records.
 CHECKPOINT_EVERY = 2000
@@ -215,9 +216,9 @@ class Journal(OpeningChecks):
     def _check_private(path: Path, mode: int) -> None:
         """Raise ``JournalError`` when group or others have any right to the file at ``path`` (``mode``: its
         ``st_mode``): the store, its WAL and its shared memory hold every card dealt."""
-        if mode & 0o077:
-            raise JournalError(f"{path}: the journal store may be read or written by group or others (mode "
-                               f"{mode & 0o777:o}): it holds every card dealt: chmod 600 {path}: not opened")
+        if shared := shared_rights(mode):
+            raise JournalError(f"{path}: the journal store: {shared} (mode {mode & 0o777:o}): it holds every card "
+                               f"dealt: chmod 600 {path}: not opened")
 
     def _connect(self, fsync: bool) -> None:
         """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""

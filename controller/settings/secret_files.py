@@ -59,7 +59,20 @@ def read_owner_only(path: Path, what: str, limit: int = 200) -> bytes:
         if exc.errno == errno.EINVAL:
             raise SecretFileError(f"{path}: {what} is not a regular file") from None
         raise
-    if info.st_mode & 0o077:
-        raise SecretFileError(f"{path}: {what} may be read or written by group or others "
-                              f"(mode {info.st_mode & 0o777:o}): chmod 600 {path}")
+    if shared := shared_rights(info.st_mode):
+        raise SecretFileError(f"{path}: {what}: {shared} (mode {info.st_mode & 0o777:o}): chmod 600 {path}")
     return data
+
+
+def shared_rights(mode: int) -> str:
+    """What group and others may do with a file of ``mode`` (its ``st_mode``), in words for a refusal:
+    ``"group and others may read it"`` (0644), ``"group may read and write it, others may execute it"`` (0661);
+    ``""`` when neither has any right (the owner alone, as a secret and the journal store must be held)."""
+    def rights(bits: int) -> str:
+        names = [name for bit, name in ((4, "read"), (2, "write"), (1, "execute")) if bits & bit]
+        return " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else ""
+
+    group, others = rights(mode >> 3 & 7), rights(mode & 7)
+    if group == others:
+        return f"group and others may {group} it" if group else ""
+    return ", ".join(f"{who} may {what} it" for who, what in (("group", group), ("others", others)) if what)
