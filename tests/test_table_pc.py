@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import socket
 import subprocess
 import sys
@@ -330,6 +331,41 @@ def test_config_unit_prints_the_packaged_unit_starting_this_install(capsys, monk
     monkeypatch.setattr(sys, "executable", str(tmp_path / "elsewhere" / "python"))
     assert cli.main(["config", "unit"]) == 0
     assert capsys.readouterr().out == shipped
+
+
+#: prctl(2)'s PR_SET_MDWE with PR_MDWE_REFUSE_EXEC_GAIN (Linux 6.3): what systemd's MemoryDenyWriteExecute=yes sets
+#: on such a kernel (systemd.exec(5)), inherited over fork and execve
+MDWE = "import ctypes, os, sys; ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) == 0 or sys.exit('no PR_SET_MDWE'); " \
+       "os.execv(sys.argv[1], sys.argv[1:])"
+
+
+@pytest.mark.slow
+def test_the_units_sandbox_lets_the_detector_and_the_rating_start_and_keeps_their_cache(tmp_path):
+    """The shipped unit set MemoryDenyWriteExecute=yes: the hole-card detector and the rating compile their
+    loops (numba) into memory made executable, refused under it, so ``run --protect --rating`` under the unit
+    logged "not started" and dealt unprotected. And with no home and a read-only system, their cache could be
+    written nowhere: every start compiled again. The unit's own settings are applied here as far as a process
+    can apply them (its MemoryDenyWriteExecute, its Environment with %C, the cache root, in a folder of the
+    test's): both workers start, the table deals, and the compiled loops are cached where the unit says."""
+    unit = cli.UNIT_FILE.read_text().splitlines()
+    cache_root = tmp_path / "cache"  # %C, /var/cache for a system unit (systemd.unit(5), "Specifiers")
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR")}
+    env |= {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path / "no-home")}
+    for line in unit:
+        if line.startswith("Environment="):
+            name, _, value = line.removeprefix("Environment=").partition("=")
+            if name != "CRISSCROSS_CONFIG":  # /etc/crisscross/table.yaml: the packaged one here
+                env[name] = value.replace("%C", str(cache_root))
+    assert "XDG_CACHE_HOME" in env, "the unit names no cache folder: the detector's loops compile at every start"
+    (cache_root / "crisscross").mkdir(parents=True)  # CacheDirectory=crisscross
+    command = [shutil.which("crisscross") or str(Path(sys.executable).with_name("crisscross")), "run", "--simulate",
+               "--rounds", "2", "--quiet", "--protect", "--rating"]
+    if "MemoryDenyWriteExecute=yes" in unit:
+        command = [sys.executable, "-c", MDWE, *command]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "not started" not in result.stderr, result.stderr
+    assert list((cache_root / "crisscross").rglob("*.nbi")), "no compiled loop was cached under CacheDirectory"
 
 
 def test_version(capsys):
