@@ -12,7 +12,7 @@ from controller.round.actions import WORDS, action_role
 from controller.round.inputs import ACTIONS, OperatorAction
 from controller.round.machine import Round
 from drivers import events as ev
-from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type
+from tests.round_helpers import CONFIG, NY, TableDriver, antes, of_type, ready
 
 
 def _entries(driver: TableDriver) -> dict[str, dict]:
@@ -110,3 +110,18 @@ def test_a_fault_that_waits_for_a_device_says_which():
     driver.send(ev.DeviceFault("sensors", "link_lost", "no answer"))
     assert driver.state == "fault"
     assert _entries(driver)["clear_fault"]["reason"] == "waiting for the devices: sensors"
+
+
+def test_the_lamps_of_a_panel_whose_link_is_lost_are_not_shown_lit():
+    """``lamps`` kept the buttons last lit while the panel's link was lost: a screen showed ``open_betting`` lit on
+    a panel that was unplugged, and ``devices_ready`` alone said it was gone. The panel's lamps are not known
+    while it is away (it is lit anew when it is back, ``ShoeDealing._on_DeviceReady``): none is shown lit."""
+    driver = TableDriver(Round(CONFIG, NY))
+    driver.start()
+    assert "open_betting" in driver.machine.view()["lamps"]
+    driver.send(ev.DeviceFault("panel", "link_lost", "unplugged"))
+    view = driver.machine.view()
+    assert "panel" not in view["devices_ready"] and view["lamps"] == []
+    out = driver.send(ready("panel"))
+    (lit,) = of_type(out, cmd.SetLamps)
+    assert driver.machine.view()["lamps"] == list(lit.buttons) == list(driver.machine.allowed_buttons())

@@ -49,7 +49,8 @@ class PanelView:
     def view(self) -> dict[str, Any]:
         """The table as anyone may see it (control interface, displays): plain JSON-ready data, no face-down card.
 
-        Keys: ``state``, ``phase``, ``round_no``, ``allowed_actions``, ``lamps`` (lit panel buttons),
+        Keys: ``state``, ``phase``, ``round_no``, ``allowed_actions``, ``lamps`` (lit panel buttons; none while the
+        panel's link is away: what it shows then is not known, and it is lit anew when it is back),
         ``supervisor_key`` (bool), ``devices_ready``, ``faults`` (cause, device, detail, resumable),
         ``pending_past_posting``, ``display`` (the panel's text), ``prompt`` (the state's prompt, which a refusal
         shown in ``display`` gives way to), ``community`` (the revealed community cards
@@ -73,7 +74,7 @@ class PanelView:
             "phase": self.phase,
             "round_no": self.round_no,
             "allowed_actions": list(allowed),
-            "lamps": list(self._lamps or ()),
+            "lamps": list(self._lamps or ()) if "panel" in self.devices_ready else [],  # none lit while it is away
             "supervisor_key": self.supervisor_key is not None,
             "devices_ready": sorted(self.devices_ready),
             "faults": [{"id": f.fault_id, "cause": f.cause, "device": f.device, "detail": f.detail,
