@@ -4,6 +4,7 @@ the package folders made here; the wheel's own listing is checked by .ci/wheel-c
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -11,6 +12,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from controller.service.identity import checkout_files, identity_of, software_identity
 
@@ -274,3 +277,31 @@ def test_identity_is_answered_before_the_command_line_is_loaded_and_a_copy_that_
                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert apart.returncode == 1
     assert f"identity: {copy / 'controller'}: installed without the record of its files" in apart.stderr
+
+
+def test_run_verifies_the_software_once_before_its_command_line_and_its_service_reuses_it(tmp_path, monkeypatch):
+    """``crisscross run`` read and compiled every file of the software twice at each start: once before its
+    command line was loaded, once more at the service's start. The service now gets the identity verified
+    before the command line; a refused check is made again."""
+    from controller.cli import entry
+    from controller.service import identity
+
+    checks: list[int] = []
+    real = identity.software_identity
+
+    def counted():
+        checks.append(1)
+        return real()
+
+    monkeypatch.setattr(identity, "_verified", None)
+    monkeypatch.setattr(identity, "software_identity", counted)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert entry._command(["run", "--simulate", "--rounds", "1", "--quiet"]) == 0
+    assert len(checks) == 1
+    refused = dataclasses.replace(real(), problems=("x.pyc: bytecode that is not x.py compiled",))
+    monkeypatch.setattr(identity, "_verified", None)
+    monkeypatch.setattr(identity, "software_identity", lambda: checks.append(1) or refused)
+    for _ in range(2):
+        with pytest.raises(identity.SoftwareIdentityError, match="x.pyc"):
+            identity.verified_software_identity()
+    assert len(checks) == 3

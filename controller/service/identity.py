@@ -244,15 +244,25 @@ REMEDY = ("remove each file named (bytecode is compiled again from its source; a
           "package did not install, and links in place of its folders), then check again")
 
 
+#: The identity this process verified (``verified_software_identity``), once it passed.
+_verified: Identity | None = None
+
+
 def verified_software_identity() -> Identity:
     """``software_identity``, refused when other code than its files would run: raises ``SoftwareIdentityError``
     naming each file (``Identity.problems``; GLI-11 program verification: the code that runs is the code
-    identified). The service's start, before it opens anything."""
+    identified). The service's start, before it opens anything. Once per process: ``crisscross run`` verifies
+    before it loads its command line (``controller.cli.entry``), and the service's start then gets that identity
+    back, every file read and compiled once, not twice; a refusal is checked again at the next call."""
+    global _verified
+    if _verified is not None:
+        return _verified
     software = software_identity()
     if software.problems:
         raise SoftwareIdentityError(
             "the code that would run is not the software's files, not starting: " + "; ".join(software.problems)
             + f" ({REMEDY})")
+    _verified = software
     return software
 
 
