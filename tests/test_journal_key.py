@@ -6,6 +6,7 @@ or reported as not checkable (exit 3), never "intact" (exit 0).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -15,7 +16,7 @@ import sys
 import pytest
 
 from controller.journal.key import JournalKeyError, init_key, load_key
-from controller.journal.key import ANCHOR_ENTRY, ANCHOR_SLOT, _entry_sum, read_anchor
+from controller.journal.key import ANCHOR_ENTRY, ANCHOR_SLOT, _entry_sum, anchor_entry, anchor_mac, key_id, read_anchor
 from controller.journal.reader import read_records
 from controller.journal.record import JournalError, canonical_line, record_hash
 from controller.journal.store import Journal
@@ -722,3 +723,17 @@ def test_a_keyed_journal_read_without_its_key_is_noted_on_every_copy_of_what_is_
     journal.close()
     proc = crisscross("recall", "--journal", str(plain))
     assert proc.returncode == 0 and "NOTE" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("key", [None, b"k" * 32])
+@pytest.mark.parametrize("head", ["ab" * 32, "0" * 64, 'tête "quoted" \\ back'])
+def test_an_anchor_entry_is_its_fields_as_canonical_json_with_the_sum_of_the_others(key, head):
+    for seq, slot in ((0, 0), (2**53 - 1, 1), (41, 1)):
+        body = {"head": head, "key_id": key_id(key) if key else None,
+                "mac": anchor_mac(key, seq, head, slot) if key else None, "seq": seq, "slot": slot}
+        plain = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        body["sum"] = hashlib.sha256(plain.encode()).hexdigest()[:16]
+        text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
+        entry = anchor_entry(seq, head, key, slot)
+        assert entry == text.ljust(ANCHOR_ENTRY - 1) + b"\n"
+        assert json.loads(entry) == body

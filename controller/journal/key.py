@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from controller.journal.record import quote
 from controller.settings.secret_files import SecretFileError, read_owner_only, read_regular
 
 KEY_BYTES = 32
@@ -198,11 +199,22 @@ def anchor_entry(seq: int, head: str, key: bytes | None, slot: int) -> bytes:
     newline. ``key_id``/``mac`` are None without a key (the entry then says the store is not keyed); ``mac`` seals
     the place too (``anchor_mac``): an entry copied to the other place is not one there; ``sum`` (16 hex digits of
     SHA-256 over the entry without it) shows a torn write."""
-    body = {"head": head, "key_id": key_id(key) if key else None,
-            "mac": anchor_mac(key, seq, head, slot) if key else None, "seq": seq, "slot": slot}
-    body["sum"] = _entry_sum(body)
-    text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
+    named, sealed = (key_id(key), anchor_mac(key, seq, head, slot)) if key else (None, None)
+    if type(seq) is int and type(slot) is int and type(head) is str:  # spelled here as json.dumps spells them
+        plain = (f'{{"head":{quote(head)},"key_id":{_quoted(named)},"mac":{_quoted(sealed)},"seq":{seq},'
+                 f'"slot":{slot}}}')
+        total = hashlib.sha256(plain.encode()).hexdigest()[:16]
+        text = f'{plain[:-1]},"sum":"{total}"}}'.encode("ascii")
+    else:
+        body = {"head": head, "key_id": named, "mac": sealed, "seq": seq, "slot": slot}
+        body["sum"] = _entry_sum(body)
+        text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")
     return text.ljust(ANCHOR_ENTRY - 1) + b"\n"
+
+
+def _quoted(text: str | None) -> str:
+    """A string or None as ``json.dumps`` spells it."""
+    return "null" if text is None else quote(text)
 
 
 def anchor_mac(key: bytes, seq: int, head: str, slot: int | None) -> str:
