@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from controller.journal.chain import verify_chain
+from controller.journal.recall import rounds_from_records
 from controller.journal.reader import read_records
 from controller.journal.record import canonical_line
 from controller.journal.recovery import ReplayError, recover, replay
@@ -489,3 +490,45 @@ def test_inputs_that_arrived_together_share_one_commit_in_order(tmp_path, mocker
     assert amounts == list(range(1, 101))
     assert commits.call_count == 1 + 2 + 1  # ServiceStarted, 64 + 36 chip changes, ServiceStopped
 
+
+
+def test_a_round_resumed_after_a_restart_is_summed_up_from_its_records_before_and_after_it(tmp_path):
+    """The round handed on at its close (``on_round_closed``: the summary, the rating, the hole-card detector) holds
+    every record of the round, those journaled before the restart included, as the journal has them."""
+    path = tmp_path / "j.db"
+    recorder = Recorder(path)
+    play_until(recorder, "across")
+    recorder.journal.close()
+    journal = Journal(path, fsync=False)
+    closed = []
+    controller = Controller(recover(journal, CONFIG, NY), journal, {}, queue.Queue(), on_round_closed=closed.append)
+    sent: list = []
+    controller._send = sent.append
+    for event in (ServiceStarted(), *(ready(device) for device in ("shoe", "sensors", "panel"))):
+        controller.process(event)
+    controller.process(ev.ShoeLastDispense(controller.machine.last_txn, HANDS[3]))
+    controller.process(ev.SupervisorKey(True, "SUP-4"))
+    controller.process(ev.ButtonPressed("clear_fault"))
+    controller.process(ev.SupervisorKey(False, None))
+    layout = [(1, spot, 500) for spot in ("ante_across", "ante_down", "across")] + [
+        (3, spot, 1000) for spot in ("ante_across", "ante_down", "across")]
+    def answer_read() -> None:
+        read = next(c for c in reversed(sent) if isinstance(c, cmd.ReadSpots))
+        controller.process(ev.SpotsSnapshot(read.request_id, tuple(sorted(layout, key=lambda t: (
+            t[0], ev.SPOTS.index(t[1]))))))
+
+    answer_read()  # the layout read again after the restart
+    for step in ("down", "middle"):  # as ``play_until`` plays them
+        layout += [(1, step, 500), (3, step, 1000)]
+        controller.process(ev.SpotChanged(1, step, 500))
+        controller.process(ev.SpotChanged(3, step, 1000))
+        controller.process(ev.ButtonPressed("confirm"))
+        answer_read()
+        controller.process(ev.ButtonPressed("reveal"))
+    journal.close()
+    records = read_records(path)
+    assert controller.machine.state == "closed"
+    assert [r.round_no for r in closed] == [1]
+    assert closed[0] == rounds_from_records(records)[1]
+    assert {"RoundOpened", "WagersLocked", "FaultRaised", "FaultCleared", "RoundClosed"} <= {
+        r["type"] for r in records if r["round"] == 1}

@@ -64,7 +64,8 @@ def _round_of(rows: list[tuple[Any, ...]]) -> int | None:
 class Committed(Sequence[dict[str, Any]]):
     """The records of one commit (``Journal.commit``), in seq order, each as the store gives it back (``KEYS``;
     its data decoded from its canonical text, so owned by the record alone: records go to other threads).
-    Built from the rows written when first read, once."""
+    Built from the rows written when first read, once; ``heads`` tells each one's type and round without
+    building any."""
 
     __slots__ = ("_rows", "_records")
 
@@ -78,6 +79,10 @@ class Committed(Sequence[dict[str, Any]]):
                               "data": json.loads(text), "prev": prev, "hash": hash_, MONO: mono}
                              for seq, time_, kind, round_no, type_, text, prev, hash_, mono in self._rows]
         return self._records
+
+    def heads(self) -> list[tuple[str, int | None]]:
+        """``(type, round)`` of each record, in seq order, read from the rows written (no record is built)."""
+        return [(row[4], row[3]) for row in self._rows]
 
     def __getitem__(self, index: Any) -> Any:
         return self._built()[index]

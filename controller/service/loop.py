@@ -25,7 +25,7 @@ from typing import Any
 
 from controller.journal.recall import RoundRecord, rounds_from_records
 from controller.journal.recovery import Recovered
-from controller.journal.store import Journal
+from controller.journal.store import Committed, Journal
 from controller.round import commands as cmd
 from controller.round.alerts import Alert, DetectorChecked
 from controller.round.graph import BETWEEN_ROUNDS as ROUND_OVER
@@ -130,7 +130,11 @@ class Controller:
         self.rounds = rounds
         self.stop_on_fault = stop_on_fault
         self.rounds_closed = 0
-        self._round_records: list[dict[str, Any]] = list(recovered.round_records)
+        #: the journal records of the round in progress, each as (its commit's records, its index there): built
+        #: only when the round ends (``_round_closed``) unless a reader took them as they were committed
+        self._round_records: list[tuple[Sequence[dict[str, Any]], int]] = [
+            (recovered.round_records, index) for index in range(len(recovered.round_records))]
+        self._records_round = recovered.round_records[-1].get("round") if recovered.round_records else None
         self._done = False
         self._stop_after_round = False
         #: the run ended before its round count because the journal store was found damaged (``_closed_for_good``)
@@ -427,20 +431,21 @@ class Controller:
             if not handed:
                 self._hand_on(records, seconds)
 
-    def _hand_on(self, records: Sequence[dict[str, Any]], seconds: float) -> None:
+    def _hand_on(self, records: Committed, seconds: float) -> None:
         """The records of one commit (made durable in ``seconds``) to the metrics, the round's records and
-        ``on_record``."""
+        ``on_record``. A record is decoded (``Committed``) only when one of them reads it: with no reader, the
+        round's records are decoded once the round ends (``_round_closed``), not on the path of each commit."""
         self.watch.committed(records, seconds)
-        for record in records:
-            if record["type"] == SIGNIFICANT_EVENT:
-                log_event(record)
-            round_no = record["round"]
+        for index, (type_, round_no) in enumerate(records.heads()):
+            if type_ == SIGNIFICANT_EVENT:
+                log_event(records[index])
             if round_no is not None:
-                if self._round_records and self._round_records[-1].get("round") != round_no:
+                if self._round_records and self._records_round != round_no:
                     self._round_records = []
-                self._round_records.append(record)
+                self._records_round = round_no
+                self._round_records.append((records, index))
             if self.on_record is not None:
-                self.on_record(record)
+                self.on_record(records[index])
 
     def _carry_out(self, output: Any) -> None:
         if isinstance(output, cmd.DEVICE_COMMANDS):
@@ -502,7 +507,7 @@ class Controller:
             log.error("event queue full: %s dropped", type(event).__name__)
 
     def _round_closed(self, round_no: int) -> None:
-        record = rounds_from_records(self._round_records).get(round_no)
+        record = rounds_from_records([records[index] for records, index in self._round_records]).get(round_no)
         self._round_records = []
         self.rounds_closed += 1
         if record is not None and self.on_round_closed is not None:
