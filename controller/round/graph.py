@@ -72,7 +72,13 @@ class _Graph(Machine):
         the library's own answer."""
         plan = self._plan(model, trigger) if not (args or kwargs) else None
         if plan is not None and not self.prepare_event and not self.on_exception:
-            return any(all(getattr(model, name)() == target for name, target in conditions) for conditions in plan)
+            for conditions in plan:  # loops, not any/all over generators: asked about 15 times an input
+                for name, target in conditions:
+                    if not getattr(model, name)() == target:
+                        break
+                else:
+                    return True
+            return False
         event = self.events.get(trigger)
         if event is None or self.prepare_event or self.on_exception:
             return super()._can_trigger(model, trigger, *args, **kwargs)
@@ -104,9 +110,10 @@ class _Graph(Machine):
         an unknown trigger, events sent as ``EventData``, a transition with preparation callbacks or to an unknown
         state, or a condition that is not a method of the model."""
         state = getattr(model, self.model_attribute)
-        key = (state.name if hasattr(state, "name") else state, trigger)
-        if key in self._plans:
-            return self._plans[key]
+        key = (state if type(state) is str else state.name if hasattr(state, "name") else state, trigger)
+        kept = self._plans.get(key, self)  # the graph itself: none kept yet (a plan may be None)
+        if kept is not self:
+            return kept  # type: ignore[return-value]
         event = self.events.get(trigger)
         plan: tuple[tuple[tuple[str, bool], ...], ...] | None = None
         if event is not None and not self.send_event:
