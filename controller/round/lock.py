@@ -63,8 +63,11 @@ class WagerLock:
         that follows, is past-posting or pinching (``_check_locked``), and the announced amount stands."""
         data = self.round
         assert data is not None
-        data.called = {key: min(self.layout.get(key, 0), data.correctable.get(key, self.layout.get(key, 0)))
-                       for key in spots}
+        layout, held = self.layout, data.correctable
+        if not held:  # no seat held: every spot as reported (the first announcement of a round, each decision's)
+            data.called = {key: layout.get(key, 0) for key in spots}
+            return
+        data.called = {key: min(layout.get(key, 0), held.get(key, layout.get(key, 0))) for key in spots}
     def _exclude(self, actor: Actor, reason: str) -> None:
         data = self.round
         assert data is not None
@@ -140,7 +143,8 @@ class WagerLock:
         again"."""
         data = self.round
         assert data is not None
-        data.acknowledged = [item for item in data.acknowledged if (item["seat"], item["spot"]) != key]
+        if data.acknowledged:  # none, at each spot of a reading in order
+            data.acknowledged = [item for item in data.acknowledged if (item["seat"], item["spot"]) != key]
     def _on_SpotsSnapshot(self, event: ev.SpotsSnapshot) -> None:
         # a reading is the layout at its moment whoever asked: it never overtakes an earlier chip change
         # (docs/protocol.md, "Device-initiated frames")
