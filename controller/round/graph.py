@@ -72,7 +72,7 @@ class _Graph(Machine):
         the library's own answer."""
         plan = self._plan(model, trigger) if not (args or kwargs) else None
         if plan is not None and not self.prepare_event and not self.on_exception:
-            for conditions in plan:  # loops, not any/all over generators: asked about 15 times an input
+            for conditions in plan:  # loops, not any/all over generators: asked 5 times a lamps update
                 for name, target in conditions:
                     if not getattr(model, name)() == target:
                         break
