@@ -368,6 +368,15 @@ def unpack_text(msg_type: int, payload: bytes, offset: int, what: str) -> tuple[
         raise ProtocolError(msg_type, f"{what} is not ASCII") from None
 
 
+def printable_text(msg_type: int, text: str, what: str) -> str:
+    """Return ``text`` if it has no control characters (``str.isprintable``: no ESC, CR, NUL, ...), else raise
+    ``ProtocolError`` naming ``what``: a name a device gives itself is logged and journaled in public records
+    (``DeviceReady``, the panel's key id), where a control character could rewrite a terminal or forge a line."""
+    if not text.isprintable():
+        raise ProtocolError(msg_type, f"{what} has control characters")
+    return text
+
+
 def check_range(msg_type: int, what: str, value: object, low: int, high: int) -> int:
     """Return ``value`` if it is an int (not bool) in ``low..high``, else raise ``ProtocolError``."""
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -446,12 +455,16 @@ def encode_ident(version: int, kind: str, device_id: str, firmware: str, boots: 
 
 def decode_ident(payload: bytes) -> Ident:
     """Parse an IDENT payload, with or without the power-on counter (docs/protocol.md, "Common messages");
-    ``ProtocolError`` on a short payload, non-ASCII text or trailing bytes other than the 4 of the counter."""
+    ``ProtocolError`` on a short payload, non-ASCII text, a kind, device id or firmware with control characters
+    (``printable_text``: they are logged and journaled in ``DeviceReady``) or trailing bytes other than the 4 of
+    the counter."""
     if not payload:
         raise ProtocolError(IDENT, "empty payload")
     kind, offset = unpack_text(IDENT, payload, 1, "kind")
     device_id, offset = unpack_text(IDENT, payload, offset, "device id")
     firmware, offset = unpack_text(IDENT, payload, offset, "firmware")
+    for text, what in ((kind, "kind"), (device_id, "device id"), (firmware, "firmware")):
+        printable_text(IDENT, text, what)
     rest = len(payload) - offset
     if rest not in (0, BOOTS_SIZE):
         raise ProtocolError(IDENT, f"{rest} trailing bytes (the power-on counter is {BOOTS_SIZE})")

@@ -146,6 +146,31 @@ def test_wrong_kind_of_device_fails_handshake(simulators, drivers, events):
     assert {f.msg_type for f in sim.received} == {framing.HELLO}  # only ever asked who it is
 
 
+@pytest.mark.parametrize("kind", ["shoe", "sensors", "panel"])
+@pytest.mark.parametrize("device_id", ["S\x1b[2J\x1b[31mFORGED\r", "P-1\nDeviceReady", "R\x7f", "N\x00"])
+def test_a_device_id_with_control_characters_fails_handshake_and_is_never_logged_raw(kind, device_id, drivers,
+                                                                                     events, caplog):
+    """A device whose IDENT names it with control characters (ESC sequences that clear a terminal, CR, LF, DEL,
+    NUL) is refused as the panel's key id with them is: a handshake fault, no ``DeviceReady`` (which is journaled
+    and published), and no log line holds the raw characters."""
+    make = {"shoe": lambda: ShoeSimulator(seed=1, device_id=device_id), "sensors": lambda: SensorSimulator(device_id),
+            "panel": lambda: PanelSimulator(device_id)}[kind]
+    sim = make()
+    sim.start()
+    try:
+        with caplog.at_level(logging.DEBUG):
+            driver = drivers(kind, sim.port)
+            fault = expect(events, DeviceFault)
+            assert (fault.device, fault.code) == (kind, "handshake")
+            assert "device id has control characters" in fault.detail
+            expect_quiet(events, 0.4)  # searched again: refused again, no DeviceReady
+            assert driver.running and not driver.link_up
+        assert not [r for r in caplog.records if device_id in r.getMessage()]
+        assert not [r for r in caplog.records if re.search(r"[\x00-\x1f\x7f]", r.getMessage())]
+    finally:
+        sim.stop()
+
+
 def test_silent_device_fails_handshake_after_timeout(simulators, drivers, events):
     sim = simulators("shoe", start=False)  # nobody answers on the master end
     started = time.monotonic()

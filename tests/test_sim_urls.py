@@ -69,6 +69,7 @@ def test_the_same_url_is_the_same_simulator_and_parameters_order_does_not_matter
     ("sim://panel?seed=3", "unknown parameter(s) seed for panel"),
     ("sim://shoe?seed=x", "seed 'x' is not an integer"),
     ("sim://shoe?seed=1&seed=2", "given twice"),
+    ("sim://shoe?id=S%1b%5b2J%1b%5b31mFORGED%0d", "id has control characters"),  # ESC, CR: a host refuses them
 ])
 def test_a_bad_url_is_refused_naming_the_problem(sims, url, message):
     with pytest.raises(serial.SerialException, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -21,7 +21,8 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from drivers.events import BUTTONS
-from drivers.framing import PONG, ProtocolError, need_length, register_device_events, register_names
+from drivers.framing import (PONG, ProtocolError, need_length, printable_text, register_device_events,
+                             register_names)
 
 KIND = "panel"
 
@@ -164,9 +165,7 @@ def decode_key(payload: bytes) -> Key:
         key_id = payload[1:].decode("utf-8")
     except UnicodeDecodeError:
         raise ProtocolError(KEY, "key id is not valid UTF-8") from None
-    if not key_id.isprintable():
-        raise ProtocolError(KEY, "key id has control characters")
-    return Key(payload[0] == 1, key_id)
+    return Key(payload[0] == 1, printable_text(KEY, key_id, "key id"))
 
 
 class Cards(NamedTuple):

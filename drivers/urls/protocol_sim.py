@@ -8,8 +8,9 @@ after it came back on another pty (fault injection ``replug``). ``drivers.link``
 the module, and with it the simulators, is imported only when a ``sim://`` URL is opened.
 
 URL: ``sim://<kind>[?seed=<int>][&id=<device id>]`` with ``kind`` one of ``shoe``, ``sensors``, ``panel``, ``reader``;
-``seed`` (shoe only) makes its shuffles reproducible, ``id`` sets the device id of IDENT. A bad URL raises
-``serial.SerialException`` naming what is wrong (a port that cannot be opened).
+``seed`` (shoe only) makes its shuffles reproducible, ``id`` sets the device id of IDENT (printable: one with
+control characters is refused, as a host refuses it in IDENT, ``drivers.framing.decode_ident``). A bad URL
+raises ``serial.SerialException`` naming what is wrong (a port that cannot be opened).
 
 The simulators run non-daemon threads: a process that opened ``sim://`` URLs calls ``stop_all()`` before it
 ends. The table of running simulators is shared by the threads that open URLs, under a lock.
@@ -44,6 +45,8 @@ def _make(kind: str, params: dict[str, str], url: str) -> PtySimulator:
                                      f"allowed: {', '.join(sorted(allowed))}")
     options: dict[str, Any] = {}
     if "id" in params:
+        if not params["id"].isprintable():
+            raise serial.SerialException(f"{url}: id has control characters (a host refuses such an IDENT)")
         options["device_id"] = params["id"]
     if "seed" in params:
         try:
