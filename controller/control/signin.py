@@ -9,7 +9,8 @@ module, so both read the file, check passwords, throttle failures and refuse a f
   without a check.
 - ``authenticate_request``: the operator of a request's HTTP Basic credentials, else 401, 429 or 503.
 - ``require_supervisor``: 403 unless the operator is a supervisor (domain.md, "Roles").
-- ``accepts_host``: whether a request's ``Host`` names the interface (DNS rebinding: RFC 9110 7.4's 421).
+- ``accepts_host``: whether a request's ``Host`` names the interface (DNS rebinding: RFC 9110 7.4's 421); the
+  rule is ``controller.service.hosts``', which the metrics port follows too.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-from controller.control.checks import DIGITS, HTTPError
+from controller.control.checks import HTTPError
 from controller.control.peer import loopback_owner
 from controller.control.operators import (FailureThrottle, Operator, authenticate, load_operators, needs_rehash,
                                           password_bytes, rehash_operator, roster)
+from controller.service.hosts import accepts_host  # noqa: F401 (the interfaces' Host rule, re-exported)
 from controller.settings.files import ConfigError
 from controller.settings.secret_files import read_regular
 
@@ -267,37 +269,3 @@ def require_supervisor(operator: Operator, what: str) -> None:
     if operator.role != "supervisor":
         raise HTTPError(HTTPStatus.FORBIDDEN, f"{what} needs a supervisor; user {operator.name} has the role "
                                               f"{operator.role}")
-
-
-def accepts_host(value: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int,
-                 names: tuple[str, ...] = ()) -> bool:
-    """True when ``value``, a request's ``Host`` header, names the interface bound to ``address`` and ``port``:
-    that address (``127.0.0.1``, ``[::1]``), ``localhost`` when it is 127.0.0.1 or ::1, or one of ``names``
-    (host names given to the interface, lower case: its TLS certificate's), with its port. A ``Host`` without
-    a port means port 80 (RFC 9110, 4.2.1 and 7.2). Any other name is refused: a web page whose own name was
-    made to resolve to the interface's address (DNS rebinding) sends that name."""
-    value = value.strip()
-    if value.startswith("["):
-        host, bracket, rest = value[1:].partition("]")
-        if not bracket:
-            return False
-    else:
-        host, colon, port_text = value.partition(":")
-        rest = colon + port_text
-    if rest == "":
-        port_no = 80
-    elif rest.startswith(":") and DIGITS.fullmatch(rest[1:]) and len(rest) <= 6:
-        port_no = int(rest[1:])
-    else:
-        return False
-    if port_no != port:
-        return False
-    if host.lower() == "localhost":
-        return address in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
-    if not value.startswith("[") and host.lower() in names:
-        return True
-    try:
-        found = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return found == address and (found.version == 6) == value.startswith("[")

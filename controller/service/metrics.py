@@ -22,14 +22,16 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.exposition import MetricsHandler
+from prometheus_client.exposition import MetricsHandler as PrometheusHandler
 
 from controller import __version__
+from controller.service.hosts import accepts_host
 from controller.service.limits import METRICS_CONNECTIONS, check_descriptors
 
 log = logging.getLogger(__name__)
@@ -49,13 +51,51 @@ PRESS_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5
 METRICS_SECONDS = 10.0
 
 
+#: The one path served: what Prometheus scrapes by default (its ``metrics_path``) and docs/operations.md names.
+METRICS_PATH = "/metrics"
+
+
+class MetricsHandler(PrometheusHandler):
+    """prometheus_client's handler behind the rules of every HTTP door of ours (docs/operations.md, "Metrics"):
+    one ``Host`` header naming this server's address and port (``controller.service.hosts.accepts_host``), else
+    421 (DNS rebinding: a web page whose name was made to resolve to 127.0.0.1 would read the meters); a repeated
+    ``Host``, or none in HTTP/1.1, is 400; a path other than ``METRICS_PATH`` (a query string aside: Prometheus
+    may send ``name[]``) is 404. Answers to refusals are one line of plain text."""
+
+    def do_GET(self) -> None:
+        """``/metrics`` when the request passes the rules of the class, else the refusal's status."""
+        hosts = self.headers.get_all("Host") or []
+        address, port = self.server.server_address[:2]
+        if len(hosts) > 1:
+            self._refuse(HTTPStatus.BAD_REQUEST, "Host header repeated")
+        elif not hosts and self.request_version != "HTTP/1.0":
+            self._refuse(HTTPStatus.BAD_REQUEST, "Host header required")
+        elif hosts and not accepts_host(hosts[0], ipaddress.ip_address(address), port):
+            self._refuse(HTTPStatus.MISDIRECTED_REQUEST, "Host is not this server's address and port")
+        elif self.path.partition("?")[0] != METRICS_PATH:
+            self._refuse(HTTPStatus.NOT_FOUND, f"no such path: only {METRICS_PATH} is served")
+        else:
+            super().do_GET()
+
+    def _refuse(self, status: HTTPStatus, message: str) -> None:
+        """Answer ``status`` with ``message`` (ASCII, one line) as plain text; nothing of the registry."""
+        body = (message + "\n").encode("ascii")
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 class MetricsServer(ThreadingHTTPServer):
     """``/metrics`` of ``registry`` on ``(host, port)`` with bounds (prometheus_client's own server takes one
     thread and one descriptor per connection, without limit): at most ``slots`` connections are served at once;
     one more sheds the oldest (a scrape takes milliseconds: the oldest is idle or slow) and is served, or is
     closed at once while ``slots`` shed ones are still closing (``refused`` counts those, ``shed`` the others);
     each connection is shut down ``seconds`` after it was accepted (checked every ``poll`` seconds by the
-    serving thread). HTTP/1.0: one request per connection. ``OSError`` when the address cannot be bound."""
+    serving thread). HTTP/1.0: one request per connection. Requests pass ``MetricsHandler``'s rules (``Host``
+    naming this server, else 421; the path ``/metrics``, else 404). ``OSError`` when the address cannot be
+    bound."""
 
     daemon_threads = True
     block_on_close = False
