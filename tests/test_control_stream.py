@@ -102,6 +102,22 @@ def test_a_bad_cursor_of_the_stream_is_refused(server, headers, query):
         sock.close()
 
 
+@pytest.mark.parametrize("cursors", [("1", "2"), ("2", "2"), ("", "1")])
+def test_two_last_event_ids_are_refused_as_other_repeated_headers_are(server, cursors):
+    """Two ``Last-Event-ID`` headers name two cursors: which records the resumed stream would skip depends on
+    which one a reader takes, as with any header that may appear once (docs/control.md, "Limits"): 400 naming
+    it, and no stream is opened."""
+    for seq in (1, 2, 3):
+        server.publish_record(_record(seq))
+    server.flush()
+    sock, reader, head = _open_stream(server, headers="".join(f"Last-Event-ID: {c}\r\n" for c in cursors))
+    try:
+        assert head.startswith(b"HTTP/1.1 400")
+        assert json.loads(reader.read())["error"] == "header Last-Event-ID repeated; send it once"
+    finally:
+        sock.close()
+
+
 def test_a_client_whose_queue_is_full_is_dropped_and_the_others_keep_theirs():
     async def run():
         hub = Hub(ring_size=10, client_queue=3, max_subscribers=2)

@@ -25,8 +25,9 @@ MAX_WAIT = 30.0
 #: lifetime) and an action's ``round`` and ``answers``, which are journaled: the largest integer a journal record
 #: holds (``controller.journal.record.SAFE_INTEGER``, 2**53 - 1; its reader calls a larger one respelled).
 MAX_SEQ = SAFE_INTEGER
-#: Request headers that may appear once only: two values would let two readers of the request disagree.
-SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-Type", "Host")
+#: Request headers that may appear once only: two values would let two readers of the request disagree (two
+#: ``Last-Event-ID`` cursors: which records a resumed stream skips).
+SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-Type", "Host", "Last-Event-ID")
 #: Plain ASCII decimal digits: ``int()`` also takes ``+5``, ``1_0``, `` 5`` and other scripts' digits.
 DIGITS = re.compile(r"[0-9]+")
 #: A ``timeout`` of ``/events``: decimal digits with an optional fraction (``25``, ``0.5``).
