@@ -444,6 +444,10 @@ JSON = {"Content-Type": "application/json"}
     ("GET", "/events?timeout=1_0", None, {}, 400, "timeout must be 0 to 30"),
     ("GET", "/events?timeout=1e1", None, {}, 400, "timeout must be 0 to 30"),
     ("GET", "/events?timeout=nan", None, {}, 400, "timeout must be 0 to 30"),
+    # the bound holds on the value written, not on the nearest double (30.000000000000001 reads as 30.0)
+    ("GET", "/events?timeout=30.000000000000001", None, {}, 400, "timeout must be 0 to 30"),
+    ("GET", "/events?timeout=30.00000000000000000001", None, {}, 400, "timeout must be 0 to 30"),
+    ("GET", "/events?timeout=30.0000001", None, {}, 400, "timeout must be 0 to 30"),
 ])
 def test_hostile_requests_get_a_clear_error_and_change_nothing(bare_server, method, path, body, headers, status,
                                                               says):

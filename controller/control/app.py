@@ -37,9 +37,9 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from controller.control.broadcast import END, Subscriber, sse_frame
-from controller.control.checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SECONDS, SINGLE_HEADERS, HTTPError,
-                                       RepeatedKey, body_text, check_action, check_rating, content_type_of, decimal,
-                                       json_text, unique_keys)
+from controller.control.checks import (DIGITS, MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS, HTTPError, RepeatedKey,
+                                       body_text, check_action, check_rating, content_type_of, decimal, json_text,
+                                       seconds, unique_keys)
 from controller.control.signin import authenticate_request as _authenticate
 from controller.control.signin import require_supervisor as _require_supervisor
 from controller.round.inputs import SUPERVISOR_ACTIONS, OperatorAction, SeatRating, stale_answer, stale_reason
@@ -61,9 +61,6 @@ HEARTBEAT = 15.0
 MAX_JOINED = 64
 #: Longest wait for one write to a stream's client (seconds); a client that reads slower is disconnected.
 WRITE_TIMEOUT = 5.0
-#: Longest ``timeout`` text of ``/events`` (characters): a double's shortest decimal spelling fits (17
-#: significant digits, a point); ``float()`` never reads a longer one.
-MAX_SECONDS_TEXT = 24
 #: Paths and the method each answers (HEAD too where GET is answered); ``/screen/`` serves the page's files.
 ROUTES: dict[str, tuple[str, ...]] = {
     "/state": ("GET",), "/events": ("GET",), "/events/stream": ("GET",), "/actions": ("POST",),
@@ -206,10 +203,11 @@ def build_app(server: ControlServer) -> Guard:
         query = query_params(request, ("after", "timeout"))
         after = _after(query.get("after", "0"))
         wait_text = query.get("timeout", "0")
-        if not SECONDS.fullmatch(wait_text) or len(wait_text) > MAX_SECONDS_TEXT or float(wait_text) > MAX_WAIT:
+        wait = seconds(wait_text, MAX_WAIT)
+        if wait is None:
             raise HTTPError(HTTPStatus.BAD_REQUEST, f"timeout must be 0 to {MAX_WAIT:g} s in plain decimal digits "
                                                     f"(25, 0.5); got {json_text(wait_text[:20])}")
-        await hub.wait_after(after, float(wait_text))
+        await hub.wait_after(after, wait)
         return Response(hub.after_json(after), 200, JSON_HEADERS, media_type="application/json")
 
     async def stream(request: Request) -> Response:

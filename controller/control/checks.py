@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from http import HTTPStatus
 from typing import Any
 
@@ -32,6 +33,9 @@ SINGLE_HEADERS: tuple[str, ...] = ("Authorization", "Content-Length", "Content-T
 DIGITS = re.compile(r"[0-9]+")
 #: A ``timeout`` of ``/events``: decimal digits with an optional fraction (``25``, ``0.5``).
 SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
+#: Longest ``timeout`` text of ``/events`` (characters): a double's shortest decimal spelling fits (17
+#: significant digits, a point).
+MAX_SECONDS_TEXT = 24
 
 
 
@@ -42,6 +46,16 @@ def decimal(text: str, maximum: int) -> int | None:
         return None
     value = int(text)
     return value if value <= maximum else None
+
+
+def seconds(text: str, maximum: float) -> float | None:
+    """``text`` as seconds (a float) when it is ASCII decimal digits with an optional fraction (``SECONDS``) of at
+    most ``MAX_SECONDS_TEXT`` characters whose exact value is at most ``maximum``, else None. The bound is
+    checked on the text's exact decimal value, not on the nearest float: ``30.000000000000001`` is above 30
+    though ``float()`` reads it as 30.0."""
+    if not SECONDS.fullmatch(text) or len(text) > MAX_SECONDS_TEXT or Decimal(text) > Decimal(maximum):
+        return None
+    return float(text)
 
 
 class HTTPError(Exception):
