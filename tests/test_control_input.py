@@ -5,6 +5,7 @@ dealer's screen that does not exist included, is JSON in the one shape ``{"error
 from __future__ import annotations
 
 import json
+import urllib.parse
 
 import pytest
 
@@ -103,14 +104,19 @@ def test_bytes_that_are_not_utf8_are_refused_naming_the_first(bare_server):
 
 
 @pytest.mark.parametrize("method, path", [("GET", "/screen/nothing.js"), ("GET", "/screen/"),
-                                          ("GET", "/screen/%00"), ("HEAD", "/screen/nothing.js")])
+                                          ("GET", "/screen/%00"), ("HEAD", "/screen/nothing.js"),
+                                          # a file's path spelled otherwise is no file (static files read
+                                          # /screen/index.html/ as /screen/index.html)
+                                          ("GET", "/screen/index.html/"), ("HEAD", "/screen/index.html/"),
+                                          ("GET", "/screen//index.html"), ("GET", "/screen/./index.html"),
+                                          ("GET", "/screen/screen.js/"), ("GET", "/screen/index.html%2F")])
 def test_a_file_of_the_screen_that_does_not_exist_is_a_json_404(bare_server, method, path):
     """A path under ``/screen/`` goes to the screen's files: one that is not there is answered in the interface's
     error shape, as every other error is (it was Starlette's plain text "Not Found")."""
     status, headers, body = Client(bare_server).request(method, path)
     assert (status, headers["Content-Type"]) == (404, "application/json")
     if method == "GET":
-        assert json.loads(body) == {"error": f"no such file {json.dumps(path.replace('%00', chr(0)))}"}
+        assert json.loads(body) == {"error": f"no such file {json.dumps(urllib.parse.unquote(path))}"}
 
 
 def test_the_description_says_how_a_body_and_its_numbers_are_written():

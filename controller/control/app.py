@@ -105,8 +105,9 @@ class Guard:
     def check(self, scope: Scope) -> None:
         """``HTTPError`` 400 for a repeated ``SINGLE_HEADERS`` header, 421 for a ``Host`` that is not this
         server, 505 for a version other than HTTP/1.x (h11 reads ``PRI * HTTP/2.0``), 501 for an unknown method
-        on an unknown path, 404 for an unknown path, 405 for any other method than the one a path answers (an
-        unknown one too: ``Allow`` names the one it answers, RFC 9110 15.5.6)."""
+        on an unknown path, 404 for an unknown path or one under ``files`` not spelled as a file's (``is_file``),
+        405 for any other method than the one a path answers (an unknown one too: ``Allow`` names the one it
+        answers, RFC 9110 15.5.6)."""
         names = [name.decode("latin-1").lower() for name, _ in scope["headers"]]
         for name in SINGLE_HEADERS:
             if names.count(name.lower()) > 1:
@@ -123,9 +124,18 @@ class Guard:
             raise HTTPError(HTTPStatus.NOT_IMPLEMENTED, f"method {json_text(method[:20])} not implemented")
         if allowed is None:
             raise HTTPError(HTTPStatus.NOT_FOUND, f"no such path {json_text(path[:60])}: {', '.join(self.routes)}")
+        if path.startswith(self.files) and not self.is_file(path):
+            raise HTTPError(HTTPStatus.NOT_FOUND, f"no such file {json_text(path[:60])}")
         if method not in allowed and not (method == "HEAD" and "GET" in allowed):
             raise HTTPError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} answers {' and '.join(allowed)} only",
                             {"Allow": ", ".join(allowed)})
+
+    def is_file(self, path: str) -> bool:
+        """Whether ``path`` names a file under ``files`` as it is spelled: every segment after the prefix a name,
+        none empty (a trailing or doubled ``/``), ``.`` or ``..``; the static files' server would read such a path
+        as another one (``/screen/index.html/`` as ``/screen/index.html``), and it is a missing path (404)."""
+        return path.startswith(self.files) and all(
+            segment not in ("", ".", "..") for segment in path[len(self.files):].split("/"))
 
 
 def _json_body(request: Request, raw: bytes) -> Any:
