@@ -569,3 +569,23 @@ def test_a_table_id_too_long_for_the_index_is_skipped_and_the_other_tables_go_on
     finally:
         publisher.close()
     assert _query(dsn, "SELECT table_id FROM tables") == [("T-1",)]
+
+
+def test_a_message_whose_topic_is_not_utf8_is_skipped_counted_and_the_records_around_it_are_stored(dsn, caplog):
+    """A PUBLISH whose topic is not UTF-8 text (MQTT 5.0, 1.5.4; only a broken broker sends one, Mosquitto refuses
+    it itself: a scripted broker, ``tests.fake_mqtt``) is not in the floor's format: skipped, counted, acknowledged
+    in its turn (it never comes again), and the table's records before and after it are stored."""
+    from tests.fake_mqtt import FakeBroker
+
+    broker = FakeBroker([(b"crisscross/T-1/events", _event(1, 0)), (b"crisscross/\xff\xfe/events", _event(2, 1)),
+                         (b"crisscross/T-1/events", _event(2, 1))], subscriptions=3)
+    try:
+        with store_running(broker.port, dsn) as store:
+            broker.wait(lambda: broker.pubacks == [1, 2, 3] and store.total.foreign == 1, 60,
+                        "every message acknowledged in order, the one counted")
+            assert (_last_seq(dsn, "T-1"), store.skipped) == (2, 0)
+            assert broker.connections == 1  # never stopped, never connected again
+    finally:
+        broker.close()
+    assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-1' ORDER BY seq") == [(1,), (2,)]
+    assert "a message whose topic is not UTF-8 text is not in the floor's format" in caplog.text

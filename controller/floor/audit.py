@@ -39,6 +39,13 @@ class Auditor:
 
     def __init__(self) -> None:
         self.tables: dict[str, TableAudit] = {}
+        #: messages whose topic is not UTF-8 text (``Listener``'s ``on_unreadable``): no table to name them by
+        self.unreadable = 0
+
+    def unreadable_topic(self) -> None:
+        """Count a message whose topic is not UTF-8 text (``topics.received_topic``): not in the floor's format,
+        skipped, and a problem ``problems`` names."""
+        self.unreadable += 1
 
     def take(self, table: str, kind: str, payload: bytes, received: float = 0.0) -> None:
         """One message of ``table`` on its ``kind`` topic (``controller.floor.topics``)."""
@@ -85,6 +92,8 @@ class Auditor:
                              f"records missing before it")
             if seen.foreign:
                 found.append(f"{table}: {seen.foreign} message(s) not in the floor's format")
+        if self.unreadable:
+            found.append(f"{self.unreadable} message(s) whose topic is not UTF-8 text: not in the floor's format")
         for table, (path, key) in sorted((journals or {}).items()):
             found += compare_with_journal(table, self.tables.get(table, TableAudit()), path, key)
         return found

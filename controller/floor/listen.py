@@ -27,16 +27,20 @@ log = logging.getLogger(__name__)
 
 class Listener:
     """Subscribes to ``{prefix}/#`` (QoS 1) on the broker of ``config`` and calls ``on_message(table, kind,
-    payload, received)`` (``received``: ``time.time()``) for each message of a table's topic.
+    payload, received)`` (``received``: ``time.time()``) for each message of a table's topic, and
+    ``on_unreadable()`` (when given) for each message whose topic is not UTF-8 text (``topics.received_topic``: not
+    in the floor's format, skipped and counted by the caller).
 
     ``client_id`` with ``durable``: the broker keeps the session while the listener is away or the broker
     restarts (with persistence), so no QoS 1 message published meanwhile is missed. A lost connection is
     connected again inside ``pump``."""
 
     def __init__(self, config: FloorConfig, on_message: Callable[[str, str, bytes, float], None], *,
-                 client_id: str = "", durable: bool = False) -> None:
+                 client_id: str = "", durable: bool = False,
+                 on_unreadable: Callable[[], None] | None = None) -> None:
         self.config = config
         self.on_message = on_message
+        self.on_unreadable = on_unreadable
         self.durable = durable and bool(client_id)
         self.client = make_client(config, client_id)
         self.client.on_message = self._message
@@ -132,6 +136,11 @@ class Listener:
         self.connected = False
 
     def _message(self, client: Any, userdata: Any, message: Any) -> None:
-        where = topics.split(self.config.prefix, message.topic)
+        name = topics.received_topic(message)
+        if name is None:
+            if self.on_unreadable is not None:
+                self.on_unreadable()
+            return
+        where = topics.split(self.config.prefix, name)
         if where is not None:
             self.on_message(where[0], where[1], message.payload, time.time())

@@ -112,6 +112,8 @@ class Pit:
     def __init__(self, keep_alerts: int = 5) -> None:
         self.tables: dict[str, TableSummary] = {}
         self.keep_alerts = keep_alerts
+        #: messages whose topic is not UTF-8 text (``Listener``'s ``on_unreadable``): skipped, counted here
+        self.unreadable = 0
         #: the messages left out, each said once as it comes, at most ``MALFORMED_LINES`` a minute
         self._lines = LogLimiter(log, burst=MALFORMED_LINES, interval=60.0)
 
@@ -170,6 +172,14 @@ class Pit:
             else:
                 summary.alerts_heard += 1
                 summary.alerts = (summary.alerts + [record])[-self.keep_alerts:]
+
+    def unreadable_topic(self) -> None:
+        """Count a message whose topic is not UTF-8 text (``topics.received_topic``: no table to name) in
+        ``unreadable`` and say so in the log, ``MALFORMED_LINES`` a minute at most (docs/floor.md: a message not in
+        the floor's format is skipped and counted)."""
+        self.unreadable += 1
+        self._lines.log(logging.WARNING, "floor watch: malformed", "floor watch: a message whose topic is not UTF-8 "
+                        "text is skipped (%d so far)", self.unreadable)
 
     def _malformed(self, summary: TableSummary, table: str, seq: int, reason: str) -> None:
         """Count a message of ``table`` the watch leaves out (its record ``seq``) in ``summary.malformed`` and say

@@ -69,6 +69,9 @@ IDLE = 0.05
 SESSION_EXPIRY = 7 * 24 * 3600
 #: The kinds of topic the store subscribes to.
 KINDS = ("events", "meters", "status")
+#: The kind given to a message whose topic is not UTF-8 text (``topics.received_topic``): the writer skips and
+#: counts it as not in the floor's format (``Writer.write``); acknowledged with its batch, in the order received.
+UNREADABLE = ""
 
 
 class Received(NamedTuple):
@@ -379,7 +382,12 @@ class FloorStore:
         self._lost = True
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
-        where = topics.split(self.config.prefix, message.topic)
+        name = topics.received_topic(message)
+        if name is None:  # not the floor's format: skipped and counted in its turn, acknowledged in order
+            self.pending.append(Received(message.mid, message.qos, "", UNREADABLE, message.payload,
+                                         dt.datetime.now(dt.timezone.utc), bool(message.retain)))
+            return
+        where = topics.split(self.config.prefix, name)
         if where is None or where[1] not in KINDS:
             client.ack(message.mid, message.qos)  # not ours to keep (a subscription of an older store)
             return

@@ -130,7 +130,8 @@ class Writer:
         self.lines = LogLimiter(log)
 
     def write(self, conn: Any, messages: list[tuple[str, str, bytes]]) -> Outcome:
-        """Write ``(table, kind, payload)`` messages (``kind`` ``events`` or ``meters``), in order, inside the
+        """Write ``(table, kind, payload)`` messages (``kind`` ``events`` or ``meters``; any other, such as the empty
+        kind of a message whose topic is not UTF-8 text, is skipped and counted as ``foreign``), in order, inside the
         transaction the caller holds on ``conn``; psycopg's errors propagate (the caller rolls back and nothing
         of the batch is kept)."""
         batch = _Batch(conn, self.join_late, self.lines)
@@ -144,8 +145,9 @@ class Writer:
             else:
                 self.foreign += 1
                 batch.outcome.foreign += 1
-                self.lines.log(logging.WARNING, "floor store foreign", "floor store: a %s message of table %s is "
-                               "not in the floor's format: %r", kind, table, payload[:120])
+                self.lines.log(logging.WARNING, "floor store foreign", "floor store: a %s is not in the floor's "
+                               "format: %r", f"{kind} message of table {table}" if kind else
+                               "message whose topic is not UTF-8 text", payload[:120])
         batch.finish()
         return batch.outcome
 

@@ -86,6 +86,18 @@ def split(prefix: str, name: str) -> tuple[str, str] | None:
     return (table, kind) if table and kind in KINDS else None
 
 
+def received_topic(message: Any) -> str | None:
+    """The topic name of ``message`` (a PUBLISH as paho gives it, ``MQTTMessage``) as text, or None when it is not
+    an MQTT UTF-8 Encoded String (MQTT 5.0, 1.5.4: well-formed UTF-8, no U+0000): such a message is not in the
+    floor's format, and every reader skips and counts it (docs/floor.md) instead of letting paho's ``topic``
+    raise ``UnicodeDecodeError`` through its loop."""
+    try:
+        name = message.topic
+    except UnicodeDecodeError:
+        return None
+    return name if "\x00" not in name else None
+
+
 def encode(value: dict[str, Any]) -> bytes:
     """A payload as compact UTF-8 JSON."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
