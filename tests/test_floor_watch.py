@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import unicodedata
+from datetime import date
 
 import paho.mqtt.client as paho
 import pytest
@@ -349,3 +350,62 @@ def test_an_audit_interrupted_while_it_checks_is_an_interrupt_never_nothing_wron
     monkeypatch.setattr(Auditor, "problems", interrupted)
     shown = crisscross("floor", "audit", "--broker", "127.0.0.1", "--port", mosquitto.port, "--for", "0")
     assert (shown.returncode, shown.stdout, shown.stderr) == (130, "", "crisscross: interrupted\n")
+
+
+def _event_message(seq: int, after: int, type_: str, data) -> bytes:
+    """A table's ``events`` message carrying its public record ``seq`` of ``type_`` with ``data``."""
+    return topics.encode({"table": "T", "after": after, "record": {
+        "seq": seq, "time": "2026-12-01T05:00:00+00:00", "kind": "record", "round": 9, "type": type_, "data": data}})
+
+
+def test_a_state_not_text_is_shown_as_unknown_and_counted_malformed(caplog):
+    """docs/floor.md, "Watch": a value other than a whole number or short text is shown as ``?``; a view whose
+    ``state`` is not text (or whose ``round_no`` is not a whole number) is not the table's: counted malformed."""
+    pit = Pit()
+    pit.take("T", "state", b'{"table":"T","seq":4,"view":{"state":"betting","round_no":3}}')
+    assert pit.render().splitlines()[1].split()[:4] == ["T", "?", "3", "betting"]
+    pit.take("T", "state", b'{"table":"T","seq":5,"view":{"state":["x"],"round_no":3}}')
+    pit.take("T", "state", b'{"table":"T","seq":6,"view":{"state":"dealing","round_no":{"a":1}}}')
+    row = pit.render().splitlines()[1]
+    assert row.split()[:4] == ["T", "?", "-", "?"] and "['x']" not in row and "dealing" not in row
+    assert pit.tables["T"].malformed == 2
+    assert caplog.text.count("a state whose view's state is not text") == 2
+
+
+def test_an_alert_not_shaped_as_the_table_journals_it_is_neither_listed_nor_counted(caplog):
+    """An ``Alert`` on ``alerts`` carries ``controller.round.alerts.Alert``'s fields, its seat and figures whole
+    numbers: one whose seat is text, or that lacks its fields, is malformed (counted, said), never listed nor
+    counted as heard; a well-formed one still is."""
+    alert = {"seat": 2, "card": "middle", "round_no": 30, "rounds": 14, "evidence_log10_hundredths": 412,
+             "loss": 4200, "first_round": 17, "share_percent": 100}
+    pit = Pit()
+    pit.take("T", "alerts", _alert_message(6, "Alert", {"seat": "x"}))
+    pit.take("T", "alerts", _alert_message(7, "Alert", {**alert, "seat": "x"}))
+    pit.take("T", "alerts", _alert_message(8, "Alert", {**alert, "card": 3}))
+    pit.take("T", "alerts", _alert_message(9, "Alert", alert))
+    table = pit.tables["T"]
+    assert (table.alerts_heard, table.malformed) == (1, 3)
+    alert_lines = [line for line in pit.render().splitlines() if line.startswith("ALERT")]
+    assert len(alert_lines) == 1 and alert_lines[0].startswith("ALERT T: seat 2 plays as if it saw the middle card")
+    assert "the alert's seat is not a whole number" in caplog.text
+
+
+def test_a_mispay_accepted_not_as_the_table_writes_it_is_not_counted_accepted():
+    """A ``MispayAccepted`` (``controller.round.commands.MispayAccepted``) names the seat, the spots that differ
+    (``differences``) and ``short`` and ``over`` (whole minor units from 0). One with other fields (``spots``)
+    is malformed, not an accepted mispay; one as the table writes it counts, its amount the spots' differences
+    short and over alike: |-500| + |200| = 700."""
+    good = {"round_no": 9, "seat": 4, "expected": {"ante_across": 1000}, "seen": {"ante_across": 500},
+            "differences": [{"spot": "ante_across", "expected": 1000, "seen": 500, "difference": -500},
+                            {"spot": "ante_down", "expected": 0, "seen": 200, "difference": 200}],
+            "short": 500, "over": 200, "by": "sue", "role": "supervisor"}
+    pit = Pit()
+    pit.take("T", "events", _event_message(1, 0, "MispayAccepted", {"round_no": 9, "seat": 1,
+                                                                      "spots": {"a": {"expected": "q"}}}))
+    pit.take("T", "events", _event_message(2, 1, "MispayAccepted", {**good, "short": "q"}))
+    pit.take("T", "events", _event_message(3, 2, "MispayAccepted", {**good, "seat": "x"}))
+    day = date(2026, 12, 1)  # the records' UTC day
+    assert pit.tables["T"].mispays_on(day)["accepted"] == [0, 0]
+    assert pit.tables["T"].malformed == 3
+    pit.take("T", "events", _event_message(4, 3, "MispayAccepted", good))
+    assert pit.tables["T"].mispays_on(day)["accepted"] == [1, 700]

@@ -27,7 +27,7 @@ from wcwidth import wcwidth as char_width
 from controller.floor import topics
 from controller.game.sessions import player_shown
 from controller.game.table import CONTROL_CATEGORIES, MAX_TABLE_ID
-from controller.round.alerts import acknowledgement_problem, alert_fields_problem
+from controller.round.alerts import acknowledgement_problem, alert_fields_problem, alert_shape_problem
 from controller.round.meters import Meters
 from drivers.ratelog import LogLimiter
 
@@ -127,8 +127,14 @@ class Pit:
         if value is None:
             return
         if kind == "state" and isinstance(value.get("view"), dict):
-            summary.state = str(value["view"].get("state"))
-            summary.round_no = value["view"].get("round_no")
+            state, round_no = value["view"].get("state"), value["view"].get("round_no")
+            if not isinstance(state, str) or not (round_no is None or _whole(round_no)):
+                # not a view the table publishes: its state and round unknown from now, said and counted
+                summary.state, summary.round_no = "?", None
+                self._malformed(summary, table, value.get("seq"), "a state whose view's state is not text or "
+                                "whose round_no is not a whole number")
+                return
+            summary.state, summary.round_no = state, round_no
         elif kind == "events" and isinstance(value.get("record"), dict):
             record = value["record"]
             seq = record.get("seq")
@@ -295,6 +301,8 @@ def count_record(summary: TableSummary, record: dict[str, Any]) -> None:
         if day is None:
             return
         amount = _mispay_amount(data)
+        if kind == "MispayAccepted":
+            _check_accepted(data)
         count = summary.mispays.setdefault(day, {"caught": [0, 0], "accepted": [0, 0]})[
             "caught" if kind == "PayoutChecked" else "accepted"]
         count[0] += 1
@@ -316,6 +324,23 @@ def _mispay_amount(data: dict[str, Any]) -> int:
                              f"{value!r:.60}")
         amount += abs(value)
     return amount
+
+
+def _check_accepted(data: dict[str, Any]) -> None:
+    """Raise ``ValueError`` naming the field when ``data`` is not a ``MispayAccepted``'s as the table publishes it
+    (``controller.round.commands.MispayAccepted``, without its ``reason``): ``seat`` a whole number, at least one
+    spot in ``differences`` (a supervisor accepts a payout only when it differs), ``short`` and ``over`` whole
+    numbers of minor units from 0."""
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not whole(data.get("seat")):
+        raise ValueError("a MispayAccepted whose data.seat is not a whole number")
+    if not data.get("differences"):
+        raise ValueError("a MispayAccepted whose data.differences names no spot")
+    for name in ("short", "over"):
+        if not whole(data.get(name)) or data[name] < 0:
+            raise ValueError(f"a MispayAccepted whose data.{name} is not a whole number of minor units from 0")
 
 
 def _day(text: Any) -> date | None:
@@ -342,8 +367,8 @@ def alert_message_problem(message: dict[str, Any]) -> str:
         return ""
     if not isinstance(data, dict):
         return f"an {kind} whose data is not an object"
-    problem = acknowledgement_problem(data) if kind == "AlertAcknowledged" else ""
-    return f"an AlertAcknowledged: {problem}" if problem else ""
+    problem = acknowledgement_problem(data) if kind == "AlertAcknowledged" else alert_shape_problem(data)
+    return f"an {kind}: {problem}" if problem else ""
 
 
 def _alert_key(alert: dict[str, Any]) -> tuple[int, str, int]:

@@ -120,6 +120,27 @@ def alert_fields_problem(fields: Any) -> str:
     return _shape_problem(fields, Alert, "the alert") or alert_problem(Alert(**fields))
 
 
+def alert_shape_problem(fields: Any) -> str:
+    """Why ``fields`` (an ``Alert`` record's data, from the floor) is not shaped as the table journals an alert
+    (``""`` when it is): not an object, a field ``Alert`` has not, a field missing that has no default, a whole
+    number field (``seat``, ``FIGURES``) that is not a whole number, or a text field (``card``, ``player``) that is
+    not text. Unlike ``alert_fields_problem``, a seat outside 1-6 or a card kind not of ``CARD_KINDS`` passes: an
+    alert the table refused on arrival (``AlertNotShown``) is journaled as it came. The reason names the field,
+    never its value."""
+    problem = _shape_problem(fields, Alert, "the alert")
+    if problem:
+        return problem
+    for spec in dataclasses.fields(Alert):
+        if spec.name not in fields:
+            continue
+        value = fields[spec.name]
+        if spec.type == "int" and not _whole(value):
+            return f"the alert's {spec.name} is not a whole number"
+        if spec.type == "str" and not isinstance(value, str):
+            return f"the alert's {spec.name} is not text"
+    return ""
+
+
 def acknowledgement_problem(data: Any) -> str:
     """Why ``data`` is not an ``AlertAcknowledged``'s data as the table writes it (``AlertDesk._acknowledge_alert``,
     ``cmd.AlertAcknowledged``; ``""`` when it is): an object with exactly its fields, ``round_no`` a whole number
