@@ -384,11 +384,12 @@ def test_the_audit_finds_an_anchor_that_is_not_the_journals(mosquitto, tmp_path)
 
 def test_the_watch_shows_nothing_from_the_wire_that_could_steer_the_terminal():
     """``floor watch`` (docs/floor.md, "Watch"): escape sequences, a carriage return, a second line or a figure that
-    is not a number, in a table's id, status, state or alert, are shown as ``?``; the whole numbers and plain
-    text as themselves; the summary keeps one line per table and per alert."""
+    is not a number, in a table's id, status, state or alert, are shown as ``?`` (a state whose round is not a
+    whole number is malformed: no round shown); the whole numbers and plain text as themselves; the summary keeps
+    one line per table and per alert."""
     esc = "\x1b[2J\x1b[31m"
-    alert = {"seat": 2, "card": f"middle{esc}", "round_no": 30, "rounds": "14\rALERT", "loss": 4200,
-             "evidence_log10_hundredths": "lots", "player": "P-1"}
+    alert = {"seat": 2, "card": f"middle{esc}", "round_no": 30, "rounds": 14, "loss": 4200, "first_round": 17,
+             "share_percent": 100, "evidence_log10_hundredths": 412, "player": "P-1"}
     pit = Pit()
     for table in ("T", f"X{esc}"):
         pit.take(table, "status", f"online{esc}".encode())
@@ -400,11 +401,11 @@ def test_the_watch_shows_nothing_from_the_wire_that_could_steer_the_terminal():
     text = pit.render()
     lines = text.splitlines()
     assert not any(c in text for c in "\x1b\r") and len(lines) == 5
-    assert lines[1].split()[:4] == ["T", "?", "?", "?"] and lines[2].split()[:4] == ["?", "?", "?", "?"]
+    assert lines[1].split()[:4] == ["T", "?", "-", "?"] and lines[2].split()[:4] == ["?", "?", "-", "?"]
     assert lines[3].startswith("ALERT T: seat 2 (player P-1) plays as if it saw the ? card")
-    assert lines[4] == ("ALERT ?: seat 2 (player P-1) plays as if it saw the ? card (round 30, ? rounds, "
-                        "evidence 10^?, loss 4200) at ?; not acknowledged")
-    alert.update(evidence_log10_hundredths=412, card="middle", rounds=14)
+    assert lines[4] == ("ALERT ?: seat 2 (player P-1) plays as if it saw the ? card (round 30, 14 rounds, "
+                        "evidence 10^4.1, loss 4200) at ?; not acknowledged")
+    alert.update(card="middle")
     pit.take("T", "alerts", topics.encode({"table": "T", "record": {
         "seq": 2, "time": "2026-12-01T05:00:00+00:00", "kind": "event", "round": 30, "type": "Alert", "data": alert}}))
     latest = [line for line in pit.render().splitlines() if line.startswith("ALERT T:")][-1]
