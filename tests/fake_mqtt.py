@@ -28,14 +28,25 @@ def publish_packet(topic: bytes, payload: bytes, packet_id: int) -> bytes:
     return bytes([0x32]) + remaining_length(len(body)) + body
 
 
+def connack(maximum_packet_size: int | None = None) -> bytes:
+    """A CONNACK (MQTT 5.0, 3.2): no session present, success, and with ``maximum_packet_size`` that property
+    (0x27, a four-byte integer: 3.2.2.3.6)."""
+    properties = b"" if maximum_packet_size is None else b"\x27" + struct.pack(">I", maximum_packet_size)
+    body = b"\x00\x00" + remaining_length(len(properties)) + properties
+    return b"\x20" + remaining_length(len(body)) + body
+
+
 class FakeBroker:
     """Sends ``script`` (``(topic bytes, payload)`` pairs, packet ids from 1) to each client once it has sent
-    ``subscriptions`` SUBSCRIBE packets; ``pubacks`` the packet ids acknowledged, ``connections`` the clients
-    taken. ``close`` stops it."""
+    ``subscriptions`` SUBSCRIBE packets; answers CONNECT with ``connack_packet``; ``pubacks`` the packet ids
+    acknowledged, ``published`` the size in bytes of each PUBLISH packet a client sent (each acknowledged),
+    ``connections`` the clients taken. ``close`` stops it."""
 
-    def __init__(self, script: list[tuple[bytes, bytes]], subscriptions: int = 1) -> None:
-        self.script, self.subscriptions = script, subscriptions
+    def __init__(self, script: list[tuple[bytes, bytes]], subscriptions: int = 1, *,
+                 connack_packet: bytes = connack()) -> None:
+        self.script, self.subscriptions, self.connack_packet = script, subscriptions, connack_packet
         self.pubacks: list[int] = []
+        self.published: list[int] = []
         self.connections = 0
         self.server = socket.create_server(("127.0.0.1", 0))
         self.server.settimeout(0.05)
@@ -88,8 +99,13 @@ class FakeBroker:
         while not self._stop.is_set():
             header, body = self._read(connection)
             kind = header >> 4
-            if kind == 1:  # CONNECT: CONNACK, no session present, success, no properties
-                connection.sendall(b"\x20\x03\x00\x00\x00")
+            if kind == 1:  # CONNECT
+                connection.sendall(self.connack_packet)
+            elif kind == 3:  # PUBLISH: its whole size kept; acknowledged when QoS 1
+                self.published.append(1 + len(remaining_length(len(body))) + len(body))
+                if (header >> 1) & 3 == 1:
+                    topic_length = struct.unpack(">H", body[:2])[0]
+                    connection.sendall(b"\x40\x02" + body[2 + topic_length:4 + topic_length])
             elif kind == 8:  # SUBSCRIBE: SUBACK granting QoS 1 to its one filter
                 connection.sendall(b"\x90\x04" + body[:2] + b"\x00\x01")
                 subscribed += 1

@@ -861,3 +861,74 @@ def test_an_amount_beyond_what_a_table_can_record_is_left_out_of_the_watch_and_t
     with pytest.raises(ValueError, match=r"data.differences\[0\].difference is beyond"):
         count_record(TableSummary(), {"seq": 4, "time": "2026-03-01T10:00:04+00:00", "type": "MispayAccepted",
                                       "data": {"differences": [{"difference": -(2**53 + 1)}]}})
+
+
+def test_a_broker_with_a_small_maximum_packet_size_gets_state_and_meters_as_stubs_and_keeps_the_table(
+        tmp_path, caplog):
+    """MQTT 5.0, 3.2.2.3.6: a client never sends a packet over the Maximum Packet Size of the broker's CONNACK
+    (Mosquitto's ``max_packet_size`` disconnects one that does, and sends its last will). With 600 bytes, a
+    simulated run of 4 rounds: the table stays connected (one ``online``, one ``offline`` at its stop, no
+    connection lost), every public record arrives in order, and the views and each round's meters arrive, as
+    marked stubs (``oversized``: the full size) when larger than the broker takes."""
+    from tests.conftest import own_broker
+
+    broker = own_broker(tmp_path / "broker", extra="max_packet_size 600\n")
+    journal = tmp_path / "journal.db"
+    floor = Collector(broker.port)
+    try:
+        _run(_config(broker.port), journal, rounds=4, seed=3)
+        public = [p["seq"] for p in (public_record(r) for r in read_records(journal)) if p is not None]
+        floor.wait_for(lambda m: len(_events(m)) >= len(public) and any(
+            t.endswith("/status") and p == b"offline" for t, p, _ in m))
+    finally:
+        floor.close()
+        broker.stop()
+    assert "lost; publishing again" not in caplog.text
+    statuses = [p for t, p, _ in floor.messages if t.endswith("/status")]
+    assert statuses == [b"online", b"offline"]
+    events = _events(floor.messages)
+    assert [e["record"]["seq"] for e in events] == public and [e["after"] for e in events] == [0, *public[:-1]]
+    meters = [json.loads(p) for t, p, _ in floor.messages if t.endswith("/meters")]
+    assert len(meters) == 4  # one per round's close
+    assert all(m["meters"] is None and m["oversized"] > 600 for m in meters if "oversized" in m)
+    states = [json.loads(p) for t, p, _ in floor.messages if t.endswith("/state")]
+    assert states and all(s["view"] is None and s["oversized"] > 600 for s in states if "oversized" in s)
+    assert any("oversized" in s for s in states)  # a round's view is larger than 600 bytes
+    assert all(len(t.encode()) + len(p) < 600 for t, p, _ in floor.messages)
+
+
+@pytest.mark.parametrize("limit", [10, 300])
+def test_no_packet_over_the_brokers_maximum_is_sent_and_what_cannot_fit_is_dropped_without_stalling(
+        tmp_path, caplog, limit):
+    """MQTT 5.0, 3.2.2.3.6: the publisher counts the whole PUBLISH packet (fixed header, topic, packet id,
+    properties, payload) against the Maximum Packet Size of the broker's CONNACK (a scripted broker,
+    ``tests.fake_mqtt``, that says ``limit``): no packet it sends is larger. At 300 bytes a record larger than that
+    goes as a marked stub; at 10 bytes nothing fits, not even a stub or the status: nothing is sent, each message
+    is logged as not sent, and the journal's records still count as published (the outbox never stalls). The log
+    names the broker's limit as it is, never a negative one."""
+    from controller.floor.publisher import Publisher
+    from controller.journal.store import Journal
+    from tests.fake_mqtt import FakeBroker, connack
+
+    path = tmp_path / "journal.db"
+    journal = Journal(path, fsync=False)
+    entries = [("record", "RoundOpened", {"round_no": n}, n) for n in range(1, 4)]
+    entries.append(("record", "PressRefused", {"button": "confirm", "reason": "x" * 5000}, 3))
+    journal.commit(entries)
+    journal.close()
+    last = len(entries)
+    broker = FakeBroker([], connack_packet=connack(limit))
+    publisher = Publisher(FloorConfig(True, "127.0.0.1", broker.port), TABLE, path)
+    try:
+        publisher.start()
+        broker.wait(lambda: publisher.acked == last, 30, f"the publisher past journal record {last}")
+    finally:
+        publisher.stop()
+        broker.close()
+    assert all(size <= limit for size in broker.published), broker.published
+    said = re.findall(r"Maximum Packet Size of (-?\d+) bytes", caplog.text)
+    assert said and set(said) == {str(limit)}
+    if limit == 10:
+        assert broker.published == [] and "not sent" in caplog.text
+    else:  # the online status, the 4 events (the last a stub) and the offline status
+        assert len(broker.published) == 6 and "published as a marked stub" in caplog.text
