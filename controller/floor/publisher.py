@@ -48,6 +48,7 @@ from typing import Any
 
 from controller.control.server import RECORD_KEYS, public_record
 from controller.floor import topics
+from controller.floor.packets import Fitter
 from controller.floor.topics import SIMULATED_SUFFIX
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.journal import key as jkey
@@ -75,17 +76,13 @@ SAVE_EVERY = 0.5
 DRAIN = 3.0
 #: Public record types published on a topic of their own as well as on ``events`` (topics.py).
 OWN_TOPICS = {SIGNIFICANT_EVENT: "significant", "SessionRated": "sessions"}
-#: Largest packet published (bytes: the whole PUBLISH, ``publish_size``), or the broker's own Maximum Packet Size
+#: Largest packet published (bytes: the whole PUBLISH, ``packets.publish_size``), or the broker's own Maximum Packet Size
 #: when its CONNACK gives a smaller one (MQTT 5.0, 3.2.2.3.6: a client never sends a larger packet; Mosquitto's
 #: ``max_packet_size`` disconnects one that does), so such a message would stop the floor for good. A message
-#: beyond it is published as a marked stub (``STUBBED``; ``oversized``: the full payload's size in bytes): the
+#: beyond it is published as a marked stub (``packets.STUBBED``; ``oversized``: the full payload's size in bytes): the
 #: consumer fetches what it left out from the journal or the control interface. One that does not fit even as a
 #: stub is not sent (logged; a record's message counts as published, so the records after it go on).
 MAX_MESSAGE = 65536
-#: What a marked stub of each topic's message leaves out (set to null, ``oversized`` added): a record's ``data``
-#: (``events``, ``alerts``, ``significant``, ``sessions``), the view of ``state``, the meters of ``meters``, the
-#: head and seal of ``anchors``. ``status`` has no stub.
-STUBBED = {"state": ("view",), "meters": ("meters",), "anchors": ("head", "mac")}
 #: The MQTT 5 reason code of a PUBACK for a packet the broker takes as too large (MQTT 5.0, 2.4).
 PACKET_TOO_LARGE = 0x95
 #: Record types that close a round: the next checkpoint's head is published as an anchor.
@@ -93,14 +90,6 @@ ROUND_ENDS = frozenset({"RoundClosed", "RoundVoided"})
 #: The records that enter and leave test mode (NY 9 NYCRR 5319.58, ``controller.round.table_locks``): every message
 #: of a record from the first to the second, both included, carries ``"test": true``.
 TEST_MODE = ("TestModeEntered", "TestModeLeft")
-
-
-def publish_size(topic: int, payload: int) -> int:
-    """Bytes of the QoS 1 MQTT 5 PUBLISH packet paho sends for a ``topic`` of that many UTF-8 bytes and a payload of
-    ``payload`` bytes, without properties (MQTT 5.0, 3.3): the fixed header (1 byte and the Remaining Length's 1 to
-    4, 1.5.5), the topic (2 + its length), the packet id (2), the property length (1: none) and the payload."""
-    remaining = 2 + topic + 2 + 1 + payload
-    return 1 + (1 if remaining < 128 else 2 if remaining < 16384 else 3 if remaining < 2097152 else 4) + remaining
 
 
 @contextlib.contextmanager
@@ -285,10 +274,11 @@ class Publisher:
         self._testing: bool | None = None  # the records read are of test mode (None: look; ``_test_mode_at``)
         self._view_sent: tuple[int, str] | None = None
         self._retry = RETRY_MIN
-        self._max_packet = MAX_MESSAGE  # the broker's Maximum Packet Size, when its CONNACK says a smaller one
         self._stubbed: set[int] = set()  # seqs the broker refused as too large: published as stubs
         self._alone: int | None = None  # a refused record's seq: sent alone until the broker acknowledged it
         self._refusals = LogLimiter(log)  # the broker's refusals, at most a few lines per interval
+        # the broker's Maximum Packet Size, when its CONNACK says a smaller one than ``MAX_MESSAGE``
+        self._fit = Fitter(self._topics, MAX_MESSAGE, self._refusals)
         self._next_try = 0.0
         self._writer = ProgressWriter(self.progress)
         self._db: sqlite3.Connection | None = None
@@ -407,10 +397,10 @@ class Publisher:
             self._lost = True
             return
         self.connected = True  # the back-off starts again only once a record is acknowledged (_on_publish)
-        self._max_packet = min(MAX_MESSAGE, getattr(properties, "MaximumPacketSize", None) or MAX_MESSAGE)
+        self._fit.max_packet = min(MAX_MESSAGE, getattr(properties, "MaximumPacketSize", None) or MAX_MESSAGE)
         log.info("floor: connected to %s:%s, publishing from journal record %d", self.config.broker,
                  self.config.port, self.acked + 1)
-        if self._fits("status", topics.ONLINE, "the online status"):
+        if self._fit.fits("status", topics.ONLINE, "the online status"):
             client.publish(self._topics["status"], topics.ONLINE, qos=1, retain=True)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
@@ -539,52 +529,14 @@ class Publisher:
             self._send("meters", {"table": self.table_id, "seq": seq, "round": round_no, "public": self._after,
                                   "meters": meters}, seq, None, retain=True)
 
-    def _fits(self, kind: str, body: bytes, what: str) -> bool:
-        """True when ``body`` on ``kind``'s topic is a packet the broker takes (``publish_size`` within its Maximum
-        Packet Size); else False, and ``what`` (the message) is logged as not sent."""
-        size = publish_size(len(self._topics[kind].encode()), len(body))
-        if size <= self._max_packet:
-            return True
-        self._refusals.log(logging.ERROR, f"floor {kind} unsendable", "floor: %s on %s is a %d-byte packet, over the "
-                           "broker's Maximum Packet Size of %d bytes: not sent", what, kind,
-                           size, self._max_packet)
-        return False
-
-    def _fitted(self, kind: str, payload: dict[str, Any], what: str, stub: bool = False,
-                body: bytes | None = None) -> bytes | None:
-        """``payload`` of ``kind`` encoded (``body``, when given, is it already encoded), or its marked stub
-        (``STUBBED``, ``oversized``: the full payload's size in bytes) when ``stub`` or when the payload is a packet
-        larger than the broker takes; None when even the stub is (then ``what``, the message, is logged as not
-        sent)."""
-        body = topics.encode(payload) if body is None else body
-        size = publish_size(len(self._topics[kind].encode()), len(body))
-        if not stub and size <= self._max_packet:
-            return body
-        if isinstance(payload.get("record"), dict):
-            record = payload["record"]
-            short = {**payload, "record": {**{key: record.get(key) for key in RECORD_KEYS if key != "data"},
-                                           "data": None}}
-        elif kind in STUBBED:
-            short = {**payload, **dict.fromkeys(STUBBED[kind])}
-        else:
-            short = payload
-        body, full = topics.encode({**short, "oversized": len(body)}), size
-        if not self._fits(kind, body, f"{what} as a marked stub"):
-            return None
-        self._refusals.log(logging.WARNING, f"floor {kind} oversized", "floor: %s on %s is a %d-byte packet, over "
-                           "the broker's Maximum Packet Size of %d bytes: published as a marked stub", what, kind, full,
-                           self._max_packet)
-        return body
-
     def _send(self, kind: str, payload: dict[str, Any], seq: int, public: int | None, *, retain: bool = False) -> None:
         if self.simulated:
             payload = {**payload, "simulated": True}
         if self._testing:
             payload = {**payload, "test": True}
-        body = self._fitted(kind, payload, f"the message of journal record {seq}", stub=seq in self._stubbed)
+        body = self._fit.fitted(kind, payload, f"the message of journal record {seq}", stub=seq in self._stubbed)
         if body is None:  # not sent: counted as published, so that the records after it go on
-            sent = _Sent(0, seq, public, acked=True)
-            self._pending.append(sent)
+            self._pending.append(_Sent(0, seq, public, acked=True))
             return
         info = self._client.publish(self._topics[kind], body, qos=1, retain=retain)
         self.published += 1
@@ -601,7 +553,7 @@ class Publisher:
         mark = ',"simulated":true' if self.simulated else ""
         body = f'{{"table":{json.dumps(self.table_id, ensure_ascii=False)},"seq":{view[0]},"view":{view[1]}{mark}}}'
         self._view_sent = view
-        fitted = self._fitted("state", {"table": self.table_id, "seq": view[0], "view": None, **(
+        fitted = self._fit.fitted("state", {"table": self.table_id, "seq": view[0], "view": None, **(
             {"simulated": True} if self.simulated else {})}, f"the view after journal record {view[0]}",
             body=body.encode())
         if fitted is not None:
@@ -630,7 +582,7 @@ class Publisher:
         client = self._client
         if client is not None and self.connected:
             try:
-                if self._fits("status", topics.OFFLINE, "the offline status"):  # else the last will says it
+                if self._fit.fits("status", topics.OFFLINE, "the offline status"):  # else the last will says it
                     info = client.publish(self._topics["status"], topics.OFFLINE, qos=1, retain=True)
                     deadline = time.monotonic() + 1.0
                     while not info.is_published() and time.monotonic() < deadline and not self._lost:
