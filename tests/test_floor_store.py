@@ -589,3 +589,78 @@ def test_a_message_whose_topic_is_not_utf8_is_skipped_counted_and_the_records_ar
         broker.close()
     assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-1' ORDER BY seq") == [(1,), (2,)]
     assert "a message whose topic is not UTF-8 text is not in the floor's format" in caplog.text
+
+
+def _record(table: str, seq: int, after: int, data: dict) -> tuple[str, str, bytes]:
+    """An ``events`` message of ``table`` written by hand: record ``seq`` following ``after``, carrying ``data``."""
+    return (table, "events", topics.encode({"table": table, "after": after, "record": {
+        "seq": seq, "time": "2026-12-04T14:10:06.942+00:00", "kind": "record", "round": 1, "type": "CardsRevealed",
+        "data": data}}))
+
+
+@pytest.mark.parametrize("first", ["forged", "genuine"])
+def test_another_record_under_a_seq_held_past_a_gap_is_a_conflict_whichever_comes_first(dsn, first):
+    """docs/backoffice.md "Exactly once": another record under a seq already taken is a ``conflict`` written to
+    ``gaps``, whether the record taken is stored or held past a gap. Record 1, then two different records 6
+    (after 5) while records 2 to 5 are missing, then 2 to 5: the first record 6 heard is kept, the other
+    dropped and written to ``gaps`` as a conflict that stays open once the gap is filled; neither is a repeat."""
+    from controller.floor.store_write import Writer
+
+    forged, genuine = _record("G2", 6, 5, {"forged": True}), _record("G2", 6, 5, {"n": 6})
+    pair = [forged, genuine] if first == "forged" else [genuine, forged]
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            writer.write(conn, [_record("G2", 1, 0, {"n": 1})])
+        with conn.transaction():
+            outcome = writer.write(conn, pair)
+        with conn.transaction():
+            writer.write(conn, [_record("G2", seq, seq - 1, {"n": seq}) for seq in (2, 3, 4, 5)])
+        kept = conn.execute("SELECT data FROM records WHERE table_id = 'G2' AND seq = 6").fetchone()[0]
+        gaps = conn.execute("SELECT seq, kind, filled_at IS NULL FROM gaps WHERE table_id = 'G2' ORDER BY kind"
+                            ).fetchall()
+        state = store_states(conn)["G2"]
+        repeats = conn.execute("SELECT repeats FROM tables WHERE table_id = 'G2'").fetchone()[0]
+    assert kept == ({"forged": True} if first == "forged" else {"n": 6})
+    assert (outcome.held, outcome.repeats) == (1, 0)
+    assert gaps == [(6, "conflict", True), (6, "missing", False)]
+    assert (state["last_seq"], state["held"], state["open_gaps"], repeats) == (6, 0, 1, 0)
+
+
+def test_the_same_record_again_under_a_seq_held_past_a_gap_is_a_repeat(dsn):
+    """The record held past a gap heard again (a publisher's resend) is a repeat, as one stored is: no conflict."""
+    from controller.floor.store_write import Writer
+
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            outcome = writer.write(conn, [_record("G3", 1, 0, {"n": 1}), _record("G3", 3, 2, {"n": 3}),
+                                          _record("G3", 3, 2, {"n": 3})])
+        with conn.transaction():
+            writer.write(conn, [_record("G3", 2, 1, {"n": 2})])
+        kinds = conn.execute("SELECT kind, filled_at IS NULL FROM gaps WHERE table_id = 'G3'").fetchall()
+        state = store_states(conn)["G3"]
+    assert (outcome.held, outcome.repeats, outcome.gaps) == (1, 1, 1)
+    assert kinds == [("missing", False)] and (state["last_seq"], state["open_gaps"]) == (3, 0)
+
+
+def test_records_before_the_join_point_are_counted_apart_not_as_repeats(dsn):
+    """A store begun with ``--join-late`` hears records 11-20 of T3 (it joins after 10), then 1-10, then 1-20
+    again: the ten stored records heard again are repeats; records 1-10, heard twice and never stored, are
+    before the join (20), not repeats."""
+    from controller.floor.store_write import Writer
+
+    def run(first, last):
+        return [_record("T3", seq, seq - 1, {"n": seq}) for seq in range(first, last + 1)]
+
+    writer = Writer(join_late=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            outcome = writer.write(conn, run(11, 20) + run(1, 10) + run(1, 20))
+        stored, repeats, joined = conn.execute("SELECT stored, repeats, joined FROM tables WHERE table_id = 'T3'"
+                                               ).fetchone()
+    assert (stored, repeats, joined) == (10, 10, 10)
+    assert (outcome.stored, outcome.repeats, outcome.before_join) == (10, 10, 20)

@@ -216,7 +216,8 @@ def _store(args: argparse.Namespace, config: Any) -> int:
         store.run(stop)
     total = store.total
     print(f"{len(total.tables)} table(s): {total.stored} records stored, {total.repeats} repeats dropped, "
-          f"{total.held} held past a gap, {total.gaps} gap(s), {total.foreign} message(s) not in the floor's format")
+          f"{total.held} held past a gap, {total.gaps} gap(s), {total.foreign} message(s) not in the floor's format"
+          + (f", {total.before_join} record(s) before the join" if total.before_join else ""))
     never = [part for part, reached in store.ever.items() if not reached]
     if never:
         print(f"crisscross floor store: never reached the {' nor the '.join(never)}: nothing could be stored",

@@ -9,7 +9,10 @@ kept in ``held`` (never in ``records``), the gap written to ``gaps`` and logged,
 records missing before it arrive (a publisher's resend), which closes the gap (``gaps.filled_at``). An ``after``
 below ``last_seq`` with a seq above it cannot follow any record stored (another journal under the table's id,
 or one rewritten): held as well, and written to ``gaps`` as a ``conflict``. With ``join_late`` the first record
-heard of a table never seen is stored whatever its ``after`` (``tables.joined``): the store began after the table.
+heard of a table never seen is stored whatever its ``after`` (``tables.joined``): the store began after the table;
+a record at or below ``joined`` heard afterwards was never stored: dropped and counted apart (``before_join``), not
+a repeat. A record under a seq where a record is kept already, stored or held past a gap, is compared with it by
+one rule (``same_record``): the same record is a repeat, another a ``conflict`` in ``gaps``.
 
 With each record stored, in the same transaction: what it adds to the table's lifetime meters, by the meters' own
 rule (``controller.round.meters.Meters.feed``, the rule of ``crisscross meters``; test rounds apart), in
@@ -83,7 +86,8 @@ class TableState:
 @dataclass
 class Outcome:
     """What one batch did: records ``stored``, ``repeats`` dropped, records ``held`` past a gap, ``gaps`` found,
-    ``foreign`` messages, ``statuses`` kept (or cleared)."""
+    ``foreign`` messages, ``statuses`` kept (or cleared), records ``before_join`` (below the record a store begun
+    with ``join_late`` joined at: never stored, not repeats)."""
 
     stored: int = 0
     repeats: int = 0
@@ -91,6 +95,7 @@ class Outcome:
     gaps: int = 0
     foreign: int = 0
     statuses: int = 0
+    before_join: int = 0
     tables: set[str] = field(default_factory=set)
 
 
@@ -110,6 +115,15 @@ def parse_time(text: Any) -> datetime | None:
     except (ValueError, OverflowError):
         return None
     return moment
+
+
+def same_record(type_: str, moment: datetime | None, data: Any, record: dict[str, Any]) -> bool:
+    """True when ``record`` (an ``events`` message's record) is the record kept as ``type_``, ``moment`` (aware,
+    ``parse_time``) and ``data`` (None for a stub): the same type, time and data, a stub's data, or one kept as
+    a stub, left out. The one rule for a repeat, whether the record kept is stored or held past a gap
+    (docs/backoffice.md, "Exactly once")."""
+    return type_ == record["type"] and moment == parse_time(record.get("time")) and (
+        data is None or record.get("data") is None or data == record["data"])
 
 
 def session_key(data: dict[str, Any]) -> str:
@@ -234,27 +248,21 @@ class _Batch:
         return self.states[table]
 
     def event(self, table: str, value: dict[str, Any]) -> None:
+        """Apply the consumer's rule (module docstring) to the ``events`` message ``value`` of ``table``."""
         state = self.state(table)
         record, after = value["record"], value["after"]
         seq = record["seq"]
         self.outcome.tables.add(table)
         if seq <= state.last_seq:
-            if self._same_as_stored(table, record):
-                state.repeats += 1
-                self.outcome.repeats += 1
+            stored = self.conn.execute("SELECT type, time, data FROM records WHERE table_id = %s AND seq = %s",
+                                       (table, seq)).fetchone()
+            if stored is None:  # before the record the store joined at (--join-late): never stored, not a repeat
+                self.outcome.before_join += 1
+                self.lines.log(logging.INFO, "floor store before join", "floor store: table %s: record %d is before "
+                               "record %d the store joined at: not stored (the store began after it)", table, seq,
+                               (state.joined or 0) + 1)
                 return
-            # not the record stored under that seq: another journal under the same table id (one replaced); one
-            # open conflict a table, however many of its records come
-            if self.conn.execute("SELECT 1 FROM gaps WHERE table_id = %s AND kind = 'conflict' AND filled_at IS "
-                                 "NULL", (table,)).fetchone():
-                return
-            found = self.conn.execute("INSERT INTO gaps (table_id, last_seq, after_seq, seq, kind) VALUES "
-                                      "(%s, %s, %s, %s, 'conflict') ON CONFLICT DO NOTHING",
-                                      (table, state.last_seq, after, seq)).rowcount
-            self.outcome.gaps += found
-            self.lines.log(logging.ERROR, "floor store conflict", "floor store: table %s: record %d is not the record "
-                           "%d stored: another journal under the same table id; dropped, written to gaps as a "
-                           "conflict", table, seq, seq)
+            self._repeat_or_conflict(table, state, record, after, stored, "stored")
             return
         first = state.last_seq == 0 and state.stored == 0
         if after == state.last_seq or (first and self.join_late):
@@ -268,6 +276,13 @@ class _Batch:
         kind = "missing" if after > state.last_seq else "conflict"
         held = self.conn.execute("INSERT INTO held (table_id, seq, after_seq, message) VALUES (%s, %s, %s, %s) "
                                  "ON CONFLICT DO NOTHING", (table, seq, after, json.dumps(value))).rowcount
+        if not held:  # a record is held under that seq already: the same rule as for one stored
+            message = self.conn.execute("SELECT message FROM held WHERE table_id = %s AND seq = %s",
+                                        (table, seq)).fetchone()[0]
+            kept = message["record"]
+            self._repeat_or_conflict(table, state, record, after,
+                                     (kept["type"], parse_time(kept.get("time")), kept.get("data")), "held")
+            return
         state.held += held
         self.outcome.held += held
         if self.conn.execute("SELECT 1 FROM held WHERE table_id = %s AND seq = %s", (table, after)).fetchone():
@@ -282,16 +297,28 @@ class _Batch:
                            state.last_seq, "records missing" if kind == "missing" else
                            "it cannot follow any record stored")
 
-    def _same_as_stored(self, table: str, record: dict[str, Any]) -> bool:
-        """True when ``record`` is the one stored under its seq (a repeat): the same type, time and data (a stub's
-        data, or one stored as a stub, left out), or none is stored there (a gap filled meanwhile)."""
-        stored = self.conn.execute("SELECT type, time, data FROM records WHERE table_id = %s AND seq = %s",
-                                   (table, record["seq"])).fetchone()
-        if stored is None:
-            return True
-        type_, moment, data = stored
-        return type_ == record["type"] and moment == parse_time(record.get("time")) and (
-            data is None or record.get("data") is None or data == record["data"])
+    def _repeat_or_conflict(self, table: str, state: TableState, record: dict[str, Any], after: int,
+                            kept: tuple[str, datetime | None, Any], where: str) -> None:
+        """``record`` arrived under a seq where the store already keeps a record (``where``: ``stored`` in
+        ``records`` or ``held`` past a gap), ``kept`` its ``(type, time, data)``: the same record (``same_record``)
+        is a repeat, counted and dropped; another is a conflict (another journal under the same table id, or a
+        forged record), dropped and written to ``gaps`` as a ``conflict``, one open a table, and logged
+        (docs/backoffice.md, "Exactly once"). What is kept stays."""
+        seq = record["seq"]
+        if same_record(*kept, record):
+            state.repeats += 1
+            self.outcome.repeats += 1
+            return
+        if self.conn.execute("SELECT 1 FROM gaps WHERE table_id = %s AND kind = 'conflict' AND filled_at IS "
+                             "NULL", (table,)).fetchone():
+            return  # one open conflict a table, however many of its records come
+        found = self.conn.execute("INSERT INTO gaps (table_id, last_seq, after_seq, seq, kind) VALUES "
+                                  "(%s, %s, %s, %s, 'conflict') ON CONFLICT DO NOTHING",
+                                  (table, state.last_seq, after, seq)).rowcount
+        self.outcome.gaps += found
+        self.lines.log(logging.ERROR, "floor store conflict", "floor store: table %s: record %d is not the record "
+                       "%d %s: another journal under the same table id; dropped, written to gaps as a conflict",
+                       table, seq, seq, where)
 
     def release(self, table: str, state: TableState) -> None:
         """Store the held records that now follow the last stored, in order; close the gaps filled."""
