@@ -287,3 +287,18 @@ def test_the_plot_adds_up_each_ratings_exact_win_and_each_quarter_in_its_own_gam
                     dt.date(2026, 3, 8): (1000, Fraction(1, 3))}
     assert later == [dt.date(2026, 3, 7), dt.date(2026, 3, 8)]
     assert total == Fraction(41, 21)  # 1/3 - 5/7 + 2 + 1/3 = (7 - 15 + 42 + 7) / 21
+
+
+def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_text_and_numbers_stay_numbers():
+    """OWASP "CSV Injection": a text cell beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    is written with a ``'`` before it; amounts, negative ones too, are written as the numbers they are."""
+    from controller.floor.report_tool import render
+
+    result = {"table": "=HYPERLINK(\"http://x\")", "period": "+day", "gaming_day": "@2026", "day_start": "-06:00",
+              "win": -5500, "hold_percent": "-55.00", "rated_actual": -12.5, "store_health": "\tsilent",
+              "store": {"behind": 0, "last_seq": 3}}
+    header, row = list(csv.reader(io.StringIO(render(result, "csv"))))
+    cells = dict(zip(header, row))
+    assert cells == {"table": "'=HYPERLINK(\"http://x\")", "period": "'+day", "gaming_day": "'@2026",
+                     "day_start": "'-06:00", "win": "-5500", "hold_percent": "-55.00", "rated_actual": "-12.5",
+                     "store_health": "'\tsilent", "store_behind": "0", "store_last_seq": "3"}

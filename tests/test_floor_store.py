@@ -553,8 +553,8 @@ def test_a_database_that_refuses_the_stores_writes_for_its_own_reasons_has_nothi
 
 
 def test_a_table_id_too_long_for_the_index_is_skipped_and_the_other_tables_go_on(mosquitto, dsn):
-    """A topic level of 8,000 characters no compression shortens is beyond a btree's index row (PostgreSQL's
-    program limit, SQLSTATE 54000): that message alone is skipped and counted; the others are stored."""
+    """A topic level of 8,000 characters (beyond a table id, and beyond a btree's index row: PostgreSQL's program
+    limit, SQLSTATE 54000): that message alone is skipped and counted; the others are stored."""
     import random
     import string
 
@@ -565,7 +565,8 @@ def test_a_table_id_too_long_for_the_index_is_skipped_and_the_other_tables_go_on
             publisher.send("T-1", (1, 0))
             publisher.send(far, (1, 0))
             publisher.send("T-1", (2, 1))
-            wait_until(lambda: _last_seq(dsn, "T-1") == 2 and store.skipped == 1, 60, "T-1 stored past the long id")
+            wait_until(lambda: _last_seq(dsn, "T-1") == 2 and store.total.foreign == 1, 60,
+                       "T-1 stored past the long id")
     finally:
         publisher.close()
     assert _query(dsn, "SELECT table_id FROM tables") == [("T-1",)]
@@ -664,3 +665,49 @@ def test_records_before_the_join_point_are_counted_apart_not_as_repeats(dsn):
                                                ).fetchone()
     assert (stored, repeats, joined) == (10, 10, 10)
     assert (outcome.stored, outcome.repeats, outcome.before_join) == (10, 10, 20)
+
+
+#: Table ids no table.yaml accepts (controller.game.table: a format character such as a direction override or a
+#: zero-width space, a newline, above 64 characters with the simulated suffix, a topic level's ``/``).
+NOT_TABLE_IDS = ("T\u202eX", "Z\u200bW", "A\nB", "x" * 5000, "x" * (64 + len(topics.SIMULATED_SUFFIX) + 1), "A/B")
+
+
+def test_a_message_on_a_topic_whose_table_id_is_not_one_is_skipped_and_counted(dsn):
+    """The store applies the table-id rule of table.yaml and of the reports: records, meters and statuses on a
+    topic whose id is not one are skipped and counted as not in the floor's format; a good table beside them is
+    stored."""
+    from controller.floor.store_write import Outcome, Writer
+
+    meters = topics.encode({"table": "x", "seq": 1, "round": 1, "meters": {}, "public": 1})
+    writer = Writer()
+    statuses = Outcome()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            outcome = writer.write(conn, [m for bad in NOT_TABLE_IDS for m in (
+                (bad, "events", _event(1, 0)), (bad, "meters", meters))] + [("T-1", "events", _event(1, 0))])
+            for bad in NOT_TABLE_IDS:
+                writer.status(conn, bad, "crisscross/x/status", topics.ONLINE, dt.datetime.now(dt.timezone.utc),
+                              True, statuses)
+        kept = {name: conn.execute(f"SELECT DISTINCT table_id FROM {name}").fetchall()
+                for name in ("tables", "records", "meters", "table_status")}
+    assert (outcome.stored, outcome.foreign) == (1, 2 * len(NOT_TABLE_IDS))
+    assert (statuses.statuses, statuses.foreign) == (0, len(NOT_TABLE_IDS))
+    assert kept == {"tables": [("T-1",)], "records": [("T-1",)], "meters": [], "table_status": []}
+
+
+def test_the_store_the_pit_page_and_table_yaml_agree_on_what_a_table_id_is():
+    """One rule (``controller.game.table.table_id_problem``): an id table.yaml accepts, with the simulated
+    suffix, is one the store keeps and the page's report answers; one it refuses is refused by both."""
+    from controller.control.checks import HTTPError
+    from controller.floor.serve import _table
+    from controller.game.table import MAX_TABLE_ID, table_id_problem
+
+    accepted = ("T-1", "CC\u00a001", "Mesa ñ 7", "C" * MAX_TABLE_ID + topics.SIMULATED_SUFFIX)
+    for table in accepted:
+        assert table_id_problem(table.removesuffix(topics.SIMULATED_SUFFIX)) is None
+        assert topics.table_id_problem(table) is None and _table({"table": table}) == table
+    for table in NOT_TABLE_IDS:
+        assert topics.table_id_problem(table) is not None
+        with pytest.raises(HTTPError, match="table must be a table id"):
+            _table({"table": table})

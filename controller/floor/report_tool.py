@@ -21,10 +21,12 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from controller.floor import topics
 from controller.settings.files import ConfigError
 
 
@@ -129,6 +131,24 @@ def plot(conn: Any, table: str, period: str, day: dt.date, start: dt.time, varia
     return plot_svg.svg(table, period, plot_svg.hold_points(plot_svg.cumulative(days, variance)))
 
 
+#: A number written as text (``-55.00``, ``12``): a spreadsheet reads it as the number it is.
+NUMBER = re.compile(r"-?\d+(\.\d+)?")
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a cell of a CSV the back office writes: None empty; a number (``int``, ``float``, or text that
+    is one, ``NUMBER``) as it is, so a negative amount stays a number a spreadsheet sums; any other text that
+    begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (``FORMULA_START``) with a ``'`` before
+    it, so that no spreadsheet runs it as a formula (OWASP, "CSV Injection")."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def render(result: dict[str, Any], form: str) -> str:
     """``result`` (``build``) as ``text`` (one ``name  value`` line each, the flags named), ``json`` or ``csv`` (a
     header row and one row)."""
@@ -139,7 +159,7 @@ def render(result: dict[str, Any], form: str) -> str:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(flat)
-        writer.writerow("" if v is None else v for v in flat.values())
+        writer.writerow(csv_cell(v) for v in flat.values())
         return out.getvalue().rstrip("\n")
     width = max(map(len, flat))
     lines = [f"{name:<{width}}  {'-' if value is None else value}" for name, value in flat.items()]
@@ -174,6 +194,8 @@ def main(args: argparse.Namespace) -> int:
     from controller.service.meters_snapshot import gaming_day
 
     try:
+        if (problem := topics.table_id_problem(args.table)) is not None:
+            raise ConfigError(f"--table: {problem[:200]}")
         start, jurisdiction = settings(args)
         day = args.day or gaming_day(dt.datetime.now(), start)
         try:

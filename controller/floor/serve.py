@@ -51,6 +51,7 @@ from controller.control.app import JSON_HEADERS, SCREEN_DIR, Guard, error_handle
 from controller.control.checks import HTTPError
 from controller.control.server import BACKLOG, KEEP_ALIVE, MAX_HEAD, REQUEST_TIMEOUT, PromptServer, bind
 from controller.control.signin import MAX_CHECKS, SignIn, accepts_host, authenticate_request, require_supervisor
+from controller.floor import topics
 from controller.floor.periods import PERIODS, check_day
 from controller.floor.serve_data import LABELS, Poller, close_quietly, connect
 from controller.settings.files import ConfigError
@@ -63,8 +64,6 @@ PAGE_DIR = Path(__file__).resolve().parent / "pit_page"
 MAX_CONNECTIONS = 64
 #: Report readings at once (one running on the report's thread, one waiting); one more is answered 503.
 MAX_REPORTS = 2
-#: Longest table id a request may name (characters).
-MAX_TABLE_ID = 128
 #: Paths and the method each answers; ``/pit/`` serves the page's files.
 ROUTES: dict[str, tuple[str, ...]] = {"/": ("GET",), "/api/labels": ("GET",), "/api/operator": ("GET",),
                                       "/api/pit": ("GET",), "/api/report": ("GET",), "/api/plot.svg": ("GET",)}
@@ -217,9 +216,9 @@ class _PageHeaders:
 
 def _table(query: dict[str, str]) -> str:
     table = query.get("table", "")
-    if not 1 <= len(table) <= MAX_TABLE_ID or not table.isprintable():
-        raise HTTPError(HTTPStatus.BAD_REQUEST, f"table must be a table id of 1 to {MAX_TABLE_ID} printable "
-                                                f"characters")
+    problem = topics.table_id_problem(table)
+    if problem is not None:
+        raise HTTPError(HTTPStatus.BAD_REQUEST, f"table must be a table id: {problem[:200]}")
     return table
 
 

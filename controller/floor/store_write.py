@@ -26,8 +26,8 @@ adds to its session's previous rating; a ``SignificantEvent`` in ``significant``
 message. An empty payload (the retained status cleared on the broker, a table taken off the floor) removes the
 row. The records' rule above never reads it.
 
-A message that is not the floor's format is logged and counted (``Writer.foreign``), never stored and never a
-reason to stop. Amounts are integer minor units.
+A message that is not the floor's format, or on a topic whose table id is not one (``topics.table_id_problem``,
+the rule the reports apply), is logged and counted (``Writer.foreign``), never stored and never a reason to stop. Amounts are integer minor units.
 """
 
 from __future__ import annotations
@@ -150,6 +150,8 @@ class Writer:
         of the batch is kept)."""
         batch = _Batch(conn, self.join_late, self.lines)
         for table, kind, payload in messages:
+            if kind and self._not_a_table(table, kind, batch.outcome):
+                continue
             value = topics.decode(payload)
             if kind == "events" and value is not None and _well_formed(value):
                 batch.event(table, value)
@@ -170,7 +172,10 @@ class Writer:
         """Keep ``payload`` of ``table``'s ``status`` topic (``topic``, for the log), taken from the broker at
         ``received`` (aware) and ``retained`` or not, in the caller's transaction on ``conn`` (module docstring),
         counted in ``outcome``. A payload other than ``online``, ``offline`` or empty is logged with the table and
-        the topic, counted as ``foreign`` and skipped; psycopg's errors propagate (the caller rolls back)."""
+        the topic, counted as ``foreign`` and skipped, as is a topic whose table id is not one (``_not_a_table``);
+        psycopg's errors propagate (the caller rolls back)."""
+        if self._not_a_table(table, "status", outcome):
+            return
         if payload == b"":
             conn.execute("DELETE FROM table_status WHERE table_id = %s", (table,))
             log.info("floor store: table %s: its status was cleared on the broker (%s)", table, topic)
@@ -187,6 +192,21 @@ class Writer:
                            topics.OFFLINE.decode(), payload[:120])
             return
         outcome.statuses += 1
+
+
+    def _not_a_table(self, table: str, kind: str, outcome: Outcome) -> bool:
+        """True when ``table`` (a ``kind`` topic's table level) is not a table id by the floor's rule
+        (``topics.table_id_problem``, the rule the reports and the pit page apply): the message is then logged,
+        counted as ``foreign`` and skipped, so that no id the reports refuse, or one that looks like another
+        (a zero-width space, a direction override), is ever stored."""
+        problem = topics.table_id_problem(table)
+        if problem is None:
+            return False
+        self.foreign += 1
+        outcome.foreign += 1
+        self.lines.log(logging.WARNING, "floor store table id", "floor store: a %s message on a topic whose table "
+                       "id is not one (%s): skipped", kind, problem[:200])
+        return True
 
 
 def _well_formed(value: dict[str, Any]) -> bool:

@@ -34,6 +34,10 @@ import json
 import math
 from typing import Any
 
+from controller.game.table import MAX_TABLE_ID
+from controller.game.table import table_id_problem as config_rule
+from controller.settings.floor import TOPIC_FORBIDDEN
+
 KINDS = ("events", "state", "status", "anchors", "alerts", "significant", "meters", "sessions")
 #: The records published on ``alerts`` alone: the hole-card detector's alerts (``controller.round.alerts``) and a
 #: supervisor's acknowledgement of one.
@@ -84,6 +88,18 @@ def split(prefix: str, name: str) -> tuple[str, str] | None:
         return None
     table, _, kind = name[len(head):].rpartition("/")
     return (table, kind) if table and kind in KINDS else None
+
+
+def table_id_problem(table: Any) -> str | None:
+    """What is wrong with ``table`` (a topic's table level, a report's ``--table``, the pit page's ``table``) as
+    the id of a table on the floor, or None when it is one: table.yaml's rule
+    (``controller.game.table.table_id_problem``) with room for ``SIMULATED_SUFFIX``, and none of the characters
+    a topic level cannot hold (``controller.settings.floor.TOPIC_FORBIDDEN``: ``+``, ``#``, ``/``). The store
+    skips a message on a topic whose id is not one, so the reports never meet an id they refuse."""
+    problem = config_rule(table, MAX_TABLE_ID + len(SIMULATED_SUFFIX))
+    if problem is None and set(table) & TOPIC_FORBIDDEN:
+        problem = f"{table!r} holds +, # or /, which a topic level cannot"
+    return problem
 
 
 def received_topic(message: Any) -> str | None:

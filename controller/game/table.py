@@ -299,19 +299,28 @@ def _timing(path: Path, timing: Any) -> LinkTiming:
         raise error(path, "timing", str(exc), line_of(timing)) from None
 
 
-def _table_id(path: Path, data: dict) -> str:
-    """``table_id``: text of 1 to ``MAX_TABLE_ID`` characters, none of them of ``CONTROL_CATEGORIES`` (a newline,
-    a NUL, a direction override would garble the panel and the journal)."""
-    table_id = data["table_id"]
-    line = line_of(data, "table_id")
+def table_id_problem(table_id: Any, limit: int = MAX_TABLE_ID) -> str | None:
+    """What is wrong with ``table_id`` as a table's id, or None when it is one: text of 1 to ``limit`` characters
+    (``MAX_TABLE_ID`` by default), not only blanks, none of them of ``CONTROL_CATEGORIES`` (a newline, a NUL, a
+    direction override such as U+202E or a zero-width space U+200B would garble the panel, the journal, the pit
+    page and the reports, or make two ids look alike). The one rule of a table id: table.yaml's ``table_id``
+    here, and the back office's store and reports (``controller.floor.topics.table_id_problem``)."""
     if not isinstance(table_id, str) or not table_id.strip():
-        raise error(path, "table_id", f"expected the table's name (text), got {table_id!r}", line)
-    if len(table_id) > MAX_TABLE_ID:
-        raise error(path, "table_id", f"{len(table_id)} characters, above the maximum {MAX_TABLE_ID} "
-                    f"({table_id[:20]!r}...)", line)
+        return f"expected the table's name (text), got {table_id!r}"
+    if len(table_id) > limit:
+        return f"{len(table_id)} characters, above the maximum {limit} ({table_id[:20]!r}...)"
     bad = next((c for c in table_id if unicodedata.category(c) in CONTROL_CATEGORIES), None)
     if bad is not None:
-        raise error(path, "table_id", f"{table_id!r} holds the control character U+{ord(bad):04X}", line)
+        return f"{table_id!r} holds the control character U+{ord(bad):04X}"
+    return None
+
+
+def _table_id(path: Path, data: dict) -> str:
+    """``table_id``: a table id by ``table_id_problem``; ``ConfigError`` naming the file and line otherwise."""
+    table_id = data["table_id"]
+    problem = table_id_problem(table_id)
+    if problem is not None:
+        raise error(path, "table_id", problem, line_of(data, "table_id"))
     return table_id
 
 
