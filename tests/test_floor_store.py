@@ -711,3 +711,28 @@ def test_the_store_the_pit_page_and_table_yaml_agree_on_what_a_table_id_is():
         assert topics.table_id_problem(table) is not None
         with pytest.raises(HTTPError, match="table must be a table id"):
             _table({"table": table})
+
+
+def test_a_meters_message_beyond_what_its_table_can_have_published_never_shows_the_store_behind(dsn):
+    """docs/backoffice.md "Exactly once": a table's ``meters`` names the last public record it published. One
+    naming seq 2**63-1 (``public`` 2**63-2) when the store holds records 1-3 is not the table's: skipped and
+    counted, never a table behind by 9.2e18 for good (``meters`` rows are written once). A genuine one after it,
+    naming record 5, shows the store behind by 5 - 3 = 2 records."""
+    from controller.floor.store_write import MAX_AHEAD, Writer
+
+    def meters(seq, public):
+        return ("M1", "meters", topics.encode({"table": "M1", "seq": seq, "round": 1, "meters": {}, "public": public}))
+
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            writer.write(conn, [_record("M1", seq, seq - 1, {"n": seq}) for seq in (1, 2, 3)])
+        with conn.transaction():
+            forged = writer.write(conn, [meters(2**63 - 1, 2**63 - 2), meters(3 + MAX_AHEAD + 1, 3)])
+        before = store_states(conn)["M1"]["behind"]
+        with conn.transaction():
+            genuine = writer.write(conn, [meters(5, 5)])
+        after = store_states(conn)["M1"]["behind"]
+    assert (forged.foreign, before) == (2, 0)
+    assert (genuine.foreign, after) == (0, 2)

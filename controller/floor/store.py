@@ -51,7 +51,7 @@ from controller.floor import store_health, topics
 from controller.floor.migrate import migrate
 from controller.floor.mqtt import CONNECT_TIMEOUT, connect, make_client
 from controller.floor.report_tool import database_error
-from controller.floor.store_write import Outcome, Writer
+from controller.floor.store_write import SESSION_EXPIRY, Outcome, Writer
 from controller.settings.floor import FloorConfig
 from drivers.ratelog import LogLimiter
 
@@ -65,8 +65,6 @@ BATCH = 256
 RETRY_MIN, RETRY_MAX = 0.5, 10.0
 #: Seconds the thread waits on the broker's socket when there is nothing to write.
 IDLE = 0.05
-#: Seconds the broker keeps the store's session (and queues its messages) while it is away.
-SESSION_EXPIRY = 7 * 24 * 3600
 #: The kinds of topic the store subscribes to.
 KINDS = ("events", "meters", "status")
 #: The kind given to a message whose topic is not UTF-8 text (``topics.received_topic``): the writer skips and

@@ -18,7 +18,8 @@ With each record stored, in the same transaction: what it adds to the table's li
 rule (``controller.round.meters.Meters.feed``, the rule of ``crisscross meters``; test rounds apart), in
 ``figures``; a ``SeatSettled``'s ante and bonus in ``seat_rounds``; a ``SessionRated`` in ``sessions`` with what it
 adds to its session's previous rating; a ``SignificantEvent`` in ``significant``; and the quarter hour's
-``totals``. ``meters`` messages (retained snapshots at each round's close) are written once by (table, seq).
+``totals``. ``meters`` messages (retained snapshots at each round's close) are written once by (table, seq); one
+that names a seq beyond what its table can have published unheard (``MAX_AHEAD``) is not the floor's format.
 
 ``status`` messages (``Writer.status``) are kept apart from the records, one row per table in ``table_status``
 (schema ``002_status.sql``), replaced by each one received: the payload (``online`` or ``offline``,
@@ -63,6 +64,17 @@ FIGURE_COLUMNS = ("rounds_closed", "rounds_no_play", "rounds_voided", "rounds_te
 MAX_INTEGER = 2**31 - 1
 #: The largest value of a ``bigint`` column (seqs).
 MAX_BIGINT = 2**63 - 1
+
+#: Seconds the broker keeps the store's session (and queues its messages) while it is away.
+SESSION_EXPIRY = 7 * 24 * 3600
+#: The most public records a table publishes a second, far above any table's pace (a busy table publishes about 4,
+#: docs/performance.md).
+MAX_RECORD_RATE = 1000
+#: The most records a ``meters`` message may name beyond the highest seq the store has seen of its table (stored
+#: or held past a gap): what a table publishes, at most, while the broker keeps the store's session and its
+#: queue. A message beyond it is not the table's (``_Batch.plausible``): kept, it would show the store behind the
+#: table for good, as ``meters`` rows are written once.
+MAX_AHEAD = MAX_RECORD_RATE * SESSION_EXPIRY
 
 #: ``totals`` columns from a ``SessionRated``'s row.
 RATING_COLUMNS = ("ratings", "rated_rounds", "rated_actual", "rated_drop", "ante_squares", "bonus_squares",
@@ -155,7 +167,7 @@ class Writer:
             value = topics.decode(payload)
             if kind == "events" and value is not None and _well_formed(value):
                 batch.event(table, value)
-            elif kind == "meters" and (row := _meters_row(value)) is not None:
+            elif kind == "meters" and (row := _meters_row(value)) is not None and batch.plausible(table, row):
                 conn.execute("INSERT INTO meters (table_id, seq, round_no, meters, public_seq) VALUES (%s, %s, %s, "
                              "%s, %s) ON CONFLICT DO NOTHING", (table, *row))
             else:
@@ -266,6 +278,15 @@ class _Batch:
                                     "WHERE table_id = %s FOR UPDATE", (table,)).fetchone()
             self.states[table] = TableState(*row)
         return self.states[table]
+
+    def plausible(self, table: str, row: tuple[int, int | None, str, int | None]) -> bool:
+        """Whether a ``meters`` message of ``table`` (``_meters_row``) may be its table's: its ``seq`` and
+        ``public`` at most ``MAX_AHEAD`` beyond the highest seq the store has seen of the table (its last stored,
+        in this batch too, or a record held past a gap; 0 for a table never heard)."""
+        seen = self.states[table].last_seq if table in self.states else (self.conn.execute(
+            "SELECT last_seq FROM tables WHERE table_id = %s", (table,)).fetchone() or (0,))[0]
+        held = self.conn.execute("SELECT max(seq) FROM held WHERE table_id = %s", (table,)).fetchone()[0]
+        return max(row[0], row[3] or 0) <= max(seen, held or 0) + MAX_AHEAD
 
     def event(self, table: str, value: dict[str, Any]) -> None:
         """Apply the consumer's rule (module docstring) to the ``events`` message ``value`` of ``table``."""
