@@ -28,7 +28,8 @@ message. An empty payload (the retained status cleared on the broker, a table ta
 row. The records' rule above never reads it.
 
 A message that is not the floor's format, or on a topic whose table id is not one (``topics.table_id_problem``,
-the rule the reports apply), is logged and counted (``Writer.foreign``), never stored and never a reason to stop. Amounts are integer minor units.
+the rule the reports apply), is logged and counted (``Writer.foreign``), never stored and never a reason to stop.
+Amounts are integer minor units.
 """
 
 from __future__ import annotations
