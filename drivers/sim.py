@@ -103,7 +103,7 @@ class PtySimulator(PtyLine, FaultInjection, abc.ABC):
         self._drop_in = 0
         self._nak_in = 0
         self._triggers: list[list[Any]] = []  # [message type, frames still to pass, fires left, kind, count, params]
-        self._out_faults: deque[tuple[str, dict[str, Any]]] = deque()
+        self._out_faults: deque[list[Any]] = deque()  # [kind, params, frames still to suffer it], in arming order
         self._silent_until: float | None = None
         self._outq: list[tuple[float, int, bytes]] = []  # heap of (due, order, bytes) for delayed writes
         self._order = 0
@@ -302,7 +302,11 @@ class PtySimulator(PtyLine, FaultInjection, abc.ABC):
                 log.debug("%s-sim: silent, not sending %s", self.kind, framing.message_name(msg_type))
                 return
             if self._out_faults:
-                fault, params = self._out_faults.popleft()
+                fault, params, left = self._out_faults[0]
+                if left > 1:
+                    self._out_faults[0][2] -= 1
+                else:
+                    self._out_faults.popleft()
             else:
                 fault, params = self._chaos_pick(msg_type, incoming=False), {}
             if fault is None:

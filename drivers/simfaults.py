@@ -45,6 +45,28 @@ _OUTGOING = ("drop_out", "corrupt", "delay", "duplicate", "split")
 #: Kinds ``chaos`` may choose, per direction; the lossy ones only for frames the protocol recovers.
 CHAOS_KINDS: tuple[str, ...] = ("drop_in", "drop_out", "corrupt", "delay", "duplicate", "split")
 _LOSSY = ("drop_in", "drop_out", "corrupt")
+#: Largest ``count`` of a fault (frames, bytes of ``garbage``, device occasions), largest ``nth`` / ``times``
+#: of ``inject_on`` and largest byte index ``at`` of ``corrupt`` (past a frame's end means its last byte): a
+#: person at a device does not arm more; a count is kept as a number, never as a list.
+MAX_COUNT = 10_000
+#: Largest ``seconds``, ``after`` and ``pause`` of a fault, seconds (an hour).
+MAX_SECONDS = 3600.0
+#: Largest ``rate`` of ``flood``, frames a second.
+MAX_RATE = 100_000.0
+#: The numeric parameters of a fault: (unit said in a refusal, largest value).
+_PARAM_BOUNDS: dict[str, tuple[str, float]] = {"seconds": ("a number of seconds", MAX_SECONDS),
+                                               "after": ("a number of seconds", MAX_SECONDS),
+                                               "pause": ("a number of seconds", MAX_SECONDS),
+                                               "rate": ("a number of frames a second", MAX_RATE)}
+
+
+def check_whole(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` when it is an int (not a bool) from ``low`` to ``high``; otherwise ``ValueError`` "``name``
+    must be an integer from ``low`` to ``high``, got ...". The bound of every count of the simulators'
+    faults (``MAX_COUNT``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    return value
 
 
 class FaultInjection:
@@ -57,16 +79,16 @@ class FaultInjection:
         ``params``: ``seconds`` for ``delay`` and ``silent``, ``pause`` for ``split``, ``after`` for ``replug``,
         ``at`` (a byte index >= 1, past the end means the last byte) for ``corrupt``.
 
-        Raises ``ValueError`` for an unknown kind, a count below 1, an unknown or negative parameter, and
-        ``OSError`` for ``garbage`` while unplugged.
+        Raises ``ValueError`` for an unknown kind, a count outside 1..``MAX_COUNT``, an unknown parameter or
+        one out of its bounds (``MAX_SECONDS``, ``MAX_RATE``), and ``OSError`` for ``garbage``
+        while unplugged.
         """
         self._check_fault(kind, count, params)
         self._apply_fault(kind, count, params)
 
     def _check_fault(self, kind: str, count: int, params: dict[str, Any]) -> None:
         """Refuse a fault ``inject`` would refuse (``ValueError``), before it is armed or applied."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        check_whole("count", count, 1, MAX_COUNT)
         allowed = {"delay": {"seconds"}, "silent": {"seconds"}, "split": {"pause"}, "replug": {"after"},
                    "corrupt": {"at"}, "flood": {"seconds", "rate"}}
         if kind not in FAULT_KINDS and kind not in self.device_faults():
@@ -74,14 +96,14 @@ class FaultInjection:
         unknown = set(params) - allowed.get(kind, set())
         if unknown:
             raise ValueError(f"fault {kind!r} takes no parameter(s) {', '.join(sorted(unknown))}")
-        at = params.get("at")
-        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 1):
-            raise ValueError(f"at must be a byte index >= 1 (0 is the leading delimiter), got {at!r}")
+        if params.get("at") is not None:  # 0 is the leading delimiter
+            check_whole("at (a byte index)", params["at"], 1, MAX_COUNT)
         for name, value in params.items():
-            if name == "at":
+            if name == "at" or value is None:
                 continue
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-                raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
+            what, high = _PARAM_BOUNDS[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+                raise ValueError(f"{name} must be {what} from 0 to {high:g}, got {value!r}")
 
     def _apply_fault(self, kind: str, count: int, params: dict[str, Any]) -> None:
         if kind == "unplug":
@@ -120,7 +142,7 @@ class FaultInjection:
                              name=f"{self.kind}-sim-flood", daemon=True).start()
         elif kind in _OUTGOING:
             with self.lock:
-                self._out_faults.extend((kind, dict(params)) for _ in range(count))
+                self._out_faults.append([kind, dict(params), count])
         else:
             self.inject_device_fault(kind, count)
 
@@ -136,9 +158,8 @@ class FaultInjection:
         types = {name: code for code, name in framing.MESSAGE_NAMES.items()}
         if message not in types:
             raise ValueError(f"unknown message {message!r}; expected one of {sorted(types)}")
-        for name, value in (("nth", nth), ("times", times)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        check_whole("nth", nth, 1, MAX_COUNT)
+        check_whole("times", times, 1, MAX_COUNT)
         self._check_fault(kind, count, params)
         with self.lock:
             self._triggers.append([types[message], nth - 1, times, kind, count, dict(params)])

@@ -314,3 +314,75 @@ def test_a_silent_console_is_closed_and_one_beyond_the_bound_is_refused_without_
         for sock in held:
             sock.close()
         server.close()
+
+
+def test_a_count_beyond_the_bound_is_refused_through_the_socket_and_nothing_is_armed(table, shoe):
+    """docs/rig.md, "The console and the control socket": a count is at most 10,000; one more is refused like
+    any bad argument, the rig serving on, and the shoe deals as before."""
+    sims, server = table
+    done = console(server, "inject shoe jam count=10001")
+    assert done.returncode == 1
+    assert "count must be an integer from 1 to 10000, got 10001" in done.stderr
+    assert console(server, "show").returncode == 0  # the socket still answers
+    shoe.send(shoe_protocol.SHUFFLE)
+    shoe.read()
+    shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(1, 2))
+    assert [f.msg_type for f in _device_frames(shoe, 1)] == [shoe_protocol.STACK]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("inject shoe jam count=0", "count must be an integer from 1 to 10000, got 0"),
+    ("inject panel drop_out count=10001", "count must be an integer from 1 to 10000, got 10001"),
+    ("inject shoe jam on=DISPENSE nth=10001", "nth must be an integer from 1 to 10000, got 10001"),
+    ("inject shoe jam on=DISPENSE times=10001", "times must be an integer from 1 to 10000, got 10001"),
+    ("inject panel delay seconds=3601", "seconds must be a number of seconds from 0 to 3600, got 3601"),
+    ("inject panel silent seconds=nan", "seconds must be a number of seconds from 0 to 3600, got nan"),
+    ("inject panel replug after=1e400", "after must be a number of seconds from 0 to 3600, got inf"),
+    ("inject panel split pause=-1", "pause must be a number of seconds from 0 to 3600, got -1"),
+    ("inject panel flood rate=100001", "rate must be a number of frames a second from 0 to 100000, got 100001"),
+    ("inject panel corrupt at=10001", "at (a byte index) must be an integer from 1 to 10000, got 10001"),
+    ("inject panel garbage count=10001", "count must be an integer from 1 to 10000, got 10001"),
+])
+def test_every_numeric_argument_of_inject_has_a_bound(line, message):
+    """docs/protocol.md, "Fault injection" and docs/rig.md: counts, nth and times 1..10,000; seconds, after and
+    pause 0..3,600 s; a flood's rate at most 100,000 frames a second; a corrupted byte's index 1..10,000. Refused before anything is armed."""
+    sims = {"panel": PanelSimulator(), "shoe": ShoeSimulator(seed=1)}
+    with pytest.raises(ValueError) as refused:
+        execute(sims, line)
+    assert str(refused.value) == message
+
+
+def test_a_count_is_kept_as_a_number_not_as_a_list_of_that_length():
+    """A fault armed for 10,000 frames or dispenses costs the simulator a few hundred bytes, not one entry a
+    frame (a list of 10,000 references alone is 80,000 bytes)."""
+    import tracemalloc
+
+    shoe, panel = ShoeSimulator(seed=1), PanelSimulator()
+    tracemalloc.start()
+    try:
+        shoe.inject("jam", 10_000)
+        panel.inject("drop_out", 10_000)
+        panel.inject("delay", 10_000, seconds=0.1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000
+
+
+def test_a_counted_shoe_fault_hits_that_many_dispenses_then_the_shoe_deals(table, shoe):
+    """docs/protocol.md, "Fault injection": ``count`` device faults answer the next ``count`` DISPENSE
+    requests with FAULT, the one after is dealt."""
+    sims, _ = table
+    shoe.send(shoe_protocol.SHUFFLE)
+    shoe.read()
+    execute(sims, "inject shoe misfeed count=3")
+    kinds = []
+    for txn in (1, 2, 3, 4):
+        shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(txn, 2))
+        new = _device_frames(shoe, 1)
+        kinds.append(new[0].msg_type)
+        if new[0].msg_type == framing.FAULT:
+            shoe.send(framing.ACK, framing.encode_ack(new[0].seq))
+            assert sims["shoe"].wait_for(lambda: sims["shoe"].awaiting_ack == 0, 2.0)
+            shoe.read(0.1)
+    assert kinds == [framing.FAULT] * 3 + [shoe_protocol.STACK]

@@ -342,8 +342,8 @@ def test_shoe_faults_by_name_and_count(rig, events):
     (("drop_in", 0), {}, "count must be"),
     (("delay",), {"after": 1}, "takes no parameter"),
     (("silent",), {"seconds": -1}, "seconds must be"),
-    (("corrupt",), {"at": 0}, "at must be a byte index >= 1"),
-    (("corrupt",), {"at": 1.5}, "at must be a byte index >= 1"),
+    (("corrupt",), {"at": 0}, "at \\(a byte index\\) must be an integer from 1 to 10000"),
+    (("corrupt",), {"at": 1.5}, "at \\(a byte index\\) must be an integer from 1 to 10000"),
     (("delay",), {"at": 1}, "takes no parameter"),
     (("jam",), {}, "unknown fault 'jam'"),  # the panel has no jams
 ])

@@ -34,7 +34,7 @@ import logging
 import random
 import secrets
 from collections import OrderedDict, deque
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from drivers import framing
 from drivers.events import SHOE_FAULTS
@@ -74,7 +74,7 @@ class ShoeSimulator(PtySimulator):
         self._garbled: set[int] = set()  # transactions whose STACK is sent with its second card garbled
         self._dispensed: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=HISTORY)
         self._dealt = 0
-        self._faults: deque[str] = deque()
+        self._faults: deque[list[Any]] = deque()  # [FAULT cause, DISPENSE requests still to suffer it]
         self._stacked: tuple[str, ...] = ()
         self._removed: frozenset[str] = frozenset()
         self._forgot = False  # power-cycled: LAST answers txn 0 until the next stack
@@ -190,7 +190,15 @@ class ShoeSimulator(PtySimulator):
     def inject_device_fault(self, kind: str, count: int) -> None:
         """The next ``count`` new DISPENSE requests answer FAULT ``kind`` and deal nothing."""
         with self.lock:
-            self._faults.extend([kind] * count)
+            self._faults.append([kind, count])
+
+    def _next_fault(self) -> str:
+        """The cause of the next armed DISPENSE fault, taken off the count (lock held; one armed)."""
+        head = self._faults[0]
+        head[1] -= 1
+        if not head[1]:
+            self._faults.popleft()
+        return head[0]
 
     def last(self) -> tuple[int, tuple[str, ...]]:
         """The last stack dealt as ``(txn_id, cards)``, ``(0, ())`` before any."""
@@ -231,9 +239,9 @@ class ShoeSimulator(PtySimulator):
         if self._door_open:  # a shoe deals nothing with its door open
             self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code("door_open"), "door open"))
             return
-        bad = self._faults and self._faults[0] in BAD_STACKS
+        bad = self._faults and self._faults[0][0] in BAD_STACKS
         if self._faults and not bad:
-            name = self._faults.popleft()
+            name = self._next_fault()
             self.fault_counts[name] += 1
             self._door_open = self._door_open or name == "door_open"
             self.send_event(framing.FAULT, framing.encode_fault(protocol.fault_code(name), f"injected {name}"))
@@ -245,7 +253,7 @@ class ShoeSimulator(PtySimulator):
         cards = tuple(self._deck[: request.count])
         del self._deck[: request.count]
         if bad:
-            name = self._faults.popleft()
+            name = self._next_fault()
             self.fault_counts[name] += 1
             previous = self._dispensed[-1][1] if self._dispensed else cards
             if name == "garbled_card":  # dealt as usual, its record too; what the line carries is spoilt
