@@ -5,8 +5,11 @@ hardware while the rest are simulated; a scenario that needs the simulator of a 
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -106,3 +109,78 @@ def test_the_report_counts_each_outcome_and_keeps_xml_valid(tmp_path):
     failure = suite.find("testcase[@name='b']/failure")
     assert failure.get("message") == f"failed: step 4 ({step.where}) {step.label}: state betting, expected idle"
     assert suite.find("testcase[@name='c']/error").get("message") == "error: OSError: no pty"
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # ended meanwhile
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _wait(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_the_service_ends_when_the_rig_is_killed(tmp_path):
+    """docs/rig.md, "The service's process": a rig killed by SIGKILL (nothing of it runs to stop its child)
+    leaves no service running on its journal."""
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text("name: long\nsteps:\n  - wait: {state: closed, timeout: 100}\n")
+    socket_path = tmp_path / "sim.sock"
+    rig_proc = subprocess.Popen([sys.executable, "-m", "hil.rig", "--scenario", str(scenario), "--sim-socket",
+                                 str(socket_path)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env={**os.environ, "TMPDIR": str(tmp_path)})
+    services: list[int] = []
+    try:
+        assert _wait(socket_path.exists, 60), "the rig's service did not come up"  # served once it answers
+        services = _children(rig_proc.pid)
+        assert services, "the rig has no child process"
+        rig_proc.kill()
+        rig_proc.wait(timeout=10)
+        assert _wait(lambda: not any(_alive(pid) for pid in services), 10), \
+            f"still running after the rig was killed: {[p for p in services if _alive(p)]}"
+    finally:
+        rig_proc.kill()
+        rig_proc.wait(timeout=10)
+        for pid in services:  # never left behind, whatever the outcome
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_child_whose_parent_is_gone_before_the_tie_runs_nothing(tmp_path):
+    """hil/tether.py: the tie is made after fork; a child that finds another parent than the one named (the rig
+    died in between) ends at once, status 1, without running its program; with the right parent it runs it."""
+    from hil.tether import tethered
+
+    marker = tmp_path / "ran"
+    late = subprocess.run([sys.executable, "-m", "hil.tether", "1", "touch", str(marker)], cwd=ROOT, timeout=30)
+    assert late.returncode == 1 and not marker.exists()
+    done = subprocess.run(tethered(["touch", str(marker)]), cwd=ROOT, timeout=30)
+    assert done.returncode == 0 and marker.exists()
+    usage = subprocess.run([sys.executable, "-m", "hil.tether", "touch"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=30)
+    assert usage.returncode == 2 and "usage: python -m hil.tether PARENT_PID PROGRAM" in usage.stderr
