@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from controller.settings.files import construct_whole
+
 SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
 
 #: Largest scenario file read, in bytes (a scenario is a few thousand): a larger one, or a device or pipe that never
@@ -207,13 +209,15 @@ def load_scenario(path: Path) -> Scenario:
         loader = yaml.SafeLoader(text)
         try:  # one parse: the nodes (for the lines) and the data built from them
             node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
+            data = construct_whole(loader, node) if node is not None else None
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         raise ScenarioError([f"{file}:{line}: not YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ScenarioError([f"{file}:1: nested too deep (hundreds of levels; a scenario has a few)"]) from None
     if node is None:
         raise ScenarioError([f"{file}:1: empty file; a scenario is a mapping with name and steps"])
     data = _json_shaped(data)

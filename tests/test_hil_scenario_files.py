@@ -267,3 +267,38 @@ def test_a_card_turned_is_no_secret():
         {"seq": 4, "type": "Display", "round": 1, "kind": "command", "data": {"text": "across: As Ks"}},
     ]
     assert check_face_down(revealed, ["across: As Ks"], {"round_no": 1, "community": ["As", "Ks"]}) == []
+
+
+def test_a_collection_that_contains_itself_is_refused_at_its_line_as_a_configuration_file_is(tmp_path):
+    """docs/rig.md, "A scenario file": a recursive alias (``&a [*a]``, endless when walked) is a malformed file,
+    named by file and line, as controller/settings/files.py's ``load_yaml`` refuses it in a configuration."""
+    from controller.settings.files import ConfigError, load_yaml
+
+    path = write(tmp_path, "loop", "name: loop\nseed: &a [*a]\nsteps: []\n")
+    assert problems_of(path) == [f"{path}:2: not YAML: a collection that contains itself (a recursive alias)"]
+    with pytest.raises(ConfigError, match="line 2, column 7 malformed YAML: a collection that contains itself"):
+        load_yaml(path)
+    shared = write(tmp_path, "shared", "name: shared\nsteps: &s [{sleep: 0}]\nmore: *s\n")
+    assert problems_of(shared) == [f"{shared}:3: the scenario: Additional properties are not allowed ('more' was "
+                                   f"unexpected)"]  # an alias of another node is read as usual, checked as usual
+
+
+def test_a_scenario_nested_deeper_than_the_parser_goes_is_refused(tmp_path):
+    path = write(tmp_path, "deep", "name: deep\nsteps: " + "[" * 3000 + "]" * 3000 + "\n")
+    assert problems_of(path) == [f"{path}:1: nested too deep (hundreds of levels; a scenario has a few)"]
+
+
+def test_the_rig_refuses_a_recursive_scenario_with_status_2_and_runs_none(tmp_path):
+    """docs/rig.md: a malformed scenario file is refused before any scenario runs, exit status 2, its problem
+    as file:line; no JUnit report is written."""
+    import subprocess
+    import sys
+
+    good = write(tmp_path, "good", "name: good\nsteps: [{sleep: 0}]\n")
+    loop = write(tmp_path, "loop", "name: &a [*a]\nsteps: []\n")
+    report = tmp_path / "out.xml"
+    proc = subprocess.run([sys.executable, "-m", "hil.rig", "--scenario", str(good), str(loop), "--junit-xml",
+                           str(report)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{loop}:1: not YAML: a collection that contains itself (a recursive alias)" in proc.stderr
+    assert "Traceback" not in proc.stderr and "good:" not in proc.stdout and not report.exists()

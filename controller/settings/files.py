@@ -182,7 +182,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
     def construct_document(self, node):  # noqa: D102 - PyYAML hook
         _check_scalars(self, node)
-        return super().construct_document(node)
+        return construct_whole(self, node)
 
     def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
         seen = set()
@@ -208,6 +208,23 @@ _UniqueKeyLoader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _UniqueKeyLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def construct_whole(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """The data of ``node`` (composed by ``loader``), every collection built at once. A collection that
+    contains itself through an alias (``name: &a [*a]``: endless when walked) is refused with
+    ``yaml.constructor.ConstructorError`` at its line, "a collection that contains itself (a recursive alias)";
+    an alias of another node is built as that node's object. The rule of every YAML file the controller and
+    the rig read (``load_yaml``, hil.scenario's ``load_scenario``)."""
+    try:
+        return loader.construct_object(node, deep=True)
+    except yaml.constructor.ConstructorError as exc:
+        if exc.problem != "found unconstructable recursive node":
+            raise
+        raise yaml.constructor.ConstructorError(None, None, "a collection that contains itself (a recursive alias)",
+                                                exc.problem_mark) from None
+    finally:
+        loader.constructed_objects, loader.recursive_objects = {}, {}
 
 
 def _check_scalars(loader: yaml.SafeLoader, root: yaml.Node) -> None:
