@@ -737,3 +737,37 @@ def test_an_anchor_entry_is_its_fields_as_canonical_json_with_the_sum_of_the_oth
         entry = anchor_entry(seq, head, key, slot)
         assert entry == text.ljust(ANCHOR_ENTRY - 1) + b"\n"
         assert json.loads(entry) == body
+
+
+def test_add_key_journals_a_supervisors_name_and_a_reason_only_as_the_control_interface_takes_them(tmp_path):
+    """docs/control.md, "Actions": a reason journaled is one line of printable text of at most 200 characters,
+    and ``by`` names a person as the control interface's users are named (letters, digits, . _ -; 1-40). The
+    supervisor's decision of ``crisscross journal add-key`` (and ``reanchor``, the same function) is held to that
+    rule; a refusal journals nothing."""
+    path = tmp_path / "j.db"
+    journal = Journal(path)
+    journal.commit([("event", "ButtonPressed", {"button": "open_betting"}, None)])
+    journal.close()
+    init_key(tmp_path / "journal.key")
+    key_file = str(tmp_path / "journal.key")
+    before = read_records(path)
+    for by, reason, said in (
+            ("sue", "x" * 100_000, "--reason must be one line of printable text, at most 200 characters; got "
+                                   "100,000 characters: nothing journaled"),
+            ("sue", "x" * 201, "at most 200 characters; got 201 characters"),
+            ("sue", "sealed\nby hand", "got 14 characters, a line break or a control character among them"),
+            ("<script>", "seal", "--by must be a user name (letters, digits, . _ -; 1-40 characters), got "
+                                 "'<script>': nothing journaled"),
+            ("s" * 41, "seal", "--by must be a user name")):
+        proc = crisscross("journal", "add-key", "--journal", str(path), "--key", key_file, "--by", by,
+                          "--reason", reason)
+        assert proc.returncode == 2 and said in proc.stderr, proc.stderr[:300]
+        proc = crisscross("journal", "reanchor", "--journal", str(path), "--by", by, "--reason", reason)
+        assert proc.returncode == 2 and said in proc.stderr, proc.stderr[:300]
+    assert read_records(path) == before
+    proc = crisscross("journal", "add-key", "--journal", str(path), "--key", key_file, "--by", "s" * 40,
+                      "--reason", "é" * 200)
+    assert proc.returncode == 0, proc.stderr
+    introduced = read_records(path)[-2]
+    assert (introduced["type"], introduced["data"]["by"], introduced["data"]["reason"]) == (
+        "JournalKeyIntroduced", "s" * 40, "é" * 200)

@@ -14,12 +14,10 @@ from typing import Any
 
 from controller.game.sessions import PLAYER_ID
 from controller.journal.record import SAFE_INTEGER
-from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, RATING_ACTIONS
+from controller.round.inputs import ACTION_CODES, ACTIONS, ANSWERING, MAX_REASON, RATING_ACTIONS, reason_refused
 
 #: Largest request body accepted (bytes); a larger one is answered 413 without being read.
 MAX_BODY = 4096
-#: Longest ``reason`` of an action (characters).
-MAX_REASON = 200
 #: Longest wait of one ``GET /events`` (seconds).
 MAX_WAIT = 30.0
 #: Largest integer of a request: the ``after`` cursor of ``/events`` (a journal seq; far beyond any table's
@@ -167,7 +165,7 @@ def check_action(body: Any) -> tuple[str, str, str, int | None, str | None, int 
     if action not in ACTIONS:
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"unknown action {json_text(action)}; allowed: {', '.join(ACTIONS)}")
     reason = body.get("reason", "")
-    if not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable():
+    if reason_refused(reason):
         raise HTTPError(HTTPStatus.BAD_REQUEST, f"reason must be one line of printable text, at most {MAX_REASON} "
                                                  f"characters")
     code = body.get("code", "")

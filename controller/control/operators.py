@@ -28,7 +28,6 @@ import fcntl
 import hashlib
 import hmac
 import os
-import re
 import secrets
 import tempfile
 import time
@@ -40,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from controller.round.inputs import ROLES
+from controller.round.inputs import ROLES, USER_NAME
 from controller.settings.files import ConfigError, EmptyFile, check_keys, error, line_of, load_yaml
 from controller.settings.secret_files import shared_rights
 
@@ -54,8 +53,8 @@ MIN_ITERATIONS = 200_000
 MAX_ITERATIONS = 10 * ITERATIONS
 #: The scheme name that starts every stored hash.
 SCHEME = "pbkdf2_sha256"
-#: User names: letters, digits, ``.``, ``_``, ``-``; no ``:`` (HTTP Basic separates user and password by it).
-NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,40}")
+#: User names (``controller.round.inputs.USER_NAME``).
+NAME_PATTERN = USER_NAME
 #: Shortest password accepted by ``crisscross operator add`` (characters of its NFC form: ``password_length``).
 MIN_PASSWORD = 8
 #: Longest password accepted (characters of its NFC form): a sign-in's body holds at most ``checks.MAX_BODY``

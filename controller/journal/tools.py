@@ -40,6 +40,7 @@ from controller.journal.record import (
 )
 from controller.journal.meters_audit import meters_differ
 from controller.journal.store import Journal
+from controller.round.inputs import MAX_REASON, USER_NAME, reason_refused
 
 
 @dataclass
@@ -417,12 +418,21 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str,
     ``derive``: the journal's hook (``Journal.derive``) that writes
     the record's significant event in its commit (``controller.service.significance.Significance``: docs/events.md,
     5004 and 5005). Raises ``JournalError`` when there is nothing to admit (a
-    journal already keyed; an anchor that matches), when ``by`` or ``reason`` is empty, when ``key`` is None for
+    journal already keyed; an anchor that matches), when ``by`` or ``reason`` is empty, when
+    ``by`` is not a user name (``controller.round.inputs.USER_NAME``) or ``reason`` is not one line of printable
+    text of at most ``MAX_REASON`` characters (``reason_refused``: the rule of the control interface), when ``key`` is None for
     ``"key"`` or for a keyed journal, for ``"key"`` on a journal found tampered, and as ``Journal`` (a service
     running on it, another problem).
     """
     if not by.strip() or not reason.strip():
         raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
+    if not USER_NAME.fullmatch(by):
+        raise JournalError(f"{path}: --by must be a user name (letters, digits, . _ -; 1-40 characters), got "
+                           f"{by[:40]!r}{'...' if len(by) > 40 else ''}: nothing journaled")
+    if reason_refused(reason):
+        found = "" if reason.isprintable() else ", a line break or a control character among them"
+        raise JournalError(f"{path}: --reason must be one line of printable text, at most {MAX_REASON} characters; "
+                           f"got {len(reason):,} characters{found}: nothing journaled")
     path = existing_journal(path)
     if what == "anchor" and store_key_id(path) is None:
         key = None

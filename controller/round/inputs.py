@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,20 @@ DISABLE_CODES: tuple[str, ...] = ("closed", "count", "maintenance", "dispute", "
 
 #: The actions that need a public reason code, and the codes each takes (``OperatorAction.code``).
 ACTION_CODES: dict[str, tuple[str, ...]] = {"void_round": VOID_CODES, "disable_table": DISABLE_CODES}
+
+#: Longest free-text reason a person's decision is journaled with (characters): an action's ``reason`` on the
+#: control interface, a supervisor's ``--reason`` of ``crisscross journal add-key`` / ``reanchor``.
+MAX_REASON = 200
+#: The name of a person journaled as ``by``: a user name of the control interface (``controller.control.
+#: operators``): letters, digits, ``.``, ``_``, ``-``; no ``:`` (HTTP Basic separates user and password by it).
+USER_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")
+
+
+def reason_refused(reason: object) -> bool:
+    """Whether ``reason`` may not be journaled as a person's free-text reason: not text, longer than
+    ``MAX_REASON`` characters, or not one line of printable characters (``str.isprintable``: no newline, tab or
+    control character). The rule of every reason journaled (docs/control.md, "Actions")."""
+    return not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable()
 
 
 @dataclass(frozen=True)
