@@ -183,3 +183,41 @@ def test_design_names_a_missing_folder_and_a_file_it_cannot_write(tmp_path, monk
     assert proc.stderr == (f"crisscross paytable design: {output}: cannot write the pay table: No space left on "
                            f"device\n")
     assert not output.exists()
+
+
+@pytest.mark.parametrize("values, said", [
+    (",,,", "--values ,,,: value 1 is empty: expected positive integers separated by commas"),
+    ("2,,3", "--values 2,,3: value 2 is empty: expected positive integers separated by commas"),
+    ("2,three", "--values 2,three: 'three' is not a whole number"),
+    ("2,1.5", "--values 2,1.5: '1.5' is not a whole number"),
+])
+def test_design_names_a_value_of_values_that_is_empty_or_not_a_number(tmp_path, values, said):
+    """``--values ,,,`` printed Python's "invalid literal for int() with base 10: ''"; each value is named."""
+    proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus", "--values", values)
+    assert proc.returncode == 2 and proc.stdout == "" and not output.exists()
+    assert proc.stderr == f"crisscross paytable design: {said}\n"
+
+
+def test_design_refuses_a_search_of_more_than_five_million_tables_before_it_starts(tmp_path):
+    """``--values 1,2,...,5000`` searched for minutes, printing nothing. The search tries, for each half of the
+    hands (lower five, upper five), every combination of its hands' choices (counted here from the
+    regulation's minimums: each value from the minimum, at least 1, to 4 times it, and ``push`` where the
+    minimum is a push); more than 5,000,000 is refused at once, saying how many."""
+    minimum = REGULATIONS["ny"].minimums["five_card_bonus"].pays
+    counts = []
+    for hand in PAY_HANDS:
+        low = max(odds_value(minimum[hand]), 1)
+        counts.append(len(range(low, min(4 * low, 5000) + 1)) + (minimum[hand] == "push"))
+    size = 1
+    for n in counts[:5]:
+        size *= n
+    upper = 1
+    for n in counts[5:]:
+        upper *= n
+    size += upper
+    assert size > 5_000_000
+    proc, output = design(tmp_path, "--target-house-edge", "0.03", "--vary", "bonus",
+                          "--values", ",".join(map(str, range(1, 5001))))
+    assert proc.returncode == 2 and proc.stdout == "" and not output.exists()
+    assert proc.stderr == (f"crisscross paytable design: --values and --max-factor 4: the search would try "
+                           f"{size:,} tables, more than 5,000,000: give fewer --values or a lower --max-factor\n")

@@ -24,6 +24,7 @@ import bisect
 import dataclasses
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -39,6 +40,9 @@ LADDER: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 18, 20, 25, 30
                            150, 200, 250, 300, 400, 500, 600, 750, 800, 1000, 1500, 2000)
 #: The most ``--max-factor`` (times a hand's minimum), ``--top`` (tables printed) and ``--check`` (par sheets) take.
 MOST_FACTOR, MOST_TOP, MOST_CHECK = 1000, 1000, 100
+#: The most tables the search may try (``search_size``: both halves of the meet in the middle, each table tried
+#: once): about 2 microseconds each, so at most some ten seconds of CPU before the par sheets of ``bet``.
+MAX_SEARCH = 5_000_000
 #: The varied table's name in a jurisdiction for each ``--vary`` choice.
 VARY = {"bonus": "five_card_bonus", "bet": "bet"}
 
@@ -65,6 +69,45 @@ def hand_candidates(minimum: dict[str, int | str], values: Sequence[int], max_fa
             choices.insert(0, least)
         out.append(choices)
     return out
+
+
+def search_size(candidates: list[list[int | str]]) -> int:
+    """How many tables ``nearest`` tries for ``candidates`` (one list of odds per hand): the product of the
+    choices of the lower hands plus that of the upper hands (the halves of its meet in the middle)."""
+    half = len(candidates) // 2
+    return math.prod(map(len, candidates[:half])) + math.prod(map(len, candidates[half:]))
+
+
+def check_search_size(jurisdiction: Jurisdiction, vary: str, values: Sequence[int], max_factor: int) -> None:
+    """Raise ``ValueError`` when the search for ``vary`` in ``jurisdiction`` over ``values`` up to
+    ``max_factor`` times each minimum would try more than ``MAX_SEARCH`` tables (``search_size``), saying how
+    many and what narrows it; before any search (``--values 1,2,...,5000`` ran for minutes, silent)."""
+    candidates = hand_candidates(dict(REGULATIONS[jurisdiction.code].minimums[VARY[vary]].pays), values,
+                                 max_factor)
+    size = search_size(candidates)
+    if size > MAX_SEARCH:
+        raise ValueError(f"--values and --max-factor {max_factor}: the search would try {size:,} tables, more than "
+                         f"{MAX_SEARCH:,}: give fewer --values or a lower --max-factor")
+
+
+def parse_values(text: str) -> tuple[int, ...]:
+    """The odds of ``--values`` (``N,N,...``: whole numbers from 1 to ``MAX_ODDS``, comma-separated). Raises
+    ``ValueError`` naming ``text`` and what is wrong: an empty value (``1,,3``: which one), a word that is not
+    a whole number, a value below 1 or above ``MAX_ODDS`` (the pay tables' loader refuses more)."""
+    values = []
+    for number, word in enumerate(text.split(","), 1):
+        if not word.strip():
+            raise ValueError(f"--values {text}: value {number} is empty: expected positive integers separated by "
+                             f"commas")
+        if not word.strip().isdigit() or not word.strip().isascii():
+            raise ValueError(f"--values {text}: {word.strip()[:20]!r} is not a whole number")
+        values.append(int(word))
+    if min(values) < 1:
+        raise ValueError(f"--values {text}: expected positive integers")
+    if max(values) > MAX_ODDS:
+        raise ValueError(f"--values {text}: odds above {odds_text(MAX_ODDS)}, the most a pay table may offer "
+                         f"(crisscross paytable, docs/commands.md)")
+    return tuple(values)
 
 
 def nearest(candidates: list[list[int | str]], weights: Sequence[float], constant: float, target: float,
@@ -113,9 +156,10 @@ def design(jurisdiction: Jurisdiction, vary: str, target: Fraction, values: Sequ
            par_sheet: Callable[[Jurisdiction], object] | None = None) -> list[Design]:
     """The pay tables closest to ``target`` (see module docstring), best first: ``top`` of them for ``bonus``,
     ``check`` (each an exact par sheet, ``par_sheet(jurisdiction)``) for ``bet``. Raises ``ValueError`` for an
-    unknown ``vary``."""
+    unknown ``vary`` or a search larger than ``MAX_SEARCH`` (``check_search_size``)."""
     if vary not in VARY:
         raise ValueError(f"--vary {vary!r}: choose one of {', '.join(VARY)}")
+    check_search_size(jurisdiction, vary, values, max_factor)
     name = VARY[vary]
     minimum = dict(REGULATIONS[jurisdiction.code].minimums[name].pays)
     candidates = hand_candidates(minimum, values, max_factor)
@@ -225,8 +269,9 @@ def _check_output(path: Path) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """``crisscross paytable design`` with ``args`` parsed by ``parser()``: search, print, write. Exit status 0,
-    or 2 with one line on standard error for bad ``--values`` (below 1 or above ``MAX_ODDS``, which the pay
-    tables' loader refuses) or ``--target-house-edge``, a jurisdiction that does not load, an ``--output`` (or
+    or 2 with one line on standard error for bad ``--values`` (``parse_values``: an empty value, a word that is
+    not a whole number, below 1 or above ``MAX_ODDS``, which the pay tables' loader refuses), a search larger
+    than ``MAX_SEARCH`` tables (``check_search_size``), a bad ``--target-house-edge``, a jurisdiction that does not load, an ``--output`` (or
     the default file) that exists already or whose folder does not, or a file that cannot be written."""
     import sys
 
@@ -234,15 +279,11 @@ def main(args: argparse.Namespace) -> int:
     from controller.settings.files import ConfigError
 
     try:
-        values = LADDER if args.values is None else tuple(int(v) for v in args.values.split(","))
-        if not values or min(values) < 1:
-            raise ValueError(f"--values {args.values}: expected positive integers")
-        if max(values) > MAX_ODDS:
-            raise ValueError(f"--values {args.values}: odds above {odds_text(MAX_ODDS)}, the most a pay table may "
-                             f"offer (crisscross paytable, docs/commands.md)")
+        values = LADDER if args.values is None else parse_values(args.values)
         if not 0 <= args.target_house_edge < 1:
             raise ValueError(f"--target-house-edge {args.target_house_edge}: expected a fraction in [0, 1)")
         jurisdiction = load_jurisdiction(args.jurisdiction)
+        check_search_size(jurisdiction, args.vary, values, args.max_factor)
         output = args.output or Path(f"{jurisdiction.code}-{args.vary}-designed.yaml")
         _check_output(output)
     except (ValueError, ConfigError) as exc:
