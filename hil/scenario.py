@@ -71,8 +71,20 @@ class Scenario:
 
 @cache
 def schema() -> dict[str, Any]:
-    """The JSON Schema of a scenario (``hil/scenario.schema.json``), checked once against its meta-schema."""
+    """The JSON Schema of a scenario (``hil/scenario.schema.json``), checked once against its meta-schema, with
+    the simulators' bounds of a fault (``drivers.simfaults``: ``MAX_COUNT``, ``MAX_SECONDS``, ``MAX_RATE``) as
+    the maximums of a ``fault`` step and of its moment, so that a file asking more is refused at its line."""
+    from drivers.simfaults import MAX_COUNT, MAX_RATE, MAX_SECONDS
+
     loaded = json.loads(SCHEMA_PATH.read_text())
+    fault = loaded["$defs"]["step"]["properties"]["fault"]["properties"]
+    for name, most in (("count", MAX_COUNT), ("times", MAX_COUNT), ("byte", MAX_COUNT), ("seconds", MAX_SECONDS),
+                       ("after", MAX_SECONDS), ("pause", MAX_SECONDS), ("rate", MAX_RATE)):
+        fault[name]["maximum"] = most
+    for moment in loaded["$defs"]["moment"]["oneOf"]:
+        for name, most in (("after_stack", MAX_COUNT - 1), ("reading", MAX_COUNT), ("nth", MAX_COUNT)):
+            if name in moment.get("properties", {}):
+                moment["properties"][name]["maximum"] = most
     jsonschema.Draft202012Validator.check_schema(loaded)
     return loaded
 

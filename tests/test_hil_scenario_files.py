@@ -302,3 +302,23 @@ def test_the_rig_refuses_a_recursive_scenario_with_status_2_and_runs_none(tmp_pa
     assert proc.returncode == 2, proc.stderr
     assert f"{loop}:1: not YAML: a collection that contains itself (a recursive alias)" in proc.stderr
     assert "Traceback" not in proc.stderr and "good:" not in proc.stdout and not report.exists()
+
+
+def test_a_fault_step_asking_more_than_the_simulators_take_is_refused_at_its_line(tmp_path):
+    """docs/protocol.md, "Fault injection": counts, nth and times at most 10,000, seconds at most 3,600, a
+    flood's rate at most 100,000 a second; a scenario asking more is a file error, not a run that breaks."""
+    path = write(tmp_path, "greedy", "\n".join([
+        "name: greedy",                                                                      # 1
+        "steps:",                                                                            # 2
+        "  - fault: {device: shoe, kind: jam, count: 99999999999}",                          # 3
+        "  - fault: {device: panel, kind: silent, seconds: 3601}",                           # 4
+        "  - fault: {device: panel, kind: flood, rate: 100001}",                             # 5
+        "  - fault: {device: shoe, kind: jam, at: {message: DISPENSE, nth: 10001}}",         # 6
+        "  - fault: {device: shoe, kind: jam, count: 10000, at: {after_stack: 9999}}",       # 7
+        ""]))
+    problems = problems_of(path)
+    assert problems[:3] == [
+        f"{path}:3: steps/0/fault/count: 99999999999 is greater than the maximum of 10000",
+        f"{path}:4: steps/1/fault/seconds: 3601 is greater than the maximum of 3600.0",
+        f"{path}:5: steps/2/fault/rate: 100001 is greater than the maximum of 100000.0"]
+    assert len(problems) == 4 and problems[3].startswith(f"{path}:6: steps/3/fault/at: ")  # the moment's nth
