@@ -386,3 +386,15 @@ def test_a_counted_shoe_fault_hits_that_many_dispenses_then_the_shoe_deals(table
             assert sims["shoe"].wait_for(lambda: sims["shoe"].awaiting_ack == 0, 2.0)
             shoe.read(0.1)
     assert kinds == [framing.FAULT] * 3 + [shoe_protocol.STACK]
+
+
+def test_clear_cancels_the_shoes_armed_dispense_faults(table, shoe):
+    """docs/rig.md's ``clear DEVICE``: "cancel the armed faults"; the shoe's jams armed for the next dispenses
+    are among them."""
+    sims, _ = table
+    shoe.send(shoe_protocol.SHUFFLE)
+    shoe.read()
+    execute(sims, "inject shoe jam count=2")
+    assert execute(sims, "clear shoe") == "shoe: faults cleared"
+    shoe.send(shoe_protocol.DISPENSE, shoe_protocol.encode_dispense(1, 2))
+    assert [f.msg_type for f in _device_frames(shoe, 1)] == [shoe_protocol.STACK]

@@ -192,6 +192,13 @@ class ShoeSimulator(PtySimulator):
         with self.lock:
             self._faults.append([kind, count])
 
+    def clear_faults(self) -> None:
+        """Cancel every armed fault (``PtySimulator.clear_faults``), the DISPENSE faults of ``inject_device_fault``
+        among them; an open door stays open (``close_door`` shuts it)."""
+        super().clear_faults()
+        with self.lock:
+            self._faults.clear()
+
     def _next_fault(self) -> str:
         """The cause of the next armed DISPENSE fault, taken off the count (lock held; one armed)."""
         head = self._faults[0]
