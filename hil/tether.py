@@ -1,7 +1,7 @@
 """A child process of the rig that ends when the rig does, however the rig ends (docs/rig.md, "The service's
 process").
 
-    python -m hil.tether PARENT_PID PROGRAM [ARG...]
+    python -I hil/tether.py PARENT_PID PROGRAM [ARG...]
 
 asks Linux to send this process SIGKILL when its parent dies (prctl(2) ``PR_SET_PDEATHSIG``, kept across
 execve), checks that its parent is still ``PARENT_PID`` (the rig may have died between fork and prctl: then the
@@ -28,10 +28,11 @@ PR_SET_PDEATHSIG = 1
 
 def tethered(command: list[str]) -> list[str]:
     """``command`` (a program and its arguments) run through this module, tied to the calling process: it gets
-    SIGKILL when this process dies. Unchanged elsewhere than Linux."""
+    SIGKILL when this process dies. The module runs by its path in isolated mode (``-I``: it needs the standard
+    library alone, whatever the folder the rig was started in). Unchanged elsewhere than Linux."""
     if not sys.platform.startswith("linux"):
         return list(command)
-    return [sys.executable, "-m", "hil.tether", str(os.getpid()), *command]
+    return [sys.executable, "-I", os.path.abspath(__file__), str(os.getpid()), *command]
 
 
 def main(argv: list[str]) -> int:
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
     bad command line (said on stderr), 1 when the parent ``argv[0]`` is gone already. ``OSError`` when prctl
     or execve fail."""
     if len(argv) < 2 or not argv[0].isdigit():
-        print("usage: python -m hil.tether PARENT_PID PROGRAM [ARG...]", file=sys.stderr)
+        print("usage: python -I hil/tether.py PARENT_PID PROGRAM [ARG...]", file=sys.stderr)
         return 2
     parent = int(argv[0])
     if sys.platform.startswith("linux"):

@@ -177,10 +177,11 @@ def test_a_child_whose_parent_is_gone_before_the_tie_runs_nothing(tmp_path):
     from hil.tether import tethered
 
     marker = tmp_path / "ran"
-    late = subprocess.run([sys.executable, "-m", "hil.tether", "1", "touch", str(marker)], cwd=ROOT, timeout=30)
+    tether = str(ROOT / "hil" / "tether.py")
+    late = subprocess.run([sys.executable, "-I", tether, "1", "touch", str(marker)], cwd=tmp_path, timeout=30)
     assert late.returncode == 1 and not marker.exists()
-    done = subprocess.run(tethered(["touch", str(marker)]), cwd=ROOT, timeout=30)
+    done = subprocess.run(tethered(["touch", str(marker)]), cwd=tmp_path, timeout=30)  # any folder
     assert done.returncode == 0 and marker.exists()
-    usage = subprocess.run([sys.executable, "-m", "hil.tether", "touch"], cwd=ROOT, capture_output=True, text=True,
+    usage = subprocess.run([sys.executable, "-I", tether, "touch"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=30)
-    assert usage.returncode == 2 and "usage: python -m hil.tether PARENT_PID PROGRAM" in usage.stderr
+    assert usage.returncode == 2 and "usage: python -I hil/tether.py PARENT_PID PROGRAM" in usage.stderr
