@@ -81,6 +81,27 @@ def test_the_stream_pushes_public_records_with_their_seq_and_each_view(server):
     assert json.loads(frames[3]["data"]) == {"state": "betting", "round_no": 1, "seq": 3}
 
 
+def test_an_idle_stream_sends_a_heartbeat_event_a_page_can_see_at_the_interval_labels_gives(operators_file):
+    """docs/control.md, "GET /events/stream": an idle stream sends ``event: heartbeat`` after ``heartbeat`` seconds
+    without a frame. A comment line would not do: a browser's ``EventSource`` never hands a comment to the page
+    (WHATWG HTML, "Server-sent events": a line starting with a colon is ignored), so the dealer's screen could not
+    tell an idle table from one that stopped answering. ``GET /labels`` gives the interval (``heartbeat_s``)."""
+    running = ControlServer(ControlConfig(True, "127.0.0.1", 0, operators_file), queue.Queue(), heartbeat=0.2)
+    running.start()
+    try:
+        assert Client(running).get("/labels")[1]["heartbeat_s"] == 0.2
+        running.publish_view({"state": "idle", "round_no": None})
+        sock, reader, _ = _open_stream(running)
+        try:
+            frames = _frames(reader, 3)  # the view, then nothing but heartbeats: within PATIENCE, not 15 s
+        finally:
+            sock.close()
+    finally:
+        running.stop()
+    assert [f["event"] for f in frames] == ["view", "heartbeat", "heartbeat"]
+    assert all("id" not in f and f["data"] == "{}" for f in frames[1:])  # no id: Last-Event-ID stays the record's
+
+
 def test_a_stream_resumes_after_its_last_event_id(server):
     for seq in (1, 2, 3):
         server.publish_record(_record(seq))

@@ -55,8 +55,13 @@ log = logging.getLogger("controller.control.server")
 SCREEN_DIR = Path(__file__).resolve().parent / "screen"
 #: Longest life of one ``GET /events/stream`` (seconds); the browser reconnects from its last ``id``.
 STREAM_SECONDS = 300.0
-#: A comment line sent on an idle stream this often (seconds), so a proxy or the browser keeps it open.
+#: An idle stream's ``heartbeat`` frame, sent after this many seconds without a frame (``ControlServer.heartbeat``
+#: unless given): a proxy or the browser keeps the stream open, and the dealer's screen, which learns the interval
+#: from ``GET /labels`` (``heartbeat_s``), takes a longer silence for a table that no longer answers.
 HEARTBEAT = 15.0
+#: The frame sent on an idle stream: an event, not a comment, since a browser's ``EventSource`` never shows a page
+#: a comment.
+HEARTBEAT_FRAME = b"event: heartbeat\ndata: {}\n\n"
 #: Most frames sent to a stream's client in one write (those waiting when it writes).
 MAX_JOINED = 64
 #: Longest wait for one write to a stream's client (seconds); a client that reads slower is disconnected.
@@ -330,10 +335,11 @@ def build_app(server: ControlServer) -> Guard:
 
     async def labels(request: Request) -> Response:
         """The words of a screen (``controller.round.actions.WORDS``): each action's label and role, the names of
-        states, spots and hands, the currency; the same for everyone, nothing secret."""
+        states, spots and hands, the currency; and ``heartbeat_s``, the stream's heartbeat interval (seconds,
+        ``server.heartbeat``); the same for everyone, nothing secret."""
         query_params(request, ())
         from controller.round.actions import WORDS  # here, as openapi's: the round's graph imports the table's
-        return JSONResponse(WORDS, 200, JSON_HEADERS)
+        return JSONResponse({**WORDS, "heartbeat_s": server.heartbeat}, 200, JSON_HEADERS)
 
     async def page(request: Request) -> Response:
         return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
@@ -372,9 +378,10 @@ async def _read_body(request: Request, timeout: float) -> bytes:
 
 
 class _EventStream(Response):
-    """``text/event-stream`` of one subscriber: ``retry``, then its queued frames, a comment every ``HEARTBEAT``
-    seconds, until ``STREAM_SECONDS`` pass, the client goes away, the server stops or the subscriber is dropped
-    (an ``event: dropped`` frame). A write not taken within ``WRITE_TIMEOUT`` disconnects the client."""
+    """``text/event-stream`` of one subscriber: ``retry``, then its queued frames, ``HEARTBEAT_FRAME`` after every
+    ``server.heartbeat`` seconds without a frame, until ``STREAM_SECONDS`` pass, the client goes away, the server
+    stops or the subscriber is dropped (an ``event: dropped`` frame). A write not taken within ``WRITE_TIMEOUT``
+    disconnects the client."""
 
     def __init__(self, subscriber: Subscriber, server: ControlServer) -> None:
         self.status_code = 200
@@ -407,10 +414,10 @@ class _EventStream(Response):
                 if ended or remaining <= 0:
                     break
                 try:
-                    async with asyncio.timeout(min(HEARTBEAT, remaining)):
+                    async with asyncio.timeout(min(self.server.heartbeat, remaining)):
                         frames = [await subscriber.queue.get()]
                 except TimeoutError:
-                    frames = [b": still here\n\n"]
+                    frames = [HEARTBEAT_FRAME]
                 while not subscriber.queue.empty() and len(frames) < MAX_JOINED:  # those waiting: one write
                     frames.append(subscriber.queue.get_nowait())
                 if END in frames:  # the end comes last: nothing is offered to a subscriber after it

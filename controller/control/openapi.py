@@ -45,7 +45,7 @@ def openapi_document() -> dict[str, Any]:
                                               "role": {"enum": list(ROLES)},
                                               "reason": {"type": ["string", "null"]}}},
                 "Labels": {"type": "object", "required": ["actions", "states", "spots", "hands", "codes",
-                                                          "currency"],
+                                                          "currency", "heartbeat_s"],
                            "properties": {
                                "actions": {"type": "object", "additionalProperties": {
                                    "type": "object", "required": ["label", "role"],
@@ -55,7 +55,9 @@ def openapi_document() -> dict[str, Any]:
                                    "type": "array", "items": {"type": "string"}}},
                                "currency": {"type": "object", "required": ["code", "symbol", "minor_units"],
                                             "properties": {"code": {"type": "string"}, "symbol": {"type": "string"},
-                                                           "minor_units": {"type": "integer"}}}}},
+                                                           "minor_units": {"type": "integer"}}},
+                               # seconds between an idle event stream's heartbeat frames
+                               "heartbeat_s": {"type": "number", "exclusiveMinimum": 0}}},
                 "Record": {"type": "object", "required": ["seq", "type", "data"],
                            "properties": {"seq": {"type": "integer"}, "time": {"type": "string"},
                                           "kind": {"enum": ["event", "command", "record"]},
@@ -138,7 +140,7 @@ def openapi_document() -> dict[str, Any]:
                                                          "missed": {"type": "boolean"}}}}}},
                               "400": _ERROR}}},
             "/events/stream": {"get": {
-                "summary": "Server-Sent Events: `record` (id = seq), `view`, `missed`, `dropped`",
+                "summary": "Server-Sent Events: `record` (id = seq), `view`, `missed`, `dropped`, `heartbeat`",
                 "parameters": [
                     {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}},
                     {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer", "minimum": 0}}],

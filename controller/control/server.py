@@ -58,7 +58,7 @@ from typing import Any
 import orjson
 import uvicorn
 
-from controller.control.app import build_app, protocol_class
+from controller.control.app import HEARTBEAT, build_app, protocol_class
 from controller.control.broadcast import CLIENT_QUEUE, MAX_BATCH, PACE, RING_SIZE, Hub, Outbox
 from controller.control.checks import MAX_BODY, MAX_SEQ, MAX_WAIT, SINGLE_HEADERS  # noqa: F401 (documented)
 from controller.control.rate import ActionRate
@@ -259,7 +259,8 @@ class ControlServer(SignIn):
     at once (``checks``, a semaphore taken without waiting); ``max_connections`` connections at once (one more
     sheds the oldest connection still waiting for its request's headers, else it is closed when accepted); ``max_streams`` event streams, each with at most ``client_queue`` frames waiting
     (one more and that client is dropped). Call ``start`` then ``stop`` (idempotent: it ends every stream and
-    long poll, stops the loop and joins the thread). Every ``operators_check`` seconds the loop looks at the
+    long poll, stops the loop and joins the thread). An idle event stream sends its heartbeat after ``heartbeat``
+    seconds without a frame (``HEARTBEAT``; ``GET /labels`` tells the dealer's screen). Every ``operators_check`` seconds the loop looks at the
     operators file's identity (``SignIn.operators_identity``) and reads it again when it changed, so that a change
     of who may act is journaled (``OperatorsChanged``) with no request after it, failing closed as at a request.
 
@@ -273,9 +274,10 @@ class ControlServer(SignIn):
                  request_timeout: float = REQUEST_TIMEOUT,
                  ring_size: int = RING_SIZE, max_checks: int = MAX_CHECKS, max_connections: int = MAX_CONNECTIONS,
                  max_streams: int = MAX_STREAMS, client_queue: int = CLIENT_QUEUE,
-                 operators_check: float = OPERATORS_CHECK_S) -> None:
+                 operators_check: float = OPERATORS_CHECK_S, heartbeat: float = HEARTBEAT) -> None:
         check_descriptors("control interface")
         self.config = config
+        self.heartbeat = heartbeat
         self.events = events
         self.request_timeout = request_timeout
         self.operators_check = operators_check
