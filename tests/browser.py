@@ -8,7 +8,9 @@ machine without Chromium the browser tests are skipped with the command that ins
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import io
 import os
 import shutil
@@ -24,7 +26,9 @@ import pytest
 
 from controller.cli.parts import SERVICE_PARTS
 from controller.journal.reader import read_records
+from controller.control.app import HEARTBEAT
 from controller.control.operators import MIN_ITERATIONS, add_operator
+from controller.control.server import ControlServer
 from controller.game.table import load_table_config
 from controller.service.assembly import Service
 
@@ -72,13 +76,17 @@ def operators_file(folder: Path) -> Path:
 
 class Table:
     """A service whose devices are the simulators on ptys, with the control interface on ``port`` (0: any),
-    running on its own thread; ``stop`` stops and closes it. ``table``: fields of ``TableConfig`` to change."""
+    running on its own thread; ``stop`` stops and closes it. ``heartbeat``: seconds between an idle event stream's
+    heartbeats (the control interface's ``HEARTBEAT`` unless given). ``table``: fields of ``TableConfig`` to
+    change."""
 
-    def __init__(self, folder: Path, port: int = 0, seed: int = 5, **table: Any) -> None:
+    def __init__(self, folder: Path, port: int = 0, seed: int = 5, heartbeat: float = HEARTBEAT,
+                 **table: Any) -> None:
         config = dataclasses.replace(load_table_config(), **table)  # e.g. manual_dealing=True
         control = dataclasses.replace(config.control, enabled=True, port=port, operators=operators_file(folder))
+        parts = dataclasses.replace(SERVICE_PARTS, control=functools.partial(ControlServer, heartbeat=heartbeat))
         self.service = Service(dataclasses.replace(config, control=control), journal_path=folder / "journal.jsonl",
-                               out=io.StringIO(), seed=seed, parts=SERVICE_PARTS)
+                               out=io.StringIO(), seed=seed, parts=parts)
         self.thread = threading.Thread(target=self.service.run, name="service")
         self.thread.start()
         self.url = self.service.control.url
@@ -101,6 +109,25 @@ class Table:
                 return
             assert time.monotonic() < deadline, f"the journal never showed the chips {missing}"
             time.sleep(0.05)  # a poll, not a wait for frames: the loop ends on the condition or the deadline
+
+    @contextlib.contextmanager
+    def silent(self):
+        """For the block, the control interface as a stopped process leaves it (``kill -STOP``): its loop blocked,
+        so every connection stays open and nothing is answered or sent, while the controller carries on (what
+        it publishes waits for the loop). The loop runs again after the block."""
+        blocked, release = threading.Event(), threading.Event()
+        loop = self.service.control._loop  # noqa: SLF001 - the one loop that serves every request and stream
+
+        def hold() -> None:
+            blocked.set()
+            release.wait()
+
+        loop.call_soon_threadsafe(hold)
+        assert blocked.wait(PLACE_PATIENCE), "the control interface's loop never took the block"
+        try:
+            yield
+        finally:
+            release.set()
 
     def stop(self) -> None:
         self.service.stop()

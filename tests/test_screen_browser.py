@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 
@@ -28,6 +29,9 @@ PATIENCE_MS = 20_000
 WAGERS = {2: {"ante_across": 500, "ante_down": 500, "five_card_bonus": 100}, 5: {"ante_across": 1000,
                                                                                   "ante_down": 1000}}
 DECISIONS = {"across": {2: 1000}, "down": {2: 500}, "middle": {2: 1500}}
+#: The event stream's heartbeat (seconds) in the test of a table that stops answering: the page allows 1.5 of them
+#: (screen.js ``SILENCE``) before it says so, 22.5 s of the server's 15 s.
+QUICK_HEARTBEAT = 1.0
 
 
 @pytest.fixture(scope="module")
@@ -271,3 +275,53 @@ def test_the_page_carries_on_after_the_service_restarts(browser, tmp_path, shots
         assert opened[-1]["data"]["user"] == "dan" and opened[-1]["data"]["state"] == "idle"
     finally:
         second.stop()
+
+
+def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_until_it_answers(browser, tmp_path,
+                                                                                                 shots):
+    """A control interface that stops answering (its loop blocked, as a stopped process leaves it: connections
+    open, nothing sent) is seen within the silence allowed (1.5 heartbeats), never shown as live, every button
+    disabled; the page catches up once it answers again. An idle table's heartbeats keep the page live."""
+    table = Table(tmp_path, heartbeat=QUICK_HEARTBEAT)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(PATIENCE_MS)
+        heartbeats = []  # as Chromium's network layer received them
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.on("Network.eventSourceMessageReceived",
+               lambda event: heartbeats.append(event) if event["eventName"] == "heartbeat" else None)
+        page.add_init_script("""
+            window.linkShown = [];  // every text the link showed
+            document.addEventListener("DOMContentLoaded", () => new MutationObserver(
+              () => window.linkShown.push(document.getElementById("link").textContent))
+              .observe(document.getElementById("link"), {subtree: true, childList: true, characterData: true}));
+        """)
+        page.goto(table.url + "/")
+        page.wait_for_selector("#link:text('live')")
+        sign_in(page, "dealer", "dan")
+        wait_state(page, "idle")
+        page.evaluate("() => { window.linkShown = []; }")
+        heard, deadline = len(heartbeats), time.monotonic() + PATIENCE_MS / 1000
+        while len(heartbeats) < heard + 3:  # idle for twice the silence allowed
+            assert time.monotonic() < deadline, f"{len(heartbeats) - heard} heartbeats in {PATIENCE_MS} ms"
+            page.wait_for_timeout(50)  # a poll (Playwright delivers the events meanwhile), not a wait for them
+        assert page.evaluate("() => window.linkShown") == [] and page.inner_text("#link") == "live"
+        press(page, "open_betting")
+        page.wait_for_selector("#buttons button[data-action=no_more_bets]:not([disabled])")
+
+        with table.silent():
+            page.wait_for_selector("#link.down:text('no answer from the table')")
+            disabled = page.eval_on_selector_all("#buttons button", "all => all.map((b) => b.disabled)")
+            assert disabled and all(disabled), disabled
+            table.place({2: {"ante_across": 500, "ante_down": 500}})  # the table carries on meanwhile
+            assert page.inner_text("#link") == "no answer from the table"
+            assert all(page.eval_on_selector_all("#buttons button", "all => all.map((b) => b.disabled)"))
+            page.screenshot(path=shots / "silent-1-no-answer.png")
+        page.wait_for_selector("#link:text('live')")
+        page.wait_for_function("() => [...document.querySelectorAll('#seat-2 dd')].map((d) => d.textContent)"
+                               ".join() === '$5.00,$5.00'")  # caught up: the chips put down while it was silent
+        page.wait_for_selector("#buttons button[data-action=no_more_bets]:not([disabled])")
+        page.screenshot(path=shots / "silent-2-back.png")
+    finally:
+        table.stop()

@@ -21,3 +21,21 @@ function formatMoney(minor, currency, signed = false) {
   const sign = minor < 0 ? "-" : signed && minor > 0 ? "+" : "";
   return `${sign}${currency.symbol}${whole}${part}`;
 }
+
+// fetch(`url`, `options`) that gives up after `seconds`: a server that is stopped (not gone) keeps the connection
+// open and never answers, and a fetch alone would wait for ever. Throws an Error named "NoAnswer" saying so, or
+// fetch's own TypeError ("Failed to fetch") when nothing listens there.
+async function fetchWithin(url, options, seconds) {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), seconds * 1000);
+  try {
+    return await fetch(url, {...options, signal: abort.signal});
+  } catch (error) {
+    if (!abort.signal.aborted) throw error;
+    const late = new Error(`no answer within ${seconds} s`);
+    late.name = "NoAnswer";
+    throw late;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -3,11 +3,16 @@
 // GET /events/stream; sends POST /actions with the round guard (round and state of the view shown). Which role
 // may send an action, and why an action is not allowed yet, come from the controller (the view's `actions`):
 // the page keeps no list of its own. It only ever receives what the secrecy filter lets out: no face-down card
-// before its reveal.
+// before its reveal. The page is live only while the stream is heard from: an idle stream sends a heartbeat
+// every `heartbeat_s` of the labels, and a longer silence (SILENCE times that) means the table no longer answers:
+// every button is disabled and the stream opened anew.
 "use strict";
 
 const SEATS = [1, 2, 3, 4, 5, 6];
 const ROLE_WORDS = {dealer: "Dealer", supervisor: "Supervisor"};
+// How many heartbeat intervals without a frame the page waits before it takes the table for silent (22.5 s of
+// the server's 15 s: a heartbeat late by half an interval is still heard).
+const SILENCE = 1.5;
 
 let words = null;           // GET /labels
 let view = null;            // the latest view (Round.view() and seq)
@@ -15,6 +20,9 @@ let cursor = 0;             // the last record seq seen
 let round = {no: null, settlements: {}};
 const credentials = {};     // role -> {user, token}: in this page's memory only, never stored
 let stream = null;
+let live = false;           // the stream is open and was heard from within the silence allowed
+let watchdog = null;        // the timer of that silence
+let starting = false;       // start() is under way
 
 const $ = (id) => document.getElementById(id);
 
@@ -179,7 +187,7 @@ function renderButtons(v) {
       : sender ? null : entry.role === "supervisor" ? "a supervisor must sign in" : "sign in first";
     const button = el("button", {type: "button", "data-action": entry.action, "data-role": entry.role,
                                  class: entry.role}, entry.label);
-    button.disabled = why !== null;
+    button.disabled = why !== null || !live;  // never an action on a view that may be stale
     button.addEventListener("click", () => act(entry));
     const cell = el("div", {class: "action"}, button);
     if (why !== null) {
@@ -287,10 +295,26 @@ function signOut(role) {
   render();
 }
 
+// The silence allowed (seconds) before the table is taken for not answering: SILENCE heartbeats of the server's.
+const silence = () => words.heartbeat_s * SILENCE;
+
+// GET `path` (`options` added) that gives up after the silence allowed once the labels are read (before them the
+// page shows nothing to act on).
+const ask = (path, options = {}) => words ? fetchWithin(path, {cache: "no-store", ...options}, silence())
+  : fetch(path, {cache: "no-store", ...options});
+
+// The link in the header, and every button disabled while it is not live.
+function setLive(up, text) {
+  live = up;
+  $("link").textContent = text;
+  $("link").className = up ? "" : "down";
+  if (view && words) renderButtons(view);
+}
+
 async function catchUp() {
   // the words once, the records of the current round held by the service, then the view
   if (!words) {
-    const answer = await fetch("/labels", {cache: "no-store"});
+    const answer = await ask("/labels");
     if (!answer.ok) throw new Error(`labels ${answer.status}`);
     words = await answer.json();
     for (const [action, select] of [["void_round", "void-code"], ["disable_table", "disable-code"]]) {
@@ -298,39 +322,64 @@ async function catchUp() {
     }
   }
   for (;;) {
-    const response = await fetch(`/events?after=${cursor}`, {cache: "no-store"});
+    const response = await ask(`/events?after=${cursor}`);
     if (!response.ok) throw new Error(`events ${response.status}`);
     const answer = await response.json();
     answer.records.forEach(takeRecord);
     cursor = answer.next;
     if (answer.records.length < 500) break;
   }
-  const state = await fetch("/state", {cache: "no-store"});
+  const state = await ask("/state");
   if (state.ok) { view = await state.json(); render(); }
+}
+
+// The stream was heard from (any frame, a heartbeat too): the silence allowed starts again.
+function heard() {
+  clearTimeout(watchdog);
+  watchdog = setTimeout(silent, silence() * 1000);
+}
+
+// Nothing heard for longer than the silence allowed: the table (or the way to it) stopped answering, though a
+// stopped server keeps the connection open and the stream may never report an error. The stream is closed and
+// the page starts again: it catches up once the table answers.
+function silent() {
+  if (stream) stream.close();
+  stream = null;
+  setLive(false, "no answer from the table");
+  start();
 }
 
 function connect() {
   if (stream) stream.close();
   stream = new EventSource(`/events/stream?after=${cursor}`);
-  stream.addEventListener("open", () => { $("link").textContent = "live"; $("link").className = ""; });
-  stream.addEventListener("record", (event) => { takeRecord(JSON.parse(event.data)); render(); });
-  stream.addEventListener("view", (event) => { view = JSON.parse(event.data); render(); });
+  heard();  // a stream that never opens is silent too
+  stream.addEventListener("open", () => { heard(); setLive(true, "live"); });
+  stream.addEventListener("heartbeat", heard);
+  stream.addEventListener("record", (event) => { heard(); takeRecord(JSON.parse(event.data)); render(); });
+  stream.addEventListener("view", (event) => { heard(); view = JSON.parse(event.data); render(); });
   stream.addEventListener("missed", () => { stream.close(); start(); });
-  stream.addEventListener("dropped", () => { stream.close(); setTimeout(start, 500); });
+  stream.addEventListener("dropped", () => { stream.close(); clearTimeout(watchdog); setTimeout(start, 500); });
   stream.addEventListener("error", () => {
-    $("link").textContent = "reconnecting"; $("link").className = "down";
-    for (const button of $("buttons").querySelectorAll("button")) button.disabled = true;  // the view may be stale
-    if (stream.readyState === EventSource.CLOSED) setTimeout(start, 1000);  // e.g. a 503: start again
+    setLive(false, "reconnecting");  // the view may be stale; the silence allowed still runs
+    if (stream.readyState === EventSource.CLOSED) {  // e.g. a 503: start again
+      clearTimeout(watchdog);
+      setTimeout(start, 1000);
+    }
   });
 }
 
 async function start() {
+  if (starting) return;
+  starting = true;
+  clearTimeout(watchdog);
   try {
     await catchUp();
     connect();
   } catch (error) {
-    $("link").textContent = "no link"; $("link").className = "down";
-    setTimeout(start, 1000);  // the service is down or restarting
+    setLive(false, error.name === "NoAnswer" ? "no answer from the table" : "no link");
+    setTimeout(start, 1000);  // the service is down, restarting or stopped
+  } finally {
+    starting = false;
   }
 }
 
