@@ -263,6 +263,12 @@ def test_the_page_carries_on_after_the_service_restarts(browser, tmp_path, shots
     finally:
         first.stop()
     page.wait_for_selector("#link.down")
+    page.fill("#supervisor-form input[name=user]", "sue")  # a sign-in while nothing answers says so
+    page.fill("#supervisor-form input[name=password]", PASSWORDS["sue"])
+    page.click("#supervisor-form button[type=submit]")
+    page.wait_for_selector("#answer.error:has-text('Cannot reach the table')")
+    assert "sue is not signed in" in page.inner_text("#answer")
+    assert page.inner_text("#supervisor-form .who") == ""
     page.screenshot(path=shots / "restart-1-service-down.png")
     second = Table(tmp_path, port=first.port)  # the same journal and port: the service restarted
     try:
@@ -315,6 +321,10 @@ def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_
             disabled = page.eval_on_selector_all("#buttons button", "all => all.map((b) => b.disabled)")
             assert disabled and all(disabled), disabled
             table.place({2: {"ante_across": 500, "ante_down": 500}})  # the table carries on meanwhile
+            page.fill("#supervisor-form input[name=user]", "sue")
+            page.fill("#supervisor-form input[name=password]", PASSWORDS["sue"])
+            page.click("#supervisor-form button[type=submit]")
+            page.wait_for_selector("#answer.error:has-text('Cannot reach the table')")
             assert page.inner_text("#link") == "no answer from the table"
             assert all(page.eval_on_selector_all("#buttons button", "all => all.map((b) => b.disabled)"))
             page.screenshot(path=shots / "silent-1-no-answer.png")

@@ -275,8 +275,14 @@ async function signIn(event) {
   const user = form.elements.user.value;
   const token = btoa(unescape(encodeURIComponent(`${user}:${form.elements.password.value}`)));
   form.elements.password.value = "";
-  const response = await fetch("/operator", {cache: "no-store", headers: {"Authorization": "Basic " + token}});
-  const answer = await response.json();
+  let response, answer;
+  try {
+    response = await ask("/operator", {headers: {"Authorization": "Basic " + token}});
+    answer = await response.json();
+  } catch (error) {
+    say(`Cannot reach the table (${error.message}): ${user} is not signed in; sign in again once it answers`, true);
+    return;
+  }
   if (response.status !== 200) { say(`Sign-in refused: ${answer.error}`, true); return; }
   if (role === "supervisor" && answer.role !== "supervisor") {
     say(`${answer.user} is a ${answer.role}, not a supervisor`, true); return;
