@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -110,29 +111,35 @@ class Table:
             assert time.monotonic() < deadline, f"the journal never showed the chips {missing}"
             time.sleep(0.05)  # a poll, not a wait for frames: the loop ends on the condition or the deadline
 
-    @contextlib.contextmanager
-    def silent(self):
-        """For the block, the control interface as a stopped process leaves it (``kill -STOP``): its loop blocked,
-        so every connection stays open and nothing is answered or sent, while the controller carries on (what
-        it publishes waits for the loop). The loop runs again after the block."""
-        blocked, release = threading.Event(), threading.Event()
-        loop = self.service.control._loop  # noqa: SLF001 - the one loop that serves every request and stream
-
-        def hold() -> None:
-            blocked.set()
-            release.wait()
-
-        loop.call_soon_threadsafe(hold)
-        assert blocked.wait(PLACE_PATIENCE), "the control interface's loop never took the block"
-        try:
-            yield
-        finally:
-            release.set()
+    def silent(self) -> contextlib.AbstractContextManager[None]:
+        """For the block, the control interface as a stopped process leaves it (``held``), while the controller
+        carries on (what it publishes waits for the loop)."""
+        return held(self.service.control._loop)  # noqa: SLF001 - the one loop that serves every request and stream
 
     def stop(self) -> None:
         self.service.stop()
         self.thread.join(30)
         self.service.close()
+
+
+@contextlib.contextmanager
+def held(loop: Any) -> Iterator[None]:
+    """For the block, a server's asyncio ``loop`` blocked (on its own thread), as a stopped process (``kill
+    -STOP``) leaves the server: every connection stays open, new ones are accepted by the kernel, and nothing is
+    answered or sent. The loop runs again after the block. ``AssertionError`` when the loop does not take the block
+    within ``PLACE_PATIENCE`` seconds."""
+    blocked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        blocked.set()
+        release.wait()
+
+    loop.call_soon_threadsafe(hold)
+    try:
+        assert blocked.wait(PLACE_PATIENCE), "the server's loop never took the block"
+        yield
+    finally:
+        release.set()
 
 
 #: The axe-core release line the accessibility checks use (npm's ``axe-core``; its ``axe.min.js`` is injected).

@@ -6,7 +6,9 @@ them.
 A dealer is refused and a supervisor signs in; every table has its row; records stored while the page is open
 show without a reload; a click on a table opens its report and the plot's SVG. Oracles: ``crisscross meters`` on
 the table's own journal as of the last record stored. A real ``crisscross floor store`` shows as writing, and once
-killed (SIGKILL) as silent, with every row's Store saying so. Screenshots go to the folder the test prints.
+killed (SIGKILL) as silent, with every row's Store saying so. A server that stops answering (its loop blocked, as
+``kill -STOP`` leaves it) is shown not live, its figures stale, until it answers again. Screenshots go to the
+folder the test prints.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import signal
 
 import pytest
 
-from tests.browser import PASSWORDS, artifacts
+from tests.browser import PASSWORDS, artifacts, held
 from tests.pit_helpers import day_start_for, meters_at, pit_served, public, simulated_journal, store
 from tests.postgres import wait_until
 from tests.test_floor_store import Publisher, _last_seq, _store_process, postgres  # noqa: F401 - the fixture
@@ -37,6 +39,16 @@ def _sign_in(page, user: str) -> None:
     page.fill("#sign-in input[name=user]", user)
     page.fill("#sign-in input[name=password]", PASSWORDS[user])
     page.click("#sign-in button[type=submit]")
+
+
+def _signed_in_page(browser, server):  # noqa: F811 - browser is a fixture's name
+    """A new page of ``server`` with sue (supervisor) signing in."""
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.set_default_timeout(PATIENCE_MS)
+    page.goto(server.url + "/")
+    page.wait_for_selector("#columns th", state="attached")  # the labels are read
+    _sign_in(page, "sue")
+    return page
 
 
 def test_a_supervisor_sees_every_table_live_and_a_tables_report_and_plot(postgres, browser, tmp_path):  # noqa: F811
@@ -113,11 +125,7 @@ def test_a_killed_store_shows_silent_and_every_rows_figures_stale(postgres, mosq
         publisher.send("T-1", (1, 0), (2, 1))
         wait_until(lambda: _last_seq(dsn, "T-1") == 2, 60, "the table's records stored")
         with pit_served(dsn, tmp_path, day_start(), silent_after=SHORT) as server:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.set_default_timeout(PATIENCE_MS)
-            page.goto(server.url + "/")
-            page.wait_for_selector("#columns th", state="attached")
-            _sign_in(page, "sue")
+            page = _signed_in_page(browser, server)
             page.wait_for_selector("#health.writing:has-text('store writing')")
             page.wait_for_selector("#rows tr[data-table='T-1'] td[data-key='store']:text-is('complete')")
             assert "crisscross-store-store" in page.inner_text("#health-state")
@@ -138,3 +146,27 @@ def test_a_killed_store_shows_silent_and_every_rows_figures_stale(postgres, mosq
         if process.poll() is None:
             process.kill()
         process.communicate(timeout=30)
+
+
+def test_a_server_that_stops_answering_shows_the_page_not_live_until_it_answers(postgres, browser, tmp_path):  # noqa: F811
+    """docs/backoffice.md, "Live": a request the server does not answer within 5 s (pit.js ``ANSWER_S``) is given
+    up; the link says so, the store's health is unknown (the server says nothing of it) and the figures greyed."""
+    shots = artifacts("pit-silent")
+    print(f"\nscreenshots of the pit page: {shots}")
+    dsn = postgres.create("pit_browser_silent")
+    store(dsn, "T-1", [{"seq": 1, "time": "2026-01-01T00:00:00+00:00", "kind": "event", "round": None,
+                        "type": "ServiceStarted", "data": {}}])
+    with pit_served(dsn, tmp_path, day_start()) as server:
+        page = _signed_in_page(browser, server)
+        page.wait_for_selector("#rows tr[data-table='T-1']")
+        page.wait_for_selector("#link.up:has-text('live')")
+        assert "does not answer" not in page.inner_text("#health-state")
+        with held(server._loop):  # noqa: SLF001 - the one loop that answers every request
+            page.wait_for_selector("#link.down:has-text('no answer from the server')")
+            page.wait_for_selector("#health.unknown:has-text('store health unknown')")
+            assert "the page's server does not answer" in page.inner_text("#health-state")
+            assert page.locator("#tables.stale").count() == 1
+            page.screenshot(path=shots / "1-no-answer.png")
+        page.wait_for_selector("#link.up:has-text('live')")
+        page.wait_for_function("() => !document.getElementById('health-state').textContent.includes('does not')")
+        page.screenshot(path=shots / "2-back.png")

@@ -3,8 +3,14 @@
 // `every` seconds (the server reads the store once for every browser) and, for the table clicked, GET /api/report
 // and GET /api/plot.svg (the figures and the plot of `crisscross floor report`). Every figure comes counted by the
 // server in integer minor units: the page keeps no rule of its own and only writes the values. The credentials
-// stay in this page's memory (gone at a reload or a sign-out).
+// stay in this page's memory (gone at a reload or a sign-out). A request the server does not answer in time (a
+// server stopped or hung keeps the connection open) is given up, and the page says it is not live.
 "use strict";
+
+// Seconds the page waits for the server's answer: GET /api/pit and a sign-in are answered from memory at once,
+// a report is read from the store when asked for.
+const ANSWER_S = 5;
+const REPORT_S = 60;
 
 let labels = null;   // GET /api/labels
 let token = null;    // the supervisor's "Basic ..." credential, in memory only
@@ -77,9 +83,10 @@ function setLink(text, up) {
   $("link").className = up ? "up" : "down";
 }
 
-// GET `path` with the credential; a 401 or 403 signs out (the file changed, the user was removed).
-async function ask(path) {
-  const response = await fetch(path, {cache: "no-store", headers: {"Authorization": token}});
+// GET `path` with the credential, given up after `seconds` (fetchWithin, page.js); a 401 or 403 signs out (the
+// file changed, the user was removed).
+async function ask(path, seconds = ANSWER_S) {
+  const response = await fetchWithin(path, {cache: "no-store", headers: {"Authorization": token}}, seconds);
   if (response.status === 401 || response.status === 403) {
     const answer = await response.json();
     signOut(`Signed out: ${answer.error}`);
@@ -145,7 +152,11 @@ async function poll() {
     renderPit(pit);
   } catch (error) {
     if (!token) return;
-    setLink("reconnecting", false);
+    const silent = error.name === "NoAnswer";
+    setLink(silent ? "no answer from the server" : "reconnecting", false);
+    // the server says nothing now, of the store either: its last judgement is not repeated
+    renderHealth({state: "unknown", stores: [], why: silent ? `the page's server does not answer (${error.message})`
+      : `the page's server cannot be reached (${error.message})`});
   }
   timer = setTimeout(poll, every * 1000);
 }
@@ -168,8 +179,8 @@ async function openReport(table, period) {
   $("report-answer").textContent = "reading…";
   const query = `table=${encodeURIComponent(table)}&period=${encodeURIComponent(period)}`;
   try {
-    const report = await (await ask(`/api/report?${query}`)).json();
-    const svg = await (await ask(`/api/plot.svg?${query}`)).text();
+    const report = await (await ask(`/api/report?${query}`, REPORT_S)).json();
+    const svg = await (await ask(`/api/plot.svg?${query}`, REPORT_S)).text();
     if (!chosen || chosen.table !== table || chosen.period !== period) return;  // another one was asked for since
     $("report-bounds").textContent = `Gaming day ${report.gaming_day} (from ${report.day_start}); ` +
       `${report.begin ? new Date(report.begin).toLocaleString() : "the first record"} to ` +
@@ -209,8 +220,15 @@ async function signIn(event) {
   const pair = `${form.elements.user.value}:${form.elements.password.value}`;
   const attempt = "Basic " + btoa(unescape(encodeURIComponent(pair)));
   form.elements.password.value = "";
-  const response = await fetch("/api/operator", {cache: "no-store", headers: {"Authorization": attempt}});
-  const answer = await response.json();
+  let response, answer;
+  try {
+    response = await fetchWithin("/api/operator", {cache: "no-store", headers: {"Authorization": attempt}},
+                                 ANSWER_S);
+    answer = await response.json();
+  } catch (error) {
+    $("sign-in-answer").textContent = `Cannot reach the server (${error.message}): not signed in`;
+    return;
+  }
   if (response.status !== 200) {
     $("sign-in-answer").textContent = `Sign-in refused: ${answer.error}`;
     return;
