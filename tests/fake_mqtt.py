@@ -36,20 +36,16 @@ def connack(maximum_packet_size: int | None = None) -> bytes:
     return b"\x20" + remaining_length(len(body)) + body
 
 
-class FakeBroker:
-    """Sends ``script`` (``(topic bytes, payload)`` pairs, packet ids from 1) to each client once it has sent
-    ``subscriptions`` SUBSCRIBE packets; answers CONNECT with ``connack_packet``; ``pubacks`` the packet ids
-    acknowledged, ``published`` the size in bytes of each PUBLISH packet a client sent (each acknowledged),
-    ``connections`` the clients taken. ``close`` stops it."""
+class LoopbackServer:
+    """A TCP server on a free loopback port (``port``) taking one connection at a time on a thread of its own:
+    ``take(connection)`` serves each (a subclass's; here none: closed at once), ``connections`` counts them;
+    ``close`` stops it. A subclass sets its own fields before calling this ``__init__`` (the thread starts in
+    it)."""
 
-    def __init__(self, script: list[tuple[bytes, bytes]], subscriptions: int = 1, *,
-                 connack_packet: bytes = connack()) -> None:
-        self.script, self.subscriptions, self.connack_packet = script, subscriptions, connack_packet
-        self.pubacks: list[int] = []
-        self.published: list[int] = []
+    def __init__(self) -> None:
         self.connections = 0
         self.server = socket.create_server(("127.0.0.1", 0))
-        self.server.settimeout(0.05)
+        self.server.settimeout(0.05)  # so that the serving thread sees ``close`` (a closed socket wakes no accept)
         self.port = self.server.getsockname()[1]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -64,9 +60,31 @@ class FakeBroker:
             self.connections += 1
             with connection:
                 try:
-                    self._talk(connection)
+                    self.take(connection)
                 except OSError:
                     pass
+
+    def take(self, connection: socket.socket) -> None:
+        """Serve one accepted ``connection``: none here, it is closed at once."""
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.server.close()
+
+
+class FakeBroker(LoopbackServer):
+    """Sends ``script`` (``(topic bytes, payload)`` pairs, packet ids from 1) to each client once it has sent
+    ``subscriptions`` SUBSCRIBE packets; answers CONNECT with ``connack_packet``; ``pubacks`` the packet ids
+    acknowledged, ``published`` the size in bytes of each PUBLISH packet a client sent (each acknowledged),
+    ``connections`` the clients taken. ``close`` stops it."""
+
+    def __init__(self, script: list[tuple[bytes, bytes]], subscriptions: int = 1, *,
+                 connack_packet: bytes = connack()) -> None:
+        self.script, self.subscriptions, self.connack_packet = script, subscriptions, connack_packet
+        self.pubacks: list[int] = []
+        self.published: list[int] = []
+        super().__init__()
 
     def _read(self, connection: socket.socket) -> tuple[int, bytes]:
         def exactly(n: int) -> bytes:
@@ -93,7 +111,7 @@ class FakeBroker:
                 break
         return header, exactly(length)
 
-    def _talk(self, connection: socket.socket) -> None:
+    def take(self, connection: socket.socket) -> None:
         connection.settimeout(0.05)
         subscribed = 0
         while not self._stop.is_set():
@@ -125,8 +143,3 @@ class FakeBroker:
         while not condition():
             assert time.monotonic() < deadline, f"{what} within {seconds} s (PUBACKs {self.pubacks})"
             self._stop.wait(0.02)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.server.close()
