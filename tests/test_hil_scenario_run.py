@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from drivers.shoe.simulator import ShoeSimulator
 from hil.junit import junit_tree
 from hil.scenario import load_scenario
 from hil.scenario_run import CaseResult, ScenarioRun
+from tests.postgres import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 FULL_ROUND = ROOT / "hil" / "scenarios" / "full-round-settled-by-the-tables.yaml"
@@ -134,15 +134,6 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
-def _wait(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_the_service_ends_when_the_rig_is_killed(tmp_path):
     """docs/rig.md, "The service's process": a rig killed by SIGKILL (nothing of it runs to stop its child)
@@ -155,13 +146,13 @@ def test_the_service_ends_when_the_rig_is_killed(tmp_path):
                                 env={**os.environ, "TMPDIR": str(tmp_path)})
     services: list[int] = []
     try:
-        assert _wait(socket_path.exists, 60), "the rig's service did not come up"  # served once it answers
+        wait_until(socket_path.exists, 60, "the rig's service up")  # served once it answers
         services = _children(rig_proc.pid)
         assert services, "the rig has no child process"
         rig_proc.kill()
         rig_proc.wait(timeout=10)
-        assert _wait(lambda: not any(_alive(pid) for pid in services), 10), \
-            f"still running after the rig was killed: {[p for p in services if _alive(p)]}"
+        wait_until(lambda: not any(_alive(pid) for pid in services), 10,
+                   f"the rig's service {services} gone after the rig was killed")
     finally:
         rig_proc.kill()
         rig_proc.wait(timeout=10)
