@@ -261,10 +261,16 @@ class SimControlServer(socketserver.ThreadingUnixStreamServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve the connection (``socketserver.ThreadingMixIn``'s steps), then give its place back BEFORE the
+        close the console sees: a console told it was closed (silent too long) that connects again at once finds
+        its place free."""
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
             self.slots.release()
+            self.shutdown_request(request)
 
     def start(self) -> "SimControlServer":
         """Serve on a thread; returns self."""
