@@ -13,6 +13,7 @@ independent record of what lay face down. Screenshots of each step go to the fol
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 
@@ -29,9 +30,11 @@ PATIENCE_MS = 20_000
 WAGERS = {2: {"ante_across": 500, "ante_down": 500, "five_card_bonus": 100}, 5: {"ante_across": 1000,
                                                                                   "ante_down": 1000}}
 DECISIONS = {"across": {2: 1000}, "down": {2: 500}, "middle": {2: 1500}}
-#: The event stream's heartbeat (seconds) in the test of a table that stops answering: the page allows 1.5 of them
-#: (screen.js ``SILENCE``) before it says so, 22.5 s of the server's 15 s.
+#: The event stream's heartbeat (seconds) in the test of a table that stops answering, and the silence the page
+#: allows before it says so (screen.js ``silence``: 1.5 heartbeats, one heartbeat and 5 s at least; 22.5 s of the
+#: server's 15 s).
 QUICK_HEARTBEAT = 1.0
+QUICK_SILENCE = max(1.5 * QUICK_HEARTBEAT, QUICK_HEARTBEAT + 5)
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +289,7 @@ def test_the_page_carries_on_after_the_service_restarts(browser, tmp_path, shots
 def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_until_it_answers(browser, tmp_path,
                                                                                                  shots):
     """A control interface that stops answering (its loop blocked, as a stopped process leaves it: connections
-    open, nothing sent) is seen within the silence allowed (1.5 heartbeats), never shown as live, every button
+    open, nothing sent) is seen within the silence allowed (``QUICK_SILENCE``), never shown as live, every button
     disabled; the page catches up once it answers again. An idle table's heartbeats keep the page live."""
     table = Table(tmp_path, heartbeat=QUICK_HEARTBEAT)
     try:
@@ -309,7 +312,7 @@ def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_
         wait_state(page, "idle")
         page.evaluate("() => { window.linkShown = []; }")
         heard, deadline = len(heartbeats), time.monotonic() + PATIENCE_MS / 1000
-        while len(heartbeats) < heard + 3:  # idle for twice the silence allowed
+        while len(heartbeats) < heard + math.ceil(QUICK_SILENCE / QUICK_HEARTBEAT) + 2:  # idle past the silence allowed
             assert time.monotonic() < deadline, f"{len(heartbeats) - heard} heartbeats in {PATIENCE_MS} ms"
             page.wait_for_timeout(50)  # a poll (Playwright delivers the events meanwhile), not a wait for them
         assert page.evaluate("() => window.linkShown") == [] and page.inner_text("#link") == "live"

@@ -11,8 +11,10 @@
 const SEATS = [1, 2, 3, 4, 5, 6];
 const ROLE_WORDS = {dealer: "Dealer", supervisor: "Supervisor"};
 // How many heartbeat intervals without a frame the page waits before it takes the table for silent (22.5 s of
-// the server's 15 s: a heartbeat late by half an interval is still heard).
+// the server's 15 s: a heartbeat late by half an interval is still heard), and at least LATE_S seconds past one
+// interval: a busy server (a sign-in's password check, a loaded PC) is not taken for a silent one.
 const SILENCE = 1.5;
+const LATE_S = 5;
 
 let words = null;           // GET /labels
 let view = null;            // the latest view (Round.view() and seq)
@@ -301,8 +303,9 @@ function signOut(role) {
   render();
 }
 
-// The silence allowed (seconds) before the table is taken for not answering: SILENCE heartbeats of the server's.
-const silence = () => words.heartbeat_s * SILENCE;
+// The silence allowed (seconds) before the table is taken for not answering: SILENCE heartbeats of the server's,
+// one heartbeat and LATE_S at least.
+const silence = () => Math.max(words.heartbeat_s * SILENCE, words.heartbeat_s + LATE_S);
 
 // GET `path` (`options` added) that gives up after the silence allowed once the labels are read (before them the
 // page shows nothing to act on).
