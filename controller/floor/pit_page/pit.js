@@ -7,10 +7,12 @@
 // server stopped or hung keeps the connection open) is given up, and the page says it is not live.
 "use strict";
 
-// Seconds the page waits for the server's answer: GET /api/pit and a sign-in are answered from memory at once,
-// a report is read from the store when asked for.
+// Seconds the page waits for the server's answer: GET /api/pit is answered from memory at once, a report is read
+// from the store when asked for, and a sign-in checks the password (PBKDF2, up to 6,000,000 iterations: seconds
+// on a slow or busy PC, done at a lower priority than the pages) before it answers.
 const ANSWER_S = 5;
 const REPORT_S = 60;
+const SIGN_IN_S = 30;
 
 let labels = null;   // GET /api/labels
 let token = null;    // the supervisor's "Basic ..." credential, in memory only
@@ -223,7 +225,7 @@ async function signIn(event) {
   let response, answer;
   try {
     response = await fetchWithin("/api/operator", {cache: "no-store", headers: {"Authorization": attempt}},
-                                 ANSWER_S);
+                                 SIGN_IN_S);
     answer = await response.json();
   } catch (error) {
     $("sign-in-answer").textContent = `Cannot reach the server (${error.message}): not signed in`;
