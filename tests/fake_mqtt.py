@@ -61,7 +61,7 @@ class LoopbackServer:
             with connection:
                 try:
                     self.take(connection)
-                except OSError:
+                except OSError:  # the client went away: the next one is taken
                     pass
 
     def take(self, connection: socket.socket) -> None:

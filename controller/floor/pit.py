@@ -330,16 +330,13 @@ def _check_accepted(data: dict[str, Any]) -> None:
     """Raise ``ValueError`` naming the field when ``data`` is not a ``MispayAccepted``'s as the table publishes it
     (``controller.round.commands.MispayAccepted``, without its ``reason``): ``seat`` a whole number, at least one
     spot in ``differences`` (a supervisor accepts a payout only when it differs), ``short`` and ``over`` whole
-    numbers of minor units from 0."""
-    def whole(value: Any) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool)
-
-    if not whole(data.get("seat")):
+    numbers of minor units from 0 (``_whole``)."""
+    if not _whole(data.get("seat")):
         raise ValueError("a MispayAccepted whose data.seat is not a whole number")
     if not data.get("differences"):
         raise ValueError("a MispayAccepted whose data.differences names no spot")
     for name in ("short", "over"):
-        if not whole(data.get(name)) or data[name] < 0:
+        if not _whole(data.get(name)) or data[name] < 0:
             raise ValueError(f"a MispayAccepted whose data.{name} is not a whole number of minor units from 0")
 
 
