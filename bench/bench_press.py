@@ -1,7 +1,8 @@
 """Benchmark: the dealer's ``no_more_bets`` press to the first DISPENSE frame at the shoe, end to end over
 pseudo-terminals, against the chain's own floor measured in the same run.
 
-    python -m bench.bench_press [--rounds 20] [--repeat 3] [--folder DIR] [--in-process] [--nice N] [--rating]
+    python -m bench.bench_press [--rounds 20] [--repeat 3] [--reaction-ms 0,250] [--folder DIR] [--in-process]
+                                [--nice N] [--rating]
 
 Each repetition runs a table for ``--rounds`` rounds as the rig does (``hil.rig``): the service in a process of
 its own (``crisscross run`` with the real drivers, the controller and the journal with ``synchronous=FULL``, as on
@@ -23,10 +24,14 @@ the ratio compares like with like.
 With ``--rating`` the repetitions alternate without and with ``run --rating`` (docs/rating.md: the session
 rating's worker thread in the service's process) and compare the two press to DISPENSE instead.
 
-``--reaction-ms N``: the scripted dealer presses ``no_more_bets`` N ms after the chips were reported (the
-sensors' simulator has every chip change acknowledged), as a person does, instead of at once: at 0 the press
-reaches the service while it still commits the last chip, and waits for that commit. The floor is then measured
-after the same pause each time, so that both start from the same idleness.
+``--reaction-ms N[,M...]``: the scripted dealer presses ``no_more_bets`` N ms after the chips were reported (the
+sensors' simulator has every chip change acknowledged); each reaction given is measured in turn, by default 0 and
+250 (``REACTIONS_MS``). At 0 the press reaches the service while it still commits the last chip, and waits for that
+commit, and the floor is measured in a loop with no pause: its commits come in a dense stream, which on storage
+that answers a flush quickly only then (a virtual disk: ``python -m bench.bench_flush``) makes each of them
+several times faster than any commit that follows a device's answer. At 250 the dealer presses as a person does,
+and the floor, the skeleton and the reactor are each measured after the same pause, so that all start from the
+same idleness.
 
 After the floor, as many chains through the skeleton of the service (``bench.press_skeleton``: the same processes,
 owner threads, queues, pseudo-terminals and two commits, no game), after the same pause: what the chain costs
@@ -63,6 +68,11 @@ from drivers.sensors import protocol as sensors_protocol
 from drivers.sensors import simulator as sensors_sim
 from drivers.shoe import protocol as shoe_protocol
 from drivers.shoe import simulator as shoe_sim
+
+
+#: The dealer's reactions measured by default, ms: at once (the press reaches the service while it still commits
+#: the last chip) and as a person presses, a quarter of a second after the chips came to rest at the least.
+REACTIONS_MS = (0, 250)
 
 
 def non_negative(text: str) -> float:
@@ -196,6 +206,17 @@ def _run_table(config, rounds: int, seed: int, journal: Path, in_process: bool, 
         raise SystemExit(f"the rig's table did not end well: {result.problems[:3]}")
 
 
+def reactions_ms(text: str) -> list[float]:
+    """An argparse type: the dealer's reactions in milliseconds, comma-separated, each 0 or more (``"0,250"``)."""
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(non_negative(part))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a number of milliseconds >= 0") from None
+    return values
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
@@ -207,9 +228,9 @@ def main() -> None:
     parser.add_argument("--rating", action="store_true",
                         help="alternate repetitions without and with run --rating (the session rating's worker "
                              "thread) and compare their press to DISPENSE instead of measuring the floor")
-    parser.add_argument("--reaction-ms", type=non_negative, default=0.0,
-                        help="the dealer presses no_more_bets this many ms after the chips were reported (default 0: "
-                             "at once)")
+    parser.add_argument("--reaction-ms", type=reactions_ms, default=reactions_ms(",".join(map(str, REACTIONS_MS))),
+                        help="the dealer presses no_more_bets this many ms after the chips were reported; several, "
+                             "comma-separated, are measured in turn (default: 0 and 250, at once and as a person)")
     parser.add_argument("--nice", type=int, default=None,
                         help="niceness of this process and its children (the unit's is -10; negative needs root)")
     args = parser.parse_args()
@@ -221,6 +242,48 @@ def main() -> None:
     folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-press-"))
     folder.mkdir(parents=True, exist_ok=True)
     config = load_table_config()
+    try:
+        for reaction_ms in args.reaction_ms:
+            print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
+                  f"{'in this process' if args.in_process else 'in a process of its own'}, "
+                  f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}; the dealer's reaction {reaction_ms:g} ms")
+            if args.rating:
+                _measure_rating(config, args, folder, reaction_ms)
+            else:
+                _measure(config, args, folder, reaction_ms)
+            print(f"load average after: {os.getloadavg()[0]:.2f}")
+    finally:
+        if args.folder is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _measure_rating(config, args: argparse.Namespace, folder: Path, reaction_ms: float) -> None:
+    """Press to DISPENSE with ``run --rating`` against without it, repetitions alternated; printed."""
+    by_rating: dict[bool, list[float]] = {False: [], True: []}
+    for repeat in range(args.repeat * 2):
+        rating = repeat % 2 == 1
+        stamps = Stamps(reaction_ms / 1000)
+        stamps.install()
+        try:
+            _run_table(config, args.rounds, repeat // 2 + 1, folder / f"journal-{reaction_ms:g}-{repeat}.db",
+                       args.in_process, rating)
+        finally:
+            stamps.remove()
+        total = stamps.chains()[0]
+        by_rating[rating] += total
+        print(f"repeat {repeat + 1} ({'with' if rating else 'without'} --rating): {len(total)} rounds, "
+              f"press to DISPENSE p50 {percentile(total, 50):.2f} ms")
+    off, on = by_rating[False], by_rating[True]
+    print(f"press to DISPENSE without --rating: p50 {percentile(off, 50):.2f} ms, p99 {percentile(off, 99):.2f} ms; "
+          f"with: p50 {percentile(on, 50):.2f} ms, p99 {percentile(on, 99):.2f} ms ({len(on)} samples); with / "
+          f"without: p50 {percentile(on, 50) / percentile(off, 50):.2f}x, p99 "
+          f"{percentile(on, 99) / percentile(off, 99):.2f}x")
+
+
+def _measure(config, args: argparse.Namespace, folder: Path, reaction_ms: float) -> None:
+    """``args.repeat`` tables of ``args.rounds`` rounds with the dealer pressing ``reaction_ms`` after the chips,
+    each followed by as many floors, skeleton chains and reactor chains after the same pause; printed."""
+    pause = reaction_ms / 1000
     chain: list[float] = []
     first: list[float] = []
     second: list[float] = []
@@ -228,48 +291,26 @@ def main() -> None:
     floor: list[float] = []
     skeleton: list[float] = []
     reactor: list[float] = []
-    print(f"load average before: {os.getloadavg()[0]:.2f}; the service "
-          f"{'in this process' if args.in_process else 'in a process of its own'}, "
-          f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}; the dealer's reaction {args.reaction_ms:g} ms")
-    by_rating: dict[bool, list[float]] = {False: [], True: []}
-    try:
-        for repeat in range(args.repeat * (2 if args.rating else 1)):
-            rating = args.rating and repeat % 2 == 1
-            stamps = Stamps(args.reaction_ms / 1000)
-            stamps.install()
-            try:
-                _run_table(config, args.rounds, repeat // 2 + 1 if args.rating else repeat + 1,
-                           folder / f"journal-{repeat}.db", args.in_process, rating)
-            finally:
-                stamps.remove()
-            if args.rating:
-                total = stamps.chains()[0]
-                by_rating[rating] += total
-                print(f"repeat {repeat + 1} ({'with' if rating else 'without'} --rating): {len(total)} rounds, "
-                      f"press to DISPENSE p50 {percentile(total, 50):.2f} ms")
-                continue
-            total, press_to_read, read_to_dispense, answering = stamps.chains()
-            chain += total
-            first += press_to_read
-            second += read_to_dispense
-            device += answering
-            floor += floor_samples(folder, len(total), args.reaction_ms / 1000)
-            skeleton += skeleton_samples(folder, len(total), args.reaction_ms / 1000)
-            reactor += skeleton_samples(folder, len(total), args.reaction_ms / 1000, shape="reactor")
-            print(f"repeat {repeat + 1}: {len(total)} rounds, press to DISPENSE p50 {percentile(total, 50):.2f} ms; "
-                  f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms; skeleton p50 "
-                  f"{percentile(skeleton[-len(total):], 50):.2f} ms; reactor p50 "
-                  f"{percentile(reactor[-len(total):], 50):.2f} ms")
-    finally:
-        if args.folder is None:
-            shutil.rmtree(folder, ignore_errors=True)
-    if args.rating:
-        off, on = by_rating[False], by_rating[True]
-        print(f"press to DISPENSE without --rating: p50 {percentile(off, 50):.2f} ms, p99 {percentile(off, 99):.2f} ms; "
-              f"with: p50 {percentile(on, 50):.2f} ms, p99 {percentile(on, 99):.2f} ms ({len(on)} samples); with / "
-              f"without: p50 {percentile(on, 50) / percentile(off, 50):.2f}x, p99 "
-              f"{percentile(on, 99) / percentile(off, 99):.2f}x")
-        return
+    for repeat in range(args.repeat):
+        stamps = Stamps(pause)
+        stamps.install()
+        try:
+            _run_table(config, args.rounds, repeat + 1, folder / f"journal-{reaction_ms:g}-{repeat}.db",
+                       args.in_process)
+        finally:
+            stamps.remove()
+        total, press_to_read, read_to_dispense, answering = stamps.chains()
+        chain += total
+        first += press_to_read
+        second += read_to_dispense
+        device += answering
+        floor += floor_samples(folder, len(total), pause)
+        skeleton += skeleton_samples(folder, len(total), pause)
+        reactor += skeleton_samples(folder, len(total), pause, shape="reactor")
+        print(f"repeat {repeat + 1}: {len(total)} rounds, press to DISPENSE p50 {percentile(total, 50):.2f} ms; "
+              f"floor p50 {percentile(floor[-len(total):], 50):.2f} ms; skeleton p50 "
+              f"{percentile(skeleton[-len(total):], 50):.2f} ms; reactor p50 "
+              f"{percentile(reactor[-len(total):], 50):.2f} ms")
     own = [total - answering for total, answering in zip(chain, device)]
     for name, values in (("press to DISPENSE at the shoe", chain), ("  press to READ_SPOTS at the sensors", first),
                          ("  READ_SPOTS to DISPENSE at the shoe", second),
@@ -288,7 +329,6 @@ def main() -> None:
               f"p99 {percentile(values, 99) / percentile(floor, 99):.2f}x; press / {name}: p50 "
               f"{percentile(chain, 50) / percentile(values, 50):.2f}x, p99 "
               f"{percentile(chain, 99) / percentile(values, 99):.2f}x")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
