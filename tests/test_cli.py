@@ -115,6 +115,28 @@ def test_the_bound_on_workers_is_four_a_processor_and_takes_it():
     assert workers(str(4 * processors())) == 4 * processors() and workers("1") == 1
 
 
+@pytest.mark.parametrize("kind, text", [("probability", "1.00000000000000001"), ("probability", "-1e-30"),
+                                        ("seconds", "100000000.000000001"), ("positive_float", "1e-400"),
+                                        ("positive_float", "1e400")])
+def test_a_number_past_its_bound_is_refused_by_its_exact_value(kind, text):
+    """A number was compared with its bound after ``float()``: ``1.00000000000000001`` is 1.0 as a float and was
+    taken as a probability; ``1e-400`` is 0.0 and ``1e400`` infinity. Each is past its bound written as it is."""
+    from controller.settings import argtypes
+
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"got {text}")):
+        getattr(argtypes, kind)(text)
+
+
+@pytest.mark.parametrize("kind, text, value", [("probability", "1", 1.0), ("probability", "0", 0.0),
+                                               ("seconds", "1e8", 1e8), ("seconds", " 2.5 ", 2.5),
+                                               ("positive_float", "1e-300", 1e-300)])
+def test_a_number_on_or_within_its_bound_is_taken(kind, text, value):
+    """The bounds themselves and what lies within them are taken, as floats."""
+    from controller.settings import argtypes
+
+    assert getattr(argtypes, kind)(text) == value
+
+
 @pytest.mark.parametrize("command", [("recall", "--last", "99999999999999999999999"),
                                      ("journal", "export", "--rounds", "1-99999999999999999999999"),
                                      ("run", "--simulate", "--rounds", "99999999999999999999999")])

@@ -9,6 +9,7 @@ import argparse
 import math
 import os
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 
@@ -61,14 +62,16 @@ def workers(text: str) -> int:
                                f"{processors()} processors this command may use)")
 
 
-def number(text: str, accept: Callable[[float], bool], expected: str) -> float:
-    """``text`` as a float that ``accept`` takes, else an ``ArgumentTypeError`` saying ``expected`` and the text
-    (not a number and NaN refused alike)."""
+def number(text: str, accept: Callable[[float | Decimal], bool], expected: str) -> float:
+    """``text`` as a float that ``accept`` takes, and whose exact decimal value it takes too (so that
+    ``1.00000000000000001`` is above 1, where its float is 1.0, and ``1e-400``, whose float is 0.0, is not above
+    0), else an ``ArgumentTypeError`` saying ``expected`` and the text (not a number and NaN refused alike)."""
     try:
+        exact = Decimal(text)
         value = float(text)
-    except ValueError:
-        value = math.nan
-    if math.isnan(value) or not accept(value):
+    except (InvalidOperation, ValueError):
+        exact = Decimal("NaN")
+    if exact.is_nan() or not (accept(exact) and accept(value)):
         raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
     return value
 
