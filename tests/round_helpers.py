@@ -202,8 +202,10 @@ def play_round(
     hands: Mapping[int, Iterable[str]],
     decisions: Mapping[str, Mapping[int, int]],
     driver: TableDriver | None = None,
+    opened: bool = False,
 ) -> TableDriver:
-    """Play one full round (starting the table first if the driver is new) and return the driver.
+    """Play one full round (starting the table first if the driver is new) and return the driver; with
+    ``opened`` the round's betting is open already.
 
     ``decisions[step][seat]`` is the bet placed at that decision; a seat missing or 0 folds. A seat that
     folded earlier is simply left out of later steps; a round with nothing left in action ends at the fold.
@@ -211,7 +213,8 @@ def play_round(
     if driver is None:
         driver = TableDriver()
         driver.start()
-    driver.open_betting()
+    if not opened:
+        driver.open_betting()
     driver.lock(wagers)
     driver.deal(tuple(cross), {s: tuple(c) for s, c in hands.items()})
     for step in DECISION_STEPS:

@@ -201,7 +201,9 @@ def test_in_test_mode_the_panel_shows_test_at_all_times(desk):
     assert of_type(desk.last, cmd.Display)[0].text.startswith(TEST_MARK + "Not now")
 
 
-def test_test_mode_is_entered_and_left_between_rounds_only(desk):
+def test_test_mode_is_entered_between_rounds_only_and_left_during_a_round_once_it_ends(desk):
+    """A round is wholly a test round or not (NY 9 NYCRR 5319.58): test mode is entered between rounds only;
+    asked to leave during a test round, the table leaves it when that round ends, not before."""
     desk.open_betting()
     desk.supervisor("enter_test_mode")
     assert of_type(desk.last, cmd.PressRefused) and desk.machine.test_mode is None
@@ -210,8 +212,20 @@ def test_test_mode_is_entered_and_left_between_rounds_only(desk):
     assert of_type(desk.last, cmd.TestModeEntered)
     desk.place({})
     desk.open_betting()
-    desk.supervisor("leave_test_mode")
-    assert of_type(desk.last, cmd.PressRefused) and desk.machine.test_mode is not None
+    desk.supervisor("leave_test_mode", reason="tests done")
+    (leaving,) = of_type(desk.last, cmd.TestModeLeaving)
+    assert (leaving.round_no, leaving.by, leaving.role, leaving.reason) == (2, "sue", "supervisor", "tests done")
+    assert not of_type(desk.last, cmd.TestModeLeft) and desk.machine.test_mode is not None
+    assert desk.display().startswith(TEST_MARK)  # the round goes on as the test round it is
+    play_round(WAGERS, CROSS, HANDS, DECISIONS, driver=desk, opened=True)
+    assert desk.state == "closed" and desk.machine.test_mode is None
+    ends = [type(o).__name__ for o in desk.outputs if isinstance(o, (cmd.RoundClosed, cmd.TestModeLeft))]
+    assert ends[-2:] == ["RoundClosed", "TestModeLeft"]
+    (left,) = of_type(desk.outputs, cmd.TestModeLeft)
+    assert (left.rounds, left.by, left.role, left.reason) == (1, "sue", "supervisor", "tests done")
+    assert not desk.display().startswith(TEST_MARK)
+    meters = desk.machine.meters
+    assert meters.lifetime()["rounds_test"] == 1 and meters.lifetime()["rounds_closed"] == 0
 
 
 def test_a_disabled_table_plays_test_rounds_and_is_still_disabled_after_them(desk):
@@ -483,7 +497,15 @@ def test_a_refused_lock_action_says_why_in_words_a_supervisor_acts_on(desk):
     desk.supervisor("enter_test_mode")
     assert refusal("enter_test_mode") == "the table is already in test mode"
     desk.open_betting()
-    assert refusal("leave_test_mode") == "test mode is entered and left between rounds only; round 1 is in betting"
+    desk.supervisor("leave_test_mode")
+    assert of_type(desk.last, cmd.TestModeLeaving)
+    assert refusal("leave_test_mode") == "the table leaves test mode once round 1 ends (asked by sue)"
+    assert refusal("enter_test_mode") == "the table is already in test mode"
+    desk.supervisor("void_round", code="other")
+    desk.supervisor("enter_test_mode")
+    desk.send(ev.DeviceFault("shoe", "jam"))  # a fault between rounds: no round to leave test mode after
+    assert desk.state == "fault"
+    assert refusal("leave_test_mode") == "test mode is left between rounds or during a test round, not in fault"
 
 
 def test_a_refused_test_mode_in_a_round_names_the_way_to_a_moment_between_rounds(desk):
@@ -495,10 +517,10 @@ def test_a_refused_test_mode_in_a_round_names_the_way_to_a_moment_between_rounds
         return refused.reason
 
     desk.open_betting()
-    assert refusal("enter_test_mode") == ("test mode is entered and left between rounds only; round 1 is in betting "
+    assert refusal("enter_test_mode") == ("test mode is entered between rounds only; round 1 is in betting "
                                           "(disable_table first: the next round then waits)")
     desk.supervisor("disable_table", code="count")
-    assert refusal("enter_test_mode") == "test mode is entered and left between rounds only; round 1 is in betting"
+    assert refusal("enter_test_mode") == "test mode is entered between rounds only; round 1 is in betting"
 
 
 def test_a_dealers_login_is_refused_for_its_role_whatever_the_state_as_the_interface_answered(desk):
@@ -580,3 +602,54 @@ def test_a_device_back_in_a_fault_says_which_device_is_still_away():
     assert table.state == "fault"
     table.send(ev.DeviceReady("shoe", "test", "1.0", 1))
     assert table.display() == "shoe back: supervisor may clear"
+
+
+def test_a_disabled_table_whose_dealer_opens_the_next_test_round_at_once_leaves_test_mode_after_the_round(desk):
+    """A disabled table in test mode plays test rounds; its dealer opening the next one at once left no moment
+    between rounds for ``leave_test_mode``. Asked during the round, it is left when the round ends: the next
+    round does not open (the table is disabled), and the lock left is the supervisor's ``disabled``."""
+    desk.supervisor("disable_table", code="maintenance")
+    desk.supervisor("enter_test_mode")
+    desk.play()
+    desk.open_betting()  # the dealer opens the next test round at once
+    desk.supervisor("leave_test_mode")
+    assert of_type(desk.last, cmd.TestModeLeaving) and lock_names(desk) == ["disabled", "test_mode"]
+    desk.supervisor("void_round", code="other")  # the round ends voided: test mode is left with it
+    (voided,) = of_type(desk.last, cmd.RoundVoided)
+    (left,) = of_type(desk.last, cmd.TestModeLeft)
+    assert left.rounds == 2 and desk.machine.test_mode is None
+    assert lock_names(desk) == ["disabled"] and desk.display().endswith("Table disabled: maintenance")
+    assert "open_betting" not in desk.machine.allowed_actions()
+    meters = desk.machine.meters
+    assert meters.lifetime()["rounds_test"] == 2 and meters.lifetime()["rounds_voided"] == 0
+
+
+def test_a_leave_asked_during_a_test_round_survives_a_restart_and_is_kept_when_the_round_ends(desk):
+    """The request is in the round's checkpoint: a service restarted during the round leaves test mode when the
+    round ends, in the name of who asked."""
+    desk.supervisor("enter_test_mode")
+    desk.open_betting()
+    desk.lock(WAGERS)
+    desk.supervisor("leave_test_mode", reason="done")
+    restored = Round(CONFIG, NY)
+    restored.restore(json.loads(json.dumps(desk.machine.checkpoint())))
+    again = Desk(restored)
+    again.send(ServiceStarted("table", "test"))
+    again.start()
+    assert again.state == "fault" and again.machine.leaving_test_mode()
+    again.send(OperatorAction("void_round", "vic", "supervisor", code="device"))
+    (left,) = of_type(again.last, cmd.TestModeLeft)
+    assert (left.by, left.reason) == ("sue", "done") and again.machine.test_mode is None
+
+
+def test_a_leave_asked_during_a_test_round_is_a_public_record_without_its_reason(desk):
+    """``TestModeLeaving`` is shown to the control interface's clients as ``TestModeLeft`` is: who asked, the
+    round; the supervisor's free text stays in the journal."""
+    desk.supervisor("enter_test_mode")
+    desk.open_betting()
+    desk.supervisor("leave_test_mode", reason="seat 3 Kd exposed")
+    (leaving,) = of_type(desk.last, cmd.TestModeLeaving)
+    shown = public_record({"seq": 1, "time": "t", "kind": "record", "round": 1, "type": "TestModeLeaving",
+                           "data": dataclasses.asdict(leaving)})
+    assert shown is not None and shown["data"]["by"] == "sue" and "reason" not in shown["data"]
+

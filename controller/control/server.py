@@ -116,7 +116,7 @@ PUBLIC_TYPES: frozenset[str] = frozenset({
     # hashes, device identities, seqs; nothing of a card or a device's own text
     "SignificantEvent", "UncleanStopSeen", "SoftwareChanged", "ConfigurationChanged", "DeviceReplaced",
     # the table's locks and test mode (controller/round/table_locks.py): who, when, the public code
-    "TableDisabled", "TableEnabled", "TestModeEntered", "TestModeLeft",
+    "TableDisabled", "TableEnabled", "TestModeEntered", "TestModeLeaving", "TestModeLeft",
 })
 #: Keys of a record's ``data`` that stay in the journal: a supervisor's free text may name a card ("seat 4 Kd
 #: exposed"); the public sees the reason code (``controller.round.inputs.VOID_CODES``) instead.
@@ -124,7 +124,7 @@ PRIVATE_DATA: dict[str, tuple[str, ...]] = {"OperatorAction": ("reason",), "Roun
                                             "DealingModeChanged": ("reason",), "SeatHeld": ("reason",),
                                             "MispayAccepted": ("reason",), "TableDisabled": ("reason",),
                                             "TableEnabled": ("reason",), "TestModeEntered": ("reason",),
-                                            "TestModeLeft": ("reason",),
+                                            "TestModeLeaving": ("reason",), "TestModeLeft": ("reason",),
                                             # a device's own fault text may name a card ("card 4d stuck")
                                             "DeviceFault": ("detail",), "FaultRaised": ("device_detail",)}
 #: Keys of a folded seat's settlement that say nothing of its cards (the bonus hand is the five community

@@ -433,10 +433,25 @@ class TestModeEntered:
 
 
 @dataclass(frozen=True)
+class TestModeLeaving:
+    """A supervisor (``by``, ``role``) asked to leave test mode during test round ``round_no``: the round goes on
+    as a test round, and the table leaves test mode once it ends (closed or voided: ``TestModeLeft`` then names
+    the same supervisor and reason), so that no further test round opens (NY 9 NYCRR 5319.58). ``reason`` free
+    text (journal only)."""
+
+    __test__ = False
+    round_no: int | None
+    by: str
+    role: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class TestModeLeft:
-    """A supervisor (``by``, ``role``) took the table out of test mode between rounds: ``rounds`` test rounds
-    were opened in it; the table is again as it was when test mode was entered (its locks, its lifetime
-    meters). ``reason`` free text (journal only)."""
+    """A supervisor (``by``, ``role``) took the table out of test mode between rounds, or asked to during the
+    test round that has just ended (``TestModeLeaving``): ``rounds`` test rounds were opened in it; the table is
+    again as it was when test mode was entered (its locks, its lifetime meters). ``reason`` free text (journal
+    only)."""
 
     __test__ = False
     round_no: int | None

@@ -102,6 +102,7 @@ class Decisions:
         self.shuffle_kept = data.shuffled
         self._emit(cmd.RoundClosed(data.round_no, {"wagered": 0, "returned": 0, "collected": 0, "paid": 0,
                                                    "player_net": 0}))
+        self._round_ended()
         self._show_between_rounds(f"Round {data.round_no}: no wagers, no play")
         self.no_play()
     def _settle(self) -> None:
@@ -137,4 +138,5 @@ class Decisions:
         data = self.round
         assert data is not None and data.totals is not None
         self._emit(cmd.RoundClosed(data.round_no, dict(data.totals)))
+        self._round_ended()
         self._show_between_rounds(f"Round {data.round_no} settled")

@@ -34,8 +34,9 @@ of the rule areas of `controller/round/` and in docs/architecture.md.
   (`controller/journal/check.py`), a supervisor's `disable_table` (test rounds still open), test mode (only test
   rounds open).
 - The table's locks and test mode: `disable_table` and `enable_table` in every state (a round in progress goes
-  on and settles), `enter_test_mode` and `leave_test_mode` between rounds; internal transitions, the state is
-  not left.
+  on and settles), `enter_test_mode` and `leave_test_mode` between rounds, `leave_test_mode` also during a test
+  round (once: conditions `round_open`, unless `leaving_test_mode`), test mode then left when that round ends;
+  internal transitions, the state is not left.
 - `betting` (betting open) -> `locking` ("no more bets": the spots are read; every valid seat's wagers are
   locked at once) -> `wagers_held` (a seat's wagers are invalid: take chips away from it and press
   `no_more_bets` again, or `exclude` the seats named; nothing else may change) or `dealing_cross` (bets locked;

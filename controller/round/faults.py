@@ -180,4 +180,5 @@ class Faults:
         self.resume_state = None
         self._pending_read = None
         self._verifying = False
+        self._round_ended()
         self._show_between_rounds(f"Round {data.round_no} void: return all wagers")

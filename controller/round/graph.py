@@ -196,12 +196,15 @@ def _transitions() -> list[dict[str, Any]]:
     ]
     # the table's locks and test mode (controller.round.table_locks; NY 9 NYCRR 5319.54(b), 5319.58): disabling
     # and enabling at any time (a round in progress goes on and settles), test mode entered and left between
-    # rounds only, so that a round is wholly a test round or not; none changes the state (internal transitions)
+    # rounds only, so that a round is wholly a test round or not: asked during a test round, it is left once that
+    # round ends (once only); none changes the state (internal transitions)
     table += [
         dict(trigger="disable_table", source=STATES, dest=None, unless="table_disabled"),
         dict(trigger="enable_table", source=STATES, dest=None, conditions="table_disabled"),
         dict(trigger="enter_test_mode", source=list(BETWEEN_ROUNDS), dest=None, unless="in_test_mode"),
         dict(trigger="leave_test_mode", source=list(BETWEEN_ROUNDS), dest=None, conditions="in_test_mode"),
+        dict(trigger="leave_test_mode", source=[*ROUND_STATES, "fault"], dest=None,
+             conditions=["in_test_mode", "round_open"], unless="leaving_test_mode"),
     ]
     # a fault resumes the state it came from; settlement too: a round dealt by hand waits there for its cards to be
     # entered (controller.round.manual), and settled, it can only be cleared, never voided

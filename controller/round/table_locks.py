@@ -14,7 +14,9 @@ The locks, from the highest priority (1) to the lowest:
    test mode).
 5. ``test_mode``: a supervisor's ``enter_test_mode`` until ``leave_test_mode``; no live round opens, the rounds
    opened are test rounds (``RoundOpened.test``): the panel and the screen show TEST, only the test meters move
-   (``controller.round.meters``) and the floor's messages carry ``test: true``.
+   (``controller.round.meters``) and the floor's messages carry ``test: true``. ``leave_test_mode`` during a test
+   round (``TestModeLeaving``) leaves test mode once that round ends, so that a supervisor need not find the
+   moment between two rounds of a dealer who opens the next at once (a disabled table plays test rounds).
 
 ``table_locks()`` lists those standing now (``/state`` ``locks``); ``opening_locks()`` those that keep the next
 round from opening, and ``table_open()`` (none) is the one condition of the graph's ``open_betting``
@@ -111,6 +113,11 @@ class TableLocks:
         """True in test mode: the condition of ``leave_test_mode``."""
         return self.test_mode is not None
 
+    def leaving_test_mode(self) -> bool:
+        """True when a supervisor asked to leave test mode during the test round in progress (``TestModeLeaving``):
+        it is left once that round ends; asked again, the graph refuses it."""
+        return self.test_mode is not None and "leaving" in self.test_mode
+
     def on_panel(self, text: str) -> str:
         """``text`` as the panel shows it now: marked ``TEST_MARK`` in test mode (NY 9 NYCRR 5319.58)."""
         if self.test_mode is None or text.startswith(TEST_MARK):
@@ -131,11 +138,16 @@ class TableLocks:
             return "the table is already in test mode"
         if action == "leave_test_mode" and self.test_mode is None:
             return "the table is not in test mode"
+        if action == "leave_test_mode" and self.leaving_test_mode():
+            return (f"the table leaves test mode once round {self.round_no} ends "
+                    f"(asked by {self.test_mode['leaving']['by']})")
+        if action == "leave_test_mode":  # in a fault with no round open
+            return f"test mode is left between rounds or during a test round, not in {self.state}"
         # a table that opens its next round at once (a dealer who never waits) has no time between rounds to take:
         # a disabled table opens no live round and plays test rounds only in test mode
         hold = "" if self.disabled is not None else " (disable_table first: the next round then waits)"
-        return (f"test mode is entered and left between rounds only; round {self.round_no} is in {self.state}{hold}"
-                if self.round_open() else f"test mode is entered and left between rounds only, not in {self.state}")
+        return (f"test mode is entered between rounds only; round {self.round_no} is in {self.state}{hold}"
+                if self.round_open() else f"test mode is entered between rounds only, not in {self.state}")
 
     def _lock_text(self) -> str | None:
         """The text of the highest lock that keeps the next round from opening, or None."""
@@ -162,10 +174,25 @@ class TableLocks:
 
     def _leave_test_mode(self, actor: Actor, reason: str) -> None:
         self.leave_test_mode()
+        if self.round_open():  # the graph took it during a test round: left once the round ends
+            self.test_mode["leaving"] = {"by": actor.name, "role": actor.role, "reason": reason}
+            self._emit(cmd.TestModeLeaving(self.round_no, actor.name, actor.role, reason))
+            return
+        self._test_mode_left(actor.name, actor.role, reason)
+        self._show_locks()
+
+    def _round_ended(self) -> None:
+        """At a round's end, once its ``RoundClosed`` or ``RoundVoided`` is emitted and before the text between
+        rounds is shown: the test mode a supervisor asked to leave during it (``TestModeLeaving``) is left, in
+        that supervisor's name."""
+        if self.leaving_test_mode():
+            asked = self.test_mode["leaving"]
+            self._test_mode_left(asked["by"], asked["role"], asked["reason"])
+
+    def _test_mode_left(self, by: str, role: str, reason: str) -> None:
         rounds = self.last_round_no - self.test_mode["from_round"]
         self.test_mode = None
-        self._emit(cmd.TestModeLeft(self.round_no, rounds, actor.name, actor.role, reason))
-        self._show_locks()
+        self._emit(cmd.TestModeLeft(self.round_no, rounds, by, role, reason))
 
     def _show_locks(self) -> None:
         """Between rounds, the panel shows what a lock change leaves: the highest opening lock, or ready. During
