@@ -19,8 +19,8 @@ from controller.game.cards import short
 from controller.game.payout import PayoutConfig, parse_payout_config
 from controller.game.paytable import CODE, known_codes
 from controller.settings.control import ControlConfig, parse_control_config
-from controller.settings.files import (CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text,
-                                       state_dir)
+from controller.settings.files import (CONFIG_DIR, CONTROL_CATEGORIES, check_keys, error, line_of, load_yaml,
+                                       require_int, require_text, state_dir)
 from controller.settings.floor import FloorConfig, parse_floor_config
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
@@ -96,10 +96,6 @@ SIMULATED = "simulated"
 
 #: Longest ``table_id``: it is shown on the panel and written into every journal record.
 MAX_TABLE_ID = 64
-#: Unicode general categories a ``table_id`` may not hold: controls (a newline, a NUL, an escape), format
-#: characters (a direction override, a zero-width joiner), surrogates, line and paragraph separators; every
-#: other character, of any script, may be in one.
-CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 #: Most ``timing.retries`` (sends after the first). With the default waits 20 retries already keep a request
 #: unanswered for over a minute; beyond that a device is not coming back by being asked again.
 MAX_RETRIES = 20

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import string
+import unicodedata
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,26 @@ def short(value: object, limit: int = 40) -> str:
     except ValueError:
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: Unicode general categories a text from outside may not show as itself where a terminal or a log shows it:
+#: controls (a newline, a NUL, an escape), format characters (a direction override, a zero-width joiner),
+#: surrogates (a file name's bytes that are not UTF-8), line and paragraph separators. Every other character,
+#: of any script, is shown as itself.
+CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def path_shown(path: str | bytes | os.PathLike) -> str:
+    """A file's path as a message (a refusal, an error, a log line) shows it: itself when none of its characters
+    is of ``CONTROL_CATEGORIES``; else with each such character escaped as Python escapes it (``\\x1b``,
+    ``\\u202e``, ``\\udcff`` for a byte that is not UTF-8) and each backslash doubled, so that the message stays
+    one line, the terminal interprets nothing of the name, and the name can be told back. Bytes are decoded as
+    the file system does (``os.fsdecode``). The one rule for every message that names a file."""
+    text = os.fsdecode(path)
+    if not any(unicodedata.category(char) in CONTROL_CATEGORIES for char in text):
+        return text
+    return "".join(ascii(char)[1:-1] if unicodedata.category(char) in CONTROL_CATEGORIES
+                   else "\\\\" if char == "\\" else char for char in text)
 
 
 class ConfigError(ValueError):
