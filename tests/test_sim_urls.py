@@ -66,14 +66,37 @@ def test_the_same_url_is_the_same_simulator_and_parameters_order_does_not_matter
 
 @pytest.mark.parametrize(("url", "message"), [
     ("sim://dice", "no simulator of kind 'dice'"),
-    ("sim://panel?seed=3", "unknown parameter(s) seed for panel"),
+    ("sim://panel?seed=3", "unknown parameter(s) 'seed' for panel"),
     ("sim://shoe?seed=x", "seed 'x' is not an integer"),
     ("sim://shoe?seed=1&seed=2", "given twice"),
-    ("sim://shoe?id=S%1b%5b2J%1b%5b31mFORGED%0d", "id has control characters"),  # ESC, CR: a host refuses them
+    ("sim://shoe?id=S%1b%5b2J%1b%5b31mFORGED%0d", "mFORGED%0D' has control characters"),  # ESC, CR: named as spelled
+    # IDENT's device id is printable ASCII (docs/protocol.md, "Common messages"): a byte that is not UTF-8, and a
+    # letter beyond ASCII, are refused by name, not replaced by U+FFFD and sent to be refused by the host
+    ("sim://shoe?id=%ff", "parameter id '%FF' is not ASCII"),
+    ("sim://sensors?id=S%C3%A9", "parameter id 'S%C3%A9' is not ASCII"),
+    ("sim://panel?id=" + "P" * 256, "is 256 characters: a device id is 1 to 255 printable ASCII characters"),
 ])
 def test_a_bad_url_is_refused_naming_the_problem(sims, url, message):
     with pytest.raises(serial.SerialException, match=message.replace("(", r"\(").replace(")", r"\)")):
         serial.serial_for_url(url, do_not_open=True)
+
+
+def test_run_refuses_a_sim_url_whose_id_is_not_printable_ascii_before_any_device_starts(tmp_path):
+    """``crisscross run --port 'shoe=sim://shoe?id=%ff'``: the id is refused as the port is read, naming the port,
+    the parameter and the characters a device id may have (docs/protocol.md: printable ASCII), exit 2, nothing
+    started and no journal made. It started the devices and ended in the shoe's failed handshake ("device NAKed
+    HELLO"), which named no id."""
+    journal = tmp_path / "j.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "controller", "run", "--rounds", "1", "--journal", str(journal),
+                           "--port", "shoe=sim://shoe?id=%ff", "--port", "sensors=sim://sensors",
+                           "--port", "panel=sim://panel"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=40)
+    assert proc.returncode == 2, proc
+    assert proc.stderr == ("crisscross: --port shoe=sim://shoe?id=%ff: parameter id '%FF' is not ASCII: a device id "
+                           "is 1 to 255 printable ASCII characters (space to ~), as IDENT carries it (a host refuses "
+                           "any other)\n"), proc.stderr
+    assert not journal.exists()
 
 
 @pytest.mark.timeout(240)  # above its own deadlines (start 120 s, stop 60 s, the dump 30 s): a hang is reported whole

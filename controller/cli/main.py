@@ -525,7 +525,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.journal.record import JournalError
     from controller.cli.parts import SERVICE_PARTS
     from controller.service.assembly import run_service
-    from controller.service.simulators import is_simulated
+    from controller.service.simulators import check_sim_urls, is_simulated
     from controller.service.identity import SoftwareIdentityError
     from controller.game.table import JOURNAL_NAME, load_table_config, state_dir
 
@@ -541,6 +541,7 @@ def _run(args: argparse.Namespace) -> int:
             ports[device] = port
         if ports and args.simulate:
             raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
+        check_sim_urls(config.devices, ports, config.source)
         any_simulator = args.simulate or "simulator" in {ports.get(n, d.port) for n, d in config.devices.items()}
         if args.journal is not None:
             _journal_folder(args.journal, "--journal")

@@ -11,7 +11,9 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from controller.settings.files import ConfigError, path_shown
 
 if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.py)
     from drivers.sim import PtySimulator
@@ -26,6 +28,24 @@ def simulator_classes() -> dict[str, Callable[..., PtySimulator]]:
     from drivers.shoe.simulator import ShoeSimulator
 
     return {"shoe": ShoeSimulator, "sensors": SensorSimulator, "panel": PanelSimulator, "reader": ReaderSimulator}
+
+
+def check_sim_urls(devices: Mapping[str, Any], ports: Mapping[str, str], source: Path) -> None:
+    """Refuse a ``sim://`` port (``ports``, from ``--port``, or else a device's ``port`` of table.yaml, ``source``)
+    whose URL opening would refuse (``drivers.urls.protocol_sim.check_url``: its kind, or a parameter such as a
+    device id that is not printable ASCII, docs/protocol.md), before any device is started: ``ConfigError``
+    naming the port, the parameter and what is wrong. The simulators' module is imported only for such a URL."""
+    for name, device in devices.items():
+        port = ports.get(name, device.port)
+        if not port.startswith("sim://"):
+            continue
+        from drivers.urls.protocol_sim import UrlRefused, check_url
+
+        try:
+            check_url(port)
+        except UrlRefused as exc:
+            where = f"--port {name}=" if name in ports else f"{path_shown(source)}: devices.{name}.port: "
+            raise ConfigError(f"{where}{path_shown(port)}: {exc.problem}") from None
 
 
 def is_simulated(port: str) -> bool:
