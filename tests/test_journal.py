@@ -451,8 +451,10 @@ def test_a_respelled_record_in_the_store_is_tampering(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     (b"{not json\n", "line 1: not JSON"),
-    (b"\xff\xfe\x00garbage\n", "line 1: not UTF-8"),
-    (b"[" * 100_000 + b"\n", "line 1: not JSON"),
+    (b'{"seq": "\xff"}\n', "line 1: not UTF-8"),
+    (b'{"seq":' + b"[" * 100_000 + b"\n", "line 1: not JSON"),
+    (b"\xff\xfe\x00garbage\n", "neither a journal store nor a JSON-lines journal"),  # not a line of records
+    (b"[" * 100_000 + b"\n", "neither a journal store nor a JSON-lines journal"),
     (b'{"seq": ' + b"9" * 5000 + b"}\n", "line 1: not JSON"),
     (b'{"seq": true}\n', "line 1: not a journal record"),
     (b'{"seq": 1, "hash": "x"}', "line 1: incomplete last line"),

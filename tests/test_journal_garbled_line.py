@@ -50,10 +50,10 @@ def test_an_edit_before_the_line_that_is_not_a_record_is_named_first(tmp_path):
 
 
 def test_a_file_whose_first_line_is_not_a_record_is_not_a_journal(tmp_path):
-    copy, _ = _copy(tmp_path, lambda lines: [b"garbage\n", *lines])
+    copy, _ = _copy(tmp_path, lambda lines: [b"{garbage\n", *lines])
     proc = verify_cli(copy)
     assert proc.returncode == 2 and proc.stdout == "", proc
-    assert proc.stderr == f"crisscross: {copy}: line 1: not JSON: Expecting value\n", proc
+    assert proc.stderr == f"crisscross: {copy}: line 1: not JSON: Expecting property name enclosed in double quotes\n", proc
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,8 @@ def test_the_readers_show_the_records_before_such_a_line_under_the_warning_verif
 def test_the_readers_refuse_a_file_whose_first_line_is_not_a_record(played, tmp_path, command):
     """Nothing to show: the file is not a journal (exit 2, one line naming the line)."""
     copy = tmp_path / "j.jsonl"
-    copy.write_text("".join(["garbage\n", *played]))
+    copy.write_text("".join(["{garbage\n", *played]))
     proc = crisscross(*command, "--journal", copy)
     assert proc.returncode == 2 and proc.stdout == "", proc
-    assert proc.stderr == f"crisscross {command[0]}: {copy}: line 1: not JSON: Expecting value\n", proc
+    assert proc.stderr == (f"crisscross {command[0]}: {copy}: line 1: not JSON: Expecting property name enclosed in "
+                           f"double quotes\n"), proc

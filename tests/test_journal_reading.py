@@ -186,7 +186,7 @@ def test_a_file_that_is_neither_a_store_nor_a_json_lines_journal_is_refused(tmp_
     path.write_text("hello\n")
     with pytest.raises(JournalError) as refused:
         Journal(path)
-    assert str(refused.value) == f"{path}: not a journal store"
+    assert str(refused.value) == f"{path}: neither a journal store nor a JSON-lines journal"
     assert path.read_text() == "hello\n"
 
 

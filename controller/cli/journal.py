@@ -26,7 +26,6 @@ def recall(args: argparse.Namespace) -> int:
         existing_journal,
         iter_records,
         last_rounds,
-        refuse_lost_records,
     )
     from controller.journal.record import JournalError
     from controller.journal.recall import recall_last
@@ -37,7 +36,6 @@ def recall(args: argparse.Namespace) -> int:
         config = load_table_config(find_table_config(args.config))
         path = existing_journal(Path(args.journal or config.journal),
                                 _simulated_hint(config) if args.journal is None else "")
-        refuse_lost_records(path)
         rounds = [] if args.alerts else last_rounds(path, args.last)
         alerts = format_alerts(alerts_of(iter_records(path, up_to_damage=True))) if args.alerts else ""
         # a JSON-lines copy whose last line was cut short, or with a line after its first that is not a record:
@@ -151,8 +149,9 @@ VERIFY_STATUSES = """exit status:
   0  intact (only with --key, on the store)
   1  tampered: the first tampered record named by line and seq, with how (edited,
      removed, inserted, reordered, respelled, truncated, appended, forged)
-  2  the file cannot be read as a journal (empty, or its first line not a
-     record; a later line that is not a record is tampering, 1), or --key is
+  2  the file cannot be read as a journal (empty, neither a store nor JSON
+     lines, or its first line not a record; a later line that is not a record
+     is tampering, 1), or --key is
      not the key it was sealed with (one line on standard error: a wrong key
      proves nothing either way)
   3  nothing wrong found but not everything could be checked (no key, or a

@@ -20,9 +20,10 @@ from typing import Any, BinaryIO
 
 from controller.journal import key as jkey
 from controller.journal.chain import find_first_tampering
-from controller.journal.reader import SQLITE_HEADER, iter_store, row_record, starts_with_zeros
+from controller.journal.reader import STORE, ZEROS, iter_store, journal_kind, row_record
 from controller.journal.record import GENESIS, JournalError, JournalWriteError, parse_canonical
 from controller.journal.schema import COLUMNS, ROUND_ENDS
+from controller.settings.files import path_shown
 
 
 @dataclass(frozen=True)
@@ -91,34 +92,34 @@ class OpeningChecks:
 
     def _check_file(self) -> bool:
         """True when there is no store yet at ``path`` (no file, or an empty one); False for a store. Raises
-        ``JournalError`` for a dangling link, a file of zeros or ending in zeros, JSON lines or another file.
+        ``JournalError`` for a dangling link, a file of zeros or ending in zeros, JSON lines or another file (the
+        kind by ``controller.journal.reader.journal_kind``).
         A store that ends in pages of zeros which are all on its freelist (``freed_tail``) is not refused here:
         its records were deleted, not lost, and the checks of ``_open`` (the anchor, the last checkpoint and
         seal) name what was cut, as they do for a cut that left no zeros."""
+        shown = path_shown(self.path)
         if not self.path.exists():
             if self.path.is_symlink():
-                raise JournalError(f"{self.path}: a dangling symbolic link")
+                raise JournalError(f"{shown}: a dangling symbolic link")
             return True
         if not self.path.is_file():
-            raise JournalError(f"{self.path}: not a regular file")
+            raise JournalError(f"{shown}: not a regular file")
         size = self.path.stat().st_size
         if size == 0:
             return True
-        with self.path.open("rb") as handle:
-            head = handle.read(len(SQLITE_HEADER))
-            if head == SQLITE_HEADER:
+        kind = journal_kind(self.path)  # a file that is neither a store nor JSON lines is refused there
+        if kind == STORE:
+            with self.path.open("rb") as handle:
                 handle.seek(max(size - 4096, 0))
                 if size >= 8192 and not handle.read().strip(b"\x00") and not freed_tail(handle, size):
-                    raise JournalError(f"{self.path}: ends with {min(size, 4096)} or more zero bytes: records were "
+                    raise JournalError(f"{shown}: ends with {min(size, 4096)} or more zero bytes: records were "
                                        f"lost (a power cut?); not started: restore the journal from its copy")
-                return False
-        if starts_with_zeros(self.path):
-            raise JournalError(f"{self.path}: the file is all zeros: its records were lost (a power cut?); "
+            return False
+        if kind == ZEROS:
+            raise JournalError(f"{shown}: the file is all zeros: its records were lost (a power cut?); "
                                f"not started: restore the journal from its copy")
-        if head.startswith(b"{"):
-            raise JournalError(f"{self.path}: a JSON-lines journal, not a journal store: migrate it with "
-                               f"crisscross journal import {self.path} --journal NEW.db")
-        raise JournalError(f"{self.path}: not a journal store")
+        raise JournalError(f"{shown}: a JSON-lines journal, not a journal store: migrate it with "
+                           f"crisscross journal import {shown} --journal NEW.db")
 
     def _open(self) -> None:
         """Check the store open on ``_db`` (module docstring) and read what it holds at opening. Raises

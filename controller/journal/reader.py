@@ -17,6 +17,7 @@ from typing import Any
 from controller.journal import key as jkey
 from controller.journal.record import MONO, JournalError, NotARecordError, parse_canonical, parse_line
 from controller.journal.schema import ROUND_ENDS, columns
+from controller.settings.files import path_shown
 
 #: A journal store starts with these bytes (SQLite file format, "The Database Header").
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -114,34 +115,50 @@ def is_store(path: Path) -> bool:
         return False
 
 
-def starts_with_zeros(path: Path) -> bool:
-    """True when the file at ``path`` is not empty and its first 64 KiB are zero bytes: what a power cut
-    leaves of a file whose size reached the disk before its data (lost records, not a torn append)."""
+#: The first byte of a JSON-lines journal: each of its lines is one record, a JSON object.
+LINE_START = b"{"
+#: What a journal file is (``journal_kind``): a store, a JSON-lines journal, or zeros where records were.
+STORE, JSON_LINES, ZEROS = "store", "JSON lines", "zeros"
+
+
+def journal_kind(path: Path) -> str:
+    """What the non-empty file at ``path`` holds, by its first 64 KiB: the one rule of a journal file's kind, for
+    every reader (``existing_journal``, ``iter_records``) and the store's opening
+    (``controller.journal.opening``). ``STORE``: it begins as an SQLite database (``SQLITE_HEADER``); ``ZEROS``:
+    those bytes are all zeros, what a power cut leaves of a file whose size reached the disk before its data
+    (lost records, not a torn append); ``JSON_LINES``: it begins with ``{``, as a record's line does (its lines are
+    then read one by one, a bad one named by its number). Raises ``JournalError`` naming the file for any other
+    file (``neither a journal store nor a JSON-lines journal``: an image, random bytes, text) and ``OSError`` when
+    it cannot be read."""
     with Path(path).open("rb") as handle:
         head = handle.read(1 << 16)
-    return bool(head) and not head.strip(b"\x00")
+    if head.startswith(SQLITE_HEADER):
+        return STORE
+    if head and not head.strip(b"\x00"):
+        return ZEROS
+    if head.startswith(LINE_START):
+        return JSON_LINES
+    raise JournalError(f"{path_shown(path)}: neither a journal store nor a JSON-lines journal")
 
 
 def existing_journal(path: Path, hint: str = "") -> Path:
-    """``path`` as a ``Path`` when it names a non-empty regular file, the first check of every reader (``journal
-    verify``, ``journal export``, ``recall``); else ``JournalError`` in one line: no such file (``hint`` added),
-    not a regular file, or an empty file (a journal holds its start record at least)."""
+    """``path`` as a ``Path`` when it names a non-empty regular file that is a store or a JSON-lines journal
+    (``journal_kind``), the first check of every reader (``journal verify``, ``journal export``, ``recall``,
+    ``protect``, ``meters``, ``rating``); else ``JournalError`` in one line: no such file (``hint`` added), not a
+    regular file, an empty file (a journal holds its start record at least), a file of zeros (its records were
+    lost) or a file that is neither. Raises ``OSError`` for a file that cannot be read."""
     path = Path(path)
+    shown = path_shown(path)
     if not path.exists():
-        raise JournalError(f"{path}: no such file{hint}")
+        raise JournalError(f"{shown}: no such file{hint}")
     if not path.is_file():
-        raise JournalError(f"{path}: not a regular file")
+        raise JournalError(f"{shown}: not a regular file")
     if not path.stat().st_size:
-        raise JournalError(f"{path}: the file is empty: it is not a journal")
-    return path
-
-
-def refuse_lost_records(path: Path) -> None:
-    """Raise ``JournalError`` (one line, as ``journal verify`` and ``recall`` say it) for a file that is not a
-    store and is all zeros (``starts_with_zeros``): its records were lost, it is not a journal."""
-    if not is_store(path) and starts_with_zeros(path):
-        raise JournalError(f"{path}: the file is all zeros: its records were lost (a power cut?), it is not a "
+        raise JournalError(f"{shown}: the file is empty: it is not a journal")
+    if journal_kind(path) == ZEROS:
+        raise JournalError(f"{shown}: the file is all zeros: its records were lost (a power cut?), it is not a "
                            f"journal; restore the journal from its copy")
+    return path
 
 
 def torn_tail(path: Path) -> bool:
@@ -325,7 +342,9 @@ def iter_records(path: Path, *, up_to_damage: bool = False) -> Iterator[dict[str
     if not path.exists():
         return iter(())
     if not path.is_file():
-        raise JournalError(f"{path}: not a regular file")
+        raise JournalError(f"{path_shown(path)}: not a regular file")
+    if path.stat().st_size:
+        existing_journal(path)  # a store, JSON lines, or refused (``journal_kind``)
     if is_store(path):
         return iter_store(path)
     return iter(UpToDamage(path)) if up_to_damage else iter_jsonl(path)

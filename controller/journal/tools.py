@@ -24,7 +24,6 @@ from controller.journal.reader import (
     iter_store,
     connect_reader,
     _open_reader,
-    refuse_lost_records,
     store_key_id,
     torn_tail,
     wal_pending,
@@ -78,13 +77,12 @@ def verify(path: Path, key: bytes | None = None) -> Verdict:
     is a record and a later line is not (``NotARecordError``: not JSON, a record cut short in the middle, a
     blank line) is ``edited`` at that line, named without a seq, once the records before it check (both read as
     ``controller.journal.reader.UpToDamage`` reads a copy's damage, as the readers showing it do). Raises
-    ``JournalError`` for a file that cannot be read as a journal: one whose first line is not a record, or whose
-    only line is cut short.
+    ``JournalError`` for a file that cannot be read as a journal (``existing_journal``: neither a store nor JSON
+    lines, all zeros, empty): one whose first line is not a record, or whose only line is cut short.
     """
     path = existing_journal(path)
     verdict = Verdict()
     store = is_store(path)
-    refuse_lost_records(path)
     anchor = jkey.read_anchor(jkey.anchor_path(path)) if store else None
     torn = not store and torn_tail(path)
     mono = MonoCheck()
