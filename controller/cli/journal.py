@@ -14,6 +14,7 @@ from typing import Any
 from pathlib import Path
 
 from controller.settings.files import ConfigError, find_table_config
+from controller.settings.text import path_shown
 
 
 def recall(args: argparse.Namespace) -> int:
@@ -42,7 +43,7 @@ def recall(args: argparse.Namespace) -> int:
         # ``verify`` names it (truncated, edited), and the records before it are shown under that warning, as
         # every journal that does not verify is
         problem = journal_problem(path, config, command="recall")
-        shown = alerts or recall_last(rounds) or f"no rounds in {path}"
+        shown = alerts or recall_last(rounds) or f"no rounds in {path_shown(path)}"
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
@@ -73,9 +74,9 @@ def journal_problem(path: Path, config: Any = None, *, command: str | None = Non
     if command is not None and verdict.tamper is None and key is None and is_store(path):
         key_id = store_key_id(path)
         if key_id is not None:
-            note = (f"NOTE: {path} is sealed with journal key {key_id}, not given here: its seals were not checked, "
-                    f"and a copy edited and re-chained without the key would look the same (give --config with "
-                    f"the table's journal_key, or run crisscross journal verify --key)")
+            note = (f"NOTE: {path_shown(path)} is sealed with journal key {key_id}, not given here: its seals were "
+                    f"not checked, and a copy edited and re-chained without the key would look the same (give "
+                    f"--config with the table's journal_key, or run crisscross journal verify --key)")
             print(f"crisscross {command}: {note}", file=sys.stderr)
             if mark_output:
                 print(note)
@@ -85,7 +86,7 @@ def journal_problem(path: Path, config: Any = None, *, command: str | None = Non
 def warn_unverified(command: str, path: Path, problem: str, consequence: str) -> None:
     """Say that the journal at ``path`` does not verify (``problem``, from ``journal_problem``) on standard error and
     on standard output, before what ``crisscross COMMAND`` still shows of it: every copy of the output is marked."""
-    warning = f"WARNING: {path} does not verify: {problem}; {consequence}"
+    warning = f"WARNING: {path_shown(path)} does not verify: {problem}; {consequence}"
     print(f"crisscross {command}: {warning} (run crisscross journal verify)", file=sys.stderr)
     print(warning)
 
@@ -128,12 +129,12 @@ def _journal_verify(args: argparse.Namespace) -> int:
     except (JournalError, JournalKeyError) as exc:
         return _refused(exc, path)
     if verdict.tamper is not None:
-        print(f"{path}: tampered: {verdict.tamper}")
+        print(f"{path_shown(path)}: tampered: {verdict.tamper}")
         return 1
     if verdict.unchecked:
         print(not_checkable(path, verdict))
         return 3
-    print(f"{path}: intact, {verdict.records} records")
+    print(f"{path_shown(path)}: intact, {verdict.records} records")
     return 0
 
 
@@ -141,7 +142,8 @@ def not_checkable(path: object, verdict: Any) -> str:
     """What ``journal verify`` says of the journal at ``path`` when its ``verdict`` (``controller.journal.tools.
     Verdict``) found nothing wrong but not everything could be checked (its exit status 3): the records counted and
     what could not be seen (``verdict.unchecked``), never "intact". ``journal import`` says it too."""
-    return f"{path}: {verdict.records} records, chain unbroken; NOT CHECKABLE: {'; '.join(verdict.unchecked)}"
+    return (f"{path_shown(path)}: {verdict.records} records, chain unbroken; NOT CHECKABLE: "
+            f"{'; '.join(verdict.unchecked)}")
 
 
 #: ``journal verify``'s exit statuses, its help's epilog (docs/commands.md, "crisscross journal"; ``_journal_verify``).
@@ -163,7 +165,7 @@ def _refused(exc: Exception, where: object) -> int:
     ``where``); return exit status 2. Standard output that cannot be written is never one of these
     (``controller.cli.entry.StandardOutputError``)."""
     if isinstance(exc, OSError):
-        print(f"crisscross: {exc.filename or where}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"crisscross: {path_shown(exc.filename or where)}: {exc.strerror or exc}", file=sys.stderr)
     else:
         print(f"crisscross: {exc}", file=sys.stderr)
     return 2
@@ -206,7 +208,7 @@ def _journal_export(args: argparse.Namespace) -> int:
         return _refused(exc, args.output)
     if exported.not_ended:
         print(f"crisscross: {not_ended_text(path, exported.not_ended)}", file=sys.stderr)
-    print(f"exported {exported.records} records of {path}", file=sys.stderr)
+    print(f"exported {exported.records} records of {path_shown(path)}", file=sys.stderr)
     return 0
 
 
@@ -225,19 +227,20 @@ def _journal_import(args: argparse.Namespace) -> int:
         destination = Path(args.journal or config.journal)
         verdict = verify(args.source)
         if verdict.tamper is not None:
-            print(f"crisscross: {args.source}: does not verify: {verdict.tamper}; not imported", file=sys.stderr)
+            print(f"crisscross: {path_shown(args.source)}: does not verify: {verdict.tamper}; not imported",
+                  file=sys.stderr)
             return 1
         keyed = key_for(config) is not None
         count = import_jsonl(args.source, destination)
     except (ConfigError, JournalError, OSError) as exc:
         return _refused(exc, args.source)
-    print(f"imported {count} records of {args.source} into {destination}", file=sys.stderr)
+    print(f"imported {count} records of {path_shown(args.source)} into {path_shown(destination)}", file=sys.stderr)
     if verdict.unchecked:  # a copy cut at a record boundary is whole to its chain: verify's exit 3
         print(f"crisscross: {not_checkable(args.source, verdict)}", file=sys.stderr)
     if keyed:
-        print(f"crisscross: {destination}: kept without a key: a JSON-lines copy carries no seal, so only its chain "
-              f"was checked; a supervisor who vouches for its records seals them with `crisscross journal add-key "
-              f"--by NAME --reason TEXT` (journaled), before the table starts on it", file=sys.stderr)
+        print(f"crisscross: {path_shown(destination)}: kept without a key: a JSON-lines copy carries no seal, so only "
+              f"its chain was checked; a supervisor who vouches for its records seals them with `crisscross journal "
+              f"add-key --by NAME --reason TEXT` (journaled), before the table starts on it", file=sys.stderr)
     return 0
 
 
@@ -260,13 +263,13 @@ def _journal_admit(args: argparse.Namespace) -> int:
         if key_file is None and what == "key":
             raise ConfigError(f"{args.config or 'table.yaml'}: no journal_key: give the key with --key")
         if what == "key" and path.resolve() == journal_for(config, True, None).resolve():
-            raise ConfigError(f"{path}: the journal of simulated play is never sealed with a key (every simulated "
-                              f"run would be refused it): nothing introduced")
+            raise ConfigError(f"{path_shown(path)}: the journal of simulated play is never sealed with a key (every "
+                              f"simulated run would be refused it): nothing introduced")
         record = admit(path, None if key_file is None else load_key(key_file), what, by=args.by,
                        reason=args.reason, derive=Significance(config.table_id))
     except (ConfigError, JournalError, JournalKeyError, OSError) as exc:
         return _refused(exc, args.journal)
-    print(f"{path}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",
+    print(f"{path_shown(path)}: {record['type']} journaled as record {record['seq']} ({record['data']['found']})",
           file=sys.stderr)
     return 0
 
@@ -280,12 +283,13 @@ def _journal_init_key(args: argparse.Namespace) -> int:
         config_path = find_table_config(args.config)
         path = args.file or load_table_config(config_path).journal_key
         if path is None:
-            raise ConfigError(f"{config_path}: no journal_key: give its path there (journal_key: "
+            raise ConfigError(f"{path_shown(config_path)}: no journal_key: give its path there (journal_key: "
                               f"journal.key) or with --file")
         init_key(path)
     except (ConfigError, JournalKeyError, OSError) as exc:
         return _refused(exc, args.file)
-    print(f"created the journal key {path} (mode 0600); keep a copy apart from the journal", file=sys.stderr)
+    print(f"created the journal key {path_shown(path)} (mode 0600); keep a copy apart from the journal",
+          file=sys.stderr)
     return 0
 
 

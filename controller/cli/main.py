@@ -59,6 +59,7 @@ from controller.cli.operators import operator
 from controller.cli.settle import settle
 from controller.settings.argtypes import MOST_COUNT, file_path, positive_float, positive_int, probability, workers
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
+from controller.settings.text import path_shown
 from controller.simulated.pace import HUMAN_PACE, parse_pace
 from controller.analysis.protect_names import BREAK, MEMORY_S, EvidenceKeeping
 from controller.game.sessions import GAP
@@ -402,9 +403,9 @@ def _config_init(folder: Path) -> int:
         if not str(folder).strip() or str(folder) == ".":
             raise ConfigError("config init needs the folder to write into, for example /etc/crisscross")
         if folder.exists() and not folder.is_dir():
-            raise ConfigError(f"{folder}: a file, not a folder; nothing was written")
+            raise ConfigError(f"{path_shown(folder)}: a file, not a folder; nothing was written")
         if folder.exists() and any(folder.iterdir()):
-            raise ConfigError(f"{folder}: a folder that is not empty; nothing was written")
+            raise ConfigError(f"{path_shown(folder)}: a folder that is not empty; nothing was written")
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy2(CONFIG_DIR / "table.yaml", folder / "table.yaml")
         shutil.copytree(CONFIG_DIR / "jurisdictions", folder / "jurisdictions",
@@ -413,7 +414,7 @@ def _config_init(folder: Path) -> int:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"crisscross: {exc.filename or folder}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"crisscross: {path_shown(exc.filename or folder)}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     print(f"wrote {folder / 'table.yaml'} and {folder / 'jurisdictions'}/: edit them, then run with "
           f"--config {folder / 'table.yaml'} (or set CRISSCROSS_CONFIG)", file=sys.stderr)
@@ -463,7 +464,7 @@ def _par_sheet(args: argparse.Namespace) -> int:
         sheet = compute_par_sheet(jurisdiction, progress=(lambda done, total: bar.update(1)) if bar else None,
                                   workers=args.workers)
     except ValueError as exc:
-        print(f"crisscross: {jurisdiction.source}: {exc}", file=sys.stderr)
+        print(f"crisscross: {path_shown(jurisdiction.source)}: {exc}", file=sys.stderr)
         return 2
     finally:
         if bar is not None:
@@ -477,8 +478,8 @@ def _journal_folder(path: Path, where: str) -> None:
     file's ``journal:``) does not exist: a mistyped path would start a second history of the table, so a new
     journal's folder is created first, by hand."""
     if not path.parent.is_dir():
-        raise ConfigError(f"{where} {path}: no folder {path.parent} (a mistyped path would start a second history "
-                          f"of the table; create the folder first for a new one)")
+        raise ConfigError(f"{where} {path_shown(path)}: no folder {path_shown(path.parent)} (a mistyped path would "
+                          f"start a second history of the table; create the folder first for a new one)")
 
 
 def _players(args: argparse.Namespace, config) -> list:
@@ -514,11 +515,11 @@ def _say_journal_set_aside(config: TableConfig, journal: Path | None, any_simula
 
     if journal is not None or not any_simulator:
         return
-    unused = [f"journal {config.journal}"] if config.journal != state_dir() / JOURNAL_NAME else []
-    unused += [f"journal_key {config.journal_key}"] if config.journal_key is not None else []
+    unused = [f"journal {path_shown(config.journal)}"] if config.journal != state_dir() / JOURNAL_NAME else []
+    unused += [f"journal_key {path_shown(config.journal_key)}"] if config.journal_key is not None else []
     if unused:
-        print(f"crisscross: {config.source}: a device is simulated: this run keeps the journal of simulated play, "
-              f"not {' and '.join(unused)} (name a journal with --journal)", file=sys.stderr)
+        print(f"crisscross: {path_shown(config.source)}: a device is simulated: this run keeps the journal of "
+              f"simulated play, not {' and '.join(unused)} (name a journal with --journal)", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -546,7 +547,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.journal is not None:
             _journal_folder(args.journal, "--journal")
         elif not any_simulator and config.journal != state_dir() / JOURNAL_NAME:  # ``journal:`` of table.yaml
-            _journal_folder(config.journal, f"{config.source}: journal:")
+            _journal_folder(config.journal, f"{path_shown(config.source)}: journal:")
         if args.seed is not None and not any_simulator:
             raise ConfigError("--seed only applies to simulated devices (--simulate, or a port 'simulator')")
         for flag, value in (("--protect-break", args.protect_break), ("--protect-memory-hours",
@@ -592,6 +593,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the journal's folder or file, or the control interface's port, cannot be opened
-        where = f"{exc.filename}: " if exc.filename else ""
+        where = f"{path_shown(exc.filename)}: " if exc.filename else ""
         print(f"crisscross: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2

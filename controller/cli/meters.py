@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.protect import journal_arguments
+from controller.settings.text import path_shown
 
 
 def record_number(count: Callable[[str], int]) -> Callable[[str], int]:
@@ -83,7 +84,7 @@ def main(args: argparse.Namespace) -> int:
         # first that is not a record ``edited``: its records before that line are counted, under the warning
         last = max((record["seq"] for record in iter_records(path, up_to_damage=True)), default=0)
         if args.at is not None and args.at > last:
-            raise ValueError(f"{path}: record {args.at} is past the journal's last record, {last}")
+            raise ValueError(f"{path_shown(path)}: record {args.at} is past the journal's last record, {last}")
         if args.audit and not problem:
             checkpoint = last_checkpoint(path, args.at)
             finding = audit(iter_records(path), checkpoint, args.at)
@@ -100,7 +101,7 @@ def main(args: argparse.Namespace) -> int:
             return 1
     if args.audit:
         if finding is not None:
-            print(f"{path}: meters differ at {finding}")
+            print(f"{path_shown(path)}: meters differ at {finding}")
             return 1
         upto = f" up to record {args.at}" if args.at is not None else ""
         if checkpoint is not None:
@@ -109,9 +110,9 @@ def main(args: argparse.Namespace) -> int:
             what = "no checkpoint (a copy without one)"
         else:
             what = f"no checkpoint at or before record {args.at}"
-        print(f"{path}: every meters snapshot{upto} agrees with the records; checked against {what}")
+        print(f"{path_shown(path)}: every meters snapshot{upto} agrees with the records; checked against {what}")
         return 0
-    print(f"meters as of record {args.at if args.at is not None else last} of {path}", file=sys.stderr)
+    print(f"meters as of record {args.at if args.at is not None else last} of {path_shown(path)}", file=sys.stderr)
     shown = meters.to_json()
     print(json.dumps(shown, indent=2) if args.format == "json" else format_text(shown))
     return 1 if problem else 0

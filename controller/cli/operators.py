@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
+from controller.settings.text import path_shown
 
 
 #: The folders of the software's own files (the packages, the shipped configuration): no operators file there.
@@ -25,20 +26,22 @@ def _operators_path(args: argparse.Namespace) -> Path:
 
     if args.file is not None:
         if not args.file.parent.is_dir():
-            raise ConfigError(f"--file {args.file}: no folder {args.file.parent} (create it first for a new file)")
-        path, named = args.file, f"--file {args.file}"
+            raise ConfigError(f"--file {path_shown(args.file)}: no folder {path_shown(args.file.parent)} (create it "
+                              f"first for a new file)")
+        path, named = args.file, f"--file {path_shown(args.file)}"
     else:
         config = load_table_config(find_table_config(args.config))
         if config.source.parent.resolve() == CONFIG_DIR.resolve():
-            raise ConfigError(f"{config.source} is the default configuration shipped with the software: write a "
-                              f"table's own with `crisscross config init DIR` and name it with --config (or "
+            raise ConfigError(f"{path_shown(config.source)} is the default configuration shipped with the software: "
+                              f"write a table's own with `crisscross config init DIR` and name it with --config (or "
                               f"$CRISSCROSS_CONFIG)")
-        path, named = config.control.operators, f"{config.source}: control.operators {config.control.operators}"
+        path = config.control.operators
+        named = f"{path_shown(config.source)}: control.operators {path_shown(path)}"
     folder = path.parent.resolve()
     if args.operator_command != "list" and any(folder.is_relative_to(mine) for mine in SOFTWARE_FOLDERS):
-        raise ConfigError(f"{named}: a folder of the software's own files ({folder}): a file written there is not "
-                          f"the software's and stops its start (`crisscross identity`); keep the operators file "
-                          f"beside the table's own configuration (`crisscross config init DIR`)")
+        raise ConfigError(f"{named}: a folder of the software's own files ({path_shown(folder)}): a file written "
+                          f"there is not the software's and stops its start (`crisscross identity`); keep the "
+                          f"operators file beside the table's own configuration (`crisscross config init DIR`)")
     return path
 
 
@@ -61,11 +64,11 @@ def operator(args: argparse.Namespace) -> int:
             operators = load_operators(path)
             for operator in sorted(operators.values(), key=lambda o: o.name):
                 print(f"{operator.name}\t{operator.role}")
-            print(f"{len(operators)} operator(s) in {path}", file=sys.stderr)
+            print(f"{len(operators)} operator(s) in {path_shown(path)}", file=sys.stderr)
             return 0
         if args.operator_command == "remove":
             remove_operator(path, args.name)
-            print(f"removed {args.name} from {path}", file=sys.stderr)
+            print(f"removed {args.name} from {path_shown(path)}", file=sys.stderr)
             return 0
         if sys.stdin.isatty():
             try:
@@ -81,9 +84,9 @@ def operator(args: argparse.Namespace) -> int:
         print(f"crisscross: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"crisscross: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"crisscross: {path_shown(exc.filename or path)}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path}", file=sys.stderr)
+    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {path_shown(path)}", file=sys.stderr)
     return 0
 
 

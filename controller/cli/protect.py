@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from controller.settings.argtypes import file_path, workers
+from controller.settings.text import path_shown
 
 
 def seed(text: str) -> int:
@@ -142,6 +143,6 @@ def main(args: argparse.Namespace) -> int:
     for report in shown:
         print(report.line())
     flagged = sum(r.flagged for r in reports)
-    print(f"{len(reports)} players' evidence in {path} (rated players by id, unrated ones by seat); {flagged} "
-          "flagged", file=sys.stderr)
+    print(f"{len(reports)} players' evidence in {path_shown(path)} (rated players by id, unrated ones by seat); "
+          f"{flagged} flagged", file=sys.stderr)
     return 1 if flagged or problem else 0

@@ -13,6 +13,7 @@ from typing import IO, Any
 import orjson
 
 from controller.settings.files import CONFIG_DIR, ConfigError
+from controller.settings.text import path_shown
 
 #: Longest input of one round, in bytes (a file or standard input; a line with ``--lines``): a six-seat round's
 #: JSON is about 2,000. Longer is refused unread, so that no input (``/dev/zero``, ``yes``) fills the memory.
@@ -40,7 +41,7 @@ def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = F
     if sys.stdout is None:  # started with its standard output closed (``>&-``): nowhere to write
         print("crisscross: settle: standard output is closed: nowhere to write the settlements", file=sys.stderr)
         return 2
-    source = str(path) if path else "<stdin>"
+    source = path_shown(path) if path else "<stdin>"
     try:
         stream = path.open("rb") if path else sys.stdin.buffer
     except OSError as exc:

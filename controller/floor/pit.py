@@ -29,7 +29,7 @@ from controller.game.sessions import player_shown
 from controller.game.table import MAX_TABLE_ID
 from controller.round.alerts import acknowledgement_problem, alert_fields_problem, alert_shape_problem
 from controller.round.meters import Meters
-from controller.settings.files import CONTROL_CATEGORIES
+from controller.settings.text import CONTROL_CATEGORIES
 from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ COUNTED_TYPES = frozenset({"RoundClosed", "RoundVoided", "FaultRaised", "Irregul
 #: longest table id, table.yaml's ``MAX_TABLE_ID`` with the suffix of simulated play.
 SHOWN_TEXT = MAX_TABLE_ID + len(topics.SIMULATED_SUFFIX)
 #: Unicode general categories whose characters ``shown`` never shows: those a table id may not hold
-#: (``controller.settings.files.CONTROL_CATEGORIES``: controls such as an escape or a carriage return, format
+#: (``controller.settings.text.CONTROL_CATEGORIES``: controls such as an escape or a carriage return, format
 #: characters such as a direction override, surrogates, line and paragraph separators), and private-use and
 #: unassigned code points (what a terminal draws for them is its font's or a later standard's).
 NOT_SHOWN = CONTROL_CATEGORIES | {"Co", "Cn"}

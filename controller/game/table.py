@@ -19,9 +19,10 @@ from controller.game.cards import short
 from controller.game.payout import PayoutConfig, parse_payout_config
 from controller.game.paytable import CODE, known_codes
 from controller.settings.control import ControlConfig, parse_control_config
-from controller.settings.files import (CONFIG_DIR, CONTROL_CATEGORIES, check_keys, error, line_of, load_yaml,
-                                       require_int, require_text, state_dir)
+from controller.settings.files import (CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text,
+                                       state_dir)
 from controller.settings.floor import FloorConfig, parse_floor_config
+from controller.settings.text import CONTROL_CATEGORIES
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
 from drivers.timing import LinkTiming

@@ -16,6 +16,7 @@ from typing import Any
 
 from controller.journal.reader import is_store, iter_records
 from controller.journal.record import GENESIS, JournalError, SpellingError, record_hash
+from controller.settings.text import path_shown
 
 #: Records compared around the first break of the chain to name how it was tampered with (bounded memory).
 TAMPER_WINDOW = 2000
@@ -185,7 +186,7 @@ def verify_journal(path: Path) -> tuple[int, Tamper | None]:
     """
     path = Path(path)
     if not path.exists():
-        raise JournalError(f"{path}: no such file")
+        raise JournalError(f"{path_shown(path)}: no such file")
     try:
         count, _, tamper = find_first_tampering(iter_records(path), placed=is_store(path))
     except SpellingError as exc:

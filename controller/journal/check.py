@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.round.inputs import JournalDamaged, JournalWhole
+from controller.settings.text import path_shown
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ class JournalCheck:
 
     def __init__(self, path: Path, put: Callable[[Any], None], *, report_whole: bool = False) -> None:
         self.path = Path(path)
+        self.shown = path_shown(self.path)  # as the log shows it
         self.put = put
         self.report_whole = report_whole
         self.done = threading.Event()
@@ -157,25 +159,25 @@ class JournalCheck:
                 found = quick_check(self.path, stop=self._stop)
             except sqlite3.DatabaseError as exc:
                 if self._stop.is_set():
-                    log.info("journal %s: check stopped before its end", self.path)
+                    log.info("journal %s: check stopped before its end", self.shown)
                     return
                 found = f"{type(exc).__name__}: {exc}"
             self.seconds = time.monotonic() - began
             self._report(found)
         except Exception:  # noqa: BLE001 - a defect of the check must not go unseen, nor stop the table
-            log.exception("journal %s: the check failed", self.path)
+            log.exception("journal %s: the check failed", self.shown)
         finally:
             self.done.set()
 
     def _report(self, found: str) -> None:
         if found == "ok":
-            log.info("journal %s: whole (quick_check ok in %.1f s)", self.path, self.seconds)
+            log.info("journal %s: whole (quick_check ok in %.1f s)", self.shown, self.seconds)
             if self.report_whole:
                 self.put(JournalWhole())
             self.result = found
             return
         detail = bounded(found)
-        log.error("journal %s: DAMAGED (quick_check): %s; no new round opens until it is restored", self.path,
+        log.error("journal %s: DAMAGED (quick_check): %s; no new round opens until it is restored", self.shown,
                   detail)
         self.put(JournalDamaged(detail))
         self.result = detail

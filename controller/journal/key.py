@@ -33,6 +33,7 @@ from typing import Any
 
 from controller.journal.record import quote
 from controller.settings.secret_files import SecretFileError, read_owner_only, read_regular
+from controller.settings.text import path_shown
 
 KEY_BYTES = 32
 
@@ -61,8 +62,8 @@ def init_key(path: Path) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
-        raise JournalKeyError(f"{path}: exists; a journal key is never replaced (the journal sealed with it would no "
-                        f"longer verify)") from None
+        raise JournalKeyError(f"{path_shown(path)}: exists; a journal key is never replaced (the journal sealed with "
+                              f"it would no longer verify)") from None
     with os.fdopen(fd, "w") as handle:
         handle.write(secrets.token_bytes(KEY_BYTES).hex() + "\n")
         handle.flush()
@@ -79,19 +80,20 @@ def load_key(path: Path) -> bytes:
     except SecretFileError as exc:
         raise JournalKeyError(str(exc)) from None
     except FileNotFoundError:
-        raise JournalKeyError(f"{path}: no journal key (create it with crisscross journal init-key)") from None
+        raise JournalKeyError(f"{path_shown(path)}: no journal key (create it with crisscross journal init-key)") \
+            from None
     except OSError as exc:
-        raise JournalKeyError(f"{path}: cannot read the journal key: {exc.strerror or exc}") from None
+        raise JournalKeyError(f"{path_shown(path)}: cannot read the journal key: {exc.strerror or exc}") from None
     try:
         key = bytes.fromhex(text.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
         key = b""
     if len(key) != KEY_BYTES:
-        raise JournalKeyError(f"{path}: not a journal key (expected {2 * KEY_BYTES} hex digits)")
+        raise JournalKeyError(f"{path_shown(path)}: not a journal key (expected {2 * KEY_BYTES} hex digits)")
     weak = weakness(key)
     if weak:
-        raise JournalKeyError(f"{path}: a trivially weak journal key ({weak}): make a new one with crisscross "
-                              f"journal init-key")
+        raise JournalKeyError(f"{path_shown(path)}: a trivially weak journal key ({weak}): make a new one with "
+                              f"crisscross journal init-key")
     return key
 
 
@@ -293,17 +295,17 @@ def read_anchor(path: Path) -> dict[str, Any] | None:
         return None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EINVAL):
-            return {"problem": f"anchor {path}: {exc.strerror}"}
-        return {"problem": f"anchor {path}: cannot read it: {exc.strerror or exc}"}
+            return {"problem": f"anchor {path_shown(path)}: {exc.strerror}"}
+        return {"problem": f"anchor {path_shown(path)}: cannot read it: {exc.strerror or exc}"}
     if len(raw) != ANCHOR_SIZE:
         return _legacy_anchor(raw, path)
     entries = []
     for number, start in enumerate((0, ANCHOR_SLOT), 1):
         entry = _entry(raw[start:start + ANCHOR_ENTRY])
         if entry is None:
-            return {"problem": f"anchor {path}: entry {number} is not an anchor entry (torn or altered)"}
+            return {"problem": f"anchor {path_shown(path)}: entry {number} is not an anchor entry (torn or altered)"}
         if entry.get("slot", number - 1) != number - 1:
-            return {"problem": f"anchor {path}: entry {number} is the other entry's (copied over it)"}
+            return {"problem": f"anchor {path_shown(path)}: entry {number} is the other entry's (copied over it)"}
         entries.append(entry)
     return {**max(entries, key=lambda e: e["seq"]), "entries": entries}
 
@@ -325,16 +327,16 @@ def _legacy_anchor(raw: bytes, path: Path) -> dict[str, Any]:
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
-        return {"problem": f"anchor {path}: cannot read it: not ASCII text"}
+        return {"problem": f"anchor {path_shown(path)}: cannot read it: not ASCII text"}
     try:
         anchor = json.loads(text)
         if not (isinstance(anchor, dict) and isinstance(anchor.get("seq"), int) and isinstance(anchor.get("head"), str)):
             raise ValueError
     except ValueError:
-        return {"problem": f"anchor {path}: not an anchor"}
+        return {"problem": f"anchor {path_shown(path)}: not an anchor"}
     if "sum" in anchor or "slot" in anchor:  # an entry of the two-entry form (``anchor_entry``) alone in the file
-        return {"problem": f"anchor {path}: one entry of a two-entry anchor alone, the other cut away (an older "
-                           f"entry so kept would hide the commits after it)"}
+        return {"problem": f"anchor {path_shown(path)}: one entry of a two-entry anchor alone, the other cut away "
+                           f"(an older entry so kept would hide the commits after it)"}
     return anchor
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from controller.journal.reader import _open_reader, is_store
 from controller.journal.record import parse_canonical
 from controller.round.meters import SNAPSHOT, Meters, first_difference
+from controller.settings.text import path_shown
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def last_checkpoint(path: Path, upto: int | None = None) -> tuple[int, dict[str,
                          (upto if upto is not None else 2**63 - 1,)).fetchone()
     finally:
         db.close()
-    return None if row is None else (row[0], parse_canonical(row[1], str(path), row[0]))
+    return None if row is None else (row[0], parse_canonical(row[1], path_shown(path), row[0]))
 
 
 def meters_of(records: Iterable[dict[str, Any]], at: int | None = None) -> Meters:

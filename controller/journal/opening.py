@@ -23,7 +23,7 @@ from controller.journal.chain import find_first_tampering
 from controller.journal.reader import STORE, ZEROS, iter_store, journal_kind, row_record
 from controller.journal.record import GENESIS, JournalError, JournalWriteError, parse_canonical
 from controller.journal.schema import COLUMNS, ROUND_ENDS
-from controller.settings.files import path_shown
+from controller.settings.text import path_shown
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,7 @@ class OpeningChecks:
 
     _db: sqlite3.Connection
     path: Path
+    shown: str
     anchor_path: Path
     _key: bytes | None
     _fsync: bool
@@ -97,7 +98,7 @@ class OpeningChecks:
         A store that ends in pages of zeros which are all on its freelist (``freed_tail``) is not refused here:
         its records were deleted, not lost, and the checks of ``_open`` (the anchor, the last checkpoint and
         seal) name what was cut, as they do for a cut that left no zeros."""
-        shown = path_shown(self.path)
+        shown = self.shown
         if not self.path.exists():
             if self.path.is_symlink():
                 raise JournalError(f"{shown}: a dangling symbolic link")
@@ -124,7 +125,7 @@ class OpeningChecks:
     def _open(self) -> None:
         """Check the store open on ``_db`` (module docstring) and read what it holds at opening. Raises
         ``JournalError``."""
-        db, where = self._db, str(self.path)
+        db, where = self._db, self.shown
         key_id = self.meta("key_id")
         anchor = jkey.read_anchor(self.anchor_path)
         stripped = key_id is None and anchor is not None and "problem" not in anchor and jkey.anchor_keyed(anchor)
@@ -208,11 +209,12 @@ class OpeningChecks:
         """Refuse (``JournalError``) a store that does not match its ``anchor`` (``check_anchor``; with the key
         when ``keyed``), or a keyed store without one, unless ``admit="anchor"``: then the problem is kept in
         ``admitted`` for the caller's record."""
-        where = str(self.path)
+        where = self.shown
         if anchor is None:
             # without a key nothing is promised (verify says what it cannot see): a new anchor is written
-            problem = (f"anchor missing ({self.anchor_path.name}): a journal sealed with a key is not started "
-                       f"without its anchor (it would hide records cut from its end)") if keyed and self._seq else None
+            problem = (f"anchor missing ({path_shown(self.anchor_path.name)}): a journal sealed with a key is not "
+                       f"started without its anchor (it would hide records cut from its end)") \
+                if keyed and self._seq else None
         else:
             problem = jkey.check_anchor(anchor, self._hash_at, self._seq, self._key if keyed else None)
         if problem and self._admit == "anchor":
@@ -234,7 +236,7 @@ class OpeningChecks:
         except sqlite3.Error as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
-            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+            raise JournalWriteError(f"{self.shown}: cannot write: {exc}") from None
 
     def _insert_key_rows(self) -> None:
         """The meta rows of a key introduced at the present head (``key_id``, ``key_from``), in the open
@@ -251,7 +253,7 @@ class OpeningChecks:
             jkey.write_anchor(self.anchor_path, self._seq, self._prev, self._key, fsync=self._fsync)
             self._anchor = jkey.AnchorWriter(self.anchor_path, self._seq, self._key, fsync=self._fsync)
         except OSError as exc:
-            raise JournalWriteError(f"{self.anchor_path}: cannot write the journal's anchor: "
+            raise JournalWriteError(f"{path_shown(self.anchor_path)}: cannot write the journal's anchor: "
                                     f"{exc.strerror or exc}") from None
 
     def _close_anchor(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from controller.journal import key as jkey
 from controller.journal.record import MONO, JournalError, NotARecordError, parse_canonical, parse_line
 from controller.journal.schema import ROUND_ENDS, columns
-from controller.settings.files import path_shown
+from controller.settings.text import path_shown
 
 #: A journal store starts with these bytes (SQLite file format, "The Database Header").
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -84,7 +84,7 @@ def store_key_id(path: Path) -> str | None:
         finally:
             db.close()
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     return None if row is None else row[0]
 
 
@@ -179,7 +179,7 @@ def iter_jsonl(path: Path, *, skip_torn_tail: bool = False, legacy: bool | None 
     (also one longer than ``MAX_LINE_BYTES``, never held whole), ``JournalError`` for a file that cannot be read, ``SpellingError`` for one that is not in its canonical spelling, and for
     a last line without its newline unless ``skip_torn_tail``, which leaves it out.
     """
-    where = str(path)
+    where = path_shown(path)
     try:
         with Path(path).open("rb") as handle:  # lines decoded one by one, so that a bad byte is named by its line
             for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
@@ -241,7 +241,7 @@ def _open_reader(path: Path) -> sqlite3.Connection:
         connection, _ = connect_reader(path)
         connection.execute("SELECT 1 FROM records LIMIT 1").fetchall()
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     return connection
 
 
@@ -267,9 +267,9 @@ def iter_store(path: Path, *, after: int = 0, rounds: tuple[int, int] | None = N
             query = f"SELECT {columns(db)} FROM records WHERE seq >= ?" + (" AND seq <= ?" if high else "") + \
                 (f" AND type IN ({', '.join('?' * len(chosen))})" if chosen else "") + " ORDER BY seq"
             for row in db.execute(query, ((low, high) if high else (low,)) + tuple(chosen)):
-                yield row_record(row, str(path))
+                yield row_record(row, path_shown(path))
         except sqlite3.Error as exc:
-            raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+            raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     finally:
         if own:
             db.close()
@@ -285,13 +285,13 @@ def rounds_ended(path: Path) -> int:
     try:
         db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     try:
         if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone() is None:
             return 0  # the store's tables are not committed yet
         return db.execute(f"SELECT count(*) FROM records WHERE {ROUND_ENDS} AND type != 'RoundOpened'").fetchone()[0]
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     finally:
         db.close()
 
@@ -313,11 +313,11 @@ def last_rounds(path: Path, count: int, *, only: int | None = None,
             numbers = [r for (r,) in db.execute("SELECT DISTINCT round FROM records WHERE round IS NOT NULL "
                                                 "ORDER BY round DESC LIMIT ?", (count,))]
             kinds = "" if types is None else f" AND type IN ({', '.join('?' * len(types))})"
-            return [(n, [row_record(row, str(path)) for row in db.execute(
+            return [(n, [row_record(row, path_shown(path)) for row in db.execute(
                 f"SELECT {names} FROM records WHERE round = ?{kinds} ORDER BY seq", (n, *(types or ())))])
                 for n in reversed(numbers) if only is None or n == only]
         except sqlite3.Error as exc:
-            raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+            raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
         finally:
             db.close()
     kept: dict[int, list[dict[str, Any]]] = {}
@@ -368,7 +368,7 @@ def records_since(path: Path, since: str, types: Collection[str] | None = None,
         (first,) = db.execute(f"SELECT min(seq) FROM records INDEXED BY round_ends WHERE {ROUND_ENDS} "
                               "AND type = 'RoundOpened' AND time >= ? AND round > ?", (since, lowest)).fetchone()
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     finally:
         db.close()
     return iter(()) if first is None else iter_store(path, after=first - 1, types=types)

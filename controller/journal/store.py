@@ -30,6 +30,7 @@ from controller.journal.reader import iter_store, row_record
 from controller.journal.record import (KINDS, MONO, JournalError, JournalWriteError, UnsafeRecordError, dumps,
                                        dumps_checked, dumps_round, quote, record_hash)
 from controller.journal.schema import COLUMNS, add_mono, schema
+from controller.settings.text import path_shown
 from controller.settings.secret_files import shared_rights
 
 #: A checkpoint is written at each round's close and at least every this many records.
@@ -118,17 +119,17 @@ def lock_store(store: Path) -> int:
     except FileNotFoundError:  # a new store: made once locked
         names = 1
     if names > 1:
-        raise JournalError(f"{store}: the journal store has {names} names (hard links): keep one name (copy it "
-                           f"instead of linking): not opened")
+        raise JournalError(f"{path_shown(store)}: the journal store has {names} names (hard links): keep one name "
+                           f"(copy it instead of linking): not opened")
     fd = os.open(store, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise JournalError(f"{store}: not a regular file")
+            raise JournalError(f"{path_shown(store)}: not a regular file")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise JournalError(f"{store}: in use by another process (a service already running on this journal?): "
-                           f"not opened") from None
+        raise JournalError(f"{path_shown(store)}: in use by another process (a service already running on this "
+                           f"journal?): not opened") from None
     except OSError as exc:  # a file that cannot be locked (one of /proc): named, as an open's error is
         os.close(fd)
         raise OSError(exc.errno, exc.strerror, str(store)) from None
@@ -177,6 +178,8 @@ class Journal(OpeningChecks):
         if admit == "key" and key is None:
             raise ValueError("admit='key' needs the key to introduce")
         self.path = Path(path)
+        #: the store's path as a message shows it (``path_shown``: no control character of it reaches a terminal)
+        self.shown = path_shown(self.path)
         self.anchor_path = jkey.anchor_path(self.path)
         self._key = key
         self._fsync = fsync
@@ -205,11 +208,11 @@ class Journal(OpeningChecks):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             anchor = jkey.read_anchor(self.anchor_path)
             if anchor is not None and "problem" in anchor:
-                raise JournalError(f"{self.path}: no journal store, and {anchor['problem']}: not started")
+                raise JournalError(f"{self.shown}: no journal store, and {anchor['problem']}: not started")
             if anchor is not None and anchor.get("seq"):
-                raise JournalError(f"{self.path}: no journal store, but its anchor {self.anchor_path.name} names "
-                                   f"record {anchor['seq']}: the store was deleted or moved; not started: restore "
-                                   f"it from its copy")
+                raise JournalError(f"{self.shown}: no journal store, but its anchor "
+                                   f"{path_shown(self.anchor_path.name)} names record {anchor['seq']}: the store was "
+                                   f"deleted or moved; not started: restore it from its copy")
         self._lock = lock_store(self.path)
         try:
             self._connect(fsync)
@@ -222,8 +225,9 @@ class Journal(OpeningChecks):
         """Raise ``JournalError`` when group or others have any right to the file at ``path`` (``mode``: its
         ``st_mode``): the store, its WAL and its shared memory hold every card dealt."""
         if shared := shared_rights(mode):
-            raise JournalError(f"{path}: the journal store: {shared} (mode {mode & 0o777:o}): it holds every card "
-                               f"dealt: chmod 600 {path}: not opened")
+            shown = path_shown(path)
+            raise JournalError(f"{shown}: the journal store: {shared} (mode {mode & 0o777:o}): it holds every card "
+                               f"dealt: chmod 600 {shown}: not opened")
 
     def _connect(self, fsync: bool) -> None:
         """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""
@@ -246,14 +250,14 @@ class Journal(OpeningChecks):
             self._db.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")  # a reset WAL shrinks back
             self._db.executescript("BEGIN IMMEDIATE;" + schema() + add_mono(self._db) + "COMMIT;")
         except sqlite3.Error as exc:
-            raise JournalError(f"{self.path}: cannot open the journal store: {exc}") from None
+            raise JournalError(f"{self.shown}: cannot open the journal store: {exc}") from None
         try:
             self._open()
             self._hold()
         except sqlite3.DatabaseError as exc:  # pages read at start are damaged: restored, never repaired here
             self._close_anchor()
             self._db.close()
-            raise JournalError(f"{self.path}: the journal store is damaged ({exc}): not started: restore the "
+            raise JournalError(f"{self.shown}: the journal store is damaged ({exc}): not started: restore the "
                                f"journal from its copy") from None
         except BaseException:
             self._close_anchor()
@@ -353,7 +357,7 @@ class Journal(OpeningChecks):
     def _refused(self, what: str, problem: str) -> UnsafeRecordError:
         """The error of a commit refused before anything of it was written: ``what`` (the record or checkpoint)
         holds ``problem`` (``unsafe_number``'s text, or the encoder's)."""
-        return UnsafeRecordError(f"{self.path}: {what} not written: {problem}: the journal's reader refuses it "
+        return UnsafeRecordError(f"{self.shown}: {what} not written: {problem}: the journal's reader refuses it "
                                  f"(integers within +-(2**53 - 1) only); nothing of this commit was written")
 
     def _move_anchor(self, *, durable: bool) -> None:
@@ -366,7 +370,7 @@ class Journal(OpeningChecks):
         try:
             self._anchor.advance(self._seq, self._prev, durable=durable)
         except OSError as exc:
-            raise JournalWriteError(f"{self.anchor_path}: cannot write the journal's anchor: "
+            raise JournalWriteError(f"{path_shown(self.anchor_path)}: cannot write the journal's anchor: "
                                     f"{exc.strerror or exc}") from None
 
     def _checkpoint_wal(self) -> None:
@@ -377,7 +381,7 @@ class Journal(OpeningChecks):
             self._release()
             _, frames, copied = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:
-            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+            raise JournalWriteError(f"{self.shown}: cannot write: {exc}") from None
         finally:
             self._hold()
         self._watch_readers(frames, copied)
@@ -403,7 +407,7 @@ class Journal(OpeningChecks):
         elif now - self._held_since > READER_LIMIT_SECONDS and not self._reader_logged:
             self._reader_logged = True
             log.warning("%s: a reader has held a snapshot of the journal for more than %.0f s (%d of %d WAL frames "
-                        "copied, the WAL %d bytes): it grows until the reader lets go", self.path,
+                        "copied, the WAL %d bytes): it grows until the reader lets go", self.shown,
                         now - self._held_since, copied, frames, self.wal_bytes)
 
     def import_records(self, records: Iterable[dict[str, Any]], *, batch: int = 5000) -> int:
@@ -412,7 +416,7 @@ class Journal(OpeningChecks):
         Returns the number appended. Raises ``JournalError`` at the first record that does not extend the chain
         (what was committed before it stays: the caller removes the new store) and ``JournalWriteError``."""
         if self._seq:
-            raise JournalError(f"{self.path}: holds records: import fills a new store only")
+            raise JournalError(f"{self.shown}: holds records: import fills a new store only")
         rows: list[tuple[Any, ...]] = []
         seq, prev = self._seq, self._prev
         for record in records:
@@ -456,7 +460,7 @@ class Journal(OpeningChecks):
                     db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise JournalWriteError(f"{self.path}: cannot write: {exc}") from None
+            raise JournalWriteError(f"{self.shown}: cannot write: {exc}") from None
         self._introducing = False
         self._seq, self._prev = seq, prev
         self._hold()
@@ -466,7 +470,7 @@ class Journal(OpeningChecks):
         journal deleted while the service ran) or ``path`` names another file now (moved or replaced). Records
         written on would be lost with the file, or kept where nobody reads them."""
         if os.fstat(self._lock).st_nlink == 0:
-            raise JournalWriteError(f"{self.path}: the journal store was deleted while open (its file has no name "
+            raise JournalWriteError(f"{self.shown}: the journal store was deleted while open (its file has no name "
                                     f"any more): nothing more is written; what it held is lost unless restored "
                                     f"from its copy")
         try:
@@ -474,7 +478,7 @@ class Journal(OpeningChecks):
         except FileNotFoundError:
             now = None
         if now != self._identity:
-            raise JournalWriteError(f"{self.path}: the journal store was moved or replaced while open (the name "
+            raise JournalWriteError(f"{self.shown}: the journal store was moved or replaced while open (the name "
                                     f"reaches another file now, or none): nothing more is written")
 
     def _begin(self) -> None:
@@ -493,7 +497,7 @@ class Journal(OpeningChecks):
                 if "locked" not in str(exc) or waited >= BUSY_LIMIT_SECONDS:
                     raise
                 log.error("%s: another connection holds the journal's write lock (%.0f s): the commit waits, "
-                          "nothing is applied or sent meanwhile; only the service writes the journal", self.path,
+                          "nothing is applied or sent meanwhile; only the service writes the journal", self.shown,
                           waited)
 
     def _hold(self) -> None:
@@ -506,7 +510,7 @@ class Journal(OpeningChecks):
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            log.warning("%s: the journal's write lock is held by another connection (%s)", self.path, exc)
+            log.warning("%s: the journal's write lock is held by another connection (%s)", self.shown, exc)
         finally:
             self._db.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
 

@@ -40,6 +40,7 @@ from controller.journal.record import (
 from controller.journal.meters_audit import meters_differ
 from controller.journal.store import Journal
 from controller.round.inputs import MAX_REASON, USER_NAME, reason_refused
+from controller.settings.text import path_shown
 
 
 @dataclass
@@ -131,8 +132,8 @@ def _torn(path: Path, whole: int, first: int) -> Tamper:
     N"), the records before it checked as whole. Without a whole record the file is not a journal
     (``JournalError``)."""
     if not whole:
-        raise JournalError(f"{path}: line 1: incomplete last line (no newline) and no whole record before it: not a "
-                           f"journal")
+        raise JournalError(f"{path_shown(path)}: line 1: incomplete last line (no newline) and no whole record before "
+                           f"it: not a journal")
     return Tamper("truncated", whole + 1, None,
                   f"the line is cut short (no newline at its end, as a power cut or a crash leaves a record being "
                   f"written): the journal ends at record {first + whole - 1}; the {whole} records before it are "
@@ -143,7 +144,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
     try:
         db, immutable = connect_reader(path)
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     pending = wal_pending(path)
     if immutable and pending:
         verdict.unchecked.append(f"not yet replayed: the store is on read-only media and its WAL "
@@ -162,7 +163,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
         hash_at = _hash_lookup(db)
         key_row = db.execute("SELECT value FROM meta WHERE name = 'key_id'").fetchone()
         if key is not None and key_row is not None and key_row[0] != jkey.key_id(key):
-            raise JournalError(f"{path}: sealed with another key than the one given")
+            raise JournalError(f"{path_shown(path)}: sealed with another key than the one given")
         keyed = key is not None and key_row is not None
         sealed_to = 0
         for seq, seal_head, mac in db.execute("SELECT seq, head, mac FROM seals ORDER BY seq"):
@@ -180,7 +181,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
         before_key = jkey.key_from(from_row[0] if from_row else None, key) if keyed else -1
         digested = False
         for seq, ckpt_head, state, mac in db.execute("SELECT seq, head, state, mac FROM checkpoints ORDER BY seq"):
-            parse_canonical(state, f"{path}: checkpoint", seq, root="state")
+            parse_canonical(state, f"{path_shown(path)}: checkpoint", seq, root="state")
             if seq > last:
                 continue
             if hash_at(seq) != ckpt_head:
@@ -239,7 +240,7 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
             verdict.unchecked.append("without the key (--key) the seals cannot be checked: an edit re-chained to "
                                      "the end with forged seals cannot be seen")
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
     finally:
         db.close()
 
@@ -275,15 +276,15 @@ def export(path: Path, out: TextIO, *, rounds: tuple[int, int] | None = None) ->
     those of a gap in its numbering) and the journal's rounds named."""
     path = existing_journal(path)
     if not is_store(path):
-        raise JournalError(f"{path}: not a journal store")
+        raise JournalError(f"{path_shown(path)}: not a journal store")
     db = _open_reader(path)  # one snapshot: the rounds checked are the rounds written
     try:
         if rounds is not None:
             missing = _rounds_missing(db, path, rounds)
             if missing:
                 held = _rounds_text(_rounds_held(db, path))
-                raise JournalError(f"{path}: no record of rounds {missing} (the journal's rounds: {held}): "
-                                   f"nothing exported")
+                raise JournalError(f"{path_shown(path)}: no record of rounds {missing} (the journal's rounds: "
+                                   f"{held}): nothing exported")
         count, seen, ended = 0, set(), set()
         for record in iter_store(path, rounds=rounds, connection=db):
             out.write(canonical_line(record) + "\n")
@@ -303,8 +304,9 @@ def not_ended_text(path: Path, numbers: tuple[int, ...]) -> str:
     if not numbers:
         return ""
     which = f"round {numbers[0]} is" if len(numbers) == 1 else f"rounds {_rounds_text(_runs(numbers))} are"
-    return (f"{path}: {which} not ended (still open: no RoundClosed or RoundVoided in the journal yet): the copy "
-            f"holds {'it' if len(numbers) == 1 else 'them'} as far as {'it' if len(numbers) == 1 else 'they'} went")
+    return (f"{path_shown(path)}: {which} not ended (still open: no RoundClosed or RoundVoided in the journal yet): "
+            f"the copy holds {'it' if len(numbers) == 1 else 'them'} as far as "
+            f"{'it' if len(numbers) == 1 else 'they'} went")
 
 
 def _rounds_held(db: sqlite3.Connection, path: Path, low: int | None = None,
@@ -319,7 +321,7 @@ def _rounds_held(db: sqlite3.Connection, path: Path, low: int | None = None,
                           () if low is None else (low, high))
         return _runs(number for (number,) in rows)
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot read the journal store: {exc}") from None
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
 
 
 def _runs(numbers: Iterable[int]) -> list[tuple[int, int]]:
@@ -366,10 +368,10 @@ def import_jsonl(source: Path, destination: Path, *, batch: int = 5000) -> int:
     """
     source, destination = Path(source), Path(destination)
     if destination.exists() and destination.stat().st_size:
-        raise JournalError(f"{destination}: exists: import fills a new store only")
+        raise JournalError(f"{path_shown(destination)}: exists: import fills a new store only")
     verdict = verify(source)
     if verdict.tamper is not None:
-        raise JournalError(f"{source}: does not verify: {verdict.tamper}; not imported")
+        raise JournalError(f"{path_shown(source)}: does not verify: {verdict.tamper}; not imported")
     journal = Journal(destination)
     try:
         count = journal.import_records(iter_jsonl(source), batch=batch)
@@ -423,32 +425,32 @@ def admit(path: Path, key: bytes | None, what: str, *, by: str, reason: str,
     running on it, another problem).
     """
     if not by.strip() or not reason.strip():
-        raise JournalError(f"{path}: who decided it and why are journaled: give --by and --reason")
+        raise JournalError(f"{path_shown(path)}: who decided it and why are journaled: give --by and --reason")
     if not USER_NAME.fullmatch(by):
-        raise JournalError(f"{path}: --by must be a user name (letters, digits, . _ -; 1-40 characters), got "
-                           f"{by[:40]!r}{'...' if len(by) > 40 else ''}: nothing journaled")
+        raise JournalError(f"{path_shown(path)}: --by must be a user name (letters, digits, . _ -; 1-40 characters), "
+                           f"got {by[:40]!r}{'...' if len(by) > 40 else ''}: nothing journaled")
     if reason_refused(reason):
         found = "" if reason.isprintable() else ", a line break or a control character among them"
-        raise JournalError(f"{path}: --reason must be one line of printable text, at most {MAX_REASON} characters; "
-                           f"got {len(reason):,} characters{found}: nothing journaled")
+        raise JournalError(f"{path_shown(path)}: --reason must be one line of printable text, at most {MAX_REASON} "
+                           f"characters; got {len(reason):,} characters{found}: nothing journaled")
     path = existing_journal(path)
     if what == "anchor" and store_key_id(path) is None:
         key = None
     elif key is None:
-        raise JournalError(f"{path}: " + ("no key to introduce" if what == "key" else "the journal is sealed with a "
-                                          "key: its anchor is restored with that key") +
+        raise JournalError(f"{path_shown(path)}: " + ("no key to introduce" if what == "key" else "the journal is "
+                                                      "sealed with a key: its anchor is restored with that key") +
                            ": give it with --key or as journal_key in table.yaml")
     journal = Journal(path, key=key, admit=what)
     journal.derive = derive
     try:
         if what == "key" and not journal.admitted:
-            raise JournalError(f"{path}: already sealed with this key: nothing to introduce")
+            raise JournalError(f"{path_shown(path)}: already sealed with this key: nothing to introduce")
         found = _unsealable(path, journal) if what == "key" else None
         if found is not None:  # the key seals the journal as it stands: never one found tampered
-            raise JournalError(f"{path}: does not verify: {found}: a key seals the journal as it stands, so none "
-                               f"is introduced to it; restore it from its copy")
+            raise JournalError(f"{path_shown(path)}: does not verify: {found}: a key seals the journal as it stands, "
+                               f"so none is introduced to it; restore it from its copy")
         if what == "anchor" and journal.admitted.startswith("nothing found"):
-            raise JournalError(f"{path}: its anchor matches the store: nothing to restore")
+            raise JournalError(f"{path_shown(path)}: its anchor matches the store: nothing to restore")
         data = {"by": by, "reason": reason, "found": journal.admitted}
         if key is not None:
             data["key_id"] = jkey.key_id(key)

@@ -47,6 +47,7 @@ from controller.service.simulators import is_simulated, link_folder, sim_port, s
 from controller.service.watch import Watch
 from controller.settings.control import ControlConfig
 from controller.settings.floor import FloorConfig
+from controller.settings.text import path_shown
 from drivers import DRIVERS
 from drivers.link import Device
 
@@ -507,16 +508,16 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
     if signals:
         service.stop() if len(signals) > 1 else service.stop_after_round()
 
-    log.info("table %s: configuration %s, journal %s, %s", config.table_id, config.source, service.journal.path,
-             "simulated devices and players" if simulate else "devices " + ", ".join(
-                 f"{name}={port}" for name, port in service.controller.started.devices.items()))
+    log.info("table %s: configuration %s, journal %s, %s", config.table_id, path_shown(config.source),
+             service.journal.shown, "simulated devices and players" if simulate else "devices " + ", ".join(
+                 f"{name}={path_shown(port)}" for name, port in service.controller.started.devices.items()))
     try:
         if service.journal.created and not service.simulated:
-            print(f"crisscross: note: no journal at {service.journal.path}: a new one was started; if this table "
+            print(f"crisscross: note: no journal at {service.journal.shown}: a new one was started; if this table "
                   f"has played before, stop and give the path of its journal", file=sys.stderr)
         if service.journal.open_rounds:
             print(f"crisscross: warning: round(s) {', '.join(map(str, service.journal.open_rounds))} in "
-                  f"{service.journal.path} were never closed: their wagers are unresolved", file=sys.stderr)
+                  f"{service.journal.shown} were never closed: their wagers are unresolved", file=sys.stderr)
         if service.sims and service.table is None:
             print(f"crisscross: {', '.join(service.sims)} simulated and no scripted table: waiting for panel "
                   f"presses (run with --simulate for simulated players and dealer)", file=sys.stderr)
@@ -532,7 +533,7 @@ def run_service(config: TableConfig, *, simulate: bool = False, rounds: int | No
             print(f"crisscross: stopped on a fault: {fault.cause if fault else 'unknown'}"
                   f" ({fault.detail if fault else ''}){after}", file=sys.stderr)
         elif service.controller.stopped_short:
-            print(f"crisscross: stopped: the journal store {service.journal.path} is damaged and no round opens on "
+            print(f"crisscross: stopped: the journal store {service.journal.shown} is damaged and no round opens on "
                   f"it ({service.controller.rounds_closed} of {rounds} rounds played): restore it from its copy",
                   file=sys.stderr)
         elif status:

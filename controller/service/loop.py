@@ -208,7 +208,7 @@ class Controller:
                 self.on_view(self.machine.view())
         except OSError as exc:
             # the caller says it in one line (run_service); the log keeps it for -v
-            log.info("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.path, exc)
+            log.info("journal %s cannot be written (%s): stopping; nothing more is applied", self.journal.shown, exc)
             self.journal_error = exc
             return 1
         finally:
@@ -240,7 +240,7 @@ class Controller:
         a count the service stays up, the table closed, until it is stopped."""
         if self.rounds is None or not self._damage_found or self.machine.journal_whole() or self.machine.round_open():
             return False
-        log.error("journal %s is damaged: no round opens; %d of %d rounds played: stopping", self.journal.path,
+        log.error("journal %s is damaged: no round opens; %d of %d rounds played: stopping", self.journal.shown,
                   self.rounds_closed, self.rounds)
         self.stopped_short = True
         return True

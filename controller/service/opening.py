@@ -14,6 +14,7 @@ from controller.journal.reader import is_store, store_key_id
 from controller.journal.record import JournalError
 from controller.journal.store import Journal
 from controller.settings.files import state_dir
+from controller.settings.text import path_shown
 
 
 def journal_for(config: TableConfig, simulate: bool, journal_path: Path | None) -> Path:
@@ -36,12 +37,13 @@ def open_journal(config: TableConfig, journal_path: Path | None = None, *, histo
     same name (the table's history written before the store: to be imported, never left behind) or a journal
     that does not open (``controller.journal.store.Journal``)."""
     path = Path(journal_path or config.journal)
-    old = path.with_suffix(".jsonl")
+    old, shown = path.with_suffix(".jsonl"), path_shown(path)
     if history and not path.exists() and old != path and old.is_file():
-        raise JournalError(f"{path}: no journal store, but a JSON-lines journal {old} beside it: this table's "
-                           f"history; migrate it first: crisscross journal import {old} --journal {path}")
+        raise JournalError(f"{shown}: no journal store, but a JSON-lines journal {path_shown(old)} beside it: this "
+                           f"table's history; migrate it first: crisscross journal import {path_shown(old)} --journal "
+                           f"{shown}")
     if not history and _keyed(path):
-        raise JournalError(f"{path}: the journal of simulated play is sealed with a key (journal add-key was run "
+        raise JournalError(f"{shown}: the journal of simulated play is sealed with a key (journal add-key was run "
                            f"on it), and simulated play runs without one: not started; move it aside (it keeps what "
                            f"it holds: read it with --journal and the key) and the next run starts a new one")
     return Journal(path, key=key_for(config) if history else None)
@@ -88,12 +90,12 @@ def check_kept_for(journal: Journal, mode: str, table_id: str, history: bool) ->
     data = (journal.last_start or {}).get("data") or {}
     played = data.get("mode")
     if played and played != mode:
-        raise JournalError(f"{journal.path}: this journal holds {played} play and this run is {mode} play; "
+        raise JournalError(f"{journal.shown}: this journal holds {played} play and this run is {mode} play; "
                            f"simulated play never goes into a table's history (leave --journal out: a run with "
                            f"simulated devices keeps its own journal)")
     kept_for = data.get("table")
     if history and isinstance(kept_for, str) and kept_for and kept_for != table_id:
-        raise JournalError(f"{journal.path}: this journal holds the rounds of table {kept_for!r} and this "
+        raise JournalError(f"{journal.shown}: this journal holds the rounds of table {kept_for!r} and this "
                            f"configuration is table {table_id!r}: not started; each table keeps a journal of its own "
                            f"(journal of table.yaml, or --journal); a table given a new id starts a new journal, the "
                            f"old one kept as its history")

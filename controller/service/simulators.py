@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.settings.files import ConfigError, path_shown
+from controller.settings.files import ConfigError
+from controller.settings.text import path_shown
 
 if TYPE_CHECKING:  # a production run imports no simulator (tests/test_sim_urls.py)
     from drivers.sim import PtySimulator

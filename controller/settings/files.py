@@ -17,7 +17,6 @@ import json
 import os
 import re
 import string
-import unicodedata
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import yaml
 
 from controller.settings.secret_files import read_regular
+from controller.settings.text import path_shown
 
 
 def _default_config_dir() -> Path:
@@ -90,26 +90,6 @@ def short(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-#: Unicode general categories a text from outside may not show as itself where a terminal or a log shows it:
-#: controls (a newline, a NUL, an escape), format characters (a direction override, a zero-width joiner),
-#: surrogates (a file name's bytes that are not UTF-8), line and paragraph separators. Every other character,
-#: of any script, is shown as itself.
-CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-
-
-def path_shown(path: str | bytes | os.PathLike) -> str:
-    """A file's path as a message (a refusal, an error, a log line) shows it: itself when none of its characters
-    is of ``CONTROL_CATEGORIES``; else with each such character escaped as Python escapes it (``\\x1b``,
-    ``\\u202e``, ``\\udcff`` for a byte that is not UTF-8) and each backslash doubled, so that the message stays
-    one line, the terminal interprets nothing of the name, and the name can be told back. Bytes are decoded as
-    the file system does (``os.fsdecode``). The one rule for every message that names a file."""
-    text = os.fsdecode(path)
-    if not any(unicodedata.category(char) in CONTROL_CATEGORIES for char in text):
-        return text
-    return "".join(ascii(char)[1:-1] if unicodedata.category(char) in CONTROL_CATEGORIES
-                   else "\\\\" if char == "\\" else char for char in text)
-
-
 class ConfigError(ValueError):
     """A configuration file that cannot be used.
 
@@ -145,9 +125,10 @@ def line_of(mapping: Any, key: object | None = None) -> int | None:
 
 
 def error(path: Path, where: str, message: str, line: int | None = None) -> ConfigError:
-    """A ``ConfigError`` whose message is ``"{path}: line {line}: {where}: {message}"`` (no line part if None)."""
+    """A ``ConfigError`` whose message is ``"{path}: line {line}: {where}: {message}"`` (no line part if None; the
+    path as ``path_shown`` shows it)."""
     at = f" line {line}:" if line else ""
-    return ConfigError(f"{path}:{at} {where}: {message}")
+    return ConfigError(f"{path_shown(path)}:{at} {where}: {message}")
 
 
 #: The only integers a configuration file may write: an optional minus, then ``0`` or digits without a leading
@@ -359,35 +340,36 @@ def load_yaml(path: Path) -> dict[str, Any]:
     see ``_UniqueKeyLoader``), collections nested too deep for the parser (hundreds of levels) or a document that
     is not a mapping (``EmptyFile`` when there is no document at all: the file is empty).
     """
+    shown = path_shown(path)
     try:
         raw, _ = read_regular(Path(path), MAX_CONFIG_BYTES + 1, follow=True)
         if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes: not a configuration file")
+            raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES:,} bytes: not a configuration file")
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:  # ``not a regular file`` says it all; anything else is a file that cannot be read
         problem = exc.strerror or str(exc)
         if exc.errno == errno.ENOENT and os.path.islink(path):  # the name is there: a link to nothing
-            problem = f"a symbolic link to {_target(path)}, which does not exist"
+            problem = f"a symbolic link to {path_shown(_target(path))}, which does not exist"
         elif exc.errno != errno.EINVAL:
             problem = f"cannot read: {problem}"
-        raise ConfigError(f"{path}: {problem}") from None
+        raise ConfigError(f"{shown}: {problem}") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except _RefusedScalar as exc:
-        raise ConfigError(f"{path}: line {exc.line}: {exc.message}") from None
+        raise ConfigError(f"{shown}: line {exc.line}: {exc.message}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}:{_problem(exc, text)}") from None
+        raise ConfigError(f"{shown}:{_problem(exc, text)}") from None
     except RecursionError:  # PyYAML composes nested collections recursively
-        raise ConfigError(f"{path}: nested too deep (hundreds of levels; a configuration has a few)") from None
+        raise ConfigError(f"{shown}: nested too deep (hundreds of levels; a configuration has a few)") from None
     if data is None and yaml.compose(text, Loader=yaml.SafeLoader) is not None:  # a document of null itself
-        raise ConfigError(f"{path}: expected a mapping at the top level, got null")
+        raise ConfigError(f"{shown}: expected a mapping at the top level, got null")
     if data is None:  # no bytes, or blanks and comments only: YAML reads no document
-        raise EmptyFile(f"{path}: the file is empty (nothing but blanks or comments): expected a mapping at the "
+        raise EmptyFile(f"{shown}: the file is empty (nothing but blanks or comments): expected a mapping at the "
                         f"top level")
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+        raise ConfigError(f"{shown}: expected a mapping at the top level, got {type(data).__name__}")
     return data
 
 

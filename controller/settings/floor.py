@@ -17,6 +17,7 @@ from typing import Any
 
 from controller.settings.files import ConfigError, check_keys, error, line_of, require_int, require_text
 from controller.settings.secret_files import SecretFileError, read_owner_only
+from controller.settings.text import path_shown
 
 #: The first level of every topic when ``prefix`` is not written.
 DEFAULT_PREFIX = "crisscross"
@@ -119,16 +120,17 @@ def read_password(config: FloorConfig) -> str | None:
     where = config.password_file
     if where is None:
         return None
+    shown = path_shown(where)
     try:
         text = read_owner_only(where, "floor.password_file", 4096)
     except OSError as exc:
-        raise ConfigError(f"{where}: floor.password_file: cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(f"{shown}: floor.password_file: cannot read: {exc.strerror or exc}") from None
     except SecretFileError as exc:  # the same rule as the journal key's: the owner's alone
         raise ConfigError(str(exc)) from None
     try:
         lines = text.decode("utf-8").splitlines()
     except UnicodeDecodeError:
-        raise ConfigError(f"{where}: floor.password_file: not UTF-8 text") from None
+        raise ConfigError(f"{shown}: floor.password_file: not UTF-8 text") from None
     if not lines or not lines[0]:
-        raise ConfigError(f"{where}: floor.password_file: empty (the password is its first line)")
+        raise ConfigError(f"{shown}: floor.password_file: empty (the password is its first line)")
     return lines[0]

@@ -10,6 +10,8 @@ import os
 import stat
 from pathlib import Path
 
+from controller.settings.text import path_shown
+
 
 class SecretFileError(ValueError):
     """A secret's file that is not a regular file, or that group or others may read or write: the message
@@ -57,10 +59,11 @@ def read_owner_only(path: Path, what: str, limit: int = 200) -> bytes:
         data, info = read_regular(path, limit)
     except OSError as exc:
         if exc.errno == errno.EINVAL:
-            raise SecretFileError(f"{path}: {what} is not a regular file") from None
+            raise SecretFileError(f"{path_shown(path)}: {what} is not a regular file") from None
         raise
     if shared := shared_rights(info.st_mode):
-        raise SecretFileError(f"{path}: {what}: {shared} (mode {info.st_mode & 0o777:o}): chmod 600 {path}")
+        shown = path_shown(path)
+        raise SecretFileError(f"{shown}: {what}: {shared} (mode {info.st_mode & 0o777:o}): chmod 600 {shown}")
     return data
 
 
