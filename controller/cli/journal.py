@@ -194,10 +194,10 @@ def _journal_export(args: argparse.Namespace) -> int:
             try:
                 descriptor = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds every card
             except FileExistsError as exc:  # a file, a folder, a link: whatever it is, it is kept
-                raise ConfigError(f"{args.output}: {exc.strerror}: export never writes over a file (name another "
-                                  f"with --output)") from None
+                raise ConfigError(f"{path_shown(args.output)}: {exc.strerror}: export never writes over a file (name "
+                                  f"another with --output)") from None
             except FileNotFoundError:
-                raise ConfigError(f"{args.output}: no folder {args.output.parent}") from None
+                raise ConfigError(f"{path_shown(args.output)}: no folder {path_shown(args.output.parent)}") from None
             try:
                 with open(descriptor, "w", encoding="ascii") as out:
                     exported = export(path, out, rounds=args.rounds)

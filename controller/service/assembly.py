@@ -192,10 +192,10 @@ class Service:
             self._undo_start(refusal)
             raise
         try:
-            log.info("journal %s: replaying the records after %s", self.journal.path,
+            log.info("journal %s: replaying the records after %s", self.journal.shown,
                      f"the checkpoint at record {self.journal.checkpoint.seq}" if self.journal.checkpoint else "none")
             recovered = recover(self.journal, config, jurisdiction)
-            log.info("journal %s: replayed up to record %d", self.journal.path, self.journal.head[0])
+            log.info("journal %s: replayed up to record %d", self.journal.shown, self.journal.head[0])
             if self.journal.since_checkpoint >= self.journal.checkpoint_every:  # a long replay is not repeated
                 self.journal.commit([], state=recovered.machine.checkpoint())
         except BaseException as refusal:
