@@ -460,6 +460,27 @@ def test_a_table_id_with_control_characters_or_too_long_is_refused(tmp_path, val
     assert load_table_config(path).table_id == "C" * 64
 
 
+@pytest.mark.parametrize("old, new, where, code", [
+    ("shoe:    {driver: shoe, port: simulator}", 'shoe:    {driver: shoe, port: "/dev/tty\\e[2JS0"}',
+     "devices.shoe.port", "U+001B"),
+    ("shoe:    {driver: shoe, port: simulator}",
+     'shoe:    {driver: shoe, port: /dev/ttyS0, identity: "SHOE\\u202e24"}', "devices.shoe.identity", "U+202E"),
+    ("shoe:    {driver: shoe, port: simulator}",
+     'shoe:    {driver: shoe, port: /dev/ttyS0, search: ["/dev/serial/\\n*"]}', "devices.shoe.search[0]", "U+000A"),
+    ("shoe:    {driver: shoe, port: simulator}", 'shoe:    {driver: shoe, port: "sim\\0"}', "devices.shoe.port",
+     "U+0000"),
+])
+def test_a_port_an_identity_or_a_pattern_with_a_control_character_is_refused(tmp_path, old, new, where, code):
+    """A device's port, id and search patterns are logged and shown; an escape in one was written raw to the
+    operator's terminal. Refused at load with the file, the line and the key."""
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    assert old in text
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(ConfigError, match=re.escape(f"{where}: ") + ".*" + re.escape(f"holds the control character {code}")):
+        load_table_config(path)
+
+
 @pytest.mark.parametrize("retries, accepted", [(1, True), (20, True), (21, False), (100000000000, False)])
 def test_link_retries_are_bounded(tmp_path, retries, accepted):
     """docs/protocol.md, "Timing": retries from 1 to 20."""

@@ -56,6 +56,7 @@ from controller.round.meters import Meters
 from controller.round.significant import SIGNIFICANT_EVENT
 from controller.settings.floor import FloorConfig, read_password
 from controller.settings.secret_files import read_regular
+from controller.settings.text import path_shown
 from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,8 @@ class Progress:
         except FileNotFoundError:  # nothing acknowledged yet: publish from the journal's start
             self.seq, self.public = 0, 0
         except (OSError, ValueError, AttributeError, TypeError) as exc:
-            log.warning("floor: %s cannot be read (%s): publishing from the journal's first record", self.path, exc)
+            log.warning("floor: %s cannot be read (%s): publishing from the journal's first record",
+                        path_shown(self.path), exc)
             self._all = {}
 
     def save(self, seq: int, public: int) -> None:
@@ -210,8 +212,8 @@ class ProgressWriter:
         try:
             self.progress.save(*offered)
         except OSError as exc:
-            log.warning("floor: cannot write %s (%s): a restart publishes those records again", self.progress.path,
-                        exc)
+            log.warning("floor: cannot write %s (%s): a restart publishes those records again",
+                        path_shown(self.progress.path), exc)
 
 
 @dataclass

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import string
+import unicodedata
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import yaml
 
 from controller.settings.secret_files import read_regular
-from controller.settings.text import path_shown
+from controller.settings.text import CONTROL_CATEGORIES, path_shown
 
 
 def _default_config_dir() -> Path:
@@ -406,14 +407,17 @@ def _line_hint(value: Any) -> int | None:
 
 
 def require_text(path: Path, where: str, value: Any, what: str, line: int | None = None) -> str:
-    """Return ``value`` if it is text that is not blank and holds no NUL character (a path, a port, a host, a
-    device id), else raise ``ConfigError`` naming ``path``, ``line`` (when known), ``where`` and ``what`` was
-    expected (``"expected a file path (text), got None"``): an empty key is None to YAML, a list or a number is
-    no path, and ``str()`` of them would name a file ``None`` or ``['a', 'b']``."""
+    """Return ``value`` if it is text that is not blank and holds no control or format character
+    (``controller.settings.text.CONTROL_CATEGORIES``: a NUL, an escape, a newline, a direction override; a path,
+    a port, a host, a device id are logged and shown, and a terminal would act on them), else raise
+    ``ConfigError`` naming ``path``, ``line`` (when known), ``where`` and ``what`` was expected (``"expected a
+    file path (text), got None"``): an empty key is None to YAML, a list or a number is no path, and ``str()`` of
+    them would name a file ``None`` or ``['a', 'b']``."""
     if not isinstance(value, str) or not value.strip():
         raise error(path, where, f"expected {what} (text), got {value!r}", line)
-    if "\0" in value:
-        raise error(path, where, f"{value!r} holds a NUL character", line)
+    bad = next((char for char in value if unicodedata.category(char) in CONTROL_CATEGORIES), None)
+    if bad is not None:
+        raise error(path, where, f"{value!r} holds the control character U+{ord(bad):04X}", line)
     return value
 
 
