@@ -41,11 +41,20 @@ class Auditor:
         self.tables: dict[str, TableAudit] = {}
         #: messages whose topic is not UTF-8 text (``Listener``'s ``on_unreadable``): no table to name them by
         self.unreadable = 0
+        #: messages on a topic whose table level is not a table id (``Listener``'s ``on_not_a_table``): no table to
+        #: name them by either
+        self.not_a_table = 0
 
     def unreadable_topic(self) -> None:
         """Count a message whose topic is not UTF-8 text (``topics.received_topic``): not in the floor's format,
         skipped, and a problem ``problems`` names."""
         self.unreadable += 1
+
+    def not_a_table_topic(self, problem: str) -> None:
+        """Count a message on a topic whose table level is not a table id (``topics.table_id_problem``, table.yaml's
+        rule; ``problem`` its reason, unused: the audit names no such id): not in the floor's format, skipped, and a
+        problem ``problems`` names."""
+        self.not_a_table += 1
 
     def take(self, table: str, kind: str, payload: bytes, received: float = 0.0) -> None:
         """One message of ``table`` on its ``kind`` topic (``controller.floor.topics``)."""
@@ -94,6 +103,9 @@ class Auditor:
                 found.append(f"{table}: {seen.foreign} message(s) not in the floor's format")
         if self.unreadable:
             found.append(f"{self.unreadable} message(s) whose topic is not UTF-8 text: not in the floor's format")
+        if self.not_a_table:
+            found.append(f"{self.not_a_table} message(s) on a topic whose table id is not one (table.yaml's rule): "
+                         f"not in the floor's format")
         for table, (path, key) in sorted((journals or {}).items()):
             found += compare_with_journal(table, self.tables.get(table, TableAudit()), path, key)
         return found

@@ -29,7 +29,10 @@ class Listener:
     """Subscribes to ``{prefix}/#`` (QoS 1) on the broker of ``config`` and calls ``on_message(table, kind,
     payload, received)`` (``received``: ``time.time()``) for each message of a table's topic, and
     ``on_unreadable()`` (when given) for each message whose topic is not UTF-8 text (``topics.received_topic``: not
-    in the floor's format, skipped and counted by the caller).
+    in the floor's format, skipped and counted by the caller). A message on a topic whose table level is not a table
+    id (``topics.table_id_problem``: table.yaml's rule, the one the store, the reports and the pit page apply) never
+    reaches ``on_message``: ``on_not_a_table(problem)`` (when given) is called instead, ``problem`` the rule's
+    reason (the id escaped and cut, never raw), and the caller skips and counts it (docs/floor.md).
 
     ``client_id`` with ``durable``: the broker keeps the session while the listener is away or the broker
     restarts (with persistence), so no QoS 1 message published meanwhile is missed. A lost connection is
@@ -37,10 +40,12 @@ class Listener:
 
     def __init__(self, config: FloorConfig, on_message: Callable[[str, str, bytes, float], None], *,
                  client_id: str = "", durable: bool = False,
-                 on_unreadable: Callable[[], None] | None = None) -> None:
+                 on_unreadable: Callable[[], None] | None = None,
+                 on_not_a_table: Callable[[str], None] | None = None) -> None:
         self.config = config
         self.on_message = on_message
         self.on_unreadable = on_unreadable
+        self.on_not_a_table = on_not_a_table
         self.durable = durable and bool(client_id)
         self.client = make_client(config, client_id)
         self.client.on_message = self._message
@@ -142,5 +147,11 @@ class Listener:
                 self.on_unreadable()
             return
         where = topics.split(self.config.prefix, name)
-        if where is not None:
-            self.on_message(where[0], where[1], message.payload, time.time())
+        if where is None:
+            return
+        problem = topics.table_id_problem(where[0])
+        if problem is not None:
+            if self.on_not_a_table is not None:
+                self.on_not_a_table(problem)
+            return
+        self.on_message(where[0], where[1], message.payload, time.time())

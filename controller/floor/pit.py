@@ -115,6 +115,9 @@ class Pit:
         self.keep_alerts = keep_alerts
         #: messages whose topic is not UTF-8 text (``Listener``'s ``on_unreadable``): skipped, counted here
         self.unreadable = 0
+        #: messages on a topic whose table level is not a table id (``Listener``'s ``on_not_a_table``): skipped,
+        #: counted here, never a table of the summary
+        self.not_a_table = 0
         #: the messages left out, each said once as it comes, at most ``MALFORMED_LINES`` a minute
         self._lines = LogLimiter(log, burst=MALFORMED_LINES, interval=60.0)
 
@@ -187,6 +190,15 @@ class Pit:
         self.unreadable += 1
         self._lines.log(logging.WARNING, "floor watch: malformed", "floor watch: a message whose topic is not UTF-8 "
                         "text is skipped (%d so far)", self.unreadable)
+
+    def not_a_table_topic(self, problem: str) -> None:
+        """Count a message on a topic whose table level is not a table id (``topics.table_id_problem``: table.yaml's
+        rule, as the store and the pit page apply it) in ``not_a_table`` and say so in the log with ``problem`` (the
+        rule's reason: the id escaped, never raw; cut to 200 characters), ``MALFORMED_LINES`` a minute at most. The
+        message is never shown nor counted as a table's (docs/floor.md, "Watch")."""
+        self.not_a_table += 1
+        self._lines.log(logging.WARNING, "floor watch: not a table", "floor watch: a message on a topic whose table "
+                        "id is not one (%s) is skipped (%d so far)", problem[:200], self.not_a_table)
 
     def _malformed(self, summary: TableSummary, table: str, seq: int, reason: str) -> None:
         """Count a message of ``table`` the watch leaves out (its record ``seq``) in ``summary.malformed`` and say

@@ -156,7 +156,8 @@ def _listen(args: argparse.Namespace, stop: threading.Event) -> int:
             from controller.floor.pit import Pit
 
             taker = Pit()
-            listener = Listener(config, taker.take, on_unreadable=taker.unreadable_topic)
+            listener = Listener(config, taker.take, on_unreadable=taker.unreadable_topic,
+                                on_not_a_table=taker.not_a_table_topic)
         else:
             from controller.floor.audit import Auditor
 
@@ -165,7 +166,7 @@ def _listen(args: argparse.Namespace, stop: threading.Event) -> int:
             taker = Auditor()
             listener = Listener(config, taker.take, client_id=f"crisscross-audit-{args.session}"
                                 if args.session else "", durable=bool(args.session),
-                                on_unreadable=taker.unreadable_topic)
+                                on_unreadable=taker.unreadable_topic, on_not_a_table=taker.not_a_table_topic)
         listener.open(SUBSCRIBE_WAIT if end is None else max(min(args.duration, SUBSCRIBE_WAIT),
                                                              SUBSCRIBE_AT_LEAST))
     except (ConfigError, JournalKeyError) as exc:
