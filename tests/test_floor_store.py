@@ -592,6 +592,38 @@ def test_a_message_whose_topic_is_not_utf8_is_skipped_counted_and_the_records_ar
     assert "a message whose topic is not UTF-8 text is not in the floor's format" in caplog.text
 
 
+def test_a_message_on_a_topic_not_the_stores_is_acknowledged_in_its_turn_after_the_records_before_it(dsn):
+    """MQTT 5.0, 4.6 [MQTT-4.6.0-2]: a receiver sends the PUBACKs of QoS 1 messages in the order the PUBLISHes
+    came. Record 1 of T-1, a message on T-1's ``alerts`` (a kind the store does not keep) and one under another
+    prefix (a subscription an older store left in the session), then record 2, while the database cannot be
+    reached, so that no commit of the records can happen: once it can, the PUBACKs are 1, 2, 3, 4, the two
+    messages not the store's neither stored nor counted as not in the floor's format."""
+    from tests.fake_mqtt import FakeBroker
+
+    reachable = threading.Event()
+
+    def connect_db(target):
+        if not reachable.is_set():
+            raise psycopg.OperationalError("the database is held back by the test")
+        return psycopg.connect(target, autocommit=True)
+
+    broker = FakeBroker([(b"crisscross/T-1/events", _event(1, 0)),
+                         (b"crisscross/T-1/alerts", b'{"table":"T-1","record":{"seq":2}}'),
+                         (b"elsewhere/T-1/events", _event(2, 1)),
+                         (b"crisscross/T-1/events", _event(2, 1))], subscriptions=3)
+    try:
+        with store_running(broker.port, dsn, connect_db=connect_db) as store:
+            # every message taken by the store: waiting for the database, or (acknowledged at once) at the broker
+            broker.wait(lambda: len(store.pending) + len(broker.pubacks) == 4, 30, "the four messages taken")
+            reachable.set()
+            broker.wait(lambda: len(broker.pubacks) == 4, 60, "every message acknowledged")
+            assert broker.pubacks == [1, 2, 3, 4]
+            assert (store.total.stored, store.total.foreign, store.skipped) == (2, 0, 0)
+    finally:
+        broker.close()
+    assert _query(dsn, "SELECT seq FROM records WHERE table_id = 'T-1' ORDER BY seq") == [(1,), (2,)]
+
+
 def _record(table: str, seq: int, after: int, data: dict) -> tuple[str, str, bytes]:
     """An ``events`` message of ``table`` written by hand: record ``seq`` following ``after``, carrying ``data``."""
     return (table, "events", topics.encode({"table": table, "after": after, "record": {

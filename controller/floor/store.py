@@ -14,8 +14,10 @@ One thread (the caller's, ``FloorStore.run``) owns the MQTT client and the datab
   touches the records' rule.
 - Acknowledged after the commit: the client acknowledges by hand (paho's ``manual_ack``), each message's PUBACK
   sent only once the transaction that wrote it (or found it a repeat) has committed, in the order received
-  (MQTT 5.0, 4.6). A crash, a lost connection or a database error before the commit leaves the message
-  unacknowledged: the broker sends it again on the next connection of the session. A crash between the commit
+  (MQTT 5.0, 4.6), a message on a topic not its own (``NOT_OURS``) and one whose topic is not UTF-8 text
+  (``UNREADABLE``) included: each waits for the messages received before it. A crash, a lost connection or a
+  database error before the commit leaves the message unacknowledged: the broker sends it again on the next
+  connection of the session. A crash between the commit
   and the PUBACK makes it come twice: the second is a repeat by (table, seq) (``controller.floor.store_write``)
   and dropped. So nothing is lost and nothing is stored twice, whatever stops when.
 - Bounded: the client's CONNECT says Receive Maximum ``WINDOW`` (MQTT 5.0, 3.1.2.11.3): the broker sends at most
@@ -70,12 +72,16 @@ KINDS = ("events", "meters", "status")
 #: The kind given to a message whose topic is not UTF-8 text (``topics.received_topic``): the writer skips and
 #: counts it as not in the floor's format (``Writer.write``); acknowledged with its batch, in the order received.
 UNREADABLE = ""
+#: The kind given to a message on a topic not the store's own (another prefix, or a kind it does not keep: a
+#: subscription of an older store kept in the session): never written nor counted, acknowledged with its batch, in
+#: the order received (MQTT 5.0, 4.6: PUBACKs in the order the PUBLISHes came).
+NOT_OURS = "-"
 
 
 class Received(NamedTuple):
     """A message taken from the broker and not acknowledged yet: its packet id and QoS (for the PUBACK), its
-    table and kind of topic (``KINDS``), its payload, when the store took it (aware, the store's clock) and
-    whether it was a retained message sent at the subscription."""
+    table and kind of topic (``KINDS``, ``UNREADABLE`` or ``NOT_OURS``), its payload, when the store took it
+    (aware, the store's clock) and whether it was a retained message sent at the subscription."""
 
     mid: int
     qos: int
@@ -263,7 +269,7 @@ class FloorStore:
         try:
             with self._db.transaction():
                 outcome = self.writer.write(self._db, [(m.table, m.kind, m.payload) for m in batch
-                                                       if m.kind != "status"])
+                                                       if m.kind not in ("status", NOT_OURS)])
                 for m in batch:  # in the order received: a table's latest status is the last one written
                     if m.kind == "status":
                         self.writer.status(self._db, m.table, topics.topic(self.config.prefix, m.table, m.kind),
@@ -386,9 +392,8 @@ class FloorStore:
                                          dt.datetime.now(dt.timezone.utc), bool(message.retain)))
             return
         where = topics.split(self.config.prefix, name)
-        if where is None or where[1] not in KINDS:
-            client.ack(message.mid, message.qos)  # not ours to keep (a subscription of an older store)
-            return
+        if where is None or where[1] not in KINDS:  # not ours to keep: acknowledged in its turn all the same
+            where = (where[0] if where is not None else "", NOT_OURS)
         self.pending.append(Received(message.mid, message.qos, where[0], where[1], message.payload,
                                      dt.datetime.now(dt.timezone.utc), bool(message.retain)))
 
