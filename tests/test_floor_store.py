@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
 import re
 import signal
@@ -768,3 +769,62 @@ def test_a_meters_message_beyond_what_its_table_can_have_published_never_shows_t
         after = store_states(conn)["M1"]["behind"]
     assert (forged.foreign, before) == (2, 0)
     assert (genuine.foreign, after) == (0, 2)
+
+
+def _meters_stub(table: str, seq: int, public: int, full: int) -> bytes:
+    """A ``meters`` message as the publisher sends it when it is larger than the broker takes (docs/floor.md,
+    "Topics"): ``meters`` null and ``"oversized": full``, the full payload's size in bytes."""
+    return topics.encode({"table": table, "seq": seq, "round": 2, "public": public, "meters": None, "oversized": full})
+
+
+def test_a_meters_message_sent_as_a_marked_stub_is_kept_with_its_meters_unknown_and_said(dsn, caplog):
+    """A ``meters`` marked stub was counted as not in the floor's format and lost, with the ``public`` it names.
+    Now: kept with its meters NULL (not known, never zero) and its size, counted apart, logged for each table
+    with the table and the seq; heard again (retained, sent at each subscription) it is neither kept nor counted
+    twice. Records 1-3 of each table stored: M2's stub names record 5, M3's record 4, so the store is behind by
+    5 - 3 = 2 and 4 - 3 = 1 records."""
+    from controller.floor.store_write import Writer
+
+    caplog.set_level(logging.WARNING, logger="controller.floor.store_write")
+    writer = Writer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        migrate(conn)
+        with conn.transaction():
+            writer.write(conn, [_record(t, seq, seq - 1, {"n": seq}) for t in ("M2", "M3") for seq in (1, 2, 3)])
+        with conn.transaction():
+            first = writer.write(conn, [("M2", "meters", _meters_stub("M2", 5, 5, 70000)),
+                                        ("M3", "meters", _meters_stub("M3", 4, 4, 1 << 20))])
+        assert first.foreign == 0  # in the floor's format
+        with conn.transaction():
+            again = writer.write(conn, [("M2", "meters", _meters_stub("M2", 5, 5, 70000))])
+        rows = conn.execute("SELECT table_id, seq, round_no, meters, public_seq FROM meters ORDER BY table_id"
+                            ).fetchall()
+        behind = {table: state["behind"] for table, state in store_states(conn).items()}
+    assert (first.meters_unknown, again.meters_unknown, again.foreign) == (2, 0, 0)
+    assert rows == [("M2", 5, 2, None, 5), ("M3", 4, 2, None, 4)]
+    assert behind == {"M2": 2, "M3": 1}
+    said = [r.getMessage() for r in caplog.records if "marked stub" in r.getMessage()]
+    assert len(said) == 2 and "table M2: the meters of record 5 " in said[0] and "70000 bytes" in said[0] and \
+        "table M3: the meters of record 4 " in said[1] and f"{1 << 20} bytes" in said[1], said
+
+
+def test_floor_store_says_how_many_meters_it_kept_unknown_and_stores_the_records_around_them(dsn):
+    """``crisscross floor store`` hearing record 1, a ``meters`` marked stub and record 2 of T-1 (a scripted broker):
+    both records stored, the stub kept, every message acknowledged in order, and its closing line counts the stub
+    apart from the messages not in the floor's format."""
+    from tests.fake_mqtt import FakeBroker
+
+    broker = FakeBroker([(b"crisscross/T-1/events", _event(1, 0)),
+                         (b"crisscross/T-1/meters", _meters_stub("T-1", 2, 1, 80000)),
+                         (b"crisscross/T-1/events", _event(2, 1))], subscriptions=3)
+    try:
+        result = crisscross("floor", "store", "--broker", "127.0.0.1", "--port", broker.port, "--dsn", dsn,
+                            "--for", "3")
+        broker.wait(lambda: broker.pubacks == [1, 2, 3], 10, "every message acknowledged in order")
+    finally:
+        broker.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ("1 table(s): 2 records stored, 0 repeats dropped, 0 held past a gap, 0 gap(s), 0 "
+                             "message(s) not in the floor's format, 1 meters message(s) kept with the meters "
+                             "unknown (marked stubs)\n")
+    assert _query(dsn, "SELECT seq, meters, public_seq FROM meters WHERE table_id = 'T-1'") == [(2, None, 1)]

@@ -217,7 +217,9 @@ def _store(args: argparse.Namespace, config: Any) -> int:
     total = store.total
     print(f"{len(total.tables)} table(s): {total.stored} records stored, {total.repeats} repeats dropped, "
           f"{total.held} held past a gap, {total.gaps} gap(s), {total.foreign} message(s) not in the floor's format"
-          + (f", {total.before_join} record(s) before the join" if total.before_join else ""))
+          + (f", {total.before_join} record(s) before the join" if total.before_join else "")
+          + (f", {total.meters_unknown} meters message(s) kept with the meters unknown (marked stubs)"
+             if total.meters_unknown else ""))
     never = [part for part, reached in store.ever.items() if not reached]
     if never:
         print(f"crisscross floor store: never reached the {' nor the '.join(never)}: nothing could be stored",

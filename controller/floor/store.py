@@ -300,7 +300,7 @@ class FloorStore:
         del self.pending[:len(batch)]
         self._isolating = max(0, self._isolating - len(batch))
         self.batches += 1
-        for name in ("stored", "repeats", "held", "gaps", "foreign", "statuses", "before_join"):
+        for name in ("stored", "repeats", "held", "gaps", "foreign", "statuses", "before_join", "meters_unknown"):
             setattr(self.total, name, getattr(self.total, name) + getattr(outcome, name))
         self.total.tables |= outcome.tables
 

@@ -19,7 +19,11 @@ rule (``controller.round.meters.Meters.feed``, the rule of ``crisscross meters``
 ``figures``; a ``SeatSettled``'s ante and bonus in ``seat_rounds``; a ``SessionRated`` in ``sessions`` with what it
 adds to its session's previous rating; a ``SignificantEvent`` in ``significant``; and the quarter hour's
 ``totals``. ``meters`` messages (retained snapshots at each round's close) are written once by (table, seq); one
-that names a seq beyond what its table can have published unheard (``MAX_AHEAD``) is not the floor's format.
+that names a seq beyond what its table can have published unheard (``MAX_AHEAD``) is not the floor's format. One the
+table published as a marked stub (too large for the broker: ``controller.floor.packets``, ``oversized``) is kept with
+its meters unknown (NULL, schema ``006_meters_unknown.sql``: they are in the table's journal), logged with its table
+and seq and counted (``Outcome.meters_unknown``): its ``seq`` and ``public`` still say how far the table had
+published.
 
 ``status`` messages (``Writer.status``) are kept apart from the records, one row per table in ``table_status``
 (schema ``002_status.sql``), replaced by each one received: the payload (``online`` or ``offline``,
@@ -77,6 +81,10 @@ MAX_RECORD_RATE = 1000
 #: table for good, as ``meters`` rows are written once.
 MAX_AHEAD = MAX_RECORD_RATE * SESSION_EXPIRY
 
+#: A ``meters`` message's row (``_meters_row``): seq, round, meters JSON (None: a marked stub's, not known), the
+#: ``public`` seq, a stub's ``oversized``.
+MetersRow = tuple[int, int | None, str | None, int | None, int | None]
+
 #: ``totals`` columns from a ``SessionRated``'s row.
 RATING_COLUMNS = ("ratings", "rated_rounds", "rated_actual", "rated_drop", "ante_squares", "bonus_squares",
                   "seat_rounds")
@@ -100,7 +108,8 @@ class TableState:
 class Outcome:
     """What one batch did: records ``stored``, ``repeats`` dropped, records ``held`` past a gap, ``gaps`` found,
     ``foreign`` messages, ``statuses`` kept (or cleared), records ``before_join`` (below the record a store begun
-    with ``join_late`` joined at: never stored, not repeats)."""
+    with ``join_late`` joined at: never stored, not repeats), ``meters_unknown``: ``meters`` messages kept that were
+    marked stubs (their meters not known: docs/floor.md, "Topics")."""
 
     stored: int = 0
     repeats: int = 0
@@ -109,6 +118,7 @@ class Outcome:
     foreign: int = 0
     statuses: int = 0
     before_join: int = 0
+    meters_unknown: int = 0
     tables: set[str] = field(default_factory=set)
 
 
@@ -160,7 +170,7 @@ class Writer:
         """Write ``(table, kind, payload)`` messages (``kind`` ``events`` or ``meters``; any other, such as the empty
         kind of a message whose topic is not UTF-8 text, is skipped and counted as ``foreign``), in order, inside the
         transaction the caller holds on ``conn``; psycopg's errors propagate (the caller rolls back and nothing
-        of the batch is kept)."""
+        of the batch is kept). A ``meters`` marked stub is kept with its meters unknown (``_meters``)."""
         batch = _Batch(conn, self.join_late, self.lines)
         for table, kind, payload in messages:
             if kind and self._not_a_table(table, kind, batch.outcome):
@@ -169,8 +179,7 @@ class Writer:
             if kind == "events" and value is not None and _well_formed(value):
                 batch.event(table, value)
             elif kind == "meters" and (row := _meters_row(value)) is not None and batch.plausible(table, row):
-                conn.execute("INSERT INTO meters (table_id, seq, round_no, meters, public_seq) VALUES (%s, %s, %s, "
-                             "%s, %s) ON CONFLICT DO NOTHING", (table, *row))
+                self._meters(conn, table, row, batch.outcome)
             else:
                 self.foreign += 1
                 batch.outcome.foreign += 1
@@ -207,6 +216,21 @@ class Writer:
         outcome.statuses += 1
 
 
+    def _meters(self, conn: Any, table: str, row: MetersRow, outcome: Outcome) -> None:
+        """Keep ``row`` (``_meters_row``) of ``table``'s ``meters`` once by (table, seq), in the caller's transaction
+        on ``conn``. A marked stub's (its meters None) is kept with the meters unknown: when new, counted in
+        ``outcome.meters_unknown`` and logged with the table and the seq (each table's lines limited apart, so that
+        every table's is said). psycopg's errors propagate (the caller rolls back)."""
+        seq, round_no, meters, public, oversized = row
+        kept = conn.execute("INSERT INTO meters (table_id, seq, round_no, meters, public_seq) VALUES (%s, %s, %s, %s, "
+                            "%s) ON CONFLICT DO NOTHING", (table, seq, round_no, meters, public)).rowcount
+        if kept and meters is None:
+            outcome.meters_unknown += 1
+            self.lines.log(logging.WARNING, ("floor store meters unknown", table), "floor store: table %s: the meters "
+                           "of record %d (round %s) came as a marked stub (%s bytes in full, over the broker's Maximum "
+                           "Packet Size): kept with the meters unknown; the table's journal holds them (crisscross "
+                           "meters)", table, seq, round_no, oversized)
+
     def _not_a_table(self, table: str, kind: str, outcome: Outcome) -> bool:
         """True when ``table`` (a ``kind`` topic's table level) is not a table id by the floor's rule
         (``topics.table_id_problem``, the rule the reports and the pit page apply): the message is then logged,
@@ -229,18 +253,24 @@ def _well_formed(value: dict[str, Any]) -> bool:
             and isinstance(record.get("type"), str))
 
 
-def _meters_row(value: dict[str, Any] | None) -> tuple[int, int | None, str, int | None] | None:
-    """``(seq, round_no, meters JSON, public_seq)`` of a ``meters`` message, or None when it is not one: a seq
-    from 1 that a ``bigint`` holds, and ``meters`` an object. A round beyond an ``integer`` is kept as None; a
-    ``public`` that is not a seq from 0 up to the message's own is not the table's (it would show the store
-    behind for good) and is kept as None, the message's ``seq`` standing in."""
-    if value is None or not isinstance(value.get("meters"), dict):
+def _meters_row(value: dict[str, Any] | None) -> MetersRow | None:
+    """``(seq, round_no, meters JSON, public_seq, oversized)`` of a ``meters`` message, or None when it is not one:
+    a seq from 1 that a ``bigint`` holds, and ``meters`` an object, or null in a marked stub (``oversized`` a whole
+    number of bytes from 1 that an ``integer`` holds; docs/floor.md, "Topics"): then the meters JSON is None (not
+    known) and ``oversized`` given (for the log), else None. A round beyond an ``integer`` is kept as None; a
+    ``public`` that is not a seq from 0 up to the message's own is not the table's (it would show the store behind
+    for good) and is kept as None, the message's ``seq`` standing in."""
+    if value is None:
+        return None
+    meters, oversized = value.get("meters"), _integer(value.get("oversized"))
+    stub = meters is None and oversized is not None and oversized > 0
+    if not isinstance(meters, dict) and not stub:
         return None
     seq, public = _integer(value.get("seq"), MAX_BIGINT), _integer(value.get("public"), MAX_BIGINT)
     if seq is None or seq < 1:
         return None
-    return seq, _integer(value.get("round")), json.dumps(value["meters"]), \
-        public if public is not None and 0 <= public <= seq else None
+    return seq, _integer(value.get("round")), None if stub else json.dumps(meters), \
+        public if public is not None and 0 <= public <= seq else None, oversized if stub else None
 
 
 def _fraction(value: Any) -> Fraction:
@@ -280,7 +310,7 @@ class _Batch:
             self.states[table] = TableState(*row)
         return self.states[table]
 
-    def plausible(self, table: str, row: tuple[int, int | None, str, int | None]) -> bool:
+    def plausible(self, table: str, row: MetersRow) -> bool:
         """Whether a ``meters`` message of ``table`` (``_meters_row``) may be its table's: its ``seq`` and
         ``public`` at most ``MAX_AHEAD`` beyond the highest seq the store has seen of the table (its last stored,
         in this batch too, or a record held past a gap; 0 for a table never heard)."""
