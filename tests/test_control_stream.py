@@ -81,6 +81,14 @@ def test_the_stream_pushes_public_records_with_their_seq_and_each_view(server):
     assert json.loads(frames[3]["data"]) == {"state": "betting", "round_no": 1, "seq": 3}
 
 
+def test_labels_give_a_whole_heartbeat_interval_as_an_integer(server):
+    """docs/control.md, "GET /labels": ``heartbeat_s`` is 15, whole seconds, written ``15`` and not ``15.0``."""
+    status, _, body = Client(server).request("GET", "/labels")
+    assert status == 200
+    assert b'"heartbeat_s":15,' in body or b'"heartbeat_s":15}' in body, body[-200:]
+    assert type(json.loads(body)["heartbeat_s"]) is int
+
+
 def test_an_idle_stream_sends_a_heartbeat_event_a_page_can_see_at_the_interval_labels_gives(operators_file):
     """docs/control.md, "GET /events/stream": an idle stream sends ``event: heartbeat`` after ``heartbeat`` seconds
     without a frame. A comment line would not do: a browser's ``EventSource`` never hands a comment to the page

@@ -336,10 +336,12 @@ def build_app(server: ControlServer) -> Guard:
     async def labels(request: Request) -> Response:
         """The words of a screen (``controller.round.actions.WORDS``): each action's label and role, the names of
         states, spots and hands, the currency; and ``heartbeat_s``, the stream's heartbeat interval (seconds,
-        ``server.heartbeat``); the same for everyone, nothing secret."""
+        ``server.heartbeat``: an integer when whole, 15 not 15.0); the same for everyone, nothing secret."""
         query_params(request, ())
         from controller.round.actions import WORDS  # here, as openapi's: the round's graph imports the table's
-        return JSONResponse({**WORDS, "heartbeat_s": server.heartbeat}, 200, JSON_HEADERS)
+        every = server.heartbeat
+        return JSONResponse({**WORDS, "heartbeat_s": int(every) if float(every).is_integer() else every}, 200,
+                            JSON_HEADERS)
 
     async def page(request: Request) -> Response:
         return FileResponse(SCREEN_DIR / "index.html", headers=JSON_HEADERS)
