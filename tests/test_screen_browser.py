@@ -338,3 +338,30 @@ def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_
         page.screenshot(path=shots / "silent-2-back.png")
     finally:
         table.stop()
+
+
+def test_a_press_the_table_does_not_answer_says_it_may_not_have_reached_it_and_is_not_sent_again(browser, tmp_path,
+                                                                                                 shots):
+    """A press made just before the control interface stops answering (its loop blocked, as a stopped process
+    leaves it) is given up within the silence allowed (``QUICK_SILENCE``: a press may need a password check, as a
+    sign-in) and the page says it may not have reached the table. The page never sends it again by itself: a
+    second press in the same state would be taken too (docs/control.md, "The round guard")."""
+    table = Table(tmp_path, heartbeat=QUICK_HEARTBEAT)
+    try:
+        page = open_page(browser, table)
+        sign_in(page, "dealer", "dan")
+        wait_state(page, "idle")
+        posts = []
+        page.on("request", lambda request: posts.append(request.post_data_json)
+                if request.method == "POST" and request.url.endswith("/actions") else None)
+        with table.silent():
+            press(page, "open_betting")  # at once: the page is live for QUICK_SILENCE more seconds
+            page.wait_for_selector("#answer.error:has-text('Open betting: no answer from the table')",
+                                   timeout=(QUICK_SILENCE + PATIENCE_MS / 1000) * 1000)
+            assert "may not have reached it" in page.inner_text("#answer")
+            page.screenshot(path=shots / "press-1-no-answer.png")
+        page.wait_for_selector("#link:text('live')")
+        page.wait_for_selector("#buttons button:not([disabled])")  # the page acts again once the table answers
+        assert [post["action"] for post in posts] == ["open_betting"], posts
+    finally:
+        table.stop()

@@ -246,16 +246,24 @@ async function act(entry) {
   if (view.answers && view.answers[action] !== undefined) body.answers = view.answers[action];  // what it answers
   if (action === "void_round") body.code = $("void-code").value;
   if (action === "disable_table") body.code = $("disable-code").value;
+  // A press is answered as soon as it is queued (the controller is not waited for), unless its credentials need a
+  // password check (the first press after the service restarted): the time a sign-in is given, the silence allowed.
+  const seconds = silence();
   try {
-    const response = await fetch("/actions", {method: "POST", cache: "no-store",
+    const response = await fetchWithin("/actions", {method: "POST", cache: "no-store",
       headers: {"Content-Type": "application/json", "Authorization": "Basic " + credentials[role].token},
-      body: JSON.stringify(body)});
+      body: JSON.stringify(body)}, seconds);
     const answer = await response.json();
     if (response.status === 202) say(`${entry.label}: sent as ${answer.queued.user}`);
     else say(`${entry.label}: refused (${response.status}) ${answer.error}`, true);
     if (response.status === 401) { delete credentials[role]; showSignIn(); render(); }
   } catch (error) {
-    say(`${entry.label}: not sent (${error.message}); the service may be restarting`, true);
+    // Never sent again by the page: a press that reached the table late is refused once the round moved on (the
+    // round guard), but a second one in the same state would be taken too (the next seat's "Seat paid").
+    if (error.name === "NoAnswer") {
+      say(`${entry.label}: no answer from the table within ${seconds} s; the press may not have reached it: ` +
+          "look at the table before pressing again", true);
+    } else say(`${entry.label}: not sent (${error.message}); the service may be restarting`, true);
   }
 }
 
