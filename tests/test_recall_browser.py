@@ -32,6 +32,8 @@ pytestmark = pytest.mark.slow  # a browser and a table per test: the long tier (
 
 #: Longest wait for the page or the table (a bound, not a measured time).
 PATIENCE = 30.0
+#: The seconds the recall page gives a recall and a sign-in (recall.js ``RECALL_S``, ``SIGN_IN_S``).
+RECALL_S, SIGN_IN_S = 20, 30
 #: The shoe's first cards for a round seat 2 wins: the cross as laid (across, across, down, down, middle), then
 #: seat 2's stack, then seat 5's: seat 2 holds three aces on both lines, so it is paid on its spots.
 SEAT_2_WINS = ("Ac", "7d", "As", "2c", "Kh", "Ah", "Ad", "3d", "8s")
@@ -142,13 +144,18 @@ def open_recall(browser, table, path: str = "/screen/recall.html"):
             if "/recall?" in response.url or response.url.endswith("/recall") else None)
     page.goto(table.url + path)
     assert page.inner_text("#recall-banner").startswith("RECALL")
-    page.fill("#supervisor-form input[name=user]", "sue")
-    page.fill("#supervisor-form input[name=password]", PASSWORDS["sue"])
-    page.click("#supervisor-form button[type=submit]")
+    sign_in(page)
     page.wait_for_selector("#supervisor-form .who:text('signed in: sue')")
     page.wait_for_selector("#rounds button")
     page.answers = answers  # type: ignore[attr-defined]
     return page
+
+
+def sign_in(page) -> None:
+    """sue's sign-in sent from the recall page."""
+    page.fill("#supervisor-form input[name=user]", "sue")
+    page.fill("#supervisor-form input[name=password]", PASSWORDS["sue"])
+    page.click("#supervisor-form button[type=submit]")
 
 
 def choose(page, number: int) -> None:
@@ -317,3 +324,35 @@ def test_recall_of_a_round_with_a_fault_cleared_and_a_mispay_accepted_step_by_st
     for seq, type_, text in steps:  # each stack with its cards, as the journal has them
         if type_ == "StackDealt":
             assert text.endswith(" ".join(dealt[seq]))
+
+
+def test_a_server_that_does_not_answer_is_said_so_on_the_recall_page_which_carries_on_after(browser, table, shots):
+    """The control interface stops answering (its loop blocked, as a stopped process leaves it: connections open,
+    nothing answered): a sign-in, then a recall, is given up after the page's time limit, and the page says there
+    was no answer from the server; once it answers, the page signs in and recalls."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(PATIENCE * 1000)
+    page.goto(table.url + "/screen/recall.html")
+    with table.silent():
+        sign_in(page)
+        page.wait_for_selector("#answer.error:has-text('sign-in of sue: no answer from the server')",
+                               timeout=(SIGN_IN_S + PATIENCE) * 1000)
+        assert page.inner_text("#supervisor-form .who") == ""  # nobody signed in
+    deadline = time.monotonic() + PATIENCE
+    while True:  # the check of the sign-in given up may still run once the server answers: 503, try again
+        sign_in(page)
+        page.wait_for_function("() => !document.getElementById('answer').textContent.startsWith('signing in')")
+        if page.inner_text("#supervisor-form .who"):
+            break
+        assert "password checks already running" in page.inner_text("#answer")
+        assert time.monotonic() < deadline, page.inner_text("#answer")
+        page.wait_for_timeout(200)  # a poll: the next attempt a moment later, as the 503 asks (Retry-After)
+    page.wait_for_selector("#answer:text('no round in the journal yet')")
+    with table.silent():
+        page.fill("#round-input", "1")
+        page.click("#round-form button")
+        page.wait_for_selector("#answer.error:has-text('round 1: no answer from the server')",
+                               timeout=(RECALL_S + PATIENCE) * 1000)
+        page.screenshot(path=shots / "6-no-answer.png")
+    page.click("#round-form button")  # answered again: the journal holds no round yet
+    page.wait_for_selector("#answer.error:has-text('round 1: 404')")

@@ -5,6 +5,13 @@
 // lays them out.
 "use strict";
 
+// Seconds the page waits for the server's answer (a server stopped or hung keeps the connection open and never
+// answers): a recall reads the last rounds of the journal on the recall's one thread (from the store by its round
+// index, a JSON-lines journal from its start), after another recall's reading at most; a sign-in checks the
+// password (PBKDF2, up to 6,000,000 iterations: seconds on a slow or busy PC, at a lower priority than the table).
+const RECALL_S = 20;
+const SIGN_IN_S = 30;
+
 let token = null;      // the supervisor's HTTP Basic credentials: in this page's memory only, never stored
 let recalled = null;   // the round shown (GET /recall?round=N)
 let shown = 0;         // how many of its steps are shown, the last of them the current one
@@ -23,12 +30,24 @@ function say(text, error = false) {
   $("answer").className = error ? "error" : "";
 }
 
-async function ask(path) {
-  const response = await fetch(path, {cache: "no-store", headers: {"Authorization": "Basic " + token}});
+// GET `path` with `credential` (HTTP Basic), given up after `seconds` (fetchWithin, page.js). Throws an Error whose
+// message says what failed: "no answer from the server within N s", "cannot reach the server (...)" when nothing
+// listens, or the status and the server's error (the error alone as its `refused`).
+async function get(path, credential, seconds) {
+  let response;
+  try {
+    response = await fetchWithin(path, {cache: "no-store", headers: {"Authorization": "Basic " + credential}},
+                                 seconds);
+  } catch (error) {
+    throw new Error(error.name === "NoAnswer" ? `no answer from the server within ${seconds} s`
+      : `cannot reach the server (${error.message})`);
+  }
   const answer = await response.json();
-  if (!response.ok) throw new Error(`${response.status} ${answer.error}`);
+  if (!response.ok) throw Object.assign(new Error(`${response.status} ${answer.error}`), {refused: answer.error});
   return answer;
 }
+
+const ask = (path) => get(path, token, RECALL_S);
 
 function describe(item) {
   const marks = [item.status, item.test ? "test" : "", item.manual ? "dealt by hand" : ""].filter(Boolean);
@@ -98,9 +117,15 @@ async function signIn(event) {
   const user = form.elements.user.value;
   const candidate = btoa(unescape(encodeURIComponent(`${user}:${form.elements.password.value}`)));
   form.elements.password.value = "";
-  const response = await fetch("/operator", {cache: "no-store", headers: {"Authorization": "Basic " + candidate}});
-  const answer = await response.json();
-  if (response.status !== 200) { say(`sign-in refused: ${answer.error}`, true); return; }
+  say(`signing in ${user}…`);  // a password check may take seconds
+  let answer;
+  try {
+    answer = await get("/operator", candidate, SIGN_IN_S);
+  } catch (error) {
+    say(error.refused ? `sign-in refused: ${error.refused}` : `sign-in of ${user}: ${error.message}; not signed in`,
+        true);
+    return;
+  }
   if (answer.role !== "supervisor") {
     say(`${answer.user} is a ${answer.role}: recall needs a supervisor`, true);
     return;
