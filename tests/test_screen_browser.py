@@ -35,6 +35,8 @@ DECISIONS = {"across": {2: 1000}, "down": {2: 500}, "middle": {2: 1500}}
 #: server's 15 s).
 QUICK_HEARTBEAT = 1.0
 QUICK_SILENCE = max(1.5 * QUICK_HEARTBEAT, QUICK_HEARTBEAT + 5)
+#: A longer heartbeat (seconds) of a service restarted: longer than the silence the first one allows.
+SLOW_HEARTBEAT = 8
 
 
 @pytest.fixture(scope="module")
@@ -286,6 +288,38 @@ def test_the_page_carries_on_after_the_service_restarts(browser, tmp_path, shots
         second.stop()
 
 
+def watched_page(browser):
+    """A new page whose idle stream's heartbeats, as Chromium's network layer received them, are kept in the list
+    returned with it, and which keeps every text its link shows in ``window.linkShown``."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(PATIENCE_MS)
+    heartbeats: list[dict] = []
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.on("Network.eventSourceMessageReceived",
+           lambda event: heartbeats.append(event) if event["eventName"] == "heartbeat" else None)
+    page.add_init_script("""
+        window.linkShown = [];  // every text the link showed
+        document.addEventListener("DOMContentLoaded", () => new MutationObserver(
+          () => window.linkShown.push(document.getElementById("link").textContent))
+          .observe(document.getElementById("link"), {subtree: true, childList: true, characterData: true}));
+    """)
+    return page, heartbeats
+
+
+def stays_live(page, heartbeats: list[dict], count: int, patience_s: float) -> None:
+    """``count`` more heartbeats received (within ``patience_s`` seconds) while the link showed nothing but
+    "live"."""
+    page.evaluate("() => { window.linkShown = []; }")
+    heard, deadline = len(heartbeats), time.monotonic() + patience_s
+    while len(heartbeats) < heard + count:
+        shown = page.evaluate("() => window.linkShown")
+        assert not shown, f"the link showed {shown} after {len(heartbeats) - heard} heartbeats"
+        assert time.monotonic() < deadline, f"{len(heartbeats) - heard} heartbeats in {patience_s} s"
+        page.wait_for_timeout(50)  # a poll (Playwright delivers the events meanwhile), not a wait for them
+    assert page.evaluate("() => window.linkShown") == [] and page.inner_text("#link") == "live"
+
+
 def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_until_it_answers(browser, tmp_path,
                                                                                                  shots):
     """A control interface that stops answering (its loop blocked, as a stopped process leaves it: connections
@@ -293,29 +327,13 @@ def test_a_table_that_stops_answering_shows_not_live_with_every_button_disabled_
     disabled; the page catches up once it answers again. An idle table's heartbeats keep the page live."""
     table = Table(tmp_path, heartbeat=QUICK_HEARTBEAT)
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.set_default_timeout(PATIENCE_MS)
-        heartbeats = []  # as Chromium's network layer received them
-        cdp = page.context.new_cdp_session(page)
-        cdp.send("Network.enable")
-        cdp.on("Network.eventSourceMessageReceived",
-               lambda event: heartbeats.append(event) if event["eventName"] == "heartbeat" else None)
-        page.add_init_script("""
-            window.linkShown = [];  // every text the link showed
-            document.addEventListener("DOMContentLoaded", () => new MutationObserver(
-              () => window.linkShown.push(document.getElementById("link").textContent))
-              .observe(document.getElementById("link"), {subtree: true, childList: true, characterData: true}));
-        """)
+        page, heartbeats = watched_page(browser)
         page.goto(table.url + "/")
         page.wait_for_selector("#link:text('live')")
         sign_in(page, "dealer", "dan")
         wait_state(page, "idle")
-        page.evaluate("() => { window.linkShown = []; }")
-        heard, deadline = len(heartbeats), time.monotonic() + PATIENCE_MS / 1000
-        while len(heartbeats) < heard + math.ceil(QUICK_SILENCE / QUICK_HEARTBEAT) + 2:  # idle past the silence allowed
-            assert time.monotonic() < deadline, f"{len(heartbeats) - heard} heartbeats in {PATIENCE_MS} ms"
-            page.wait_for_timeout(50)  # a poll (Playwright delivers the events meanwhile), not a wait for them
-        assert page.evaluate("() => window.linkShown") == [] and page.inner_text("#link") == "live"
+        stays_live(page, heartbeats, math.ceil(QUICK_SILENCE / QUICK_HEARTBEAT) + 2,  # idle past the silence allowed
+                   PATIENCE_MS / 1000)
         press(page, "open_betting")
         page.wait_for_selector("#buttons button[data-action=no_more_bets]:not([disabled])")
 
@@ -365,3 +383,25 @@ def test_a_press_the_table_does_not_answer_says_it_may_not_have_reached_it_and_i
         assert [post["action"] for post in posts] == ["open_betting"], posts
     finally:
         table.stop()
+
+
+def test_the_page_reads_the_heartbeat_interval_again_when_the_service_restarts_with_another(browser, tmp_path):
+    """A service restarted with a longer heartbeat interval: the page learns it from ``GET /labels`` when it
+    connects again (docs/control.md, "The dealer's screen"), so the new server's idle heartbeats keep it live.
+    With the first interval it would take the table for silent after ``QUICK_SILENCE`` seconds, before the new
+    server's first heartbeat (``SLOW_HEARTBEAT``)."""
+    assert SLOW_HEARTBEAT > QUICK_SILENCE
+    first = Table(tmp_path, heartbeat=QUICK_HEARTBEAT)
+    try:
+        page, heartbeats = watched_page(browser)
+        page.goto(first.url + "/")
+        page.wait_for_selector("#link:text('live')")
+    finally:
+        first.stop()
+    page.wait_for_selector("#link.down")
+    second = Table(tmp_path, port=first.port, heartbeat=SLOW_HEARTBEAT)  # the same journal and port: restarted
+    try:
+        page.wait_for_selector("#link:text('live')")
+        stays_live(page, heartbeats, 2, 2 * SLOW_HEARTBEAT + PATIENCE_MS / 1000)
+    finally:
+        second.stop()

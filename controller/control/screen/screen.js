@@ -1,11 +1,11 @@
 // The dealer's screen (docs/control.md, "The dealer's screen"). Reads GET /labels (the words: each action's label
 // and role, the names of states, spots and hands, the currency), GET /state, GET /events and the event stream
-// GET /events/stream; sends POST /actions with the round guard (round and state of the view shown). Which role
-// may send an action, and why an action is not allowed yet, come from the controller (the view's `actions`):
-// the page keeps no list of its own. It only ever receives what the secrecy filter lets out: no face-down card
-// before its reveal. The page is live only while the stream is heard from: an idle stream sends a heartbeat
-// every `heartbeat_s` of the labels, and a longer silence (SILENCE times that) means the table no longer answers:
-// every button is disabled and the stream opened anew.
+// GET /events/stream, all of them again whenever the stream ends; sends POST /actions with the round guard (round
+// and state of the view shown). Which role may send an action, and why an action is not allowed yet, come from
+// the controller (the view's `actions`): the page keeps no list of its own. It only ever receives what the secrecy
+// filter lets out: no face-down card before its reveal. The page is live only while the stream is heard from: an
+// idle stream sends a heartbeat every `heartbeat_s` of the labels, and a longer silence (SILENCE times that)
+// means the table no longer answers: every button is disabled and the stream opened anew.
 "use strict";
 
 const SEATS = [1, 2, 3, 4, 5, 6];
@@ -329,14 +329,15 @@ function setLive(up, text) {
 }
 
 async function catchUp() {
-  // the words once, the records of the current round held by the service, then the view
-  if (!words) {
-    const answer = await ask("/labels");
-    if (!answer.ok) throw new Error(`labels ${answer.status}`);
-    words = await answer.json();
-    for (const [action, select] of [["void_round", "void-code"], ["disable_table", "disable-code"]]) {
-      $(select).replaceChildren(...words.codes[action].map((code) => el("option", {value: code}, code)));
-    }
+  // the words at every start (a service restarted may have another heartbeat interval or other codes), the records
+  // of the current round held by the service, then the view
+  const answer = await ask("/labels");
+  if (!answer.ok) throw new Error(`labels ${answer.status}`);
+  words = await answer.json();
+  for (const [action, select] of [["void_round", "void-code"], ["disable_table", "disable-code"]]) {
+    const chosen = $(select).value;  // kept when the service still offers it
+    $(select).replaceChildren(...words.codes[action].map((code) => el("option", {value: code}, code)));
+    if (words.codes[action].includes(chosen)) $(select).value = chosen;
   }
   for (;;) {
     const response = await ask(`/events?after=${cursor}`);
@@ -376,12 +377,15 @@ function connect() {
   stream.addEventListener("view", (event) => { heard(); view = JSON.parse(event.data); render(); });
   stream.addEventListener("missed", () => { stream.close(); start(); });
   stream.addEventListener("dropped", () => { stream.close(); clearTimeout(watchdog); setTimeout(start, 500); });
+  // The stream ended (the service stopped or restarted, a 503, a stream's end of life): the page starts again
+  // itself, not by the browser's own reconnection, so that it reads the labels again (a service restarted may
+  // have another heartbeat interval).
   stream.addEventListener("error", () => {
-    setLive(false, "reconnecting");  // the view may be stale; the silence allowed still runs
-    if (stream.readyState === EventSource.CLOSED) {  // e.g. a 503: start again
-      clearTimeout(watchdog);
-      setTimeout(start, 1000);
-    }
+    stream.close();
+    stream = null;
+    clearTimeout(watchdog);
+    setLive(false, "reconnecting");  // the view may be stale
+    setTimeout(start, 1000);
   });
 }
 
