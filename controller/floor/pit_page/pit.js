@@ -219,6 +219,10 @@ function signOut(why) {
 async function signIn(event) {
   event.preventDefault();
   const form = event.target;
+  if (!labels) {  // the page has nothing to show yet
+    $("sign-in-answer").textContent = "The page has not reached the server yet: not signed in; try again once it does";
+    return;
+  }
   const pair = `${form.elements.user.value}:${form.elements.password.value}`;
   const attempt = "Basic " + btoa(unescape(encodeURIComponent(pair)));
   form.elements.password.value = "";
@@ -244,12 +248,23 @@ async function signIn(event) {
   poll();
 }
 
-async function start() {
-  const response = await fetch("/api/labels", {cache: "no-store"});
-  labels = await response.json();
+// GET /api/labels, given up after ANSWER_S and asked again until the server answers; the link says why meanwhile.
+async function readLabels() {
+  try {
+    const response = await fetchWithin("/api/labels", {cache: "no-store"}, ANSWER_S);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    labels = await response.json();
+  } catch (error) {
+    setLink(error.name === "NoAnswer" ? "no answer from the server" : "cannot reach the server", false);
+    setTimeout(readLabels, 2000);
+    return;
+  }
   $("columns").replaceChildren(...labels.columns.map((column) => el("th", {scope: "col"}, column.label)));
-  $("sign-in").addEventListener("submit", signIn);
-  $("sign-out").addEventListener("click", () => signOut(""));
+  setLink("signed out", false);
 }
 
-start();
+// The form's own handlers at once: a sign-in before the labels are read is never the browser's own submission
+// (it would put the password in the address).
+$("sign-in").addEventListener("submit", signIn);
+$("sign-out").addEventListener("click", () => signOut(""));
+readLabels();
