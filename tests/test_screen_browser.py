@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from controller.control.app import HEARTBEAT
 from controller.journal.reader import read_records
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, need_browser
 
@@ -405,3 +406,26 @@ def test_the_page_reads_the_heartbeat_interval_again_when_the_service_restarts_w
         stays_live(page, heartbeats, 2, 2 * SLOW_HEARTBEAT + PATIENCE_MS / 1000)
     finally:
         second.stop()
+
+
+def test_a_table_that_stops_answering_as_the_page_loads_is_said_so_and_followed_once_it_answers(browser, table):
+    """The control interface stops answering (its loop blocked, as a stopped process leaves it) just after it
+    served the page, before the page's first ``GET /labels`` is answered: the page gives it up within the silence
+    allowed of the interface's usual heartbeat (``HEARTBEAT``: 1.5 of it, one and 5 s at least) and says so, and
+    goes live once the table answers."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(PATIENCE_MS)
+    asked = []  # the page's first GET /labels, held in the browser until the table is stopped
+    page.route("**/labels", lambda route: asked.append(route))
+    page.goto(table.url + "/")
+    deadline = time.monotonic() + PATIENCE_MS / 1000
+    while not asked:
+        assert time.monotonic() < deadline, "the page never asked for its labels"
+        page.wait_for_timeout(50)  # a poll (Playwright hands the route over meanwhile), not a wait for it
+    usual = max(1.5 * HEARTBEAT, HEARTBEAT + 5)
+    with table.silent():
+        asked[0].continue_()  # sent to the stopped table
+        page.unroute("**/labels")
+        page.wait_for_selector("#link.down:text('no answer from the table')", timeout=(usual * 1000 + PATIENCE_MS))
+    page.wait_for_selector("#link:text('live')")
+    wait_state(page, "idle")

@@ -15,6 +15,8 @@ const ROLE_WORDS = {dealer: "Dealer", supervisor: "Supervisor"};
 // interval: a busy server (a sign-in's password check, a loaded PC) is not taken for a silent one.
 const SILENCE = 1.5;
 const LATE_S = 5;
+// The control interface's usual heartbeat interval (controller/control/app.py HEARTBEAT), until the labels give it.
+const HEARTBEAT_S = 15;
 
 let words = null;           // GET /labels
 let view = null;            // the latest view (Round.view() and seq)
@@ -312,13 +314,15 @@ function signOut(role) {
 }
 
 // The silence allowed (seconds) before the table is taken for not answering: SILENCE heartbeats of the server's,
-// one heartbeat and LATE_S at least.
-const silence = () => Math.max(words.heartbeat_s * SILENCE, words.heartbeat_s + LATE_S);
+// one heartbeat and LATE_S at least; until the labels first give the server's, those of the interface's usual
+// heartbeat (HEARTBEAT_S).
+const silence = () => {
+  const beat = words ? words.heartbeat_s : HEARTBEAT_S;
+  return Math.max(beat * SILENCE, beat + LATE_S);
+};
 
-// GET `path` (`options` added) that gives up after the silence allowed once the labels are read (before them the
-// page shows nothing to act on).
-const ask = (path, options = {}) => words ? fetchWithin(path, {cache: "no-store", ...options}, silence())
-  : fetch(path, {cache: "no-store", ...options});
+// GET `path` (`options` added) that gives up after the silence allowed.
+const ask = (path, options = {}) => fetchWithin(path, {cache: "no-store", ...options}, silence());
 
 // The link in the header, and every button disabled while it is not live.
 function setLive(up, text) {
