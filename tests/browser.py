@@ -142,6 +142,20 @@ def held(loop: Any) -> Iterator[None]:
         release.set()
 
 
+def first_request(page: Any, pattern: str, url: str, patience_s: float = PLACE_PATIENCE) -> Any:
+    """Open ``url`` in ``page`` with its first request to ``pattern`` (a Playwright glob) held in the browser: its
+    ``Route``, to be sent on (``continue_()``) when the test chooses, e.g. once the server is stopped. The page's
+    later requests go straight. ``AssertionError`` when the page does not ask within ``patience_s`` seconds."""
+    asked: list[Any] = []
+    page.route(pattern, lambda route: asked.append(route), times=1)
+    page.goto(url)
+    deadline = time.monotonic() + patience_s
+    while not asked:
+        assert time.monotonic() < deadline, f"the page never asked for {pattern}"
+        page.wait_for_timeout(50)  # a poll (Playwright hands the route over meanwhile), not a wait for it
+    return asked[0]
+
+
 #: The axe-core release line the accessibility checks use (npm's ``axe-core``; its ``axe.min.js`` is injected).
 AXE_PACKAGE = "axe-core@4"
 #: Where ``axe_script`` keeps the file it fetched: ``$CRISSCROSS_AXE_CACHE`` or ``~/.cache/crisscross``.

@@ -14,11 +14,10 @@ folder the test prints.
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 
-from tests.browser import PASSWORDS, artifacts, held
+from tests.browser import PASSWORDS, artifacts, first_request, held
 from tests.pit_helpers import day_start_for, meters_at, pit_served, public, simulated_journal, store
 from tests.postgres import wait_until
 from tests.test_floor_store import Publisher, _last_seq, _store_process, postgres  # noqa: F401 - the fixture
@@ -173,8 +172,8 @@ def test_a_server_that_stops_answering_shows_the_page_not_live_until_it_answers(
         page.screenshot(path=shots / "2-back.png")
 
 
-def test_a_page_loaded_while_the_server_stops_answering_says_so_and_signs_in_once_it_answers(postgres, browser,  # noqa: F811
-                                                                                              tmp_path):
+def test_a_page_loaded_as_the_server_stops_answering_says_so_and_signs_in_once_it_answers(  # noqa: F811
+        postgres, browser, tmp_path):
     """docs/backoffice.md, "Live": the page's first request (``GET /api/labels``, the columns) is given up after
     5 s (pit.js ``ANSWER_S``) when the server stops answering just after it served the page (its loop blocked, as
     ``kill -STOP`` leaves it); the link says so, a sign-in meanwhile signs nobody in and never puts the password in
@@ -185,16 +184,9 @@ def test_a_page_loaded_while_the_server_stops_answering_says_so_and_signs_in_onc
     with pit_served(dsn, tmp_path, day_start()) as server:
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         page.set_default_timeout(PATIENCE_MS)
-        asked = []  # the page's GET /api/labels, held in the browser until the server is stopped
-        page.route("**/api/labels", lambda route: asked.append(route))
-        page.goto(server.url + "/")
-        deadline = time.monotonic() + PATIENCE_MS / 1000
-        while not asked:
-            assert time.monotonic() < deadline, "the page never asked for its labels"
-            page.wait_for_timeout(50)  # a poll (Playwright hands the route over meanwhile), not a wait for it
+        labels = first_request(page, "**/api/labels", server.url + "/")  # held until the server is stopped
         with held(server._loop):  # noqa: SLF001 - the one loop that answers every request
-            asked[0].continue_()  # sent to the stopped server
-            page.unroute("**/api/labels")
+            labels.continue_()  # sent to the stopped server
             page.wait_for_selector("#link.down:has-text('no answer from the server')")
             _sign_in(page, "sue")
             page.wait_for_selector("#sign-in-answer:has-text('not signed in')")

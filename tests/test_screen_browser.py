@@ -21,7 +21,7 @@ import pytest
 
 from controller.control.app import HEARTBEAT
 from controller.journal.reader import read_records
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, need_browser
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORDS, Table, artifacts, first_request, need_browser
 
 pytestmark = pytest.mark.slow  # a browser per test: the long tier (docs/testing.md)
 
@@ -415,17 +415,10 @@ def test_a_table_that_stops_answering_as_the_page_loads_is_said_so_and_followed_
     goes live once the table answers."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.set_default_timeout(PATIENCE_MS)
-    asked = []  # the page's first GET /labels, held in the browser until the table is stopped
-    page.route("**/labels", lambda route: asked.append(route))
-    page.goto(table.url + "/")
-    deadline = time.monotonic() + PATIENCE_MS / 1000
-    while not asked:
-        assert time.monotonic() < deadline, "the page never asked for its labels"
-        page.wait_for_timeout(50)  # a poll (Playwright hands the route over meanwhile), not a wait for it
+    labels = first_request(page, "**/labels", table.url + "/")  # held in the browser until the table is stopped
     usual = max(1.5 * HEARTBEAT, HEARTBEAT + 5)
     with table.silent():
-        asked[0].continue_()  # sent to the stopped table
-        page.unroute("**/labels")
+        labels.continue_()  # sent to the stopped table
         page.wait_for_selector("#link.down:text('no answer from the table')", timeout=(usual * 1000 + PATIENCE_MS))
     page.wait_for_selector("#link:text('live')")
     wait_state(page, "idle")
