@@ -281,8 +281,13 @@ def test_unanswered_dispense_times_out_after_retries(shoe, events):
     driver.dispense(9, 5)
     fault = expect(events, DeviceFault)
     assert (fault.device, fault.code) == ("shoe", "timeout")
-    sends = [f for f in sim.received if f.msg_type == shoe_protocol.DISPENSE]
-    assert len(sends) == 1 + FAST["retries"]
+
+    def sends() -> int:
+        return len([f for f in sim.received if f.msg_type == shoe_protocol.DISPENSE])
+
+    # the last try may still be on its way to the simulator's thread when the driver gives up on a loaded machine
+    sim.wait_for(lambda: sends() >= 1 + FAST["retries"], WAIT)
+    assert sends() == 1 + FAST["retries"]
     assert driver.running  # a timeout is reported, the link stays up
 
 

@@ -565,7 +565,9 @@ def test_tls_and_credentials_from_table_yaml_and_a_wrong_password_never_stops_th
     audit = Auditor()
     listener = Listener(config.floor, audit.take, client_id="audit-tls", durable=False)
     listener.open()
-    listener.pump(0.5)
+    deadline = time.monotonic() + 30
+    while not (TABLE in audit.tables and audit.tables[TABLE].anchors) and time.monotonic() < deadline:
+        listener.pump(0.1)
     listener.close()
     assert audit.tables[TABLE].anchors  # the retained anchor, read back over TLS with the credentials
     secret.write_text("wrong\n")
