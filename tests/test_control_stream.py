@@ -294,3 +294,16 @@ def test_a_take_sends_every_record_and_only_the_latest_of_its_views(operators_fi
                                                            [b"id: 3", b"event: record"], [b"event: view", b'data: '
                                                            b'{"state":"dealing","round_no":1,"seq":3}']]
     assert json.loads(server.hub.view_body) == {"state": "dealing", "round_no": 1, "seq": 3}
+
+
+def test_the_screens_heartbeat_before_the_labels_is_the_servers():
+    """screen.js waits on ``HEARTBEAT_S`` until ``GET /labels`` gives ``heartbeat_s``: the same interval as the
+    server's ``HEARTBEAT``, or a page loaded as the server stops would wait a silence the server never keeps."""
+    import re
+    from importlib.resources import files
+
+    from controller.control.app import HEARTBEAT
+
+    script = files("controller.control").joinpath("screen/screen.js").read_text()
+    (value,) = re.findall(r"^const HEARTBEAT_S = (\d+(?:\.\d+)?);", script, re.MULTILINE)
+    assert float(value) == HEARTBEAT
