@@ -128,8 +128,7 @@ class Progress:
     that cannot be read starts again from the first record (logged): republishing is harmless, losing is not."""
 
     def __init__(self, path: Path, destination: str) -> None:
-        self.path = Path(path)
-        self.destination = destination
+        self.path, self.shown, self.destination = Path(path), path_shown(path), destination
         self.seq, self.public = 0, 0
         self._all: dict[str, Any] = {}
         try:  # a link to /dev/zero or a pipe in its place is refused, not read (``read_regular``)
@@ -142,8 +141,7 @@ class Progress:
         except FileNotFoundError:  # nothing acknowledged yet: publish from the journal's start
             self.seq, self.public = 0, 0
         except (OSError, ValueError, AttributeError, TypeError) as exc:
-            log.warning("floor: %s cannot be read (%s): publishing from the journal's first record",
-                        path_shown(self.path), exc)
+            log.warning("floor: %s cannot be read (%s): publishing from the journal's first record", self.shown, exc)
             self._all = {}
 
     def save(self, seq: int, public: int) -> None:
@@ -212,8 +210,7 @@ class ProgressWriter:
         try:
             self.progress.save(*offered)
         except OSError as exc:
-            log.warning("floor: cannot write %s (%s): a restart publishes those records again",
-                        path_shown(self.progress.path), exc)
+            log.warning("floor: cannot write %s (%s): a restart publishes those again", self.progress.shown, exc)
 
 
 @dataclass
