@@ -356,3 +356,54 @@ def test_a_server_that_does_not_answer_is_said_so_on_the_recall_page_which_carri
         page.screenshot(path=shots / "6-no-answer.png")
     page.click("#round-form button")  # answered again: the journal holds no round yet
     page.wait_for_selector("#answer.error:has-text('round 1: 404')")
+
+
+@pytest.fixture
+def stalled_body():
+    """A loopback server that answers any request with its headers and the first bytes of a 100-byte body, then
+    sends nothing more while the connection stays open (a server stopped part way through an answer). Yields
+    its URL."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            held.append(connection)
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n"
+                               b"Access-Control-Allow-Origin: *\r\n\r\npart of it")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/stalled"
+    finally:
+        done.set()
+        listener.close()
+        for connection in held:
+            connection.close()
+        thread.join(5)
+
+
+@pytest.mark.slow
+def test_an_answer_whose_body_stops_coming_is_given_up_within_the_time_limit(browser, table, stalled_body):
+    """``fetchWithin`` (page.js, every page's requests) stopped its clock once the headers came: a server stopped
+    part way through its answer left ``response.json()`` waiting for ever. The body is read within the limit."""
+    page = browser.new_page()
+    page.set_default_timeout(PATIENCE * 1000)
+    page.goto(table.url + "/screen/recall.html")
+    outcome = page.evaluate("""async (url) => {
+      const hung = new Promise(resolve => setTimeout(() => resolve("still waiting after 10 s"), 10000));
+      const read = fetchWithin(url, {}, 1).then(response => response.text()).then(() => "read", error => error.name);
+      return Promise.race([read, hung]);
+    }""", stalled_body)
+    assert outcome == "NoAnswer"
+    page.close()

@@ -22,14 +22,19 @@ function formatMoney(minor, currency, signed = false) {
   return `${sign}${currency.symbol}${whole}${part}`;
 }
 
-// fetch(`url`, `options`) that gives up after `seconds`: a server that is stopped (not gone) keeps the connection
-// open and never answers, and a fetch alone would wait for ever. Throws an Error named "NoAnswer" saying so, or
-// fetch's own TypeError ("Failed to fetch") when nothing listens there.
+// fetch(`url`, `options`) that gives up after `seconds`, its body read within them too: a server that is stopped
+// (not gone) keeps the connection open and never answers, or stops part way through an answer, and a fetch alone
+// would wait for ever. Returns a Response whose body is already here. Throws an Error named "NoAnswer" saying so,
+// or fetch's own TypeError ("Failed to fetch") when nothing listens there.
 async function fetchWithin(url, options, seconds) {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), seconds * 1000);
   try {
-    return await fetch(url, {...options, signal: abort.signal});
+    const response = await fetch(url, {...options, signal: abort.signal});
+    const body = await response.arrayBuffer();  // the abort ends this read too
+    const empty = [101, 204, 205, 304].includes(response.status);  // a Response of these may hold no body
+    return new Response(empty ? null : body,
+                        {status: response.status, statusText: response.statusText, headers: response.headers});
   } catch (error) {
     if (!abort.signal.aborted) throw error;
     const late = new Error(`no answer within ${seconds} s`);
