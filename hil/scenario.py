@@ -127,14 +127,22 @@ def _line_of(path: tuple, lines: dict[tuple, int]) -> int:
     return lines.get(path, 1)
 
 
+#: Longest schema message shown for one problem, in characters: the schema quotes the value it refuses, which
+#: may be a whole collection of the file.
+MAX_MESSAGE = 300
+
+
 def _message(error: jsonschema.ValidationError) -> str:
+    """The schema's words for ``error``, at its key path, cut to ``MAX_MESSAGE`` characters."""
     where = "/".join(str(p) for p in error.absolute_path) or "the scenario"
+    message = error.message
     if error.validator == "oneOf" and error.context:
         shaped = isinstance(error.instance, (dict, list))  # a mapping is not "not one of" the plain words
         candidates = [e for e in error.context if not (shaped and e.validator in ("enum", "const", "type"))]
-        best = jsonschema.exceptions.best_match(candidates or error.context)
-        return f"{where}: {best.message}"
-    return f"{where}: {error.message}"
+        message = jsonschema.exceptions.best_match(candidates or error.context).message
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}... ({len(message) - MAX_MESSAGE:,} more characters)"
+    return f"{where}: {message}"
 
 
 def _label(action: str, value: Any) -> str:

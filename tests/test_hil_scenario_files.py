@@ -269,6 +269,34 @@ def test_a_card_turned_is_no_secret():
     assert check_face_down(revealed, ["across: As Ks"], {"round_no": 1, "community": ["As", "Ks"]}) == []
 
 
+def laughs(levels: int) -> str:
+    """A YAML flow sequence of ``levels`` levels, each of ten copies of the level below through nine aliases
+    ("billion laughs"): 10**levels values at the bottom, in about 60 bytes a level."""
+    text = "&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"
+    for level in range(1, levels):
+        text = f"&a{level} [{text}, " + ", ".join([f"*a{level - 1}"] * 9) + "]"
+    return text
+
+
+def test_a_file_whose_aliases_name_a_billion_values_is_refused_before_it_is_built(tmp_path):
+    """Nine levels of ten aliases (10**9 values in some 500 bytes) filled the rig's memory when the scenario was
+    walked (MemoryError at a 2 GB limit after 50 s); a configuration's value was expanded so when its error was
+    written. Refused at once, as a scenario and as a configuration file; four levels (11,111 values) are read."""
+    from controller.settings.files import MAX_NODES, ConfigError, load_yaml
+
+    assert 10**9 > MAX_NODES > 11_111
+    path = write(tmp_path, "laughs", f"name: laughs\nseed: {laughs(9)}\nsteps: []\n")
+    assert problems_of(path) == [f"{path}:1: not YAML: more than {MAX_NODES:,} values once its aliases are counted "
+                                 f"where they are named (an alias of aliases): not a file to read"]
+    with pytest.raises(ConfigError, match="more than 100,000 values once its aliases are counted"):
+        load_yaml(path)
+    few = write(tmp_path, "few", f"name: few\nseed: {laughs(4)}\nsteps: [{{sleep: 0}}]\n")
+    (problem,) = problems_of(few)  # read, then checked as usual: a seed is a number
+    assert problem.startswith(f"{few}:2: seed: ") and "not YAML" not in problem, problem
+    assert len(problem) < len(str(few)) + 400 and problem.endswith("more characters)")  # the value quoted is cut
+    assert len(load_yaml(few)["seed"]) == 10
+
+
 def test_a_collection_that_contains_itself_is_refused_at_its_line_as_a_configuration_file_is(tmp_path):
     """docs/rig.md, "A scenario file": a recursive alias (``&a [*a]``, endless when walked) is a malformed file,
     named by file and line, as controller/settings/files.py's ``load_yaml`` refuses it in a configuration."""
