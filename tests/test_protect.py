@@ -351,3 +351,21 @@ def test_alerts_are_served_to_supervisors_only(tmp_path):
         assert all(r.get("type") not in ("Alert", "AlertAcknowledged") for r in events["records"])
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("option, most", [("--honest-sessions", 100_000), ("--cheat-sessions", 100_000),
+                                          ("--rounds", 10_000), ("--max-rounds", 100_000),
+                                          ("--bound-deals", 1_000_000), ("--per-class", 1_000)])
+def test_a_count_of_the_measures_past_its_bound_is_refused_before_anything_runs(option, most, capsys):
+    """``--honest-sessions 1000000000`` asked numpy for 201 GiB at once and 10**6 took 6.5 GB; every count that
+    sizes the measures' memory or time is bounded, the bound itself taken (docs/commands.md)."""
+    from controller.cli.main import _parser
+    from controller.cli.protect import MOST
+
+    assert most in MOST.values()
+    parsed = _parser().parse_args(["protect", "--measure", option, str(most)])
+    assert getattr(parsed, option[2:].replace("-", "_")) == most
+    with pytest.raises(SystemExit) as stop:
+        _parser().parse_args(["protect", "--measure", option, str(most + 1)])
+    assert stop.value.code == 2
+    assert f"argument {option}: expected a positive integer of at most {most:,}, got {most + 1}" in capsys.readouterr().err

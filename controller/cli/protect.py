@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from controller.settings.argtypes import file_path, workers
+from controller.settings.argtypes import file_path, positive_int_at_most, workers
 from controller.settings.text import path_shown
 
 
@@ -39,6 +39,13 @@ def seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer from 0, got {text}")
     return value
+
+
+#: The most each count of ``--measure`` and ``--shared-cards`` takes: its memory (about 6.5 KB an honest session, a
+#: player's state a hole-carder, an array every 500 deals) or its time grows with it, in each worker. Ten to a
+#: hundred times the defaults; a count of 10**9 asked for 201 GiB at once, 10**6 honest sessions took 6.5 GB.
+MOST: dict[str, int] = {"per_class": 1_000, "honest_sessions": 100_000, "cheat_sessions": 100_000,
+                        "rounds": 10_000, "max_rounds": 100_000, "bound_deals": 1_000_000}
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, config_help: str,
@@ -59,17 +66,18 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
                          help="measure the detector's power and false alarms on simulated play instead")
     protect.add_argument("--shared-cards", action="store_true",
                          help="measure what knowing 1, 2 or 5 other seats' hole cards is worth instead")
-    protect.add_argument("--per-class", type=count, default=3,
+    protect.add_argument("--per-class", type=positive_int_at_most(MOST["per_class"]), default=3,
                          help="--shared-cards: sets of known cards per class of two-card hand (default 3)")
     protect.add_argument("--seed", type=seed, default=1, help="--measure, --shared-cards: seed (default 1)")
-    protect.add_argument("--honest-sessions", type=count, default=10_000,
+    protect.add_argument("--honest-sessions", type=positive_int_at_most(MOST["honest_sessions"]), default=10_000,
                          help="--measure: sessions of each honest strategy (default 10000)")
-    protect.add_argument("--cheat-sessions", type=count, default=1_000,
+    protect.add_argument("--cheat-sessions", type=positive_int_at_most(MOST["cheat_sessions"]), default=1_000,
                          help="--measure: hole-carders of each card, style and setting (default 1000)")
-    protect.add_argument("--rounds", type=count, default=100, help="--measure: rounds of an honest session (default 100)")
-    protect.add_argument("--max-rounds", type=count, default=400,
+    protect.add_argument("--rounds", type=positive_int_at_most(MOST["rounds"]), default=100,
+                         help="--measure: rounds of an honest session (default 100)")
+    protect.add_argument("--max-rounds", type=positive_int_at_most(MOST["max_rounds"]), default=400,
                          help="--measure: rounds after which a hole-carder not flagged counts as never (default 400)")
-    protect.add_argument("--bound-deals", type=count, default=20_000,
+    protect.add_argument("--bound-deals", type=positive_int_at_most(MOST["bound_deals"]), default=20_000,
                          help="--measure: random deals over which each bound is averaged (default 20000)")
     protect.add_argument("--workers", type=workers, default=None,
                          help="processes that build the tables the first time (default: one per CPU)")
