@@ -37,8 +37,12 @@ class TableAudit:
 class Auditor:
     """Takes the floor's messages (``take``) and says what is wrong (``problems``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_tables: int = topics.MAX_TABLES) -> None:
         self.tables: dict[str, TableAudit] = {}
+        #: the most tables kept (``topics.MAX_TABLES``, the first heard: ``topics.kept``)
+        self.max_tables = max_tables
+        #: messages of tables heard after ``max_tables`` others: not kept, not audited, a problem ``problems`` names
+        self.beyond = 0
         #: messages whose topic is not UTF-8 text (``Listener``'s ``on_unreadable``): no table to name them by
         self.unreadable = 0
         #: messages on a topic whose table level is not a table id (``Listener``'s ``on_not_a_table``): no table to
@@ -57,7 +61,11 @@ class Auditor:
         self.not_a_table += 1
 
     def take(self, table: str, kind: str, payload: bytes, received: float = 0.0) -> None:
-        """One message of ``table`` on its ``kind`` topic (``controller.floor.topics``)."""
+        """One message of ``table`` on its ``kind`` topic (``controller.floor.topics``); counted in ``beyond`` only
+        when ``max_tables`` others are kept (``topics.kept``)."""
+        if not topics.kept(self.tables, table, self.max_tables):
+            self.beyond += 1
+            return
         seen = self.tables.setdefault(table, TableAudit())
         if kind not in ("events", "anchors"):
             return
@@ -106,6 +114,9 @@ class Auditor:
         if self.not_a_table:
             found.append(f"{self.not_a_table} message(s) on a topic whose table id is not one (table.yaml's rule): "
                          f"not in the floor's format")
+        if self.beyond:
+            found.append(f"{self.beyond} message(s) of tables beyond the first {self.max_tables} heard: not kept, "
+                         f"not audited")
         for table, (path, key) in sorted((journals or {}).items()):
             found += compare_with_journal(table, self.tables.get(table, TableAudit()), path, key)
         return found

@@ -108,11 +108,15 @@ class TableSummary:
 
 class Pit:
     """Every table's ``TableSummary``, fed with ``take`` (the ``Listener`` callback). ``keep_alerts``: the most
-    alerts kept per table (the latest)."""
+    alerts kept per table (the latest); ``max_tables``: the most tables kept (``topics.MAX_TABLES``, the first
+    heard: ``topics.kept``), the messages of any other counted in ``beyond`` only."""
 
-    def __init__(self, keep_alerts: int = 5) -> None:
+    def __init__(self, keep_alerts: int = 5, max_tables: int = topics.MAX_TABLES) -> None:
         self.tables: dict[str, TableSummary] = {}
         self.keep_alerts = keep_alerts
+        self.max_tables = max_tables
+        #: messages of tables heard after ``max_tables`` others: not kept, not shown, counted here (said once)
+        self.beyond = 0
         #: messages whose topic is not UTF-8 text (``Listener``'s ``on_unreadable``): skipped, counted here
         self.unreadable = 0
         #: messages on a topic whose table level is not a table id (``Listener``'s ``on_not_a_table``): skipped,
@@ -122,7 +126,14 @@ class Pit:
         self._lines = LogLimiter(log, burst=MALFORMED_LINES, interval=60.0)
 
     def take(self, table: str, kind: str, payload: bytes, received: float = 0.0) -> None:
-        """One message of ``table`` on its ``kind`` topic."""
+        """One message of ``table`` on its ``kind`` topic; counted in ``beyond`` only when ``max_tables`` others
+        are kept (``topics.kept``)."""
+        if not topics.kept(self.tables, table, self.max_tables):
+            self.beyond += 1
+            if self.beyond == 1:  # said once: the summary carries the count from here on
+                log.warning("floor watch: more than %d tables heard: the messages of any table beyond them are not "
+                            "kept, only counted in the summary (1 so far)", self.max_tables)
+            return
         summary = self.tables.setdefault(table, TableSummary())
         if kind == "status":
             summary.status = payload.decode("utf-8", "replace")[:16]
@@ -211,7 +222,8 @@ class Pit:
         """The summary as a text table, one line per table in name order: mispays of ``today`` (UTC; default
         the current day) as ``count/amount``; then each table's alerts kept, one line each. Every value taken
         from a table's message goes through ``shown`` (a player's id through ``player_shown``): nothing a table
-        publishes can move the terminal's cursor, colour it or add a line."""
+        publishes can move the terminal's cursor, colour it or add a line. Last, when any came, the count of the
+        messages of tables beyond ``max_tables`` (``beyond``)."""
         today = today or datetime.now(timezone.utc).date()
         lines = [f"{'table':<16} {'status':<8} {'round':>6} {'state':<16} {'rounds/h':>8} {'drop':>12} "
                  f"{'win':>12} {'faults':>6} {'past-posting':>12} {'mispays caught':>16} {'accepted':>12} "
@@ -237,6 +249,8 @@ class Pit:
                              f"{f'{evidence / 100:.1f}' if _whole(evidence) else '?'}, "
                              f"loss {shown(d.get('loss'))}) at {shown(alert.get('time'))}; "
                              + (f"acknowledged by {shown(by)}" if by is not None else "not acknowledged"))
+        if self.beyond:
+            lines.append(f"{self.beyond} message(s) of tables beyond the first {self.max_tables} heard: not kept")
         return "\n".join(lines)
 
 

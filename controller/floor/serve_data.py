@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.floor import report, store_health
+from controller.floor import report, store_health, topics
 from controller.floor.periods import period_bounds
 from controller.floor.pit import COUNTED_TYPES, MALFORMED_LINES, TableSummary, count_record
 from controller.floor.report_tool import store_states
@@ -62,8 +62,9 @@ from drivers.ratelog import LogLimiter
 
 log = logging.getLogger(__name__)
 
-#: Tables listed at most (in name order); the page says how many more the store holds.
-MAX_TABLES = 500
+#: Tables listed at most (in name order; the floor readers' bound, ``topics.MAX_TABLES``); the page says how many
+#: more the store holds.
+MAX_TABLES = topics.MAX_TABLES
 #: Seconds a table's latest record may be old and the table still online.
 ONLINE_WITHIN = 300.0
 #: Seconds between two readings of the store (the page asks as often).

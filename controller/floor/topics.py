@@ -53,6 +53,10 @@ MAX_AMOUNT = 2**53
 #: The deepest a message's JSON may nest (a table's records nest a few levels): ``decode`` refuses deeper.
 MAX_DEPTH = 32
 ONLINE, OFFLINE = b"online", b"offline"
+#: The most tables a reader of the floor keeps: the pit page lists as many (``controller.floor.serve_data``), and
+#: ``floor watch`` and ``floor audit`` keep the first this many heard (``kept``). A publisher may name any number
+#: of table ids, each of which would otherwise be kept, and printed, for as long as the reader runs.
+MAX_TABLES = 500
 
 
 def amount_beyond(value: Any, where: str = "data", depth: int = 0) -> str | None:
@@ -100,6 +104,13 @@ def table_id_problem(table: Any) -> str | None:
     if problem is None and set(table) & TOPIC_FORBIDDEN:
         problem = f"{table!r} holds +, # or /, which a topic level cannot"
     return problem
+
+
+def kept(tables: dict[str, Any], table: str, limit: int = MAX_TABLES) -> bool:
+    """Whether a message of ``table`` is kept by a reader holding ``tables`` (its table id -> what it keeps of
+    it) at most ``limit`` of them (``MAX_TABLES``): a table already held, or a new one while fewer than ``limit``
+    are. The caller counts a message not kept apart, never under its table (docs/floor.md, "Watch")."""
+    return table in tables or len(tables) < limit
 
 
 def received_topic(message: Any) -> str | None:
