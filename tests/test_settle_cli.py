@@ -492,3 +492,69 @@ def test_a_line_that_never_ends_is_named_at_once(tmp_path):
         proc.wait(30)
         proc.stderr.close()
     assert said == "/dev/zero: line 1: longer than 1,048,576 bytes: not one round (a round's JSON is a few thousand)\n"
+
+
+def test_lines_read_a_refused_line_to_its_end_only_within_a_bound(tmp_path, monkeypatch):
+    """With ``--lines`` a line too long (here 4,096 bytes) is read on to its end within ``MAX_LINE_BYTES`` (here
+    65,536): its end within them, the next line is settled; not within them, the input ends there, said in one
+    more line on standard error, exit 2, and nothing after is read (the following line, a good round, is never
+    answered)."""
+    from controller.cli import settle as settle_cli
+
+    monkeypatch.setattr(settle_cli, "MAX_ROUND_BYTES", 4096)
+    monkeypatch.setattr(settle_cli, "MAX_LINE_BYTES", 65_536)
+    good = json.dumps(EXAMPLE).encode()
+    path = tmp_path / "rounds.jsonl"
+    path.write_bytes(b"\n".join([good, b"x" * 65_535, good, b"x" * 65_536, good]) + b"\n")
+    proc = crisscross("settle", "--lines", str(path))
+    assert proc.returncode == 2
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["line"] for a in answers] == [1, 2, 3, 4]
+    assert answers[0]["seats"][0]["net"] == answers[2]["seats"][0]["net"] == EXAMPLE_NET
+    too_long = "longer than 4,096 bytes: not one round (a round's JSON is a few thousand)"
+    assert (answers[1]["error"], answers[3]["error"]) == (f"{path}: line 2: {too_long}", f"{path}: line 4: {too_long}")
+    assert proc.stderr.splitlines() == [answers[1]["error"], answers[3]["error"],
+                                        f"{path}: line 4: no line end within 65,536 bytes: the rest of the input is "
+                                        f"not read"]
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "pipe"])
+def test_lines_of_an_input_without_end_stop(source):
+    """``settle --lines /dev/zero`` read on for ever after refusing line 1, and so did a pipe that never ends:
+    each now stops after ``MAX_LINE_BYTES`` (64 MiB) with the refusal, exit 2, well within the deadline. The pipe
+    gives a good round first, settled as line 1."""
+    import os
+    import threading
+
+    command = [sys.executable, "-m", "controller", "settle", "--lines"]
+    if source == "pipe":
+        reading, writing = os.pipe()
+        proc = subprocess.Popen(command, cwd=ROOT, stdin=reading, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(reading)
+
+        def feed() -> None:  # until the command ends (its end of the pipe closed)
+            try:
+                os.write(writing, json.dumps(EXAMPLE).encode() + b"\n")
+                while True:
+                    os.write(writing, b"{" * 65_536)
+            except OSError:  # BrokenPipeError
+                pass
+            finally:
+                os.close(writing)
+
+        threading.Thread(target=feed, name="endless-feed", daemon=True).start()
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        first, name = 2, "<stdin>"
+    else:
+        done = subprocess.run([*command, source], cwd=ROOT, capture_output=True, timeout=60)
+        proc, out, err, first, name = done, done.stdout, done.stderr, 1, source
+    assert proc.returncode == 2
+    answers = [json.loads(line) for line in out.decode().splitlines()]
+    assert [a["line"] for a in answers] == list(range(1, first + 1))
+    assert err.decode().splitlines() == [
+        f"{name}: line {first}: longer than 1,048,576 bytes: not one round (a round's JSON is a few thousand)",
+        f"{name}: line {first}: no line end within 67,108,864 bytes: the rest of the input is not read"]

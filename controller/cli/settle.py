@@ -18,6 +18,15 @@ from controller.settings.text import path_shown
 #: Longest input of one round, in bytes (a file or standard input; a line with ``--lines``): a six-seat round's
 #: JSON is about 2,000. Longer is refused unread, so that no input (``/dev/zero``, ``yes``) fills the memory.
 MAX_ROUND_BYTES = 1 << 20
+#: Longest line ``--lines`` reads to its end, in bytes: a line refused as longer than ``MAX_ROUND_BYTES`` is read
+#: on (and dropped) up to this many bytes to find its end, so that the lines after it are settled; a line whose
+#: end does not come within them (``/dev/zero``, ``yes | tr -d '\n'``) ends the input (``InputEnded``).
+MAX_LINE_BYTES = 64 << 20
+
+
+class InputEnded(ValueError):
+    """``--lines``: a refused line's end was not within ``MAX_LINE_BYTES``; the input is read no further (the
+    message names the source and the line)."""
 
 
 def settle(path: Path | None, table_path: Path | None = None, *, lines: bool = False) -> int:
@@ -80,17 +89,22 @@ def _settle_stream(stream: IO[bytes], source: str, table: Any, config_dir: Path,
 
     status = 0
     if lines:
-        for number, line in _lines(stream, source):
-            if isinstance(line, str) and (not line or line.isspace()):  # blank: no round
-                continue
-            try:
-                if isinstance(line, ValueError):
-                    raise line
-                answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
-            except ValueError as exc:
-                print(exc, file=sys.stderr)
-                answer, status = {"line": number, "error": str(exc)}, 2
-            sys.stdout.write(_compact(answer) + "\n")
+        try:
+            for number, line in _lines(stream, source):
+                if isinstance(line, str) and (not line or line.isspace()):  # blank: no round
+                    continue
+                try:
+                    if isinstance(line, ValueError):
+                        raise line
+                    answer: dict[str, Any] = {"line": number, **settled(line, f"{source}: line {number}")}
+                except ValueError as exc:
+                    print(exc, file=sys.stderr)
+                    answer, status = {"line": number, "error": str(exc)}, 2
+                sys.stdout.write(_compact(answer) + "\n")
+        except InputEnded as exc:  # the line was answered refused: the rest of the input is not read
+            sys.stdout.flush()
+            print(exc, file=sys.stderr)
+            status = 2
     else:
         try:
             result = settled(_text(stream.read(MAX_ROUND_BYTES + 1), source), source)
@@ -118,7 +132,9 @@ def _text(data: bytes, where: str) -> str:
 def _lines(stream: IO[bytes], source: str) -> Iterator[tuple[int, str | ValueError]]:
     """``(number, line)`` of each line of ``stream``, numbered and split as ``str.splitlines`` splits the whole
     text, read one line at a time: a line longer than ``MAX_ROUND_BYTES`` or not UTF-8 is a ``ValueError`` in
-    place of its text, given before the rest of a long line is read and dropped (never held)."""
+    place of its text, given before the rest of a long line is read and dropped (never held). Raises
+    ``InputEnded`` when that rest does not end within ``MAX_LINE_BYTES`` of the line's start: nothing more is
+    read."""
     number = 0
     while True:
         chunk = stream.readline(MAX_ROUND_BYTES + 1)
@@ -129,9 +145,13 @@ def _lines(stream: IO[bytes], source: str) -> Iterator[tuple[int, str | ValueErr
         except ValueError as exc:
             number += 1
             yield number, exc  # said before the rest of the line is read: a line that never ends is named at once
-            rest = chunk
+            rest, read = chunk, len(chunk)
             while len(chunk) > MAX_ROUND_BYTES and rest and not rest.endswith(b"\n"):  # the rest, dropped
-                rest = stream.readline(MAX_ROUND_BYTES)
+                if read >= MAX_LINE_BYTES:
+                    raise InputEnded(f"{source}: line {number}: no line end within {MAX_LINE_BYTES:,} bytes: the "
+                                     f"rest of the input is not read")
+                rest = stream.readline(min(MAX_ROUND_BYTES, MAX_LINE_BYTES - read))
+                read += len(rest)
             continue
         for line in text.splitlines():  # a line ends at \n; splitlines also at \r and the rest, as before
             number += 1
