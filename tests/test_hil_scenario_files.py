@@ -350,3 +350,27 @@ def test_a_fault_step_asking_more_than_the_simulators_take_is_refused_at_its_lin
         f"{path}:4: steps/1/fault/seconds: 3601 is greater than the maximum of 3600.0",
         f"{path}:5: steps/2/fault/rate: 100001 is greater than the maximum of 100000.0"]
     assert len(problems) == 4 and problems[3].startswith(f"{path}:6: steps/3/fault/at: ")  # the moment's nth
+
+
+def test_a_wait_longer_than_an_hour_is_refused_at_its_line(tmp_path):
+    """docs/rig.md: a step waits an hour at most (``timeout`` of ``wait``, ``expect``, ``pay`` and ``after``: 3,600
+    s; ``after``'s ``within_ms``: 3,600,000 ms); ``timeout: 1000000000`` held the rig for ever. An hour itself is
+    taken."""
+    path = write(tmp_path, "patient", "\n".join([
+        "name: patient",                                                                     # 1
+        "steps:",                                                                            # 2
+        "  - wait: {state: closed, timeout: 1000000000}",                                    # 3
+        "  - expect: {state: closed, timeout: 3600.5}",                                      # 4
+        "  - pay: {seat: 1, timeout: .inf}",                                                 # 5
+        "  - press: no_more_bets",                                                           # 6
+        "    after: {journal: {type: ButtonPressed}, within_ms: 3600001, timeout: 3601}",    # 7
+        "  - wait: {state: closed, timeout: 3600}",                                          # 8
+        "  - press: no_more_bets",                                                           # 9
+        "    after: {journal: {type: ButtonPressed}, within_ms: 3600000, timeout: 3600}",    # 10
+        ""]))
+    assert problems_of(path) == [
+        f"{path}:3: steps/0/wait/timeout: 1000000000 is greater than the maximum of 3600",
+        f"{path}:4: steps/1/expect/timeout: 3600.5 is greater than the maximum of 3600",
+        f"{path}:5: steps/2/pay/timeout: inf is greater than the maximum of 3600",
+        f"{path}:7: steps/3/after/within_ms: 3600001 is greater than the maximum of 3600000",
+        f"{path}:7: steps/3/after/timeout: 3601 is greater than the maximum of 3600"]
