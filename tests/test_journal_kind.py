@@ -52,3 +52,30 @@ def test_verify_and_run_say_the_same_of_it_as_processes(foreign, command):
     assert proc.returncode == 2 and proc.stdout == "", proc
     assert proc.stderr == f"crisscross: {foreign}: {NEITHER}\n", proc
     assert foreign.read_bytes() == content and sorted(foreign.parent.iterdir()) == beside
+
+
+def test_a_start_on_another_programs_sqlite_database_refuses_it_and_writes_nothing(tmp_path):
+    """``run --journal other.db`` on a database of another program (a ``customers`` table) added the journal's
+    tables beside its own and played. Refused as not a journal store; the file is as it was, nothing beside it."""
+    import hashlib
+    import sqlite3
+
+    from controller.journal.record import JournalError
+    from controller.journal.store import Journal
+
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE customers (name TEXT)")
+    db.execute("INSERT INTO customers VALUES ('Ann')")
+    db.commit()
+    db.close()
+    path.chmod(0o600)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(JournalError, match="an SQLite database that is not a journal store \\(its tables: customers\\)"):
+        Journal(path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+    empty = tmp_path / "empty.db"  # a database with no table at all is made a store
+    sqlite3.connect(empty).execute("VACUUM").connection.close()
+    empty.chmod(0o600)
+    Journal(empty).close()

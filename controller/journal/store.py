@@ -229,6 +229,19 @@ class Journal(OpeningChecks):
             raise JournalError(f"{shown}: the journal store: {shared} (mode {mode & 0o777:o}): it holds every card "
                                f"dealt: chmod 600 {shown}: not opened")
 
+    def _refuse_other_database(self) -> None:
+        """Raise ``JournalError`` (the connection closed, nothing written) when the SQLite database at ``path``
+        holds tables and none of them is the journal's ``records``: another program's database, which a start
+        would otherwise fill with the journal's tables beside its own. A database with no table at all is made a
+        store. Raises ``sqlite3.Error`` when it cannot be read."""
+        tables = [name for (name,) in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if tables and "records" not in tables:
+            self._db.close()
+            shown = ", ".join(path_shown(name) for name in tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise JournalError(f"{self.shown}: an SQLite database that is not a journal store (its tables: {shown}): "
+                               f"not opened, nothing written")
+
     def _connect(self, fsync: bool) -> None:
         """Create the store if it is new (folder fsynced), open it in WAL mode and check it (``_open``)."""
         if self.created:
@@ -244,6 +257,7 @@ class Journal(OpeningChecks):
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                        timeout=BUSY_SECONDS)
+            self._refuse_other_database()
             self._db.execute("PRAGMA journal_mode=WAL").fetchall()
             self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # the WAL is checkpointed with ours (``commit``)
