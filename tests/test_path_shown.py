@@ -8,6 +8,7 @@ journal named ``j<ESC>[2J<ESC>[31mX.db`` given to ``journal verify``, ``run --jo
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,34 @@ def test_run_names_a_journal_in_a_missing_folder_escaped(tmp_path):
     proc = crisscross("run", "--simulate", "--rounds", "1", "--journal", tmp_path / NAME / "j.db")
     assert proc.returncode == 2, proc
     assert "no folder" in _shows_the_name_escaped(proc, tmp_path, ESCAPED + "/j.db")
+
+
+def test_journal_verify_names_a_missing_anchor_so_named_escaped(tmp_path):
+    """A store so named without its anchor beside it: the verdict names the anchor it did not find, escaped too."""
+    store, _, _ = closed_store(tmp_path, keyed=False)
+    named = tmp_path / NAME
+    store.rename(named)
+    Path(f"{store}.anchor").unlink()
+    proc = _process("journal", "verify", str(named), cwd=tmp_path)
+    assert proc.returncode == 3, proc
+    assert f"no anchor ({ESCAPED}.anchor)" in proc.stdout, proc.stdout
+    _shows_the_name_escaped(proc, tmp_path)
+
+
+@pytest.mark.parametrize("value, problem", [
+    ('"n\\ey"', "holds the control character U+001B"),
+    ('"ny\\n"', "holds the control character U+000A"),
+    ('"\\u202Eny"', "holds the control character U+202E"),
+])
+def test_a_jurisdiction_holding_a_control_character_is_refused_at_its_line(tmp_path, value, problem):
+    """table.yaml's ``jurisdiction`` was read as a file's name, its ESC written raw in "cannot read n<ESC>y"."""
+    from controller.game.table import load_table_config
+    from controller.settings.files import CONFIG_DIR, ConfigError
+
+    text = (CONFIG_DIR / "table.yaml").read_text()
+    assert "jurisdiction: ny " in text
+    path = tmp_path / "table.yaml"
+    path.write_text(text.replace("jurisdiction: ny ", f"jurisdiction: {value} ", 1))
+    with pytest.raises(ConfigError, match="jurisdiction: .*" + re.escape(problem)) as refused:
+        load_table_config(path)
+    assert "\x1b" not in str(refused.value) and "\n" not in str(refused.value)

@@ -22,7 +22,7 @@ from controller.settings.control import ControlConfig, parse_control_config
 from controller.settings.files import (CONFIG_DIR, check_keys, error, line_of, load_yaml, require_int, require_text,
                                        state_dir)
 from controller.settings.floor import FloorConfig, parse_floor_config
-from controller.settings.text import CONTROL_CATEGORIES
+from controller.settings.text import CONTROL_CATEGORIES, path_shown
 from drivers.events import SEATS, SPOTS
 from drivers.sensors.protocol import MAX_AMOUNT
 from drivers.timing import LinkTiming
@@ -333,24 +333,22 @@ def _jurisdiction(path: Path, data: dict) -> str:
     """``jurisdiction``: a code (letters, as ``load_jurisdiction`` takes them, with a file in the jurisdictions
     folder beside ``path`` or else in ``config/``) unless a file of that name is beside ``path``; otherwise a
     file path, relative to ``path``'s folder, that must be readable."""
-    text = data["jurisdiction"]
     line = line_of(data, "jurisdiction")
-    if not isinstance(text, str) or not text.strip():
-        raise error(path, "jurisdiction", f"expected a jurisdiction code or file path, got {text!r}", line)
+    text = require_text(path, "jurisdiction", data["jurisdiction"], "a jurisdiction code or file path", line)
     here = path.parent / text  # an absolute path stays as written
     try:
         if CODE.fullmatch(text) and not here.is_file():
             home = jurisdictions_home(path)  # where the service will look it up
             if text.lower() not in known_codes(home):
                 known = ", ".join(known_codes(home)) or "none"
-                raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in {home / 'jurisdictions'}: "
-                            f"{known})", line)
+                raise error(path, "jurisdiction", f"unknown jurisdiction {text!r} (known in "
+                            f"{path_shown(home / 'jurisdictions')}: {known})", line)
             return text
         if here.exists() and not here.is_file():  # a folder, or a FIFO that would block the open
-            raise error(path, "jurisdiction", f"cannot read {here}: not a regular file", line)
+            raise error(path, "jurisdiction", f"cannot read {path_shown(here)}: not a regular file", line)
         open(here, "rb").close()  # readable now: the service loads it at start
     except OSError as exc:  # no such file, no permission, a name too long
-        raise error(path, "jurisdiction", f"cannot read {here}: {exc.strerror or exc}", line) from None
+        raise error(path, "jurisdiction", f"cannot read {path_shown(here)}: {exc.strerror or exc}", line) from None
     return str(here)
 
 

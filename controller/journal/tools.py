@@ -195,13 +195,13 @@ def _verify_store(path: Path, key: bytes | None, verdict: Verdict, anchor: dict 
             digested = digested or (mac is not None and mac.startswith(jkey.DIGEST))
         if anchor is None:
             if key_row is not None and last:
-                verdict.tamper = Tamper("unanchored", last, last, f"anchor missing ({jkey.anchor_path(path).name}): "
-                                        f"the journal is sealed with a key, and records cut from its end would not "
-                                        f"show")
+                anchor_name = path_shown(jkey.anchor_path(path).name)
+                verdict.tamper = Tamper("unanchored", last, last, f"anchor missing ({anchor_name}): the journal is "
+                                        f"sealed with a key, and records cut from its end would not show")
                 return
             if last:
-                verdict.unchecked.append(f"no anchor ({jkey.anchor_path(path).name}): records cut from the end "
-                                         f"cannot be seen")
+                verdict.unchecked.append(f"no anchor ({path_shown(jkey.anchor_path(path).name)}): records cut "
+                                         f"from the end cannot be seen")
         elif key_row is None and "problem" not in anchor and jkey.anchor_keyed(anchor):
             verdict.tamper = Tamper("stripped", last, last, "the anchor says the journal is sealed with a key and "
                                                             "the store carries none (its key was stripped)")
