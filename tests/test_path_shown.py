@@ -150,3 +150,16 @@ def test_a_jurisdiction_holding_a_control_character_is_refused_at_its_line(tmp_p
     with pytest.raises(ConfigError, match="jurisdiction: .*" + re.escape(problem)) as refused:
         load_table_config(path)
     assert "\x1b" not in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("mode, problem", [(None, "no such file"), (0o644, "group and others may read it")])
+def test_the_operators_files_refusals_name_it_escaped(tmp_path, mode, problem):
+    """``operator list --file`` of a file so named, missing or readable by others, named it raw (twice: in the
+    refusal and in the ``chmod 600`` it advises)."""
+    named = tmp_path / NAME
+    if mode is not None:
+        named.write_text("operators:\n")
+        named.chmod(mode)
+    proc = _process("operator", "list", "--file", str(named), cwd=tmp_path)
+    assert proc.returncode != 0 and problem in proc.stderr, proc
+    _shows_the_name_escaped(proc, tmp_path)

@@ -42,6 +42,7 @@ import yaml
 from controller.round.inputs import ROLES, USER_NAME
 from controller.settings.files import ConfigError, EmptyFile, check_keys, error, line_of, load_yaml
 from controller.settings.secret_files import shared_rights
+from controller.settings.text import path_shown
 
 #: PBKDF2-HMAC-SHA256 iterations of a new hash (OWASP Password Storage Cheat Sheet, 2023).
 ITERATIONS = 600_000
@@ -243,14 +244,15 @@ def load_operators(path: Path) -> dict[str, Operator]:
         return {}
     mode = path.stat().st_mode & 0o777
     if path.is_file() and (shared := shared_rights(mode)):
-        raise ConfigError(f"{path}: the operators file: {shared} (mode {mode:04o}): it holds the password hashes; "
-                          f"chmod 600 {path}")
+        shown = path_shown(path)
+        raise ConfigError(f"{shown}: the operators file: {shared} (mode {mode:04o}): it holds the password hashes; "
+                          f"chmod 600 {shown}")
     try:
         data = load_yaml(path)
     except EmptyFile as exc:  # what the file must hold, and that ``operator add`` writes it once it is gone
         raise ConfigError(f"{exc}; an operators file holds `operators:` with each user under it: remove the empty "
                           f"file and add the first user with `crisscross operator add NAME --role ROLE --file "
-                          f"{path}`") from None
+                          f"{path_shown(path)}`") from None
     check_keys(path, "top level", data, {"operators"})
     entries = {} if data["operators"] is None else data["operators"]  # ``operators:`` left empty: no one yet
     if not isinstance(entries, dict):
@@ -300,8 +302,8 @@ def save_operators(path: Path, operators: dict[str, Operator]) -> None:
 def no_file(path: Path) -> ConfigError:
     """The error of an operators file at ``path`` that does not exist, where one is needed (``operator list`` and
     ``remove``: a mistyped path is not a table without users)."""
-    return ConfigError(f"{path}: no such file: no operators file there (`crisscross operator add` writes it with its "
-                       f"first user)")
+    return ConfigError(f"{path_shown(path)}: no such file: no operators file there (`crisscross operator add` "
+                       f"writes it with its first user)")
 
 
 @contextlib.contextmanager
@@ -402,6 +404,6 @@ def remove_operator(path: Path, name: str) -> None:
         operators = load_operators(path)
         if name not in operators:
             known = ", ".join(sorted(operators)) or "none"
-            raise ValueError(f"{path}: no user {name!r} (users: {known})")
+            raise ValueError(f"{path_shown(path)}: no user {name!r} (users: {known})")
         del operators[name]
         save_operators(path, operators)
