@@ -57,7 +57,8 @@ from controller.cli import identity, meters, paytable, protect, rating
 from controller.cli.journal import JOURNAL_COMMANDS, VERIFY_STATUSES, recall
 from controller.cli.operators import operator
 from controller.cli.settle import settle
-from controller.settings.argtypes import MOST_COUNT, file_path, positive_float, positive_int, probability, workers
+from controller.settings.argtypes import (MOST_COUNT, device_ports, file_path, positive_float, positive_int,
+                                         probability, workers)
 from controller.settings.files import CONFIG_DIR, ConfigError, find_table_config
 from controller.settings.text import path_shown
 from controller.simulated.pace import HUMAN_PACE, parse_pace
@@ -532,14 +533,7 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         config = load_table_config(find_table_config(args.config))
-        ports = {}
-        for item in args.port:
-            device, sep, port = item.partition("=")
-            if not sep or device not in config.devices or not port:
-                raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(config.devices)}")
-            if device in ports:
-                raise ConfigError(f"--port {device}= given twice ({ports[device]!r} and {port!r})")
-            ports[device] = port
+        ports = device_ports(args.port, config.devices)
         if ports and args.simulate:
             raise ConfigError("--port cannot be combined with --simulate (every device is simulated)")
         check_sim_urls(config.devices, ports, config.source)

@@ -8,9 +8,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Collection
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+
+from controller.settings.text import CONTROL_CATEGORIES
 
 
 #: The largest count an option takes (rounds, hours, workers): a billion, more than any table plays or keeps;
@@ -109,3 +112,25 @@ def file_path(text: str) -> Path:
 def probability(text: str) -> float:
     """A probability from 0 to 1, else an ``ArgumentTypeError`` naming the text."""
     return number(text, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
+
+
+
+def device_ports(items: list[str], devices: Collection[str]) -> dict[str, str]:
+    """The ports of ``run --port DEVICE=PORT`` (``items`` as given) by device: each device one of ``devices``
+    (the table's), given once, its port not empty and holding no control or format character
+    (``controller.settings.text.CONTROL_CATEGORIES``, the rule of a port in table.yaml: a port is logged and
+    shown). Raises ``ConfigError`` naming the item (escaped) and what is wrong."""
+    from controller.settings.files import ConfigError
+
+    ports: dict[str, str] = {}
+    for item in items:
+        device, sep, port = item.partition("=")
+        if not sep or device not in devices or not port:
+            raise ConfigError(f"--port {item!r}: expected DEVICE=PORT with DEVICE one of {', '.join(devices)}")
+        if device in ports:
+            raise ConfigError(f"--port {device}= given twice ({ports[device]!r} and {port!r})")
+        bad = next((char for char in port if unicodedata.category(char) in CONTROL_CATEGORIES), None)
+        if bad is not None:
+            raise ConfigError(f"--port {item!r}: the port holds the control character U+{ord(bad):04X}")
+        ports[device] = port
+    return ports
