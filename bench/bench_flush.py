@@ -26,7 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_press import percentile
+from bench.bench_press import existing_folder, percentile
+from controller.settings.argtypes import positive_int_at_most
 
 
 def gaps_ms(text: str) -> list[float]:
@@ -37,6 +38,8 @@ def gaps_ms(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"{text!r}: gaps are numbers of milliseconds, comma-separated") from None
     if not values or any(not value >= 0 or value > 10_000 for value in values):
         raise argparse.ArgumentTypeError(f"{text!r}: each gap is 0 to 10,000 ms")
+    if len(set(values)) < len(values):
+        raise argparse.ArgumentTypeError(f"{text!r}: a gap is given twice")
     return values
 
 
@@ -77,15 +80,14 @@ def flush_samples(folder: Path, gaps: list[float], count: int, repeat: int = 1,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=30, help="commits in each stream (default 30)")
-    parser.add_argument("--repeat", type=int, default=2, help="turns over every gap (default 2)")
+    parser.add_argument("--count", type=positive_int_at_most(10_000), default=30,
+                        help="commits in each stream (default 30)")
+    parser.add_argument("--repeat", type=positive_int_at_most(100), default=2, help="turns over every gap (default 2)")
     parser.add_argument("--gaps", type=gaps_ms, default=gaps_ms("0,0.1,0.25,0.5,1,10,250"),
                         help="ms between the previous commit's end and the one measured, comma-separated")
-    parser.add_argument("--folder", type=Path, default=None, help="where the store goes (default: a temporary one)")
+    parser.add_argument("--folder", type=existing_folder, default=None, help="where the store goes (default: a temporary one)")
     parser.add_argument("--spin", action="store_true", help="pause in a busy loop instead of a sleep")
     args = parser.parse_args()
-    if args.count < 1 or args.repeat < 1:
-        parser.error("--count and --repeat must be at least 1")
     folder = Path(tempfile.mkdtemp(prefix="bench-flush-", dir=args.folder))
     try:
         print(f"load average before: {os.getloadavg()[0]:.2f}; pauses {'busy' if args.spin else 'asleep'}")

@@ -61,6 +61,8 @@ from pathlib import Path
 from controller.cli.parts import SERVICE_PARTS
 from controller.game.table import load_table_config
 from controller.service.assembly import run_service
+from controller.settings.argtypes import positive_int_at_most
+from controller.settings.text import path_shown
 from bench.press_skeleton import skeleton_samples
 from hil.rig import run_rig
 from drivers.panel import simulator as panel_sim
@@ -75,11 +77,15 @@ from drivers.shoe import simulator as shoe_sim
 REACTIONS_MS = (0, 250)
 
 
+#: The longest reaction measured, ms: a minute (a dealer's reaction is a fraction of a second).
+MAX_REACTION_MS = 60_000
+
+
 def non_negative(text: str) -> float:
-    """An argparse type: a number of milliseconds, 0 or more."""
+    """An argparse type: a number of milliseconds, 0 to ``MAX_REACTION_MS``."""
     value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds >= 0")
+    if not 0 <= value <= MAX_REACTION_MS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds from 0 to {MAX_REACTION_MS:,}")
     return value
 
 
@@ -206,6 +212,14 @@ def _run_table(config, rounds: int, seed: int, journal: Path, in_process: bool, 
         raise SystemExit(f"the rig's table did not end well: {result.problems[:3]}")
 
 
+def existing_folder(text: str) -> Path:
+    """An argparse type: an existing folder (``--folder``), else an ``ArgumentTypeError`` naming it escaped."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{path_shown(path)} is not a folder")
+    return path
+
+
 def reactions_ms(text: str) -> list[float]:
     """An argparse type: the dealer's reactions in milliseconds, comma-separated, each 0 or more (``"0,250"``)."""
     values = []
@@ -213,15 +227,16 @@ def reactions_ms(text: str) -> list[float]:
         try:
             values.append(non_negative(part))
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{part!r} is not a number of milliseconds >= 0") from None
+            raise argparse.ArgumentTypeError(f"{part!r} is not a number of milliseconds from 0 to "
+                                             f"{MAX_REACTION_MS:,}") from None
     return values
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--folder", type=Path, default=None, help="where the journals go (default: a temporary one)")
+    parser.add_argument("--rounds", type=positive_int_at_most(10_000), default=20)
+    parser.add_argument("--repeat", type=positive_int_at_most(1_000), default=3)
+    parser.add_argument("--folder", type=existing_folder, default=None, help="where the journals go (default: a temporary one)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the simulated table in this process (crisscross run --simulate) instead of the "
                              "service in a process of its own")
@@ -240,7 +255,6 @@ def main() -> None:
         except PermissionError:
             raise SystemExit(f"--nice {args.nice}: a niceness below 0 needs root") from None
     folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-press-"))
-    folder.mkdir(parents=True, exist_ok=True)
     config = load_table_config()
     try:
         for reaction_ms in args.reaction_ms:
