@@ -653,3 +653,25 @@ def test_a_leave_asked_during_a_test_round_is_a_public_record_without_its_reason
                            "data": dataclasses.asdict(leaving)})
     assert shown is not None and shown["data"]["by"] == "sue" and "reason" not in shown["data"]
 
+
+
+def test_the_recall_of_a_test_round_left_after_it_shows_who_asked_and_when_it_was_left(desk):
+    """A round's recall listed the supervisor's leave_test_mode as any action, and neither the request kept nor
+    test mode left: both are steps now, with who asked; the reason in the journal's, never in the public's."""
+    from controller.journal.recall import round_steps
+
+    desk.supervisor("enter_test_mode")
+    desk.open_betting()
+    desk.supervisor("leave_test_mode", reason="tests done")
+    desk.supervisor("void_round", code="other")
+    records = [{"seq": seq, "time": "t", "kind": "record", "round": getattr(o, "round_no", None),
+                "type": type(o).__name__, "data": dataclasses.asdict(o)}
+               for seq, o in enumerate(desk.outputs, 1) if not isinstance(o, cmd.DEVICE_COMMANDS)]
+    texts = [step["text"] for step in round_steps([r for r in records if r["round"] == 1])]
+    assert "test mode to be left when this round ends, asked by sue (supervisor): tests done" in texts
+    assert "test mode left (1 test round(s)), asked by sue (supervisor): tests done" in texts
+    assert texts.index("test mode left (1 test round(s)), asked by sue (supervisor): tests done") > next(
+        i for i, text in enumerate(texts) if text.startswith("ROUND VOIDED"))
+    public = [public_record(r) for r in records if r["round"] == 1]
+    shown = [step["text"] for step in round_steps([r for r in public if r is not None])]
+    assert "test mode to be left when this round ends, asked by sue (supervisor)" in shown

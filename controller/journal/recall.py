@@ -205,6 +205,11 @@ def _settled(data: dict[str, Any]) -> str:
 
 
 #: How each journal record of a round reads in ``crisscross recall`` (None: not shown).
+def _why(data: dict[str, Any]) -> str:
+    """``": reason"`` of a supervisor's record whose free text is there (the journal's; the public's has none)."""
+    return f": {data['reason']}" if data.get("reason") else ""
+
+
 STEP_TEXT: dict[str, Any] = {
     "RoundOpened": lambda d: "betting opened",
     "ShuffleComplete": lambda d: f"shoe shuffled: {d['card_count']} cards counted",
@@ -257,6 +262,14 @@ STEP_TEXT: dict[str, Any] = {
                                 f"{d['source']}): {' '.join(d['cards'])}"),
     "SeatHeld": lambda d: (f"SEAT {d['seat']} HELD by {d['by']} ({d['role']})"
                            + (f": {d['reason']}" if d.get("reason") else "") + f"; wagers {_amounts(d['wagers'])}"),
+    # the table's locks and test mode (NY 9 NYCRR 5319.54(b), 5319.58; controller/round/table_locks.py)
+    "TableDisabled": lambda d: f"table disabled by {d['by']} ({d['role']}, {d['code']})" + _why(d),
+    "TableEnabled": lambda d: f"table enabled by {d['by']} ({d['role']}; was {d['code']})" + _why(d),
+    "TestModeEntered": lambda d: f"test mode entered by {d['by']} ({d['role']})" + _why(d),
+    "TestModeLeaving": lambda d: (f"test mode to be left when this round ends, asked by {d['by']} ({d['role']})"
+                                  + _why(d)),
+    "TestModeLeft": lambda d: (f"test mode left ({d['rounds']} test round(s)), asked by {d['by']} ({d['role']})"
+                               + _why(d)),
 }
 
 
