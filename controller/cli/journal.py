@@ -21,15 +21,19 @@ def recall(args: argparse.Namespace) -> int:
     """``crisscross recall [--last N] [--alerts]``: 0 shown, 1 shown under a warning (the journal does not
     verify: also a JSON-lines copy whose last line is cut short, ``truncated``, or one with a line after its first
     that is not a record, ``edited``: its records before that line are shown), 2 a journal or configuration that
-    cannot be read (one line on standard error). docs/commands.md, "crisscross recall"."""
+    cannot be read (one line on standard error). The rounds are read twice, one at a time
+    (``controller.journal.reader.iter_last_rounds``): first each is read as it will be shown, so that a journal
+    that cannot be read is refused before anything is printed, then each is printed as it is read again, so that
+    what is held is one round whatever ``--last`` and the journal's length. docs/commands.md, "crisscross
+    recall"."""
     from controller.journal.alert_recall import alerts_of, format_alerts
     from controller.journal.reader import (
         existing_journal,
+        iter_last_rounds,
         iter_records,
-        last_rounds,
     )
     from controller.journal.record import JournalError
-    from controller.journal.recall import recall_last
+    from controller.journal.recall import recall_round
     from controller.game.table import load_table_config
 
     path = config = None
@@ -37,13 +41,15 @@ def recall(args: argparse.Namespace) -> int:
         config = load_table_config(find_table_config(args.config))
         path = existing_journal(Path(args.journal or config.journal),
                                 _simulated_hint(config) if args.journal is None else "")
-        rounds = [] if args.alerts else last_rounds(path, args.last)
+        rounds = 0
+        for number, records in [] if args.alerts else iter_last_rounds(path, args.last):
+            recall_round(number, records)  # read as it will be shown, and let go
+            rounds += 1
         alerts = format_alerts(alerts_of(iter_records(path, up_to_damage=True))) if args.alerts else ""
         # a JSON-lines copy whose last line was cut short, or with a line after its first that is not a record:
         # ``verify`` names it (truncated, edited), and the records before it are shown under that warning, as
         # every journal that does not verify is
         problem = journal_problem(path, config, command="recall")
-        shown = alerts or recall_last(rounds) or f"no rounds in {path_shown(path)}"
     except (OSError, ConfigError, JournalError) as exc:
         print(f"crisscross recall: {exc}", file=sys.stderr)
         return 2
@@ -51,7 +57,15 @@ def recall(args: argparse.Namespace) -> int:
         return unreadable("recall", path, exc, config)
     if problem:  # still shown (a dispute may need it), but marked on every copy and in the exit status
         warn_unverified("recall", path, problem, "what follows may have been altered")
-    print(shown)
+    if alerts or not rounds:
+        print(alerts or f"no rounds in {path_shown(path)}")
+        return 1 if problem else 0
+    try:
+        for number, records in iter_last_rounds(path, args.last):
+            print(recall_round(number, records))
+    except (OSError, JournalError, ValueError) as exc:  # the journal changed since its first reading
+        print(f"crisscross recall: {exc}", file=sys.stderr)
+        return 2
     return 1 if problem else 0
 
 

@@ -299,37 +299,75 @@ def rounds_ended(path: Path) -> int:
 def last_rounds(path: Path, count: int, *, only: int | None = None,
                 types: Collection[str] | None = None) -> list[tuple[int, list[dict[str, Any]]]]:
     """The records of the last ``count`` rounds of the journal at ``path``, ``[(round, records)]`` in round
-    order: from a store by its round index, from a JSON-lines file by streaming its records before its damage
-    (``UpToDamage``), keeping those rounds only.
-    With ``only`` just that round, when it is one of the last ``count`` (else ``[]``); with ``types`` only the
-    records of those types (a round none of whose records is of them is still listed, with ``[]``). Errors as
+    order (``iter_last_rounds``, all held at once: for a reader that caps ``count``, as the control interface's
+    recall does). With ``only`` just that round, when it is one of the last ``count`` (else ``[]``). Errors as
     ``iter_records``."""
+    return [(n, records) for n, records in iter_last_rounds(path, count, types=types) if only is None or n == only]
+
+
+def iter_last_rounds(path: Path, count: int, *,
+                     types: Collection[str] | None = None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """Stream the last ``count`` rounds (the ``count`` highest round numbers) of the journal at ``path`` as
+    ``(round, records)`` in round order, one round at a time: only the records of the round being yielded (and,
+    in a JSON-lines file, of rounds whose records it interleaves with it) are held, whatever ``count`` and the
+    journal's length. A store is read by its index of rounds in one read transaction (one snapshot, while the
+    service may write); a JSON-lines file is read through twice to its damage (``UpToDamage``): once for where
+    each round's last record is, once for the records. With ``types`` only the records of those types (a round
+    none of whose records is of them is still yielded, with ``[]``). Errors as ``iter_records``."""
     path = Path(path)
-    wanted = (lambda record: True) if types is None else (lambda record: record.get("type") in types)
     if path.is_file() and is_store(path):
-        db = _open_reader(path)
-        try:
-            names = columns(db)
-            numbers = [r for (r,) in db.execute("SELECT DISTINCT round FROM records WHERE round IS NOT NULL "
-                                                "ORDER BY round DESC LIMIT ?", (count,))]
-            kinds = "" if types is None else f" AND type IN ({', '.join('?' * len(types))})"
-            return [(n, [row_record(row, path_shown(path)) for row in db.execute(
-                f"SELECT {names} FROM records WHERE round = ?{kinds} ORDER BY seq", (n, *(types or ())))])
-                for n in reversed(numbers) if only is None or n == only]
-        except sqlite3.Error as exc:
-            raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
-        finally:
-            db.close()
-    kept: dict[int, list[dict[str, Any]]] = {}
-    for record in iter_records(path, up_to_damage=True):
+        yield from _store_last_rounds(path, count, types)
+        return
+    ends: dict[int, int] = {}  # round -> position of its last record in the file
+    for position, record in enumerate(iter_records(path, up_to_damage=True)):
+        if isinstance(record.get("round"), int):
+            ends[record["round"]] = position
+    chosen = sorted(ends)[-count:]
+    if not chosen:
+        return
+    low, waiting, held = chosen[0], iter(chosen), {}
+    following = next(waiting)
+    last = max(ends[n] for n in chosen)
+    for position, record in enumerate(iter_records(path, up_to_damage=True)):
         number = record.get("round")
-        if isinstance(number, int):
-            records = kept.setdefault(number, [])
-            if wanted(record):
+        if isinstance(number, int) and number >= low:
+            records = held.setdefault(number, [])
+            if types is None or record.get("type") in types:
                 records.append(record)
-            if len(kept) > count:
-                del kept[min(kept)]
-    return [(n, records) for n, records in sorted(kept.items()) if only is None or n == only]
+        while following is not None and ends[following] <= position:
+            yield following, held.pop(following, [])
+            following = next(waiting, None)
+        if position >= last:  # records appended after the first reading are not among the rounds chosen
+            break
+
+
+def _store_last_rounds(path: Path, count: int,
+                       types: Collection[str] | None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """``iter_last_rounds`` of a store: the round numbers and the records (of ``types``) read side by side by
+    the index of rounds, in one read transaction."""
+    db = _open_reader(path)
+    try:
+        db.execute("BEGIN")  # one snapshot for every query below, while the service appends
+        low, high = db.execute("SELECT min(round), max(round) FROM (SELECT DISTINCT round FROM records WHERE round "
+                               "IS NOT NULL ORDER BY round DESC LIMIT ?)", (count,)).fetchone()
+        if low is None:
+            return
+        numbers = db.cursor().execute("SELECT DISTINCT round FROM records WHERE round BETWEEN ? AND ? ORDER BY round",
+                                      (low, high))
+        kinds = "" if types is None else f" AND type IN ({', '.join('?' * len(types))})"
+        rows = db.cursor().execute(f"SELECT {columns(db)} FROM records WHERE round BETWEEN ? AND ?{kinds} "
+                                   f"ORDER BY round, seq", (low, high, *(types or ())))
+        row = rows.fetchone()
+        for (number,) in numbers:
+            records = []
+            while row is not None and row[3] == number:
+                records.append(row_record(row, path_shown(path)))
+                row = rows.fetchone()
+            yield number, records
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path_shown(path)}: cannot read the journal store: {exc}") from None
+    finally:
+        db.close()
 
 
 def iter_records(path: Path, *, up_to_damage: bool = False) -> Iterator[dict[str, Any]]:

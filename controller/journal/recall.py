@@ -7,7 +7,7 @@ Used by the round summary, by the hardware-in-the-loop rig's checks and for game
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,15 +320,18 @@ def format_steps(records: list[dict[str, Any]]) -> list[str]:
     return [f"  {step['time'][11:23]}  {step['text']}" for step in round_steps(records)]
 
 
-def recall_last(rounds: list[tuple[int, list[dict[str, Any]]]]) -> str:
-    """Rounds ``[(round, records)]`` (``controller.journal.store.last_rounds``), each as a header (its status:
-    voided, closed or OPEN; dealt by hand; a round of test mode marked ``TEST: no money``) and ``format_steps``."""
-    out = []
-    for number, records in rounds:
-        rnd = rounds_from_records(records)[number]
-        status = "voided" if rnd.voided else ("closed" if rnd.closed else "OPEN")
-        status += ", dealt by hand" if rnd.manual else ""
-        status += ", TEST: no money" if rnd.test else ""  # a round of test mode (NY 9 NYCRR 5319.58)
-        out.append(f"Round {number} ({status})")
-        out += format_steps(records)
-    return "\n".join(out)
+def recall_last(rounds: Iterable[tuple[int, list[dict[str, Any]]]]) -> str:
+    """Rounds ``[(round, records)]`` (``controller.journal.reader.last_rounds``) as ``recall_round`` writes each,
+    one after the other."""
+    return "\n".join(recall_round(number, records) for number, records in rounds)
+
+
+def recall_round(number: int, records: list[dict[str, Any]]) -> str:
+    """Round ``number`` from its ``records`` as ``crisscross recall`` shows it: a header (its status: voided,
+    closed or OPEN; dealt by hand; a round of test mode marked ``TEST: no money``) and ``format_steps``, lines
+    without a final newline. Raises ``ValueError`` as ``rounds_from_records``."""
+    rnd = rounds_from_records(records)[number]
+    status = "voided" if rnd.voided else ("closed" if rnd.closed else "OPEN")
+    status += ", dealt by hand" if rnd.manual else ""
+    status += ", TEST: no money" if rnd.test else ""  # a round of test mode (NY 9 NYCRR 5319.58)
+    return "\n".join([f"Round {number} ({status})", *format_steps(records)])
