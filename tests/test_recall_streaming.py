@@ -1,5 +1,5 @@
 """``crisscross recall --last N`` holds one round at a time, whatever N and the journal's length
-(``controller.journal.reader.iter_last_rounds``), and shows the same text as the rounds asked for one by one.
+(``controller.journal.reader.LastRounds``), and shows the same text as the rounds asked for one by one.
 
 The right values come from the journal the test writes itself (its rounds and records counted here) and from
 docs/commands.md, "crisscross recall" (each round in round order: its header, then its steps).

@@ -22,14 +22,14 @@ def recall(args: argparse.Namespace) -> int:
     verify: also a JSON-lines copy whose last line is cut short, ``truncated``, or one with a line after its first
     that is not a record, ``edited``: its records before that line are shown), 2 a journal or configuration that
     cannot be read (one line on standard error). The rounds are read twice, one at a time
-    (``controller.journal.reader.iter_last_rounds``): first each is read as it will be shown, so that a journal
+    (``controller.journal.reader.LastRounds``): first each is read as it will be shown, so that a journal
     that cannot be read is refused before anything is printed, then each is printed as it is read again, so that
     what is held is one round whatever ``--last`` and the journal's length. docs/commands.md, "crisscross
     recall"."""
     from controller.journal.alert_recall import alerts_of, format_alerts
     from controller.journal.reader import (
+        LastRounds,
         existing_journal,
-        iter_last_rounds,
         iter_records,
     )
     from controller.journal.record import JournalError
@@ -41,8 +41,8 @@ def recall(args: argparse.Namespace) -> int:
         config = load_table_config(find_table_config(args.config))
         path = existing_journal(Path(args.journal or config.journal),
                                 _simulated_hint(config) if args.journal is None else "")
-        rounds = 0
-        for number, records in [] if args.alerts else iter_last_rounds(path, args.last):
+        last, rounds = LastRounds(path, args.last), 0
+        for number, records in [] if args.alerts else last:
             recall_round(number, records)  # read as it will be shown, and let go
             rounds += 1
         alerts = format_alerts(alerts_of(iter_records(path, up_to_damage=True))) if args.alerts else ""
@@ -61,7 +61,7 @@ def recall(args: argparse.Namespace) -> int:
         print(alerts or f"no rounds in {path_shown(path)}")
         return 1 if problem else 0
     try:
-        for number, records in iter_last_rounds(path, args.last):
+        for number, records in last:
             print(recall_round(number, records))
     except (OSError, JournalError, ValueError) as exc:  # the journal changed since its first reading
         print(f"crisscross recall: {exc}", file=sys.stderr)

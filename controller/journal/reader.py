@@ -299,51 +299,58 @@ def rounds_ended(path: Path) -> int:
 def last_rounds(path: Path, count: int, *, only: int | None = None,
                 types: Collection[str] | None = None) -> list[tuple[int, list[dict[str, Any]]]]:
     """The records of the last ``count`` rounds of the journal at ``path``, ``[(round, records)]`` in round
-    order (``iter_last_rounds``, all held at once: for a reader that caps ``count``, as the control interface's
+    order (``LastRounds``, all held at once: for a reader that caps ``count``, as the control interface's
     recall does). With ``only`` just that round, when it is one of the last ``count`` (else ``[]``). Errors as
     ``iter_records``."""
-    return [(n, records) for n, records in iter_last_rounds(path, count, types=types) if only is None or n == only]
+    return [(n, records) for n, records in LastRounds(path, count, types=types) if only is None or n == only]
 
 
-def iter_last_rounds(path: Path, count: int, *,
-                     types: Collection[str] | None = None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """Stream the last ``count`` rounds (the ``count`` highest round numbers) of the journal at ``path`` as
+class LastRounds:
+    """The last ``count`` rounds (the ``count`` highest round numbers) of the journal at ``path``, iterated as
     ``(round, records)`` in round order, one round at a time: only the records of the round being yielded (and,
     in a JSON-lines file, of rounds whose records it interleaves with it) are held, whatever ``count`` and the
-    journal's length. A store is read by its index of rounds in one read transaction (one snapshot, while the
-    service may write); a JSON-lines file is read through twice to its damage (``UpToDamage``): once for where
-    each round's last record is, once for the records. With ``types`` only the records of those types (a round
-    none of whose records is of them is still yielded, with ``[]``). Errors as ``iter_records``."""
-    path = Path(path)
-    if path.is_file() and is_store(path):
-        yield from _store_last_rounds(path, count, types)
-        return
-    ends: dict[int, int] = {}  # round -> position of its last record in the file
-    for position, record in enumerate(iter_records(path, up_to_damage=True)):
-        if isinstance(record.get("round"), int):
-            ends[record["round"]] = position
-    chosen = sorted(ends)[-count:]
-    if not chosen:
-        return
-    low, waiting, held = chosen[0], iter(chosen), {}
-    following = next(waiting)
-    last = max(ends[n] for n in chosen)
-    for position, record in enumerate(iter_records(path, up_to_damage=True)):
-        number = record.get("round")
-        if isinstance(number, int) and number >= low:
-            records = held.setdefault(number, [])
-            if types is None or record.get("type") in types:
-                records.append(record)
-        while following is not None and ends[following] <= position:
-            yield following, held.pop(following, [])
-            following = next(waiting, None)
-        if position >= last:  # records appended after the first reading are not among the rounds chosen
-            break
+    journal's length. Each iteration reads the journal again: a store by its index of rounds in one read
+    transaction (one snapshot, while the service may write); a JSON-lines file through to its damage
+    (``UpToDamage``), after a first reading, made once, of where each round's last record is (an iteration
+    stops there: records appended since are not of the rounds chosen). With ``types`` only the records of those
+    types (a round none of whose records is of them is still yielded, with ``[]``). Errors, when iterated, as
+    ``iter_records``."""
+
+    def __init__(self, path: Path, count: int, *, types: Collection[str] | None = None) -> None:
+        self.path, self.count, self.types = Path(path), count, types
+        self._ends: dict[int, int] | None = None  # of a JSON-lines file: round -> position of its last record
+
+    def __iter__(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        path, types = self.path, self.types
+        if path.is_file() and is_store(path):
+            yield from _store_last_rounds(path, self.count, types)
+            return
+        if self._ends is None:
+            ends: dict[int, int] = {}
+            for position, record in enumerate(iter_records(path, up_to_damage=True)):
+                if isinstance(record.get("round"), int):
+                    ends[record["round"]] = position
+            self._ends = {n: ends[n] for n in sorted(ends)[-self.count:]}
+        if not self._ends:
+            return
+        waiting, held, last = iter(self._ends), {}, max(self._ends.values())
+        low, following = min(self._ends), next(waiting)
+        for position, record in enumerate(iter_records(path, up_to_damage=True)):
+            number = record.get("round")
+            if isinstance(number, int) and number >= low:
+                records = held.setdefault(number, [])
+                if types is None or record.get("type") in types:
+                    records.append(record)
+            while following is not None and self._ends[following] <= position:
+                yield following, held.pop(following, [])
+                following = next(waiting, None)
+            if position >= last:
+                break
 
 
 def _store_last_rounds(path: Path, count: int,
                        types: Collection[str] | None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """``iter_last_rounds`` of a store: the round numbers and the records (of ``types``) read side by side by
+    """``LastRounds`` of a store: the round numbers and the records (of ``types``) read side by side by
     the index of rounds, in one read transaction."""
     db = _open_reader(path)
     try:
