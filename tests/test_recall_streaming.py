@@ -85,3 +85,17 @@ def test_recall_of_many_rounds_is_the_rounds_asked_for_one_by_one(tmp_path, caps
     for count in (1, 2, 7):
         assert shown(count) == "".join("Round " + text for text in rounds[-count:])
     assert rounds[0].startswith("1 (OPEN)\n") and rounds[-1].startswith(f"{ROUNDS} (OPEN)\n")
+
+
+@pytest.mark.parametrize("kind", ["store", "copy"])
+def test_one_round_of_the_last_is_the_only_one_decoded_from_a_store(tmp_path, monkeypatch, kind):
+    """``last_rounds(only=N)`` (the control interface's recall of one round): that round's records, and from a
+    store no other round's decoded; a round not among the last ``count`` is none."""
+    path = _journal(tmp_path, kind)
+    decoded = []
+    decode_row = reader.row_record
+    monkeypatch.setattr(reader, "row_record", lambda *a, **k: decoded.append(decode_row(*a, **k)) or decoded[-1])
+    found = reader.last_rounds(path, 10, only=ROUNDS - 3)
+    assert [(n, [r["round"] for r in records]) for n, records in found] == [(ROUNDS - 3, [ROUNDS - 3] * PER_ROUND)]
+    assert [r["round"] for r in decoded] == ([ROUNDS - 3] * PER_ROUND if kind == "store" else [])
+    assert reader.last_rounds(path, 10, only=ROUNDS - 10) == []

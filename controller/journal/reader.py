@@ -302,7 +302,7 @@ def last_rounds(path: Path, count: int, *, only: int | None = None,
     order (``LastRounds``, all held at once: for a reader that caps ``count``, as the control interface's
     recall does). With ``only`` just that round, when it is one of the last ``count`` (else ``[]``). Errors as
     ``iter_records``."""
-    return [(n, records) for n, records in LastRounds(path, count, types=types) if only is None or n == only]
+    return list(LastRounds(path, count, types=types, only=only))
 
 
 class LastRounds:
@@ -313,31 +313,33 @@ class LastRounds:
     transaction (one snapshot, while the service may write); a JSON-lines file through to its damage
     (``UpToDamage``), after a first reading, made once, of where each round's last record is (an iteration
     stops there: records appended since are not of the rounds chosen). With ``types`` only the records of those
-    types (a round none of whose records is of them is still yielded, with ``[]``). Errors, when iterated, as
+    types (a round none of whose records is of them is still yielded, with ``[]``); with ``only`` just that
+    round, when it is one of them (only its records read from a store). Errors, when iterated, as
     ``iter_records``."""
 
-    def __init__(self, path: Path, count: int, *, types: Collection[str] | None = None) -> None:
-        self.path, self.count, self.types = Path(path), count, types
+    def __init__(self, path: Path, count: int, *, types: Collection[str] | None = None,
+                 only: int | None = None) -> None:
+        self.path, self.count, self.types, self.only = Path(path), count, types, only
         self._ends: dict[int, int] | None = None  # of a JSON-lines file: round -> position of its last record
 
     def __iter__(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
         path, types = self.path, self.types
         if path.is_file() and is_store(path):
-            yield from _store_last_rounds(path, self.count, types)
+            yield from _store_last_rounds(path, self.count, types, self.only)
             return
         if self._ends is None:
             ends: dict[int, int] = {}
             for position, record in enumerate(iter_records(path, up_to_damage=True)):
                 if isinstance(record.get("round"), int):
                     ends[record["round"]] = position
-            self._ends = {n: ends[n] for n in sorted(ends)[-self.count:]}
+            self._ends = {n: ends[n] for n in sorted(ends)[-self.count:] if self.only in (None, n)}
         if not self._ends:
             return
         waiting, held, last = iter(self._ends), {}, max(self._ends.values())
-        low, following = min(self._ends), next(waiting)
+        following = next(waiting)
         for position, record in enumerate(iter_records(path, up_to_damage=True)):
             number = record.get("round")
-            if isinstance(number, int) and number >= low:
+            if number in self._ends:
                 records = held.setdefault(number, [])
                 if types is None or record.get("type") in types:
                     records.append(record)
@@ -348,8 +350,8 @@ class LastRounds:
                 break
 
 
-def _store_last_rounds(path: Path, count: int,
-                       types: Collection[str] | None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+def _store_last_rounds(path: Path, count: int, types: Collection[str] | None,
+                       only: int | None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     """``LastRounds`` of a store: the round numbers and the records (of ``types``) read side by side by
     the index of rounds, in one read transaction."""
     db = _open_reader(path)
@@ -357,8 +359,10 @@ def _store_last_rounds(path: Path, count: int,
         db.execute("BEGIN")  # one snapshot for every query below, while the service appends
         low, high = db.execute("SELECT min(round), max(round) FROM (SELECT DISTINCT round FROM records WHERE round "
                                "IS NOT NULL ORDER BY round DESC LIMIT ?)", (count,)).fetchone()
-        if low is None:
+        if low is None or (only is not None and not low <= only <= high):
             return
+        if only is not None:
+            low = high = only
         numbers = db.cursor().execute("SELECT DISTINCT round FROM records WHERE round BETWEEN ? AND ? ORDER BY round",
                                       (low, high))
         kinds = "" if types is None else f" AND type IN ({', '.join('?' * len(types))})"
