@@ -614,6 +614,7 @@ def test_a_disabled_table_whose_dealer_opens_the_next_test_round_at_once_leaves_
     desk.open_betting()  # the dealer opens the next test round at once
     desk.supervisor("leave_test_mode")
     assert of_type(desk.last, cmd.TestModeLeaving) and lock_names(desk) == ["disabled", "test_mode"]
+    assert desk.machine.view()["locks"][1]["reason"] == "test mode, left when this round ends"  # /state says so
     desk.supervisor("void_round", code="other")  # the round ends voided: test mode is left with it
     (voided,) = of_type(desk.last, cmd.RoundVoided)
     (left,) = of_type(desk.last, cmd.TestModeLeft)

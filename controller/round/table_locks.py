@@ -89,8 +89,9 @@ class TableLocks:
             code = self.disabled["code"]
             locks.append(TableLock("disabled", 4, "supervisor", self.disabled["by"], code, LIVE_ROUNDS,
                                    f"Table disabled: {code}"))
-        if self.test_mode is not None:
-            locks.append(TableLock("test_mode", 5, "supervisor", self.test_mode["by"], "test mode", LIVE_ROUNDS,
+        if self.test_mode is not None:  # a leave asked during the round says so until the round ends
+            reason = "test mode, left when this round ends" if self.leaving_test_mode() else "test mode"
+            locks.append(TableLock("test_mode", 5, "supervisor", self.test_mode["by"], reason, LIVE_ROUNDS,
                                    "Test mode"))
         return tuple(locks)
 
