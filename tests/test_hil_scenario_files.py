@@ -297,6 +297,23 @@ def test_a_file_whose_aliases_name_a_billion_values_is_refused_before_it_is_buil
     assert len(load_yaml(few)["seed"]) == 10
 
 
+def test_a_file_whose_aliases_name_a_long_text_ten_thousand_times_is_refused_before_it_is_built(tmp_path):
+    """Four levels of ten aliases of one 400,000-character text (a 405 KB file, 11,111 values) name 4 GB of text:
+    a refusal quoting the value ran out of memory (MemoryError at 2.4 GB) and a scenario's table hung the rig.
+    Text is counted too, aliases where they are named, up to what a file of the largest size holds."""
+    from controller.settings.files import MAX_CHARACTERS, MAX_CONFIG_BYTES, ConfigError, load_yaml
+
+    assert MAX_CHARACTERS == MAX_CONFIG_BYTES < 10**4 * 400_000
+    long = laughs(4).replace("&a0 [lol, lol", f"&a0 [&s {'x' * 400_000}, *s", 1)
+    path = write(tmp_path, "long", f"name: long\nseed: {long}\nsteps: [{{sleep: 0}}]\n")
+    assert problems_of(path) == [f"{path}:1: not YAML: more than {MAX_CHARACTERS:,} characters of text once its "
+                                 f"aliases are counted where they are named (an alias of aliases): not a file to read"]
+    with pytest.raises(ConfigError, match="more than 1,048,576 characters of text"):
+        load_yaml(path)
+    once = write(tmp_path, "once", f"name: once\nnote: {'x' * 400_000}\nsteps: [{{sleep: 0}}]\n")
+    assert len(load_yaml(once)["note"]) == 400_000  # written out, the same text is read
+
+
 def test_a_collection_that_contains_itself_is_refused_at_its_line_as_a_configuration_file_is(tmp_path):
     """docs/rig.md, "A scenario file": a recursive alias (``&a [*a]``, endless when walked) is a malformed file,
     named by file and line, as controller/settings/files.py's ``load_yaml`` refuses it in a configuration."""

@@ -303,7 +303,8 @@ def table_id_problem(table_id: Any, limit: int = MAX_TABLE_ID) -> str | None:
     page and the reports, or make two ids look alike). The one rule of a table id: table.yaml's ``table_id``
     here, and the back office's store and reports (``controller.floor.topics.table_id_problem``)."""
     if not isinstance(table_id, str) or not table_id.strip():
-        return f"expected the table's name (text), got {table_id!r}"
+        shown = repr(table_id) if isinstance(table_id, str) else short(table_id, 80)
+        return f"expected the table's name (text), got {shown}"
     if len(table_id) > limit:
         return f"{len(table_id)} characters, above the maximum {limit} ({table_id[:20]!r}...)"
     bad = next((c for c in table_id if unicodedata.category(c) in CONTROL_CATEGORIES), None)

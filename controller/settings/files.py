@@ -218,50 +218,61 @@ _UniqueKeyLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRU
 #: table.yaml holds 87, a jurisdiction 110, the largest scenario 546. Ten aliases of ten aliases, nine levels
 #: deep, fit in 500 bytes and name a billion values ("billion laughs").
 MAX_NODES = 100_000
+#: Most characters the data's text values may hold together, aliases counted where they are named: what a file of
+#: ``MAX_CONFIG_BYTES`` can hold written out (four levels of ten aliases of one 400,000-character text fit in a
+#: 405 KB file and name 4 GB).
+MAX_CHARACTERS = 1 << 20
 
 
-def expanded_nodes(root: yaml.Node, most: int = MAX_NODES) -> int:
-    """The values and collections of the data composed as ``root``, each alias counted as the whole node it names
-    (a node named twice counts twice), counting stopped once above ``most`` (returned then). A collection that
-    contains itself counts once at its second sight (``construct_whole`` refuses it)."""
-    sizes: dict[int, int] = {}
+def expanded_size(root: yaml.Node) -> tuple[int, int]:
+    """``(values and collections, characters of its text values)`` of the data composed as ``root``, each alias
+    counted as the whole node it names (a node named twice counts twice), each figure stopped once above its
+    bound (``MAX_NODES``, ``MAX_CHARACTERS``). A collection that contains itself counts once at its second sight
+    (``construct_whole`` refuses it)."""
+    sizes: dict[int, tuple[int, int]] = {}
     open_: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+
+    def parts(node: yaml.Node) -> list[yaml.Node]:
+        return node.value if isinstance(node, yaml.SequenceNode) else [part for pair in node.value for part in pair]
+
     while stack:
         node, children_done = stack.pop()
         key = id(node)
         if children_done:
             open_.discard(key)
-            children = (node.value if isinstance(node, yaml.SequenceNode)
-                        else [part for pair in node.value for part in pair])
-            sizes[key] = min(most + 1, 1 + sum(sizes.get(id(child), 1) for child in children))
-            if sizes[key] > most:
+            inner = [sizes.get(id(child), (1, 0)) for child in parts(node)]
+            sizes[key] = (min(MAX_NODES + 1, 1 + sum(n for n, _ in inner)),
+                          min(MAX_CHARACTERS + 1, sum(c for _, c in inner)))
+            if sizes[key][0] > MAX_NODES or sizes[key][1] > MAX_CHARACTERS:
                 return sizes[key]
             continue
         if key in sizes or key in open_:
             continue
         if isinstance(node, yaml.ScalarNode):
-            sizes[key] = 1
+            sizes[key] = (1, len(node.value))
             continue
         open_.add(key)
         stack.append((node, True))
-        children = node.value if isinstance(node, yaml.SequenceNode) else [part for pair in node.value for part in pair]
-        stack.extend((child, False) for child in children)
-    return sizes.get(id(root), 1)
+        stack.extend((child, False) for child in parts(node))
+    return sizes.get(id(root), (1, 0))
 
 
 def construct_whole(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     """The data of ``node`` (composed by ``loader``), every collection built at once. A collection that
     contains itself through an alias (``name: &a [*a]``: endless when walked) is refused with
     ``yaml.constructor.ConstructorError`` at its line, "a collection that contains itself (a recursive alias)",
-    and data that holds more than ``MAX_NODES`` values and collections once its aliases are counted where they are
-    named (``expanded_nodes``: a "billion laughs" of aliases) is refused before anything is built, at the root's
-    line; an alias of another node is built as that node's object. The rule of every YAML file the controller and
-    the rig read (``load_yaml``, hil.scenario's ``load_scenario``)."""
-    if expanded_nodes(node) > MAX_NODES:
+    and data that holds more than ``MAX_NODES`` values and collections, or more than ``MAX_CHARACTERS`` characters
+    of text, once its aliases are counted where they are named (``expanded_size``: a "billion laughs" of aliases)
+    is refused before anything is built, at the root's line; an alias of another node is built as that node's
+    object. The rule of every YAML file the controller and the rig read (``load_yaml``, hil.scenario's
+    ``load_scenario``)."""
+    nodes, characters = expanded_size(node)
+    if nodes > MAX_NODES or characters > MAX_CHARACTERS:
+        what = (f"{MAX_NODES:,} values" if nodes > MAX_NODES else f"{MAX_CHARACTERS:,} characters of text")
         raise yaml.constructor.ConstructorError(
-            None, None, f"more than {MAX_NODES:,} values once its aliases are counted where they are named (an "
-                        f"alias of aliases): not a file to read", node.start_mark)
+            None, None, f"more than {what} once its aliases are counted where they are named (an alias of "
+                        f"aliases): not a file to read", node.start_mark)
     try:
         return loader.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
