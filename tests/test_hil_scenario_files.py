@@ -278,18 +278,26 @@ def laughs(levels: int) -> str:
     return text
 
 
+def refused_as_scenario_and_configuration(path: Path, bound: str) -> None:
+    """``path`` is refused, before it is built, by the rig's file check at line 1 and by the configuration loader,
+    both saying it holds more than ``bound`` (``"100,000 values"``) once its aliases are counted."""
+    from controller.settings.files import ConfigError, load_yaml
+
+    said = f"more than {bound} once its aliases are counted where they are named (an alias of aliases)"
+    assert problems_of(path) == [f"{path}:1: not YAML: {said}: not a file to read"]
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        load_yaml(path)
+
+
 def test_a_file_whose_aliases_name_a_billion_values_is_refused_before_it_is_built(tmp_path):
     """Nine levels of ten aliases (10**9 values in some 500 bytes) filled the rig's memory when the scenario was
     walked (MemoryError at a 2 GB limit after 50 s); a configuration's value was expanded so when its error was
     written. Refused at once, as a scenario and as a configuration file; four levels (11,111 values) are read."""
-    from controller.settings.files import MAX_NODES, ConfigError, load_yaml
+    from controller.settings.files import MAX_NODES, load_yaml
 
     assert 10**9 > MAX_NODES > 11_111
     path = write(tmp_path, "laughs", f"name: laughs\nseed: {laughs(9)}\nsteps: []\n")
-    assert problems_of(path) == [f"{path}:1: not YAML: more than {MAX_NODES:,} values once its aliases are counted "
-                                 f"where they are named (an alias of aliases): not a file to read"]
-    with pytest.raises(ConfigError, match="more than 100,000 values once its aliases are counted"):
-        load_yaml(path)
+    refused_as_scenario_and_configuration(path, f"{MAX_NODES:,} values")
     few = write(tmp_path, "few", f"name: few\nseed: {laughs(4)}\nsteps: [{{sleep: 0}}]\n")
     (problem,) = problems_of(few)  # read, then checked as usual: a seed is a number
     assert problem.startswith(f"{few}:2: seed: ") and "not YAML" not in problem, problem
@@ -301,15 +309,12 @@ def test_a_file_whose_aliases_name_a_long_text_ten_thousand_times_is_refused_bef
     """Four levels of ten aliases of one 400,000-character text (a 405 KB file, 11,111 values) name 4 GB of text:
     a refusal quoting the value ran out of memory (MemoryError at 2.4 GB) and a scenario's table hung the rig.
     Text is counted too, aliases where they are named, up to what a file of the largest size holds."""
-    from controller.settings.files import MAX_CHARACTERS, MAX_CONFIG_BYTES, ConfigError, load_yaml
+    from controller.settings.files import MAX_CHARACTERS, MAX_CONFIG_BYTES, load_yaml
 
     assert MAX_CHARACTERS == MAX_CONFIG_BYTES < 10**4 * 400_000
     long = laughs(4).replace("&a0 [lol, lol", f"&a0 [&s {'x' * 400_000}, *s", 1)
     path = write(tmp_path, "long", f"name: long\nseed: {long}\nsteps: [{{sleep: 0}}]\n")
-    assert problems_of(path) == [f"{path}:1: not YAML: more than {MAX_CHARACTERS:,} characters of text once its "
-                                 f"aliases are counted where they are named (an alias of aliases): not a file to read"]
-    with pytest.raises(ConfigError, match="more than 1,048,576 characters of text"):
-        load_yaml(path)
+    refused_as_scenario_and_configuration(path, f"{MAX_CHARACTERS:,} characters of text")
     once = write(tmp_path, "once", f"name: once\nnote: {'x' * 400_000}\nsteps: [{{sleep: 0}}]\n")
     assert len(load_yaml(once)["note"]) == 400_000  # written out, the same text is read
 
