@@ -236,7 +236,7 @@ STEP_TEXT: dict[str, Any] = {
     "FaultCleared": lambda d: f"fault {', '.join(d['causes'])} cleared by {d['by']} ({d['role']}); resumed at {d['resumed']}",
     "PastPostingAcknowledged": lambda d: f"past-posting acknowledged by {d['by']}: {len(d['items'])} item(s)",
     "RoundVoided": lambda d: (f"ROUND VOIDED by {d['by']} ({d['role']}, {d.get('code', 'other')})"
-                              + (f": {d['reason']}" if d.get("reason") else "") + "; "
+                              + _why(d) + "; "
                               "returned: " + " | ".join(
         f"seat {e['seat']}: {_amounts(e['wagers'])}" for e in d["seats"])),
     "ShoeReconciled": lambda d: f"shoe reconciled: shoe's last transaction {d['shoe_txn']}, {d['outcome']}",
@@ -244,7 +244,7 @@ STEP_TEXT: dict[str, Any] = {
                                f"{d['reason']}"),
     "OperatorAction": lambda d: (f"control interface: {d['action']} by {d['user']} ({d['role']})"
                                  + (f" for round {d['round']}" if d.get("round") is not None else "")
-                                 + (f": {d['reason']}" if d.get("reason") else "")),
+                                 + _why(d)),
     "SupervisorKey": lambda d: f"supervisor key {d['key_id']} turned {'on' if d['on'] else 'off'}",
     # hole-card alerts (controller/round/alerts.py; a seat and a kind of card, never a card)
     "Alert": lambda d: f"HOLE-CARD ALERT: {alert_line(d)}",
@@ -254,14 +254,14 @@ STEP_TEXT: dict[str, Any] = {
     "DetectorChecked": lambda d: f"hole-card detector: round {d['round_no']} read, no alert raised with it",
     # dealing by hand (NY 9 NYCRR 5324.39(d)(1), controller/round/manual.py)
     "DealingModeChanged": lambda d: (f"dealing switched to {d['mode']} by {d['by']} ({d['role']})"
-                                     + (f": {d['reason']}" if d.get("reason") else "")),
+                                     + _why(d)),
     "ManualRound": lambda d: "dealt by hand (NY 5324.39(d)(1)): no shoe",
     "CardPlacedByHand": lambda d: ("the cross dealt by hand" if d["seat"] is None else
                                    f"card dealt by hand to seat {d['seat']}") + (f" ({d['by']})" if d["by"] else ""),
     "CardsRecorded": lambda d: (f"{d['target']} cards entered by {d['by'] or d['role']} ({d['role']}, "
                                 f"{d['source']}): {' '.join(d['cards'])}"),
     "SeatHeld": lambda d: (f"SEAT {d['seat']} HELD by {d['by']} ({d['role']})"
-                           + (f": {d['reason']}" if d.get("reason") else "") + f"; wagers {_amounts(d['wagers'])}"),
+                           + _why(d) + f"; wagers {_amounts(d['wagers'])}"),
     # the table's locks and test mode (NY 9 NYCRR 5319.54(b), 5319.58; controller/round/table_locks.py)
     "TableDisabled": lambda d: f"table disabled by {d['by']} ({d['role']}, {d['code']})" + _why(d),
     "TableEnabled": lambda d: f"table enabled by {d['by']} ({d['role']}; was {d['code']})" + _why(d),
